@@ -1,0 +1,42 @@
+"""tvm: write a tensor kernel once in Python, compile it for the hardware you have.
+
+``import tvm`` loads the installed backends (see ``tvm.backend``); heavy SDKs are imported only
+when a kernel is compiled or run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import error, ir
+from .ir import IRModule
+
+__version__ = "0.1.0"
+__all__ = ["IRModule", "backend", "compile", "error", "ir", "runtime", "script", "target",
+           "tirx", "transform"]
+
+_LAZY_MODULES = {"tirx", "script", "target", "transform", "runtime", "backend", "plugin", "testing",
+                 "driver", "host"}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "compile":
+        from .driver import compile as _compile
+
+        return _compile
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'tvm' has no attribute {name!r}")
+
+
+def _autoload() -> None:
+    try:
+        from .backend import _autoload as run
+    except ImportError:  # the plugin system is not built yet in this checkout
+        return
+    run()
+
+
+_autoload()

@@ -1,0 +1,227 @@
+"""Registries that record who registered each entry, with transactional rollback.
+
+Every registry of the project (ops, script namespaces, target kinds and tags, pipelines,
+dispatch variants, module aliases) is a :class:`Registry`. Each entry remembers its *owner*: the
+backend whose registration added it ("core" for core itself). The plugin loader runs each
+backend's registration inside :func:`transaction`; if any hook raises, every entry that backend
+added is removed again and any entry it overrode is restored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .error import RegistrationConflict
+
+__all__ = [
+    "CORE_OWNER",
+    "Registry",
+    "allow_overrides",
+    "current_owner",
+    "owner_scope",
+    "snapshot_all",
+    "transaction",
+]
+
+K = TypeVar("K")
+V = TypeVar("V")
+CORE_OWNER = "core"
+
+_owner: contextvars.ContextVar[str] = contextvars.ContextVar("tvm_registry_owner", default=CORE_OWNER)
+_journal: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
+    "tvm_registry_journal", default=None
+)
+# Entries the running registration declared it replaces on purpose (BackendInfo.overrides):
+# "<what>:<key>" for one registry, or "<key>" for any registry.
+_allowed_overrides: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "tvm_registry_allowed_overrides", default=frozenset()
+)
+_lock = threading.RLock()
+# Maps an owner name to a human label (its distribution), used in conflict messages.
+owner_labels: dict[str, str] = {CORE_OWNER: "tvm-core"}
+
+
+def current_owner() -> str:
+    """The name of the backend whose registration is running ("core" outside any)."""
+    return _owner.get()
+
+
+@contextlib.contextmanager
+def owner_scope(owner: str) -> Iterator[None]:
+    token = _owner.set(owner)
+    try:
+        yield
+    finally:
+        _owner.reset(token)
+
+
+@contextlib.contextmanager
+def transaction(owner: str) -> Iterator[None]:
+    """Run registrations as ``owner``; on an exception undo all of them and re-raise."""
+    undo: list[Callable[[], None]] = []
+    token_owner = _owner.set(owner)
+    token_journal = _journal.set(undo)
+    try:
+        yield
+    except BaseException:
+        with _lock:
+            for step in reversed(undo):
+                step()
+        raise
+    finally:
+        _journal.reset(token_journal)
+        _owner.reset(token_owner)
+
+
+@contextlib.contextmanager
+def allow_overrides(keys: frozenset[str] | set[str] | tuple[str, ...]) -> Iterator[None]:
+    """Treat ``register(key, ...)`` as ``override=True`` for the listed entries.
+
+    The plugin loader wraps a backend's registration in this with the backend's declared
+    ``BackendInfo.overrides``, so entries registered by code the backend does not call
+    directly with ``override=True`` (ops, namespaces) can still be replaced on purpose.
+    """
+    token = _allowed_overrides.set(frozenset(keys))
+    try:
+        yield
+    finally:
+        _allowed_overrides.reset(token)
+
+
+def snapshot_all() -> Callable[[], None]:
+    """Capture every registry's entries; the returned function restores them (for tests)."""
+    with _lock:
+        saved = [(reg, dict(reg._entries)) for reg in Registry._all]
+
+    def restore() -> None:
+        with _lock:
+            for reg, entries in saved:
+                reg._entries.clear()
+                reg._entries.update(entries)
+            # Registries created after the snapshot are emptied, not dropped: modules hold them.
+            known = {id(reg) for reg, _ in saved}
+            for reg in Registry._all:
+                if id(reg) not in known:
+                    reg._entries.clear()
+
+    return restore
+
+
+def record_undo(step: Callable[[], None]) -> None:
+    """Inside a :func:`transaction`, remember how to undo a change made outside a Registry."""
+    journal = _journal.get()
+    if journal is not None:
+        journal.append(step)
+
+
+def _label(owner: str) -> str:
+    return owner_labels.get(owner, owner)
+
+
+@dataclass
+class Entry(Generic[V]):
+    value: V
+    owner: str
+    overrides: str | None = None  # owner of the entry this one replaced
+
+
+class Registry(Generic[K, V]):
+    """A named mapping whose entries remember their owner.
+
+    ``what`` names one entry in messages ("target kind", "script namespace", ...).
+    """
+
+    _all: list[Registry[Any, Any]] = []
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._entries: dict[K, Entry[V]] = {}
+        Registry._all.append(self)
+
+    # -- writing ---------------------------------------------------------------------------
+    def register(self, key: K, value: V, *, override: bool = False, owner: str | None = None) -> V:
+        owner = owner or current_owner()
+        with _lock:
+            old = self._entries.get(key)
+            if old is not None and not override and not self._override_allowed(key):
+                if old.owner == owner and old.value is value:
+                    return value
+                raise RegistrationConflict(
+                    f"{self.what} {key!r} is registered twice: by {_label(old.owner)} and by "
+                    f"{_label(owner)}; to replace it on purpose, {_label(owner)} passes "
+                    f"override=True or lists {self.what + ':' + str(key)!r} in its "
+                    f"BackendInfo.overrides"
+                )
+            self._entries[key] = Entry(value, owner, old.owner if old is not None else None)
+            self._record_undo(key, old)
+        return value
+
+    def _override_allowed(self, key: K) -> bool:
+        allowed = _allowed_overrides.get()
+        return bool(allowed) and (f"{self.what}:{key}" in allowed or str(key) in allowed)
+
+    def unregister(self, key: K) -> None:
+        with _lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                journal = _journal.get()
+                if journal is not None:
+                    journal.append(lambda: self._entries.__setitem__(key, old))
+
+    def _record_undo(self, key: K, old: Entry[V] | None) -> None:
+        journal = _journal.get()
+        if journal is None:
+            return
+
+        def undo() -> None:
+            if old is None:
+                self._entries.pop(key, None)
+            else:
+                self._entries[key] = old
+
+        journal.append(undo)
+
+    # -- reading ---------------------------------------------------------------------------
+    def get(self, key: K, default: Any = None) -> Any:
+        entry = self._entries.get(key)
+        return default if entry is None else entry.value
+
+    def __getitem__(self, key: K) -> V:
+        return self._entries[key].value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keys(self) -> list[K]:
+        return list(self._entries)
+
+    def values(self) -> list[V]:
+        return [e.value for e in self._entries.values()]
+
+    def items(self) -> list[tuple[K, V]]:
+        return [(k, e.value) for k, e in self._entries.items()]
+
+    def owner_of(self, key: K) -> str | None:
+        entry = self._entries.get(key)
+        return None if entry is None else entry.owner
+
+    def overridden_owner(self, key: K) -> str | None:
+        entry = self._entries.get(key)
+        return None if entry is None else entry.overrides
+
+    def keys_owned_by(self, owner: str) -> list[K]:
+        return [k for k, e in self._entries.items() if e.owner == owner]
+
+    def __repr__(self) -> str:
+        return f"<Registry {self.what}: {len(self._entries)} entries>"

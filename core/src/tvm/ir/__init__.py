@@ -1,0 +1,36 @@
+"""The IR: data types, expressions, statements, buffers and layouts, functions and modules, the
+op registry, structural equality and hashing, visitors and the verifier."""
+
+from __future__ import annotations
+
+from .buffer import Buffer, BufferRegion, Range, decl_buffer
+from .dtype import DataType
+from .expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, CmpOp, Div,
+    FloatImm, FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp,
+    Select, StringImm, Sub, Var, const, convert,
+)
+from .function import IRModule, PrimFunc
+from .layout import AXES, Axis, Iter, S, TileLayout
+from .node import Node
+from .op import OP_REGISTRY, CallEffect, Op, OpCategory
+from .stmt import (
+    EXEC_SCOPES, SCOPE_ID_KINDS, AllocBuffer, AssertStmt, AttrStmt, BufferStore, DeclBuffer,
+    Evaluate, For, ForKind, IfThenElse, LetStmt, ScopeIdDef, SeqStmt, Stmt, TilePrimitiveCall, seq,
+)
+from .structural import assert_structural_equal, structural_equal, structural_hash
+from .verify import verify, verify_errors
+from .visitor import Mutator, Visitor, post_order_visit, substitute
+
+__all__ = [
+    "AXES", "EQ", "EXEC_SCOPES", "GE", "GT", "LE", "LT", "NE", "OP_REGISTRY", "SCOPE_ID_KINDS",
+    "Add", "AllocBuffer", "And", "AssertStmt", "AttrStmt", "Axis", "BinaryOp", "Broadcast",
+    "Buffer", "BufferLoad", "BufferRegion", "BufferStore", "Call", "CallEffect", "Cast", "CmpOp",
+    "DataType", "DeclBuffer", "Div", "Evaluate", "FloatImm", "FloorDiv", "FloorMod", "For",
+    "ForKind", "IRModule", "IfThenElse", "IntImm", "Iter", "Let", "LetStmt", "Max", "Min", "Mod",
+    "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PrimExpr", "PrimFunc", "Ramp",
+    "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "Stmt", "StringImm", "Sub",
+    "TileLayout", "TilePrimitiveCall", "Var", "Visitor", "assert_structural_equal", "const",
+    "convert", "decl_buffer", "post_order_visit", "seq", "structural_equal", "structural_hash",
+    "substitute", "verify", "verify_errors",
+]

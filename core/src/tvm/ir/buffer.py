@@ -1,0 +1,157 @@
+"""Buffers, ranges and buffer regions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .dtype import DataType
+from .expr import BufferLoad, IntImm, PrimExpr, Var, convert
+from .layout import TileLayout
+from .node import Node
+
+__all__ = ["Buffer", "BufferRegion", "Range", "decl_buffer"]
+
+
+class Range(Node):
+    """``[min, min + extent)``."""
+
+    _fields = ("min", "extent")
+
+    def __init__(self, min: Any, extent: Any) -> None:  # noqa: A002 - the IR's own field name
+        self.min = convert(min)
+        self.extent = convert(extent, self.min.dtype if isinstance(self.min, PrimExpr) else None)
+
+    @staticmethod
+    def from_min_extent(min: Any, extent: Any) -> Range:  # noqa: A002
+        return Range(min, extent)
+
+    def __repr__(self) -> str:
+        return f"Range({self.min}, {self.extent})"
+
+
+class Buffer(Node):
+    """A multi-dimensional array in some storage scope.
+
+    ``scope`` is a storage scope string: ``global`` (device or host memory), ``shared``,
+    ``shared.dyn``, ``local``, or one a backend defines (``trn.sbuf``). ``layout`` (optional) is a
+    :class:`TileLayout`; without one the buffer is row-major (or as ``strides`` says).
+    Indexing builds IR: ``A[i, j]`` is a :class:`BufferLoad`; ``A[0:64, k:k+32]`` is a
+    :class:`BufferRegion`.
+    """
+
+    _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align")
+
+    def __init__(
+        self,
+        name: str,
+        shape: Sequence[Any],
+        dtype: str | DataType = "float32",
+        *,
+        strides: Sequence[Any] | None = None,
+        scope: str = "global",
+        layout: TileLayout | None = None,
+        data: Var | None = None,
+        elem_offset: Any = 0,
+        align: int = 0,
+    ) -> None:
+        self.name = name
+        self.dtype = DataType(dtype)
+        self.shape = [convert(s) for s in shape]
+        self.strides = [convert(s) for s in strides] if strides else []
+        self.scope = scope
+        self.layout = layout
+        self.data = data if data is not None else Var(name, "handle", ptr_dtype=self.dtype, ptr_scope=scope)
+        self.elem_offset = convert(elem_offset)
+        self.align = int(align)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def static_shape(self) -> tuple[int, ...] | None:
+        """The shape as Python ints, or None if some extent is symbolic."""
+        out = []
+        for s in self.shape:
+            if not isinstance(s, IntImm):
+                return None
+            out.append(s.value)
+        return tuple(out)
+
+    def vload(self, indices: Sequence[Any], dtype: str | None = None) -> BufferLoad:
+        return BufferLoad(self, list(indices), dtype)
+
+    def full_region(self) -> BufferRegion:
+        return BufferRegion(self, [Range(0, s) for s in self.shape])
+
+    def __getitem__(self, key: Any) -> BufferLoad | BufferRegion:
+        items = key if isinstance(key, tuple) else (key,)
+        if len(items) != len(self.shape):
+            raise IndexError(
+                f"buffer {self.name} has {len(self.shape)} dimension(s) but {len(items)} "
+                f"index(es) were given"
+            )
+        if any(isinstance(i, slice) for i in items):
+            ranges = []
+            for i, ext in zip(items, self.shape):
+                if isinstance(i, slice):
+                    if i.step not in (None, 1):
+                        raise IndexError("buffer slices take no step")
+                    lo = convert(0) if i.start is None else convert(i.start)
+                    hi = ext if i.stop is None else convert(i.stop)
+                    ranges.append(Range(lo, _sub(hi, lo)))
+                else:
+                    ranges.append(Range(i, 1))
+            return BufferRegion(self, ranges)
+        return BufferLoad(self, list(items))
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.name}, {[str(s) for s in self.shape]}, {self.dtype}, scope={self.scope})"
+
+    __hash__ = Node.__hash__
+
+
+class BufferRegion(Node):
+    """A rectangular region of a buffer: one :class:`Range` per dimension."""
+
+    _fields = ("buffer", "region")
+
+    def __init__(self, buffer: Buffer, region: Sequence[Range]) -> None:
+        self.buffer = buffer
+        self.region = list(region)
+        if len(self.region) != len(buffer.shape):
+            raise IndexError(f"region of {buffer.name} needs {len(buffer.shape)} ranges, got {len(self.region)}")
+
+    @property
+    def shape(self) -> list[PrimExpr]:
+        return [r.extent for r in self.region]
+
+    @property
+    def dtype(self) -> DataType:
+        return self.buffer.dtype
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{r.min}:{r.min}+{r.extent}" for r in self.region)
+        return f"{self.buffer.name}[{parts}]"
+
+
+def _sub(hi: Any, lo: PrimExpr) -> PrimExpr:
+    hi = convert(hi)
+    if isinstance(hi, IntImm) and isinstance(lo, IntImm):
+        return IntImm(hi.dtype, hi.value - lo.value)
+    if isinstance(lo, IntImm) and lo.value == 0:
+        return hi
+    # A[k*32:k*32+32] -> extent 32 when hi is literally lo + c
+    from .expr import Add
+
+    if isinstance(hi, Add) and hi.a is lo and isinstance(hi.b, IntImm):
+        return hi.b
+    from .structural import structural_equal
+
+    if isinstance(hi, Add) and isinstance(hi.b, IntImm) and structural_equal(hi.a, lo):
+        return hi.b
+    return hi - lo
+
+
+def decl_buffer(shape: Sequence[Any], dtype: str = "float32", name: str = "buffer", **kwargs: Any) -> Buffer:
+    return Buffer(name, shape, dtype, **kwargs)

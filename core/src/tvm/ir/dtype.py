@@ -1,0 +1,165 @@
+"""Data types: ``int8``..``int64``, ``uint8``..``uint64``, ``float16/32/64``, ``bfloat16``,
+``float8_e4m3fn``, ``float8_e5m2``, ``bool``, ``handle``, and vectors such as ``float32x4``."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["DataType", "dtype_of"]
+
+_CODES = ("int", "uint", "float", "bfloat", "float8_e4m3fn", "float8_e5m2", "bool", "handle", "void")
+_FIXED_BITS = {"float8_e4m3fn": 8, "float8_e5m2": 8, "bool": 1, "handle": 64, "void": 0}
+_ALLOWED_BITS = {
+    "int": (8, 16, 32, 64),
+    "uint": (8, 16, 32, 64),
+    "float": (16, 32, 64),
+    "bfloat": (16,),
+}
+_PATTERN = re.compile(r"^(float8_e4m3fn|float8_e5m2|bool|handle|void|int|uint|float|bfloat)(\d*)(?:x(\d+))?$")
+
+
+class DataType:
+    """An immutable scalar or vector data type. Compares equal to its string spelling."""
+
+    __slots__ = ("bits", "code", "lanes")
+    code: str
+    bits: int
+    lanes: int
+
+    def __new__(cls, spec: str | DataType) -> DataType:
+        if isinstance(spec, DataType):
+            return spec
+        return _parse(str(spec))
+
+    @classmethod
+    def _make(cls, code: str, bits: int, lanes: int) -> DataType:
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "code", code)
+        object.__setattr__(obj, "bits", bits)
+        object.__setattr__(obj, "lanes", lanes)
+        return obj
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("DataType is immutable")
+
+    # -- queries ---------------------------------------------------------------------------
+    @property
+    def is_int(self) -> bool:
+        return self.code == "int"
+
+    @property
+    def is_uint(self) -> bool:
+        return self.code == "uint"
+
+    @property
+    def is_integer(self) -> bool:
+        """int or uint (not bool)."""
+        return self.code in ("int", "uint")
+
+    @property
+    def is_float(self) -> bool:
+        """Any floating type: float16/32/64, bfloat16, float8."""
+        return self.code in ("float", "bfloat", "float8_e4m3fn", "float8_e5m2")
+
+    @property
+    def is_bool(self) -> bool:
+        return self.code == "bool"
+
+    @property
+    def is_handle(self) -> bool:
+        return self.code == "handle"
+
+    @property
+    def is_void(self) -> bool:
+        return self.code == "void"
+
+    @property
+    def is_vector(self) -> bool:
+        return self.lanes > 1
+
+    @property
+    def bytes(self) -> int:
+        """Storage size of one element of all lanes (bool counts as one byte)."""
+        bits = 8 if self.code == "bool" else self.bits
+        return (bits * self.lanes + 7) // 8
+
+    def element_of(self) -> DataType:
+        return self.with_lanes(1)
+
+    def with_lanes(self, lanes: int) -> DataType:
+        return _cached(self.code, self.bits, lanes)
+
+    # -- protocol --------------------------------------------------------------------------
+    def __str__(self) -> str:
+        if self.code in _FIXED_BITS:
+            base = self.code
+        else:
+            base = f"{self.code}{self.bits}"
+        return base if self.lanes == 1 else f"{base}x{self.lanes}"
+
+    def __repr__(self) -> str:
+        return f"DataType({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DataType):
+            return self is other or (
+                self.code == other.code and self.bits == other.bits and self.lanes == other.lanes
+            )
+        if isinstance(other, str):
+            try:
+                return self == DataType(other)
+            except ValueError:
+                return False
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (DataType, (str(self),))
+
+
+@lru_cache(maxsize=None)
+def _cached(code: str, bits: int, lanes: int) -> DataType:
+    return DataType._make(code, bits, lanes)
+
+
+@lru_cache(maxsize=None)
+def _parse(spec: str) -> DataType:
+    text = spec.strip()
+    aliases = {"float": "float32", "int": "int32", "uint": "uint32", "double": "float64",
+               "half": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+    text = aliases.get(text, text)
+    m = _PATTERN.match(text)
+    if m is None:
+        raise ValueError(
+            f"unknown data type {spec!r}; expected e.g. 'int32', 'uint8', 'float16', 'bfloat16', "
+            f"'float8_e4m3fn', 'bool', 'handle' or a vector such as 'float32x4'"
+        )
+    code, bits_s, lanes_s = m.group(1), m.group(2), m.group(3)
+    if code in _FIXED_BITS:
+        if bits_s:
+            raise ValueError(f"data type {spec!r}: {code} takes no bit width")
+        bits = _FIXED_BITS[code]
+    else:
+        if not bits_s:
+            raise ValueError(f"data type {spec!r} needs a bit width, e.g. {code}32")
+        bits = int(bits_s)
+        if bits not in _ALLOWED_BITS[code]:
+            raise ValueError(f"data type {spec!r}: {code} supports widths {_ALLOWED_BITS[code]}")
+    lanes = int(lanes_s) if lanes_s else 1
+    if lanes < 1:
+        raise ValueError(f"data type {spec!r}: lanes must be >= 1")
+    return _cached(code, bits, lanes)
+
+
+def dtype_of(value: object) -> DataType:
+    """The natural IR data type of a Python scalar."""
+    if isinstance(value, bool):
+        return DataType("bool")
+    if isinstance(value, int):
+        return DataType("int32") if -(2**31) <= value < 2**31 else DataType("int64")
+    if isinstance(value, float):
+        return DataType("float32")
+    raise TypeError(f"cannot infer an IR data type for {type(value).__name__} value {value!r}")

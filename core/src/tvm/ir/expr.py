@@ -1,0 +1,512 @@
+"""Expressions (``PrimExpr``): variables, immediates, arithmetic, comparisons, logic, casts,
+selects, buffer loads, vectors, lets and calls of registered ops."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Union
+
+from .dtype import DataType, dtype_of
+from .node import Node
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
+    from .op import Op
+
+__all__ = [
+    "EQ", "GE", "GT", "LE", "LT", "NE",
+    "Add", "And", "BinaryOp", "Broadcast", "BufferLoad", "Call", "Cast", "CmpOp", "Div",
+    "FloatImm", "FloorDiv", "FloorMod", "IntImm", "Let", "Max", "Min", "Mod", "Mul", "Not",
+    "Or", "PrimExpr", "Ramp", "Select", "StringImm", "Sub", "Var", "const", "convert",
+]
+
+ExprLike = Union["PrimExpr", int, float, bool]
+
+
+class PrimExpr(Node):
+    """A scalar or vector expression with a data type.
+
+    Python operators build IR: ``a + 1`` is an :class:`Add`; ``a // b`` is :class:`FloorDiv`;
+    ``a % b`` is :class:`FloorMod`; ``a == b`` is :class:`EQ`, whose truth value (for ``in`` and
+    dict look-ups) is object identity.
+    """
+
+    dtype: DataType
+
+    # arithmetic ------------------------------------------------------------------------------
+    def __add__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Add, self, o)
+
+    def __radd__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Add, o, self)
+
+    def __sub__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Sub, self, o)
+
+    def __rsub__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Sub, o, self)
+
+    def __mul__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Mul, self, o)
+
+    def __rmul__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Mul, o, self)
+
+    def __truediv__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Div, self, o)
+
+    def __rtruediv__(self, o: ExprLike) -> PrimExpr:
+        return _binary(Div, o, self)
+
+    def __floordiv__(self, o: ExprLike) -> PrimExpr:
+        return _binary(FloorDiv, self, o)
+
+    def __rfloordiv__(self, o: ExprLike) -> PrimExpr:
+        return _binary(FloorDiv, o, self)
+
+    def __mod__(self, o: ExprLike) -> PrimExpr:
+        return _binary(FloorMod, self, o)
+
+    def __rmod__(self, o: ExprLike) -> PrimExpr:
+        return _binary(FloorMod, o, self)
+
+    def __neg__(self) -> PrimExpr:
+        zero = IntImm(self.dtype, 0) if not self.dtype.is_float else FloatImm(self.dtype, 0.0)
+        return Sub(zero, self)
+
+    # bitwise / logic ---------------------------------------------------------------------------
+    def __and__(self, o: ExprLike) -> PrimExpr:
+        if _is_bool(self) and _is_bool(o):
+            return And(self, convert(o))
+        return _bit_call("bitwise_and", self, o)
+
+    def __rand__(self, o: ExprLike) -> PrimExpr:
+        return convert(o).__and__(self)
+
+    def __or__(self, o: ExprLike) -> PrimExpr:
+        if _is_bool(self) and _is_bool(o):
+            return Or(self, convert(o))
+        return _bit_call("bitwise_or", self, o)
+
+    def __ror__(self, o: ExprLike) -> PrimExpr:
+        return convert(o).__or__(self)
+
+    def __xor__(self, o: ExprLike) -> PrimExpr:
+        return _bit_call("bitwise_xor", self, o)
+
+    def __rxor__(self, o: ExprLike) -> PrimExpr:
+        return _bit_call("bitwise_xor", o, self)
+
+    def __lshift__(self, o: ExprLike) -> PrimExpr:
+        return _bit_call("shift_left", self, o)
+
+    def __rlshift__(self, o: ExprLike) -> PrimExpr:
+        return _bit_call("shift_left", o, self)
+
+    def __rshift__(self, o: ExprLike) -> PrimExpr:
+        return _bit_call("shift_right", self, o)
+
+    def __rrshift__(self, o: ExprLike) -> PrimExpr:
+        return _bit_call("shift_right", o, self)
+
+    def __invert__(self) -> PrimExpr:
+        if self.dtype.is_bool:
+            return Not(self)
+        from .op import Op
+
+        return Call(self.dtype, Op.get("tirx.bitwise_not"), [self])
+
+    # comparisons ---------------------------------------------------------------------------
+    def __lt__(self, o: ExprLike) -> PrimExpr:
+        return _binary(LT, self, o)
+
+    def __le__(self, o: ExprLike) -> PrimExpr:
+        return _binary(LE, self, o)
+
+    def __gt__(self, o: ExprLike) -> PrimExpr:
+        return _binary(GT, self, o)
+
+    def __ge__(self, o: ExprLike) -> PrimExpr:
+        return _binary(GE, self, o)
+
+    def __eq__(self, o: object) -> Any:  # type: ignore[override]
+        if not isinstance(o, (PrimExpr, int, float, bool)):
+            return False
+        return _binary(EQ, self, o)
+
+    def __ne__(self, o: object) -> Any:  # type: ignore[override]
+        if not isinstance(o, (PrimExpr, int, float, bool)):
+            return True
+        return _binary(NE, self, o)
+
+    __hash__ = Node.__hash__
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"an IR expression ({type(self).__name__}) has no Python truth value; use it inside "
+            "a TVMScript function, or compare with tvm.ir.structural_equal"
+        )
+
+    def astype(self, dtype: str | DataType) -> PrimExpr:
+        dt = DataType(dtype)
+        return self if dt == self.dtype else Cast(dt, self)
+
+
+# -- leaves --------------------------------------------------------------------------------------
+class Var(PrimExpr):
+    """A variable. ``ptr_dtype``/``ptr_scope`` describe what a handle variable points to."""
+
+    _fields = ("dtype", "ptr_dtype", "ptr_scope")
+
+    def __init__(self, name: str, dtype: str | DataType = "int32", *,
+                 ptr_dtype: str | DataType | None = None, ptr_scope: str | None = None) -> None:
+        self.name = name
+        self.dtype = DataType(dtype)
+        self.ptr_dtype = DataType(ptr_dtype) if ptr_dtype is not None else None
+        self.ptr_scope = ptr_scope
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class IntImm(PrimExpr):
+    _fields = ("dtype", "value")
+
+    def __init__(self, dtype: str | DataType, value: int) -> None:
+        self.dtype = DataType(dtype)
+        self.value = int(value)
+        if self.dtype.is_bool:
+            self.value = 1 if value else 0
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+class FloatImm(PrimExpr):
+    _fields = ("dtype", "value")
+
+    def __init__(self, dtype: str | DataType, value: float) -> None:
+        self.dtype = DataType(dtype)
+        self.value = float(value)
+
+    def __float__(self) -> float:
+        return self.value
+
+
+class StringImm(PrimExpr):
+    _fields = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.dtype = DataType("handle")
+        self.value = str(value)
+
+
+class Cast(PrimExpr):
+    _fields = ("dtype", "value")
+
+    def __init__(self, dtype: str | DataType, value: ExprLike) -> None:
+        self.dtype = DataType(dtype)
+        self.value = convert(value)
+
+
+# -- binary ----------------------------------------------------------------------------------
+class BinaryOp(PrimExpr):
+    _fields = ("dtype", "a", "b")
+    symbol = "?"
+
+    def __init__(self, a: ExprLike, b: ExprLike) -> None:
+        a_, b_ = _promote(convert(a), convert(b))
+        self.a = a_
+        self.b = b_
+        self.dtype = self._result_dtype(a_, b_)
+
+    def _result_dtype(self, a: PrimExpr, b: PrimExpr) -> DataType:
+        return a.dtype
+
+
+class Add(BinaryOp):
+    symbol = "+"
+
+
+class Sub(BinaryOp):
+    symbol = "-"
+
+
+class Mul(BinaryOp):
+    symbol = "*"
+
+
+class Div(BinaryOp):
+    """Division: true division for floats, truncating division for integers."""
+
+    symbol = "/"
+
+
+class Mod(BinaryOp):
+    """Truncating remainder (C's ``%``)."""
+
+    symbol = "truncmod"
+
+
+class FloorDiv(BinaryOp):
+    symbol = "//"
+
+
+class FloorMod(BinaryOp):
+    symbol = "%"
+
+
+class Min(BinaryOp):
+    symbol = "min"
+
+
+class Max(BinaryOp):
+    symbol = "max"
+
+
+class CmpOp(BinaryOp):
+    def _result_dtype(self, a: PrimExpr, b: PrimExpr) -> DataType:
+        return DataType("bool").with_lanes(max(a.dtype.lanes, b.dtype.lanes))
+
+
+class EQ(CmpOp):
+    symbol = "=="
+
+    def __bool__(self) -> bool:
+        return self.a is self.b
+
+
+class NE(CmpOp):
+    symbol = "!="
+
+    def __bool__(self) -> bool:
+        return self.a is not self.b
+
+
+class LT(CmpOp):
+    symbol = "<"
+
+
+class LE(CmpOp):
+    symbol = "<="
+
+
+class GT(CmpOp):
+    symbol = ">"
+
+
+class GE(CmpOp):
+    symbol = ">="
+
+
+class And(CmpOp):
+    symbol = "and"
+
+
+class Or(CmpOp):
+    symbol = "or"
+
+
+class Not(PrimExpr):
+    _fields = ("dtype", "a")
+
+    def __init__(self, a: ExprLike) -> None:
+        self.a = convert(a)
+        self.dtype = self.a.dtype
+
+
+class Select(PrimExpr):
+    """``cond ? true_value : false_value``; both sides may be evaluated."""
+
+    _fields = ("dtype", "condition", "true_value", "false_value")
+
+    def __init__(self, condition: ExprLike, true_value: ExprLike, false_value: ExprLike) -> None:
+        self.condition = convert(condition)
+        t, f = _promote(convert(true_value), convert(false_value))
+        self.true_value = t
+        self.false_value = f
+        self.dtype = t.dtype
+
+
+class BufferLoad(PrimExpr):
+    _fields = ("dtype", "buffer", "indices")
+
+    def __init__(self, buffer: Buffer, indices: list[ExprLike], dtype: str | DataType | None = None) -> None:
+        self.buffer = buffer
+        self.indices = [convert(i) for i in indices]
+        lanes = 1
+        for idx in self.indices:
+            lanes = max(lanes, idx.dtype.lanes)
+        self.dtype = DataType(dtype) if dtype is not None else buffer.dtype.with_lanes(
+            buffer.dtype.lanes * lanes)
+
+
+class Ramp(PrimExpr):
+    """The vector ``[base, base + stride, ..., base + (lanes-1)*stride]``."""
+
+    _fields = ("dtype", "base", "stride", "lanes")
+
+    def __init__(self, base: ExprLike, stride: ExprLike, lanes: int) -> None:
+        self.base = convert(base)
+        self.stride = convert(stride, self.base.dtype)
+        self.lanes = int(lanes)
+        self.dtype = self.base.dtype.with_lanes(self.lanes)
+
+
+class Broadcast(PrimExpr):
+    _fields = ("dtype", "value", "lanes")
+
+    def __init__(self, value: ExprLike, lanes: int) -> None:
+        self.value = convert(value)
+        self.lanes = int(lanes)
+        self.dtype = self.value.dtype.with_lanes(self.lanes)
+
+
+class Let(PrimExpr):
+    """``let var = value in body``."""
+
+    _fields = ("dtype", "var", "value", "body")
+
+    def __init__(self, var: Var, value: ExprLike, body: ExprLike) -> None:
+        self.var = var
+        self.value = convert(value)
+        self.body = convert(body)
+        self.dtype = self.body.dtype
+
+
+class Call(PrimExpr):
+    """A call of a registered :class:`~tvm.ir.Op` producing a value of ``dtype``.
+
+    Arguments may be expressions, buffers, buffer regions, or plain Python values
+    (strings, ints) where the op takes static attributes.
+    """
+
+    _fields = ("dtype", "op", "args")
+
+    def __init__(self, dtype: str | DataType, op: Op | str, args: list[Any]) -> None:
+        from .op import Op
+
+        self.dtype = DataType(dtype)
+        self.op = Op.get(op) if isinstance(op, str) else op
+        self.args = [_convert_arg(a) for a in args]
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def const(value: int | float | bool, dtype: str | DataType | None = None) -> PrimExpr:
+    """An immediate of ``dtype`` (inferred from the Python value when omitted)."""
+    dt = DataType(dtype) if dtype is not None else dtype_of(value)
+    if dt.is_float:
+        return FloatImm(dt, float(value))
+    if dt.is_bool:
+        return IntImm(dt, 1 if value else 0)
+    if isinstance(value, float) and not float(value).is_integer():
+        raise TypeError(f"cannot make a {dt} constant from the float {value!r}")
+    return IntImm(dt, int(value))
+
+
+def convert(value: Any, dtype: str | DataType | None = None) -> PrimExpr:
+    """Turn a Python scalar (or an expression) into a PrimExpr."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return const(value, dtype)
+    if isinstance(value, str):
+        return StringImm(value)
+    raise TypeError(f"expected an expression or a number, got {type(value).__name__} {value!r}")
+
+
+def _convert_arg(value: Any) -> Any:
+    if isinstance(value, (bool, int, float)):
+        return const(value)
+    if isinstance(value, str):
+        return StringImm(value)
+    return value
+
+
+def _is_bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return True
+    return isinstance(v, PrimExpr) and v.dtype.element_of().is_bool
+
+
+def _scalar_for(value: int | float | bool, like: PrimExpr) -> PrimExpr:
+    dt = like.dtype.element_of()
+    if isinstance(value, bool):
+        return const(value, "bool") if not dt.is_bool else const(value, dt)
+    if isinstance(value, float) and not dt.is_float:
+        return const(value, "float32")
+    if dt.is_handle or dt.is_void:
+        return const(value)
+    return const(value, dt)
+
+
+def _promote(a: PrimExpr, b: PrimExpr) -> tuple[PrimExpr, PrimExpr]:
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return a, b
+    ea, eb = da.element_of(), db.element_of()
+    if ea == eb:
+        # scalar against vector: broadcast the scalar
+        if da.lanes == 1 and db.lanes > 1:
+            return Broadcast(a, db.lanes), b
+        if db.lanes == 1 and da.lanes > 1:
+            return a, Broadcast(b, da.lanes)
+        raise TypeError(f"cannot combine vectors of {da} and {db}: lane counts differ")
+    target = _wider(ea, eb)
+    if ea != target:
+        a = _cast_imm(a, target.with_lanes(da.lanes))
+    if eb != target:
+        b = _cast_imm(b, target.with_lanes(db.lanes))
+    return _promote(a, b) if a.dtype != b.dtype else (a, b)
+
+
+def _cast_imm(e: PrimExpr, dt: DataType) -> PrimExpr:
+    if isinstance(e, IntImm) and dt.lanes == 1:
+        return FloatImm(dt, float(e.value)) if dt.is_float else IntImm(dt, e.value)
+    if isinstance(e, FloatImm) and dt.is_float and dt.lanes == 1:
+        return FloatImm(dt, e.value)
+    return Cast(dt, e)
+
+
+def _rank(dt: DataType) -> tuple[int, int]:
+    order = {"bool": 0, "uint": 1, "int": 2, "float8_e5m2": 3, "float8_e4m3fn": 3, "bfloat": 4, "float": 5}
+    return (1 if dt.is_float else 0, dt.bits if dt.is_float else order.get(dt.code, 0) * 100 + dt.bits)
+
+
+def _wider(a: DataType, b: DataType) -> DataType:
+    if a.is_handle or b.is_handle:
+        raise TypeError(f"cannot do arithmetic between {a} and {b}")
+    if a.is_float and not b.is_float:
+        return a
+    if b.is_float and not a.is_float:
+        return b
+    if a.is_float and b.is_float:
+        return a if a.bits >= b.bits else b
+    if a.is_bool:
+        return b
+    if b.is_bool:
+        return a
+    return a if a.bits >= b.bits else b
+
+
+def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
+    if not isinstance(a, PrimExpr):
+        if not isinstance(b, PrimExpr):
+            raise TypeError("at least one operand must be an IR expression")
+        a = _scalar_for(a, b)
+    elif not isinstance(b, PrimExpr):
+        b = _scalar_for(b, a)
+    return cls(a, b)
+
+
+def _bit_call(name: str, a: ExprLike, b: ExprLike) -> PrimExpr:
+    from .op import Op
+
+    if not isinstance(a, PrimExpr):
+        a = _scalar_for(a, convert(b))
+    if not isinstance(b, PrimExpr):
+        b = _scalar_for(b, a)
+    a_, b_ = _promote(a, b)
+    return Call(a_.dtype, Op.get(f"tirx.{name}"), [a_, b_])

@@ -1,0 +1,85 @@
+"""Functions and modules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from .buffer import Buffer
+from .expr import Var
+from .node import Node
+from .stmt import Stmt
+
+__all__ = ["IRModule", "PrimFunc"]
+
+
+class PrimFunc(Node):
+    """A function over scalars and buffers.
+
+    ``params`` are variables; a handle parameter bound in ``buffer_map`` is a buffer argument.
+    ``attrs`` holds function attributes (``global_symbol``, ``target``, ...).
+    """
+
+    _fields = ("params", "buffer_map", "body", "attrs")
+
+    def __init__(self, params: Sequence[Var], body: Stmt, buffer_map: Mapping[Var, Buffer] | None = None,
+                 attrs: Mapping[str, Any] | None = None, name: str | None = None) -> None:
+        self.params = list(params)
+        self.body = body
+        self.buffer_map = dict(buffer_map or {})
+        self.attrs = dict(attrs or {})
+        if name is not None:
+            self.attrs.setdefault("global_symbol", name)
+
+    @property
+    def name(self) -> str:
+        return str(self.attrs.get("global_symbol", "main"))
+
+    def with_attr(self, key: str, value: Any) -> PrimFunc:
+        attrs = dict(self.attrs)
+        attrs[key] = value
+        return self.with_fields(attrs=attrs)  # type: ignore[return-value]
+
+    def with_body(self, body: Stmt) -> PrimFunc:
+        return self.with_fields(body=body)  # type: ignore[return-value]
+
+    def buffer_params(self) -> list[tuple[Var, Buffer | None]]:
+        return [(p, self.buffer_map.get(p)) for p in self.params]
+
+
+class IRModule(Node):
+    """Named functions, compiled together."""
+
+    _fields = ("functions", "attrs")
+
+    def __init__(self, functions: Mapping[str, PrimFunc] | None = None,
+                 attrs: Mapping[str, Any] | None = None) -> None:
+        self.functions: dict[str, PrimFunc] = dict(functions or {})
+        self.attrs = dict(attrs or {})
+
+    @staticmethod
+    def from_expr(func: PrimFunc) -> IRModule:
+        return IRModule({func.name: func})
+
+    def __getitem__(self, name: str) -> PrimFunc:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise KeyError(f"IRModule has no function {name!r}; it has {sorted(self.functions)}") from None
+
+    def __setitem__(self, name: str, func: PrimFunc) -> None:
+        self.functions[name] = func
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.functions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.functions)
+
+    def items(self) -> list[tuple[str, PrimFunc]]:
+        return list(self.functions.items())
+
+    def with_function(self, name: str, func: PrimFunc) -> IRModule:
+        funcs = dict(self.functions)
+        funcs[name] = func
+        return IRModule(funcs, self.attrs)

@@ -1,0 +1,263 @@
+"""Tile layouts: how a buffer's logical elements map onto memory and thread axes.
+
+A :class:`TileLayout` is a list of *shard* iterators ``(extent, stride@axis)``. The logical
+index space of the buffer (row-major, flattened) is split into digits, outermost iterator first;
+digit ``i`` contributes ``digit * stride_i`` to the coordinate on ``axis_i``. Memory axes (``m``,
+and those backends add, e.g. Trainium's ``P``, ``F`` and ``Bank``) give addresses; thread axes
+(``laneid``, ``warpid``, ...) say which thread holds the element. *Replica* iterators name thread
+axes over which every element is replicated.
+
+The set of axes is open: ``Axis.register("P", kind="memory", owner=...)`` adds one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._registry import Registry
+from .expr import PrimExpr, convert
+from .node import Node
+
+__all__ = ["AXES", "Axis", "Iter", "S", "TileLayout"]
+
+
+class Axis:
+    """A named layout axis, of kind ``memory`` or ``thread``. Compare with ``is``."""
+
+    __slots__ = ("kind", "name")
+
+    def __init__(self, name: str, kind: str) -> None:
+        if kind not in ("memory", "thread"):
+            raise ValueError(f"axis kind must be 'memory' or 'thread', not {kind!r}")
+        self.name = name
+        self.kind = kind
+
+    @property
+    def is_memory(self) -> bool:
+        return self.kind == "memory"
+
+    @property
+    def is_thread(self) -> bool:
+        return self.kind == "thread"
+
+    @staticmethod
+    def get(name: str) -> Axis:
+        axis = AXES.get(name)
+        if axis is None:
+            raise KeyError(
+                f"unknown layout axis {name!r}; known axes: {sorted(AXES.keys())}. Backends add "
+                f"theirs with Axis.register(name, kind)"
+            )
+        return axis
+
+    @staticmethod
+    def register(name: str, kind: str = "memory", *, override: bool = False) -> Axis:
+        existing = AXES.get(name)
+        if existing is not None and existing.kind == kind and not override:
+            return existing
+        return AXES.register(name, Axis(name, kind), override=override)
+
+    def __rmatmul__(self, stride: Any) -> AxisStride:
+        return AxisStride(stride, self)
+
+    def __repr__(self) -> str:
+        return f"Axis({self.name!r})"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (Axis.get, (self.name,))
+
+
+AXES: Registry[str, Axis] = Registry("layout axis")
+for _name, _kind in (("m", "memory"), ("laneid", "thread"), ("warpid", "thread"),
+                     ("wid_in_wg", "thread"), ("wgid", "thread"), ("cta_id", "thread"),
+                     ("tid", "thread")):
+    AXES.register(_name, Axis(_name, _kind))
+
+
+class AxisStride:
+    """``stride @ axis``, the right-hand side of a shard iterator in ``S[...]``."""
+
+    __slots__ = ("axis", "stride")
+
+    def __init__(self, stride: Any, axis: Axis) -> None:
+        self.stride = stride
+        self.axis = axis
+
+
+class Iter(Node):
+    """One shard iterator: ``extent`` values stepping by ``stride`` along ``axis``."""
+
+    _fields = ("extent", "stride", "axis_name")
+
+    def __init__(self, extent: Any, stride: Any, axis: Axis | str = "m") -> None:
+        self.extent = convert(extent)
+        self.stride = convert(stride)
+        self.axis = axis if isinstance(axis, Axis) else Axis.get(axis)
+
+    @property
+    def axis_name(self) -> str:
+        return self.axis.name
+
+    def __repr__(self) -> str:
+        return f"Iter({self.extent}, {self.stride}@{self.axis.name})"
+
+
+class TileLayout(Node):
+    _fields = ("shard", "replica")
+
+    def __init__(self, shard: Sequence[Iter] | _ShardSpec, replica: Sequence[Iter] = ()) -> None:
+        if isinstance(shard, _ShardSpec):
+            shard = shard.iters
+        self.shard = list(shard)
+        self.replica = list(replica)
+        for it in self.replica:
+            if not it.axis.is_thread:
+                raise ValueError(f"replica iterator {it!r} must be on a thread axis")
+
+    @staticmethod
+    def from_iters(shard: Sequence[Iter], replica: Sequence[Iter] = (), exclude: Any = None) -> TileLayout:
+        return TileLayout(shard, replica)
+
+    @staticmethod
+    def row_major(shape: Sequence[Any], axis: Axis | str = "m") -> TileLayout:
+        strides = default_strides(shape)
+        return TileLayout([Iter(e, s, axis) for e, s in zip(shape, strides)])
+
+    # -- queries -----------------------------------------------------------------------------
+    def axes(self) -> list[Axis]:
+        seen: list[Axis] = []
+        for it in self.shard + self.replica:
+            if it.axis not in seen:
+                seen.append(it.axis)
+        return seen
+
+    def size(self, axis: str | None = None) -> PrimExpr:
+        """Product of the extents of the shard iterators (on ``axis`` if given)."""
+        total: PrimExpr = convert(1)
+        for it in self.shard:
+            if axis is None or it.axis.name == axis:
+                total = _mul(total, it.extent)
+        return total
+
+    def span(self, axis: str = "m") -> PrimExpr:
+        """One past the largest coordinate reached on ``axis``."""
+        total: PrimExpr = convert(1)
+        for it in self.shard:
+            if it.axis.name == axis:
+                total = _add(total, _mul(_sub(it.extent, 1), it.stride))
+        return total
+
+    def is_memory_only(self) -> bool:
+        return all(it.axis.is_memory for it in self.shard) and not self.replica
+
+    def apply(self, indices: Sequence[Any], shape: Sequence[Any]) -> dict[str, PrimExpr]:
+        """Coordinates on each axis of the logical element at ``indices`` of ``shape``."""
+        flat: PrimExpr = convert(0)
+        for idx, ext in zip(indices, shape):
+            flat = _add(_mul(flat, ext), convert(idx))
+        coords: dict[str, PrimExpr] = {}
+        rest = flat
+        for pos in range(len(self.shard) - 1, -1, -1):
+            it = self.shard[pos]
+            digit = _mod(rest, it.extent) if pos > 0 else rest
+            rest = _div(rest, it.extent)
+            term = _mul(digit, it.stride)
+            name = it.axis.name
+            coords[name] = _add(coords[name], term) if name in coords else term
+        return coords
+
+    def __repr__(self) -> str:
+        ext = ", ".join(str(it.extent) for it in self.shard)
+        strides = ", ".join(str(it.stride) if it.axis.name == "m" else f"{it.stride}@{it.axis.name}"
+                            for it in self.shard)
+        return f"TileLayout(S[({ext}):({strides})])"
+
+
+class _ShardSpec:
+    def __init__(self, iters: list[Iter]) -> None:
+        self.iters = iters
+
+
+class _S:
+    """``S[(e0, e1, ...):(s0, s1@axis, ...)]`` builds the shard iterators of a TileLayout."""
+
+    def __getitem__(self, key: Any) -> _ShardSpec:
+        if not isinstance(key, slice) or key.step is not None:
+            raise TypeError("write S[(extents...):(strides...)], e.g. S[(8, 16):(16, 1)]")
+        extents = key.start if isinstance(key.start, (tuple, list)) else (key.start,)
+        strides = key.stop if isinstance(key.stop, (tuple, list)) else (key.stop,)
+        if len(extents) != len(strides):
+            raise ValueError(f"S[...] has {len(extents)} extents but {len(strides)} strides")
+        iters = []
+        for e, s in zip(extents, strides):
+            if isinstance(s, AxisStride):
+                iters.append(Iter(e, s.stride, s.axis))
+            else:
+                iters.append(Iter(e, s, "m"))
+        return _ShardSpec(iters)
+
+
+S = _S()
+
+
+def default_strides(shape: Sequence[Any]) -> list[Any]:
+    strides: list[Any] = []
+    acc: Any = 1
+    for ext in reversed(list(shape)):
+        strides.append(acc)
+        acc = _mul(acc, ext) if isinstance(acc, PrimExpr) or isinstance(ext, PrimExpr) else acc * int(ext)
+    return list(reversed(strides))
+
+
+# constant-folding helpers, so layouts of constant shapes stay readable
+def _val(x: Any) -> Any:
+    from .expr import IntImm
+
+    if isinstance(x, IntImm):
+        return x.value
+    return x
+
+
+def _fold(op: str, a: Any, b: Any) -> Any:
+    a, b = _val(a), _val(b)
+    if isinstance(a, int) and isinstance(b, int):
+        return convert({"+": a + b, "-": a - b, "*": a * b, "//": a // b, "%": a % b}[op])
+    ea, eb = convert(a), convert(b)
+    if op == "*":
+        if isinstance(a, int) and a == 1:
+            return eb
+        if isinstance(b, int) and b == 1:
+            return ea
+        return ea * eb
+    if op == "+":
+        if isinstance(a, int) and a == 0:
+            return eb
+        if isinstance(b, int) and b == 0:
+            return ea
+        return ea + eb
+    if op == "-":
+        return ea - eb
+    if op == "//":
+        return ea // eb
+    return ea % eb
+
+
+def _mul(a: Any, b: Any) -> Any:
+    return _fold("*", a, b)
+
+
+def _add(a: Any, b: Any) -> Any:
+    return _fold("+", a, b)
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return _fold("-", a, b)
+
+
+def _div(a: Any, b: Any) -> Any:
+    return _fold("//", a, b)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    return _fold("%", a, b)

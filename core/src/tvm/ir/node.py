@@ -1,0 +1,53 @@
+"""The base class of every IR node."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+__all__ = ["Node"]
+
+
+class Node:
+    """Base of expressions, statements, buffers, layouts, functions and modules.
+
+    ``_fields`` lists, in order, the attributes that make up the node's structure: structural
+    equality and hashing, the visitor and the mutator all walk exactly these.
+    """
+
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def fields(self) -> Iterator[tuple[str, Any]]:
+        for name in self._fields:
+            yield name, getattr(self, name)
+
+    def with_fields(self, **changes: Any) -> Node:
+        """A shallow copy with some fields replaced; returns ``self`` if nothing changes."""
+        if all(getattr(self, k) is v for k, v in changes.items()):
+            return self
+        unknown = [k for k in changes if k not in self._fields]
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field(s) {unknown}")
+        new = copy.copy(self)
+        for k, v in changes.items():
+            object.__setattr__(new, k, v)
+        return new
+
+    def same_as(self, other: object) -> bool:
+        return self is other
+
+    def script(self, **kwargs: Any) -> str:
+        """TVMScript text of this node."""
+        from ..script.printer import to_script
+
+        return to_script(self, **kwargs)
+
+    def __repr__(self) -> str:
+        try:
+            return self.script()
+        except Exception:  # printing must never hide the object; fall back to a plain form
+            parts = ", ".join(f"{k}={v!r}" for k, v in self.fields())
+            return f"{type(self).__name__}({parts})"
+
+    __hash__ = object.__hash__

@@ -1,0 +1,167 @@
+"""The op registry.
+
+Every op has exactly one category:
+
+- ``builtin``: core operations (math, casts-by-call, markers), printed ``T.<name>(...)``;
+- ``tile_primitive``: ``tirx.tile.<op>``, called through ``Tx``/``T.tile`` and dispatched per target;
+- ``device_intrin``: a backend's intrinsic, with its script ``namespace`` (``cuda``, ``ptx``, ...)
+  and ``printer_name`` (``ptx.wgmma.commit_group``), printed ``T.<printer_name>(...)``.
+
+The set of device namespaces is open: backends register ops with theirs. Ops carry typed
+attributes (``op.get_attr(key)``), among them codegen rules keyed by target kind
+(``op.set_codegen("cuda", fn)``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._registry import Registry
+from .dtype import DataType
+
+__all__ = ["OP_REGISTRY", "CallEffect", "Op", "OpCategory"]
+
+
+class OpCategory(str, enum.Enum):
+    BUILTIN = "builtin"
+    TILE_PRIMITIVE = "tile_primitive"
+    DEVICE_INTRIN = "device_intrin"
+
+
+class CallEffect(enum.IntEnum):
+    """What a call does besides computing its value (mirrors TVM's CallEffectKind)."""
+
+    EXPR_ANNOTATION = 0
+    PURE = 1
+    READ_STATE = 2
+    UPDATE_STATE = 3
+    OPAQUE = 4
+
+
+DTypeRule = Callable[[Sequence[Any]], "DataType | str"] | str | None
+
+
+class Op:
+    """A registered operation. Compare ops with ``is``; look them up with :meth:`Op.get`."""
+
+    __slots__ = ("attrs", "category", "dtype_rule", "effect", "name", "namespace", "printer_name",
+                 "signature")
+
+    def __init__(self, name: str, category: OpCategory, *, namespace: str | None,
+                 printer_name: str, effect: CallEffect, dtype_rule: DTypeRule,
+                 signature: Sequence[str] | None, attrs: dict[str, Any]) -> None:
+        self.name = name
+        self.category = category
+        self.namespace = namespace
+        self.printer_name = printer_name
+        self.effect = effect
+        self.dtype_rule = dtype_rule
+        self.signature = tuple(signature) if signature is not None else None
+        self.attrs = attrs
+
+    # -- registry --------------------------------------------------------------------------
+    @staticmethod
+    def register(
+        name: str,
+        *,
+        category: OpCategory | str = OpCategory.BUILTIN,
+        namespace: str | None = None,
+        printer_name: str | None = None,
+        effect: CallEffect | int = CallEffect.OPAQUE,
+        dtype: DTypeRule = None,
+        signature: Sequence[str] | None = None,
+        override: bool = False,
+        **attrs: Any,
+    ) -> Op:
+        """Register an op.
+
+        ``dtype`` is the result type rule: a fixed type string (``"void"``, ``"bool"``), ``"arg0"``
+        (the type of the first expression argument), or a callable of the arguments.
+        ``signature`` optionally names the parameters (used in messages and docs).
+        """
+        cat = OpCategory(category)
+        if cat is OpCategory.TILE_PRIMITIVE and not name.startswith("tirx.tile."):
+            raise ValueError(f"tile primitive {name!r} must be named 'tirx.tile.<op>'")
+        if cat is OpCategory.DEVICE_INTRIN:
+            if not namespace:
+                raise ValueError(f"device intrinsic {name!r} needs its script namespace (e.g. 'cuda')")
+            printer_name = printer_name or name.removeprefix("tirx.").removeprefix(f"{namespace}.")
+            if not (printer_name == namespace or printer_name.startswith(namespace + ".")):
+                printer_name = f"{namespace}.{printer_name}"
+        else:
+            if namespace is not None:
+                raise ValueError(f"op {name!r}: only device intrinsics carry a namespace")
+            if printer_name is None:
+                printer_name = name.removeprefix("tirx.tile.") if cat is OpCategory.TILE_PRIMITIVE \
+                    else name.removeprefix("tirx.")
+        op = Op(name, cat, namespace=namespace, printer_name=printer_name, effect=CallEffect(effect),
+                dtype_rule=dtype, signature=signature, attrs=dict(attrs))
+        return OP_REGISTRY.register(name, op, override=override)
+
+    @staticmethod
+    def get(name: str) -> Op:
+        op = OP_REGISTRY.get(name)
+        if op is None:
+            hint = ""
+            close = [k for k in OP_REGISTRY.keys() if k.endswith(name.split(".")[-1])][:5]
+            if close:
+                hint = f"; similar: {close}"
+            raise KeyError(f"no op named {name!r} is registered{hint}. A backend may provide it: "
+                           f"see tvm.backend.list_backends()")
+        return op
+
+    @staticmethod
+    def exists(name: str) -> bool:
+        return name in OP_REGISTRY
+
+    @staticmethod
+    def list(prefix: str = "") -> list[Op]:
+        return [op for key, op in OP_REGISTRY.items() if key.startswith(prefix)]
+
+    # -- attributes ------------------------------------------------------------------------
+    def get_attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    def set_attr(self, key: str, value: Any) -> None:
+        self.attrs[key] = value
+
+    def set_codegen(self, target_kind: str, rule: Any) -> None:
+        """Attach the code generation rule of this op for ``target_kind``."""
+        self.attrs[f"codegen.{target_kind}"] = rule
+
+    def get_codegen(self, target_kind: str) -> Any:
+        return self.attrs.get(f"codegen.{target_kind}")
+
+    # -- calls -----------------------------------------------------------------------------
+    def infer_dtype(self, args: Sequence[Any]) -> DataType:
+        rule = self.dtype_rule
+        if rule is None:
+            return DataType("void")
+        if callable(rule):
+            return DataType(rule(args))
+        if rule == "arg0":
+            from .expr import PrimExpr
+
+            for a in args:
+                if isinstance(a, PrimExpr):
+                    return a.dtype
+            return DataType("void")
+        return DataType(rule)
+
+    def __call__(self, *args: Any, dtype: str | DataType | None = None) -> Any:
+        """Build a :class:`~tvm.ir.Call` of this op (the result type from its rule)."""
+        from .expr import Call, _convert_arg
+
+        conv = [_convert_arg(a) for a in args]
+        return Call(dtype if dtype is not None else self.infer_dtype(conv), self, conv)
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (Op.get, (self.name,))
+
+
+OP_REGISTRY: Registry[str, Op] = Registry("op")

@@ -1,0 +1,199 @@
+"""Every hook a backend can implement, grouped by phase.
+
+A backend is a module named by an entry point in the group ``tvm.backends``::
+
+    [project.entry-points."tvm.backends"]
+    example = "tvm_backend_example.plugin"
+
+whose functions implement some of the hooks below, marked with :data:`tvm.plugin.hookimpl`
+(an unmarked module-level function whose name is a hook's name counts too). A backend
+implements only the hooks it needs; it may accept fewer arguments than a spec lists.
+
+How the hooks are called
+------------------------
+* **Identity and registration hooks** are called by the loader (:func:`tvm.backend.load`), once,
+  on the loading backend only (never broadcast to other backends), in the order they appear here.
+  They run inside one registration transaction: whatever the backend registers is recorded as
+  its own, and if any of them raises, everything is removed again and the backend is marked
+  failed. They must be cheap and must not import heavy SDKs (numpy, cuda.*, torch).
+* **Lowering, build and runtime hooks** are broadcast through the plugin manager to every loaded
+  backend (``tvm.plugin.get_plugin_manager().hook.<name>(...)``, keyword arguments only). The
+  ``firstresult`` ones stop at the first implementation that returns something other than
+  ``None``: a backend answers only for targets or files that are its own and returns ``None``
+  otherwise.
+
+Bump :data:`tvm.plugin.PLUGIN_API_VERSION` when a spec changes incompatibly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ..target import Target, TargetKind
+    from ._types import BackendInfo, DemoCase
+
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
+
+PROJECT_NAME = "tvm"
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+# =============================================================================================
+# Identity (called first, before anything is registered)
+# =============================================================================================
+
+
+@hookspec(firstresult=True)
+def tvm_backend_info() -> BackendInfo:
+    """Describe the backend: name, version, supported plugin-API range, requirements.
+
+    Called first when the backend loads. Returns a :class:`tvm.plugin.BackendInfo` whose
+    ``name`` equals the entry-point name. If ``api_range`` excludes core's
+    :data:`~tvm.plugin.PLUGIN_API_VERSION`, loading stops here (state ``incompatible``). Backends
+    in ``requires`` are loaded before any registration hook of this one runs; if one of them
+    cannot load, neither can this one.
+
+    Optional: without it the backend is named by its entry point, takes its distribution's
+    version, accepts every API version and requires nothing. ``firstresult``.
+    """
+
+
+# =============================================================================================
+# Registration (called once per load, on this backend only, in this order, transactionally)
+# =============================================================================================
+
+
+@hookspec
+def tvm_target_kinds() -> list[TargetKind]:
+    """Return the target kinds this backend provides (:class:`tvm.target.TargetKind`).
+
+    Each is registered with :func:`tvm.target.register_target_kind`. A kind another backend
+    already registered is a conflict unless listed in ``BackendInfo.overrides``.
+    """
+
+
+@hookspec
+def tvm_target_tags() -> dict[str, dict[str, Any]]:
+    """Return target tags as data: ``{"vendor/device": {"kind": ..., attrs...}}``.
+
+    Called after :func:`tvm_target_kinds`, so tags may use this backend's kinds. Each is
+    registered with :func:`tvm.target.register_tag`; a tag name already taken is a conflict
+    unless listed in ``BackendInfo.overrides``.
+    """
+
+
+@hookspec
+def tvm_script_namespaces() -> dict[str, object]:
+    """Return the TVMScript namespaces this backend provides: ``{"cuda": CudaNamespace()}``.
+
+    Each becomes ``T.<name>`` through
+    :func:`tvm.script.namespace.register_script_namespace`. A namespace object's attributes
+    build calls of the backend's device intrinsics (``T.cuda.atomic_add(...)``).
+    """
+
+
+@hookspec
+def tvm_register_ops() -> None:
+    """Register this backend's ops and intrinsics and attach their codegen rules.
+
+    Call :meth:`tvm.ir.Op.register` (``category="device_intrin"``, ``namespace=...``) and
+    ``op.set_codegen(kind, rule)`` here. Returns nothing: the registry records the owner.
+    """
+
+
+@hookspec
+def tvm_register_dispatch() -> None:
+    """Register this backend's tile-primitive dispatch variants.
+
+    Typically imports the backend's ``dispatch`` modules, whose top level calls
+    ``tvm.tirx.operator.tile_primitive.register_dispatch(op, kind, variant=...)``. Returns nothing.
+    """
+
+
+@hookspec
+def tvm_tir_pipelines() -> dict[str, Any]:
+    """Return named pipeline factories: ``{"trn": trn_pipeline}``.
+
+    Each is registered with
+    :func:`tvm.tirx.compilation_pipeline.register_tir_pipeline`; a factory is called as
+    ``factory(**kwargs)`` by ``get_tir_pipeline(name, **kwargs)``. A name already taken is a
+    conflict unless listed in ``BackendInfo.overrides``.
+    """
+
+
+@hookspec
+def tvm_module_aliases() -> dict[str, str]:
+    """Return the public aliases of this backend's package: ``{"cuda": "tvm_backend_cuda"}``.
+
+    For each item, ``tvm.backend.<alias>`` and ``tvm.tirx.<alias>`` become that package after
+    the load, and ``import tvm.tirx.<alias>.<sub>`` imports its submodules. Without this hook the
+    backend name is aliased to the entry-point module's package (the module itself if it is a
+    package or a top-level module). Return ``{}`` for no alias.
+    """
+
+
+# =============================================================================================
+# Lowering (broadcast to every loaded backend)
+# =============================================================================================
+
+
+@hookspec(firstresult=True)
+def tvm_default_pipeline(target: Target) -> str | None:
+    """Name the pipeline to use for ``target`` when the user names none.
+
+    Called by :func:`tvm.tirx.compilation_pipeline.get_default_tir_pipeline`. Return a name
+    registered in ``PIPELINE_MAP`` for targets this backend owns, ``None`` otherwise; with no
+    answer core uses ``"default"``. ``firstresult``.
+    """
+
+
+# =============================================================================================
+# Build (broadcast to every loaded backend)
+# =============================================================================================
+
+
+@hookspec(firstresult=True)
+def tvm_build_module(mod: Any, target: Target, options: dict[str, Any]) -> Any | None:
+    """Generate and compile the device part of lowered ``mod`` for ``target``.
+
+    Called by ``tvm.compile`` after the pipeline ran. ``mod`` is the lowered
+    :class:`tvm.ir.IRModule`, ``options`` the compiler options (e.g. ``{"opt_level": 3}``).
+    The backend that owns ``target.kind.name`` returns an executable (callable on arrays, with
+    ``inspect_source()`` and ``export_library(path)``); every other backend returns ``None``.
+    Compiler failures raise :class:`tvm.error.CompileError`. ``firstresult``.
+    """
+
+
+# =============================================================================================
+# Runtime (broadcast to every loaded backend)
+# =============================================================================================
+
+
+@hookspec(firstresult=True)
+def tvm_load_executable(path_or_bytes: str | bytes, header: dict[str, Any]) -> Any | None:
+    """Load an executable saved by ``export_library``.
+
+    Called by ``tvm.runtime.load_module``. ``path_or_bytes`` is the file path (or its
+    contents); ``header`` is the container's parsed header (at least ``"backend"`` and
+    ``"target"``). The backend named by ``header["backend"]`` returns the executable; every
+    other backend returns ``None``. ``firstresult``.
+    """
+
+
+# =============================================================================================
+# Main job (broadcast to every loaded backend)
+# =============================================================================================
+
+
+@hookspec
+def tvm_demo_cases() -> list[DemoCase]:
+    """Return the demo kernels this backend can run on this machine right now.
+
+    Called by ``python -m tvm demo``; the results of all backends are concatenated into one
+    table. Return ``[]`` when the hardware or simulator is absent (check cheaply; import SDKs
+    inside ``DemoCase.run``, not here). Not ``firstresult``.
+    """

@@ -1,0 +1,49 @@
+"""TIRx: the tensor-level IR's public facade (nodes, builtin ops, pipelines, operators).
+
+Backend packages appear here once loaded: ``tvm.tirx.cuda`` is ``tvm_backend_cuda``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import (
+    AllocBuffer, AssertStmt, AttrStmt, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast,
+    DataType, DeclBuffer, Evaluate, FloatImm, For, ForKind, IfThenElse, IntImm, IRModule, LetStmt,
+    Op, PrimExpr, PrimFunc, Range, ScopeIdDef, SeqStmt, Stmt, StringImm, TileLayout,
+    TilePrimitiveCall, Var, const,
+)
+from . import op
+from .op import *  # noqa: F403 - the builtin math builders are part of this facade
+
+__all__ = [
+    "AllocBuffer", "AssertStmt", "AttrStmt", "Buffer", "BufferLoad", "BufferRegion", "BufferStore",
+    "Call", "Cast", "DataType", "DeclBuffer", "Evaluate", "FloatImm", "For", "ForKind", "IRModule",
+    "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "ScopeIdDef",
+    "SeqStmt", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "const", "op",
+    "register_tir_pipeline", "get_tir_pipeline",
+] + list(op.__all__)
+
+_LAZY = {"compilation_pipeline", "operator", "transform", "script", "pipeline"}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in ("register_tir_pipeline", "get_tir_pipeline"):
+        from . import compilation_pipeline
+
+        return getattr(compilation_pipeline, name)
+    raise AttributeError(_missing_hint(name))
+
+
+def _missing_hint(name: str) -> str:
+    msg = f"module 'tvm.tirx' has no attribute {name!r}"
+    try:
+        from ..backend import install_hint_for_backend
+    except ImportError:
+        return msg
+    hint = install_hint_for_backend(name)
+    return f"{msg}; {hint}" if hint else msg

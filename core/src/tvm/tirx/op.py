@@ -1,0 +1,247 @@
+"""Core builtin ops (``tirx.<name>``, category ``builtin``) and their expression builders.
+
+``T.exp(x)`` and friends build :class:`~tvm.ir.Call` nodes of these ops; ``T.cast``, ``T.min``
+and ``T.max`` build the dedicated expression nodes. Backend intrinsics are not here: each
+backend registers its own, in its own script namespace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import expr as E
+from ..ir.dtype import DataType
+from ..ir.op import CallEffect, Op
+
+__all__ = [
+    "UNARY_MATH", "BINARY_MATH", "abs", "address_of", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "break_loop", "call_extern", "call_intrin", "cast", "ceildiv", "clz",
+    "continue_loop", "device_entry", "floordiv", "floormod", "fma", "if_then_else", "likely",
+    "max", "min", "popcount", "print_buffer", "reinterpret", "ret", "shift_left", "shift_right",
+    "thread_return", "truncdiv", "truncmod", "tvm_kernel_replace_point",
+]
+
+UNARY_MATH = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
+    "trunc", "nearbyint", "fabs",
+)
+BINARY_MATH = ("pow", "fmod", "atan2", "hypot", "copysign", "nextafter")
+_PREDICATES = ("isnan", "isinf", "isfinite")
+
+
+def _bool_rule(args: Any) -> DataType:
+    lanes = args[0].dtype.lanes if args and isinstance(args[0], E.PrimExpr) else 1
+    return DataType("bool").with_lanes(lanes)
+
+
+def _register_core_ops() -> None:
+    pure = CallEffect.PURE
+    for name in UNARY_MATH + BINARY_MATH + ("fma", "popcount", "clz", "bitwise_and", "bitwise_or",
+                                            "bitwise_xor", "bitwise_not", "shift_left", "shift_right"):
+        Op.register(f"tirx.{name}", effect=pure, dtype="arg0")
+    for name in _PREDICATES:
+        Op.register(f"tirx.{name}", effect=pure, dtype=_bool_rule)
+    Op.register("tirx.abs", effect=pure, dtype="arg0")
+    Op.register("tirx.if_then_else", effect=pure,
+                dtype=lambda a: a[1].dtype if len(a) > 1 and isinstance(a[1], E.PrimExpr) else "void")
+    Op.register("tirx.likely", effect=CallEffect.EXPR_ANNOTATION, dtype="arg0")
+    Op.register("tirx.reinterpret", effect=pure, dtype=lambda a: a[0].value)
+    Op.register("tirx.call_extern", effect=CallEffect.OPAQUE, dtype=lambda a: a[0].value)
+    Op.register("tirx.call_intrin", effect=CallEffect.OPAQUE, dtype=lambda a: a[0].value)
+    Op.register("tirx.address_of", effect=pure, dtype="handle")
+    Op.register("tirx.ret", effect=CallEffect.OPAQUE)
+    Op.register("tirx.device_entry", effect=CallEffect.OPAQUE)
+    Op.register("tirx.tvm_kernel_replace_point", effect=CallEffect.OPAQUE)
+    Op.register("tirx.print_buffer", effect=CallEffect.OPAQUE)
+    Op.register("tirx.thread_return", effect=CallEffect.OPAQUE)
+    Op.register("tirx.continue_loop", effect=CallEffect.OPAQUE)
+    Op.register("tirx.break_loop", effect=CallEffect.OPAQUE)
+
+
+_register_core_ops()
+
+
+def _call(name: str, *args: Any) -> E.Call:
+    return Op.get(f"tirx.{name}")(*args)
+
+
+def _float_arg(x: Any) -> E.PrimExpr:
+    e = E.convert(x)
+    if not e.dtype.is_float:
+        raise TypeError(f"expected a floating-point expression, got {e.dtype}; cast it with T.cast(x, 'float32')")
+    return e
+
+
+def _make_unary(name: str) -> Any:
+    def builder(x: Any) -> E.Call:
+        return _call(name, _float_arg(x))
+
+    builder.__name__ = name
+    builder.__qualname__ = name
+    builder.__doc__ = f"``{name}(x)`` of a floating-point expression (op ``tirx.{name}``)."
+    return builder
+
+
+def _make_binary(name: str) -> Any:
+    def builder(x: Any, y: Any) -> E.Call:
+        a = E.convert(x) if isinstance(x, E.PrimExpr) or not isinstance(y, E.PrimExpr) else E._scalar_for(x, y)
+        b = E._scalar_for(y, a) if not isinstance(y, E.PrimExpr) else y
+        a, b = E._promote(a, b)
+        return _call(name, a, b)
+
+    builder.__name__ = name
+    builder.__qualname__ = name
+    builder.__doc__ = f"``{name}(x, y)`` (op ``tirx.{name}``)."
+    return builder
+
+
+for _n in UNARY_MATH:
+    globals()[_n] = _make_unary(_n)
+    __all__.append(_n)
+for _n in BINARY_MATH:
+    globals()[_n] = _make_binary(_n)
+    __all__.append(_n)
+for _n in _PREDICATES:
+    def _pred(x: Any, _name: str = _n) -> E.Call:
+        return _call(_name, _float_arg(x))
+
+    _pred.__name__ = _n
+    globals()[_n] = _pred
+    __all__.append(_n)
+
+
+def abs(x: Any) -> E.PrimExpr:  # noqa: A001 - the script's own name
+    """Absolute value of an int or float expression."""
+    return _call("abs", E.convert(x))
+
+
+def fma(a: Any, b: Any, c: Any) -> E.Call:
+    """``a * b + c`` with one rounding."""
+    a_ = E.convert(a)
+    return _call("fma", a_, E.convert(b, a_.dtype), E.convert(c, a_.dtype))
+
+
+def cast(x: Any, dtype: str | DataType) -> E.PrimExpr:
+    """Convert ``x`` to ``dtype`` (a :class:`~tvm.ir.Cast`)."""
+    e = E.convert(x)
+    return E.Cast(dtype, e)
+
+
+def min(a: Any, b: Any) -> E.PrimExpr:  # noqa: A001
+    return E._binary(E.Min, a, b)
+
+
+def max(a: Any, b: Any) -> E.PrimExpr:  # noqa: A001
+    return E._binary(E.Max, a, b)
+
+
+def floordiv(a: Any, b: Any) -> E.PrimExpr:
+    return E._binary(E.FloorDiv, a, b)
+
+
+def floormod(a: Any, b: Any) -> E.PrimExpr:
+    return E._binary(E.FloorMod, a, b)
+
+
+def truncdiv(a: Any, b: Any) -> E.PrimExpr:
+    return E._binary(E.Div, a, b)
+
+
+def truncmod(a: Any, b: Any) -> E.PrimExpr:
+    return E._binary(E.Mod, a, b)
+
+
+def ceildiv(a: Any, b: Any) -> E.PrimExpr:
+    return floordiv(E.convert(a) + (E.convert(b) - 1) if isinstance(a, E.PrimExpr) or isinstance(b, E.PrimExpr)
+                    else E.convert(a + b - 1), b)
+
+
+def popcount(x: Any) -> E.Call:
+    return _call("popcount", E.convert(x))
+
+
+def clz(x: Any) -> E.Call:
+    return _call("clz", E.convert(x))
+
+
+def bitwise_and(a: Any, b: Any) -> E.PrimExpr:
+    return E._bit_call("bitwise_and", a, b)
+
+
+def bitwise_or(a: Any, b: Any) -> E.PrimExpr:
+    return E._bit_call("bitwise_or", a, b)
+
+
+def bitwise_xor(a: Any, b: Any) -> E.PrimExpr:
+    return E._bit_call("bitwise_xor", a, b)
+
+
+def bitwise_not(a: Any) -> E.PrimExpr:
+    e = E.convert(a)
+    return _call("bitwise_not", e)
+
+
+def shift_left(a: Any, b: Any) -> E.PrimExpr:
+    return E._bit_call("shift_left", a, b)
+
+
+def shift_right(a: Any, b: Any) -> E.PrimExpr:
+    return E._bit_call("shift_right", a, b)
+
+
+def if_then_else(cond: Any, t: Any, f: Any) -> E.Call:
+    """Like Select, but only the taken side is evaluated."""
+    tv, fv = E._promote(E.convert(t), E.convert(f))
+    return _call("if_then_else", E.convert(cond), tv, fv)
+
+
+def likely(cond: Any) -> E.Call:
+    return _call("likely", E.convert(cond))
+
+
+def reinterpret(dtype: str | DataType, value: Any) -> E.Call:
+    return _call("reinterpret", E.StringImm(str(DataType(dtype))), E.convert(value))
+
+
+def call_extern(dtype: str | DataType, func_name: str, *args: Any) -> E.Call:
+    """Call an external C function ``func_name`` returning ``dtype``."""
+    return _call("call_extern", E.StringImm(str(DataType(dtype))), E.StringImm(func_name), *args)
+
+
+def call_intrin(dtype: str | DataType, op_name: str, *args: Any) -> E.Call:
+    """Call any registered op with an explicit result type."""
+    return E.Call(dtype, Op.get(op_name), list(args))
+
+
+def address_of(load: E.BufferLoad) -> E.Call:
+    return _call("address_of", load)
+
+
+def ret(value: Any) -> E.Call:
+    return _call("ret", E.convert(value))
+
+
+def device_entry() -> E.Call:
+    """Marks where the device kernel starts in the kernel form."""
+    return _call("device_entry")
+
+
+def tvm_kernel_replace_point() -> E.Call:
+    return _call("tvm_kernel_replace_point")
+
+
+def print_buffer(*args: Any) -> E.Call:
+    return _call("print_buffer", *args)
+
+
+def thread_return() -> E.Call:
+    return _call("thread_return")
+
+
+def continue_loop() -> E.Call:
+    return _call("continue_loop")
+
+
+def break_loop() -> E.Call:
+    return _call("break_loop")

@@ -1,0 +1,1 @@
+"""Operators: tile primitives and their dispatch."""

@@ -1,0 +1,1 @@
+"""Seed-compatible location of the script builder (``tvm.tirx.script.builder.ir``)."""

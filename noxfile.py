@@ -1,0 +1,83 @@
+"""Test matrix: one session per distribution, plus all, discovery, lint and typecheck.
+
+Run everything with ``nox`` (the README's test command); one session with ``nox -s core``.
+Each backend session installs core plus that one backend into a fresh venv, so a backend is
+always tested alone with core.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import nox
+
+ROOT = pathlib.Path(__file__).parent
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_existing_virtualenvs = False
+nox.options.error_on_missing_interpreters = False
+
+PYTHON = os.environ.get("TVM_NOX_PYTHON", "3.11")
+# Hardware backends: folder name -> extra pytest options.
+BACKENDS = [p.name for p in sorted(ROOT.glob("tvm-backend-*")) if (p / "pyproject.toml").exists()]
+SESSIONS = ["core", *[b.removeprefix("tvm-backend-") for b in BACKENDS], "all", "discovery", "lint", "typecheck"]
+nox.options.sessions = SESSIONS
+
+
+def _pytest(session: nox.Session, *paths: str) -> None:
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def core(session: nox.Session) -> None:
+    """Core alone: must pass with no backend installed."""
+    session.install("./core[test]")
+    session.env["TVM_BACKENDS_STRICT"] = "1"
+    _pytest(session, "core/tests")
+
+
+def _backend_session(folder: str):
+    short = folder.removeprefix("tvm-backend-")
+
+    @nox.session(name=short, python=PYTHON)
+    def _session(session: nox.Session) -> None:
+        session.install("./core[test]", f"./{folder}[test]")
+        session.env["TVM_BACKENDS_STRICT"] = "1"
+        _pytest(session, f"{folder}/tests")
+
+    _session.__doc__ = f"Core plus {folder} alone."
+    return _session
+
+
+for _folder in BACKENDS:
+    globals()[f"session_{_folder.replace('-', '_')}"] = _backend_session(_folder)
+
+
+@nox.session(name="all", python=PYTHON)
+def all_backends(session: nox.Session) -> None:
+    """Core with every backend installed together."""
+    session.install("./core[test]", *[f"./{b}[test]" for b in BACKENDS])
+    session.env["TVM_BACKENDS_STRICT"] = "1"
+    _pytest(session, "core/tests", *[f"{b}/tests" for b in BACKENDS])
+
+
+@nox.session(python=PYTHON)
+def discovery(session: nox.Session) -> None:
+    """Plugin discovery end to end, from built wheels in a fresh venv."""
+    wheels = ROOT / ".nox" / "_wheels"
+    session.install("pytest", "build")
+    session.run("python", str(ROOT / "plugins" / "discovery_check.py"), str(wheels))
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy over core and the backends."""
+    session.install("mypy", "./core", *[f"./{b}" for b in BACKENDS])
+    session.run("mypy", "core/src/tvm", *[f"{b}/src" for b in BACKENDS])

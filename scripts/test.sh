@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's test command: set up nox and run the whole test matrix.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv-nox
+.venv-nox/bin/python -m pip install -q --upgrade pip
+.venv-nox/bin/python -m pip install -q "nox>=2024.4" "uv>=0.4"
+export PATH="$PWD/.venv-nox/bin:$PATH"
+nox "$@"

@@ -1,0 +1,628 @@
+"""Load cubins and launch kernels with cuda.core.
+
+``cuda.core`` (and torch/cupy, when the arguments come from them) is imported inside functions:
+importing this module is cheap and works on a machine without a driver. There,
+:func:`has_cuda_device` answers False and a launch raises ``RuntimeError("no CUDA device is
+present: ...")``.
+
+The launch path is kept short because it runs once per kernel call: everything that does not
+depend on the call's values (parameter plan, loaded kernels, launch configs, stream wrappers,
+per-type pointer extractors) is computed once and cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "CudaKernel",
+    "CudaModule",
+    "has_cuda_device",
+    "no_device_reason",
+]
+
+# Above this much dynamic shared memory a kernel must opt in through its attribute.
+_DEFAULT_SMEM_LIMIT = 48 * 1024
+
+
+# -- device probe ------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> tuple[int, str]:
+    """(number of devices, reason when there are none). Never raises."""
+    try:
+        from cuda.bindings import driver
+    except Exception as e:  # no cuda-bindings, or it failed to load
+        return 0, f"cuda.bindings is not importable ({type(e).__name__}: {e})"
+    try:
+        (err,) = driver.cuInit(0)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return 0, f"cuInit failed with {err.name}"
+        err, count = driver.cuDeviceGetCount()
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return 0, f"cuDeviceGetCount failed with {err.name}"
+    except Exception as e:  # typically: libcuda.so (the driver) is not installed
+        return 0, f"the NVIDIA driver could not be loaded ({type(e).__name__}: {e})"
+    if count == 0:
+        return 0, "the driver reports 0 devices"
+    return int(count), ""
+
+
+def has_cuda_device() -> bool:
+    """True when the NVIDIA driver is present and reports at least one device."""
+    return _probe()[0] > 0
+
+
+def no_device_reason() -> str:
+    """Why :func:`has_cuda_device` is False ('' when a device is present)."""
+    return _probe()[1]
+
+
+def _require_device(device_id: int) -> None:
+    count, reason = _probe()
+    if count == 0:
+        raise RuntimeError(
+            f"no CUDA device is present: {reason}. The cubin was built (compiling needs no GPU); "
+            "run it on a machine with an NVIDIA GPU and driver."
+        )
+    if not 0 <= device_id < count:
+        raise RuntimeError(f"CUDA device {device_id} does not exist ({count} device(s) present)")
+
+
+# -- parameter types ---------------------------------------------------------------------------
+
+_POINTER_TYPES = frozenset({"ptr", "handle", "pointer"})
+
+
+def _float_to_bf16_bits(x: float):
+    """Round a float to bfloat16 (round to nearest even) and return its bits as np.uint16."""
+    import numpy as np
+
+    bits = int(np.float32(x).view(np.uint32))
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        return np.uint16(0x7FC0)  # NaN stays a quiet NaN
+    bits += 0x7FFF + ((bits >> 16) & 1)
+    return np.uint16((bits >> 16) & 0xFFFF)
+
+
+@functools.lru_cache(maxsize=None)
+def _scalar_converter(type_name: str) -> Callable[[Any], Any]:
+    """A function turning a Python/numpy value into a numpy scalar of the exact C type."""
+    import numpy as np
+
+    table: dict[str, Callable[[Any], Any]] = {
+        "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+        "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+        "float16": np.float16, "float32": np.float32, "float64": np.float64,
+        "bool": np.bool_, "bfloat16": _float_to_bf16_bits,
+    }
+    try:
+        return table[type_name]
+    except KeyError:
+        raise ValueError(
+            f"unsupported kernel parameter type {type_name!r}; use 'ptr' or one of "
+            + ", ".join(sorted(table))
+        ) from None
+
+
+def _parse_params(spec: Sequence[Any] | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``["ptr", ("n", "int32")]`` -> (names, types). None means: no signature given."""
+    if spec is None:
+        return None
+    names, types = [], []
+    for i, item in enumerate(spec):
+        if isinstance(item, str):
+            name, ty = f"arg{i}", item
+        else:
+            name, ty = item
+        if ty not in _POINTER_TYPES:
+            _scalar_converter(ty)  # validate now, not at the first launch
+        names.append(name)
+        types.append("ptr" if ty in _POINTER_TYPES else ty)
+    return tuple(names), tuple(types)
+
+
+# -- pointer extraction ------------------------------------------------------------------------
+
+# kind tags returned with a pointer, used to pick the stream
+_TORCH, _CUPY, _OTHER = 1, 2, 0
+# DLPack device types that live on the GPU
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+
+
+class _HostArray(Exception):
+    """An array argument lives in host memory."""
+
+
+def _torch_ptr(t: Any) -> tuple[int, int, int]:
+    dev = t.get_device()  # -1 for CPU tensors; cheaper than t.device
+    if dev < 0:
+        raise _HostArray(f"a torch tensor on {t.device}")
+    return t.data_ptr(), dev, _TORCH
+
+
+def _cupy_ptr(a: Any) -> tuple[int, int, int]:
+    return a.data.ptr, a.device.id, _CUPY
+
+
+def _int_ptr(p: int) -> tuple[int, int, int]:
+    return p, -2, _OTHER  # -2: a raw pointer, device unknown (not checked)
+
+
+def _buffer_ptr(b: Any) -> tuple[int, int, int]:
+    if not b.is_device_accessible:
+        raise _HostArray("a host-only cuda.core Buffer")
+    return int(b.handle), b.device_id, _OTHER
+
+
+def _view_ptr(obj: Any) -> tuple[int, int, int]:
+    """Anything with __dlpack__ or __cuda_array_interface__, through StridedMemoryView."""
+    from cuda.core.utils import StridedMemoryView
+
+    if hasattr(obj, "__dlpack_device__"):
+        dl_type, dl_id = obj.__dlpack_device__()
+        if int(dl_type) not in (_DL_CUDA, _DL_CUDA_MANAGED):
+            raise _HostArray(f"an array on DLPack device type {int(dl_type)} (not CUDA)")
+        view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
+    elif hasattr(obj, "__cuda_array_interface__"):
+        view = StridedMemoryView.from_cuda_array_interface(obj, stream_ptr=-1)
+    else:
+        view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
+    if not view.is_device_accessible:
+        raise _HostArray("an array in host memory")
+    return int(view.ptr), int(view.device_id), _OTHER
+
+
+def _host_ptr(obj: Any) -> tuple[int, int, int]:
+    raise _HostArray(f"a host array ({type(obj).__module__}.{type(obj).__name__})")
+
+
+def _extractor_for(tp: type) -> Callable[[Any], tuple[int, int, int]] | None:
+    mod = tp.__module__.split(".")[0]
+    if tp is bool:
+        return None
+    if issubclass(tp, int):
+        return _int_ptr
+    if mod == "torch" and hasattr(tp, "data_ptr") and hasattr(tp, "get_device"):
+        return _torch_ptr
+    if mod == "cupy" and hasattr(tp, "data") and hasattr(tp, "device"):
+        return _cupy_ptr
+    if mod == "numpy" and tp.__name__ == "ndarray":
+        return _host_ptr
+    if mod == "cuda" and tp.__name__ == "Buffer":
+        return _buffer_ptr
+    if hasattr(tp, "__dlpack__") or hasattr(tp, "__cuda_array_interface__"):
+        return _view_ptr
+    return None
+
+
+_EXTRACTORS: dict[type, Callable[[Any], tuple[int, int, int]] | None] = {}
+
+
+def _pointer(arg: Any, index: int, name: str) -> tuple[int, int, int]:
+    tp = type(arg)
+    try:
+        ex = _EXTRACTORS[tp]
+    except KeyError:
+        ex = _EXTRACTORS[tp] = _extractor_for(tp)
+    if ex is None:
+        raise TypeError(
+            f"kernel parameter {name!r} (#{index}) expects a device array or pointer, got "
+            f"{tp.__module__}.{tp.__name__}; pass a torch/cupy array (DLPack or "
+            "__cuda_array_interface__), a cuda.core Buffer or an int address"
+        )
+    try:
+        return ex(arg)
+    except _HostArray as e:
+        raise ValueError(
+            f"kernel parameter {name!r} (#{index}) is {e}, but the kernel runs on the GPU; "
+            "move it to a CUDA device first (e.g. tensor.cuda())"
+        ) from None
+
+
+# -- streams -----------------------------------------------------------------------------------
+
+
+class _Streams:
+    """cuda.core Stream wrappers of foreign handles, one per handle (creating one costs µs)."""
+
+    def __init__(self) -> None:
+        self._by_handle: dict[int, Any] = {}
+
+    def wrap(self, handle: int) -> Any:
+        s = self._by_handle.get(handle)
+        if s is None:
+            import cuda.core as cc
+
+            s = cc.LEGACY_DEFAULT_STREAM if handle == 0 else cc.Stream.from_handle(handle)
+            self._by_handle[handle] = s
+        return s
+
+
+_STREAMS = _Streams()
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_raw_stream() -> Callable[[int], int]:
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw  # what Triton and Inductor use: an int, no Stream object built
+    return lambda dev: torch.cuda.current_stream(dev).cuda_stream
+
+
+def _cupy_stream(dev: int) -> int:
+    import cupy
+
+    return cupy.cuda.get_current_stream(dev).ptr
+
+
+def _explicit_stream(stream: Any) -> Any:
+    import cuda.core as cc
+
+    if isinstance(stream, cc.Stream):
+        return stream
+    if isinstance(stream, int):
+        return _STREAMS.wrap(stream)
+    if hasattr(stream, "__cuda_stream__"):
+        return _STREAMS.wrap(int(stream.__cuda_stream__()[1]))
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy Stream
+        if hasattr(stream, attr):
+            return _STREAMS.wrap(int(getattr(stream, attr)))
+    raise TypeError(f"cannot use {type(stream).__name__} as a CUDA stream")
+
+
+# -- launch geometry ---------------------------------------------------------------------------
+
+
+def _dim3(v: int | Sequence[int], what: str) -> tuple[int, int, int]:
+    t = (v,) if isinstance(v, int) else tuple(v)
+    if not 1 <= len(t) <= 3 or any(not isinstance(x, int) or x < 1 for x in t):
+        raise ValueError(f"{what} must be a positive int or 1-3 positive ints, got {v!r}")
+    return (*t, *(1,) * (3 - len(t)))  # type: ignore[return-value]
+
+
+def _make_config(grid: Any, block: Any, shmem: int, cluster: Any) -> Any:
+    from cuda.core import LaunchConfig
+
+    g, b = _dim3(grid, "grid"), _dim3(block, "block")
+    if cluster is None:
+        return LaunchConfig(grid=g, block=b, shmem_size=shmem)
+    c = _dim3(cluster, "cluster")
+    if any(gi % ci for gi, ci in zip(g, c)):
+        raise ValueError(f"grid {g} (in blocks) is not a multiple of the cluster shape {c}")
+    # Our grid counts blocks, as CUDA's launch API does; cuda.core's counts clusters.
+    return LaunchConfig(grid=tuple(gi // ci for gi, ci in zip(g, c)), cluster=c, block=b,
+                        shmem_size=shmem)
+
+
+# -- module and kernel -------------------------------------------------------------------------
+
+
+class _Loaded:
+    """One kernel loaded on one device."""
+
+    __slots__ = ("device", "kernel", "smem_limit")
+
+    def __init__(self, kernel: Any, device: Any) -> None:
+        self.kernel = kernel
+        self.device = device
+        self.smem_limit = _DEFAULT_SMEM_LIMIT
+
+
+class CudaKernel:
+    """A kernel of a :class:`CudaModule`; launch it with :meth:`launch`.
+
+    ``param_types`` (one per kernel parameter: ``"ptr"`` or a dtype such as ``"int32"``,
+    ``"float32"``, ``"float16"``, ``"bfloat16"``) decides the exact C type of each scalar. Without
+    it, arguments must be arrays/pointers or numpy scalars (a Python int would be ambiguous).
+    """
+
+    def __init__(self, module: CudaModule, name: str, params: Sequence[Any] | None) -> None:
+        self.module = module
+        self.name = name
+        parsed = _parse_params(params)
+        self.param_names: tuple[str, ...] | None = parsed[0] if parsed else None
+        self.param_types: tuple[str, ...] | None = parsed[1] if parsed else None
+        # The plan: per parameter, None for a pointer or the scalar converter.
+        self._plan: tuple[Callable[[Any], Any] | None, ...] | None = (
+            tuple(None if t == "ptr" else _scalar_converter(t) for t in parsed[1])
+            if parsed else None
+        )
+        self._loaded: dict[int, _Loaded] = {}
+        self._configs: dict[tuple, Any] = {}
+
+    def __repr__(self) -> str:
+        sig = ", ".join(self.param_types) if self.param_types else "..."
+        return f"<CudaKernel {self.name}({sig})>"
+
+    # -- marshalling ---------------------------------------------------------------------------
+
+    def _marshal(self, args: Sequence[Any]) -> tuple[list[Any], int, int]:
+        """(launch values, device id or -1, kind of the first array) for ``args``."""
+        plan = self._plan
+        if plan is None:
+            return self._marshal_untyped(args)
+        if len(args) != len(plan):
+            raise TypeError(
+                f"kernel {self.name} takes {len(plan)} arguments "
+                f"({', '.join(self.param_names or ())}), got {len(args)}"
+            )
+        values: list[Any] = []
+        device, kind = -1, _OTHER
+        for i, conv in enumerate(plan):
+            a = args[i]
+            if conv is not None:
+                try:
+                    values.append(conv(a))
+                except (TypeError, ValueError) as e:
+                    raise TypeError(
+                        f"kernel parameter {self._pname(i)!r} (#{i}) is a "
+                        f"{self.param_types[i]} scalar; cannot convert "  # type: ignore[index]
+                        f"{type(a).__name__}: {e}"
+                    ) from None
+                continue
+            ptr, dev, k = _pointer(a, i, self._pname(i))
+            values.append(ptr)
+            if dev >= 0:
+                if device < 0:
+                    device, kind = dev, k
+                elif dev != device:
+                    raise ValueError(
+                        f"kernel parameter {self._pname(i)!r} (#{i}) is on cuda:{dev} but "
+                        f"earlier arguments are on cuda:{device}; put all arrays on one device"
+                    )
+        return values, device, kind
+
+    def _marshal_untyped(self, args: Sequence[Any]) -> tuple[list[Any], int, int]:
+        import numpy as np
+
+        values: list[Any] = []
+        device, kind = -1, _OTHER
+        for i, a in enumerate(args):
+            if isinstance(a, np.generic):
+                values.append(a)
+                continue
+            if isinstance(a, (bool, float)) or (isinstance(a, int) and not a):
+                raise TypeError(
+                    f"kernel parameter #{i}: a Python {type(a).__name__} has no exact C type; "
+                    "pass a numpy scalar (np.int32(...)) or give the kernel's param types"
+                )
+            ptr, dev, k = _pointer(a, i, f"arg{i}")
+            values.append(ptr)
+            if dev >= 0:
+                if device < 0:
+                    device, kind = dev, k
+                elif dev != device:
+                    raise ValueError(f"kernel parameter 'arg{i}' (#{i}) is on cuda:{dev} but "
+                                     f"earlier arguments are on cuda:{device}")
+        return values, device, kind
+
+    def _pname(self, i: int) -> str:
+        return self.param_names[i] if self.param_names else f"arg{i}"
+
+    # -- launch --------------------------------------------------------------------------------
+
+    def launch(
+        self,
+        grid: int | Sequence[int],
+        block: int | Sequence[int],
+        args: Sequence[Any],
+        *,
+        shmem: int = 0,
+        cluster: int | Sequence[int] | None = None,
+        stream: Any = None,
+    ) -> None:
+        """Launch asynchronously. ``grid`` counts blocks (also with ``cluster``)."""
+        values, device, kind = self._marshal(args)
+        if device < 0:
+            device = self.module.device_id
+        loaded = self._loaded.get(device)
+        if loaded is None:
+            loaded = self._load(device)
+        _ensure_current(device, loaded.device)
+        if shmem > loaded.smem_limit:
+            self._raise_smem_limit(loaded, shmem)
+        key = (grid, block, shmem, cluster)
+        try:
+            config = self._configs[key]
+        except KeyError:
+            config = self._configs[key] = _make_config(grid, block, shmem, cluster)
+        except TypeError:  # lists are not hashable: build, don't cache
+            config = _make_config(grid, block, shmem, cluster)
+        if stream is not None:
+            s = _explicit_stream(stream)
+        elif kind == _TORCH:
+            s = _STREAMS.wrap(_torch_raw_stream()(device))
+        elif kind == _CUPY:
+            s = _STREAMS.wrap(_cupy_stream(device))
+        else:
+            s = self.module.stream(device)
+        from cuda.core import launch
+
+        launch(s, config, loaded.kernel, *values)
+
+    def _load(self, device: int) -> _Loaded:
+        kernels = self.module._load(device)
+        loaded = self._loaded[device] = _Loaded(kernels[self.name], self.module._devices[device])
+        return loaded
+
+    def _raise_smem_limit(self, loaded: _Loaded, shmem: int) -> None:
+        """Opt the kernel in to ``shmem`` bytes of dynamic shared memory on this device."""
+        from cuda.bindings import driver
+
+        dev = loaded.device
+        optin = dev.properties.max_shared_memory_per_block_optin
+        static = loaded.kernel.attributes.shared_size_bytes
+        if shmem + static > optin:
+            raise ValueError(
+                f"kernel {self.name} asks for {shmem} bytes of dynamic shared memory (+{static} "
+                f"static); device {dev.device_id} allows at most {optin} per block"
+            )
+        attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        handle = loaded.kernel.handle
+        if isinstance(handle, driver.CUkernel):
+            (err,) = driver.cuKernelSetAttribute(attr, shmem, handle, driver.CUdevice(dev.device_id))
+        else:
+            (err,) = driver.cuFuncSetAttribute(handle, attr, shmem)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(
+                f"setting MAX_DYNAMIC_SHARED_SIZE_BYTES={shmem} on kernel {self.name} failed: "
+                f"{err.name}"
+            )
+        loaded.smem_limit = shmem
+
+
+_TLS = threading.local()
+
+
+def _ensure_current(device_id: int, device: Any) -> None:
+    # cuda.core needs a current context on the calling thread; torch sets the same primary
+    # context, so this is normally one attribute read.
+    if getattr(_TLS, "device", None) != device_id:
+        device.set_current()
+        _TLS.device = device_id
+
+
+class CudaModule:
+    """A cubin and its kernels, loaded lazily on each device that a launch uses.
+
+    ``kernels`` is a list of kernel names (``extern "C"`` names), or a mapping from name to its
+    parameter types: ``{"vadd": ["ptr", "ptr", "ptr", "int32"]}``; an entry may be a
+    ``(name, type)`` pair so errors name the parameter. ``device`` is where launches go when no
+    argument says otherwise (default 0). Nothing touches the GPU until the first launch.
+    """
+
+    def __init__(
+        self,
+        cubin: bytes | Any,
+        kernels: Sequence[str] | Mapping[str, Sequence[Any] | None],
+        *,
+        device: int = 0,
+        arch: str | None = None,
+    ) -> None:
+        if hasattr(cubin, "cubin"):  # a CompiledCuda
+            arch = arch or cubin.arch
+            cubin = cubin.cubin
+        if not isinstance(cubin, (bytes, bytearray)) or cubin[:4] != b"\x7fELF":
+            raise ValueError("CudaModule needs a cubin (ELF bytes), e.g. compile_cuda(...).cubin")
+        self.cubin = bytes(cubin)
+        self.arch = arch
+        self.device_id = device
+        if isinstance(kernels, Mapping):
+            specs = dict(kernels)
+        elif isinstance(kernels, str):
+            specs = {kernels: None}
+        else:
+            specs = dict.fromkeys(kernels)
+        self._kernels = {name: CudaKernel(self, name, spec) for name, spec in specs.items()}
+        self._modules: dict[int, dict[str, Any]] = {}
+        self._devices: dict[int, Any] = {}
+        self._streams: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return list(self._kernels)
+
+    def get_kernel(self, name: str) -> CudaKernel:
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise KeyError(
+                f"no kernel {name!r} in this module; it has: {', '.join(self._kernels)}"
+            ) from None
+
+    def launch(
+        self,
+        kernel: str | CudaKernel,
+        grid: int | Sequence[int],
+        block: int | Sequence[int],
+        args: Sequence[Any],
+        *,
+        shmem: int = 0,
+        cluster: int | Sequence[int] | None = None,
+        stream: Any = None,
+    ) -> None:
+        """Launch ``kernel`` (a name or a :class:`CudaKernel`) asynchronously.
+
+        ``grid`` and ``block`` are an int or up to 3 ints; ``grid`` counts blocks, also when
+        ``cluster`` gives a cluster shape. The stream is ``stream`` if given, else the current
+        torch (or cupy) stream when the arrays come from torch (or cupy), else this module's own
+        stream on that device (see :meth:`stream`, :meth:`synchronize`).
+        """
+        k = kernel if isinstance(kernel, CudaKernel) else self.get_kernel(kernel)
+        k.launch(grid, block, args, shmem=shmem, cluster=cluster, stream=stream)
+
+    def stream(self, device: int | None = None) -> Any:
+        """This module's own cuda.core Stream on ``device`` (created on first use)."""
+        dev_id = self.device_id if device is None else device
+        s = self._streams.get(dev_id)
+        if s is None:
+            dev = self._device(dev_id)
+            s = self._streams[dev_id] = dev.create_stream()
+        return s
+
+    def synchronize(self) -> None:
+        """Wait for everything launched on this module's own streams."""
+        for s in list(self._streams.values()):
+            s.sync()
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def _device(self, dev_id: int) -> Any:
+        dev = self._devices.get(dev_id)
+        if dev is None:
+            _require_device(dev_id)
+            from cuda.core import Device
+
+            dev = Device(dev_id)
+            dev.set_current()
+            _TLS.device = dev_id
+            self._devices[dev_id] = dev
+        return dev
+
+    def _load(self, dev_id: int) -> dict[str, Any]:
+        with self._lock:
+            mod = self._modules.get(dev_id)
+            if mod is not None:
+                return mod
+            dev = self._device(dev_id)
+            self._check_arch(dev)
+            from cuda.core import ObjectCode
+
+            _ensure_current(dev_id, dev)
+            code = ObjectCode.from_cubin(self.cubin)
+            mod = {}
+            for name in self._kernels:
+                try:
+                    mod[name] = code.get_kernel(name)
+                except Exception as e:
+                    raise RuntimeError(
+                        f"kernel {name!r} is not in the cubin ({e}); kernels must be declared "
+                        'extern "C" so their names are not mangled'
+                    ) from e
+            self._modules[dev_id] = mod
+            return mod
+
+    def _check_arch(self, dev: Any) -> None:
+        """Fail with a clear message before the driver's CUDA_ERROR_NO_BINARY_FOR_GPU."""
+        if not self.arch:
+            return
+        from .compiler import parse_arch
+
+        num, suffix = parse_arch(self.arch)
+        major, minor = dev.compute_capability
+        dev_num = major * 10 + minor
+        ok = num == dev_num if suffix else (num // 10 == major and num <= dev_num)
+        if not ok:
+            raise RuntimeError(
+                f"this cubin was built for {self.arch} and cannot run on device {dev.device_id} "
+                f"(compute capability {major}.{minor}); compile for sm_{dev_num}"
+                + ("a" if dev_num >= 90 else "")
+            )
