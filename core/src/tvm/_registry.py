@@ -61,6 +61,18 @@ def owner_scope(owner: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def core_scope() -> Iterator[None]:
+    """Register as core, outside any backend's transaction (for lazily loaded core entries)."""
+    token_owner = _owner.set(CORE_OWNER)
+    token_journal = _journal.set(None)
+    try:
+        yield
+    finally:
+        _journal.reset(token_journal)
+        _owner.reset(token_owner)
+
+
+@contextlib.contextmanager
 def transaction(owner: str) -> Iterator[None]:
     """Run registrations as ``owner``; on an exception undo all of them and re-raise."""
     undo: list[Callable[[], None]] = []

@@ -103,6 +103,8 @@ class Op:
     @staticmethod
     def get(name: str) -> Op:
         op = OP_REGISTRY.get(name)
+        if op is None and _ensure_core_ops():
+            op = OP_REGISTRY.get(name)
         if op is None:
             hint = ""
             close = [k for k in OP_REGISTRY.keys() if k.endswith(name.split(".")[-1])][:5]
@@ -114,10 +116,12 @@ class Op:
 
     @staticmethod
     def exists(name: str) -> bool:
+        _ensure_core_ops()
         return name in OP_REGISTRY
 
     @staticmethod
     def list(prefix: str = "") -> list[Op]:
+        _ensure_core_ops()
         return [op for key, op in OP_REGISTRY.items() if key.startswith(prefix)]
 
     # -- attributes ------------------------------------------------------------------------
@@ -165,3 +169,21 @@ class Op:
 
 
 OP_REGISTRY: Registry[str, Op] = Registry("op")
+
+_core_ops_loaded = False
+
+
+def _ensure_core_ops() -> bool:
+    """Register core's builtin and tile-primitive ops on first need; True if it just did."""
+    global _core_ops_loaded
+    if _core_ops_loaded:
+        return False
+    _core_ops_loaded = True
+    from .._registry import core_scope
+
+    with core_scope():
+        import importlib
+
+        importlib.import_module("tvm.tirx.op")
+        importlib.import_module("tvm.tirx.operator.tile_primitive.ops")
+    return True
