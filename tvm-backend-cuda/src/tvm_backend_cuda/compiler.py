@@ -12,6 +12,7 @@ and carry a length and a sha256; a corrupt or truncated entry is rebuilt, never 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -359,10 +360,8 @@ def _read_entry(path: Path) -> tuple[bytes, dict] | None:
         meta = json.loads(body[:meta_len].decode())
         return body[meta_len:], meta
     except (struct.error, ValueError, UnicodeDecodeError):
-        try:
+        with contextlib.suppress(OSError):
             path.unlink()
-        except OSError:
-            pass
         return None
 
 
@@ -382,10 +381,8 @@ def _write_entry(path: Path, cubin: bytes, meta: dict) -> None:
             f.write(body)
         os.replace(tmp, path)  # atomic: readers see the old entry or the whole new one
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
 
 
 # -- public entry points -----------------------------------------------------------------------

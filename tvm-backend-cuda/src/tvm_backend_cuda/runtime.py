@@ -89,7 +89,7 @@ def _float_to_bf16_bits(x: float):
     return np.uint16((bits >> 16) & 0xFFFF)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scalar_converter(type_name: str) -> Callable[[Any], Any]:
     """A function turning a Python/numpy value into a numpy scalar of the exact C type."""
     import numpy as np
@@ -136,6 +136,14 @@ _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
 
 class _HostArray(Exception):
     """An array argument lives in host memory."""
+
+
+class _SlowPath(Exception):
+    """The fast marshalling path met something it leaves to the careful one."""
+
+
+# torch.Tensor and its subclasses seen so far: the fast path reads them inline.
+_TORCH_TYPES: set[type] = set()
 
 
 def _torch_ptr(t: Any) -> tuple[int, int, int]:
@@ -188,6 +196,7 @@ def _extractor_for(tp: type) -> Callable[[Any], tuple[int, int, int]] | None:
     if issubclass(tp, int):
         return _int_ptr
     if mod == "torch" and hasattr(tp, "data_ptr") and hasattr(tp, "get_device"):
+        _TORCH_TYPES.add(tp)
         return _torch_ptr
     if mod == "cupy" and hasattr(tp, "data") and hasattr(tp, "device"):
         return _cupy_ptr
@@ -227,33 +236,44 @@ def _pointer(arg: Any, index: int, name: str) -> tuple[int, int, int]:
 # -- streams -----------------------------------------------------------------------------------
 
 
-class _Streams:
-    """cuda.core Stream wrappers of foreign handles, one per handle (creating one costs µs)."""
-
-    def __init__(self) -> None:
-        self._by_handle: dict[int, Any] = {}
-
-    def wrap(self, handle: int) -> Any:
-        s = self._by_handle.get(handle)
-        if s is None:
-            import cuda.core as cc
-
-            s = cc.LEGACY_DEFAULT_STREAM if handle == 0 else cc.Stream.from_handle(handle)
-            self._by_handle[handle] = s
-        return s
+# cuda.core Stream wrappers of foreign stream handles, one per handle (building one costs µs).
+_STREAM_BY_HANDLE: dict[int, Any] = {}
 
 
-_STREAMS = _Streams()
+def _wrap_stream(handle: int) -> Any:
+    import cuda.core as cc
+
+    s = cc.LEGACY_DEFAULT_STREAM if handle == 0 else cc.Stream.from_handle(handle)
+    _STREAM_BY_HANDLE[handle] = s
+    return s
 
 
-@functools.lru_cache(maxsize=1)
-def _torch_raw_stream() -> Callable[[int], int]:
+def _torch_raw_stream_lazy(device: int) -> int:
+    """Replaces itself with torch's raw current-stream getter on first use."""
+    global _TORCH_RAW_STREAM
     import torch
 
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw  # what Triton and Inductor use: an int, no Stream object built
-    return lambda dev: torch.cuda.current_stream(dev).cuda_stream
+    if raw is None:  # what Triton and Inductor use; fall back to the public API
+        def raw(dev: int) -> int:
+            return torch.cuda.current_stream(dev).cuda_stream
+    _TORCH_RAW_STREAM = raw
+    return raw(device)
+
+
+_TORCH_RAW_STREAM: Callable[[int], int] = _torch_raw_stream_lazy
+
+
+def _launch_lazy(*args: Any) -> None:
+    """Replaces itself with cuda.core.launch on first use (no import in the hot path)."""
+    global _LAUNCH
+    from cuda.core import launch
+
+    _LAUNCH = launch
+    launch(*args)
+
+
+_LAUNCH: Callable[..., None] = _launch_lazy
 
 
 def _cupy_stream(dev: int) -> int:
@@ -268,13 +288,20 @@ def _explicit_stream(stream: Any) -> Any:
     if isinstance(stream, cc.Stream):
         return stream
     if isinstance(stream, int):
-        return _STREAMS.wrap(stream)
-    if hasattr(stream, "__cuda_stream__"):
-        return _STREAMS.wrap(int(stream.__cuda_stream__()[1]))
-    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy Stream
-        if hasattr(stream, attr):
-            return _STREAMS.wrap(int(getattr(stream, attr)))
-    raise TypeError(f"cannot use {type(stream).__name__} as a CUDA stream")
+        handle = stream
+    elif hasattr(stream, "__cuda_stream__"):
+        handle = int(stream.__cuda_stream__()[1])
+    elif hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        handle = int(stream.cuda_stream)
+    elif hasattr(stream, "ptr"):  # cupy Stream
+        handle = int(stream.ptr)
+    else:
+        raise TypeError(
+            f"cannot use {type(stream).__name__} as a CUDA stream; pass a cuda.core Stream, a "
+            "torch or cupy stream, or a stream handle (int)"
+        )
+    s = _STREAM_BY_HANDLE.get(handle)
+    return s if s is not None else _wrap_stream(handle)
 
 
 # -- launch geometry ---------------------------------------------------------------------------
@@ -334,6 +361,7 @@ class CudaKernel:
             tuple(None if t == "ptr" else _scalar_converter(t) for t in parsed[1])
             if parsed else None
         )
+        self._nparams = len(self._plan) if self._plan is not None else -1
         self._loaded: dict[int, _Loaded] = {}
         self._configs: dict[tuple, Any] = {}
 
@@ -342,6 +370,32 @@ class CudaKernel:
         return f"<CudaKernel {self.name}({sig})>"
 
     # -- marshalling ---------------------------------------------------------------------------
+
+    def _marshal_fast(self, args: Sequence[Any]) -> tuple[list[Any], int, int]:
+        """The common case in a tight loop; anything unusual raises and :meth:`_marshal` redoes
+        the work with precise error messages."""
+        values: list[Any] = []
+        append = values.append
+        device, kind = -1, _OTHER
+        for conv, a in zip(self._plan, args):  # type: ignore[arg-type]
+            if conv is not None:
+                append(conv(a))
+                continue
+            tp = type(a)
+            if tp in _TORCH_TYPES:
+                d = a.get_device()
+                if d < 0:
+                    raise _SlowPath
+                append(a.data_ptr())
+                k = _TORCH
+            else:
+                p, d, k = _EXTRACTORS[tp](a)  # type: ignore[misc]
+                append(p)
+            if d != device and d != -2:
+                if device >= 0:
+                    raise _SlowPath
+                device, kind = d, k
+        return values, device, kind
 
     def _marshal(self, args: Sequence[Any]) -> tuple[list[Any], int, int]:
         """(launch values, device id or -1, kind of the first array) for ``args``."""
@@ -360,11 +414,11 @@ class CudaKernel:
             if conv is not None:
                 try:
                     values.append(conv(a))
-                except (TypeError, ValueError) as e:
+                except (TypeError, ValueError, OverflowError) as e:
                     raise TypeError(
                         f"kernel parameter {self._pname(i)!r} (#{i}) is a "
                         f"{self.param_types[i]} scalar; cannot convert "  # type: ignore[index]
-                        f"{type(a).__name__}: {e}"
+                        f"{type(a).__name__} {a!r}: {e}"
                     ) from None
                 continue
             ptr, dev, k = _pointer(a, i, self._pname(i))
@@ -388,7 +442,7 @@ class CudaKernel:
             if isinstance(a, np.generic):
                 values.append(a)
                 continue
-            if isinstance(a, (bool, float)) or (isinstance(a, int) and not a):
+            if isinstance(a, (bool, float)):
                 raise TypeError(
                     f"kernel parameter #{i}: a Python {type(a).__name__} has no exact C type; "
                     "pass a numpy scalar (np.int32(...)) or give the kernel's param types"
@@ -419,13 +473,20 @@ class CudaKernel:
         stream: Any = None,
     ) -> None:
         """Launch asynchronously. ``grid`` counts blocks (also with ``cluster``)."""
-        values, device, kind = self._marshal(args)
+        if self._plan is not None and len(args) == self._nparams:
+            try:
+                values, device, kind = self._marshal_fast(args)
+            except Exception:
+                values, device, kind = self._marshal(args)
+        else:
+            values, device, kind = self._marshal(args)
         if device < 0:
             device = self.module.device_id
         loaded = self._loaded.get(device)
         if loaded is None:
             loaded = self._load(device)
-        _ensure_current(device, loaded.device)
+        if getattr(_TLS, "device", None) != device:
+            _make_current(device, loaded.device)
         if shmem > loaded.smem_limit:
             self._raise_smem_limit(loaded, shmem)
         key = (grid, block, shmem, cluster)
@@ -437,15 +498,20 @@ class CudaKernel:
             config = _make_config(grid, block, shmem, cluster)
         if stream is not None:
             s = _explicit_stream(stream)
-        elif kind == _TORCH:
-            s = _STREAMS.wrap(_torch_raw_stream()(device))
-        elif kind == _CUPY:
-            s = _STREAMS.wrap(_cupy_stream(device))
         else:
-            s = self.module.stream(device)
-        from cuda.core import launch
-
-        launch(s, config, loaded.kernel, *values)
+            if kind == _TORCH:
+                handle = _TORCH_RAW_STREAM(device)
+            elif kind == _CUPY:
+                handle = _cupy_stream(device)
+            else:
+                handle = None
+            if handle is None:
+                s = self.module.stream(device)
+            else:
+                s = _STREAM_BY_HANDLE.get(handle)
+                if s is None:
+                    s = _wrap_stream(handle)
+        _LAUNCH(s, config, loaded.kernel, *values)
 
     def _load(self, device: int) -> _Loaded:
         kernels = self.module._load(device)
@@ -481,12 +547,11 @@ class CudaKernel:
 _TLS = threading.local()
 
 
-def _ensure_current(device_id: int, device: Any) -> None:
-    # cuda.core needs a current context on the calling thread; torch sets the same primary
-    # context, so this is normally one attribute read.
-    if getattr(_TLS, "device", None) != device_id:
-        device.set_current()
-        _TLS.device = device_id
+def _make_current(device_id: int, device: Any) -> None:
+    # cuda.core needs a current context on the calling thread (torch uses the same primary
+    # context); the launch path checks _TLS.device first, so this runs once per thread.
+    device.set_current()
+    _TLS.device = device_id
 
 
 class CudaModule:
@@ -556,7 +621,9 @@ class CudaModule:
         torch (or cupy) stream when the arrays come from torch (or cupy), else this module's own
         stream on that device (see :meth:`stream`, :meth:`synchronize`).
         """
-        k = kernel if isinstance(kernel, CudaKernel) else self.get_kernel(kernel)
+        k = self._kernels.get(kernel) if kernel.__class__ is str else kernel  # type: ignore[call-overload]
+        if k is None:
+            k = self.get_kernel(kernel)  # type: ignore[arg-type]  # raises, listing the names
         k.launch(grid, block, args, shmem=shmem, cluster=cluster, stream=stream)
 
     def stream(self, device: int | None = None) -> Any:
@@ -596,7 +663,7 @@ class CudaModule:
             self._check_arch(dev)
             from cuda.core import ObjectCode
 
-            _ensure_current(dev_id, dev)
+            _make_current(dev_id, dev)
             code = ObjectCode.from_cubin(self.cubin)
             mod = {}
             for name in self._kernels:
@@ -619,7 +686,8 @@ class CudaModule:
         num, suffix = parse_arch(self.arch)
         major, minor = dev.compute_capability
         dev_num = major * 10 + minor
-        ok = num == dev_num if suffix else (num // 10 == major and num <= dev_num)
+        # 'a' cubins run only on that exact chip; plain and 'f' ones on later minors of the major
+        ok = num == dev_num if suffix == "a" else (num // 10 == major and num <= dev_num)
         if not ok:
             raise RuntimeError(
                 f"this cubin was built for {self.arch} and cannot run on device {dev.device_id} "

@@ -1,0 +1,29 @@
+"""Shared fixtures: the `gpu` marker, a private cubin cache per test, and the device probe."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and driver (skipped without one)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not any(item.get_closest_marker("gpu") for item in items):
+        return
+    from tvm_backend_cuda.runtime import has_cuda_device, no_device_reason
+
+    if has_cuda_device():
+        return
+    skip = pytest.mark.skip(reason=f"no CUDA device: {no_device_reason()}")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test gets its own TVM_CACHE_DIR, so tests never see each other's (or a user's) cubins."""
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.mktemp("tvm-cache")))
+    yield
