@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The README's main job: set up a venv with core and every backend in this checkout, then
+# compile and run real kernels on the host C target (and on the GPU / simulators where present).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+pkgs=(./core)
+for b in tvm-backend-*; do
+  [ -f "$b/pyproject.toml" ] && pkgs+=("./$b")
+done
+.venv/bin/python -m pip install -q "${pkgs[@]}"
+.venv/bin/python -m tvm demo "$@"
