@@ -9,12 +9,19 @@ Every op also takes ``workspace=`` and ``dispatch=`` (and ``config=``) keywords.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .... import _registry
 from ....ir.op import CallEffect, Op, OpCategory
 
-__all__ = ["TILE_OPS", "TileOpSpec", "get_spec"]
+__all__ = ["EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec", "core_registration", "get_spec",
+           "make_call"]
+
+# Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
+EXEC_SCOPE_ALIASES = {"wg": "warpgroup"}
 
 _NO_DEFAULT = object()
 
@@ -120,10 +127,27 @@ _add(TileOpSpec("reduce_negate", ("dst", "src", "reduce_op", "axes"), "compose",
                 {"axes": -1}, doc="dst = -(reduce_op of src over axes)"))
 
 
+@contextlib.contextmanager
+def core_registration() -> Iterator[None]:
+    """Register as core, outside any backend's transaction.
+
+    Core's tile ops and fallback variants are registered when this package is first imported,
+    which may happen while a backend's registration runs; they must not become that backend's
+    entries, nor be rolled back if it fails.
+    """
+    token = _registry._journal.set(None)
+    try:
+        with _registry.owner_scope(_registry.CORE_OWNER):
+            yield
+    finally:
+        _registry._journal.reset(token)
+
+
 def _register() -> None:
-    for spec in TILE_OPS.values():
-        Op.register(spec.op_name, category=OpCategory.TILE_PRIMITIVE, effect=CallEffect.UPDATE_STATE,
-                    signature=spec.params, tile_spec=spec)
+    with core_registration():
+        for spec in TILE_OPS.values():
+            Op.register(spec.op_name, category=OpCategory.TILE_PRIMITIVE,
+                        effect=CallEffect.UPDATE_STATE, signature=spec.params, tile_spec=spec)
 
 
 _register()
@@ -134,3 +158,24 @@ def get_spec(name: str) -> TileOpSpec:
     if spec is None:
         raise AttributeError(f"{name!r} is not a tile primitive; tile primitives: {sorted(TILE_OPS)}")
     return spec
+
+
+def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None = None,
+              workspace: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
+              **kwargs: Any) -> Any:
+    """A :class:`~tvm.ir.TilePrimitiveCall` of tile primitive ``name`` with its arguments bound
+    in parameter order (defaults filled), after the tile-only check of ``buffer_params``.
+
+    This is what ``Tx.<op>(...)`` and ``Tx.<scope>.<op>(...)`` build.
+    """
+    from ....ir import Buffer, BufferRegion, TilePrimitiveCall
+
+    spec = get_spec(name)
+    bound = spec.bind(args, dict(kwargs))
+    for pname, value in zip(spec.params, bound):
+        if pname in spec.buffer_params and not isinstance(value, (Buffer, BufferRegion)):
+            raise TypeError(f"Tx.{spec.name} is tile-only and expects `{pname}` to be a Buffer or "
+                            f"BufferRegion; use T.{spec.name} for expression/builtin calls")
+    scope = EXEC_SCOPE_ALIASES.get(scope, scope)
+    return TilePrimitiveCall(Op.get(spec.op_name), bound, scope=scope, dispatch=dispatch,
+                             workspace=workspace, config=config)

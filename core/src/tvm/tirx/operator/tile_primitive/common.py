@@ -1,0 +1,325 @@
+"""Helpers shared by dispatch variants: op-kind enums, static argument reading, constant-folding
+index arithmetic, operand broadcasting and compute data types.
+
+Backend variants may use these too; they depend only on ``tvm.ir``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any
+
+from ....error import DispatchFail
+from ....ir import (
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    Cast,
+    DataType,
+    FloatImm,
+    IntImm,
+    PrimExpr,
+    StringImm,
+    TilePrimitiveCall,
+    const,
+    convert,
+    structural_equal,
+)
+from .ops import get_spec
+
+__all__ = [
+    "MapOpType", "Operand", "ReduceOpType", "bound_args", "broadcast_map", "cast_to",
+    "compute_dtype", "expr_equal", "fold_add", "fold_mul", "is_one", "normalize_axes",
+    "region_of", "static_bool", "static_float", "static_int", "static_ints",
+]
+
+
+class MapOpType(enum.Enum):
+    """Element-wise op kinds (the compose ops' ``op`` arguments name one of these)."""
+
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    FDIV = "fdiv"
+    MAX = "maximum"
+    MIN = "minimum"
+    FILL = "fill"
+    RECIPROCAL = "reciprocal"
+    EXP = "exp"
+    EXP2 = "exp2"
+    LOG = "log"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    ABS = "abs"
+    NEG = "neg"
+    SILU = "silu"
+    TANH = "tanh"
+    SIGMOID = "sigmoid"
+    RELU = "relu"
+
+    @classmethod
+    def parse(cls, value: Any) -> MapOpType:
+        return _parse_enum(cls, value, {"div": "fdiv", "max": "maximum", "min": "minimum"})
+
+
+class ReduceOpType(enum.Enum):
+    """Reduction kinds (``sum``, ``max``, ``min``)."""
+
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+
+    @classmethod
+    def parse(cls, value: Any) -> ReduceOpType:
+        return _parse_enum(cls, value, {"add": "sum", "maximum": "max", "minimum": "min"})
+
+
+def _parse_enum(cls: Any, value: Any, aliases: dict[str, str]) -> Any:
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, enum.Enum):
+        value = value.name
+    if isinstance(value, StringImm):
+        value = value.value
+    if not isinstance(value, str):
+        raise TypeError(f"expected a {cls.__name__} or its name, got {type(value).__name__} {value!r}")
+    key = value.lower()
+    key = aliases.get(key, key)
+    for member in cls:
+        if member.value == key or member.name.lower() == key:
+            return member
+    raise ValueError(f"unknown {cls.__name__} {value!r}; expected one of {[m.value for m in cls]}")
+
+
+# -- reading a call's arguments -------------------------------------------------------------------
+def bound_args(call: TilePrimitiveCall) -> dict[str, Any]:
+    """The call's arguments by parameter name, missing trailing ones from the op's defaults."""
+    spec = get_spec(call.op.name)
+    if len(call.args) > len(spec.params):
+        raise TypeError(f"{call.op.name}: {len(call.args)} arguments for parameters {spec.params}")
+    out: dict[str, Any] = {}
+    for i, name in enumerate(spec.params):
+        if i < len(call.args):
+            out[name] = call.args[i]
+        elif name in spec.defaults:
+            out[name] = spec.defaults[name]
+        else:
+            raise TypeError(f"{call.op.name}: missing argument {name!r} ({spec.signature()})")
+    return out
+
+
+def static_int(value: Any, what: str = "value") -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, IntImm):
+        return value.value
+    raise DispatchFail(f"{what} must be a constant integer, got {value!r}")
+
+
+def static_ints(value: Any, what: str = "value") -> list[int]:
+    if isinstance(value, (list, tuple)):
+        return [static_int(v, what) for v in value]
+    return [static_int(value, what)]
+
+
+def static_bool(value: Any, what: str = "flag") -> bool:
+    if value is None:
+        return False
+    return bool(static_int(value, what))
+
+
+def static_float(value: Any) -> float | None:
+    """The Python value of a constant number, or None when it is not a constant."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (IntImm, FloatImm)):
+        return float(value.value)
+    return None
+
+
+def normalize_axes(axes: Any, ndim: int) -> list[int]:
+    """Sorted, de-duplicated axes in ``[0, ndim)``; negative axes count from the end."""
+    out = set()
+    for a in static_ints(axes, "axes"):
+        b = a + ndim if a < 0 else a
+        if not 0 <= b < ndim:
+            raise DispatchFail(f"axis {a} is out of range for a source of rank {ndim}")
+        out.add(b)
+    return sorted(out)
+
+
+# -- constant-folding arithmetic --------------------------------------------------------------------
+def _int(e: Any) -> int | None:
+    if isinstance(e, int):
+        return e
+    if isinstance(e, IntImm):
+        return e.value
+    return None
+
+
+def is_one(e: Any) -> bool:
+    return _int(e) == 1
+
+
+def expr_equal(a: Any, b: Any) -> bool:
+    ia, ib = _int(a), _int(b)
+    if ia is not None and ib is not None:
+        return ia == ib
+    return structural_equal(convert(a), convert(b))
+
+
+def fold_add(a: Any, b: Any) -> PrimExpr:
+    ia, ib = _int(a), _int(b)
+    if ia is not None and ib is not None:
+        return const(ia + ib, "int32")
+    if ia == 0:
+        return convert(b)
+    if ib == 0:
+        return convert(a)
+    return convert(a) + convert(b)
+
+
+def fold_mul(a: Any, b: Any) -> PrimExpr:
+    ia, ib = _int(a), _int(b)
+    if ia is not None and ib is not None:
+        return const(ia * ib, "int32")
+    if ia == 1:
+        return convert(b)
+    if ib == 1:
+        return convert(a)
+    return convert(a) * convert(b)
+
+
+def fold_product(values: Sequence[Any]) -> PrimExpr:
+    out: PrimExpr = const(1, "int32")
+    for v in values:
+        out = fold_mul(out, v)
+    return out
+
+
+# -- data types ------------------------------------------------------------------------------------
+def compute_dtype(dtypes: Sequence[DataType], *, needs_float: bool = False) -> DataType:
+    """The type to compute in: float64 if any input is float64; float32 if any is a narrower
+    float (float16/bfloat16/float8 are widened, then the result is cast back) or the op needs
+    floats; otherwise the widest integer type."""
+    floats = [d for d in dtypes if d.is_float]
+    if any(d.bits == 64 for d in floats):
+        return DataType("float64")
+    if floats or needs_float:
+        return DataType("float32")
+    ints = [d for d in dtypes if d.is_integer]
+    if not ints:
+        return DataType("int32") if not dtypes else dtypes[0].element_of()
+    return max(ints, key=lambda d: (d.bits, d.is_int))
+
+
+def cast_to(e: PrimExpr, dtype: DataType) -> PrimExpr:
+    """``e`` as ``dtype``; constants are rebuilt rather than wrapped in a Cast."""
+    if e.dtype == dtype:
+        return e
+    if isinstance(e, (IntImm, FloatImm)) and (dtype.is_float or dtype.is_integer or dtype.is_bool):
+        if dtype.is_float:
+            return FloatImm(dtype, float(e.value))
+        if float(e.value).is_integer() or dtype.is_bool:
+            return IntImm(dtype, int(e.value))
+    return Cast(dtype, e)
+
+
+# -- operands -------------------------------------------------------------------------------------
+def region_of(arg: Buffer | BufferRegion) -> BufferRegion:
+    if isinstance(arg, Buffer):
+        return arg.full_region()
+    return arg
+
+
+def broadcast_map(src: Sequence[Any], dst: Sequence[Any]) -> list[int | None]:
+    """For each dimension of a source of extents ``src`` read at the element indices of a
+    destination of extents ``dst``: the destination dimension it follows, or None (a unit
+    dimension, read at its start).
+
+    NumPy broadcasting (right-aligned; unit source dimensions repeat) is tried first; then
+    shapes that differ only by unit dimensions are matched in order.
+    """
+    m, n = len(src), len(dst)
+    if m <= n:
+        out: list[int | None] = []
+        for k in range(m):
+            d = k + n - m
+            if is_one(src[k]):
+                out.append(None)
+            elif expr_equal(src[k], dst[d]):
+                out.append(d)
+            else:
+                break
+        else:
+            return out
+    s_big = [k for k in range(m) if not is_one(src[k])]
+    d_big = [d for d in range(n) if not is_one(dst[d])]
+    if len(s_big) == len(d_big) and all(expr_equal(src[k], dst[d]) for k, d in zip(s_big, d_big)):
+        out = [None] * m
+        for k, d in zip(s_big, d_big):
+            out[k] = d
+        return out
+    raise DispatchFail(f"shape {_shape_text(src)} does not broadcast to {_shape_text(dst)}")
+
+
+def _shape_text(shape: Sequence[Any]) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+class Operand:
+    """A tile primitive's source: a buffer region read at broadcast indices, or a scalar
+    expression (the same for every element)."""
+
+    def __init__(self, arg: Any, name: str = "src") -> None:
+        self.name = name
+        self.region: BufferRegion | None = None
+        self.scalar: PrimExpr | None = None
+        if isinstance(arg, (Buffer, BufferRegion)):
+            self.region = region_of(arg)
+        elif isinstance(arg, (PrimExpr, int, float, bool)):
+            self.scalar = convert(arg)
+        else:
+            raise DispatchFail(f"{name} must be a buffer, a region or a scalar, got {type(arg).__name__}")
+        self._map: list[int | None] | None = None
+
+    @property
+    def dtype(self) -> DataType:
+        if self.region is not None:
+            return self.region.buffer.dtype
+        assert self.scalar is not None
+        return self.scalar.dtype
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.scalar is not None
+
+    def bind(self, dst_extents: Sequence[Any]) -> Operand:
+        """Fix how this operand is read over a destination of ``dst_extents``."""
+        if self.region is not None:
+            try:
+                self._map = broadcast_map(self.region.shape, dst_extents)
+            except DispatchFail as err:
+                raise DispatchFail(f"{self.name}: {err}") from None
+        return self
+
+    def load(self, idx: Sequence[PrimExpr]) -> PrimExpr:
+        """The value at destination element ``idx`` (indices relative to the destination)."""
+        if self.scalar is not None:
+            return self.scalar
+        assert self.region is not None and self._map is not None, "call bind() first"
+        return BufferLoad(self.region.buffer, self.indices(idx))
+
+    def indices(self, idx: Sequence[PrimExpr]) -> list[PrimExpr]:
+        assert self.region is not None and self._map is not None
+        return [r.min if d is None else fold_add(r.min, idx[d])
+                for r, d in zip(self.region.region, self._map)]
+
+
+def region_indices(region: BufferRegion, idx: Sequence[PrimExpr]) -> list[PrimExpr]:
+    """Absolute indices of element ``idx`` (relative, one per dimension) of ``region``."""
+    return [fold_add(r.min, i) for r, i in zip(region.region, idx)]
+
