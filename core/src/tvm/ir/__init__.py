@@ -6,17 +6,63 @@ from __future__ import annotations
 from .buffer import Buffer, BufferRegion, Range, decl_buffer
 from .dtype import DataType
 from .expr import (
-    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, CmpOp, Div,
-    FloatImm, FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp,
-    Select, StringImm, Sub, Var, const, convert,
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    BinaryOp,
+    Broadcast,
+    BufferLoad,
+    Call,
+    Cast,
+    CmpOp,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Ramp,
+    Select,
+    StringImm,
+    Sub,
+    Var,
+    const,
+    convert,
 )
 from .function import IRModule, PrimFunc
 from .layout import AXES, Axis, Iter, S, TileLayout
 from .node import Node
 from .op import OP_REGISTRY, CallEffect, Op, OpCategory
 from .stmt import (
-    EXEC_SCOPES, SCOPE_ID_KINDS, AllocBuffer, AssertStmt, AttrStmt, BufferStore, DeclBuffer,
-    Evaluate, For, ForKind, IfThenElse, LetStmt, ScopeIdDef, SeqStmt, Stmt, TilePrimitiveCall, seq,
+    EXEC_SCOPES,
+    SCOPE_ID_KINDS,
+    AllocBuffer,
+    AssertStmt,
+    AttrStmt,
+    BufferStore,
+    DeclBuffer,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
+    ScopeIdDef,
+    SeqStmt,
+    Stmt,
+    TilePrimitiveCall,
+    seq,
 )
 from .structural import assert_structural_equal, structural_equal, structural_hash
 from .verify import verify, verify_errors

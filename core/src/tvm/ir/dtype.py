@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 __all__ = ["DataType", "dtype_of"]
 
@@ -120,12 +120,12 @@ class DataType:
         return (DataType, (str(self),))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached(code: str, bits: int, lanes: int) -> DataType:
     return DataType._make(code, bits, lanes)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse(spec: str) -> DataType:
     text = spec.strip()
     aliases = {"float": "float32", "int": "int32", "uint": "uint32", "double": "float64",

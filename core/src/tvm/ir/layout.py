@@ -106,9 +106,12 @@ class Iter(Node):
 class TileLayout(Node):
     _fields = ("shard", "replica")
 
-    def __init__(self, shard: Sequence[Iter] | _ShardSpec, replica: Sequence[Iter] = ()) -> None:
+    def __init__(self, shard: Sequence[Iter] | _ShardSpec,
+                 replica: Sequence[Iter] | _ShardSpec = ()) -> None:
         if isinstance(shard, _ShardSpec):
             shard = shard.iters
+        if isinstance(replica, _ShardSpec):
+            replica = replica.iters
         self.shard = list(shard)
         self.replica = list(replica)
         for it in self.replica:

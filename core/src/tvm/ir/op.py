@@ -107,7 +107,7 @@ class Op:
             op = OP_REGISTRY.get(name)
         if op is None:
             hint = ""
-            close = [k for k in OP_REGISTRY.keys() if k.endswith(name.split(".")[-1])][:5]
+            close = [k for k in OP_REGISTRY if k.endswith(name.split(".")[-1])][:5]
             if close:
                 hint = f"; similar: {close}"
             raise KeyError(f"no op named {name!r} is registered{hint}. A backend may provide it: "

@@ -34,6 +34,9 @@ _DEF_FIELDS: dict[type, frozenset[str]] = {
 }
 
 
+_BUFFER_SHAPE_FIELDS = frozenset({"shape", "strides", "elem_offset"})
+
+
 def _def_fields(node: Node) -> frozenset[str]:
     for cls in type(node).__mro__:
         found = _DEF_FIELDS.get(cls)
@@ -95,7 +98,9 @@ class _Equal:
             self.var(a.data, b.data, f"{path}.data", define=True)
         for name, va in a.fields():
             if name != "data":
-                self.value(va, getattr(b, name), f"{path}.{name}")
+                # A defined buffer defines the variables its shape introduces (T.match_buffer's n)
+                self.value(va, getattr(b, name), f"{path}.{name}",
+                           define and name in _BUFFER_SHAPE_FIELDS)
         self.bind(path, a, b)
 
     def fields(self, a: Node, b: Node, path: str) -> None:
@@ -219,7 +224,8 @@ class _Hasher:
             if known or not (define or self.map_free_vars):
                 return hash(("buf", vid))
             self.var_id(x.data, True)
-            return hash(("buf", tuple(self.h(v) for k, v in x.fields() if k != "data")))
+            return hash(("buf", tuple(self.h(v, define and k in _BUFFER_SHAPE_FIELDS)
+                                      for k, v in x.fields() if k != "data")))
         if isinstance(x, Node):
             defs = _def_fields(x)
             return hash((type(x).__name__, tuple(self.h(v, k in defs) for k, v in x.fields())))

@@ -90,7 +90,7 @@ def _refresh_dtype(node: Node) -> None:
     """Keep derived dtypes right after children change (e.g. a comparison stays bool)."""
     from . import expr as E
 
-    if isinstance(node, E.CmpOp) or isinstance(node, (E.Let, E.Select, E.Not)):
+    if isinstance(node, (E.CmpOp, E.Let, E.Select, E.Not)):
         return
     if isinstance(node, E.BinaryOp) and isinstance(node.a, PrimExpr):
         object.__setattr__(node, "dtype", node.a.dtype)

@@ -1,0 +1,777 @@
+"""TVMScript parser: Python source of a ``@T.prim_func`` (or printed text) to IR.
+
+The decorated function is never run. Its source is read with :mod:`inspect`, parsed with
+:mod:`ast`, and walked here: each expression is evaluated by a small evaluator of our own (names
+resolve to script variables first, then to the function's closure, the defining frame's locals
+and its globals), and each statement becomes IR. Python operators on IR values build IR through
+the :class:`~tvm.ir.PrimExpr` overloads; ``and``/``or``/``not`` build ``And``/``Or``/``Not``.
+
+Builders in ``T`` that describe statements (``T.alloc_buffer``, ``T.cta_id``, ``T.attr``,
+``T.serial``, ...) return spec objects; the parser turns them into statements using the
+assignment target and the rest of the block (``x = expr`` is a ``LetStmt`` over the statements
+that follow it, as is ``T.attr({...})``).
+
+Every error is a :class:`tvm.error.DiagnosticError` at the offending node: file, line, column,
+the source line and a caret. Exceptions raised by builders are wrapped the same way (``raise
+... from None``), so no traceback from inside the parser reaches the user.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from ..error import DiagnosticError
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.buffer import Buffer, BufferRegion, Range
+from ..ir.dtype import DataType
+from ..ir.function import IRModule, PrimFunc
+from . import ir as _I
+from . import tirx as _T
+from .diagnostics import Source
+
+__all__ = ["from_source", "parse_function"]
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
+_CMPOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+
+# Python constructs TVMScript does not have, with the words used in the error.
+_UNSUPPORTED: dict[str, str] = {
+    "Try": "`try` statements", "TryStar": "`try` statements", "Raise": "`raise` statements",
+    "Import": "`import` inside a script", "ImportFrom": "`import` inside a script",
+    "Global": "`global` declarations", "Nonlocal": "`nonlocal` declarations",
+    "Delete": "`del` statements", "ClassDef": "class definitions inside a function",
+    "FunctionDef": "nested function definitions", "AsyncFunctionDef": "async functions",
+    "AsyncFor": "`async for`", "AsyncWith": "`async with`", "Break": "`break` (use T.break_loop())",
+    "Continue": "`continue` (use T.continue_loop())", "Match": "`match` statements",
+    "Lambda": "`lambda` expressions", "ListComp": "list comprehensions",
+    "SetComp": "set comprehensions", "DictComp": "dict comprehensions",
+    "GeneratorExp": "generator expressions", "Yield": "`yield` (generators)",
+    "YieldFrom": "`yield from` (generators)", "Await": "`await`", "NamedExpr": "`:=` expressions",
+    "JoinedStr": "f-strings", "TypeAlias": "`type` aliases",
+}
+
+def _unsupported(what: str) -> str:
+    return f"unsupported Python in TVMScript: {what}"
+
+
+class _Stop(Exception):
+    """Internal: a statement consumed the rest of its block."""
+
+
+class Parser:
+    """Parses one function (or one module class) of one source."""
+
+    def __init__(self, source: Source, lookup_dicts: list[dict[str, Any]]) -> None:
+        self.src = source
+        self.outer = lookup_dicts
+        self.scopes: list[dict[str, Any]] = []
+        self.func_attrs: dict[str, Any] = {}
+        self.buffer_map: dict[E.Var, Buffer] = {}
+        self.params: list[E.Var] = []
+        self.top_block: list[ast.stmt] | None = None
+
+    # -- errors ---------------------------------------------------------------------------
+    def err(self, node: ast.AST | None, message: str) -> DiagnosticError:
+        return self.src.error(node, message)
+
+    def _wrap(self, node: ast.AST, exc: Exception) -> DiagnosticError:
+        if isinstance(exc, DiagnosticError):
+            return exc
+        if isinstance(exc, KeyError) and exc.args:
+            msg = str(exc.args[0])
+        else:
+            msg = str(exc) or type(exc).__name__
+        return self.err(node, msg)
+
+    # -- names ------------------------------------------------------------------------------
+    def bind(self, name: str, value: Any) -> None:
+        self.scopes[-1][name] = value
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        for d in self.outer:
+            if name in d:
+                value = d[name]
+                return value.value if isinstance(value, _T.MetaVar) else value
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.err(node, f"name '{name}' is not defined")
+
+    # -- expressions ------------------------------------------------------------------------
+    def eval(self, node: ast.AST) -> Any:
+        method = getattr(self, f"_e_{type(node).__name__}", None)
+        if method is None:
+            what = _UNSUPPORTED.get(type(node).__name__, f"`{type(node).__name__}` expressions")
+            raise self.err(node, _unsupported(what))
+        try:
+            return method(node)
+        except DiagnosticError:
+            raise
+        except Exception as exc:  # a builder's error becomes a diagnostic at this node
+            raise self._wrap(node, exc) from None
+
+    def _e_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def _e_Name(self, node: ast.Name) -> Any:
+        return self.lookup(node.id, node)
+
+    def _e_Attribute(self, node: ast.Attribute) -> Any:
+        return getattr(self.eval(node.value), node.attr)
+
+    def _e_Tuple(self, node: ast.Tuple) -> Any:
+        return tuple(self._elts(node.elts))
+
+    def _e_List(self, node: ast.List) -> Any:
+        return list(self._elts(node.elts))
+
+    def _elts(self, elts: list[ast.expr]) -> list[Any]:
+        out: list[Any] = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                out.extend(self.eval(e.value))
+            else:
+                out.append(self.eval(e))
+        return out
+
+    def _e_Set(self, node: ast.Set) -> Any:
+        return set(self._elts(node.elts))
+
+    def _e_Dict(self, node: ast.Dict) -> Any:
+        out: dict[Any, Any] = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                out.update(self.eval(v))
+            else:
+                out[self.eval(k)] = self.eval(v)
+        return out
+
+    def _e_BinOp(self, node: ast.BinOp) -> Any:
+        fn = _BINOPS.get(type(node.op))
+        if fn is None:
+            raise self.err(node, _unsupported(f"the operator {type(node.op).__name__}"))
+        return fn(self.eval(node.left), self.eval(node.right))
+
+    def _e_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        v = self.eval(node.operand)
+        if isinstance(node.op, ast.Not):
+            return E.Not(v) if isinstance(v, E.PrimExpr) else not v
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.UAdd):
+            return +v if not isinstance(v, E.PrimExpr) else v
+        return ~v
+
+    def _e_BoolOp(self, node: ast.BoolOp) -> Any:
+        values = [self.eval(v) for v in node.values]
+        is_and = isinstance(node.op, ast.And)
+        if not any(isinstance(v, E.PrimExpr) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = (result and v) if is_and else (result or v)
+            return result
+        cls = E.And if is_and else E.Or
+        acc = E.convert(values[0])
+        for v in values[1:]:
+            acc = cls(acc, E.convert(v))
+        return acc
+
+    def _e_Compare(self, node: ast.Compare) -> Any:
+        left = self.eval(node.left)
+        results = []
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.eval(comp)
+            results.append(_CMPOPS[type(op)](left, right))
+            left = right
+        if len(results) == 1:
+            return results[0]
+        if not any(isinstance(r, E.PrimExpr) for r in results):
+            return all(results)
+        acc = E.convert(results[0])
+        for r in results[1:]:
+            acc = E.And(acc, E.convert(r))
+        return acc
+
+    def _e_IfExp(self, node: ast.IfExp) -> Any:
+        cond = self.eval(node.test)
+        if isinstance(cond, E.PrimExpr):
+            return E.Select(cond, self.eval(node.body), self.eval(node.orelse))
+        return self.eval(node.body) if cond else self.eval(node.orelse)
+
+    def _e_Slice(self, node: ast.Slice) -> Any:
+        def part(x: ast.expr | None) -> Any:
+            return None if x is None else self.eval(x)
+
+        return slice(part(node.lower), part(node.upper), part(node.step))
+
+    def _e_Subscript(self, node: ast.Subscript) -> Any:
+        obj = self.eval(node.value)
+        if isinstance(obj, Buffer):
+            return self._buffer_access(obj, node)
+        return obj[self.eval(node.slice)]
+
+    def _e_Call(self, node: ast.Call) -> Any:
+        func = self.eval(node.func)
+        if func is _T.Let:
+            return self._let_expr(node)
+        args = self._elts(node.args)
+        kwargs: dict[str, Any] = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                kwargs.update(self.eval(kw.value))
+            else:
+                kwargs[kw.arg] = self.eval(kw.value)
+        try:
+            return func(*args, **kwargs)
+        except TypeError as exc:
+            # "alloc_buffer() got ..." -> "T.alloc_buffer() got ...": name it as written
+            name = getattr(func, "__name__", "")
+            text = str(exc)
+            if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
+                raise self.err(node, f"T.{text}") from None
+            raise
+
+    def _let_expr(self, node: ast.Call) -> E.Let:
+        if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):
+            raise self.err(node, "T.Let takes (name, value, body), e.g. T.Let(x, 1, x + 1)")
+        value = E.convert(self.eval(node.args[1]))
+        var = E.Var(node.args[0].id, value.dtype)
+        self.scopes.append({node.args[0].id: var})
+        try:
+            body = self.eval(node.args[2])
+        finally:
+            self.scopes.pop()
+        return E.Let(var, value, body)
+
+    # -- buffer indexing --------------------------------------------------------------------
+    def _buffer_access(self, buf: Buffer, node: ast.Subscript) -> E.BufferLoad | BufferRegion:
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) != len(buf.shape):
+            raise self.err(node, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
+                                 f"{len(items)} index(es) were given")
+        if not any(isinstance(i, ast.Slice) for i in items):
+            return E.BufferLoad(buf, [self.eval(i) for i in items])
+        ranges = []
+        for item, dim in zip(items, buf.shape):
+            if isinstance(item, ast.Slice):
+                if item.step is not None:
+                    raise self.err(item, "buffer regions take no step")
+                lo = 0 if item.lower is None else self.eval(item.lower)
+                if item.upper is None:
+                    ext = _extent(lo, dim)
+                else:
+                    ext = self._extent(item.lower, lo, item.upper)
+                ranges.append(Range(lo, ext))
+            else:
+                ranges.append(Range(self.eval(item), 1))
+        return BufferRegion(buf, ranges)
+
+    def _extent(self, lo_node: ast.expr | None, lo: Any, hi_node: ast.expr) -> Any:
+        """The extent of ``lo:hi``. ``lo:lo + n`` gives ``n`` itself (so printed regions and
+        loops read back exactly); constants fold; otherwise ``hi - lo``."""
+        if (lo_node is not None and isinstance(hi_node, ast.BinOp)
+                and isinstance(hi_node.op, ast.Add)
+                and ast.dump(hi_node.left) == ast.dump(lo_node)):
+            return self.eval(hi_node.right)
+        return _extent(lo, self.eval(hi_node))
+
+    # -- statements -------------------------------------------------------------------------
+    def block(self, stmts: list[ast.stmt], bindings: dict[str, Any] | None = None) -> S.Stmt:
+        self.scopes.append(dict(bindings or {}))
+        try:
+            return self.stmts(stmts, 0)
+        finally:
+            self.scopes.pop()
+
+    def stmts(self, stmts: list[ast.stmt], start: int) -> S.Stmt:
+        out: list[S.Stmt] = []
+        for i in range(start, len(stmts)):
+            node = stmts[i]
+            method = getattr(self, f"_s_{type(node).__name__}", None)
+            if method is None:
+                what = _UNSUPPORTED.get(type(node).__name__, f"`{type(node).__name__}` statements")
+                raise self.err(node, _unsupported(what))
+            try:
+                got = method(node, stmts, i)
+            except _Stop as stop:
+                out.append(stop.args[0])
+                break
+            except DiagnosticError:
+                raise
+            except Exception as exc:
+                raise self._wrap(node, exc) from None
+            if got is not None:
+                out.append(got)
+        return S.seq(out) if out else S.SeqStmt([])
+
+    def _rest(self, stmts: list[ast.stmt], i: int, build: Callable[[S.Stmt], S.Stmt]) -> None:
+        """Parse the statements after ``i`` as the body of ``build``; ends the block."""
+        raise _Stop(build(self.stmts(stmts, i + 1)))
+
+    def _s_Pass(self, node: ast.Pass, stmts: list[ast.stmt], i: int) -> None:
+        return None
+
+    def _s_Expr(self, node: ast.Expr, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # docstrings and string comments
+        if isinstance(node.value, ast.Constant) and node.value.value is Ellipsis:
+            return None
+        value = self.eval(node.value)
+        if isinstance(value, S.Stmt):
+            return value
+        if isinstance(value, _T.AttrSpec):
+            items, spec_node = value.items, value.node
+            self._rest(stmts, i, lambda body: _attr_chain(items, spec_node, body))
+        if isinstance(value, _T.FuncAttrSpec):
+            if stmts is not self.top_block:
+                raise self.err(node, "T.func_attr belongs in the function's top-level block")
+            self.func_attrs.update(value.items)
+            return None
+        if isinstance(value, (E.PrimExpr, int, float)) and not isinstance(value, bool):
+            return S.Evaluate(value)
+        if isinstance(value, (_T.ScopeIdSpec, _T.BufferSpec, _T.VarDecl)):
+            raise self.err(node, "assign this to a name, e.g. `x = ...`")
+        raise self.err(node, f"this expression statement builds no IR (it evaluates to "
+                             f"{type(value).__name__}); expected a call such as T.evaluate(...)")
+
+    def _s_Assert(self, node: ast.Assert, stmts: list[ast.stmt], i: int) -> S.Stmt:
+        cond = self.eval(node.test)
+        msg = self.eval(node.msg) if node.msg is not None else ""
+        return S.AssertStmt(cond, msg)
+
+    def _s_Return(self, node: ast.Return, stmts: list[ast.stmt], i: int) -> None:
+        if node.value is None and stmts is self.top_block and i == len(stmts) - 1:
+            return None
+        what = "`return` with a value" if node.value is not None else "`return` before the end"
+        raise self.err(node, _unsupported(what))
+
+    def _s_While(self, node: ast.While, stmts: list[ast.stmt], i: int) -> None:
+        if node.orelse:
+            raise self.err(node, _unsupported("`while ... else`"))
+        raise self.err(node, _unsupported("`while` loops (use a `for` loop over T.serial)"))
+
+    def _s_With(self, node: ast.With, stmts: list[ast.stmt], i: int) -> S.Stmt:
+        what = "`with` statements other than `with T.attr({...}):` and `with T.let(v) as x:`"
+        if len(node.items) != 1:
+            raise self.err(node, _unsupported(what))
+        item = node.items[0]
+        expr = item.context_expr
+        # Decide from the callee alone: a foreign context manager is never entered or called.
+        if not (isinstance(expr, ast.Call) and self.eval(expr.func) in (_T.attr, _T.let)):
+            raise self.err(expr, _unsupported(what))
+        ctx = self.eval(expr)
+        if isinstance(ctx, _T.AttrSpec) and item.optional_vars is None:
+            return _attr_chain(ctx.items, ctx.node, self.block(node.body))
+        if isinstance(ctx, _T.LetSpec) and isinstance(item.optional_vars, ast.Name):
+            value = E.convert(ctx.value, ctx.dtype)
+            var = E.Var(item.optional_vars.id, ctx.dtype or value.dtype)
+            return S.LetStmt(var, value, self.block(node.body, {var.name: var}))
+        raise self.err(item.context_expr, _unsupported(what))
+
+    def _s_If(self, node: ast.If, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
+        cond = self.eval(node.test)
+        if not isinstance(cond, E.PrimExpr):  # a Python value: choose the branch now
+            chosen = node.body if cond else node.orelse
+            return self.block(chosen) if chosen else None
+        then = self.block(node.body)
+        other = self.block(node.orelse) if node.orelse else None
+        return S.IfThenElse(cond, then, other)
+
+    def _s_For(self, node: ast.For, stmts: list[ast.stmt], i: int) -> S.Stmt:
+        if node.orelse:
+            raise self.err(node, _unsupported("`for ... else`"))
+        it = node.iter
+        func = self.eval(it.func) if isinstance(it, ast.Call) else None
+        if func is builtins.range:
+            args = [self.eval(a) for a in it.args]  # type: ignore[attr-defined]
+            if not 1 <= len(args) <= 2 or it.keywords:  # type: ignore[attr-defined]
+                raise self.err(it, "range() in a script takes (extent) or (start, stop)")
+            spec: Any = _T.serial(*args)
+        else:
+            spec = self.eval(it)
+        names = self._target_names(node.target)
+        if isinstance(spec, _T.GridSpec):
+            if len(names) != len(spec.extents):
+                raise self.err(node.target, f"T.grid has {len(spec.extents)} extents but "
+                                            f"{len(names)} loop variables")
+            loops = [(n, 0, _check_extent(self, it, e), S.ForKind.SERIAL, None, {})
+                     for n, e in zip(names, spec.extents)]
+        elif isinstance(spec, _T.LoopSpec):
+            if len(names) != 1:
+                raise self.err(node.target, "this loop defines one variable")
+            if isinstance(it, ast.Call) and len(it.args) == 2:
+                ext = self._extent(it.args[0], spec.start, it.args[1])
+            else:
+                ext = _extent(spec.start, spec.stop)
+            loops = [(names[0], spec.start, _check_extent(self, it, ext), spec.kind, spec.thread,
+                      spec.annotations)]
+        else:
+            raise self.err(it, "a script `for` loops over T.serial, T.parallel, T.vectorized, "
+                               "T.unroll, T.grid, T.thread_binding or range")
+        loop_vars = []
+        for name, start, ext, _kind, _thread, _ann in loops:
+            dt = _loop_dtype(start, ext)
+            loop_vars.append(E.Var(name, dt))
+        body = self.block(node.body, {v.name: v for v in loop_vars})
+        for var, (_n, start, ext, kind, thread, ann) in reversed(list(zip(loop_vars, loops))):
+            body = S.For(var, start, ext, kind, body, thread_tag=thread, annotations=ann)
+        return body
+
+    def _target_names(self, target: ast.expr) -> list[str]:
+        if isinstance(target, ast.Name):
+            return [target.id]
+        if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            return [e.id for e in target.elts]  # type: ignore[attr-defined]
+        raise self.err(target, "expected a name or a tuple of names here")
+
+    def _s_AugAssign(self, node: ast.AugAssign, stmts: list[ast.stmt], i: int) -> S.Stmt:
+        target = node.target
+        if not (isinstance(target, ast.Subscript) and isinstance(self.eval(target.value), Buffer)):
+            raise self.err(node, "only buffer elements can be updated in place (A[i] += v); "
+                                 "script variables are immutable")
+        load = self.eval(target)
+        if not isinstance(load, E.BufferLoad):
+            raise self.err(target, "cannot update a buffer region in place")
+        value = _BINOPS[type(node.op)](load, self.eval(node.value))
+        return S.BufferStore(load.buffer, value, load.indices)
+
+    def _s_AnnAssign(self, node: ast.AnnAssign, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
+        if not isinstance(node.target, ast.Name):
+            raise self.err(node.target, "an annotated assignment defines one name")
+        ann = self.eval(node.annotation)
+        if not isinstance(ann, _T.ScalarType):
+            raise self.err(node.annotation, "annotate a script variable with a scalar type, "
+                                            "e.g. `x: T.int32 = ...`")
+        dtype = DataType(str(ann))
+        if node.value is None:
+            self.bind(node.target.id, E.Var(node.target.id, dtype))
+            return None
+        value = self.eval(node.value)
+        return self._let(node.target.id, value, dtype, stmts, i)
+
+    def _let(self, name: str, value: Any, dtype: DataType | None, stmts: list[ast.stmt],
+             i: int) -> S.Stmt:
+        value = E.convert(value, dtype)
+        var = E.Var(name, dtype or value.dtype)
+        self.bind(name, var)
+        self._rest(stmts, i, lambda body: S.LetStmt(var, value, body))
+        raise AssertionError("unreachable")
+
+    def _s_Assign(self, node: ast.Assign, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
+        if len(node.targets) != 1:
+            raise self.err(node, _unsupported("chained assignment (a = b = ...)"))
+        target = node.targets[0]
+        if isinstance(target, ast.Subscript):
+            return self._store(target, node.value)
+        value = self.eval(node.value)
+        if isinstance(value, _T.ScopeIdSpec):
+            names = self._target_names(target)
+            if len(names) != len(value.extents):
+                raise self.err(target, f"T.{value.kind} has {len(value.extents)} extent(s) but "
+                                       f"{len(names)} name(s) are assigned")
+            dt = _loop_dtype(0, value.extents[0]) if value.extents else DataType("int32")
+            vs = [E.Var(n, dt) for n in names]
+            for v in vs:
+                self.bind(v.name, v)
+            return S.ScopeIdDef(value.kind, vs, value.extents)
+        if isinstance(value, _T.BufferSpec):
+            return self._buffer_def(node, target, value)
+        if not isinstance(target, ast.Name):
+            if isinstance(value, _T.MetaVar):
+                value = value.value
+            self._bind_tuple(target, value)
+            return None
+        name = target.id
+        if isinstance(value, _T.VarDecl):
+            self.bind(name, E.Var(value.name or name, value.dtype))
+            return None
+        if isinstance(value, _T.MetaVar):
+            self.bind(name, value.value)
+            return None
+        if isinstance(value, (E.PrimExpr, bool, int, float)):
+            return self._let(name, value, None, stmts, i)
+        self.bind(name, value)  # a Python value (layout, region, tuple...): bound as is
+        return None
+
+    def _bind_tuple(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value)
+            return
+        if not isinstance(target, (ast.Tuple, ast.List)):
+            raise self.err(target, _unsupported("this assignment target"))
+        try:
+            values = list(value)
+        except TypeError:
+            raise self.err(target, f"cannot unpack a {type(value).__name__}") from None
+        if len(values) != len(target.elts):
+            raise self.err(target, f"{len(target.elts)} names for {len(values)} values")
+        for t, v in zip(target.elts, values):
+            self._bind_tuple(t, v)
+
+    def _store(self, target: ast.Subscript, value_node: ast.expr) -> S.Stmt:
+        buf = self.eval(target.value)
+        if not isinstance(buf, Buffer):
+            raise self.err(target, "only buffer elements can be assigned (A[i] = v)")
+        load = self._buffer_access(buf, target)
+        if not isinstance(load, E.BufferLoad):
+            raise self.err(target, "cannot assign to a buffer region; use Tx.copy or Tx.fill")
+        return S.BufferStore(buf, self.eval(value_node), load.indices)
+
+    def _buffer_def(self, node: ast.Assign, target: ast.expr, spec: _T.BufferSpec) -> S.Stmt | None:
+        if not isinstance(target, ast.Name):
+            raise self.err(target, "assign a buffer to one name")
+        name = target.id
+        if spec.kind == "param":
+            raise self.err(node.value, "T.Buffer(...) annotates a parameter; inside a body use "
+                                       "T.alloc_buffer, T.decl_buffer or T.match_buffer")
+        buf = spec.make(name)
+        self.bind(name, buf)
+        if spec.kind == "alloc":
+            return S.AllocBuffer(buf, spec.annotations)
+        if spec.kind == "decl":
+            return S.DeclBuffer(buf)
+        # match_buffer
+        handle = spec.handle
+        if self.top_block is None or not any(handle is p for p in self.params):
+            raise self.err(node.value, "T.match_buffer's first argument must be a T.handle "
+                                       "parameter of this function")
+        if handle in self.buffer_map:
+            raise self.err(node.value, f"parameter {handle.name} is already matched to a buffer")
+        self.buffer_map[handle] = buf
+        return None
+
+    # -- functions --------------------------------------------------------------------------
+    def function(self, fdef: ast.FunctionDef, *, private: bool, name: str | None = None) -> PrimFunc:
+        args = fdef.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise self.err(fdef, _unsupported("*args, **kwargs and keyword-only parameters"))
+        if args.defaults:
+            raise self.err(args.defaults[0], _unsupported("parameter defaults"))
+        self.scopes.append({})
+        # Scalar and handle parameters first, so buffer shapes may use any of them.
+        annotations: dict[str, Any] = {}
+        for a in args.args:
+            if a.annotation is None:
+                raise self.err(a, f"parameter {a.arg} needs a type annotation, e.g. "
+                                  f"`{a.arg}: T.int32` or `{a.arg}: T.Buffer((n,), \"float32\")`")
+            if not isinstance(a.annotation, ast.Call):
+                ann = self.eval(a.annotation)
+                if not isinstance(ann, _T.ScalarType):
+                    raise self.err(a.annotation, f"parameter {a.arg}: expected T.Buffer(...), "
+                                                 f"T.handle or a scalar type such as T.int32")
+                annotations[a.arg] = E.Var(a.arg, DataType(str(ann)))
+                self.bind(a.arg, annotations[a.arg])
+        for a in args.args:
+            if a.arg in annotations:
+                continue
+            spec = self.eval(a.annotation)
+            if not isinstance(spec, _T.BufferSpec) or spec.kind != "param":
+                raise self.err(a.annotation, f"parameter {a.arg}: expected T.Buffer(...), "
+                                             f"T.handle or a scalar type such as T.int32")
+            annotations[a.arg] = spec
+        for a in args.args:
+            got = annotations[a.arg]
+            if isinstance(got, _T.BufferSpec):
+                buf = got.make(a.arg)
+                var = E.Var(a.arg, "handle")
+                self.buffer_map[var] = buf
+                self.bind(a.arg, buf)
+                self.params.append(var)
+            else:
+                self.params.append(got)
+        self.top_block = fdef.body
+        body = self.stmts(fdef.body, 0)
+        self.scopes.pop()
+        attrs: dict[str, Any] = {}
+        if not private:
+            attrs["global_symbol"] = name or fdef.name
+        attrs.update(self.func_attrs)
+        return PrimFunc(self.params, body, self.buffer_map, attrs)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _extent(lo: Any, hi: Any) -> Any:
+    if isinstance(lo, E.IntImm):
+        lo_v: Any = lo.value
+    else:
+        lo_v = lo
+    if isinstance(lo_v, int) and not isinstance(lo_v, bool) and lo_v == 0:
+        return hi
+    if isinstance(lo_v, int) and isinstance(hi, int):
+        return hi - lo_v
+    if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
+        return E.IntImm(hi.dtype, hi.value - lo.value)
+    return hi - lo
+
+
+def _check_extent(p: Parser, node: ast.AST, ext: Any) -> Any:
+    bad = isinstance(ext, float) or (isinstance(ext, E.PrimExpr) and not ext.dtype.is_integer)
+    if bad:
+        dt = "float" if isinstance(ext, float) else str(ext.dtype)
+        raise p.err(node, f"loop extent must be an integer, got a {dt} value")
+    return ext
+
+
+def _loop_dtype(start: Any, ext: Any) -> DataType:
+    for v in (ext, start):
+        if isinstance(v, E.PrimExpr) and v.dtype.is_integer:
+            return v.dtype
+    return DataType("int32")
+
+
+def _attr_chain(items: dict[str, Any], node: Any, body: S.Stmt) -> S.Stmt:
+    for key, value in reversed(list(items.items())):
+        body = S.AttrStmt(node, key, value, body)
+    return body
+
+
+def _decorator_private(p: Parser, fdef: ast.FunctionDef) -> bool | None:
+    """``True``/``False`` for ``@T.prim_func(private=...)``/``@T.prim_func``; None if absent."""
+    for dec in fdef.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if p.eval(target) is not _T.prim_func:
+            continue
+        if isinstance(dec, ast.Call):
+            for kw in dec.keywords:
+                if kw.arg == "private":
+                    return bool(p.eval(kw.value))
+        return False
+    return None
+
+
+def _closure_vars(fn: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    if code is None:
+        return out
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # an empty cell: the name is not bound yet
+            continue
+    return out
+
+
+def parse_function(fn: Any, *, private: bool = False,
+                   extra_vars: dict[str, Any] | None = None) -> PrimFunc:
+    """Parse a Python function object's source into a PrimFunc (``@T.prim_func``)."""
+    try:
+        raw = inspect.getsource(fn)
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    except (OSError, TypeError) as exc:
+        raise TypeError(f"@T.prim_func needs the function's source text ({exc}); use "
+                        f"tvm.script.from_source(text) for code without a file") from None
+    first = fn.__code__.co_firstlineno
+    source = Source.from_snippet(raw, filename, first)
+    try:
+        tree = ast.parse(source.text)
+    except SyntaxError as exc:
+        raise source.error(_syntax_node(exc), exc.msg) from None
+    fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    if fdef is None:
+        raise source.error(tree.body[0] if tree.body else None, "@T.prim_func expects a `def`")
+    lookups = [_closure_vars(fn), dict(extra_vars or {}), fn.__globals__]
+    try:
+        return Parser(source, lookups).function(fdef, private=private)
+    except DiagnosticError as exc:
+        # The parser's own frames say nothing to the user: the diagnostic points at the script.
+        raise exc.with_traceback(None) from None
+
+
+def _syntax_node(exc: SyntaxError) -> ast.AST:
+    node = ast.Pass()
+    node.lineno = exc.lineno or 1
+    node.col_offset = max((exc.offset or 1) - 1, 0)
+    return node
+
+
+def _default_globals() -> dict[str, Any]:
+    import tvm
+
+    return {"T": _T, "I": _I, "tvm": tvm}
+
+
+def from_source(text: str, *, filename: str = "<string>",
+                extra_vars: dict[str, Any] | None = None) -> PrimFunc | IRModule:
+    """Parse TVMScript text (as ``func.script()`` prints it): one ``@T.prim_func`` function or
+    one ``@I.ir_module`` class."""
+    source = Source(text, filename)
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError as exc:
+        raise source.error(_syntax_node(exc), exc.msg) from None
+    lookups = [dict(extra_vars or {}), _default_globals()]
+    try:
+        return _parse_top(source, tree, lookups)
+    except DiagnosticError as exc:
+        raise exc.with_traceback(None) from None
+
+
+def _parse_top(source: Source, tree: ast.Module, lookups: list[dict[str, Any]]) -> Any:
+    results: list[Any] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, ast.FunctionDef):
+            results.append(_parse_def(source, lookups, node, None))
+        elif isinstance(node, ast.ClassDef):
+            results.append(_parse_module(source, lookups, node))
+        else:
+            raise source.error(node, "expected a @T.prim_func function or an @I.ir_module class")
+    if len(results) != 1:
+        raise source.error(tree.body[0] if tree.body else None,
+                           f"expected one function or module, found {len(results)}")
+    return results[0]
+
+
+def _parse_def(source: Source, lookups: list[dict[str, Any]], node: ast.FunctionDef,
+               name: str | None) -> PrimFunc:
+    probe = Parser(source, lookups)
+    probe.scopes.append({})
+    private = _decorator_private(probe, node)
+    if private is None:
+        raise source.error(node, f"function {node.name} is not decorated with @T.prim_func")
+    return Parser(source, lookups).function(node, private=private, name=name)
+
+
+def _parse_module(source: Source, lookups: list[dict[str, Any]], node: ast.ClassDef) -> IRModule:
+    probe = Parser(source, lookups)
+    probe.scopes.append({})
+    if not any(probe.eval(d) is _I.ir_module for d in node.decorator_list):
+        raise source.error(node, f"class {node.name} is not decorated with @I.ir_module")
+    funcs: dict[str, PrimFunc] = {}
+    attrs: dict[str, Any] = {}
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef):
+            funcs[item.name] = _parse_def(source, lookups, item, None)
+        elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
+            continue
+        elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Call) \
+                and probe.eval(item.value.func) is _I.module_attrs:
+            attrs.update(probe.eval(item.value.args[0]))
+        else:
+            raise source.error(item, "an @I.ir_module class holds @T.prim_func functions and "
+                                     "I.module_attrs({...})")
+    return IRModule(funcs, attrs)
+

@@ -1,0 +1,406 @@
+"""The ``T`` facade of TVMScript: ``from tvm.script import tirx as T``.
+
+Inside ``@T.prim_func`` the body is never run: the parser reads its source and evaluates each
+expression itself. The names here are what those expressions call. Expression builders
+(``T.exp``, ``T.Select``, ``T.float32(0.5)``) return IR; statement builders (``T.alloc_buffer``,
+``T.cta_id``, ``T.attr``, ``T.serial``) return small *spec* objects that the parser turns into
+statements with the assignment target or the rest of the block.
+
+Script namespaces (``T.cuda``, ``T.ptx``, ...) are looked up live in
+:data:`tvm.script.namespace.NAMESPACES`, so a backend loaded after this module was imported
+still shows up here; ``T.tile`` is :mod:`tvm.script.tirx.tile` (``Tx``), and ``T.cta``,
+``T.warp``, ``T.wg``, ``T.warpgroup``, ``T.cluster``, ``T.thread`` are its scope prefixes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...ir import expr as _E
+from ...ir import stmt as _S
+from ...ir.buffer import Buffer as _Buffer
+from ...ir.dtype import DataType
+from ...ir.expr import Broadcast as Broadcast
+from ...ir.expr import Cast, Var
+from ...ir.expr import Ramp as Ramp
+from ...ir.expr import Select as Select
+from ...ir.function import PrimFunc
+from ...ir.layout import AXES, Axis, TileLayout
+from ...ir.layout import S as S
+from ...tirx.op import *  # noqa: F403 - builtin math is part of T
+from ...tirx.op import __all__ as _op_all
+from ..namespace import NAMESPACES
+from . import tile as tile
+from .tile import cluster as cluster
+from .tile import cta as cta
+from .tile import thread as thread
+from .tile import warp as warp
+from .tile import warpgroup as warpgroup
+from .tile import wg as wg
+
+# -- scalar types -----------------------------------------------------------------------------
+
+
+class ScalarType(str):
+    """``T.int32``, ``T.float32``, ...: a dtype (usable wherever a dtype string is) that also
+    builds typed literals: ``T.float32(0.5)``, ``T.bool(True)``, ``T.int64(3)``; a call on an
+    expression casts it; ``n = T.int32()`` in a script declares a variable."""
+
+    def __call__(self, value: Any = None, *, name: str | None = None) -> Any:
+        if value is None:
+            return VarDecl(DataType(str(self)), name)
+        dt = DataType(str(self))
+        if isinstance(value, _E.PrimExpr):
+            return value if value.dtype == dt else Cast(dt, value)
+        if isinstance(value, str) and dt.is_float:  # T.float32("inf")
+            return _E.FloatImm(dt, float(value))
+        if dt.is_float:
+            return _E.FloatImm(dt, float(value))
+        if isinstance(value, float) and not value.is_integer():
+            raise TypeError(f"T.{self}({value!r}): a {dt} literal needs an integer value")
+        return _E.IntImm(dt, int(value))
+
+    def __repr__(self) -> str:
+        return f"T.{str(self)}"
+
+
+_SCALAR_NAMES = (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+    "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2", "bool", "handle",
+)
+for _name in _SCALAR_NAMES:
+    globals()[_name] = ScalarType(_name)
+int32: ScalarType
+handle: ScalarType
+
+
+@dataclass
+class VarDecl:
+    """``n = T.int32()``: declares a variable without a value (a symbolic shape, a free var)."""
+
+    dtype: DataType
+    name: str | None = None
+
+
+# -- buffers ----------------------------------------------------------------------------------
+
+
+@dataclass
+class BufferSpec:
+    """The description of a buffer; the parser names it after its assignment target."""
+
+    kind: str  # "param", "match", "alloc", "decl"
+    shape: tuple[Any, ...]
+    dtype: str
+    kwargs: dict[str, Any]
+    handle: Any = None  # match_buffer's handle parameter
+    annotations: dict[str, Any] = field(default_factory=dict)  # alloc_buffer's
+
+    def make(self, name: str) -> Buffer:
+        return _Buffer(name, self.shape, self.dtype, **self.kwargs)
+
+
+def _shape(shape: Any) -> tuple[Any, ...]:
+    if isinstance(shape, (list, tuple)):
+        return tuple(shape)
+    return (shape,)
+
+
+def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, align: int,
+                   data: Any = None) -> dict[str, Any]:
+    kw: dict[str, Any] = {"scope": scope}
+    if strides:
+        kw["strides"] = list(_shape(strides))
+    if layout is not None:
+        if not isinstance(layout, TileLayout):
+            raise TypeError(f"layout must be a T.TileLayout, got {type(layout).__name__}")
+        kw["layout"] = layout
+    if elem_offset is not None and not (isinstance(elem_offset, int) and elem_offset == 0):
+        kw["elem_offset"] = elem_offset
+    if align:
+        kw["align"] = align
+    if data is not None:
+        kw["data"] = data
+    return kw
+
+
+def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: N802
+           scope: str = "global", layout: Any = None, elem_offset: Any = 0,
+           align: int = 0) -> BufferSpec:
+    """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
+    return BufferSpec("param", _shape(shape), str(DataType(dtype)),
+                      _buffer_kwargs(strides, scope, layout, elem_offset, align))
+
+
+def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any = None,
+                 scope: str = "global", layout: Any = None, elem_offset: Any = 0,
+                 align: int = 0) -> BufferSpec:
+    """``A = T.match_buffer(a, (n,), "float32")``: the buffer behind handle parameter ``a``."""
+    if not isinstance(param, Var) or not param.dtype.is_handle:
+        raise TypeError("T.match_buffer expects a `T.handle` parameter as its first argument")
+    return BufferSpec("match", _shape(shape), str(DataType(dtype)),
+                      _buffer_kwargs(strides, scope, layout, elem_offset, align), handle=param)
+
+
+def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
+                 layout: Any = None, strides: Any = None, align: int = 0,
+                 annotations: dict[str, Any] | None = None) -> BufferSpec:
+    """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
+    the block."""
+    return BufferSpec("alloc", _shape(shape), str(DataType(dtype)),
+                      _buffer_kwargs(strides, scope, layout, 0, align),
+                      annotations=dict(annotations or {}))
+
+
+def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
+                layout: Any = None, strides: Any = None, elem_offset: Any = 0,
+                align: int = 0) -> BufferSpec:
+    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory."""
+    if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
+        raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
+    return BufferSpec("decl", _shape(shape), str(DataType(dtype)),
+                      _buffer_kwargs(strides, scope, layout, elem_offset, align, data))
+
+
+# -- loops ------------------------------------------------------------------------------------
+
+
+@dataclass
+class LoopSpec:
+    """``T.serial(...)`` and friends: the iterator of a ``for`` statement."""
+
+    kind: _S.ForKind
+    start: Any
+    stop: Any
+    thread: str | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+
+def _loop(kind: _S.ForKind) -> Callable[..., LoopSpec]:
+    def make(start: Any, stop: Any = None, *, annotations: dict[str, Any] | None = None) -> LoopSpec:
+        if stop is None:
+            start, stop = 0, start
+        return LoopSpec(kind, start, stop, None, dict(annotations or {}))
+
+    make.__name__ = make.__qualname__ = kind.value
+    make.__doc__ = f"``for i in T.{kind.value}(extent)`` or ``(start, stop)``: a {kind.value} loop."
+    return make
+
+
+serial = _loop(_S.ForKind.SERIAL)
+parallel = _loop(_S.ForKind.PARALLEL)
+vectorized = _loop(_S.ForKind.VECTORIZED)
+unroll = _loop(_S.ForKind.UNROLLED)
+
+
+def thread_binding(start: Any, stop: Any = None, *, thread: str,
+                   annotations: dict[str, Any] | None = None) -> LoopSpec:
+    """``for tx in T.thread_binding(128, thread="threadIdx.x")``: a loop bound to a thread axis."""
+    if stop is None:
+        start, stop = 0, start
+    return LoopSpec(_S.ForKind.THREAD_BINDING, start, stop, thread, dict(annotations or {}))
+
+
+@dataclass
+class GridSpec:
+    extents: tuple[Any, ...]
+
+
+def grid(*extents: Any) -> GridSpec:
+    """``for i, j in T.grid(4, 8)``: nested serial loops."""
+    if not extents:
+        raise TypeError("T.grid needs at least one extent")
+    return GridSpec(tuple(extents))
+
+
+# -- kernel form ------------------------------------------------------------------------------
+
+
+@dataclass
+class ScopeIdSpec:
+    kind: str
+    extents: list[Any]
+
+
+def _scope_id(kind: str) -> Callable[..., ScopeIdSpec]:
+    def make(extents: Sequence[Any]) -> ScopeIdSpec:
+        if not isinstance(extents, (list, tuple)):
+            raise TypeError(f"T.{kind} expects a list of extents, e.g. T.{kind}([32])")
+        return ScopeIdSpec(kind, list(extents))
+
+    make.__name__ = make.__qualname__ = kind
+    make.__doc__ = f"``x = T.{kind}([n])`` / ``x, y = T.{kind}([n, m])``: kernel index variables."
+    return make
+
+
+for _kind in _S.SCOPE_ID_KINDS:
+    globals()[_kind] = _scope_id(_kind)
+
+
+# -- attributes, lets, evaluation ------------------------------------------------------------
+
+
+@dataclass
+class AttrSpec:
+    """``T.attr({"key": value, ...})``: attributes over the rest of the block (or a ``with``)."""
+
+    items: dict[str, Any]
+    node: Any = None
+
+
+def attr(items: dict[str, Any], *, node: Any = None) -> AttrSpec:
+    if not isinstance(items, dict) or not items:
+        raise TypeError('T.attr expects a non-empty dict, e.g. T.attr({"key": 1})')
+    for key in items:
+        if not isinstance(key, str):
+            raise TypeError(f"T.attr keys must be strings, got {key!r}")
+    return AttrSpec(dict(items), node)
+
+
+@dataclass
+class FuncAttrSpec:
+    items: dict[str, Any]
+
+
+def func_attr(items: dict[str, Any]) -> FuncAttrSpec:
+    """``T.func_attr({"key": value})``: function attributes (first statements of a body)."""
+    if not isinstance(items, dict):
+        raise TypeError("T.func_attr expects a dict")
+    return FuncAttrSpec(dict(items))
+
+
+@dataclass
+class LetSpec:
+    """``with T.let(value) as x:``: a LetStmt whose body is the ``with`` block."""
+
+    value: Any
+    dtype: str | None = None
+
+
+def let(value: Any, dtype: str | None = None) -> LetSpec:
+    return LetSpec(value, str(DataType(dtype)) if dtype is not None else None)
+
+
+def Let(var: Var, value: Any, body: Any) -> _E.Let:  # noqa: N802 - TVMScript spelling
+    """The let expression. In a script the first argument is a new name: ``T.Let(x, 1, x + 1)``."""
+    return _E.Let(var, value, body)
+
+
+def evaluate(value: Any) -> _S.Evaluate:
+    """Evaluate an expression for its side effects."""
+    return _S.Evaluate(value)
+
+
+@dataclass
+class MetaVar:
+    value: Any
+
+
+def meta_var(value: Any) -> MetaVar:
+    """``x = T.meta_var(expr)`` binds ``x`` to ``expr`` itself (substituted, no LetStmt)."""
+    return MetaVar(value)
+
+
+def axis(name: str) -> Axis:
+    """A layout axis by name, e.g. ``T.axis("P")`` for one a backend registered."""
+    return Axis.get(name)
+
+
+# thread axes of layouts: T.laneid, T.warpid, ... (T.cta_id is the kernel-form builder above;
+# its axis is written T.axis("cta_id"))
+laneid = AXES["laneid"]
+warpid = AXES["warpid"]
+wid_in_wg = AXES["wid_in_wg"]
+wgid = AXES["wgid"]
+tid = AXES["tid"]
+
+
+def target(config: Any) -> Any:
+    """``T.target({...})``: a :class:`tvm.target.Target` (how function attributes print one)."""
+    from ...target import Target
+
+    return Target(config)
+
+
+# -- functions -------------------------------------------------------------------------------
+
+
+def prim_func(func: Any = None, *, private: bool = False, check_well_formed: bool = True) -> Any:
+    """Decorator: parse the function's source into a :class:`~tvm.ir.PrimFunc`.
+
+    ``@T.prim_func`` or ``@T.prim_func(private=True)`` (no ``global_symbol`` attribute).
+    """
+    import inspect
+
+    from ..parser import parse_function
+
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None
+    outer = dict(caller.f_locals) if caller is not None else {}
+    del frame, caller
+
+    def wrap(fn: Any) -> PrimFunc:
+        return parse_function(fn, private=private, extra_vars=outer)
+
+    if func is None:
+        return wrap
+    return wrap(func)
+
+
+prim_func.__tvm_script_prim_func__ = True  # type: ignore[attr-defined]
+
+__all__ = sorted(
+    set(_op_all)
+    | set(_SCALAR_NAMES)
+    | set(_S.SCOPE_ID_KINDS)
+    | {
+        "Broadcast", "Buffer", "Cast", "Let", "Ramp", "S", "Select", "TileLayout", "alloc_buffer",
+        "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
+        "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
+        "thread_binding", "tid", "tile", "unroll", "vectorized", "warp", "warpgroup", "warpid",
+        "wg", "wgid", "wid_in_wg",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    ns = NAMESPACES.get(name)
+    if ns is not None:
+        return ns
+    raise AttributeError(_missing(name))
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(NAMESPACES.keys()))
+
+
+def _missing(name: str) -> str:
+    msg = f"module 'tvm.script.tirx' has no attribute {name!r}"
+    hint = _install_hint(name)
+    return f"{msg}; {hint}" if hint else msg
+
+
+def _install_hint(name: str) -> str | None:
+    if name.startswith("_"):
+        return None
+    try:
+        from ...backend import install_hint_for_namespace
+    except (ImportError, AttributeError):
+        install_hint_for_namespace = None
+    if install_hint_for_namespace is not None:
+        try:
+            return install_hint_for_namespace(name) or None
+        except Exception:  # a hint must never turn an AttributeError into something else
+            return None
+    try:
+        from ...backend._catalogue import find_provider
+    except ImportError:
+        return None
+    entry = find_provider("script namespace", name)
+    if entry is None:
+        return None
+    return (f"the script namespace {name!r} comes with the {entry.name} backend: "
+            f"pip install {entry.distribution}")
+

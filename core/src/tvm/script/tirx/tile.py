@@ -1,0 +1,137 @@
+"""``Tx``: the tile-primitive facade. ``from tvm.script.tirx import tile as Tx``; ``T.tile is Tx``.
+
+``Tx.copy(dst, src)`` builds a :class:`~tvm.ir.TilePrimitiveCall` of ``tirx.tile.copy`` at thread
+scope. ``Tx.cta.copy``, ``Tx.warp.gemm``, ``Tx.wg.gemm_async`` (``Tx.warpgroup`` too),
+``Tx.cluster.*`` and ``Tx.thread.*`` set the execution scope of that one call; ``T.cta`` is
+``Tx.cta``. Every op takes the keywords ``dispatch=`` (force a variant), ``workspace=`` (a dict
+of scratch buffers) and ``config=`` (static options).
+
+The op set is whatever is registered as ``tirx.tile.<op>`` when the name is looked up; ops with a
+``tile_spec`` attribute (a :class:`~tvm.tirx.operator.tile_primitive.ops.TileOpSpec`) get their
+arguments bound and checked by it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.buffer import Buffer, BufferRegion
+from ...ir.op import OP_REGISTRY, Op, OpCategory
+from ...ir.stmt import TilePrimitiveCall
+from ...tirx.operator.tile_primitive import ops as _ops  # noqa: F401 - registers the core tile ops
+
+__all__ = ["ScopeNamespace", "cluster", "cta", "thread", "warp", "warpgroup", "wg"]
+
+
+_ABSENT = object()
+
+
+def _tile_op(name: str) -> Op | None:
+    op = OP_REGISTRY.get(f"tirx.tile.{name}")
+    if op is None or op.category is not OpCategory.TILE_PRIMITIVE:
+        return None
+    return op
+
+
+class _TileOpCaller:
+    """``Tx.<op>`` / ``Tx.<scope>.<op>``: builds one TilePrimitiveCall statement."""
+
+    __slots__ = ("__name__", "__tir_tile_op__", "label", "op", "scope")
+
+    def __init__(self, op: Op, scope: str, label: str) -> None:
+        self.op = op
+        self.scope = scope
+        self.label = label
+        self.__name__ = op.name.removeprefix("tirx.tile.")
+        self.__tir_tile_op__ = op.name
+
+    def __call__(self, *args: Any, dispatch: str | None = None,
+                 workspace: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
+                 **kwargs: Any) -> TilePrimitiveCall:
+        name = self.__name__
+        spec = self.op.get_attr("tile_spec")
+        if spec is not None:
+            # The tile-only check comes first: `Tx.exp(x)` on an expression is a T.exp mix-up,
+            # whatever else is missing.
+            for pname in spec.buffer_params:
+                pos = spec.params.index(pname)
+                value = args[pos] if pos < len(args) else kwargs.get(pname, _ABSENT)
+                if value is not _ABSENT and not isinstance(value, (Buffer, BufferRegion)):
+                    raise TypeError(
+                        f"Tx.{name} is tile-only and expects `{pname}` to be a Buffer or "
+                        f"BufferRegion; use T.{name} for expression/builtin calls"
+                    )
+            bound = spec.bind(tuple(args), dict(kwargs))
+        else:
+            if kwargs:
+                raise TypeError(f"Tx.{name} takes no keyword arguments {sorted(kwargs)}")
+            bound = list(args)
+        if dispatch is not None and not isinstance(dispatch, str):
+            raise TypeError(f"Tx.{name}(dispatch=...) expects a variant name (a str)")
+        return TilePrimitiveCall(self.op, bound, scope=self.scope, dispatch=dispatch,
+                                 workspace=workspace, config=config)
+
+    def __repr__(self) -> str:
+        return f"<tile primitive {self.label}.{self.__name__} ({self.scope} scope)>"
+
+
+class ScopeNamespace:
+    """``Tx.<label>``: tile primitives at one execution scope. Only tile primitives live here."""
+
+    def __init__(self, scope: str, label: str) -> None:
+        self._scope = scope
+        self._label = label
+        self._ops: dict[str, _TileOpCaller] = {}
+
+    @property
+    def scope(self) -> str:
+        return self._scope
+
+    def __getattr__(self, name: str) -> _TileOpCaller:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _caller(self._ops, name, self._scope, f"Tx.{self._label}",
+                       f"'Tx.{self._label}.{name}' is not a tile primitive; the "
+                       f"'Tx.{self._label}.' scope prefix applies only to tile primitives")
+
+    def __dir__(self) -> list[str]:
+        return [op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile.")]
+
+    def __repr__(self) -> str:
+        return f"<Tx.{self._label}: tile primitives at {self._scope} scope>"
+
+
+def _caller(cache: dict[str, _TileOpCaller], name: str, scope: str, label: str,
+            missing: str) -> _TileOpCaller:
+    op = _tile_op(name)
+    if op is None:
+        cache.pop(name, None)
+        raise AttributeError(missing)
+    got = cache.get(name)
+    if got is None or got.op is not op:  # re-registered (e.g. by a test) -> new caller
+        got = _TileOpCaller(op, scope, label)
+        cache[name] = got
+    return got
+
+
+cluster = ScopeNamespace("cluster", "cluster")
+cta = ScopeNamespace("cta", "cta")
+warpgroup = ScopeNamespace("warpgroup", "warpgroup")
+wg = ScopeNamespace("warpgroup", "wg")
+warp = ScopeNamespace("warp", "warp")
+thread = ScopeNamespace("thread", "thread")
+
+_THREAD_OPS: dict[str, _TileOpCaller] = {}
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _caller(_THREAD_OPS, name, "thread", "Tx",
+                   f"module 'tvm.script.tirx.tile' has no attribute {name!r}: {name!r} is not a "
+                   f"tile primitive (tile primitives are ops registered as 'tirx.tile.<name>')")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {op.name.removeprefix("tirx.tile.")
+                                    for op in Op.list("tirx.tile.")})
