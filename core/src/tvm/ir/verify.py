@@ -41,9 +41,11 @@ class _Verifier(Visitor):
             if p not in f.params:
                 self.err(f"function {f.name}: buffer_map key {p.name} is not a parameter")
             self.define_buffer(b)
+            for dim in b.shape + b.strides + [b.elem_offset]:
+                self._define_free_shape_vars(dim)
+        for b in f.buffer_map.values():
             for dim in b.shape + b.strides:
                 self.visit(dim)
-                self._define_free_shape_vars(dim)
         self.visit(f.body)
 
     def _define_free_shape_vars(self, e: Any) -> None:

@@ -52,6 +52,7 @@ def _register_core_ops() -> None:
     Op.register("tirx.address_of", effect=pure, dtype="handle")
     Op.register("tirx.ret", effect=CallEffect.OPAQUE)
     Op.register("tirx.device_entry", effect=CallEffect.OPAQUE)
+    Op.register("tirx.launch_kernel", effect=CallEffect.OPAQUE)
     Op.register("tirx.tvm_kernel_replace_point", effect=CallEffect.OPAQUE)
     Op.register("tirx.print_buffer", effect=CallEffect.OPAQUE)
     Op.register("tirx.thread_return", effect=CallEffect.OPAQUE)

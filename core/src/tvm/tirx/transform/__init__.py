@@ -1,0 +1,54 @@
+"""The TIRx passes, one file each, and the argument-signature helpers runtimes use.
+
+- :class:`TilePrimitiveDispatch`: tile-primitive calls -> the chosen variants' bodies
+- :class:`LowerKernelForm`: ``T.device_entry()`` and kernel ids -> thread-bound loops and lets
+- :class:`FlattenBuffer`: N-D buffer accesses -> 1-D
+- :class:`VectorizeLoop`, :class:`UnrollLoop`: annotated loops
+- :class:`StmtSimplify` (alias ``Simplify``): arithmetic simplification and clean-up
+- :class:`SplitHostDevice`: device kernels + host launcher (with launch bounds)
+- :func:`function_signature`, :func:`check_arguments`: argument checking before a launch
+"""
+
+from __future__ import annotations
+
+from .flatten_buffer import FlattenBuffer, flat_index, flatten_buffer
+from .launch_bounds import (
+    LAUNCH_BOUNDS_KEYS,
+    MAX_BLOCKS_PER_CLUSTER,
+    MIN_BLOCKS_PER_SM,
+    extract_launch_bounds,
+)
+from .lower_kernel_form import CLUSTER_EXTENT, KernelFormError, LowerKernelForm
+from .signature import ParamSpec, check_arguments, evaluate, function_signature
+from .simplify import Simplify, StmtSimplify, simplify_stmt
+from .split_host_device import LaunchParams, SplitHostDevice, dyn_smem_layout, kernel_params
+from .tile_primitive_dispatch import TilePrimitiveDispatch
+from .unroll_loop import UnrollLoop
+from .vectorize_loop import VectorizeLoop
+
+__all__ = [
+    "CLUSTER_EXTENT",
+    "LAUNCH_BOUNDS_KEYS",
+    "MAX_BLOCKS_PER_CLUSTER",
+    "MIN_BLOCKS_PER_SM",
+    "FlattenBuffer",
+    "KernelFormError",
+    "LaunchParams",
+    "LowerKernelForm",
+    "ParamSpec",
+    "Simplify",
+    "SplitHostDevice",
+    "StmtSimplify",
+    "TilePrimitiveDispatch",
+    "UnrollLoop",
+    "VectorizeLoop",
+    "check_arguments",
+    "dyn_smem_layout",
+    "evaluate",
+    "extract_launch_bounds",
+    "flat_index",
+    "flatten_buffer",
+    "function_signature",
+    "kernel_params",
+    "simplify_stmt",
+]

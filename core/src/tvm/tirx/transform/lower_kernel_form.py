@@ -1,0 +1,226 @@
+"""``LowerKernelForm``: kernel-form ids become thread-bound loops and lets (lowering.md section 3).
+
+``T.device_entry()`` marks where the kernel starts; the ``ScopeIdDef`` statements after it
+(``T.cta_id``, ``T.thread_id``, ``T.warp_id``, ...) define the kernel's ids. The rest of that
+block becomes the body of ``For(kind=THREAD_BINDING)`` loops: ``blockIdx.x/y/z`` over the CTA
+ids, ``threadIdx.x/y/z`` over the thread ids; derived ids are ``LetStmt`` over ``threadIdx.x``.
+The block size comes from ``thread_id`` extents, or ``warp_id * 32``, or ``warpgroup_id * 128``
+(they must agree). Cluster ids (``cluster_id``, ``cta_id_in_cluster``) split ``blockIdx`` and
+record the cluster shape as the ``tirx.cluster_extent`` annotation of the ``blockIdx`` loops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from ...arith import Analyzer
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.function import IRModule, PrimFunc
+from ...ir.visitor import Mutator
+from ...transform import PassContext, PrimFuncPass
+from ._util import contains, flatten_seq
+
+__all__ = ["CLUSTER_EXTENT", "LowerKernelForm", "KernelFormError"]
+
+CLUSTER_EXTENT = "tirx.cluster_extent"
+_AXES = ("x", "y", "z")
+_WARP, _WG = 32, 128
+
+
+class KernelFormError(ValueError):
+    """The kernel-form ids of a function are inconsistent."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerKernelForm(PrimFuncPass):
+    """Lower ``T.device_entry()`` and kernel ids to thread-bound loops (see the module doc)."""
+
+    name = "LowerKernelForm"
+
+    def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
+        if not contains(func.body, _is_kernel_marker):
+            return func
+        body = _Lowerer(func.name).visit(func.body)
+        if contains(body, lambda n: isinstance(n, S.ScopeIdDef)):
+            raise KernelFormError(
+                f"function {func.name}: kernel ids (T.cta_id, T.thread_id, ...) must be at the top "
+                f"level of the kernel, right after T.device_entry(), not inside loops or branches")
+        return func.with_body(body)
+
+
+def _is_device_entry(n: object) -> bool:
+    return (isinstance(n, S.Evaluate) and isinstance(n.value, E.Call)
+            and n.value.op.name == "tirx.device_entry")
+
+
+def _is_kernel_marker(n: object) -> bool:
+    return _is_device_entry(n) or isinstance(n, S.ScopeIdDef)
+
+
+class _Lowerer(Mutator):
+    def __init__(self, func_name: str) -> None:
+        self.func_name = func_name
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> S.Stmt:
+        start = next((k for k, x in enumerate(s.seq) if _is_kernel_marker(x)), None)
+        if start is None:
+            return super().generic_visit(s)  # type: ignore[return-value]
+        head = [self.visit(x) for x in s.seq[:start]]
+        defs = [x for x in s.seq[start:] if isinstance(x, S.ScopeIdDef)]
+        rest = [x for x in s.seq[start:] if not (_is_device_entry(x) or isinstance(x, S.ScopeIdDef))]
+        kernel = _Kernel(self.func_name, defs).wrap(flatten_seq(rest))
+        return flatten_seq([*head, kernel])
+
+
+class _Kernel:
+    """The ids of one kernel and how to build its loops."""
+
+    def __init__(self, func_name: str, defs: Sequence[S.ScopeIdDef]) -> None:
+        self.func_name = func_name
+        self.ana = Analyzer()
+        self.ids: dict[str, S.ScopeIdDef] = {}
+        for d in defs:
+            if d.kind in self.ids:
+                raise self.error(f"T.{d.kind} is defined twice")
+            self.ids[d.kind] = d
+
+    def error(self, msg: str) -> KernelFormError:
+        return KernelFormError(f"function {self.func_name}: {msg}")
+
+    def wrap(self, body: S.Stmt) -> S.Stmt:
+        """``body`` inside the lets of the derived ids, inside the thread-bound loops."""
+        blocks = self._block_loops()
+        threads = self._thread_loops()
+        for var, value in reversed(self.block_lets + self.thread_lets):
+            body = S.LetStmt(var, value, body)
+        for tag, var, extent, ann in reversed(blocks + threads):
+            body = S.For(var, E.IntImm(var.dtype, 0), extent, S.ForKind.THREAD_BINDING, body,
+                         thread_tag=tag, annotations=ann)
+        return body
+
+    # -- blocks ----------------------------------------------------------------------------
+    def _block_loops(self) -> list[tuple[str, E.Var, E.PrimExpr, dict]]:
+        cta = self.ids.get("cta_id")
+        cluster = self.ids.get("cluster_id")
+        in_cluster = self.ids.get("cta_id_in_cluster")
+        if (cluster is None) != (in_cluster is None) and cta is None:
+            raise self.error("T.cluster_id and T.cta_id_in_cluster need each other (or T.cta_id "
+                             "giving the grid)")
+        dims = max(len(d.vars) for d in (cta, cluster, in_cluster) if d is not None) \
+            if any(d is not None for d in (cta, cluster, in_cluster)) else 0
+        self._check_dims("cta_id", dims)
+        loops = []
+        self.block_lets: list[tuple[E.Var, E.PrimExpr]] = []
+        for d in range(dims):
+            size = self._cluster_size(in_cluster, d)
+            grid = self._grid_extent(cta, cluster, size, d)
+            var = cta.vars[d] if cta is not None and d < len(cta.vars) else E.Var(f"blockIdx_{_AXES[d]}")
+            ann = {CLUSTER_EXTENT: size} if in_cluster is not None else {}
+            loops.append((f"blockIdx.{_AXES[d]}", var, grid, ann))
+            if in_cluster is not None and d < len(in_cluster.vars):
+                self.block_lets.append((in_cluster.vars[d], E.FloorMod(var, size)))
+            if cluster is not None and d < len(cluster.vars):
+                self.block_lets.append((cluster.vars[d], E.FloorDiv(var, size)))
+        return loops
+
+    def _cluster_size(self, in_cluster: S.ScopeIdDef | None, d: int) -> E.PrimExpr:
+        if in_cluster is None or d >= len(in_cluster.extents):
+            return E.IntImm("int32", 1)
+        return in_cluster.extents[d]
+
+    def _grid_extent(self, cta: S.ScopeIdDef | None, cluster: S.ScopeIdDef | None,
+                     size: E.PrimExpr, d: int) -> E.PrimExpr:
+        from_cluster = None
+        if cluster is not None:
+            ext = cluster.extents[d] if d < len(cluster.extents) else E.IntImm("int32", 1)
+            from_cluster = self.ana.simplify(E.Mul(ext, size))
+        if cta is None or d >= len(cta.extents):
+            return from_cluster if from_cluster is not None else E.IntImm("int32", 1)
+        grid = cta.extents[d]
+        if from_cluster is not None and not self.ana.can_prove_equal(grid, from_cluster):
+            raise self.error(f"inconsistent grid along {_AXES[d]}: T.cta_id gives {grid} but "
+                             f"T.cluster_id * T.cta_id_in_cluster gives {from_cluster}")
+        if cluster is None and size is not None and isinstance(size, E.IntImm) and size.value > 1:
+            if not self.ana.can_prove_equal(E.FloorMod(grid, size), 0):
+                raise self.error(f"the grid extent {grid} along {_AXES[d]} is not a multiple of "
+                                 f"the cluster extent {size}")
+        return grid
+
+    def _check_dims(self, kind: str, dims: int) -> None:
+        if dims > 3:
+            raise self.error(f"T.{kind} takes at most 3 dimensions, got {dims}")
+
+    # -- threads ---------------------------------------------------------------------------
+    def _thread_loops(self) -> list[tuple[str, E.Var, E.PrimExpr, dict]]:
+        tid = self.ids.get("thread_id")
+        derived: list[str] = [k for k in ("warp_id", "lane_id", "warpgroup_id", "thread_id_in_wg",
+                               "warp_id_in_wg") if k in self.ids]
+        for k in derived:
+            if len(self.ids[k].vars) != 1:
+                raise self.error(f"T.{k} takes one extent, got {len(self.ids[k].vars)}")
+        if tid is not None:
+            self._check_dims("thread_id", len(tid.vars))
+            if derived and len(tid.vars) != 1:
+                raise self.error(f"T.{derived[0]} needs a one-dimensional T.thread_id, got "
+                                 f"{len(tid.vars)} dimensions")
+        total = self._block_size(tid, derived)
+        self.thread_lets: list[tuple[E.Var, E.PrimExpr]] = []
+        loops: list[tuple[str, E.Var, E.PrimExpr, dict]]
+        if tid is not None:
+            loops = [(f"threadIdx.{_AXES[d]}", v, e, {})
+                     for d, (v, e) in enumerate(zip(tid.vars, tid.extents))]
+            tx = tid.vars[0]
+        elif total is not None:
+            tx = E.Var("threadIdx_x")
+            loops = [("threadIdx.x", tx, total, {})]
+        else:
+            return []
+        for k in derived:
+            self.thread_lets.append((self.ids[k].vars[0], _derived_value(k, tx)))
+        return loops
+
+    def _block_size(self, tid: S.ScopeIdDef | None, derived: Sequence[str]) -> E.PrimExpr | None:
+        """The number of threads, from every id that implies it; they must agree."""
+        claims: list[tuple[str, E.PrimExpr]] = []
+        if tid is not None and len(tid.extents) == 1:
+            claims.append((f"T.thread_id([{tid.extents[0]}])", tid.extents[0]))
+        for k, unit in (("warp_id", _WARP), ("warpgroup_id", _WG)):
+            if k in self.ids:
+                ext = self.ids[k].extents[0]
+                claims.append((f"T.{k}([{ext}]) * {unit}", self.ana.simplify(E.Mul(ext, unit))))
+        for k, fixed in (("lane_id", _WARP), ("thread_id_in_wg", _WG), ("warp_id_in_wg", _WG // _WARP)):
+            if k in self.ids:
+                ext = self.ids[k].extents[0]
+                if not self.ana.can_prove_equal(ext, fixed):
+                    raise self.error(f"T.{k} extent must be {fixed}, got {ext}")
+        if not claims:
+            if any(k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg")):
+                return E.IntImm("int32", _WG)
+            if "lane_id" in self.ids:
+                return E.IntImm("int32", _WARP)
+            return None
+        first_what, first = claims[0]
+        for what, value in claims[1:]:
+            if not self.ana.can_prove_equal(first, value):
+                raise self.error(f"inconsistent thread counts: {first_what} gives {first} threads "
+                                 f"but {what} gives {value}")
+        needs_wg = any(k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg", "warpgroup_id"))
+        unit = _WG if needs_wg else (_WARP if "lane_id" in self.ids or "warp_id" in self.ids else 1)
+        if unit > 1 and not self.ana.can_prove_equal(E.FloorMod(first, unit), 0):
+            raise self.error(f"{first_what} gives {first} threads, not a multiple of {unit} "
+                             f"as the warp/warpgroup ids need")
+        return first
+
+
+def _derived_value(kind: str, tx: E.Var) -> E.PrimExpr:
+    if kind == "warp_id":
+        return E.FloorDiv(tx, _WARP)
+    if kind == "lane_id":
+        return E.FloorMod(tx, _WARP)
+    if kind == "warpgroup_id":
+        return E.FloorDiv(tx, _WG)
+    if kind == "thread_id_in_wg":
+        return E.FloorMod(tx, _WG)
+    return E.FloorDiv(E.FloorMod(tx, _WG), _WARP)  # warp_id_in_wg

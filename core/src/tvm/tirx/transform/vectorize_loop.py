@@ -1,0 +1,173 @@
+"""``VectorizeLoop``: turn loops marked ``vectorized`` into vector (Ramp/Broadcast) code.
+
+Handled: a body of buffer stores (flat, one index each) whose indices are ``base + c * v`` in
+the loop variable ``v`` (``c`` a constant, not 0) and whose values are built from loads with
+such indices, loads and scalars that do not depend on ``v`` (broadcast), arithmetic,
+comparisons, selects, casts and pure builtin math calls. Anything else - or a loop where a
+stored buffer is also read at another index (a loop-carried dependence) - falls back to a
+serial loop, which is always correct.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ...arith import Analyzer
+from ...arith.linear import to_linear
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.function import IRModule, PrimFunc
+from ...ir.op import CallEffect, OpCategory
+from ...ir.structural import structural_equal
+from ...ir.visitor import Mutator, substitute
+from ...transform import PassContext, PrimFuncPass
+from ._util import contains
+
+__all__ = ["VectorizeLoop"]
+
+
+@dataclasses.dataclass(frozen=True)
+class VectorizeLoop(PrimFuncPass):
+    """Vectorize ``ForKind.VECTORIZED`` loops with constant extents (``enable=False``, or the
+    config ``"tir.disable_vectorize"``, makes them serial)."""
+
+    enable: bool = True
+
+    name = "VectorizeLoop"
+
+    def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
+        enable = self.enable and not ctx.config.get("tir.disable_vectorize", False)
+        body = _Vectorizer(enable).visit(func.body)
+        return func if body is func.body else func.with_body(body)
+
+
+class _NotVectorizable(Exception):
+    """The loop body uses something this pass does not vectorize."""
+
+
+class _Vectorizer(Mutator):
+    def __init__(self, enable: bool) -> None:
+        self.enable = enable
+
+    def visit_For(self, s: S.For) -> S.Stmt:
+        body = self.visit(s.body)
+        if s.kind is not S.ForKind.VECTORIZED:
+            return s if body is s.body else s.with_fields(body=body)  # type: ignore[return-value]
+        serial = s.with_fields(kind=S.ForKind.SERIAL, body=body)
+        if not self.enable or not isinstance(s.extent, E.IntImm) or s.extent.value < 2:
+            return serial  # type: ignore[return-value]
+        try:
+            return _vectorize(s.loop_var, s.min, s.extent.value, body)
+        except _NotVectorizable:
+            return serial  # type: ignore[return-value]
+
+
+def _stores(body: S.Stmt) -> list[S.BufferStore]:
+    items = body.seq if isinstance(body, S.SeqStmt) else [body]
+    out = []
+    for x in items:
+        if not isinstance(x, S.BufferStore):
+            raise _NotVectorizable
+        out.append(x)
+    return out
+
+
+def _vectorize(var: E.Var, lo: E.PrimExpr, lanes: int, body: S.Stmt) -> S.Stmt:
+    stores = _stores(body)
+    _check_dependences(var, stores)
+    rewriter = _Lanes(var, lo, lanes)
+    new = []
+    for st in stores:
+        if len(st.indices) != 1:
+            raise _NotVectorizable
+        index = rewriter.index(st.indices[0])
+        if not isinstance(index, E.Ramp):
+            raise _NotVectorizable  # every lane would store to one place
+        value = rewriter.broadcast(rewriter.visit(st.value))
+        new.append(S.BufferStore(st.buffer, value, [index]))
+    return new[0] if len(new) == 1 else S.SeqStmt(new)
+
+
+def _check_dependences(var: E.Var, stores: list[S.BufferStore]) -> None:
+    """A stored buffer may only be read at the index it is stored to (same statement or
+    earlier), else lanes would see each other's writes in the wrong order."""
+    for st in stores:
+        def bad_read(n: Any, st: S.BufferStore = st) -> bool:
+            return (isinstance(n, E.BufferLoad) and n.buffer.data is st.buffer.data
+                    and not all(structural_equal(a, b) for a, b in zip(n.indices, st.indices)))
+
+        if any(contains(other, bad_read) for other in stores):
+            raise _NotVectorizable
+
+
+class _Lanes(Mutator):
+    """Rewrites scalar expressions of the loop body into ``lanes``-wide vectors."""
+
+    def __init__(self, var: E.Var, lo: E.PrimExpr, lanes: int) -> None:
+        self.var, self.lo, self.lanes = var, lo, lanes
+        self.ana = Analyzer()
+
+    def depends(self, e: Any) -> bool:
+        return contains(e, lambda n: n is self.var)
+
+    def index(self, e: E.PrimExpr) -> E.PrimExpr:
+        """``base + c * var`` becomes ``Ramp(base at var=lo, c, lanes)``; others refuse."""
+        if not self.depends(e):
+            return e
+        if not (e.dtype.lanes == 1 and e.dtype.is_int):
+            raise _NotVectorizable
+        lin = to_linear(self.ana.simplify(e))
+        coeff = 0
+        for atom, c in lin.nonzero_terms():
+            if atom is self.var:
+                coeff = c
+            elif self.depends(atom):
+                raise _NotVectorizable  # e.g. var // 2: not linear
+        if coeff == 0:
+            raise _NotVectorizable
+        base = self.ana.simplify(substitute(e, {self.var: self.lo}))
+        return E.Ramp(base, E.IntImm(e.dtype, coeff), self.lanes)
+
+    def broadcast(self, e: E.PrimExpr) -> E.PrimExpr:
+        return e if e.dtype.lanes == self.lanes else E.Broadcast(e, self.lanes)
+
+    def visit(self, node: Any) -> Any:
+        if isinstance(node, E.PrimExpr) and not self.depends(node):
+            return node  # invariant: stays scalar, broadcast where combined
+        return super().visit(node)
+
+    def visit_Var(self, v: E.Var) -> E.PrimExpr:
+        return E.Ramp(self.lo, E.IntImm(v.dtype, 1), self.lanes)
+
+    def visit_BufferLoad(self, e: E.BufferLoad) -> E.PrimExpr:
+        if len(e.indices) != 1 or e.dtype.lanes != 1:
+            raise _NotVectorizable
+        return E.BufferLoad(e.buffer, [self.index(e.indices[0])])
+
+    def visit_BinaryOp(self, e: E.BinaryOp) -> E.PrimExpr:
+        a, b = self.visit(e.a), self.visit(e.b)
+        return type(e)(self.broadcast(a), self.broadcast(b))
+
+    def visit_Not(self, e: E.Not) -> E.PrimExpr:
+        return E.Not(self.broadcast(self.visit(e.a)))
+
+    def visit_Cast(self, e: E.Cast) -> E.PrimExpr:
+        v = self.broadcast(self.visit(e.value))
+        return E.Cast(e.dtype.with_lanes(self.lanes), v)
+
+    def visit_Select(self, e: E.Select) -> E.PrimExpr:
+        return E.Select(self.broadcast(self.visit(e.condition)),
+                        self.broadcast(self.visit(e.true_value)),
+                        self.broadcast(self.visit(e.false_value)))
+
+    def visit_Call(self, e: E.Call) -> E.PrimExpr:
+        op = e.op
+        if op.category is not OpCategory.BUILTIN or op.effect is not CallEffect.PURE \
+                or not all(isinstance(a, E.PrimExpr) and not isinstance(a, E.StringImm) for a in e.args):
+            raise _NotVectorizable
+        args = [self.broadcast(self.visit(a)) for a in e.args]
+        return E.Call(e.dtype.with_lanes(self.lanes), op, args)
+
+    def generic_visit(self, node: Any) -> Any:
+        raise _NotVectorizable  # Let, Ramp, Broadcast, ...: not handled here
