@@ -510,6 +510,12 @@ class _Printer:
         if isinstance(a, tuple):
             inner = ", ".join(self.arg(x) for x in a)
             return f"({inner},)" if len(a) == 1 else f"({inner})"
+        if isinstance(a, Node):
+            ctor = getattr(type(a), "__script_ctor__", None)
+            if ctor is None:
+                raise TypeError(f"the printer cannot print a {type(a).__name__}")
+            fields = ", ".join(f"{k}={self.raw(x)}" for k, x in a.fields())
+            return f"T.{ctor}({fields})"
         return self.raw(a)
 
     def raw(self, v: Any) -> str:

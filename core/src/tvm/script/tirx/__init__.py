@@ -317,6 +317,13 @@ wgid = AXES["wgid"]
 tid = AXES["tid"]
 
 
+def launch_params(grid: Any, block: Any, cluster: Any = None, dyn_smem_bytes: Any = 0) -> Any:
+    """How a split-off kernel is launched (an attribute of device functions)."""
+    from ...tirx.transform.split_host_device import LaunchParams
+
+    return LaunchParams(grid, block, cluster, dyn_smem_bytes)
+
+
 def target(config: Any) -> Any:
     """``T.target({...})``: a :class:`tvm.target.Target` (how function attributes print one)."""
     from ...target import Target
@@ -358,7 +365,7 @@ __all__ = sorted(
     | {
         "Broadcast", "Buffer", "Cast", "Let", "Ramp", "S", "Select", "TileLayout", "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
-        "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
+        "launch_params", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
         "thread_binding", "tid", "tile", "unroll", "vectorized", "warp", "warpgroup", "warpid",
         "wg", "wgid", "wid_in_wg",
     }

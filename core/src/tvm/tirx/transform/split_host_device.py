@@ -43,6 +43,7 @@ class LaunchParams(Node):
     host function's scalar parameters and buffer shapes) and ``dyn_smem_bytes``."""
 
     _fields = ("grid", "block", "cluster", "dyn_smem_bytes")
+    __script_ctor__ = "launch_params"  # prints as T.launch_params(grid=..., ...)
 
     def __init__(self, grid: list[Any], block: list[Any], cluster: list[Any] | None = None,
                  dyn_smem_bytes: Any = 0) -> None:
