@@ -63,10 +63,16 @@ def all_backends(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def discovery(session: nox.Session) -> None:
-    """Plugin discovery end to end, from built wheels in a fresh venv."""
-    wheels = ROOT / ".nox" / "_wheels"
-    session.install("pytest", "build")
-    session.run("python", str(ROOT / "plugins" / "discovery_check.py"), str(wheels))
+    """Plugin discovery end to end, from built wheels in fresh venvs (plugins/discovery_check.py).
+
+    Builds wheels of core, plugins/tvm-backend-example and plugins/fixtures/*, installs them into
+    two fresh venvs (with uv when it is on PATH) and checks discovery, selection, broken,
+    incompatible and conflicting plugins in subprocesses.
+    """
+    # pip builds the wheels; hatchling lets it build without an isolated env per project.
+    session.install("pip", "hatchling>=1.18")
+    workdir = ROOT / ".nox" / "_discovery"
+    session.run("python", str(ROOT / "plugins" / "discovery_check.py"), str(workdir))
 
 
 @nox.session(python=PYTHON)

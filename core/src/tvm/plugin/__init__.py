@@ -13,8 +13,9 @@ Loading, selection and status live in :mod:`tvm.backend`.
 
 from __future__ import annotations
 
+from . import hookspec  # the module: every hook spec, documented
 from ._types import PLUGIN_API_VERSION, BackendInfo, DemoCase, DemoResult, api_range_allows
-from .hookspec import PROJECT_NAME, hookimpl, hookspec
+from .hookspec import PROJECT_NAME, hookimpl
 from .manager import TVMPluginManager, get_plugin_manager, hook_names
 
 __all__ = [

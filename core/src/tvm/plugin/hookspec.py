@@ -1,3 +1,5 @@
+# mypy: disable-error-code="empty-body"
+# (hook specs are signatures with docstrings; their bodies are empty on purpose)
 """Every hook a backend can implement, grouped by phase.
 
 A backend is a module named by an entry point in the group ``tvm.backends``::
@@ -43,7 +45,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 # =============================================================================================
-# Identity (called first, before anything is registered)
+# Identity and publication (called first, before anything is registered)
 # =============================================================================================
 
 
@@ -59,6 +61,20 @@ def tvm_backend_info() -> BackendInfo:
 
     Optional: without it the backend is named by its entry point, takes its distribution's
     version, accepts every API version and requires nothing. ``firstresult``.
+    """
+
+
+@hookspec
+def tvm_module_aliases() -> dict[str, str]:
+    """Return the public aliases of this backend's package: ``{"cuda": "tvm_backend_cuda"}``.
+
+    For each item, ``tvm.backend.<alias>`` and ``tvm.tirx.<alias>`` become that package after
+    the load, and ``import tvm.tirx.<alias>.<sub>`` imports its submodules. Without this hook the
+    backend name is aliased to the entry-point module's package (the module itself if it is a
+    package or a top-level module). Return ``{}`` for no alias.
+
+    Called right after :func:`tvm_backend_info` (and after the backends it requires loaded),
+    before the registration hooks, so that imports through the aliases work while they run.
     """
 
 
@@ -122,17 +138,6 @@ def tvm_tir_pipelines() -> dict[str, Any]:
     :func:`tvm.tirx.compilation_pipeline.register_tir_pipeline`; a factory is called as
     ``factory(**kwargs)`` by ``get_tir_pipeline(name, **kwargs)``. A name already taken is a
     conflict unless listed in ``BackendInfo.overrides``.
-    """
-
-
-@hookspec
-def tvm_module_aliases() -> dict[str, str]:
-    """Return the public aliases of this backend's package: ``{"cuda": "tvm_backend_cuda"}``.
-
-    For each item, ``tvm.backend.<alias>`` and ``tvm.tirx.<alias>`` become that package after
-    the load, and ``import tvm.tirx.<alias>.<sub>`` imports its submodules. Without this hook the
-    backend name is aliased to the entry-point module's package (the module itself if it is a
-    package or a top-level module). Return ``{}`` for no alias.
     """
 
 

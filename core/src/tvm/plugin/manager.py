@@ -59,9 +59,18 @@ def hook_names() -> list[str]:
 
 
 def unknown_hooks(plugin: Any) -> list[str]:
-    """Names of ``tvm_*`` routines of ``plugin`` that match no hook spec (likely typos)."""
+    """Names of ``tvm_*`` routines of ``plugin`` that match no hook spec (likely typos).
+
+    Functions marked ``@hookimpl(optionalhook=True)`` are allowed: they target a hook that a
+    newer core may define.
+    """
     known = set(hook_names())
-    return sorted(
-        n for n in dir(plugin)
-        if n.startswith(_PREFIX) and n not in known and inspect.isroutine(getattr(plugin, n, None))
-    )
+    out = []
+    for name in dir(plugin):
+        fn = getattr(plugin, name, None)
+        if not name.startswith(_PREFIX) or name in known or not inspect.isroutine(fn):
+            continue
+        opts = getattr(fn, f"{_hookspec.PROJECT_NAME}_impl", None) or {}
+        if not opts.get("optionalhook"):
+            out.append(name)
+    return sorted(out)

@@ -141,7 +141,9 @@ def _as_attr(spec: Any) -> Attr:
         return Attr(spec)
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
         return Attr(spec[0], spec[1])
-    raise TypeError(f"attribute schema entry {spec!r}: use Attr(type, default), type or (type, default)")
+    raise TypeError(
+        f"attribute schema entry {spec!r}: use Attr(type, default), type or (type, default)"
+    )
 
 
 KIND_REGISTRY: Registry[str, TargetKind] = Registry("target kind")

@@ -1,0 +1,201 @@
+"""Public aliases of loaded backends: ``tvm.backend.<alias>`` and ``tvm.tirx.<alias>``.
+
+A loaded backend's package (say ``tvm_backend_cuda``) is published under both parents: the
+alias module *is* the package (same object), and ``import tvm.tirx.cuda.<sub>`` goes through
+:class:`AliasFinder`, which imports ``tvm_backend_cuda.<sub>`` and returns that very module, so
+each submodule runs once whatever path imported it. Before the load the alias does not
+exist and those imports raise ModuleNotFoundError (with an install or load hint when the name is
+a known backend).
+
+:class:`CoreImportFinder` makes sure that a core module (``tvm.*``) imported for the first time
+while a backend registers still registers its own entries as core's, outside the backend's
+transaction: otherwise a failing backend would roll back core's ops with its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from .._registry import CORE_OWNER, Registry, core_scope, current_owner
+
+__all__ = [
+    "ALIASES",
+    "PARENTS",
+    "AliasFinder",
+    "CoreImportFinder",
+    "install_finder",
+    "publish",
+    "unpublish",
+]
+
+PARENTS = ("tvm.backend", "tvm.tirx")
+# alias name -> the real package's module name; owned by the backend that published it.
+ALIASES: Registry[str, str] = Registry("module alias")
+# Set by the loader: alias -> message for a known backend that is not loaded (or None).
+hint_for: Callable[[str], str | None] = lambda alias: None  # noqa: E731
+
+
+class _AliasLoader:  # a Loader; not importlib.abc.Loader, whose import costs ~9 ms
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        # Returning the real module keeps one module object per file; the import system keeps
+        # its __name__, __spec__ and __path__ because they are already set.
+        return self.module
+
+    def exec_module(self, module: ModuleType) -> None:
+        return None
+
+
+class AliasFinder:  # a MetaPathFinder
+    """Resolves ``tvm.backend.<alias>[.<sub>]`` and ``tvm.tirx.<alias>[.<sub>]``."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        split = _split(fullname)
+        if split is None:
+            return None
+        parent, alias, tail = split
+        package = ALIASES.get(alias)
+        if package is None:
+            _raise_hint(fullname, parent, alias)
+            return None
+        real_name = package + (f".{tail}" if tail else "")
+        try:
+            module = importlib.import_module(real_name)
+        except ModuleNotFoundError as err:
+            if err.name == real_name:
+                return None  # the normal machinery reports "No module named ..."
+            raise
+        is_package = hasattr(module, "__path__")
+        loader: Any = _AliasLoader(module)
+        return importlib.util.spec_from_loader(fullname, loader, is_package=is_package)
+
+
+def _split(fullname: str) -> tuple[str, str, str] | None:
+    for parent in PARENTS:
+        if fullname.startswith(parent + "."):
+            alias, _, tail = fullname[len(parent) + 1 :].partition(".")
+            if alias and not alias.startswith("_"):
+                return parent, alias, tail
+    return None
+
+
+def _raise_hint(fullname: str, parent: str, alias: str) -> None:
+    message = hint_for(alias)
+    if message is None or _real_submodule_exists(parent, alias):
+        return
+    raise ModuleNotFoundError(f"No module named {fullname!r}: {message}", name=fullname)
+
+
+def _real_submodule_exists(parent: str, name: str) -> bool:
+    module = sys.modules.get(parent)
+    search = getattr(module, "__path__", None)
+    if search is None:
+        return False
+    spec = importlib.machinery.PathFinder.find_spec(f"{parent}.{name}", list(search))
+    return spec is not None
+
+
+class _CoreLoader:  # a Loader
+    """Runs a core module's top level as core (see :class:`CoreImportFinder`)."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        create = getattr(self._loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module: ModuleType) -> None:
+        with core_scope():
+            self._loader.exec_module(module)
+
+    def __getattr__(self, name: str) -> Any:
+        # get_source, get_resource_reader, is_package, ...: the real loader answers.
+        return getattr(self._loader, name)
+
+
+class CoreImportFinder:  # a MetaPathFinder
+    """While a backend registers, import ``tvm.*`` modules as core (owner "core", no rollback)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if current_owner() == CORE_OWNER or not fullname.startswith("tvm."):
+            return None
+        split = _split(fullname)
+        if split is not None and split[1] in ALIASES:
+            return None
+        for finder in sys.meta_path:
+            if isinstance(finder, (AliasFinder, CoreImportFinder)):
+                continue
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _CoreLoader(spec.loader)
+                return spec
+        return None
+
+
+def install_finder() -> None:
+    """Put the alias finder first on ``sys.meta_path`` and the core-import finder second."""
+    ours = [f for f in sys.meta_path if isinstance(f, (AliasFinder, CoreImportFinder))]
+    if len(ours) == 2:
+        return
+    sys.meta_path[:] = [
+        f for f in sys.meta_path if not isinstance(f, (AliasFinder, CoreImportFinder))
+    ]
+    sys.meta_path[0:0] = [AliasFinder(), CoreImportFinder()]
+
+
+def _parent_module(parent: str) -> ModuleType | None:
+    module = sys.modules.get(parent)
+    if module is not None:
+        return module
+    try:
+        return importlib.import_module(parent)
+    except ImportError:
+        return None  # tvm.tirx may not exist in a stripped-down core; the backend alias still works
+
+
+def check_free(alias: str, package: str) -> None:
+    """Raise if publishing ``alias`` would shadow something real in a parent package."""
+    if alias.startswith("_") or not alias.isidentifier():
+        raise ValueError(f"module alias {alias!r} must be a public identifier")
+    for parent in PARENTS:
+        module = _parent_module(parent)
+        if module is None:
+            continue
+        existing = getattr(module, alias, None)
+        if existing is not None and getattr(existing, "__name__", None) != package:
+            raise ValueError(f"module alias {alias!r} would shadow {parent}.{alias}")
+        if existing is None and _real_submodule_exists(parent, alias):
+            raise ValueError(f"module alias {alias!r} would shadow the module {parent}.{alias}")
+
+
+def publish(alias: str, module: ModuleType) -> None:
+    """Make ``module`` importable and reachable as ``<parent>.<alias>`` for every parent."""
+    install_finder()
+    for parent in PARENTS:
+        sys.modules[f"{parent}.{alias}"] = module
+        parent_module = _parent_module(parent)
+        if parent_module is not None:
+            setattr(parent_module, alias, module)
+
+
+def unpublish(alias: str, module: ModuleType | None = None) -> None:
+    """Remove ``alias`` (and any submodule imported through it) from both parents."""
+    for parent in PARENTS:
+        prefix = f"{parent}.{alias}"
+        for key in [k for k in list(sys.modules) if k == prefix or k.startswith(prefix + ".")]:
+            del sys.modules[key]
+        parent_module = sys.modules.get(parent)
+        current = getattr(parent_module, alias, None) if parent_module is not None else None
+        if current is not None and (module is None or current is module):
+            delattr(parent_module, alias)

@@ -1,0 +1,597 @@
+"""Loading backends: import, check, register transactionally, publish; and autoload.
+
+One lock serialises every load, so a backend that many threads load at once registers once.
+A load is a transaction (``tvm._registry.transaction``): if any hook raises, everything the
+backend registered is removed again, its aliases are withdrawn, it leaves the plugin manager
+and it is recorded as failed with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .. import _registry, error
+from ..error import BackendError, BackendNotInstalledError
+from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
+from ..plugin import manager as _manager
+from . import _aliases, _catalogue, _discovery
+from ._selection import Selection, parse_selection
+
+__all__ = [
+    "BackendState",
+    "builtin_distribution",
+    "discovered",
+    "install_hint_for_backend",
+    "is_loaded",
+    "load",
+    "load_all",
+    "register_plugin",
+]
+
+CORE_DISTRIBUTION = _registry.owner_labels[_registry.CORE_OWNER]  # "tvm-core"
+# Backends shipped inside tvm-core itself (the host backend "c") always load: they are part of
+# core, so TVM_BACKENDS does not select them. This is decided by distribution, not by name.
+
+_TRUE = ("1", "true", "yes", "on")
+_LOCK = threading.RLock()
+
+LOADED, FAILED, DISABLED, INCOMPATIBLE, AVAILABLE, NOT_INSTALLED = (
+    "loaded",
+    "failed",
+    "disabled",
+    "incompatible",
+    "available",
+    "not installed",
+)
+
+
+@dataclass
+class BackendState:
+    """What the loader knows about one backend."""
+
+    name: str
+    entry: _discovery.EntryPointInfo
+    state: str = AVAILABLE
+    reason: str = ""
+    error: BaseException | None = None
+    info: BackendInfo | None = None
+    plugin: Any = None
+    package: ModuleType | None = None
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def distribution(self) -> str:
+        return (self.info.distribution if self.info else "") or self.entry.distribution
+
+    @property
+    def version(self) -> str:
+        return (self.info.version if self.info else "") or self.entry.version
+
+    @property
+    def builtin(self) -> bool:
+        return self.entry.distribution == CORE_DISTRIBUTION
+
+
+class _Loader:
+    """All loader state, so tests can swap in a fresh one."""
+
+    def __init__(self, scan: Callable[[], list[_discovery.EntryPointInfo]] | None = None) -> None:
+        self.scan = scan or _discovery.scan_entry_points
+        self.backends: dict[str, BackendState] | None = None
+        self.duplicates: list[tuple[_discovery.EntryPointInfo, str]] = []
+        self.loading: list[str] = []
+        self.autoloaded = False
+        self.selection: Selection = Selection("all")
+
+    def discover(self) -> dict[str, BackendState]:
+        if self.backends is None:
+            with _LOCK:
+                if self.backends is None:
+                    self.backends = self._discover()
+        return self.backends
+
+    def _discover(self) -> dict[str, BackendState]:
+        found: dict[str, BackendState] = {}
+        for ep in self.scan():
+            if ep.name in found:
+                self.duplicates.append((ep, found[ep.name].entry.distribution))
+                continue
+            found[ep.name] = BackendState(ep.name, ep)
+        return found
+
+
+_loader = _Loader()
+
+
+def _state() -> _Loader:
+    return _loader
+
+
+def _set_loader(loader: _Loader) -> _Loader:
+    """Install ``loader`` (tests); returns the previous one."""
+    global _loader
+    old, _loader = _loader, loader
+    return old
+
+
+def discovered() -> dict[str, BackendState]:
+    """Installed backends by name (discovery runs once, lazily)."""
+    return _loader.discover()
+
+
+def builtin_distribution() -> str:
+    return CORE_DISTRIBUTION
+
+
+# -- public API -------------------------------------------------------------------------------
+
+
+def is_loaded(name: str) -> bool:
+    """Whether backend ``name`` is loaded."""
+    backend = discovered().get(name)
+    return backend is not None and backend.state == LOADED
+
+
+def load(name: str) -> ModuleType | None:
+    """Load backend ``name`` (and the backends it requires first); idempotent and thread-safe.
+
+    Returns the backend's package (what ``tvm.backend.<name>`` names). Raises
+    :class:`~tvm.error.BackendNotInstalledError` (an ImportError) naming the pip distribution
+    when it is not installed, and :class:`~tvm.error.BackendError` when it failed to load or is
+    incompatible (the same error again on later calls).
+    """
+    with _LOCK:
+        backend = discovered().get(name)
+        if backend is None:
+            raise BackendNotInstalledError(_not_installed_message(name))
+        if backend.state not in (AVAILABLE, DISABLED):
+            return _result_of(backend)
+        if name in _loader.loading:
+            cycle = " -> ".join([*_loader.loading[_loader.loading.index(name) :], name])
+            raise BackendError(f"backends require each other in a cycle: {cycle}")
+        _loader.loading.append(name)
+        try:
+            _load_one(backend)
+        finally:
+            _loader.loading.remove(name)
+        return _result_of(backend)
+
+
+def load_all() -> list[str]:
+    """Load every installed backend whatever ``TVM_BACKENDS`` says; return the names that failed.
+
+    Failures do not raise here (``load(name)`` does); each one warns, as at ``import tvm``.
+    """
+    failed = []
+    for name in _load_order(discovered()):
+        try:
+            load(name)
+        except (BackendError, ImportError) as err:
+            failed.append(name)
+            _warn(discovered()[name], err)
+    return failed
+
+
+def register_plugin(plugin: Any, name: str, *, distribution: str = "") -> ModuleType | None:
+    """Load an in-process plugin object (a module or any object with hooks) as backend ``name``.
+
+    For notebooks and tests: it goes through exactly the path of an installed backend.
+    """
+    dist = distribution or f"<in-process plugin {name}>"
+    ep = _discovery.EntryPointInfo(name, getattr(plugin, "__name__", name), dist, "", obj=plugin)
+    with _LOCK:
+        backends = discovered()
+        existing = backends.get(name)
+        if existing is not None and existing.entry.obj is not plugin:
+            raise BackendError(
+                f"backend {name!r} is already provided by {existing.distribution}; "
+                "choose another name"
+            )
+        if existing is None:
+            backends[name] = BackendState(name, ep)
+    return load(name)
+
+
+def _autoload() -> None:
+    """Load the backends selected by ``TVM_BACKENDS``; called once at the end of ``import tvm``.
+
+    Backends shipped in tvm-core (the host backend ``c``) always load. A backend that fails is
+    skipped with one warning naming its distribution; with ``TVM_BACKENDS_STRICT=1`` the first
+    problem raises :class:`~tvm.error.BackendError` instead.
+    """
+    strict = os.environ.get("TVM_BACKENDS_STRICT", "").strip().lower() in _TRUE
+    problems: list[tuple[BackendState | None, BaseException]] = []
+    with _LOCK:
+        if _loader.autoloaded:
+            return
+        _loader.autoloaded = True
+        selection = _read_selection(problems)
+        _loader.selection = selection
+        backends = discovered()
+        for name in _load_order(backends):
+            backend = backends[name]
+            if not backend.builtin and not selection.selects(name):
+                backend.state = DISABLED
+                backend.reason = f"not selected ({selection.describe()})"
+                continue
+            try:
+                load(name)
+            except (BackendError, ImportError) as err:
+                problems.append((backend, err))
+        for missing in sorted(selection.names - set(backends)):
+            if selection.mode == "only":
+                problems.append(
+                    (
+                        None,
+                        BackendNotInstalledError(
+                            f"TVM_BACKENDS names backend {missing!r}, which is not installed: "
+                            + _not_installed_message(missing)
+                        ),
+                    )
+                )
+    if strict and problems:
+        raise BackendError(
+            "TVM_BACKENDS_STRICT=1 and backends could not be loaded:\n"
+            + "\n".join(f"  {_describe(b)}: {err}" for b, err in problems)
+        ) from problems[0][1]
+    for failed, problem in problems:
+        _warn(failed, problem)
+
+
+# -- loading one backend ----------------------------------------------------------------------
+
+
+def _load_one(backend: BackendState) -> None:
+    _registry.owner_labels[backend.name] = backend.entry.distribution or backend.name
+    try:
+        plugin = backend.entry.load()
+    except Exception as err:
+        _fail(backend, FAILED, f"importing {backend.entry.value!r} raised {_exc(err)}", err)
+        return
+    backend.plugin = plugin
+    has_hooks = bool(_hook_names_of(plugin))
+    legacy = getattr(plugin, "register_backend", None)
+    if not has_hooks and not callable(legacy):
+        _fail(
+            backend,
+            FAILED,
+            f"module {backend.entry.value!r} defines no tvm_* hooks and no register_backend()",
+            None,
+        )
+        return
+    if not _check_info(backend, plugin if has_hooks else None):
+        return
+    if not _load_requirements(backend):
+        return
+    _register(backend, plugin, None if has_hooks else legacy)
+
+
+def _check_info(backend: BackendState, plugin: Any) -> bool:
+    entry = backend.entry
+    try:
+        info = _call_info(plugin) if plugin is not None else None
+        info = info or BackendInfo(name=backend.name)
+        if not isinstance(info, BackendInfo):
+            raise TypeError(f"tvm_backend_info returned {type(info).__name__}, not BackendInfo")
+        info = dataclasses.replace(
+            info,
+            version=info.version or entry.version,
+            distribution=info.distribution or entry.distribution,
+        )
+    except Exception as err:
+        _fail(backend, FAILED, f"tvm_backend_info raised {_exc(err)}", err)
+        return False
+    backend.info = info
+    _registry.owner_labels[backend.name] = info.distribution or backend.name
+    if info.name != backend.name:
+        _fail(
+            backend,
+            FAILED,
+            f"its entry point is named {backend.name!r} but tvm_backend_info "
+            f"names it {info.name!r}; the two must match",
+            None,
+        )
+        return False
+    if not api_range_allows(info.api_range, PLUGIN_API_VERSION):
+        core_version = _core_version()
+        _fail(
+            backend,
+            INCOMPATIBLE,
+            f"{info.distribution} {info.version} supports plugin API {info.api_range!r}, but "
+            f"tvm-core {core_version} provides plugin API {PLUGIN_API_VERSION}; install a "
+            f"version of {info.distribution} made for this tvm-core",
+            None,
+        )
+        return False
+    return True
+
+
+def _call_info(plugin: Any) -> BackendInfo | None:
+    # Called directly, before the plugin joins the manager: an incompatible backend never does.
+    if "tvm_backend_info" in _hook_names_of(plugin):
+        return plugin.tvm_backend_info()
+    return None
+
+
+def _load_requirements(backend: BackendState) -> bool:
+    assert backend.info is not None
+    for dep in backend.info.requires:
+        try:
+            load(dep)
+        except (BackendError, ImportError) as err:
+            _fail(
+                backend,
+                FAILED,
+                f"it requires backend {dep!r}, which could not be loaded: {err}",
+                err,
+            )
+            return False
+    return True
+
+
+def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | None) -> None:
+    pm = _manager.get_plugin_manager()
+    info = backend.info
+    assert info is not None
+    registered = False
+    try:
+        with _registry.transaction(backend.name), _registry.allow_overrides(info.overrides):
+            if legacy is None:
+                unknown = _manager.unknown_hooks(plugin)
+                if unknown:
+                    raise BackendError(
+                        f"it implements {', '.join(unknown)}, which no hook spec of plugin API "
+                        f"{PLUGIN_API_VERSION} defines (known: {', '.join(_manager.hook_names())})"
+                    )
+                pm.register(plugin, name=backend.name)
+                registered = True
+                _publish(backend, _call_own(pm, plugin, "tvm_module_aliases"))
+                _run_registration_hooks(pm, plugin)
+            else:
+                _publish(backend, [])
+                legacy()
+    except Exception as err:
+        if registered:
+            pm.unregister(plugin)
+        for alias, package_name in backend.aliases.items():
+            _aliases.unpublish(alias, sys.modules.get(package_name))
+        backend.aliases.clear()
+        backend.package = None
+        _fail(backend, FAILED, f"registration raised {_exc(err)}", err)
+        return
+    backend.state = LOADED
+    backend.reason = ""
+
+
+def _call_own(pm: Any, plugin: Any, hook: str) -> list[Any]:
+    """Call ``hook`` on ``plugin`` only (registration hooks are never broadcast)."""
+    others = [p for p in pm.get_plugins() if p is not plugin]
+    return pm.subset_hook_caller(hook, remove_plugins=others)()
+
+
+def _run_registration_hooks(pm: Any, plugin: Any) -> None:
+    for result in _call_own(pm, plugin, "tvm_target_kinds"):
+        from ..target import register_target_kind
+
+        for kind in _expect(result, (list, tuple), "tvm_target_kinds", "a list of TargetKind"):
+            register_target_kind(kind)
+    for result in _call_own(pm, plugin, "tvm_target_tags"):
+        from ..target import register_tag
+
+        for tag, config in _expect(
+            result, dict, "tvm_target_tags", "a dict name -> config"
+        ).items():
+            register_tag(tag, config)
+    for result in _call_own(pm, plugin, "tvm_script_namespaces"):
+        namespaces = _expect(result, dict, "tvm_script_namespaces", "a dict name -> namespace")
+        if namespaces:
+            from ..script.namespace import register_script_namespace
+
+            for ns_name, namespace in namespaces.items():
+                register_script_namespace(ns_name, namespace)
+    _call_own(pm, plugin, "tvm_register_ops")
+    _call_own(pm, plugin, "tvm_register_dispatch")
+    for result in _call_own(pm, plugin, "tvm_tir_pipelines"):
+        pipelines = _expect(result, dict, "tvm_tir_pipelines", "a dict name -> factory")
+        if pipelines:
+            from ..tirx.compilation_pipeline import register_tir_pipeline
+
+            for pipe_name, factory in pipelines.items():
+                register_tir_pipeline(pipe_name, factory)
+
+
+def _publish(backend: BackendState, results: list[Any]) -> None:
+    """Publish the backend's aliases (hook results, or the default alias)."""
+    if results:
+        mapping = _expect(results[0], dict, "tvm_module_aliases", "a dict alias -> module name")
+    else:
+        mapping = {backend.name: _default_package(backend)}
+    for alias, module_name in mapping.items():
+        package = importlib.import_module(module_name)
+        _aliases.check_free(alias, package.__name__)
+        _aliases.ALIASES.register(alias, package.__name__)
+        _aliases.publish(alias, package)
+        backend.aliases[alias] = package.__name__
+        if alias == backend.name or backend.package is None:
+            backend.package = package
+
+
+def _default_package(backend: BackendState) -> str:
+    plugin = backend.plugin
+    module_name = getattr(plugin, "__name__", None) if isinstance(plugin, ModuleType) else None
+    if module_name is None:
+        module_name = backend.entry.module_name
+    module = sys.modules.get(module_name)
+    if module is not None and hasattr(module, "__path__"):
+        return module_name
+    return module_name.rpartition(".")[0] or module_name
+
+
+def _expect(value: Any, types: Any, hook: str, what: str) -> Any:
+    if value is None:
+        return {} if types is dict else []
+    if not isinstance(value, types):
+        raise TypeError(f"{hook} returned {type(value).__name__}; it must return {what}")
+    return value
+
+
+def _hook_names_of(plugin: Any) -> list[str]:
+    pm = _manager.get_plugin_manager()
+    names = []
+    for attr in dir(plugin):
+        if not attr.startswith("tvm_"):
+            continue
+        try:
+            if pm.parse_hookimpl_opts(plugin, attr) is not None:
+                names.append(attr)
+        except Exception:
+            continue
+    return names
+
+
+# -- failures and messages --------------------------------------------------------------------
+
+
+def _fail(backend: BackendState, state: str, reason: str, err: BaseException | None) -> None:
+    backend.state = state
+    backend.reason = reason
+    backend.error = err
+
+
+def _result_of(backend: BackendState) -> ModuleType | None:
+    if backend.state == LOADED:
+        return backend.package
+    raise BackendError(
+        f"backend {backend.name!r} ({_describe(backend)}) was not loaded ({backend.state}): "
+        f"{backend.reason}"
+    ) from backend.error
+
+
+def _describe(backend: BackendState | None) -> str:
+    if backend is None:
+        return "TVM_BACKENDS"
+    version = f" {backend.version}" if backend.version else ""
+    return f"{backend.distribution}{version}"
+
+
+def _warn(backend: BackendState | None, err: BaseException) -> None:
+    if backend is None:
+        message = f"tvm: {err}"
+    else:
+        message = (
+            f"tvm: backend {backend.name!r} from {_describe(backend)} was not loaded ({backend.state}): "
+            f"{backend.reason}. TVM_BACKENDS=-{backend.name} skips it; TVM_BACKENDS_STRICT=1 makes "
+            "this an error"
+        )
+    warnings.warn(message, _warning_class(), stacklevel=3)
+
+
+def _warning_class() -> type[Warning]:
+    return getattr(error, "BackendWarning", RuntimeWarning)
+
+
+def _read_selection(problems: list[tuple[BackendState | None, BaseException]]) -> Selection:
+    raw = os.environ.get("TVM_BACKENDS")
+    try:
+        return parse_selection(raw)
+    except ValueError as err:
+        problems.append((None, BackendError(f"{err}; loading all installed backends")))
+        return Selection("all", raw=raw)
+
+
+def _load_order(backends: dict[str, BackendState]) -> list[str]:
+    # Core's own backends first, then by name: deterministic warnings and registration order.
+    return sorted(backends, key=lambda n: (not backends[n].builtin, n))
+
+
+def _exc(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+def _core_version() -> str:
+    for backend in discovered().values():
+        if backend.builtin and backend.entry.version:
+            return backend.entry.version
+    return "(development)"
+
+
+def _installed_names() -> str:
+    return ", ".join(sorted(discovered())) or "none"
+
+
+def _not_installed_message(name: str) -> str:
+    entry = _catalogue.find_provider("backend", name)
+    dist = entry.distribution if entry else f"tvm-backend-{name.replace('_', '-')}"
+    return (
+        f"backend {name!r} is not installed; install it with 'pip install {dist}' "
+        f"(installed: {_installed_names()})"
+    )
+
+
+def missing_message(what: str, name: str) -> str | None:
+    """Why ``what`` ``name`` is unavailable and which backend would provide it, or ``None``.
+
+    ``what`` is "target kind", "target tag", "script namespace", "tir pipeline" or "backend";
+    the provider comes from the catalogue of the project's own backends.
+
+    ``"no installed backend provides target kind 'cuda'; install it with 'pip install
+    tvm-backend-cuda' (installed: c)"``
+    """
+    if what == "backend":
+        return install_hint_for_backend(name)
+    entry = _catalogue.find_provider(what, name)
+    if entry is None:
+        return None
+    backend = discovered().get(entry.name)
+    if backend is None:
+        return (
+            f"no installed backend provides {what} {name!r}; install it with "
+            f"'pip install {entry.distribution}' (installed: {_installed_names()})"
+        )
+    if backend.state == LOADED:
+        return None  # loaded but without it: an older backend; the caller's generic message fits
+    if backend.state in (DISABLED, AVAILABLE):
+        return (
+            f"{what} {name!r} is provided by backend {entry.name!r} ({entry.distribution}), "
+            f"which is installed but not loaded ({backend.reason or 'not loaded yet'}); "
+            f"call tvm.backend.load({entry.name!r})"
+        )
+    return (
+        f"{what} {name!r} is provided by backend {entry.name!r} ({_describe(backend)}), which "
+        f"is {backend.state}: {backend.reason}"
+    )
+
+
+def install_hint_for_backend(alias: str) -> str | None:
+    """Why backend ``alias`` is not available and how to get it, or ``None`` if it is loaded or
+    unknown (used by ``tvm.tirx.<name>`` / ``tvm.backend.<name>`` attribute errors)."""
+    backend = discovered().get(alias)
+    if backend is not None:
+        if backend.state == LOADED:
+            return None
+        if backend.state in (AVAILABLE, DISABLED):
+            why = f" ({backend.reason})" if backend.reason else ""
+            return (
+                f"backend {alias!r} ({_describe(backend)}) is installed but not loaded{why}; "
+                f"tvm.backend.load({alias!r}) loads it"
+            )
+        return (
+            f"backend {alias!r} ({_describe(backend)}) could not be loaded "
+            f"({backend.state}): {backend.reason}"
+        )
+    if _catalogue.find_provider("backend", alias) is not None:
+        return _not_installed_message(alias)
+    return None
+
+
+_aliases.hint_for = install_hint_for_backend
+_aliases.install_finder()

@@ -1,0 +1,94 @@
+"""The registry of TIR pipelines: ``PIPELINE_MAP``, ``register_tir_pipeline``, ``get_tir_pipeline``.
+
+A pipeline *factory* is a callable ``factory(**kwargs)`` returning what ``tvm.compile`` runs
+(the passes engineer's ``tvm.tirx.pipeline`` defines the shape). Core registers ``default``
+and ``tirx``; backends add theirs through the ``tvm_tir_pipelines`` hook and pick the default
+for their targets through ``tvm_default_pipeline``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._registry import CORE_OWNER, Registry
+
+__all__ = [
+    "PIPELINE_MAP",
+    "get_default_tir_pipeline",
+    "get_tir_pipeline",
+    "register_tir_pipeline",
+]
+
+PipelineFactory = Callable[..., Any]
+
+PIPELINE_MAP: Registry[str, PipelineFactory] = Registry("tir pipeline")
+
+
+def register_tir_pipeline(
+    name: str, factory: PipelineFactory | None = None, *, override: bool = False
+) -> Any:
+    """Register ``factory`` under ``name``; usable as a decorator (``@register_tir_pipeline("x")``).
+
+    A name that is taken raises :class:`~tvm.error.RegistrationConflict` naming both
+    registrants, unless ``override=True``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a TIR pipeline needs a non-empty name, got {name!r}")
+    if factory is None:
+
+        def decorate(fn: PipelineFactory) -> PipelineFactory:
+            register_tir_pipeline(name, fn, override=override)
+            return fn
+
+        return decorate
+    if not callable(factory):
+        raise TypeError(f"TIR pipeline {name!r}: the factory must be callable, got {factory!r}")
+    return PIPELINE_MAP.register(name, factory, override=override)
+
+
+def get_tir_pipeline(name: str | None = None, **kwargs: Any) -> Any:
+    """Build the pipeline ``name`` (``"default"`` when ``None``) with ``factory(**kwargs)``."""
+    name = name or "default"
+    factory = PIPELINE_MAP.get(name)
+    if factory is None:
+        raise ValueError(_unknown_message(name))
+    return factory(**kwargs)
+
+
+def get_default_tir_pipeline(target: Any) -> str:
+    """The pipeline name for ``target``: the first backend's ``tvm_default_pipeline`` answer,
+    or ``"default"``."""
+    from ..plugin import get_plugin_manager
+    from ..target import Target
+
+    if not isinstance(target, Target):
+        target = Target(target)
+    answer = get_plugin_manager().hook.tvm_default_pipeline(target=target)
+    return answer if answer else "default"
+
+
+def _unknown_message(name: str) -> str:
+    known = ", ".join(sorted(PIPELINE_MAP.keys())) or "none"
+    message = f"unknown TIR pipeline {name!r}; known pipelines: {known}"
+    from ..backend import missing_message
+
+    hint = missing_message("tir pipeline", name)
+    return f"{message}. {hint}" if hint else message
+
+
+# Core's pipelines live in tvm.tirx.pipeline (passes); import it only when one is built.
+def _default_pipeline(**kwargs: Any) -> Any:
+    from . import pipeline
+
+    return pipeline.default_pipeline(**kwargs)
+
+
+def _tirx_pipeline(**kwargs: Any) -> Any:
+    from . import pipeline
+
+    return pipeline.tirx_pipeline(**kwargs)
+
+
+PIPELINE_MAP.register("default", _default_pipeline, owner=CORE_OWNER)
+PIPELINE_MAP.register("tirx", _tirx_pipeline, owner=CORE_OWNER)

@@ -1,0 +1,496 @@
+"""Loading backends: idempotence, requirements, failures, rollback, compatibility, threads."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import pytest
+
+import tvm.backend
+from tvm.error import BackendError, BackendNotInstalledError, RegistrationConflict
+from tvm.plugin import get_plugin_manager
+from tvm.target import KIND_REGISTRY, TAG_REGISTRY, Target
+from tvm.tirx.compilation_pipeline import PIPELINE_MAP
+
+FULL = """
+COUNTS = {"kinds": 0}
+
+@hookimpl
+def tvm_backend_info():
+    return BackendInfo(name="{name}", api_range=">=1,<2")
+
+@hookimpl
+def tvm_target_kinds():
+    from tvm.target import TargetKind
+    COUNTS["kinds"] += 1
+    return [TargetKind("{name}_kind", attrs={"width": (int, 4)})]
+
+@hookimpl
+def tvm_target_tags():
+    return {"{name}/board": {"kind": "{name}_kind", "width": 8}}
+
+@hookimpl
+def tvm_register_ops():
+    from tvm.ir.op import Op
+    Op.register("tirx.{name}_ns.nop", category="device_intrin", namespace="{name}_ns")
+
+@hookimpl
+def tvm_tir_pipelines():
+    return {"{name}_pipe": lambda **kw: ("{name}", kw)}
+"""
+
+
+def full(name: str) -> str:
+    return FULL.replace("{name}", name).replace("{Name}", name.capitalize())
+
+
+def test_load_registers_everything_and_is_idempotent(backends):
+    backends.add("alpha", full("alpha"))
+    package = tvm.backend.load("alpha")
+    assert package.__name__ == "tvm_backend_alpha"
+    assert tvm.backend.load("alpha") is package
+    assert tvm.backend.is_loaded("alpha")
+    plugin = backends.loader.backends["alpha"].plugin
+    assert plugin.COUNTS["kinds"] == 1  # hooks ran once
+    assert KIND_REGISTRY.owner_of("alpha_kind") == "alpha"
+    assert Target("alpha/board").attrs["width"] == 8
+    assert PIPELINE_MAP.owner_of("alpha_pipe") == "alpha"
+    (record,) = [r for r in tvm.backend.list_backends() if r.name == "alpha"]
+    assert record.state == "loaded"
+    assert record.target_kinds == ("alpha_kind",)
+    assert record.n_tags == 1
+    assert record.pipelines == ("alpha_pipe",) and record.n_ops == 1
+    assert record.distribution == "tvm-backend-alpha" and record.version == "1.0"
+
+
+NAMESPACE = """
+@hookimpl
+def tvm_script_namespaces():
+    class {Name}Namespace:
+        pass
+    return {"{name}_ns": {Name}Namespace()}
+"""
+
+
+def test_script_namespaces_registered_and_rolled_back(backends):
+    namespace = pytest.importorskip("tvm.script.namespace", reason="tvm.script is not importable")
+    backends.add(
+        "alpha", full("alpha") + NAMESPACE.replace("{name}", "alpha").replace("{Name}", "Alpha")
+    )
+    backends.add(
+        "bad",
+        NAMESPACE.replace("{name}", "bad").replace("{Name}", "Bad")
+        + "\n@hookimpl\ndef tvm_tir_pipelines():\n    raise RuntimeError('x')\n",
+    )
+    tvm.backend.load("alpha")
+    assert namespace.NAMESPACES.owner_of("alpha_ns") == "alpha"
+    (record,) = [r for r in tvm.backend.list_backends() if r.name == "alpha"]
+    assert record.namespaces == ("alpha_ns",)
+    with pytest.raises(BackendError):
+        tvm.backend.load("bad")
+    assert "bad_ns" not in namespace.NAMESPACES
+
+
+def test_not_installed_raises_import_error_naming_the_distribution(backends):
+    backends.add("alpha", full("alpha"))
+    with pytest.raises(ImportError) as info:
+        tvm.backend.load("nosuch")
+    assert isinstance(info.value, BackendNotInstalledError)
+    assert "pip install tvm-backend-nosuch" in str(info.value)
+    assert "(installed: alpha)" in str(info.value)
+    with pytest.raises(BackendNotInstalledError, match="pip install tvm-backend-cuda"):
+        tvm.backend.load("cuda")
+
+
+def test_requirements_load_first(backends):
+    order = "ORDER = []\n"
+    backends.add(
+        "base",
+        full("base") + "\n@hookimpl\ndef tvm_register_dispatch():\n"
+        "    import tvm_backend_base as b; b.ORDER.append('base')\n",
+        files={"__init__.py": order},
+    )
+    backends.add(
+        "top",
+        """
+        @hookimpl
+        def tvm_backend_info():
+            return BackendInfo(name="top", requires=["base"])
+
+        @hookimpl
+        def tvm_register_dispatch():
+            import tvm_backend_base as b
+            b.ORDER.append("top")
+        """,
+    )
+    tvm.backend.load("top")
+    import tvm_backend_base
+
+    assert tvm_backend_base.ORDER == ["base", "top"]
+    assert tvm.backend.is_loaded("base")
+
+
+def test_failed_requirement_fails_the_dependent(backends):
+    backends.add("base", "raise RuntimeError('base is broken')\n")
+    backends.add(
+        "top",
+        """
+        @hookimpl
+        def tvm_backend_info():
+            return BackendInfo(name="top", requires=["base"])
+        """,
+    )
+    with pytest.raises(BackendError, match="requires backend 'base'"):
+        tvm.backend.load("top")
+    assert backends.loader.backends["base"].state == "failed"
+
+
+def test_requirement_cycle_is_reported(backends):
+    for a, b in (("one", "two"), ("two", "one")):
+        backends.add(
+            a,
+            f"""
+            @hookimpl
+            def tvm_backend_info():
+                return BackendInfo(name="{a}", requires=["{b}"])
+            """,
+        )
+    with pytest.raises(BackendError, match="cycle: one -> two -> one"):
+        tvm.backend.load("one")
+
+
+def test_import_failure_is_recorded_and_raised_again(backends):
+    backends.add("broken", "raise RuntimeError('broken at import')\n")
+    for _ in range(2):
+        with pytest.raises(BackendError, match="broken at import") as info:
+            tvm.backend.load("broken")
+        assert "tvm-backend-broken 1.0" in str(info.value)
+    (record,) = [r for r in tvm.backend.list_backends() if r.name == "broken"]
+    assert record.state == "failed"
+    assert "RuntimeError: broken at import" in record.reason
+
+
+def test_hook_failure_rolls_back_everything(backends):
+    backends.add(
+        "bad",
+        full("bad")
+        + """
+@hookimpl
+def tvm_register_dispatch():
+    raise ValueError("dispatch exploded")
+""",
+    )
+    with pytest.raises(BackendError, match="ValueError: dispatch exploded"):
+        tvm.backend.load("bad")
+    assert "bad_kind" not in KIND_REGISTRY
+    assert "bad/board" not in TAG_REGISTRY
+    assert "bad_pipe" not in PIPELINE_MAP
+    from tvm.ir.op import OP_REGISTRY
+
+    assert "tirx.bad_ns.nop" not in OP_REGISTRY
+    assert not hasattr(tvm.backend, "bad")
+    plugin = backends.loader.backends["bad"].plugin
+    assert not get_plugin_manager().is_registered(plugin)
+    with pytest.raises(ModuleNotFoundError):
+        __import__("tvm.backend.bad")
+
+
+def test_autoload_warns_once_naming_the_distribution_and_continues(backends):
+    backends.add("alpha", full("alpha"))
+    backends.add("broken", "raise RuntimeError('broken at import')\n", dist="tvm-backend-broken")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tvm.backend._autoload()
+        tvm.backend._autoload()  # runs once
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1
+    assert "tvm-backend-broken 1.0" in messages[0] and "broken at import" in messages[0]
+    assert "TVM_BACKENDS_STRICT=1" in messages[0]
+    assert tvm.backend.is_loaded("alpha")
+
+
+def test_strict_mode_raises(backends, monkeypatch):
+    backends.add("broken", "raise RuntimeError('broken at import')\n")
+    monkeypatch.setenv("TVM_BACKENDS_STRICT", "1")
+    with pytest.raises(BackendError, match="TVM_BACKENDS_STRICT=1.*\n.*tvm-backend-broken"):
+        tvm.backend._autoload()
+
+
+def test_incompatible_api_range(backends):
+    backends.add(
+        "old",
+        """
+        CALLED = []
+
+        @hookimpl
+        def tvm_backend_info():
+            return BackendInfo(name="old", version="0.3", api_range=">=2,<3")
+
+        @hookimpl
+        def tvm_target_kinds():
+            CALLED.append(1)
+            return []
+        """,
+    )
+    with pytest.raises(BackendError) as info:
+        tvm.backend.load("old")
+    message = str(info.value)
+    assert "was not loaded (incompatible)" in message
+    assert "tvm-backend-old 0.3 supports plugin API '>=2,<3'" in message
+    assert "provides plugin API 1" in message
+    backend = backends.loader.backends["old"]
+    assert backend.state == "incompatible" and backend.plugin.CALLED == []
+    assert not get_plugin_manager().is_registered(backend.plugin)
+
+
+def test_info_name_must_match_entry_point(backends):
+    backends.add(
+        "alpha",
+        """
+        @hookimpl
+        def tvm_backend_info():
+            return BackendInfo(name="beta")
+        """,
+    )
+    with pytest.raises(BackendError, match="entry point is named 'alpha' but .* names it 'beta'"):
+        tvm.backend.load("alpha")
+
+
+def test_unknown_hook_is_rejected(backends):
+    backends.add(
+        "typo",
+        """
+        @hookimpl
+        def tvm_target_kind():
+            return []
+        """,
+    )
+    with pytest.raises(BackendError, match="tvm_target_kind, which no hook spec"):
+        tvm.backend.load("typo")
+
+
+def test_unmarked_hook_functions_count(backends):
+    backends.add(
+        "plain",
+        """
+        def tvm_target_kinds():
+            from tvm.target import TargetKind
+            return [TargetKind("plain_kind")]
+        """,
+        header=False,
+    )
+    tvm.backend.load("plain")
+    assert KIND_REGISTRY.owner_of("plain_kind") == "plain"
+
+
+def test_wrong_return_type_fails_cleanly(backends):
+    backends.add(
+        "wrong",
+        """
+        @hookimpl
+        def tvm_target_tags():
+            return ["not", "a", "dict"]
+        """,
+    )
+    with pytest.raises(BackendError, match="tvm_target_tags returned list; it must return a dict"):
+        tvm.backend.load("wrong")
+
+
+def test_legacy_register_backend_contract(backends):
+    backends.add(
+        "legacy",
+        """
+        def register_backend():
+            from tvm.target import TargetKind, register_target_kind
+            register_target_kind(TargetKind("legacy_kind"))
+        """,
+        header=False,
+    )
+    package = tvm.backend.load("legacy")
+    assert package.__name__ == "tvm_backend_legacy"
+    assert KIND_REGISTRY.owner_of("legacy_kind") == "legacy"
+
+
+def test_legacy_failure_rolls_back(backends):
+    backends.add(
+        "legacy",
+        """
+        def register_backend():
+            from tvm.target import TargetKind, register_target_kind
+            register_target_kind(TargetKind("legacy_kind"))
+            raise RuntimeError("half done")
+        """,
+        header=False,
+    )
+    with pytest.raises(BackendError, match="half done"):
+        tvm.backend.load("legacy")
+    assert "legacy_kind" not in KIND_REGISTRY
+
+
+def test_module_without_hooks_or_register_backend(backends):
+    backends.add("empty", "X = 1\n", header=False)
+    with pytest.raises(BackendError, match="defines no tvm_\\* hooks and no register_backend"):
+        tvm.backend.load("empty")
+
+
+def test_conflict_names_both_distributions(backends):
+    kind = """
+        @hookimpl
+        def tvm_target_kinds():
+            from tvm.target import TargetKind
+            return [TargetKind("shared")]
+        """
+    backends.add("first", kind)
+    backends.add("second", kind)
+    tvm.backend.load("first")
+    with pytest.raises(BackendError) as info:
+        tvm.backend.load("second")
+    message = str(info.value)
+    assert isinstance(info.value.__cause__, RegistrationConflict)
+    assert "target kind 'shared' is registered twice" in message
+    assert "by tvm-backend-first and by tvm-backend-second" in message
+    assert KIND_REGISTRY.owner_of("shared") == "first"
+
+
+def test_declared_override_replaces_and_shows(backends):
+    kind = """
+        @hookimpl
+        def tvm_target_kinds():
+            from tvm.target import TargetKind
+            return [TargetKind("shared", device_type="{dev}")]
+        """
+    backends.add("first", kind.format(dev="cpu"))
+    backends.add(
+        "second",
+        """
+        @hookimpl
+        def tvm_backend_info():
+            return BackendInfo(name="second", overrides=["target kind:shared"])
+        """
+        + kind.format(dev="gpu"),
+    )
+    tvm.backend.load("first")
+    tvm.backend.load("second")
+    assert KIND_REGISTRY["shared"].device_type == "gpu"
+    (record,) = [r for r in tvm.backend.list_backends() if r.name == "second"]
+    assert record.overrides == ("target kind 'shared' (from tvm-backend-first)",)
+    assert (
+        "second: overrides target kind 'shared' (from tvm-backend-first)"
+        in tvm.backend.format_table(tvm.backend.list_backends())
+    )
+
+
+def test_sixteen_threads_register_once(backends):
+    backends.add("alpha", full("alpha"))
+    barrier = threading.Barrier(16)
+    results, errors = [], []
+
+    def worker() -> None:
+        barrier.wait()
+        try:
+            results.append(tvm.backend.load("alpha"))
+        except BaseException as err:  # collected and asserted below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(results) == 16 and len({id(r) for r in results}) == 1
+    assert backends.loader.backends["alpha"].plugin.COUNTS["kinds"] == 1
+    assert len(get_plugin_manager().get_plugins()) == 1
+
+
+def test_register_plugin_in_process(backends):
+    import types
+
+    plugin = types.ModuleType("inproc_plugin")
+    exec(
+        compile(
+            "from tvm.plugin import hookimpl\n"
+            "@hookimpl\n"
+            "def tvm_target_kinds():\n"
+            "    from tvm.target import TargetKind\n"
+            "    return [TargetKind('inproc_kind')]\n"
+            "@hookimpl\n"
+            "def tvm_module_aliases():\n"
+            "    return {}\n",
+            "<inproc>",
+            "exec",
+        ),
+        plugin.__dict__,
+    )
+    tvm.backend.register_plugin(plugin, "inproc")
+    assert tvm.backend.is_loaded("inproc")
+    assert KIND_REGISTRY.owner_of("inproc_kind") == "inproc"
+
+
+def test_broadcast_hooks_reach_loaded_backends(backends):
+    build = """
+        @hookimpl
+        def tvm_build_module(mod, target, options):
+            return ("{name}", mod) if target.kind.name == "{name}_kind" else None
+
+        @hookimpl
+        def tvm_target_kinds():
+            from tvm.target import TargetKind
+            return [TargetKind("{name}_kind")]
+        """
+    backends.add("one", build.format(name="one"))
+    backends.add("two", build.format(name="two"))
+    tvm.backend.load_all()
+    hook = get_plugin_manager().hook
+    assert hook.tvm_build_module(mod="m", target=Target("two_kind"), options={}) == ("two", "m")
+    assert hook.tvm_build_module(mod="m", target=Target("one_kind"), options={}) == ("one", "m")
+
+
+def test_core_modules_imported_during_a_load_stay_core(backends, tmp_path, monkeypatch):
+    # A core module (tvm.*) first imported inside a backend's hook registers its entries as
+    # core's, and they survive the backend's rollback.
+    import sys
+
+    import tvm
+
+    extra = tmp_path / "tvm_extra"
+    extra.mkdir()
+    (extra / "probe_core_module.py").write_text(
+        "from tvm.target import TargetKind, register_target_kind\n"
+        "register_target_kind(TargetKind('probe_core_kind'))\n"
+    )
+    monkeypatch.setattr(tvm, "__path__", [*tvm.__path__, str(extra)])
+    backends.add(
+        "bad",
+        """
+        @hookimpl
+        def tvm_register_ops():
+            import tvm.probe_core_module
+            raise RuntimeError("after import")
+        """,
+    )
+    try:
+        with pytest.raises(BackendError, match="after import"):
+            tvm.backend.load("bad")
+        assert KIND_REGISTRY.owner_of("probe_core_kind") == "core"
+    finally:
+        sys.modules.pop("tvm.probe_core_module", None)
+
+
+def test_optional_unknown_hook_is_allowed(backends):
+    backends.add(
+        "future",
+        """
+        @hookimpl(optionalhook=True)
+        def tvm_some_future_hook():
+            return 1
+
+        @hookimpl
+        def tvm_target_kinds():
+            from tvm.target import TargetKind
+            return [TargetKind("future_kind")]
+        """,
+    )
+    tvm.backend.load("future")
+    assert KIND_REGISTRY.owner_of("future_kind") == "future"
