@@ -1,0 +1,258 @@
+"""The main job: ``python -m tvm demo`` compiles and runs real kernels, checks them against
+numpy and prints a table of time and correctness.
+
+Rows come from every loaded backend through the ``tvm_demo_cases`` hook: the host backend ``c``
+adds the kernels of :data:`KERNELS` for the CPU; a GPU backend adds its own rows when its
+hardware is present (it may reuse :data:`KERNELS` with :func:`make_case`, giving functions that
+move arrays to and from its device). The exit code is 1 when any row fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, no_type_check
+
+from .plugin import DemoCase, DemoResult
+
+__all__ = ["KERNELS", "DemoKernel", "collect_cases", "format_table", "main", "make_case",
+           "run_cases"]
+
+
+@dataclass(frozen=True)
+class DemoKernel:
+    """A demo kernel: ``build()`` returns the PrimFunc; ``inputs(rng)`` the argument arrays
+    (outputs included, in parameter order); ``reference(*inputs)`` the expected output;
+    ``output`` the index of the output argument."""
+
+    name: str
+    build: Callable[[], Any]
+    inputs: Callable[[Any], list[Any]]
+    reference: Callable[..., Any]
+    output: int
+    rtol: float = 1e-5
+    atol: float = 1e-5
+
+
+# -- kernels (TVMScript) --------------------------------------------------------------------------
+
+VADD_N = 1 << 16
+SOFTMAX_M, SOFTMAX_N = 256, 512
+MATMUL_M = MATMUL_N = MATMUL_K = 256
+TILE = 32
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def _vector_add() -> Any:
+    from tvm.script import tirx as T
+
+    n, threads = VADD_N, 128
+
+    @T.prim_func
+    def vector_add(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32"),
+                   C: T.Buffer((n,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([n // threads])
+        tx = T.thread_id([threads])
+        C[bx * threads + tx] = A[bx * threads + tx] + B[bx * threads + tx]
+
+    return vector_add
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def _softmax() -> Any:
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    m, n = SOFTMAX_M, SOFTMAX_N
+
+    @T.prim_func
+    def softmax(A: T.Buffer((m, n), "float32"), B: T.Buffer((m, n), "float32")):
+        row_max = T.alloc_buffer((m,), "float32")
+        row_sum = T.alloc_buffer((m,), "float32")
+        for i in T.parallel(m):
+            Tx.max(row_max[i:i + 1], A[i:i + 1, 0:n], axes=-1)
+            Tx.sub(B[i:i + 1, 0:n], A[i:i + 1, 0:n], row_max[i])
+            Tx.exp(B[i:i + 1, 0:n], B[i:i + 1, 0:n])
+            Tx.sum(row_sum[i:i + 1], B[i:i + 1, 0:n], axes=-1)
+            Tx.fdiv(B[i:i + 1, 0:n], B[i:i + 1, 0:n], row_sum[i])
+
+    return softmax
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def _matmul() -> Any:
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    m, n, k, t = MATMUL_M, MATMUL_N, MATMUL_K, TILE
+
+    @T.prim_func
+    def matmul(A: T.Buffer((m, k), "float32"), B: T.Buffer((k, n), "float32"),
+               C: T.Buffer((m, n), "float32")):
+        for bi in T.parallel(m // t):
+            for bj in T.serial(n // t):
+                acc = T.alloc_buffer((t, t), "float32", scope="local")
+                Tx.fill(acc, 0.0)
+                for kk in T.serial(k // t):
+                    Tx.gemm(acc, A[bi * t:bi * t + t, kk * t:kk * t + t],
+                            B[kk * t:kk * t + t, bj * t:bj * t + t], acc, beta=1.0)
+                Tx.copy(C[bi * t:bi * t + t, bj * t:bj * t + t], acc)
+
+    return matmul
+
+
+def _rand(rng: Any, *shape: int) -> Any:
+    return rng.standard_normal(shape).astype("float32")
+
+
+def _softmax_ref(a: Any, _b: Any) -> Any:
+    import numpy as np
+
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+KERNELS: list[DemoKernel] = [
+    DemoKernel("vector add", _vector_add,
+               lambda rng: [_rand(rng, VADD_N), _rand(rng, VADD_N), _zeros(VADD_N)],
+               lambda a, b, _c: a + b, output=2),
+    DemoKernel("row softmax", _softmax,
+               lambda rng: [_rand(rng, SOFTMAX_M, SOFTMAX_N), _zeros(SOFTMAX_M, SOFTMAX_N)],
+               _softmax_ref, output=1, rtol=1e-4, atol=1e-6),
+    DemoKernel("tiled matmul (Tx.gemm)", _matmul,
+               lambda rng: [_rand(rng, MATMUL_M, MATMUL_K), _rand(rng, MATMUL_K, MATMUL_N),
+                            _zeros(MATMUL_M, MATMUL_N)],
+               lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
+               rtol=1e-4, atol=1e-3),
+]
+
+
+def _zeros(*shape: int) -> Any:
+    import numpy as np
+
+    return np.zeros(shape, "float32")
+
+
+# -- running --------------------------------------------------------------------------------------
+
+
+def make_case(kernel: DemoKernel, target: str, *, backend: str = "",
+              to_device: Callable[[Any], Any] | None = None,
+              to_numpy: Callable[[Any], Any] | None = None,
+              synchronize: Callable[[], None] | None = None,
+              repeat: int = 10) -> DemoCase:
+    """A demo row running ``kernel`` on ``target``; device backends pass array movers."""
+
+    def run() -> DemoResult:
+        return run_kernel(kernel, target, to_device=to_device, to_numpy=to_numpy,
+                          synchronize=synchronize, repeat=repeat)
+
+    return DemoCase(kernel.name, target, run, backend=backend)
+
+
+def run_kernel(kernel: DemoKernel, target: str, *, to_device: Callable[[Any], Any] | None = None,
+               to_numpy: Callable[[Any], Any] | None = None,
+               synchronize: Callable[[], None] | None = None, repeat: int = 10) -> DemoResult:
+    """Compile, run and check one kernel; the time is the median of ``repeat`` runs."""
+    import numpy as np
+
+    import tvm
+
+    rng = np.random.default_rng(0)
+    host_args = kernel.inputs(rng)
+    expected = kernel.reference(*host_args)
+    t0 = time.perf_counter()
+    ex = tvm.compile(kernel.build(), target=target)
+    compile_ms = (time.perf_counter() - t0) * 1e3
+    args = [to_device(a) for a in host_args] if to_device else host_args
+    sync = synchronize or (lambda: None)
+    ex(*args)  # the result that is checked
+    sync()
+    for _ in range(3):  # warm-up: thread pools, caches
+        ex(*args)
+    sync()
+    got = args[kernel.output]
+    got = np.asarray(to_numpy(got) if to_numpy else got)
+    times = []
+    for _ in range(max(1, repeat)):
+        t = time.perf_counter()
+        ex(*args)
+        sync()
+        times.append((time.perf_counter() - t) * 1e3)
+    err = float(np.max(np.abs(got.astype("float64") - expected))) if got.size else 0.0
+    ok = bool(np.allclose(got, expected, rtol=kernel.rtol, atol=kernel.atol))
+    return DemoResult(ok, float(np.median(times)), err, note=f"compile {compile_ms:.0f} ms")
+
+
+def collect_cases() -> list[DemoCase]:
+    """Every demo row of every loaded backend (hook ``tvm_demo_cases``)."""
+    from .driver import ensure_builtin_backends
+    from .plugin import get_plugin_manager
+
+    ensure_builtin_backends()
+    cases: list[DemoCase] = []
+    for result in reversed(get_plugin_manager().hook.tvm_demo_cases()):
+        cases.extend(result or [])
+    return cases
+
+
+def run_cases(cases: Sequence[DemoCase]) -> list[tuple[DemoCase, DemoResult]]:
+    rows = []
+    for case in cases:
+        try:
+            result = case.run()
+        except Exception as err:  # a failing row must not stop the table
+            first = (str(err).strip().splitlines() or [""])[0]
+            result = DemoResult(False, float("nan"), float("nan"),
+                                note=f"{type(err).__name__}: {first}"[:200])
+        rows.append((case, result))
+    return rows
+
+
+def format_table(rows: Sequence[tuple[DemoCase, DemoResult]]) -> str:
+    header = ("kernel", "target", "backend", "time (ms)", "max error", "ok", "note")
+    lines = [header]
+    for case, r in rows:
+        lines.append((case.name, case.target, case.backend or "-", _num(r.time_ms, "{:.3f}"),
+                      _num(r.max_abs_error, "{:.2e}"), "ok" if r.ok else "FAIL", r.note))
+    widths = [max(len(str(row[i])) for row in lines) for i in range(len(header) - 1)]
+    out = []
+    for n, row in enumerate(lines):
+        cells = [str(c).ljust(w) for c, w in zip(row, widths)]
+        out.append("  ".join([*cells, str(row[-1])]).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths) + "  ----")
+    return "\n".join(out)
+
+
+def _num(value: float, fmt: str) -> str:
+    return "-" if value != value else fmt.format(value)  # NaN: not measured
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tvm demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--target", action="append", default=None,
+                        help="only rows whose target kind starts with this (repeatable)")
+    parser.add_argument("--kernel", action="append", default=None,
+                        help="only rows whose kernel name contains this (repeatable)")
+    ns = parser.parse_args(list(argv) if argv is not None else None)
+    cases = collect_cases()
+    if ns.target:
+        cases = [c for c in cases if any(c.target.startswith(t) for t in ns.target)]
+    if ns.kernel:
+        cases = [c for c in cases if any(k in c.name for k in ns.kernel)]
+    if not cases:
+        print("no demo cases: no loaded backend can run a kernel on this machine")
+        return 1
+    rows = run_cases(cases)
+    print(format_table(rows))
+    failed = sum(1 for _, r in rows if not r.ok)
+    print(f"\n{len(rows) - failed} of {len(rows)} kernels correct")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,192 @@
+"""``tvm.compile``: lower a PrimFunc or IRModule for a target and build an executable.
+
+1. Resolve the target (a ``Target``, a kind or tag string, a config dict; ``None`` means the
+   enclosing ``with Target(...)``, else ``"c"``).
+2. Pick the pipeline: ``tir_pipeline`` (a registered name, or a pipeline object), else the one
+   the target's backend names (``get_default_tir_pipeline``).
+3. Run it inside a ``PassContext`` with the target in scope: the main pass over the module,
+   then the device finalizer on kernels (``tirx.is_kernel``) and the host finalizer on the rest.
+4. Ask the backends (hook ``tvm_build_module``, first answer wins) for the executable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from .error import TVMError
+from .ir.function import IRModule, PrimFunc
+
+__all__ = ["compile", "ensure_builtin_backends", "lower", "resolve_target"]
+
+
+def compile(  # noqa: A001 - the seed's name: tvm.compile
+    func_or_mod: PrimFunc | IRModule,
+    target: Any = None,
+    tir_pipeline: Any = None,
+    *,
+    pass_config: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Any:
+    """Compile ``func_or_mod`` for ``target``; returns the backend's
+    :class:`~tvm.runtime.Executable`.
+
+    ``tir_pipeline``: a pipeline name registered with ``register_tir_pipeline``, or a pipeline
+    object (a ``(main_pass, finalize_host, finalize_device)`` tuple or a single ``mod -> mod``
+    callable). ``pass_config`` goes to the ``PassContext``; every other keyword is a compiler
+    option for the backend (host: ``opt_level``, ``cc``, ``cache``, ...).
+    """
+    tgt = resolve_target(target)
+    lowered = lower(func_or_mod, tgt, tir_pipeline, pass_config=pass_config)
+    from .plugin import get_plugin_manager
+
+    result = get_plugin_manager().hook.tvm_build_module(mod=lowered, target=tgt,
+                                                        options=dict(options))
+    if result is None:
+        raise TVMError(f"no loaded backend builds target kind {tgt.kind.name!r}; loaded "
+                       f"backends: {', '.join(_loaded_backends()) or 'none'}. "
+                       "tvm.backend.list_backends() shows why a backend is missing")
+    return result
+
+
+def lower(func_or_mod: PrimFunc | IRModule, target: Any = None, tir_pipeline: Any = None, *,
+          pass_config: Mapping[str, Any] | None = None) -> IRModule:
+    """Run the TIR pipeline for ``target`` and return the module the backend compiles."""
+    tgt = resolve_target(target)
+    mod = _as_module(func_or_mod, tgt)
+    main, finalize_host, finalize_device = _pipeline(tir_pipeline, tgt)
+    with tgt, _pass_context(pass_config, tgt):
+        mod = _apply(main, mod)
+        mod = _finalize(mod, finalize_host, finalize_device)
+    return mod
+
+
+def resolve_target(target: Any) -> Any:
+    """A :class:`~tvm.target.Target` from what ``tvm.compile`` accepts."""
+    from .target import Target
+
+    ensure_builtin_backends()
+    if target is None:
+        return Target.current() or Target("c")
+    return target if isinstance(target, Target) else Target(target)
+
+
+def ensure_builtin_backends() -> None:
+    """Make sure the host backend is loaded (a source checkout has no entry point for it)."""
+    from .backend import is_loaded
+
+    if is_loaded("c"):
+        return
+    from .host.plugin import register_backend
+
+    register_backend()
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _as_module(func_or_mod: Any, target: Any) -> IRModule:
+    if isinstance(func_or_mod, PrimFunc):
+        mod = IRModule({func_or_mod.name: func_or_mod})
+    elif isinstance(func_or_mod, IRModule):
+        mod = func_or_mod
+    else:
+        raise TypeError(f"tvm.compile expects a PrimFunc or an IRModule, got "
+                        f"{type(func_or_mod).__name__}; decorate the function with @T.prim_func")
+    # Bind the target to functions that name none, as passes read it from the function.
+    funcs = {name: f if "target" in f.attrs else f.with_attr("target", target)
+             for name, f in mod.functions.items()}
+    return IRModule(funcs, mod.attrs)
+
+
+def _pipeline(spec: Any, target: Any) -> tuple[Any, Any, Any]:
+    from .tirx.compilation_pipeline import get_default_tir_pipeline, get_tir_pipeline
+
+    if spec is None:
+        spec = get_default_tir_pipeline(target)
+    if isinstance(spec, str):
+        spec = get_tir_pipeline(spec)
+    if isinstance(spec, (tuple, list)):
+        if len(spec) != 3:
+            raise TypeError("a pipeline tuple is (main_pass, finalize_host, finalize_device), "
+                            f"got {len(spec)} items")
+        return spec[0], spec[1], spec[2]
+    if callable(spec):
+        return spec, None, None
+    raise TypeError(f"tir_pipeline must be a pipeline name, a (main, finalize_host, "
+                    f"finalize_device) tuple or a callable, got {type(spec).__name__}")
+
+
+def _apply(step: Any, mod: IRModule) -> IRModule:
+    step = _as_pass(step)
+    if step is None:
+        return mod
+    out = step(mod)
+    if isinstance(out, PrimFunc):
+        out = IRModule({out.name: out}, mod.attrs)
+    if not isinstance(out, IRModule):
+        raise TypeError(f"pipeline step {step!r} returned {type(out).__name__}, not an IRModule")
+    return out
+
+
+def _as_pass(step: Any) -> Callable[[IRModule], Any] | None:
+    """A pass from a pipeline item: a pass or ``mod -> mod`` callable, or a factory of one
+    taking no arguments (``finalize_host_passes``)."""
+    if step is None:
+        return None
+    try:
+        from .transform import Pass
+    except ImportError:
+        Pass = ()  # type: ignore[assignment,misc]  # noqa: N806 - no pass infrastructure yet
+    if isinstance(step, Pass) or not callable(step):
+        return step
+    try:
+        params = inspect.signature(step).parameters.values()
+    except (TypeError, ValueError):
+        return step
+    required = [p for p in params if p.default is p.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return step() if not required else step
+
+
+def _finalize(mod: IRModule, host: Any, device: Any) -> IRModule:
+    if host is None and device is None:
+        return mod
+    kernels = {n: f for n, f in mod.functions.items() if f.attrs.get("tirx.is_kernel")}
+    others = {n: f for n, f in mod.functions.items() if n not in kernels}
+    out: dict[str, PrimFunc] = {}
+    if others:
+        out.update(_apply(host, IRModule(others, mod.attrs)).functions)
+    if kernels:
+        out.update(_apply(device, IRModule(kernels, mod.attrs)).functions)
+    return IRModule(out, mod.attrs)
+
+
+@contextlib.contextmanager
+def _pass_context(config: Mapping[str, Any] | None, target: Any) -> Iterator[None]:
+    try:
+        from .transform import PassContext
+        from .transform._context import _default
+    except ImportError:
+        if config:
+            raise TVMError("pass_config needs tvm.transform, which is not available") from None
+        yield
+        return
+    current = PassContext.current()
+    if current is not _default() and not config:
+        yield  # the caller's own PassContext: keep its options and instruments as they are
+        return
+    merged = {"target": target, **current.config, **dict(config or {})}
+    ctx = PassContext(opt_level=current.opt_level, required_pass=current.required_pass,
+                      disabled_pass=current.disabled_pass, instruments=current.instruments,
+                      config=merged, dump_dir=current.dump_dir)
+    with ctx:
+        yield
+
+
+def _loaded_backends() -> list[str]:
+    from .backend import list_backends
+
+    return [r.name for r in list_backends() if r.state == "loaded"]

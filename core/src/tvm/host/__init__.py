@@ -1,0 +1,12 @@
+"""The built-in host backend ``c``: C source compiled by the system C compiler, run with ctypes.
+
+It registers through the same hooks as every other backend (see :mod:`tvm.host.plugin`).
+Submodules: ``codegen`` (IR to C), ``compiler`` (C to a shared object), ``runtime`` (ctypes),
+``build`` (the two joined, with the compile cache).
+"""
+
+from __future__ import annotations
+
+from .plugin import register_backend
+
+__all__ = ["register_backend"]

@@ -1,0 +1,23 @@
+"""The runtime: executables (what ``tvm.compile`` returns), loading saved ones, the compile cache.
+
+>>> ex = tvm.compile(func, target="c")
+>>> ex(a, b, c)                       # numpy arrays or any DLPack producer
+>>> ex.export_library("vadd.tvmex")
+>>> ex2 = tvm.runtime.load_module("vadd.tvmex")
+"""
+
+from __future__ import annotations
+
+from .cache import CompileCache, cache_dir, cache_enabled, cache_key
+from .executable import Executable, load_module, read_container, write_container
+
+__all__ = [
+    "CompileCache",
+    "Executable",
+    "cache_dir",
+    "cache_enabled",
+    "cache_key",
+    "load_module",
+    "read_container",
+    "write_container",
+]

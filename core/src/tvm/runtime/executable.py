@@ -1,0 +1,173 @@
+"""``Executable``: what ``tvm.compile`` returns, and the file format of ``export_library``.
+
+An executable is callable on arrays (its entry function), gives its functions by name
+(``ex["name"]``), shows the generated source (``inspect_source()``) and saves itself
+(``export_library(path)``); :func:`load_module` loads such a file through the backend that
+wrote it (hook ``tvm_load_executable``).
+
+File format (self-describing; readable with ``head -2``)::
+
+    TVM-EXECUTABLE 1\\n
+    {"format_version": 1, "backend": "c", "target": {...}, "entries": [...], "signatures": {...},
+     "source": "...", "payload_size": N, "payload_sha256": "...", ...}\\n
+    <payload: N bytes, the backend's binary>
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FORMAT_VERSION", "MAGIC", "Executable", "load_module", "read_container",
+           "write_container"]
+
+MAGIC = b"TVM-EXECUTABLE"
+FORMAT_VERSION = 1
+
+
+class Executable:
+    """Base class of every backend's compiled module.
+
+    Subclasses set :attr:`backend`, implement :meth:`get_function`, :meth:`inspect_source`,
+    :meth:`export_payload` (the binary bytes) and may add fields to :meth:`export_header`.
+    """
+
+    backend: str = ""
+
+    def __init__(self, target: Any, entry_names: list[str]) -> None:
+        self.target = target
+        self.entry_names = list(entry_names)
+
+    # -- calling ----------------------------------------------------------------------------------
+    @property
+    def entry_name(self) -> str:
+        """The function ``ex(...)`` calls: the only one, else ``main``."""
+        if len(self.entry_names) == 1:
+            return self.entry_names[0]
+        if "main" in self.entry_names:
+            return "main"
+        raise TypeError(f"this executable has {len(self.entry_names)} functions "
+                        f"({', '.join(self.entry_names)}); call one with ex['name'](...)")
+
+    def __call__(self, *args: Any) -> Any:
+        return self.get_function(self.entry_name)(*args)
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        return self.get_function(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.entry_names
+
+    def get_function(self, name: str) -> Callable[..., Any]:
+        raise NotImplementedError
+
+    def inspect_source(self, kind: str = "") -> str:
+        """The generated source (C, CUDA C++, ...)."""
+        raise NotImplementedError
+
+    # -- saving -----------------------------------------------------------------------------------
+    def export_header(self) -> dict[str, Any]:
+        """Backend-specific header fields (signatures, compiler, ...)."""
+        return {}
+
+    def export_payload(self) -> bytes:
+        raise NotImplementedError(f"{type(self).__name__} cannot be exported")
+
+    def export_library(self, path: str | os.PathLike[str]) -> str:
+        """Write this executable to ``path`` (one self-describing file); returns the path."""
+        target = self.target
+        header: dict[str, Any] = {
+            "backend": self.backend,
+            "target": target.export() if hasattr(target, "export") else str(target),
+            "target_str": str(target),
+            "entries": self.entry_names,
+        }
+        try:
+            header["source"] = self.inspect_source()
+        except NotImplementedError:
+            header["source"] = ""
+        header.update(self.export_header())
+        write_container(path, header, self.export_payload())
+        return os.fspath(path)
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} backend={self.backend!r} target={str(self.target)!r} "
+                f"functions={self.entry_names}>")
+
+
+def write_container(path: str | os.PathLike[str], header: dict[str, Any], payload: bytes) -> None:
+    """Write ``header`` and ``payload`` in the executable file format, atomically."""
+    full = dict(header)
+    full["format_version"] = FORMAT_VERSION
+    full["payload_size"] = len(payload)
+    full["payload_sha256"] = hashlib.sha256(payload).hexdigest()
+    data = b"".join([MAGIC, b" ", str(FORMAT_VERSION).encode(), b"\n",
+                     json.dumps(full, sort_keys=True).encode("utf-8"), b"\n", payload])
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_container(path_or_bytes: str | os.PathLike[str] | bytes) -> tuple[dict[str, Any], bytes]:
+    """(header, payload) of an exported executable; ValueError if it is not one or is damaged."""
+    if isinstance(path_or_bytes, (bytes, bytearray)):
+        data, name = bytes(path_or_bytes), "<bytes>"
+    else:
+        name = os.fspath(path_or_bytes)
+        with open(name, "rb") as f:
+            data = f.read()
+    first, _, rest = data.partition(b"\n")
+    if not first.startswith(MAGIC + b" "):
+        raise ValueError(f"{name} is not an executable written by export_library "
+                         f"(it does not start with {MAGIC.decode()!r})")
+    try:
+        version = int(first[len(MAGIC) + 1:])
+    except ValueError:
+        raise ValueError(f"{name}: malformed header line {first[:60]!r}") from None
+    if version > FORMAT_VERSION:
+        raise ValueError(f"{name} has executable format {version}; this tvm reads up to "
+                         f"{FORMAT_VERSION}: upgrade tvm-core")
+    line, _, payload = rest.partition(b"\n")
+    try:
+        header = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise ValueError(f"{name}: the header is damaged ({err})") from None
+    size, digest = header.get("payload_size"), header.get("payload_sha256")
+    if len(payload) != size or hashlib.sha256(payload).hexdigest() != digest:
+        raise ValueError(f"{name} is truncated or corrupted: its payload does not match the "
+                         f"checksum in its header ({len(payload)} bytes, expected {size})")
+    return header, payload
+
+
+def load_module(path: str | os.PathLike[str]) -> Executable:
+    """Load a file written by :meth:`Executable.export_library`, through its backend."""
+    header, _ = read_container(path)
+    backend = header.get("backend", "")
+    from ..driver import ensure_builtin_backends
+    from ..plugin import get_plugin_manager
+
+    ensure_builtin_backends()
+    result = get_plugin_manager().hook.tvm_load_executable(path_or_bytes=os.fspath(path),
+                                                          header=header)
+    if result is None:
+        from ..backend import is_loaded, missing_message
+        from ..error import BackendNotInstalledError
+
+        hint = missing_message("backend", backend) if not is_loaded(backend) else None
+        raise BackendNotInstalledError(
+            f"{os.fspath(path)} was written by backend {backend!r}, and no loaded backend can "
+            f"load it" + (f": {hint}" if hint else ""))
+    return result
