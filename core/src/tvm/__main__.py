@@ -45,7 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="compile and run the demo kernels on every backend")
     demo.add_argument("demo_args", nargs=argparse.REMAINDER, help="passed to tvm.demo.main")
     demo.set_defaults(run=_cmd_demo)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "demo":
+        args.demo_args = [*args.demo_args, *extra]  # options such as --target go to the demo
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return int(args.run(args))
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "BackendWarning",
+    "CodegenError",
     "BackendNotInstalledError",
     "CompileError",
     "DiagnosticError",
@@ -58,6 +60,14 @@ class RegistrationConflict(TVMError):
 
 class BackendError(TVMError):
     """A backend failed to load or is unusable."""
+
+
+class BackendWarning(RuntimeWarning):
+    """A backend failed to load; ``import tvm`` continued without it."""
+
+
+class CodegenError(TVMError):
+    """Code generation met something the target cannot express (e.g. an op with no rule)."""
 
 
 class BackendNotInstalledError(BackendError, ImportError):

@@ -7,7 +7,17 @@ import pytest
 from tvm import ir
 from tvm.error import IRVerifyError, RegistrationConflict
 from tvm.ir import (
-    Buffer, BufferStore, DataType, Evaluate, For, ForKind, IntImm, Op, OpCategory, PrimFunc, Var,
+    Buffer,
+    BufferStore,
+    DataType,
+    Evaluate,
+    For,
+    ForKind,
+    IntImm,
+    Op,
+    OpCategory,
+    PrimFunc,
+    Var,
 )
 
 

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
-from ..error import TVMError
+from ..error import CodegenError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -118,7 +118,7 @@ class FunctionInfo:
 def _rule_address_of(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     load = call.args[0]
     if not isinstance(load, E.BufferLoad):
-        raise TVMError(f"tirx.address_of expects a buffer load, got {type(load).__name__}")
+        raise CodegenError(f"tirx.address_of expects a buffer load, got {type(load).__name__}")
     return f"(&{cg.buffer_ptr(load.buffer)}[{cg.flat_index(load.buffer, load.indices)}])"
 
 
@@ -402,7 +402,7 @@ class CodegenCStyle:
         tag = loop.thread_tag or ""
         builtin = self.thread_index_names.get(tag)
         if builtin is None:
-            raise TVMError(f"target {self.target_kind!r} has no thread index {tag!r} "
+            raise CodegenError(f"target {self.target_kind!r} has no thread index {tag!r} "
                            f"(loop over `{loop.loop_var.name}`)")
         name = self.var_name(loop.loop_var)
         self._nonneg_vars.add(id(loop.loop_var))
@@ -429,7 +429,7 @@ class CodegenCStyle:
         self.print_heap_alloc(buffer, name, ctype)
 
     def print_heap_alloc(self, buffer: Buffer, name: str, ctype: str) -> None:
-        raise TVMError(f"target {self.target_kind!r} cannot allocate buffer `{buffer.name}` "
+        raise CodegenError(f"target {self.target_kind!r} cannot allocate buffer `{buffer.name}` "
                        f"(scope {buffer.scope!r}) of dynamic or large size")
 
     # -- helpers for rules ------------------------------------------------------------------------
@@ -486,7 +486,7 @@ class CodegenCStyle:
         """The C type of a *value* of ``dt`` (emulated 16-bit floats compute in ``float``)."""
         dt = DataType(dt)
         if dt.lanes > 1:
-            raise TVMError(f"target {self.target_kind!r}: vector type {dt} has no C spelling here; "
+            raise CodegenError(f"target {self.target_kind!r}: vector type {dt} has no C spelling here; "
                            "vector expressions are printed lane by lane")
         if self.is_emulated(dt):
             return "float"
@@ -501,7 +501,7 @@ class CodegenCStyle:
             return self.half_type or "uint16_t"
         name = self.type_names.get(str(dt))
         if name is None:
-            raise TVMError(f"data type {dt} is not supported by target {self.target_kind!r}")
+            raise CodegenError(f"data type {dt} is not supported by target {self.target_kind!r}")
         return name
 
     # -- names ------------------------------------------------------------------------------------
@@ -610,7 +610,7 @@ class CodegenCStyle:
     def print_stmt(self, stmt: S.Stmt) -> None:
         method = getattr(self, f"stmt_{type(stmt).__name__}", None)
         if method is None:
-            raise TVMError(f"target {self.target_kind!r}: codegen cannot print a "
+            raise CodegenError(f"target {self.target_kind!r}: codegen cannot print a "
                            f"{type(stmt).__name__} statement")
         method(stmt)
 
@@ -730,7 +730,7 @@ class CodegenCStyle:
         buf = stmt.buffer
         data = buf.data
         if id(data) not in self._names:
-            raise TVMError(f"target {self.target_kind!r}: DeclBuffer `{buf.name}` views "
+            raise CodegenError(f"target {self.target_kind!r}: DeclBuffer `{buf.name}` views "
                            f"`{data.name}`, which is not defined here")
         base = self._names[id(data)]
         base_ptr = self._buffer_ptrs.get(id(data), base)
@@ -744,11 +744,11 @@ class CodegenCStyle:
             self._buffer_ptrs[id(buf)] = base_ptr
 
     def stmt_ScopeIdDef(self, stmt: S.ScopeIdDef) -> None:
-        raise TVMError(f"target {self.target_kind!r}: `{stmt.kind}` reached codegen; the "
+        raise CodegenError(f"target {self.target_kind!r}: `{stmt.kind}` reached codegen; the "
                        "LowerKernelForm pass must turn it into thread-bound loops first")
 
     def stmt_TilePrimitiveCall(self, stmt: S.TilePrimitiveCall) -> None:
-        raise TVMError(f"target {self.target_kind!r}: tile primitive `{stmt.op.name}` reached "
+        raise CodegenError(f"target {self.target_kind!r}: tile primitive `{stmt.op.name}` reached "
                        "codegen; the TilePrimitiveDispatch pass must lower it first")
 
     # -- expressions ------------------------------------------------------------------------------
@@ -756,7 +756,7 @@ class CodegenCStyle:
         if isinstance(e, Buffer):
             return self.buffer_ptr(e)
         if isinstance(e, E.PrimExpr) and e.dtype.lanes > 1 and not isinstance(e, E.StringImm):
-            raise TVMError(f"target {self.target_kind!r}: a {e.dtype} expression "
+            raise CodegenError(f"target {self.target_kind!r}: a {e.dtype} expression "
                            f"({type(e).__name__}) outside a buffer store cannot be printed")
         method = getattr(self, f"expr_{type(e).__name__}", None)
         if method is None:
@@ -765,7 +765,7 @@ class CodegenCStyle:
                 if method is not None:
                     break
         if method is None:
-            raise TVMError(f"target {self.target_kind!r}: codegen cannot print "
+            raise CodegenError(f"target {self.target_kind!r}: codegen cannot print "
                            f"{type(e).__name__} {e!r}")
         return method(e)
 
@@ -929,7 +929,7 @@ class CodegenCStyle:
         return self.print_expr(substitute(e.body, {e.var: e.value}))
 
     def expr_Ramp(self, e: E.Ramp) -> str:
-        raise TVMError(f"target {self.target_kind!r}: a ramp outside a buffer store")
+        raise CodegenError(f"target {self.target_kind!r}: a ramp outside a buffer store")
 
     def expr_Call(self, call: E.Call) -> str:
         op = call.op
@@ -937,7 +937,7 @@ class CodegenCStyle:
         if rule is None:
             rule = self.op_templates.get(op.name)
         if rule is None:
-            raise TVMError(
+            raise CodegenError(
                 f"op `{op.name}` has no codegen rule for target {self.target_kind!r}: register one "
                 f"with Op.get({op.name!r}).set_codegen({self.target_kind!r}, rule) in the "
                 "backend's tvm_register_ops hook")
@@ -960,7 +960,7 @@ class CodegenCStyle:
                 return self._promoted(rule["float32"], node, args)
             if chosen is None:
                 name = node.op.name if isinstance(node, E.Call) else type(node).__name__
-                raise TVMError(f"op `{name}` has no codegen rule for data type {dtype} on "
+                raise CodegenError(f"op `{name}` has no codegen rule for data type {dtype} on "
                                f"target {self.target_kind!r} (rules exist for {sorted(rule)})")
             rule = chosen
         return self._apply(rule, node, args)
@@ -1034,7 +1034,7 @@ class CodegenCStyle:
             from ..ir.visitor import substitute
 
             return self.lane(substitute(e.body, {e.var: e.value}), lane)
-        raise TVMError(f"target {self.target_kind!r}: cannot split a {e.dtype} "
+        raise CodegenError(f"target {self.target_kind!r}: cannot split a {e.dtype} "
                        f"{type(e).__name__} into lanes")
 
     def _nonneg(self, e: Any) -> bool:

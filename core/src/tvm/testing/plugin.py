@@ -21,7 +21,7 @@ def pytest_configure(config: Any) -> None:
     config.addinivalue_line("markers", "macos: needs macOS with a Metal device (skipped elsewhere)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_unavailable_reason() -> str | None:
     """None if a CUDA device can be used, else why not."""
     try:

@@ -8,10 +8,37 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import (
-    AllocBuffer, AssertStmt, AttrStmt, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast,
-    DataType, DeclBuffer, Evaluate, FloatImm, For, ForKind, IfThenElse, IntImm, IRModule, LetStmt,
-    Op, PrimExpr, PrimFunc, Range, ScopeIdDef, SeqStmt, Stmt, StringImm, TileLayout,
-    TilePrimitiveCall, Var, const,
+    AllocBuffer,
+    AssertStmt,
+    AttrStmt,
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    BufferStore,
+    Call,
+    Cast,
+    DataType,
+    DeclBuffer,
+    Evaluate,
+    FloatImm,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    IRModule,
+    LetStmt,
+    Op,
+    PrimExpr,
+    PrimFunc,
+    Range,
+    ScopeIdDef,
+    SeqStmt,
+    Stmt,
+    StringImm,
+    TileLayout,
+    TilePrimitiveCall,
+    Var,
+    const,
 )
 from . import op
 from .op import *  # noqa: F403 - the builtin math builders are part of this facade
@@ -21,7 +48,7 @@ __all__ = [
     "Call", "Cast", "DataType", "DeclBuffer", "Evaluate", "FloatImm", "For", "ForKind", "IRModule",
     "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "ScopeIdDef",
     "SeqStmt", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "const", "op",
-    "register_tir_pipeline", "get_tir_pipeline",
+    "register_tir_pipeline", "get_tir_pipeline",  # noqa: F405 - resolved by __getattr__
 ] + list(op.__all__)
 
 _LAZY = {"compilation_pipeline", "operator", "transform", "script", "pipeline"}
