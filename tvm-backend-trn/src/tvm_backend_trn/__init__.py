@@ -1,11 +1,46 @@
 """AWS Trainium backend for tvm-core.
 
-Importing this package is cheap: the instruction form (``isa``), the NKI renderers
-(``nki_render``) and the numpy simulator (``simulator``) are submodules imported on use.
+After ``import tvm`` this package is also ``tvm.backend.trn`` and ``tvm.tirx.trn``. Importing it
+is cheap: submodules (``layout``, ``op``, ``script``, ``dispatch``, ``transform``, ``pipeline``,
+``codegen``, ``runtime``, and the instruction form ``isa``, the renderers ``nki_render`` and the
+numpy ``simulator``) load on first use.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+_LAZY_SUBMODULES = {
+    "access", "codegen", "demo", "dispatch", "isa", "layout", "nki_render", "op", "pipeline",
+    "plugin", "runtime", "script", "simulator", "tags", "transform",
+}
+
+__all__ = ["__version__", "register_backend", "script_namespace", "script_namespaces",
+           *sorted(_LAZY_SUBMODULES)]
+
+
+def register_backend() -> Any:
+    """Load this backend into tvm (idempotent): the seed's backend contract."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def script_namespace(op_wrapper: Any = None) -> Any:
+    """A new ``T.nki`` namespace object (the seed's helper)."""
+    from .script import NKINamespace
+
+    return NKINamespace(op_wrapper)
+
+
+def script_namespaces(op_wrapper: Any = None, **_: Any) -> dict[str, Any]:
+    return {"nki": script_namespace(op_wrapper)}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

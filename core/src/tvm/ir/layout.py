@@ -225,7 +225,15 @@ def _val(x: Any) -> Any:
 def _fold(op: str, a: Any, b: Any) -> Any:
     a, b = _val(a), _val(b)
     if isinstance(a, int) and isinstance(b, int):
-        return convert({"+": a + b, "-": a - b, "*": a * b, "//": a // b, "%": a % b}[op])
+        if op == "+":
+            return convert(a + b)
+        if op == "-":
+            return convert(a - b)
+        if op == "*":
+            return convert(a * b)
+        if b == 0:
+            raise ZeroDivisionError(f"layout arithmetic: {a} {op} 0")
+        return convert(a // b if op == "//" else a % b)
     ea, eb = convert(a), convert(b)
     if op == "*":
         if isinstance(a, int) and a == 1:

@@ -1,0 +1,46 @@
+"""The ``trn`` TIR pipeline (the default for trn targets).
+
+Main pass stages::
+
+    TrnPrivateBufferAlloc -> TrnNaiveAllocator -> TilePrimitiveDispatch -> LowerTrainiumLayout
+      -> StmtSimplify
+
+The finalizers: the host one is core's; the device one (``finalize_device_passes_trn``) is a
+StmtSimplify. Everything runs on the kernel itself: a Trainium kernel has no host part.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["finalize_device_passes_trn", "finalize_host_passes", "trn_pipeline"]
+
+
+def finalize_host_passes() -> Any:
+    from tvm.transform import Sequential
+
+    return Sequential([], name="finalize_host_trn")
+
+
+def finalize_device_passes_trn() -> Any:
+    from tvm.tirx.transform import StmtSimplify
+    from tvm.transform import Sequential
+
+    return Sequential([StmtSimplify()], name="finalize_device_trn")
+
+
+def trn_pipeline(**_: Any) -> tuple[Any, Any, Any]:
+    """``(main_pass, finalize_host_passes, finalize_device_passes_trn)``."""
+    from tvm.tirx.transform import StmtSimplify, TilePrimitiveDispatch
+    from tvm.transform import Sequential
+
+    from .transform import LowerTrainiumLayout, TrnNaiveAllocator, TrnPrivateBufferAlloc
+
+    main = Sequential([
+        TrnPrivateBufferAlloc(),
+        TrnNaiveAllocator(),
+        TilePrimitiveDispatch(),
+        LowerTrainiumLayout(),
+        StmtSimplify(),
+    ], name="trn")
+    return main, finalize_host_passes, finalize_device_passes_trn
