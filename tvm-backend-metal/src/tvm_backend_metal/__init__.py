@@ -1,15 +1,56 @@
 """tvm-backend-metal: Metal Shading Language for Apple GPUs.
 
-Submodules (imported on use, none of them imports anything heavy at import time):
+After ``import tvm`` this package is also ``tvm.backend.metal`` and ``tvm.tirx.metal``.
+Submodules load lazily (none imports anything heavy at import time):
 
-* :mod:`tvm_backend_metal.msl_check`: ``check_msl(source)``, a C++-shim syntax check of MSL
-  kernels that runs on Linux;
-* :mod:`tvm_backend_metal.emulator`: ``run_msl(source, kernel, grid, threadgroup, buffers)``,
-  MSL compute kernels executed on the CPU (threadgroups, barriers and SIMD groups emulated);
-* :mod:`tvm_backend_metal.runtime`: the GPU runtime on macOS through pyobjc-framework-Metal
+* :mod:`~tvm_backend_metal.plugin`: the hooks; :mod:`~tvm_backend_metal.tags`: Apple GPU tags;
+* :mod:`~tvm_backend_metal.op` and :mod:`~tvm_backend_metal.script`: the ``tirx.metal.*``
+  intrinsics and the ``T.metal`` namespace;
+* :mod:`~tvm_backend_metal.codegen`: lowered IR to MSL; :mod:`~tvm_backend_metal.dispatch`:
+  tile-primitive variants for Metal;
+* :mod:`~tvm_backend_metal.executable`: what ``tvm.compile(f, target="apple/m1-gpu")`` returns;
+* :mod:`~tvm_backend_metal.msl_check`: ``check_msl(source)``, a C++-shim syntax check of MSL
+  that runs on Linux;
+* :mod:`~tvm_backend_metal.emulator`: ``run_msl(...)``, MSL kernels executed on the CPU;
+* :mod:`~tvm_backend_metal.runtime`: the GPU runtime on macOS through pyobjc-framework-Metal
   (``pip install 'tvm-backend-metal[runtime]'``).
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+__all__ = [
+    "codegen", "dispatch", "emulator", "executable", "msl_check", "op", "plugin",
+    "register_backend", "runtime", "script", "script_namespace", "script_namespaces", "tags",
+]
+
+_LAZY_SUBMODULES = {"codegen", "dispatch", "emulator", "executable", "msl_check", "op", "plugin",
+                    "runtime", "script", "tags", "demo"}
+
+
+def register_backend() -> Any:
+    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("metal")."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def script_namespaces(**_: Any) -> dict[str, Any]:
+    """The seed's helper: the Metal-owned TVMScript namespaces."""
+    from .script import MetalNamespace
+
+    return {"metal": MetalNamespace()}
+
+
+def script_namespace(**kwargs: Any) -> Any:
+    """The seed's helper: the ``T.metal`` namespace object."""
+    return script_namespaces(**kwargs)["metal"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,249 @@
+"""Row reductions (``sum``, ``max``, ``min`` over the last axis) on Metal SIMD groups.
+
+Two variants, for calls at ``cta`` (threadgroup) or ``warp`` (SIMD-group) scope on float data:
+
+* ``simdgroup`` (priority 20, when there are at least as many rows as SIMD groups): each SIMD
+  group takes whole rows; its 32 lanes stride over the columns, then ``simd_sum`` /
+  ``simd_max`` / ``simd_min`` combine the lanes and lane 0 writes the row's result.
+* ``threadgroup`` (priority 15, cta scope): every row is reduced by the whole threadgroup: each
+  SIMD group reduces its share, lane 0 of each writes a threadgroup scratch slot, and after a
+  ``threadgroup_barrier`` the first SIMD group combines the slots.
+
+Accumulation is in float32 for 16-bit floats. A ``threadgroup_barrier`` (``simdgroup_barrier``
+at warp scope) follows, so the next op sees the results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.error import DispatchFail
+
+from ._simd import SIMD_WIDTH, barrier_after, ceil_div, simd_threads
+
+__all__ = ["register"]
+
+REDUCE_OPS = ("sum", "max", "min")
+
+
+class _Rows:
+    """A reduction over the last axis: ``src[M, N] -> dst[M]`` (or ``[M, 1]``; M may be 1)."""
+
+    def __init__(self, call: Any) -> None:
+        from tvm.ir import IntImm
+        from tvm.tirx.operator.tile_primitive.common import (
+            ReduceOpType,
+            bound_args,
+            normalize_axes,
+            region_of,
+            static_bool,
+        )
+
+        a = bound_args(call)
+        self.kind = ReduceOpType.parse(call.op_name)
+        self.src = region_of(a["src"])
+        self.dst = region_of(a["dst"])
+        self.accum = static_bool(a["accum"], "accum")
+        rank = len(self.src.region)
+        if rank not in (1, 2):
+            raise DispatchFail(f"src has rank {rank}; this variant reduces 1-D or 2-D regions")
+        if normalize_axes(a["axes"], rank) != [rank - 1]:
+            raise DispatchFail("only a reduction over the last axis is supported")
+        for name, buf in (("src", self.src.buffer), ("dst", self.dst.buffer)):
+            if not buf.dtype.is_float or buf.dtype.bits > 32:
+                raise DispatchFail(f"{name} `{buf.name}` is {buf.dtype}; SIMD-group reductions "
+                                   "here take float32, float16 or bfloat16")
+        extents = [r.extent for r in self.src.region]
+        if not all(isinstance(e, IntImm) for e in extents):
+            raise DispatchFail("src extents must be constants")
+        self.m = extents[0].value if rank == 2 else 1
+        self.n = extents[-1].value
+        dst_ext = [r.extent for r in self.dst.region]
+        if not all(isinstance(e, IntImm) for e in dst_ext):
+            raise DispatchFail("dst extents must be constants")
+        big = [d for d, e in enumerate(dst_ext) if e.value != 1]
+        if len(big) > 1 or (big and dst_ext[big[0]].value != self.m) or \
+                (not big and self.m != 1):
+            raise DispatchFail(f"dst extents {[e.value for e in dst_ext]} do not hold one value "
+                               f"per row of src ({self.m} rows)")
+        self.dst_dim = big[0] if big else None
+        self.rank = rank
+
+    @property
+    def acc_dtype(self) -> Any:
+        from tvm.ir import DataType
+
+        return DataType("float32")
+
+    def identity(self) -> Any:
+        from tvm.ir import FloatImm
+        from tvm.tirx.operator.tile_primitive.common import ReduceOpType
+
+        if self.kind is ReduceOpType.SUM:
+            return FloatImm(self.acc_dtype, 0.0)
+        return FloatImm(self.acc_dtype, float("-inf") if self.kind is ReduceOpType.MAX
+                        else float("inf"))
+
+    def combine(self, acc: Any, value: Any) -> Any:
+        from tvm.ir import Max, Min
+        from tvm.tirx.operator.tile_primitive.common import ReduceOpType
+
+        if self.kind is ReduceOpType.SUM:
+            return acc + value
+        return Max(acc, value) if self.kind is ReduceOpType.MAX else Min(acc, value)
+
+    def simd_reduce(self, value: Any) -> Any:
+        from tvm.tirx.operator.tile_primitive.common import ReduceOpType
+
+        from .. import op
+
+        fn = {ReduceOpType.SUM: op.simd_sum, ReduceOpType.MAX: op.simd_max,
+              ReduceOpType.MIN: op.simd_min}[self.kind]
+        return fn(value)
+
+    def load(self, row: Any, col: Any) -> Any:
+        from tvm.ir import BufferLoad
+        from tvm.tirx.operator.tile_primitive.common import cast_to, region_indices
+
+        rel = [row, col] if self.rank == 2 else [col]
+        return cast_to(BufferLoad(self.src.buffer, region_indices(self.src, rel)), self.acc_dtype)
+
+    def store(self, row: Any, value: Any) -> Any:
+        from tvm.ir import BufferLoad, BufferStore
+        from tvm.tirx.operator.tile_primitive.common import cast_to, fold_add
+
+        idx = [fold_add(r.min, row) if d == self.dst_dim else r.min
+               for d, r in enumerate(self.dst.region)]
+        if self.accum:
+            value = self.combine(cast_to(BufferLoad(self.dst.buffer, idx), self.acc_dtype), value)
+        return BufferStore(self.dst.buffer, cast_to(value, self.dst.buffer.dtype), idx)
+
+
+def _local_acc(rows: _Rows) -> Any:
+    from tvm.ir import Buffer
+
+    return Buffer("red_acc", [1], rows.acc_dtype, scope="local")
+
+
+def _strided_partial(rows: _Rows, acc: Any, row: Any, start: Any, step: int) -> list[Any]:
+    """``acc = identity; for col in start, start+step, ... < N: acc = combine(acc, src)``."""
+    from tvm.ir import BufferLoad, BufferStore, For, ForKind, IfThenElse, Var, const
+
+    zero = const(0, "int32")
+    k = Var("red_k", "int32")
+    col = k * step + start
+    update = BufferStore(acc, rows.combine(BufferLoad(acc, [zero]), rows.load(row, col)), [zero])
+    if rows.n % step:
+        update = IfThenElse(col < rows.n, update)
+    return [BufferStore(acc, rows.identity(), [zero]),
+            For(k, zero, const(ceil_div(rows.n, step), "int32"), ForKind.SERIAL, update)]
+
+
+def _lower_simdgroup(call: Any, sctx: Any) -> Any:
+    """Each SIMD group reduces whole rows."""
+    from tvm.ir import (
+        AllocBuffer,
+        BufferLoad,
+        BufferStore,
+        For,
+        ForKind,
+        IfThenElse,
+        PrimFunc,
+        Var,
+        const,
+        seq,
+    )
+
+    rows = _Rows(call)
+    st = simd_threads(sctx)
+    acc = _local_acc(rows)
+    zero = const(0, "int32")
+    r_k = Var("row_k", "int32")
+    row = r_k * st.groups + st.group if st.groups > 1 else r_k
+    body = seq([
+        *_strided_partial(rows, acc, row, st.lane, SIMD_WIDTH),
+        # Every lane of the SIMD group reaches this store: simd_* needs them all.
+        BufferStore(acc, rows.simd_reduce(BufferLoad(acc, [zero])), [zero]),
+        IfThenElse(st.lane == 0, rows.store(row, BufferLoad(acc, [zero]))),
+    ])
+    if rows.m % st.groups:
+        body = IfThenElse(row < rows.m, body)  # uniform within a SIMD group
+    loop = For(r_k, zero, const(ceil_div(rows.m, st.groups), "int32"), ForKind.SERIAL, body)
+    return PrimFunc([], seq([AllocBuffer(acc), loop, barrier_after(sctx, rows.dst.buffer)]))
+
+
+def _lower_threadgroup(call: Any, sctx: Any) -> Any:
+    """The whole threadgroup reduces each row; SIMD-group partials meet in threadgroup memory."""
+    from tvm.ir import (
+        AllocBuffer,
+        Buffer,
+        BufferLoad,
+        BufferStore,
+        Evaluate,
+        For,
+        ForKind,
+        IfThenElse,
+        PrimFunc,
+        Var,
+        const,
+        seq,
+    )
+
+    from .. import op
+
+    if not sctx.is_cta:
+        raise DispatchFail(f"scope is {sctx.scope_kind}; this variant needs a whole threadgroup")
+    rows = _Rows(call)
+    st = simd_threads(sctx)
+    acc = _local_acc(rows)
+    scratch = Buffer("red_partials", [st.groups], rows.acc_dtype, scope="shared")
+    zero = const(0, "int32")
+    row = Var("row", "int32")
+    tid = sctx.thread_index()
+    tg_barrier = Evaluate(op.threadgroup_barrier("threadgroup"))
+    acc0 = BufferLoad(acc, [zero])
+    final = seq([
+        BufferStore(acc, rows.identity(), [zero]),
+        IfThenElse(st.lane < st.groups, BufferStore(acc, BufferLoad(scratch, [st.lane]), [zero])),
+        BufferStore(acc, rows.simd_reduce(acc0), [zero]),
+        IfThenElse(st.lane == 0, rows.store(row, acc0)),
+    ])
+    body = seq([
+        *_strided_partial(rows, acc, row, tid, st.threads),
+        BufferStore(acc, rows.simd_reduce(acc0), [zero]),
+        IfThenElse(st.lane == 0, BufferStore(scratch, acc0, [st.group])),
+        tg_barrier,
+        IfThenElse(st.group == 0, final) if st.groups > 1 else final,
+        # The scratch slots are reused by the next row.
+        tg_barrier,
+    ])
+    loop = For(row, zero, const(rows.m, "int32"), ForKind.SERIAL, body)
+    # Threadgroup memory is declared once, at the start of the kernel.
+    sctx.add_alloc_buffer(scratch)
+    return PrimFunc([], seq([AllocBuffer(acc), loop, barrier_after(sctx, rows.dst.buffer)]))
+
+
+def _rows_cover_groups(call: Any, sctx: Any) -> tuple[bool, str]:
+    rows = _Rows(call)
+    st = simd_threads(sctx)
+    if rows.m < st.groups:
+        return False, f"{rows.m} rows for {st.groups} SIMD groups: use the threadgroup variant"
+    return True, ""
+
+
+def _checks(call: Any, sctx: Any) -> tuple[bool, str]:
+    _Rows(call)
+    simd_threads(sctx)
+    return True, ""
+
+
+def register() -> None:
+    from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
+
+    for name in REDUCE_OPS:
+        register_dispatch(name, "metal", variant="simdgroup", priority=20,
+                          when=[predicate("row_reduction", _checks),
+                                predicate("rows_cover_simdgroups", _rows_cover_groups)],
+                          )(_lower_simdgroup)
+        register_dispatch(name, "metal", variant="threadgroup", priority=15,
+                          when=[predicate("row_reduction", _checks)])(_lower_threadgroup)
