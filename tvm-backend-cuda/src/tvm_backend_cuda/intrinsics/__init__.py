@@ -1,0 +1,100 @@
+"""CUDA device intrinsics: one module per family, each declaring its ops and their codegen rules.
+
+Nothing is registered at import. :func:`register_ops` (called by the plugin's
+``tvm_register_ops`` hook, inside the loader's transaction) registers every op as a
+``device_intrin`` with its namespace, printer name, effect, result-type rule, and its CUDA rule.
+The rule contract is in ``_base.py`` and README.md beside this file.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from tvm.ir import Op, OpCategory
+from tvm.ir import expr as E
+from tvm.ir.op import OP_REGISTRY
+
+from ._base import SPECS, CodegenContext, Emit, IntrinSpec, Rule
+from ._render import CStyleEmit, SnippetEmit, render
+
+__all__ = [
+    "FAMILIES",
+    "CodegenContext",
+    "CStyleEmit",
+    "Emit",
+    "IntrinSpec",
+    "Rule",
+    "SnippetEmit",
+    "all_specs",
+    "get_rule",
+    "register_ops",
+    "render",
+]
+
+FAMILIES = (
+    "cuda_misc",
+    "ptx_misc",
+    "ldmatrix",
+    "mma",
+    "cp_async",
+    "bulk",
+    "mbarrier",
+    "sync",
+    "wgmma",
+    "tcgen05",
+    "nvshmem",
+)
+RULE_ATTR = "cuda.intrin_rule"  # the op attribute holding the rule(call, emit) of this package
+NARGS_ATTR = "cuda.nargs"  # (min, max) operand count of the raw call; max None = any
+
+
+def all_specs() -> list[IntrinSpec]:
+    for fam in FAMILIES:
+        importlib.import_module(f"{__name__}.{fam}")
+    return list(SPECS)
+
+
+def register_ops() -> list[Op]:
+    """Register every CUDA/PTX/NVSHMEM intrinsic; ops already registered by this same
+    registration are left alone, so calling it twice is harmless."""
+    ops = []
+    for spec in all_specs():
+        existing = OP_REGISTRY.get(spec.name)
+        if existing is not None and existing.get_attr(RULE_ATTR) is spec.rule:
+            ops.append(existing)
+            continue
+        op = Op.register(
+            spec.name,
+            category=OpCategory.DEVICE_INTRIN,
+            namespace=spec.namespace,
+            printer_name=spec.printer_name,
+            effect=spec.effect,
+            dtype=spec.dtype,
+            script_kwargs=spec.script_kwargs,
+            min_arch=spec.min_arch,
+            max_arch=spec.max_arch,
+            **{RULE_ATTR: spec.rule, NARGS_ATTR: spec.nargs},
+        )
+        op.set_codegen("cuda", _cstyle_rule(spec.rule))
+        ops.append(op)
+    return ops
+
+
+def get_rule(op: Op | str) -> Rule:
+    """The ``rule(call, emit)`` of a CUDA intrinsic."""
+    op = Op.get(op) if isinstance(op, str) else op
+    rule = op.get_attr(RULE_ATTR)
+    if rule is None:
+        raise KeyError(f"{op.name} is not a CUDA intrinsic of tvm-backend-cuda")
+    return rule
+
+
+def _cstyle_rule(rule: Rule) -> Any:
+    """Adapt ``rule(call, emit)`` to core's C-style codegen form ``rule(codegen, call, args)``."""
+
+    def cstyle(cg: Any, call: E.Call, args: list[str]) -> str:
+        return rule(call, CStyleEmit(cg))
+
+    cstyle.__wrapped__ = rule  # type: ignore[attr-defined]
+    return cstyle

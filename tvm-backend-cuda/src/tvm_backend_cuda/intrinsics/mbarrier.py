@@ -1,0 +1,119 @@
+"""mbarrier: init, arrive (local, or on a peer CTA of the cluster), arrive.expect_tx, and the
+parity waits. Barriers are 64-bit words in shared memory, given as pointers or 32-bit shared
+addresses."""
+
+from __future__ import annotations
+
+from ._base import asm, helper, intrin, smem_addr
+
+
+@intrin("ptx.mbarrier.init", nargs=2, min_arch=80)
+def _init(call, emit):
+    bar, count = call.args
+    return asm(
+        "mbarrier.init.shared::cta.b64 [%0], %1;",
+        inputs=[f'"r"({smem_addr(emit, bar)})', f'"r"((unsigned)({emit(count)}))'],
+    )
+
+
+def _remote(text_local: str, text_remote: str, call, emit, extra: list[str]) -> str:
+    bar = call.args[0]
+    n_extra = len(extra)
+    if len(call.args) == 1 + n_extra:
+        return asm(text_local, inputs=[f'"r"({smem_addr(emit, bar)})', *extra])
+    cta_id, pred = call.args[1 + n_extra :]
+    ins = [
+        f'"r"({smem_addr(emit, bar)})',
+        *extra,
+        f'"r"((unsigned)({emit(cta_id)}))',
+        f'"r"((unsigned)({emit(pred)}))',
+    ]
+    k = 1 + n_extra
+    return asm(
+        "{\n.reg .pred p;\n.reg .b32 remote;\n"
+        f"setp.ne.u32 p, %{k + 1}, 0;\n@p mapa.shared::cluster.u32 remote, %0, %{k};\n"
+        f"@p {text_remote}\n}}",
+        inputs=ins,
+    )
+
+
+@intrin("ptx.mbarrier.arrive", nargs=(1, 3), flat="mbarrier_arrive", min_arch=80)
+def _arrive(call, emit):
+    return _remote(
+        "mbarrier.arrive.shared::cta.b64 _, [%0];",
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];",
+        call,
+        emit,
+        [],
+    )
+
+
+@intrin(
+    "ptx.mbarrier.arrive.expect_tx", nargs=(2, 4), flat="mbarrier_arrive_expect_tx", min_arch=90
+)
+def _arrive_expect_tx(call, emit):
+    nbytes = f'"r"((unsigned)({emit(call.args[1])}))'
+    return _remote(
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;",
+        "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [remote], %1;",
+        call,
+        emit,
+        [nbytes],
+    )
+
+
+# try_wait suspends in hardware for a while (sm_90); sm_80 spins on test_wait.
+_WAIT = """\
+__device__ __forceinline__ unsigned tvm_mbarrier_try_wait_once(unsigned bar, unsigned phase,
+                                                               unsigned ticks) {
+  unsigned done;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;"
+               "\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(done) : "r"(bar), "r"(phase), "r"(ticks)
+               : "memory");
+#else
+  asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;"
+               "\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(done) : "r"(bar), "r"(phase) : "memory");
+#endif
+  return done;
+}
+__device__ __forceinline__ void tvm_mbarrier_wait(unsigned bar, unsigned phase) {
+  while (!tvm_mbarrier_try_wait_once(bar, phase, 0x989680u)) {
+  }
+}"""
+
+
+@intrin("ptx.mbarrier.try_wait", nargs=2, min_arch=80)
+def _try_wait(call, emit):
+    helper(emit, "tvm_mbarrier_wait", _WAIT)
+    bar, phase = call.args
+    return f"tvm_mbarrier_wait({smem_addr(emit, bar)}, (unsigned)({emit(phase)}))"
+
+
+@intrin("ptx.mbarrier.try_wait_once", nargs=3, dtype="uint32", min_arch=80)
+def _try_wait_once(call, emit):
+    helper(emit, "tvm_mbarrier_wait", _WAIT)
+    bar, phase, ticks = call.args
+    return (
+        f"tvm_mbarrier_try_wait_once({smem_addr(emit, bar)}, (unsigned)({emit(phase)}), "
+        f"(unsigned)({emit(ticks)}))"
+    )
+
+
+@intrin("ptx.mbarrier_test_wait_parity", nargs=5, dtype="uint32", min_arch=80)
+def _test_wait_parity(call, emit):
+    from ._base import str_arg as S
+
+    bar, phase = call.args[:2]
+    sem, scope, space = S(call, 2), S(call, 3), S(call, 4)
+    mods = "".join(f".{m}" for m in (sem, scope) if m) + f".{space}"
+    fn = "tvm_mbarrier_test_wait" + mods.replace(".", "_").replace(":", "_")
+    src = (
+        f"__device__ __forceinline__ unsigned {fn}(unsigned bar, unsigned phase) {{\n"
+        "  unsigned done;\n"
+        f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tmbarrier.test_wait.parity{mods}.b64 p, '
+        '[%1], %2;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(done) : "r"(bar), "r"(phase) '
+        ': "memory");\n  return done;\n}'
+    )
+    helper(emit, fn, src)
+    return f"{fn}({smem_addr(emit, bar)}, (unsigned)({emit(phase)}))"

@@ -1,0 +1,176 @@
+"""Warp-level ``mma.sync``: dense (any PTX shape and type, one pointer per register), the
+legacy pointer+offset form, and the sparse ``mma.sp`` form for 16-bit inputs."""
+
+from __future__ import annotations
+
+from ._base import asm, bool_arg, fail, int_arg, intrin, lvalue, ptr
+from ._base import str_arg as S
+
+# PTX spellings of the type names the seed uses, and each type's register constraint/C type.
+_PTX_NAME = {
+    "fp16": "f16",
+    "fp32": "f32",
+    "fp64": "f64",
+    "bf16": "bf16",
+    "tf32": "tf32",
+    "int8": "s8",
+    "uint8": "u8",
+    "int32": "s32",
+    "int4": "s4",
+    "uint4": "u4",
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "bfloat16": "bf16",
+    "e4m3": "e4m3",
+    "e5m2": "e5m2",
+    "s8": "s8",
+    "u8": "u8",
+    "s32": "s32",
+    "s4": "s4",
+    "u4": "u4",
+    "b1": "b1",
+    "f16": "f16",
+    "f32": "f32",
+    "f64": "f64",
+}
+
+
+def _ptx_type(call, i):
+    t = S(call, i)
+    if t not in _PTX_NAME:
+        raise fail(call, f"unknown mma data type {t!r}")
+    return _PTX_NAME[t]
+
+
+def _reg(t: str) -> tuple[str, str]:
+    """(constraint, C type) of one 32/64-bit register holding type ``t``."""
+    return {"f32": ("f", "float"), "f64": ("d", "double")}.get(t, ("r", "unsigned"))
+
+
+def _mma_asm(
+    shape, a_layout, b_layout, d_t, a_t, b_t, c_t, d_regs, a_regs, b_regs, c_regs, satfinite, bit_op
+):
+    """``mma.sync`` with its operands given as C lvalues (d) and values (a, b, c)."""
+    kind = f".{bit_op}.popc" if bit_op else ""
+    sat = ".satfinite" if satfinite else ""
+    if a_t in ("f16", "bf16", "tf32", "e4m3", "e5m2") or shape == "m8n8k4":
+        layouts = f".{a_layout}.{b_layout}"
+    else:
+        layouts = ".row.col"
+    mnemonic = f"mma.sync.aligned.{shape}{layouts}{sat}.{d_t}.{a_t}.{b_t}.{c_t}{kind}"
+    k = 0
+    groups = []
+    for regs in (d_regs, a_regs, b_regs, c_regs):
+        groups.append("{" + ", ".join(f"%{k + j}" for j in range(len(regs))) + "}")
+        k += len(regs)
+    dc, _ = _reg(d_t)
+    outs = [f'"={dc}"({r})' for r in d_regs]
+    ins = [f'"{_reg(a_t)[0]}"({r})' for r in a_regs] + [f'"{_reg(b_t)[0]}"({r})' for r in b_regs]
+    ins += [f'"{_reg(c_t)[0]}"({r})' for r in c_regs]
+    return asm(f"{mnemonic} {', '.join(groups)};", outs, ins, memory=False)
+
+
+@intrin("ptx.mma", nargs=(14, None), min_arch=80)
+def _mma(call, emit):
+    shape, a_layout, b_layout = S(call, 0), S(call, 1), S(call, 2)
+    d_t, a_t, b_t, c_t = (_ptx_type(call, i) for i in range(3, 7))
+    nd, na, nb, nc = (int_arg(call, i) for i in range(7, 11))
+    no_c = bool_arg(call, 11)
+    ptrs = call.args[12 : 12 + nd + na + nb + nc]
+    rest = call.args[12 + nd + na + nb + nc :]
+    if len(ptrs) != nd + na + nb + nc or not rest:
+        raise fail(call, "operand counts do not match the register lists")
+    saturate = bool_arg(call, 12 + nd + na + nb + nc)
+    bit_op = S(call, len(call.args) - 1) if len(rest) > 1 else ""
+    dct, act, bct, cct = (_reg(t)[1] for t in (d_t, a_t, b_t, c_t))
+    d = [lvalue(emit, p, dct) for p in ptrs[:nd]]
+    a = [lvalue(emit, p, act) for p in ptrs[nd : nd + na]]
+    b = [lvalue(emit, p, bct) for p in ptrs[nd + na : nd + na + nb]]
+    if no_c:
+        c = ["0.0f" if cct == "float" else f"({cct})0" for _ in d]
+    else:
+        c = [lvalue(emit, p, cct) for p in ptrs[nd + na + nb :]]
+    return _mma_asm(shape, a_layout, b_layout, d_t, a_t, b_t, c_t, d, a, b, c, saturate, bit_op)
+
+
+# registers per thread of (A, B, C) for the shapes the legacy and sparse forms generate
+_COUNTS = {
+    ("m16n8k16", "f16"): (4, 2, 4),
+    ("m16n8k16", "bf16"): (4, 2, 4),
+    ("m16n8k8", "f16"): (2, 1, 4),
+    ("m16n8k8", "bf16"): (2, 1, 4),
+    ("m16n8k8", "tf32"): (4, 2, 4),
+    ("m16n8k32", "s8"): (4, 2, 4),
+    ("m16n8k32", "u8"): (4, 2, 4),
+    ("m8n8k4", "f16"): (2, 2, 8),
+}
+
+
+@intrin("ptx.mma.legacy", nargs=(14, 15), flat="mma_legacy", min_arch=80)
+def _mma_legacy(call, emit):
+    shape, a_layout, b_layout = S(call, 1), S(call, 2), S(call, 3)
+    a_t, b_t, c_t = (_ptx_type(call, i) for i in (4, 5, 6))
+    a_p, a_o, b_p, b_o, acc, c_o = call.args[7:13]
+    saturate = bool_arg(call, 13)
+    bit_op = S(call, 14) if len(call.args) > 14 else ""
+    counts = _COUNTS.get((shape, a_t))
+    if counts is None:
+        raise fail(call, f"legacy mma for {shape} {a_t} is not generated")
+    na, nb, nc = counts
+    cc = _reg(c_t)[1]
+    if c_t == "f16":
+        nc //= 2
+    ab = f"(({ptr(emit, a_p, 'char')}) + ({emit(a_o)}) * {_elem_bytes(a_t)})"
+    bb = f"(({ptr(emit, b_p, 'char')}) + ({emit(b_o)}) * {_elem_bytes(b_t)})"
+    cb = f"(({ptr(emit, acc, 'char')}) + ({emit(c_o)}) * {_elem_bytes(c_t)})"
+    a = [f"((unsigned*){ab})[{k}]" for k in range(na)]
+    b = [f"((unsigned*){bb})[{k}]" for k in range(nb)]
+    c = [f"(({cc}*){cb})[{k}]" for k in range(nc)]
+    return _mma_asm(shape, a_layout, b_layout, c_t, a_t, b_t, c_t, c, a, b, c, saturate, bit_op)
+
+
+def _elem_bytes(t: str) -> int:
+    return {
+        "f16": 2,
+        "bf16": 2,
+        "f32": 4,
+        "tf32": 4,
+        "f64": 8,
+        "s8": 1,
+        "u8": 1,
+        "s32": 4,
+        "e4m3": 1,
+        "e5m2": 1,
+    }.get(t, 1)
+
+
+@intrin("ptx.mma.sp", nargs=17, flat="mma_sp", min_arch=80)
+def _mma_sp(call, emit):
+    shape = S(call, 1)  # sparse mma.sync exists for row.col layouts only
+    a_t, b_t, c_t = (_ptx_type(call, i) for i in (4, 5, 6))
+    a_p, a_o, b_p, b_o, acc, c_o, meta, m_o, _ = call.args[7:16]
+    saturate = bool_arg(call, 16)
+    if a_t not in ("f16", "bf16") or shape not in ("m16n8k16", "m16n8k32") or c_t != "f32":
+        raise fail(
+            call,
+            f"sparse mma is generated for f16/bf16 m16n8k16/k32 into f32, got "
+            f"{shape} {a_t} -> {c_t}",
+        )
+    na = 2 if shape == "m16n8k16" else 4
+    nb = na
+    sel = int_arg(call, 15)
+    ab = f"((unsigned*)(({ptr(emit, a_p, 'char')}) + ({emit(a_o)}) * 2))"
+    bb = f"((unsigned*)(({ptr(emit, b_p, 'char')}) + ({emit(b_o)}) * 2))"
+    cb = f"(({ptr(emit, acc, 'float')}) + ({emit(c_o)}))"
+    mb = f"(({ptr(emit, meta, 'unsigned')}) + ({emit(m_o)}))"
+    outs = [f'"=f"({cb}[{k}])' for k in range(4)]
+    ins = [f'"r"({ab}[{k}])' for k in range(na)] + [f'"r"({bb}[{k}])' for k in range(nb)]
+    ins += [f'"f"({cb}[{k}])' for k in range(4)] + [f'"r"({mb}[0])']
+    g = lambda s, n: "{" + ", ".join(f"%{s + j}" for j in range(n)) + "}"  # noqa: E731
+    sat = ".satfinite" if saturate else ""
+    text = (
+        f"mma.sp.sync.aligned.{shape}.row.col{sat}.f32.{a_t}.{b_t}.f32 {g(0, 4)}, "
+        f"{g(4, na)}, {g(4 + na, nb)}, {g(4 + na + nb, 4)}, %{8 + na + nb}, {sel:#x};"
+    )
+    return asm(text, outs, ins, memory=False)

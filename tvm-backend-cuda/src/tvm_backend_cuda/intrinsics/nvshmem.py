@@ -1,0 +1,119 @@
+"""NVSHMEM device calls. ``nvshmem.h``/``nvshmemx.h`` are requested only by a kernel that uses
+one of these ops (the header is not in the CUDA wheels: install NVSHMEM and add its include
+folder to the compile options)."""
+
+from __future__ import annotations
+
+from ._base import fail, intrin, ptr
+from ._base import str_arg as S
+
+_SIG = {"set": "NVSHMEM_SIGNAL_SET", "add": "NVSHMEM_SIGNAL_ADD"}
+_CMP = {
+    "eq": "NVSHMEM_CMP_EQ",
+    "ne": "NVSHMEM_CMP_NE",
+    "gt": "NVSHMEM_CMP_GT",
+    "ge": "NVSHMEM_CMP_GE",
+    "lt": "NVSHMEM_CMP_LT",
+    "le": "NVSHMEM_CMP_LE",
+}
+# C type of wait_until -> the TYPENAME in nvshmem_TYPENAME_wait_until
+_TYPENAME = {
+    "uint64_t": "uint64",
+    "int64_t": "int64",
+    "uint32_t": "uint32",
+    "int32_t": "int32",
+    "int": "int",
+    "long": "long",
+    "long long": "longlong",
+    "unsigned int": "uint",
+    "unsigned long long": "ulonglong",
+    "short": "short",
+    "size_t": "size",
+    "unsigned long": "ulong",
+    "unsigned short": "ushort",
+    "ptrdiff_t": "ptrdiff",
+}
+
+
+def _headers(emit):
+    emit.ctx.need_header("nvshmem.h")
+    emit.ctx.need_header("nvshmemx.h")
+
+
+def _plain(path: str, fn: str, nargs: int = 0, dtype="void"):
+    def rule(call, emit):
+        _headers(emit)
+        return f"{fn}({', '.join(emit(a) for a in call.args)})"
+
+    rule.__module__ = __name__
+    intrin(path, nargs=nargs, dtype=dtype)(rule)
+
+
+_plain("nvshmem.my_pe", "nvshmem_my_pe", dtype="int32")
+_plain("nvshmem.n_pes", "nvshmem_n_pes", dtype="int32")
+_plain("nvshmem.quiet", "nvshmem_quiet")
+_plain("nvshmem.fence", "nvshmem_fence")
+_plain("nvshmem.barrier_all", "nvshmem_barrier_all")
+
+
+def _sig(call, i):
+    op = S(call, i)
+    if op not in _SIG:
+        raise fail(call, f"sig_op must be one of {sorted(_SIG)}, got {op!r}")
+    return _SIG[op]
+
+
+@intrin("nvshmem.signal_op", nargs=4)
+def _signal_op(call, emit):
+    _headers(emit)
+    addr, signal, _, pe = call.args
+    return (
+        f"nvshmemx_signal_op({ptr(emit, addr, 'uint64_t')}, (uint64_t)({emit(signal)}), "
+        f"{_sig(call, 2)}, {emit(pe)})"
+    )
+
+
+@intrin("nvshmem.wait_until", nargs=4)
+def _wait_until(call, emit):
+    _headers(emit)
+    ivar, _, value, _ = call.args
+    ctype, cmp = S(call, 3), S(call, 1)
+    if ctype not in _TYPENAME or cmp not in _CMP:
+        raise fail(call, f"no nvshmem wait_until for type {ctype!r} and comparison {cmp!r}")
+    return (
+        f"nvshmem_{_TYPENAME[ctype]}_wait_until({ptr(emit, ivar, ctype)}, {_CMP[cmp]}, "
+        f"({ctype})({emit(value)}))"
+    )
+
+
+def _mem(path: str, fn: str):
+    def rule(call, emit):
+        _headers(emit)
+        dst, src, n, pe = call.args
+        return f"{fn}((void*)({emit(dst)}), (const void*)({emit(src)}), (size_t)({emit(n)}), {emit(pe)})"
+
+    rule.__module__ = __name__
+    intrin(path, nargs=4)(rule)
+
+
+def _mem_signal(path: str, fn: str):
+    def rule(call, emit):
+        _headers(emit)
+        dst, src, n, sig, signal, _, pe = call.args
+        return (
+            f"{fn}((void*)({emit(dst)}), (const void*)({emit(src)}), (size_t)({emit(n)}), "
+            f"{ptr(emit, sig, 'uint64_t')}, (uint64_t)({emit(signal)}), {_sig(call, 5)}, "
+            f"{emit(pe)})"
+        )
+
+    rule.__module__ = __name__
+    intrin(path, nargs=7)(rule)
+
+
+for _what in ("getmem_nbi", "putmem_nbi"):
+    _mem(f"nvshmem.{_what}", f"nvshmem_{_what}")
+    _mem(f"nvshmem.{_what}.warp", f"nvshmemx_{_what}_warp")
+    _mem(f"nvshmem.{_what}.block", f"nvshmemx_{_what}_block")
+_mem_signal("nvshmem.putmem_signal_nbi", "nvshmem_putmem_signal_nbi")
+_mem_signal("nvshmem.putmem_signal_nbi.warp", "nvshmemx_putmem_signal_nbi_warp")
+_mem_signal("nvshmem.putmem_signal_nbi.block", "nvshmemx_putmem_signal_nbi_block")

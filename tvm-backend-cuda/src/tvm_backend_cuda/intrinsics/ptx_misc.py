@@ -1,0 +1,391 @@
+"""Flat ``T.ptx`` ops: elect_sync, setmaxnreg, registers, scalar ld/st/red/atom, mapa, and the
+float arithmetic forms (DPS ``add/sub/mul/fma`` and the approximations)."""
+
+from __future__ import annotations
+
+import re
+
+from tvm.ir import expr as E
+
+from ._base import (
+    PURE,
+    arg_dtype,
+    arg_str,
+    asm,
+    bool_arg,
+    ctype,
+    fail,
+    gaddr,
+    helper,
+    int_arg,
+    intrin,
+    lvalue,
+    ptr,
+    smem_addr,
+)
+from ._base import str_arg as S
+
+# PTX scalar type -> (C type, asm constraint, tvm dtype)
+_PTX_T = {
+    "b32": ("unsigned", "r", "uint32"),
+    "u32": ("unsigned", "r", "uint32"),
+    "s32": ("int", "r", "int32"),
+    "b64": ("unsigned long long", "l", "uint64"),
+    "u64": ("unsigned long long", "l", "uint64"),
+    "s64": ("long long", "l", "int64"),
+    "f32": ("float", "f", "float32"),
+    "f64": ("double", "d", "float64"),
+}
+_ATOM_RET = {k: v[2] for k, v in _PTX_T.items()}
+
+
+def _t(call, i):
+    t = S(call, i)
+    if t not in _PTX_T:
+        raise fail(call, f"unsupported PTX type {t!r}")
+    return _PTX_T[t]
+
+
+def _addr(emit, a, space: str) -> tuple[str, str, str]:
+    """(constraint, C type, operand) of an address in PTX state space ``space``."""
+    if space.startswith("shared"):
+        return "r", "unsigned", smem_addr(emit, a)
+    return "l", "unsigned long long", gaddr(emit, a)
+
+
+def _mangle(*parts) -> str:
+    return "_".join(re.sub(r"[^0-9A-Za-z]+", "_", str(p)).strip("_") or "x" for p in parts)
+
+
+def _dot(*mods: str) -> str:
+    return "".join(f".{m}" for m in mods if m)
+
+
+_LDG32 = """\
+// Guarded 32-bit global load: reg = guard ? *addr : local_value; returns the new register value.
+__device__ __forceinline__ unsigned tvm_ldg32(unsigned* reg, int guard, const void* addr,
+                                              unsigned local_value) {
+  unsigned v;
+  asm volatile("{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %2, 0;\\n\\tmov.b32 %0, %3;\\n\\t"
+               "@p ld.global.b32 %0, [%1];\\n\\t}"
+               : "=r"(v) : "l"(addr), "r"(guard), "r"(local_value) : "memory");
+  *reg = v;
+  return v;
+}"""
+
+
+@intrin("ptx.ldg32", nargs=4, dtype=arg_dtype(0))
+def _ldg32(call, emit):
+    reg, guard, addr, local = call.args
+    helper(emit, "tvm_ldg32", _LDG32)
+    value = f"tvm_ldg32({ptr(emit, reg, 'unsigned')}, (int)({emit(guard)}), (const void*)({gaddr(emit, addr)}), (unsigned)({emit(local)}))"
+    return value if call.dtype.bits == 32 else f"(({ctype(emit, call.dtype)}){value})"
+
+
+_ELECT = """\
+__device__ __forceinline__ unsigned tvm_elect_sync() {
+  unsigned pred = 0;
+  asm volatile("{\\n\\t.reg .pred p;\\n\\telect.sync _|p, 0xffffffff;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}"
+               : "=r"(pred));
+  return pred;
+}"""
+
+
+@intrin("ptx.elect_sync", dtype="uint32", min_arch=90)
+def _elect_sync(call, emit):
+    return helper(emit, "tvm_elect_sync", _ELECT) + "()"
+
+
+@intrin("ptx.setmaxnreg", nargs=2, min_arch=90)
+def _setmaxnreg(call, emit):
+    action = "inc" if bool_arg(call, 0) else "dec"
+    n = int_arg(call, 1)
+    if n % 8 or not 24 <= n <= 256:
+        raise fail(call, f"register count must be a multiple of 8 in [24, 256], got {n}")
+    return asm(f"setmaxnreg.{action}.sync.aligned.u32 {n};", memory=False)
+
+
+@intrin(
+    "ptx.fetch_register",
+    nargs=2,
+    dtype=lambda a: f"int{a[0].value}" if isinstance(a[0], E.IntImm) else "int32",
+)
+def _fetch_register(call, emit):
+    bits, name = int_arg(call, 0), S(call, 1)
+    if bits not in (32, 64) or not re.fullmatch(r"[a-z_0-9.]+", name):
+        raise fail(call, f"cannot read register %{name} as {bits} bits")
+    c, ct = ("r", "int") if bits == 32 else ("l", "long long")
+    fn = f"tvm_reg_{_mangle(name)}_{bits}"
+    return (
+        helper(
+            emit,
+            fn,
+            f"__device__ __forceinline__ {ct} {fn}() {{\n  {ct} v;\n"
+            f'  asm volatile("mov.b{bits} %0, %%{name};" : "={c}"(v));\n  return v;\n}}',
+        )
+        + "()"
+    )
+
+
+def _value_helper(emit, fn: str, ret_c: str, con: str, body: str, params: list[tuple[str, str]]):
+    """A helper returning one asm output: ``body`` uses %0 for it and %1.. for ``params``."""
+    decl = ", ".join(f"{t} {n}" for n, (t, _) in params)
+    ins = ", ".join(f'"{c}"({n})' for n, (_, c) in params)
+    src = (
+        f"__device__ __forceinline__ {ret_c} {fn}({decl}) {{\n  {ret_c} v;\n"
+        f'  asm volatile("{body}" : "={con}"(v) : {ins} : "memory");\n  return v;\n}}'
+    )
+    return helper(emit, fn, src)
+
+
+@intrin("ptx.ld", nargs=8, dtype=arg_str(2))
+def _ld(call, emit):
+    addr, policy, _, weak, space, cop, ptype, has = call.args
+    ct, con, _ = _t(call, 6)
+    hint = bool_arg(call, 7)
+    mods = _dot(
+        "weak" if bool_arg(call, 3) else "",
+        S(call, 4),
+        S(call, 5),
+        "L2::cache_hint" if hint else "",
+        S(call, 6),
+    )
+    fn = "tvm_ptx_ld_" + _mangle(mods)
+    body = f"ld{mods} %0, [%1]" + (", %2;" if hint else ";")
+    acon, act, aval = _addr(emit, addr, S(call, 4))
+    params = [("addr", (act, acon))]
+    if hint:
+        params.append(("policy", ("unsigned long long", "l")))
+    _value_helper(emit, fn, ct, con, body, params)
+    extra = f", {emit(policy)}" if hint else ""
+    return f"(({ctype(emit, call.dtype)}){fn}({aval}{extra}))"
+
+
+@intrin("ptx.ld_acquire", nargs=5, dtype=arg_str(1))
+def _ld_acquire(call, emit):
+    ct, con, _ = _t(call, 2)
+    mods = _dot("acquire", S(call, 3), S(call, 4), S(call, 2))
+    fn = "tvm_ptx_ld_" + _mangle(mods)
+    acon, act, aval = _addr(emit, call.args[0], S(call, 4))
+    _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
+    return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+
+
+@intrin("ptx.ld_volatile", nargs=4, dtype=arg_str(1))
+def _ld_volatile(call, emit):
+    ct, con, _ = _t(call, 2)
+    mods = _dot("volatile", S(call, 3), S(call, 2))
+    fn = "tvm_ptx_ld_" + _mangle(mods)
+    acon, act, aval = _addr(emit, call.args[0], S(call, 3))
+    _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
+    return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+
+
+@intrin("ptx.ld_global_acquire", nargs=2, min_arch=70)
+def _ld_global_acquire(call, emit):
+    res, addr = call.args
+    return asm(
+        "ld.global.acquire.gpu.b32 %0, [%1];",
+        [f'"=r"({lvalue(emit, res, "unsigned")})'],
+        [f'"l"({gaddr(emit, addr)})'],
+    )
+
+
+def _red_atom(call, emit, what: str):
+    address, value, policy = call.args[:3]
+    ct, con, _ = _t(call, 7)
+    hint = bool_arg(call, 8)
+    mods = _dot(
+        S(call, 3), S(call, 4), S(call, 5), S(call, 6), "L2::cache_hint" if hint else "", S(call, 7)
+    )
+    return ct, con, hint, mods, address, value, policy
+
+
+@intrin("ptx.red_scalar", nargs=9)
+def _red_scalar(call, emit):
+    ct, con, hint, mods, address, value, policy = _red_atom(call, emit, "red")
+    acon, _, aval = _addr(emit, address, S(call, 5))
+    ins = [f'"{acon}"({aval})', f'"{con}"(({ct})({emit(value)}))']
+    if hint:
+        ins.append(f'"l"((unsigned long long)({emit(policy)}))')
+    return asm(f"red{mods} [%0], %1" + (", %2;" if hint else ";"), inputs=ins)
+
+
+@intrin("ptx.atom_scalar", nargs=9, dtype=arg_str(7, _ATOM_RET))
+def _atom_scalar(call, emit):
+    ct, con, hint, mods, address, value, policy = _red_atom(call, emit, "atom")
+    fn = "tvm_ptx_atom_" + _mangle(mods)
+    acon, act, aval = _addr(emit, address, S(call, 5))
+    params = [("addr", (act, acon)), ("value", (ct, con))]
+    if hint:
+        params.append(("policy", ("unsigned long long", "l")))
+    _value_helper(
+        emit, fn, ct, con, f"atom{mods} %0, [%1], %2" + (", %3;" if hint else ";"), params
+    )
+    extra = f", {emit(policy)}" if hint else ""
+    return f"{fn}({aval}, ({ct})({emit(value)}){extra})"
+
+
+@intrin("ptx.st", nargs=(8, None))
+def _st(call, emit):
+    address, *values = call.args[:-7]
+    policy = call.args[-7]
+    weak, space, cop, vec, ptype, has = (call.args[-6 + k] for k in range(6))
+    ct, con, _ = _t(call, len(call.args) - 2)
+    hint = bool_arg(call, len(call.args) - 1)
+    mods = _dot(
+        "weak" if int(weak.value) else "",
+        space.value,
+        cop.value,
+        vec.value,
+        "L2::cache_hint" if hint else "",
+        ptype.value,
+    )
+    n = len(values)
+    if n != {"": 1, "v2": 2, "v4": 4, "v8": 8}.get(vec.value, -1):
+        raise fail(call, f"st{_dot(vec.value)} stores {vec.value or 'one'} value(s), got {n}")
+    regs = ", ".join(f"%{k + 1}" for k in range(n))
+    regs = f"{{{regs}}}" if vec.value else regs
+    acon, _, aval = _addr(emit, address, space.value)
+    ins = [f'"{acon}"({aval})'] + [f'"{con}"(({ct})({emit(v)}))' for v in values]
+    if hint:
+        ins.append(f'"l"((unsigned long long)({emit(policy)}))')
+    tail = f", %{n + 1};" if hint else ";"
+    return asm(f"st{mods} [%0], {regs}{tail}", inputs=ins)
+
+
+@intrin("ptx.st_bulk", nargs=4, min_arch=100)
+def _st_bulk(call, emit):
+    p, n, weak, space = call.args
+    mods = _dot("weak" if bool_arg(call, 2) else "", S(call, 3))
+    return asm(
+        f"st.bulk{mods} [%0], %1, 0;",
+        inputs=[f'"l"({gaddr(emit, p)})', f'"l"((unsigned long long)({emit(n)}))'],
+    )
+
+
+@intrin("ptx.prefetch_tensormap", nargs=2, min_arch=90)
+def _prefetch_tensormap(call, emit):
+    return asm(
+        f"prefetch{_dot(S(call, 1))}.tensormap [%0];", inputs=[f'"l"({gaddr(emit, call.args[0])})']
+    )
+
+
+@intrin("ptx.fns_b32", nargs=3, dtype="uint32", effect=PURE)
+def _fns(call, emit):
+    fn = _value_helper(
+        emit,
+        "tvm_ptx_fns_b32",
+        "unsigned",
+        "r",
+        "fns.b32 %0, %1, %2, %3;",
+        [("mask", ("unsigned", "r")), ("base", ("unsigned", "r")), ("offset", ("int", "r"))],
+    )
+    m, b, o = (emit(a) for a in call.args)
+    return f"{fn}((unsigned)({m}), (unsigned)({b}), (int)({o}))"
+
+
+@intrin("ptx.add_rn_f32_bf16", nargs=2, dtype="float32", effect=PURE)
+def _add_rn_f32_bf16(call, emit):
+    emit.ctx.need_header("cuda_bf16.h")
+    acc, x = call.args
+    xv = emit(x)
+    if isinstance(x, E.PrimExpr) and not x.dtype.is_float:  # raw bf16 bits
+        xv = f"__ushort_as_bfloat16((unsigned short)({xv}))"
+    return f"__fadd_rn({emit(acc)}, __bfloat162float({xv}))"
+
+
+@intrin("ptx.mapa", nargs=5, dtype=arg_str(4), min_arch=90)
+def _mapa(call, emit):
+    p, rank = call.args[:2]
+    space, ptype = S(call, 2), S(call, 3)
+    if ptype == "u32":
+        src, c, ct = f"(unsigned)({emit(p)})", "r", "unsigned"
+        if isinstance(p, E.PrimExpr) and p.dtype.is_handle:
+            src = f"(unsigned)__cvta_generic_to_shared((void*)({emit(p)}))"
+    else:
+        src, c, ct = gaddr(emit, p), "l", "unsigned long long"
+    fn = "tvm_ptx_mapa" + _mangle(_dot(space, ptype))
+    _value_helper(
+        emit,
+        fn,
+        ct,
+        c,
+        f"mapa{_dot(space, ptype)} %0, %1, %2;",
+        [("addr", (ct, c)), ("rank", ("unsigned", "r"))],
+    )
+    out = f"{fn}({src}, (unsigned)({emit(rank)}))"
+    rt = call.dtype
+    return out if rt.is_void else f"(({ctype(emit, rt)}){out})"
+
+
+@intrin("ptx.any_sync", nargs=2, dtype="int32")
+def _any_sync(call, emit):
+    return f"__any_sync((unsigned)({emit(call.args[0])}), {emit(call.args[1])})"
+
+
+def _f32_helper(emit, name, body, n):
+    params = [(f"x{k}", ("float", "f")) for k in range(n)]
+    return _value_helper(emit, name, "float", "f", body, params)
+
+
+@intrin("ptx.exp2", nargs=1, dtype="float32", effect=PURE)
+def _exp2(call, emit):
+    fn = _f32_helper(emit, "tvm_ptx_ex2", "ex2.approx.ftz.f32 %0, %1;", 1)
+    return f"{fn}({emit(call.args[0])})"
+
+
+@intrin("ptx.rcp", nargs=1, dtype="float32", effect=PURE)
+def _rcp(call, emit):
+    fn = _f32_helper(emit, "tvm_ptx_rcp", "rcp.approx.ftz.f32 %0, %1;", 1)
+    return f"{fn}({emit(call.args[0])})"
+
+
+@intrin("ptx.reduce3_min_f32", nargs=3, dtype="float32", effect=PURE)
+def _min3(call, emit):
+    a, b, c = (emit(x) for x in call.args)
+    return f"fminf(fminf({a}, {b}), {c})"
+
+
+@intrin("ptx.reduce3_max_f32", nargs=3, dtype="float32", effect=PURE)
+def _max3(call, emit):
+    a, b, c = (emit(x) for x in call.args)
+    return f"fmaxf(fmaxf({a}, {b}), {c})"
+
+
+@intrin("ptx.max_f32", nargs=4, dtype="float32", effect=PURE)
+def _max_f32(call, emit):
+    mods = _dot("ftz" if bool_arg(call, 2) else "", "NaN" if bool_arg(call, 3) else "")
+    fn = _f32_helper(emit, "tvm_ptx_max" + _mangle(mods), f"max{mods}.f32 %0, %1, %2;", 2)
+    return f"{fn}({emit(call.args[0])}, {emit(call.args[1])})"
+
+
+_ARITH_T = {"f32": ("float", "f"), "f32x2": ("unsigned long long", "l"), "f64": ("double", "d")}
+
+
+def _arith(op: str, t: str, n_src: int):
+    def rule(call, emit):
+        ct, con = _ARITH_T[t]
+        rnd = S(call, n_src + 1)
+        ftz, sat = bool_arg(call, n_src + 2), bool_arg(call, n_src + 3)
+        mods = _dot(rnd, "ftz" if ftz else "", "sat" if sat else "", t)
+        srcs = ", ".join(f"%{k + 1}" for k in range(n_src))
+        ins = [f'"{con}"(({ct})({emit(a)}))' for a in call.args[1 : n_src + 1]]
+        return asm(
+            f"{op}{mods} %0, {srcs};",
+            [f'"={con}"({lvalue(emit, call.args[0], ct)})'],
+            ins,
+            memory=False,
+        )
+
+    rule.__module__ = __name__
+    return rule
+
+
+for _op in ("add", "sub", "mul"):
+    for _t_ in ("f32", "f32x2", "f64"):
+        intrin(f"ptx.{_op}_{_t_}", nargs=6, min_arch=100 if _t_ == "f32x2" else 0)(
+            _arith(_op, _t_, 2)
+        )
+for _t_ in ("f32", "f32x2", "f64"):
+    intrin(f"ptx.fma_{_t_}", nargs=7, min_arch=100 if _t_ == "f32x2" else 0)(_arith("fma", _t_, 3))

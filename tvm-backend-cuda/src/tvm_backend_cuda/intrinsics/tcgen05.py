@@ -1,0 +1,364 @@
+"""Blackwell ``tcgen05`` (sm_100a): tensor-memory alloc/dealloc, MMA (dense, sparse, block
+scaled), commit to an mbarrier, TMEM loads and stores with their waits, cp, shift, fences, and
+the shared-memory / instruction descriptors."""
+
+from __future__ import annotations
+
+from tvm.ir import expr as E
+
+from ._base import (
+    asm,
+    bool_arg,
+    cta_group,
+    fail,
+    helper,
+    int_arg,
+    intrin,
+    is_const,
+    lvalue,
+    ptr,
+    smem_addr,
+)
+from ._base import str_arg as S
+
+A = 100  # every op here assembles for sm_100a
+
+
+@intrin("ptx.tcgen05.alloc", nargs=3, min_arch=A)
+def _alloc(call, emit):
+    g = cta_group(call, 2)
+    dst, ncols = call.args[:2]
+    return asm(
+        f"tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32 [%0], %1;",
+        inputs=[f'"r"({smem_addr(emit, dst)})', f'"r"((unsigned)({emit(ncols)}))'],
+    )
+
+
+@intrin("ptx.tcgen05.dealloc", nargs=3, min_arch=A)
+def _dealloc(call, emit):
+    g = cta_group(call, 2)
+    taddr, ncols = call.args[:2]
+    return asm(
+        f"tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %0, %1;",
+        inputs=[f'"r"((unsigned)({emit(taddr)}))', f'"r"((unsigned)({emit(ncols)}))'],
+    )
+
+
+@intrin("ptx.tcgen05.relinquish_alloc_permit", nargs=1, min_arch=A)
+def _relinquish(call, emit):
+    return asm(f"tcgen05.relinquish_alloc_permit.cta_group::{cta_group(call, 0)}.sync.aligned;")
+
+
+_DESC = """\
+// tcgen05 shared-memory descriptor: start address, leading and stride byte offsets (>> 4),
+// version 1 in bits 46-47, swizzle mode in bits 61-63 (0 none, 2 128B, 4 64B, 6 32B).
+__device__ __forceinline__ unsigned long long tvm_tcgen05_desc(unsigned addr, unsigned ldo,
+                                                               unsigned sdo, int swizzle) {
+  unsigned long long mode = swizzle == 3 ? 2ull : swizzle == 2 ? 4ull : swizzle == 1 ? 6ull : 0ull;
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4)
+         | ((unsigned long long)((ldo & 0x3FFFFu) >> 4) << 16)
+         | ((unsigned long long)((sdo & 0x3FFFFu) >> 4) << 32) | (1ull << 46) | (mode << 61);
+}"""
+
+
+@intrin("ptx.tcgen05.encode_matrix_descriptor", nargs=5, min_arch=A)
+def _encode_matrix_desc(call, emit):
+    helper(emit, "tvm_tcgen05_desc", _DESC)
+    desc, addr, ldo, sdo, swizzle = call.args
+    return (
+        f"*{ptr(emit, desc, 'unsigned long long')} = tvm_tcgen05_desc("
+        f"{smem_addr(emit, addr)}, (unsigned)({emit(ldo)}), (unsigned)({emit(sdo)}), "
+        f"(int)({emit(swizzle)}))"
+    )
+
+
+_D_FMT = {"f16": 0, "float16": 0, "f32": 1, "float32": 1, "s32": 2, "int32": 2}
+_AB_FMT = {
+    "f16": 0,
+    "float16": 0,
+    "bf16": 1,
+    "bfloat16": 1,
+    "tf32": 2,
+    "e4m3": 0,
+    "float8_e4m3fn": 0,
+    "e5m2": 1,
+    "float8_e5m2": 1,
+    "e2m3": 3,
+    "e3m2": 4,
+    "e2m1": 5,
+    "u8": 0,
+    "uint8": 0,
+    "s8": 1,
+    "int8": 1,
+}
+
+
+def _fmt(call, i, table):
+    t = S(call, i)
+    if t not in table:
+        raise fail(call, f"unsupported tcgen05 data type {t!r}")
+    return table[t]
+
+
+def _shape_bits(call, m_i: int) -> int:
+    m, n, k = (int_arg(call, m_i + q) for q in range(3))
+    if m not in (64, 128, 256) or n % 8 or not 8 <= n <= 256:
+        raise fail(call, f"unsupported tcgen05 shape M={m} N={n} K={k}")
+    return ((n >> 3) << 17) | ((m >> 4) << 24)
+
+
+@intrin("ptx.tcgen05.encode_instr_descriptor", nargs=14, min_arch=A)
+def _encode_instr(call, emit):
+    d = _fmt(call, 1, _D_FMT)
+    a, b = _fmt(call, 2, _AB_FMT), _fmt(call, 3, _AB_FMT)
+    bits = (d << 4) | (a << 7) | (b << 10) | _shape_bits(call, 4)
+    bits |= int(bool_arg(call, 7)) << 15 | int(bool_arg(call, 8)) << 16
+    bits |= int(bool_arg(call, 10)) << 13 | int(bool_arg(call, 11)) << 14
+    bits |= int(bool_arg(call, 12)) << 3 | int(bool_arg(call, 13)) << 2
+    cta_group(call, 9)
+    return f"*{ptr(emit, call.args[0], 'unsigned')} = {bits:#010x}u"
+
+
+_SF_FMT = {"ue4m3": 0, "float8_e4m3fn": 0, "e4m3": 0, "ue8m0": 1, "float8_e8m0fnu": 1}
+
+
+@intrin("ptx.tcgen05.encode_instr_descriptor_block_scaled", nargs=17, min_arch=A)
+def _encode_instr_bs(call, emit):
+    a, b = _fmt(call, 2, _AB_FMT), _fmt(call, 3, _AB_FMT)
+    sf = _fmt(call, 4, _SF_FMT)
+    if _fmt(call, 5, _SF_FMT) != sf:
+        raise fail(call, "A and B scale factors must have one format")
+    bits = (a << 7) | (b << 10) | (sf << 23) | _shape_bits(call, 8)
+    bits |= int(bool_arg(call, 11)) << 15 | int(bool_arg(call, 12)) << 16
+    bits |= int(bool_arg(call, 14)) << 13 | int(bool_arg(call, 15)) << 14
+    bits |= int(bool_arg(call, 16)) << 2
+    cta_group(call, 13)
+    sfa, sfb = (emit(x) for x in call.args[6:8])
+    # the scale-factor ids are the TMEM sub-column (bits 30-31) of each scale-factor address
+    return (
+        f"*{ptr(emit, call.args[0], 'unsigned')} = {bits:#010x}u | ((((unsigned)({sfb})) >> 30)"
+        f" << 4) | ((((unsigned)({sfa})) >> 30) << 29)"
+    )
+
+
+_LDST_REGS = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4}
+
+
+def _ldst(call, emit, store: bool) -> str:
+    addr, row, col = call.args[:3]
+    shape, num = S(call, 3), int_arg(call, 4)
+    flag = bool_arg(call, 5)
+    regs = call.args[6:]
+    if shape not in _LDST_REGS:
+        raise fail(call, f"tcgen05 ld/st shape {shape!r} is not generated")
+    if num not in (1, 2, 4, 8, 16, 32, 64, 128):
+        raise fail(call, f"num must be a power of two up to 128, got {num}")
+    want = _LDST_REGS[shape] * num
+    if len(regs) != want:
+        raise fail(call, f"{shape}.x{num} moves {want} registers, got {len(regs)}")
+    taddr = (
+        f"((unsigned)({emit(addr)}) + ((unsigned)({emit(row)}) << 16) + (unsigned)({emit(col)}))"
+    )
+    if store:
+        mods = f"{shape}.x{num}{'.unpack::16b' if flag else ''}.b32"
+        names = "{" + ", ".join(f"%{1 + q}" for q in range(want)) + "}"
+        return asm(
+            f"tcgen05.st.sync.aligned.{mods} [%0], {names};",
+            inputs=[f'"r"({taddr})'] + [f'"r"({lvalue(emit, r, "unsigned")})' for r in regs],
+        )
+    mods = f"{shape}.x{num}{'.pack::16b' if flag else ''}.b32"
+    names = "{" + ", ".join(f"%{q}" for q in range(want)) + "}"
+    return asm(
+        f"tcgen05.ld.sync.aligned.{mods} {names}, [%{want}];",
+        [f'"=r"({lvalue(emit, r, "unsigned")})' for r in regs],
+        [f'"r"({taddr})'],
+    )
+
+
+@intrin("ptx.tcgen05.ld", nargs=(7, None), min_arch=A)
+def _ld(call, emit):
+    return _ldst(call, emit, False)
+
+
+@intrin("ptx.tcgen05.st", nargs=(7, None), min_arch=A)
+def _st(call, emit):
+    return _ldst(call, emit, True)
+
+
+@intrin("ptx.tcgen05.wait.ld", flat="tcgen05_wait_ld", min_arch=A)
+def _wait_ld(call, emit):
+    return asm("tcgen05.wait::ld.sync.aligned;")
+
+
+@intrin("ptx.tcgen05.wait.st", flat="tcgen05_wait_st", min_arch=A)
+def _wait_st(call, emit):
+    return asm("tcgen05.wait::st.sync.aligned;")
+
+
+def _guard(text: str, ins: list[str], pred, emit) -> str:
+    """Wrap ``text`` as ``@q text`` with q = (pred != 0), unless pred is None."""
+    if pred is None:
+        return text
+    ins.append(f'"r"((unsigned)({emit(pred)}))')
+    return f"{{\n.reg .pred q;\nsetp.ne.u32 q, %{len(ins) - 1}, 0;\n@q {text}\n}}"
+
+
+@intrin("ptx.tcgen05.commit", nargs=(3, 4), min_arch=A)
+def _commit(call, emit):
+    g = cta_group(call, 1)
+    bar, _, mask = call.args[:3]
+    pred = call.args[3] if len(call.args) == 4 else None
+    ins = [f'"r"({smem_addr(emit, bar)})']
+    base = f"tcgen05.commit.cta_group::{g}.mbarrier::arrive::one.shared::cluster"
+    if is_const(mask, 0):
+        text = f"{base}.b64 [%0];"
+    else:
+        ins.append(f'"h"((unsigned short)({emit(mask)}))')
+        text = f"{base}.multicast::cluster.b64 [%0], %1;"
+    return asm(_guard(text, ins, pred, emit), inputs=ins)
+
+
+@intrin("ptx.tcgen05.cp", nargs=8, min_arch=A)
+def _cp(call, emit):
+    taddr, desc = call.args[:2]
+    shape, g, multicast, decompress = S(call, 2), cta_group(call, 3), S(call, 4), S(call, 5)
+    row, col = call.args[6:8]
+    mods = (
+        f".{shape}"
+        + (f".{multicast}" if multicast else "")
+        + (f".{decompress}" if decompress else "")
+    )
+    addr = (
+        f"((unsigned)({emit(taddr)}) + ((unsigned)({emit(row)}) << 16) + (unsigned)({emit(col)}))"
+    )
+    return asm(
+        f"tcgen05.cp.cta_group::{g}{mods} [%0], %1;",
+        inputs=[f'"r"({addr})', f'"l"((unsigned long long)({emit(desc)}))'],
+    )
+
+
+@intrin("ptx.tcgen05.shift", nargs=2, min_arch=A)
+def _shift(call, emit):
+    return asm(
+        f"tcgen05.shift.cta_group::{cta_group(call, 1)}.down [%0];",
+        inputs=[f'"r"((unsigned)({emit(call.args[0])}))'],
+    )
+
+
+@intrin("ptx.tcgen05.fence.before_thread_sync", flat="tcgen05_fence_before_thread_sync", min_arch=A)
+def _fence_before(call, emit):
+    return asm("tcgen05.fence::before_thread_sync;")
+
+
+@intrin("ptx.tcgen05.fence.after_thread_sync", flat="tcgen05_fence_after_thread_sync", min_arch=A)
+def _fence_after(call, emit):
+    return asm("tcgen05.fence::after_thread_sync;")
+
+
+_KIND = {
+    "f16": "f16",
+    "float16": "f16",
+    "bf16": "f16",
+    "bfloat16": "f16",
+    "tf32": "tf32",
+    "e4m3": "f8f6f4",
+    "float8_e4m3fn": "f8f6f4",
+    "e5m2": "f8f6f4",
+    "float8_e5m2": "f8f6f4",
+    "e2m3": "f8f6f4",
+    "e3m2": "f8f6f4",
+    "e2m1": "f8f6f4",
+    "s8": "i8",
+    "int8": "i8",
+    "u8": "i8",
+    "uint8": "i8",
+}
+
+
+def _kind(call, i) -> str:
+    t = S(call, i)
+    if t not in _KIND:
+        raise fail(call, f"no tcgen05.mma kind for {t!r}")
+    return _KIND[t]
+
+
+def _mma_text(call, emit, *, sparse: bool, block_scale: bool) -> str:
+    """Operands after the three (or five) type strings: d_tmem, a, b_desc, [sfa, sfb], [sp],
+    i_desc, use_a_tmem, cta_group, enable_input_d, [scale_input_d, *disable_lanes, [pred]]."""
+    n_types = 5 if block_scale else 3
+    kind = _kind(call, 1)
+    if block_scale:
+        kind = "mxf4" if S(call, 1) == "e2m1" else "mxf8f6f4"
+    ops = list(call.args[n_types:])
+    d_tmem, a_op, b_desc = ops[:3]
+    k = 3
+    sfa = sfb = sp = None
+    if block_scale:
+        sfa, sfb = ops[k : k + 2]
+        k += 2
+    if sparse:
+        sp = ops[k]
+        k += 1
+    i_desc, use_a_tmem = ops[k], ops[k + 1]
+    g = cta_group(call, n_types + k + 2)
+    enable = ops[k + 3]
+    rest = ops[k + 4 :]
+    ins = [f'"r"((unsigned)({emit(d_tmem)}))']
+    if bool(int(use_a_tmem.value)) if isinstance(use_a_tmem, E.IntImm) else False:
+        ins.append(f'"r"((unsigned)({emit(a_op)}))')
+        a_text = "[%1]"
+    else:
+        ins.append(f'"l"((unsigned long long)({emit(a_op)}))')
+        a_text = "%1"
+    ins.append(f'"l"((unsigned long long)({emit(b_desc)}))')
+    operands = ["[%0]", a_text, "%2"]
+    if sp is not None:
+        ins.append(f'"r"((unsigned)({emit(sp)}))')
+        operands.append(f"[%{len(ins) - 1}]")
+    ins.append(f'"r"((unsigned)({emit(i_desc)}))')
+    operands.append(f"%{len(ins) - 1}")
+    if block_scale:
+        ins += [f'"r"((unsigned)({emit(sfa)}))', f'"r"((unsigned)({emit(sfb)}))']
+        operands += [f"[%{len(ins) - 2}]", f"[%{len(ins) - 1}]"]
+    scale_imm = ""
+    pred = None
+    if not block_scale:
+        scale_d, *lanes = rest
+        n_lanes = 4 if g == 1 else 8
+        if len(lanes) == n_lanes + 1:
+            pred = lanes.pop()
+        if len(lanes) != n_lanes:
+            raise fail(call, f"cta_group::{g} takes {n_lanes} disable-output-lane words")
+        if not all(is_const(x, 0) for x in lanes):
+            first = len(ins)
+            ins += [f'"r"((unsigned)({emit(x)}))' for x in lanes]
+            operands.append("{" + ", ".join(f"%{first + q}" for q in range(n_lanes)) + "}")
+        if not is_const(scale_d, 0):
+            scale_imm = f", {int_arg(call, n_types + k + 4)}"
+    ins.append(f'"r"((unsigned)({emit(enable)}))')
+    p_idx = len(ins) - 1
+    name = "tcgen05.mma" + (".sp" if sparse else "") + f".cta_group::{g}.kind::{kind}"
+    name += ".block_scale" if block_scale else ""
+    body = f"{name} {', '.join(operands)}, p{scale_imm};"
+    body = _guard(body, ins, pred, emit)
+    return asm(f"{{\n.reg .pred p;\nsetp.ne.b32 p, %{p_idx}, 0;\n{body}\n}}", inputs=ins)
+
+
+@intrin("ptx.tcgen05.mma", nargs=(15, None), flat="tcgen05_mma", min_arch=A)
+def _mma(call, emit):
+    return _mma_text(call, emit, sparse=False, block_scale=False)
+
+
+@intrin("ptx.tcgen05.mma.sp", nargs=(16, None), flat="tcgen05_mma_sp", min_arch=A)
+def _mma_sp(call, emit):
+    return _mma_text(call, emit, sparse=True, block_scale=False)
+
+
+@intrin("ptx.tcgen05.mma.block_scale", nargs=14, flat="tcgen05_mma_block_scale", min_arch=A)
+def _mma_bs(call, emit):
+    return _mma_text(call, emit, sparse=False, block_scale=True)
+
+
+@intrin("ptx.tcgen05.mma.sp.block_scale", nargs=15, flat="tcgen05_mma_sp_block_scale", min_arch=A)
+def _mma_sp_bs(call, emit):
+    return _mma_text(call, emit, sparse=True, block_scale=True)

@@ -1,0 +1,146 @@
+"""Hopper warpgroup MMA: fence, commit_group, wait_group, mma_async (A and B in shared memory,
+or A in registers), the shared-memory matrix descriptor, and the register no-op barrier."""
+
+from __future__ import annotations
+
+from tvm.ir import expr as E
+
+from ._base import asm, bool_arg, fail, helper, int_arg, intrin, lvalue, ptr, smem_addr
+from ._base import str_arg as S
+from .mma import _PTX_NAME
+
+
+@intrin("ptx.wgmma.fence", min_arch=90, max_arch=90)
+def _fence(call, emit):
+    return asm("wgmma.fence.sync.aligned;")
+
+
+@intrin("ptx.wgmma.commit_group", min_arch=90, max_arch=90)
+def _commit(call, emit):
+    return asm("wgmma.commit_group.sync.aligned;")
+
+
+@intrin("ptx.wgmma.wait_group", nargs=1, min_arch=90, max_arch=90)
+def _wait(call, emit):
+    return asm(f"wgmma.wait_group.sync.aligned {int_arg(call, 0)};")
+
+
+def _reg_constraint(a) -> tuple[str, str]:
+    dt = a.dtype if isinstance(a, E.PrimExpr) else None
+    if dt is None or dt.is_handle:
+        return "r", "unsigned"
+    if dt.is_float and dt.bits == 32:
+        return "f", "float"
+    if dt.bits == 64:
+        return "l", "unsigned long long"
+    return "r", "unsigned"
+
+
+@intrin("ptx.wgmma.noop_barrier", nargs=1, min_arch=90, max_arch=90)
+def _noop_barrier(call, emit):
+    # an empty asm that "modifies" the register keeps the compiler from moving its uses across
+    # the asynchronous wgmma that writes it
+    reg = call.args[0]
+    con, ct = _reg_constraint(reg)
+    return asm("", [f'"+{con}"({lvalue(emit, reg, ct)})'])
+
+
+_DESC = """\
+// wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets (>> 4),
+// layout type in bits 62-63 (1 = 128B, 2 = 64B, 3 = 32B swizzle, 0 = none).
+__device__ __forceinline__ unsigned long long tvm_wgmma_desc(unsigned addr, unsigned ldo,
+                                                             unsigned sdo, int swizzle) {
+  unsigned long long layout = (unsigned long long)((4 - swizzle) & 3);
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4)
+         | ((unsigned long long)((ldo & 0x3FFFFu) >> 4) << 16)
+         | ((unsigned long long)((sdo & 0x3FFFFu) >> 4) << 32) | (layout << 62);
+}"""
+
+
+@intrin("ptx.wgmma.encode_matrix_descriptor", nargs=5, min_arch=90, max_arch=90)
+def _encode_desc(call, emit):
+    helper(emit, "tvm_wgmma_desc", _DESC)
+    desc, addr, ldo, sdo, swizzle = call.args
+    return (
+        f"*{ptr(emit, desc, 'unsigned long long')} = tvm_wgmma_desc({smem_addr(emit, addr)}, "
+        f"(unsigned)({emit(ldo)}), (unsigned)({emit(sdo)}), (int)({emit(swizzle)}))"
+    )
+
+
+def _t(call, i):
+    t = S(call, i)
+    if t not in _PTX_NAME:
+        raise fail(call, f"unknown wgmma type {t!r}")
+    return _PTX_NAME[t]
+
+
+def _scale(call, i) -> int:
+    a = call.args[i]
+    v = a.value if isinstance(a, (E.FloatImm, E.IntImm)) else None
+    if v not in (1, -1, 1.0, -1.0):
+        raise fail(call, f"operand {i} (a scale) must be the constant 1 or -1")
+    return int(v)
+
+
+def _mma_async(call, emit, rs: bool) -> str:
+    m, n, k = int_arg(call, 0), int_arg(call, 1), int_arg(call, 2)
+    in_t, out_t = _t(call, 3), _t(call, 4)
+    if m != 64 or n % 8 or not 8 <= n <= 256:
+        raise fail(call, f"wgmma shapes are m64nNk*, N a multiple of 8 up to 256; got m{m}n{n}k{k}")
+    trans_a, trans_b = bool_arg(call, 5), bool_arg(call, 6)
+    sa, sb = _scale(call, 7), _scale(call, 8)
+    scale_d = call.args[9]
+    n_acc = n // 4 if out_t == "f16" else n // 2
+    if rs:
+        b_desc, *rest = call.args[10:]
+        a_regs, accs = rest[:4], rest[4:]
+    else:
+        a_desc, b_desc, *accs = call.args[10:]
+        a_regs = []
+    if len(accs) != n_acc:
+        raise fail(
+            call,
+            f"m64n{n} with {out_t} results needs {n_acc} accumulator registers, got {len(accs)}",
+        )
+    acon, act = ("f", "float") if out_t == "f32" else ("r", "unsigned")
+    outs = [f'"+{acon}"({lvalue(emit, a, act)})' for a in accs]
+    regs = "{" + ", ".join(f"%{j}" for j in range(n_acc)) + "}"
+    j = n_acc
+    ins: list[str] = []
+    if rs:
+        a_op = "{" + ", ".join(f"%{j + q}" for q in range(4)) + "}"
+        ins += [f'"r"({lvalue(emit, a, "unsigned")})' for a in a_regs]
+        j += 4
+    else:
+        a_op = f"%{j}"
+        ins.append(f'"l"((unsigned long long)({emit(a_desc)}))')
+        j += 1
+    ins.append(f'"l"((unsigned long long)({emit(b_desc)}))')
+    b_op = f"%{j}"
+    j += 1
+    ins.append(f'"r"((int)({emit(scale_d)}))')
+    transposes = ""
+    if in_t in ("f16", "bf16"):
+        transposes = f", {int(trans_b)}" if rs else f", {int(trans_a)}, {int(trans_b)}"
+    elif trans_a or trans_b:
+        raise fail(call, f"{in_t} wgmma takes K-major operands only")
+    text = (
+        f"{{\n.reg .pred p;\nsetp.ne.b32 p, %{j}, 0;\n"
+        f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{out_t}.{in_t}.{in_t} {regs}, {a_op}, "
+        f"{b_op}, p, {sa}, {sb}{transposes};\n}}"
+    )
+    return asm(text, outs, ins)
+
+
+@intrin(
+    "ptx.wgmma.mma_async.ss", nargs=(12, None), flat="wgmma_mma_async_ss", min_arch=90, max_arch=90
+)
+def _ss(call, emit):
+    return _mma_async(call, emit, False)
+
+
+@intrin(
+    "ptx.wgmma.mma_async.rs", nargs=(15, None), flat="wgmma_mma_async_rs", min_arch=90, max_arch=90
+)
+def _rs(call, emit):
+    return _mma_async(call, emit, True)
