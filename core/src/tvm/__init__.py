@@ -6,7 +6,7 @@ when a kernel is compiled or run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import error, ir
 from .ir import IRModule
@@ -14,6 +14,16 @@ from .ir import IRModule
 __version__ = "0.1.0"
 __all__ = ["IRModule", "backend", "compile", "error", "ir", "runtime", "script", "target",
            "tirx", "transform"]
+
+if TYPE_CHECKING:
+    # What __getattr__ below hands out lazily, spelled out for type checkers and IDEs; at run
+    # time these imports would defeat the light `import tvm`.
+    from . import backend, runtime, script, target, tirx, transform
+    from . import driver as driver
+    from . import host as host
+    from . import plugin as plugin
+    from . import testing as testing
+    from .driver import compile
 
 _LAZY_MODULES = {"tirx", "script", "target", "transform", "runtime", "backend", "plugin", "testing",
                  "driver", "host"}

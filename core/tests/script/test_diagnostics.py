@@ -124,3 +124,16 @@ def test_diagnostic_error_is_a_syntax_error_for_tools() -> None:
     with pytest.raises(SyntaxError) as info:
         from_source(HEADER + "    x = y\n")
     assert info.value.lineno == 3 and info.value.offset == 9
+
+
+@pytest.mark.parametrize(("annotation", "col"), [
+    ("T.Buffer", 21), ("T.float32(1.0)", 21), ("T.alloc_buffer((4,))", 21),
+])
+def test_bad_parameter_annotation(annotation: str, col: int) -> None:
+    text = f"@T.prim_func\ndef f(n: T.int32, A: {annotation}):\n    pass\n"
+    with pytest.raises(DiagnosticError) as info:
+        from_source(text, filename="kernel.py")
+    err = info.value
+    assert (err.filename, err.lineno, err.col) == ("kernel.py", 2, col)
+    assert err.message == ("parameter A: expected T.Buffer(...), T.handle or a scalar type such "
+                           "as T.int32")

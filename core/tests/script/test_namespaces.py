@@ -89,6 +89,19 @@ def test_cuda_namespace_without_backend_says_what_to_install() -> None:
     assert "pip install tvm-backend-cuda" in str(info.value)
 
 
+@pytest.mark.parametrize(("namespace", "backend"), [
+    ("ptx", "cuda"), ("cuda", "cuda"), ("nvshmem", "cuda"), ("nki", "trn"), ("metal", "metal"),
+])
+def test_every_catalogued_namespace_names_its_distribution(namespace: str, backend: str) -> None:
+    if namespace in NAMESPACES:
+        pytest.skip(f"the {backend} backend is loaded")
+    with pytest.raises(AttributeError) as info:
+        getattr(T, namespace)
+    assert str(info.value) == (
+        f"module 'tvm.script.tirx' has no attribute '{namespace}'; the script namespace "
+        f"'{namespace}' comes with the {backend} backend: pip install tvm-backend-{backend}")
+
+
 def test_registered_namespace_resolves_live_and_prints(unit_ns: UnitNamespace) -> None:
     assert T.unit_ns is unit_ns
     from tvm.tirx.script.builder import ir as builder_ir

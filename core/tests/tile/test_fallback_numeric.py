@@ -246,7 +246,32 @@ def test_gemm(compile_c, m: int, n: int, k: int, ta: bool, tb: bool, dtype: str,
 
 
 @pytest.mark.parametrize("scope", SCOPES)
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize(("shape", "order"), [((4, 8), (1, 0)), ((2, 3, 4), (2, 0, 1))])
+def test_permute_layout_between_different_layouts(compile_c, scope: str, shape, order) -> None:
+    """dst has a permuted (column-major-like) TileLayout: the logical values are kept and the
+    physical order in memory is the permuted one."""
+    from tvm.script import tirx as T
+
+    rng = np.random.default_rng(11)
+    src = rand(shape, "float32", rng)
+    # Physical strides of dst: the axes in `order` are laid out slowest to fastest.
+    strides = [0] * len(shape)
+    step = 1
+    for axis in reversed(order):
+        strides[axis] = step
+        step *= shape[axis]
+    layout = T.TileLayout(T.S[tuple(shape):tuple(strides)])
+    S = Buffer("S", list(shape), "float32")
+    D = Buffer("D", list(shape), "float32", layout=layout)
+    c = call("permute_layout", D, S).replace(scope=scope)
+    f = func_of([D, S], c) if scope == "thread" else kernel_of([D, S], 8, c)[0]
+    dst = np.zeros(shape, "float32")
+    compile_c(f, target="c")(dst, src.copy())
+    np.testing.assert_array_equal(dst.ravel(), src.transpose(order).ravel())
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+@pytest.mark.parametrize("dtype", [*FLOATS, "int32"])
 def test_compose_ops(compile_c, dtype: str, scope: str) -> None:
     rng = np.random.default_rng(9)
     x, y, z, dst = (rand((4, 8), dtype, rng) for _ in range(4))
@@ -268,8 +293,9 @@ def test_compose_ops(compile_c, dtype: str, scope: str) -> None:
         compile_c(f, target="c")(*args)
         return args
 
-    d_out, r_out, _ = both(lambda d, r, s: call("unary_reduce", d, r, s, "exp", "sum"), [dst, red, x])
-    close(d_out, np.exp(f64(x)), dtype)
+    unary, ref = ("abs", np.abs) if dtype == "int32" else ("exp", np.exp)
+    d_out, r_out, _ = both(lambda d, r, s: call("unary_reduce", d, r, s, unary, "sum"), [dst, red, x])
+    close(d_out, ref(f64(x)), dtype)
     close(r_out, f64(d_out).sum(-1), dtype)
     d_out, r_out, _, _ = both(lambda d, r, a, b: call("binary_reduce", d, r, a, b, "sub", "max"),
                               [dst, red, x, y])
@@ -291,3 +317,25 @@ def test_kernel_form_several_ops_in_sequence(compile_c) -> None:
     compile_c(f, target="c")(*args)
     e = np.exp(x - x.max(-1, keepdims=True))
     close(args[1], e / e.sum(-1, keepdims=True), "float32")
+
+
+# Every tile primitive the core defines, mapped to the test above that checks it against numpy.
+# A new primitive fails here until it has a numeric test.
+NUMERIC_TESTS = {
+    "copy": "test_copy_fill_zero", "copy_async": "test_copy_fill_zero",
+    "permute_layout": "test_permute_layout_between_different_layouts", "fill": "test_copy_fill_zero",
+    "memset": "test_copy_fill_zero", "zero": "test_copy_fill_zero", "cast": "test_cast",
+    **{op: "test_unary" for op in UNARY_REF}, **{op: "test_binary" for op in BINARY_REF},
+    "fma": "test_fma_and_select", "select": "test_fma_and_select",
+    "sum": "test_reductions", "max": "test_reductions", "min": "test_reductions",
+    "gemm": "test_gemm", "gemm_async": "test_gemm", "binary_chain": "test_compose_ops",
+    "binary_reduce": "test_compose_ops", "unary_reduce": "test_compose_ops",
+    "reduce_negate": "test_compose_ops",
+}
+
+
+def test_every_tile_primitive_has_a_numeric_test() -> None:
+    from tvm.tirx.operator.tile_primitive.ops import TILE_OPS
+
+    assert set(TILE_OPS) == set(NUMERIC_TESTS)
+    assert all(name in globals() for name in NUMERIC_TESTS.values())

@@ -3,6 +3,7 @@ selects, buffer loads, vectors, lets and calls of registered ops."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from .dtype import DataType, dtype_of
@@ -333,7 +334,7 @@ class Select(PrimExpr):
 class BufferLoad(PrimExpr):
     _fields = ("dtype", "buffer", "indices")
 
-    def __init__(self, buffer: Buffer, indices: list[ExprLike], dtype: str | DataType | None = None) -> None:
+    def __init__(self, buffer: Buffer, indices: Sequence[Any], dtype: str | DataType | None = None) -> None:
         self.buffer = buffer
         self.indices = [convert(i) for i in indices]
         lanes = 1
@@ -385,7 +386,7 @@ class Call(PrimExpr):
 
     _fields = ("dtype", "op", "args")
 
-    def __init__(self, dtype: str | DataType, op: Op | str, args: list[Any]) -> None:
+    def __init__(self, dtype: str | DataType, op: Op | str, args: Sequence[Any]) -> None:
         from .op import Op
 
         self.dtype = DataType(dtype)

@@ -66,6 +66,9 @@ _UNSUPPORTED: dict[str, str] = {
     "JoinedStr": "f-strings", "TypeAlias": "`type` aliases",
 }
 
+# One loop a `for` header opens: (variable name, start, extent, kind, thread tag, annotations).
+_LoopHead = tuple[str, Any, Any, S.ForKind, str | None, dict[str, Any]]
+
 def _unsupported(what: str) -> str:
     return f"unsupported Python in TVMScript: {what}"
 
@@ -412,8 +415,9 @@ class Parser:
             if len(names) != len(spec.extents):
                 raise self.err(node.target, f"T.grid has {len(spec.extents)} extents but "
                                             f"{len(names)} loop variables")
-            loops = [(n, 0, _check_extent(self, it, e), S.ForKind.SERIAL, None, {})
-                     for n, e in zip(names, spec.extents)]
+            loops: list[_LoopHead] = [
+                (n, 0, _check_extent(self, it, e), S.ForKind.SERIAL, None, {})
+                for n, e in zip(names, spec.extents)]
         elif isinstance(spec, _T.LoopSpec):
             if len(names) != 1:
                 raise self.err(node.target, "this loop defines one variable")
@@ -568,25 +572,26 @@ class Parser:
         self.scopes.append({})
         # Scalar and handle parameters first, so buffer shapes may use any of them.
         annotations: dict[str, Any] = {}
+        buffer_params: list[tuple[str, ast.expr]] = []
         for a in args.args:
             if a.annotation is None:
                 raise self.err(a, f"parameter {a.arg} needs a type annotation, e.g. "
                                   f"`{a.arg}: T.int32` or `{a.arg}: T.Buffer((n,), \"float32\")`")
-            if not isinstance(a.annotation, ast.Call):
-                ann = self.eval(a.annotation)
-                if not isinstance(ann, _T.ScalarType):
-                    raise self.err(a.annotation, f"parameter {a.arg}: expected T.Buffer(...), "
-                                                 f"T.handle or a scalar type such as T.int32")
-                annotations[a.arg] = E.Var(a.arg, DataType(str(ann)))
-                self.bind(a.arg, annotations[a.arg])
-        for a in args.args:
-            if a.arg in annotations:
+            if isinstance(a.annotation, ast.Call):
+                buffer_params.append((a.arg, a.annotation))
                 continue
-            spec = self.eval(a.annotation)
-            if not isinstance(spec, _T.BufferSpec) or spec.kind != "param":
+            ann = self.eval(a.annotation)
+            if not isinstance(ann, _T.ScalarType):
                 raise self.err(a.annotation, f"parameter {a.arg}: expected T.Buffer(...), "
                                              f"T.handle or a scalar type such as T.int32")
-            annotations[a.arg] = spec
+            annotations[a.arg] = E.Var(a.arg, DataType(str(ann)))
+            self.bind(a.arg, annotations[a.arg])
+        for arg_name, annotation in buffer_params:
+            spec = self.eval(annotation)
+            if not isinstance(spec, _T.BufferSpec) or spec.kind != "param":
+                raise self.err(annotation, f"parameter {arg_name}: expected T.Buffer(...), "
+                                           f"T.handle or a scalar type such as T.int32")
+            annotations[arg_name] = spec
         for a in args.args:
             got = annotations[a.arg]
             if isinstance(got, _T.BufferSpec):

@@ -40,13 +40,13 @@ from __future__ import annotations
 import json
 import keyword
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer, BufferRegion, Range
 from ..ir.function import IRModule, PrimFunc
-from ..ir.layout import Iter, TileLayout
+from ..ir.layout import Axis, Iter, TileLayout
 from ..ir.node import Node
 from ..ir.op import OpCategory
 from ..ir.visitor import Visitor
@@ -583,7 +583,7 @@ class _Printer:
 
         return f"T.S[{tup(exts)}:{tup(strides)}]"
 
-    def axis(self, ax: Any) -> str:
+    def axis(self, ax: Axis) -> str:
         if getattr(self.T, ax.name, None) is ax:
             return f"T.{ax.name}"
         return f"T.axis({json.dumps(ax.name)})"
@@ -723,7 +723,7 @@ class _Printer:
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def _plain(e: Any) -> bool:
+def _plain(e: Any) -> TypeGuard[E.IntImm]:
     """An immediate printed as a bare Python literal (and so read back as a Python int)."""
     return (isinstance(e, E.IntImm) and e.dtype == "int32"
             and _INT32_MIN <= e.value <= _INT32_MAX)

@@ -1,8 +1,9 @@
-"""Testing helpers: the pytest plugin (markers ``gpu`` and ``macos``, fixtures) and shared checks
-that backends run against themselves."""
+"""Testing helpers: the pytest plugin (markers ``gpu`` and ``macos``, fixtures), numeric helpers,
+and the conformance kit (:mod:`tvm.testing.conformance`) that backends run against themselves."""
 
 from __future__ import annotations
 
+from .conformance import BackendConformance, run_backend_conformance
 from .utils import assert_allclose, random_array
 
-__all__ = ["assert_allclose", "random_array"]
+__all__ = ["BackendConformance", "assert_allclose", "random_array", "run_backend_conformance"]

@@ -98,7 +98,7 @@ class BufferSpec:
     handle: Any = None  # match_buffer's handle parameter
     annotations: dict[str, Any] = field(default_factory=dict)  # alloc_buffer's
 
-    def make(self, name: str) -> Buffer:
+    def make(self, name: str) -> _Buffer:
         return _Buffer(name, self.shape, self.dtype, **self.kwargs)
 
 

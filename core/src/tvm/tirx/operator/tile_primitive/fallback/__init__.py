@@ -8,10 +8,8 @@ a backend that registers its own ``"fallback"`` for its kind replaces this one t
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..dispatch_context import SERIAL, register_scope_barrier
-from ..dispatcher import register_dispatch
+from ..dispatcher import Impl, register_dispatch
 from ..ops import TILE_OPS, core_registration
 from .compose import lower_binary_reduce, lower_reduce_negate, lower_unary_reduce
 from .elementwise import (
@@ -31,7 +29,7 @@ __all__ = ["FALLBACK_PRIORITY", "FALLBACK_VARIANT", "fallback_impl"]
 FALLBACK_PRIORITY = -100
 FALLBACK_VARIANT = "fallback"
 
-_BY_FAMILY: dict[str, Callable[..., object]] = {
+_BY_FAMILY: dict[str, Impl] = {
     "copy": lower_copy,
     "cast": lower_copy,
     "fill": lower_fill,
@@ -41,7 +39,7 @@ _BY_FAMILY: dict[str, Callable[..., object]] = {
     "select": lower_select,
     "reduce": lower_reduce,
 }
-_BY_NAME: dict[str, Callable[..., object]] = {
+_BY_NAME: dict[str, Impl] = {
     "gemm": lower_gemm,
     "gemm_async": lower_gemm_async,
     "binary_chain": lower_binary_chain,
@@ -51,7 +49,7 @@ _BY_NAME: dict[str, Callable[..., object]] = {
 }
 
 
-def fallback_impl(op_name: str) -> Callable[..., object]:
+def fallback_impl(op_name: str) -> Impl:
     """The generic lowering function ``(op_call, sctx) -> PrimFunc`` of a tile primitive."""
     spec = TILE_OPS[op_name.removeprefix("tirx.tile.")]
     impl = _BY_NAME.get(spec.name) or _BY_FAMILY.get(spec.family)

@@ -57,13 +57,12 @@ def distributed_loops(extents: Sequence[PrimExpr], body: BodyFn, index: PrimExpr
     """Element ``e`` of the flattened ``extents`` is done by thread ``e % nthreads``."""
     dt = _index_dtype(extents)
     total = fold_product(extents)
-    static = isinstance(total, IntImm) and isinstance(nthreads, IntImm)
-    if static:
+    if isinstance(total, IntImm) and isinstance(nthreads, IntImm):
         trips_n = -(-total.value // nthreads.value)
         trips: PrimExpr = const(trips_n, dt)
         exact = total.value % nthreads.value == 0
     else:
-        trips_n = 0
+        trips_n = 0  # not known statically
         trips = (total + (nthreads - 1)) // nthreads
         exact = False
     elem = Var("elem", dt)
@@ -72,7 +71,7 @@ def distributed_loops(extents: Sequence[PrimExpr], body: BodyFn, index: PrimExpr
     if not exact:
         stmt = IfThenElse(elem < total, stmt)
     index = cast_to(index, elem.dtype)
-    if static and trips_n == 1:
+    if trips_n == 1:
         return LetStmt(elem, index, stmt)
     k = Var(f"{prefix}_k", dt)
     return For(k, const(0, dt), trips, ForKind.SERIAL,
