@@ -1,0 +1,463 @@
+"""CUDA C++ from lowered IR, printed by core's C-style codegen base.
+
+Input: the module after ``SplitHostDevice`` and the device finalizer (``docs/lowering.md`` sections
+4 and 5). Every kernel (``tirx.is_kernel``) becomes::
+
+    extern "C" __global__ void __launch_bounds__(128) main_kernel(float* __restrict__ A, ...)
+
+The host function (``tirx.is_host``) is not printed: the executable interprets its launches.
+
+CUDA differs from C mostly by *data* (class attributes below): the kernel prefix, ``__restrict__``,
+``__shared__`` for shared scopes, the ``threadIdx``/``blockIdx`` spellings, ``half`` /
+``__nv_bfloat16`` / ``__nv_fp8_*`` types, ``__syncthreads()``. The methods overridden are where
+the structure differs:
+
+- the kernel header: ``__launch_bounds__(N)`` when the block has a constant size ``N``;
+  ``(N, M)`` with ``tirx.launch_bounds_min_blocks_per_sm = M``; a third operand with
+  ``tirx.launch_bounds_max_blocks_per_cluster``; ``__cluster_dims__(x, y, z)`` when the kernel
+  runs in clusters. The attribute names never reach the source.
+- ``shared.dyn`` allocations: one ``extern __shared__`` byte array per kernel, each buffer at its
+  offset from :func:`tvm.tirx.transform.dyn_smem_layout` (the size the launch asks for).
+- vector stores of 2 or 4 contiguous 32-bit values (``float4``, ``int2``, ...) at an index that is
+  a provable multiple of the lane count; the executable checks the alignment of such parameters.
+- headers: ``cuda_fp16.h`` / ``cuda_bf16.h`` / ``cuda_fp8.h`` only when the source uses their
+  types, plus any a device-intrinsic rule asks for (``need_header``).
+
+Device intrinsics print through their rule ``op.get_codegen("cuda")``: either the C-style form
+``rule(codegen, call, args) -> str`` or the intrinsics contract ``rule(call, emit) -> str`` where
+``emit(expr)`` prints a sub-expression and ``emit.ctx`` is this codegen (``arch``,
+``add_helper``, ``need_header``, ``c_type``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo
+from tvm.error import TVMError
+from tvm.ir import expr as E
+from tvm.ir import stmt as S
+from tvm.ir.buffer import Buffer
+from tvm.ir.function import IRModule, PrimFunc
+
+__all__ = ["CudaCodegen", "KernelInfo", "generate_cuda", "sm_version"]
+
+MIN_BLOCKS_PER_SM = "tirx.launch_bounds_min_blocks_per_sm"
+MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
+DYN_SMEM = "tvm_dyn_smem"
+
+_VECTOR_NAMES = {"float32": "float", "int32": "int", "uint32": "uint"}
+_LANE_FIELDS = "xyzw"
+
+
+@dataclass
+class KernelInfo:
+    """A printed kernel: its C signature, the PrimFunc it came from, and the parameters whose
+    pointer must be aligned (bytes) because the kernel accesses them with vector types."""
+
+    info: FunctionInfo
+    func: PrimFunc
+    vector_align: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.info.symbol
+
+
+def sm_version(target: Any) -> int | None:
+    """80 for sm_80, 90 for sm_90a, ...; None without an arch."""
+    arch = target.attrs.get("arch") if target is not None else None
+    if not arch:
+        return None
+    digits = "".join(ch for ch in str(arch)[3:] if ch.isdigit())
+    return int(digits) if digits else None
+
+
+class _Emit:
+    """The ``emit`` of the intrinsics' rule contract: prints sub-expressions; ``ctx`` is the
+    codegen."""
+
+    __slots__ = ("cg", "ctx")
+
+    def __init__(self, cg: CudaCodegen) -> None:
+        self.cg = cg
+        self.ctx = cg
+
+    def __call__(self, e: Any) -> str:
+        if isinstance(e, (E.PrimExpr, Buffer)):
+            return self.cg.print_expr(e)
+        return str(e)
+
+
+_RULE_ARITY: dict[int, int] = {}
+
+
+def _rule_arity(rule: Any) -> int:
+    key = id(rule)
+    n = _RULE_ARITY.get(key)
+    if n is None:
+        try:
+            params = [p for p in inspect.signature(rule, follow_wrapped=False).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            n = len(params)
+        except (TypeError, ValueError):
+            n = 3
+        _RULE_ARITY[key] = n
+    return n
+
+
+class CudaCodegen(CodegenCStyle):
+    """CUDA C++ kernels from lowered PrimFuncs (see the module docstring)."""
+
+    target_kind: ClassVar[str] = "cuda"
+    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
+    function_prefix: ClassVar[str] = "static __device__ "
+    restrict_keyword: ClassVar[str] = "__restrict__"
+    storage_qualifiers: ClassVar[dict[str, str]] = {"shared": "__shared__ "}
+    align_attribute: ClassVar[str] = "__attribute__((aligned({n})))"
+    alloc_alignment: ClassVar[int] = 16
+    max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
+    stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})
+    thread_index_names: ClassVar[dict[str, str]] = {
+        f"{kind}.{axis}": f"{kind}.{axis}"
+        for kind in ("threadIdx", "blockIdx") for axis in "xyz"
+    }
+    # Plain C++ types: NVRTC has no <stdint.h> without a toolkit.
+    type_names: ClassVar[dict[str, str]] = {
+        "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
+        "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+        "uint64": "unsigned long long", "float32": "float", "float64": "double", "bool": "bool",
+        "handle": "void*", "void": "void",
+        "float8_e4m3fn": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2",
+    }
+    barrier: ClassVar[str | None] = "__syncthreads()"
+    unroll_pragma: ClassVar[str | None] = "#pragma unroll"
+    vectorize_pragma: ClassVar[str | None] = None
+    includes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, target: Any = None) -> None:
+        super().__init__(target)
+        self.half_type = "half"
+        self.bfloat16_type = "__nv_bfloat16"
+        self.arch: int | None = sm_version(target)
+        self.kernels: list[KernelInfo] = []
+        self._headers: list[str] = []
+        self._func: PrimFunc | None = None
+        self._emit = _Emit(self)
+        self._dyn_offsets: dict[int, int] = {}
+        self._dyn_declared = False
+        self._vector_align: dict[str, int] = {}
+        self._param_names: dict[int, str] = {}
+        self._temp_names: dict[int, str] = {}
+
+    # -- the rule context (intrinsics/README.md) ------------------------------------------------
+    def need_header(self, header: str) -> None:
+        """``#include <header>`` at the top of the translation unit (once)."""
+        if header not in self._headers:
+            self._headers.append(header)
+
+    def add_helper(self, name: str, code: str) -> str:
+        # core's C helpers are host functions ("static inline"): make them device functions
+        if code.startswith("static inline "):
+            code = "static __device__ __forceinline__ " + code[len("static inline "):]
+        return super().add_helper(name, code)
+
+    # -- module -------------------------------------------------------------------------------
+    def generate(self, mod: IRModule | PrimFunc) -> str:
+        if isinstance(mod, PrimFunc):
+            mod = IRModule.from_expr(mod)
+        for name, func in mod.functions.items():
+            if func.attrs.get("tirx.is_host"):
+                continue  # the executable runs the host function's launches itself
+            if not func.attrs.get("tirx.is_kernel"):
+                func = func.with_attr("tirx.is_kernel", True)
+            self.add_function(func, name)
+        return self.finish()
+
+    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+        self._func = func
+        self._dyn_declared = False
+        self._vector_align = {}
+        from tvm.tirx.transform import dyn_smem_layout
+
+        placed, _ = dyn_smem_layout(func.body)
+        self._dyn_offsets = {id(buf): off for buf, off in placed}
+        info = super().add_function(func, name)
+        if info.is_kernel:
+            self.kernels.append(KernelInfo(info, func, dict(self._vector_align)))
+        return info
+
+    def finish(self) -> str:
+        body = super().finish()
+        from .compiler import needed_headers
+
+        headers = list(self._headers)
+        for h in needed_headers(body):
+            if h not in headers:
+                headers.append(h)
+        # cuda_fp8.h includes the fp16 and bf16 headers itself
+        if "cuda_fp8.h" in headers:
+            headers = [h for h in headers if h not in ("cuda_fp16.h", "cuda_bf16.h")]
+        lines = [f"#include <{h}>" for h in headers]
+        return ("\n".join(lines) + "\n\n" + body) if lines else body
+
+    def preamble_lines(self) -> list[str]:
+        return []
+
+    # -- kernel header --------------------------------------------------------------------------
+    def function_header(self, info: FunctionInfo) -> str:
+        header = super().function_header(info)
+        if not info.is_kernel or self._func is None:
+            return header
+        attrs = self._kernel_attributes(self._func)
+        if not attrs:
+            return header
+        prefix = f"{self.kernel_prefix}{self.kernel_return_type} "
+        return prefix + attrs + " " + header[len(prefix):]
+
+    def _kernel_attributes(self, func: PrimFunc) -> str:
+        launch = func.attrs.get("tirx.launch")
+        parts: list[str] = []
+        cluster = _const_dims(getattr(launch, "cluster", None))
+        if cluster is not None and cluster != (1, 1, 1):
+            parts.append(f"__cluster_dims__({cluster[0]}, {cluster[1]}, {cluster[2]})")
+        block = _const_dims(getattr(launch, "block", None))
+        min_blocks = _positive_attr(func, MIN_BLOCKS_PER_SM)
+        max_cluster = _positive_attr(func, MAX_BLOCKS_PER_CLUSTER)
+        if block is not None:
+            bounds = [str(block[0] * block[1] * block[2])]
+            if min_blocks is not None or max_cluster is not None:
+                bounds.append(str(min_blocks if min_blocks is not None else 0))
+            if max_cluster is not None:
+                bounds.append(str(max_cluster))
+            parts.append(f"__launch_bounds__({', '.join(bounds)})")
+        elif min_blocks is not None or max_cluster is not None:
+            raise TVMError(f"kernel {func.name}: launch-bounds hints need a block of constant "
+                           f"size, got {getattr(launch, 'block', None)}")
+        return " ".join(parts)
+
+    # -- parameters -----------------------------------------------------------------------------
+    def _collect_params(self, func: PrimFunc) -> list[ParamInfo]:
+        params = super()._collect_params(func)
+        for p, var in zip(params, func.params):
+            # A kernel receives buffers as their data handles: type them by what they point to.
+            if p.kind == "handle" and isinstance(var, E.Var) and var.ptr_dtype is not None:
+                p.kind = "buffer"
+                p.dtype = str(var.ptr_dtype.element_of())
+            self._param_names[id(var)] = p.name
+        return params
+
+    # -- statements -----------------------------------------------------------------------------
+    def assert_fail_lines(self, message: str) -> list[str]:
+        text = message.replace("*/", "* /").replace("\n", " ")
+        return [f"__trap();  /* {text} */"]
+
+    def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
+        if buffer.scope == "shared.dyn":
+            self._print_dyn_alloc(buffer)
+            return
+        super().print_alloc(buffer, annotations)
+
+    def _print_dyn_alloc(self, buffer: Buffer) -> None:
+        offset = self._dyn_offsets.get(id(buffer))
+        if offset is None:
+            raise TVMError(f"dynamic shared buffer {buffer.name} has no place in the kernel's "
+                           "dynamic shared memory layout")
+        if not self._dyn_declared:
+            self.emit(f"extern __shared__ __attribute__((aligned(16))) unsigned char {DYN_SMEM}[];")
+            self._dyn_declared = True
+        name = self.var_name(buffer.data, buffer.name)
+        self._buffer_ptrs[id(buffer)] = name
+        ctype = self.storage_type(buffer.dtype)
+        self.emit(f"{ctype}* {name} = ({ctype}*)({DYN_SMEM} + {offset});")
+
+    def print_heap_alloc(self, buffer: Buffer, name: str, ctype: str) -> None:
+        raise TVMError(f"kernel cannot allocate buffer `{buffer.name}` in scope {buffer.scope!r}"
+                       f" (shape {list(buffer.shape)}): allocate in 'local', 'shared' or "
+                       "'shared.dyn' with a constant shape, or pass it as a parameter")
+
+    # -- vector stores ---------------------------------------------------------------------------
+    def print_vector_store(self, stmt: S.BufferStore, lanes: int) -> None:
+        vtype = self._vector_type(stmt.buffer, stmt.indices, lanes)
+        if vtype is None or not self._vectorizable(stmt.value, lanes):
+            super().print_vector_store(stmt, lanes)
+            return
+        temps: list[str] = []
+        for load in _vector_loads(stmt.value):
+            ltype = self._vector_type(load.buffer, load.indices, lanes)
+            if ltype is None:
+                continue
+            tmp = self._fresh("vec")
+            base = self.flat_index(load.buffer, [_ramp_base(load.indices[0])])
+            self.emit(f"const {ltype} {tmp} = *(const {ltype}*)(&{self.buffer_ptr(load.buffer)}"
+                      f"[{base}]);")
+            self._temp_names[id(load)] = tmp
+            temps.append(tmp)
+        try:
+            values = [self.print_expr(self._lane_of(stmt.value, k)) for k in range(lanes)]
+        finally:
+            for load in _vector_loads(stmt.value):
+                self._temp_names.pop(id(load), None)
+        base = self.flat_index(stmt.buffer, [_ramp_base(stmt.indices[0])])
+        self.emit(f"*({vtype}*)(&{self.buffer_ptr(stmt.buffer)}[{base}]) = "
+                  f"make_{vtype}({', '.join(values)});")
+
+    def _lane_of(self, e: Any, lane: int) -> Any:
+        if isinstance(e, E.BufferLoad) and id(e) in self._temp_names:
+            v = E.Var("lane", e.dtype.element_of())
+            self._names[id(v)] = f"{self._temp_names[id(e)]}.{_LANE_FIELDS[lane]}"
+            return v
+        if isinstance(e, E.BinaryOp) and e.dtype.lanes > 1:
+            return type(e)(self._lane_of(e.a, lane), self._lane_of(e.b, lane))
+        if isinstance(e, E.Cast) and e.dtype.lanes > 1:
+            return E.Cast(e.dtype.element_of(), self._lane_of(e.value, lane))
+        if isinstance(e, E.Call) and e.dtype.lanes > 1:
+            return E.Call(e.dtype.element_of(), e.op, [self._lane_of(a, lane) for a in e.args])
+        return self.lane(e, lane)
+
+    def _vectorizable(self, value: Any, lanes: int) -> bool:
+        return value.dtype.lanes == lanes
+
+    def _vector_type(self, buffer: Buffer, indices: list[Any], lanes: int) -> str | None:
+        """``float4`` etc. when ``buffer[indices]`` is ``lanes`` contiguous, aligned elements."""
+        name = _VECTOR_NAMES.get(str(buffer.dtype.element_of()))
+        if name is None or lanes not in (2, 4) or len(indices) != 1:
+            return None
+        index = indices[0]
+        if not (isinstance(index, E.Ramp) and _is_const(index.stride, 1)):
+            return None
+        offset = buffer.elem_offset
+        if not _multiple_of(index.base, lanes) or not (
+                _is_const(offset, 0) or _multiple_of(offset, lanes)):
+            return None
+        param = self._param_names.get(id(buffer.data))
+        if param is not None:
+            align = lanes * buffer.dtype.bytes
+            self._vector_align[param] = max(self._vector_align.get(param, 0), align)
+        elif buffer.scope not in ("local", "shared", "shared.dyn"):
+            return None  # a view of unknown alignment
+        return f"{name}{lanes}"
+
+    # -- expressions ----------------------------------------------------------------------------
+    def expr_IntImm(self, e: E.IntImm) -> str:
+        dt, v = e.dtype, e.value
+        if dt.bits == 64 and not dt.is_bool:
+            if dt.is_uint:
+                return f"{v}ULL"
+            return "(-9223372036854775807LL - 1)" if v == -(2**63) else (
+                f"({v}LL)" if v < 0 else f"{v}LL")
+        return super().expr_IntImm(e)
+
+    def expr_FloatImm(self, e: E.FloatImm) -> str:
+        v = e.value
+        if not (math.isnan(v) or math.isinf(v)):
+            return super().expr_FloatImm(e)
+        # no <math.h> macros in NVRTC without headers: build the bits
+        if e.dtype.bits == 64:
+            bits = "0x7ff8000000000000LL" if math.isnan(v) else "0x7ff0000000000000LL"
+            text = f"__longlong_as_double({bits})"
+        else:
+            text = f"__int_as_float({'0x7fc00000' if math.isnan(v) else '0x7f800000'})"
+        if math.isinf(v) and v < 0:
+            text = f"(-{text})"
+        if e.dtype.bits in (16, 8) or e.dtype.code == "bfloat":
+            return f"(({self.c_type(e.dtype)})({text}))"
+        return text
+
+    def expr_Call(self, call: E.Call) -> str:
+        rule = call.op.get_codegen(self.target_kind)
+        if callable(rule) and _rule_arity(rule) == 2:
+            return rule(call, self._emit)
+        return super().expr_Call(call)
+
+    def expr_Var(self, v: E.Var) -> str:
+        name = self._names.get(id(v))
+        return name if name is not None else self.var_name(v)
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _const_dims(dims: Any) -> tuple[int, int, int] | None:
+    if dims is None:
+        return None
+    out = []
+    for d in dims:
+        if not isinstance(d, E.IntImm):
+            return None
+        out.append(int(d.value))
+    while len(out) < 3:
+        out.append(1)
+    return out[0], out[1], out[2]
+
+
+def _positive_attr(func: PrimFunc, key: str) -> int | None:
+    value = func.attrs.get(key)
+    if value is None:
+        return None
+    if isinstance(value, E.IntImm):
+        value = value.value
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise TVMError(f"kernel {func.name}: {key} must be a positive integer, got {value!r}")
+    return value
+
+
+def _is_const(e: Any, value: int) -> bool:
+    return isinstance(e, E.IntImm) and e.value == value
+
+
+def _multiple_of(e: Any, n: int) -> bool:
+    """A cheap proof that integer expression ``e`` is a multiple of ``n``."""
+    if isinstance(e, E.IntImm):
+        return e.value % n == 0
+    if isinstance(e, E.Mul):
+        for a, b in ((e.a, e.b), (e.b, e.a)):
+            if _multiple_of(a, n):
+                return True
+            if isinstance(b, E.IntImm) and b.value != 0:
+                g = math.gcd(abs(b.value), n)
+                if _multiple_of(a, n // g):
+                    return True
+        return False
+    if isinstance(e, (E.Add, E.Sub)):
+        return _multiple_of(e.a, n) and _multiple_of(e.b, n)
+    if isinstance(e, E.Cast):
+        return _multiple_of(e.value, n)
+    return False
+
+
+def _ramp_base(index: Any) -> Any:
+    return index.base if isinstance(index, E.Ramp) else index
+
+
+def _vector_loads(e: Any) -> list[E.BufferLoad]:
+    """The vector loads with a ramp index inside a vector value expression."""
+    out: list[E.BufferLoad] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, E.BufferLoad):
+            if x.dtype.lanes > 1 and len(x.indices) == 1 and isinstance(x.indices[0], E.Ramp):
+                out.append(x)
+            return
+        if isinstance(x, E.BinaryOp):
+            walk(x.a)
+            walk(x.b)
+        elif isinstance(x, E.Cast):
+            walk(x.value)
+        elif isinstance(x, E.Call):
+            for a in x.args:
+                walk(a)
+
+    walk(e)
+    return out
+
+
+def generate_cuda(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[KernelInfo]]:
+    """(CUDA C++ source, the kernels in it) for a lowered module."""
+    cg = CudaCodegen(target)
+    source = cg.generate(mod)
+    return source, cg.kernels

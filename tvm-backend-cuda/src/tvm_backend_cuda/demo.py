@@ -1,0 +1,123 @@
+"""The main job's GPU rows (``python -m tvm demo``): vector add, row softmax and a tiled matmul
+written in the kernel form, compiled for the GPU that is present, run on torch tensors and
+checked against numpy.
+
+Only built when the plugin's ``tvm_demo_cases`` hook found a device; torch is imported inside
+the row's ``run``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, no_type_check
+
+from tvm.demo import KERNELS, DemoKernel, make_case
+from tvm.plugin import DemoCase
+
+__all__ = ["GPU_KERNELS", "demo_cases"]
+
+SOFTMAX_M, SOFTMAX_N = 1024, 1024
+MATMUL = 512
+TILE = 16
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def softmax_kernel(m: int = SOFTMAX_M, n: int = SOFTMAX_N, threads: int = 128) -> Any:
+    """One CTA per row: the row max and sum go through the warp-shuffle reduction variant."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    @T.prim_func
+    def softmax(A: T.Buffer((m, n), "float32"), B: T.Buffer((m, n), "float32")):
+        T.device_entry()
+        bx = T.cta_id([m])
+        tx = T.thread_id([threads])
+        red = T.alloc_buffer((1,), "float32", scope="shared")
+        Tx.cta.max(red[0:1], A[bx:bx + 1, 0:n], axes=-1)
+        Tx.cta.sub(B[bx:bx + 1, 0:n], A[bx:bx + 1, 0:n], red[0])
+        Tx.cta.exp(B[bx:bx + 1, 0:n], B[bx:bx + 1, 0:n])
+        Tx.cta.sum(red[0:1], B[bx:bx + 1, 0:n], axes=-1)
+        Tx.cta.fdiv(B[bx:bx + 1, 0:n], B[bx:bx + 1, 0:n], red[0])
+
+    return softmax
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def matmul_kernel(size: int = MATMUL, t: int = TILE) -> Any:
+    """C = A @ B in float32: a 16x16 tile per CTA, one output per thread, operands staged in
+    shared memory with ``Tx.cta.copy`` (core's fallback plus this backend's CTA barrier)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+
+    n = size
+
+    @T.prim_func
+    def matmul(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
+               C: T.Buffer((n, n), "float32")):
+        T.device_entry()
+        bx, by = T.cta_id([n // t, n // t])
+        tx, ty = T.thread_id([t, t])
+        As = T.alloc_buffer((t, t), "float32", scope="shared")
+        Bs = T.alloc_buffer((t, t), "float32", scope="shared")
+        acc = T.alloc_buffer((1,), "float32", scope="local")
+        acc[0] = T.float32(0)
+        for kk in T.serial(n // t):
+            Tx.cta.copy(As, A[by * t:by * t + t, kk * t:kk * t + t])
+            Tx.cta.copy(Bs, B[kk * t:kk * t + t, bx * t:bx * t + t])
+            for k in T.serial(t):
+                acc[0] = acc[0] + As[ty, k] * Bs[k, tx]
+            T.cuda.cta_sync()
+        C[by * t + ty, bx * t + tx] = acc[0]
+
+    return matmul
+
+
+def _rand(rng: Any, *shape: int) -> Any:
+    return rng.standard_normal(shape).astype("float32")
+
+
+def _zeros(*shape: int) -> Any:
+    import numpy as np
+
+    return np.zeros(shape, "float32")
+
+
+def _softmax_ref(a: Any, _b: Any) -> Any:
+    import numpy as np
+
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+GPU_KERNELS: list[DemoKernel] = [
+    KERNELS[0],  # core's vector add is already in the kernel form
+    DemoKernel("row softmax (warp shuffles)", softmax_kernel,
+               lambda rng: [_rand(rng, SOFTMAX_M, SOFTMAX_N), _zeros(SOFTMAX_M, SOFTMAX_N)],
+               _softmax_ref, output=1, rtol=1e-4, atol=1e-6),
+    DemoKernel("tiled matmul (smem)", matmul_kernel,
+               lambda rng: [_rand(rng, MATMUL, MATMUL), _rand(rng, MATMUL, MATMUL),
+                            _zeros(MATMUL, MATMUL)],
+               lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
+               rtol=1e-4, atol=1e-3),
+]
+
+
+def _to_device(a: Any) -> Any:
+    import torch
+
+    return torch.from_numpy(a).cuda()
+
+
+def _to_numpy(t: Any) -> Any:
+    return t.cpu().numpy()
+
+
+def _sync() -> None:
+    import torch
+
+    torch.cuda.synchronize()
+
+
+def demo_cases(target: str = "cuda") -> list[DemoCase]:
+    """One row per GPU kernel, for the GPU of this machine (``cuda`` with its own arch)."""
+    return [make_case(k, target, backend="cuda", to_device=_to_device, to_numpy=_to_numpy,
+                      synchronize=_sync) for k in GPU_KERNELS]
