@@ -9,14 +9,29 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 __version__ = "0.1.0"
 
-# Submodules reachable as attributes without an explicit import. Others add theirs here
-# (plugin, codegen, script, op) as they land.
-_LAZY_SUBMODULES = frozenset({"compiler", "runtime", "plugin", "codegen", "script", "op", "tags"})
+# Submodules reachable as attributes without an explicit import.
+_LAZY_SUBMODULES = frozenset({"compiler", "runtime", "plugin", "codegen", "script", "op", "tags",
+                              "executable", "dispatch", "demo", "intrinsics", "nvshmem"})
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "register_backend", "script_namespaces"]
+
+
+def register_backend() -> Any:
+    """Load this backend into tvm (idempotent): the seed's backend contract."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def script_namespaces(**_: Any) -> dict[str, Any]:
+    """New ``T.cuda``, ``T.ptx`` and ``T.nvshmem`` namespace objects (the seed's helper)."""
+    from .script import CUDANamespace, NVSHMEMNamespace, PTXNamespace
+
+    return {"cuda": CUDANamespace(), "ptx": PTXNamespace(), "nvshmem": NVSHMEMNamespace()}
 
 
 def __getattr__(name: str) -> ModuleType:
