@@ -13,7 +13,7 @@ writes those three in the DSL, plus a row sum that uses ``__shfl_down_sync`` and
 - ``tma_tensor_copy_mbarrier``: ``cp.async.bulk.tensor.2d`` (a 32x32 f32 box per CTA)
   completing on an mbarrier (init, fence.mbarrier_init, arrive.expect_tx, try_wait). The tensor
   map (``cuTensorMapEncodeTiled``) lives in **global memory**: it is 128 bytes copied into a
-  ``uint64[16]`` buffer parameter, since the executable has no by-value ``__grid_constant__
+  ``int64[16]`` buffer parameter, since the executable has no by-value ``__grid_constant__
   CUtensorMap`` parameter. PTX accepts a tensor map in global memory.
 - ``bulk_copy_mbarrier``: the non-tensor ``cp.async.bulk`` global -> shared on an mbarrier.
 - ``wgmma_m64n8k16``: one warpgroup, A (64x32) and B (8x32, K-major) in shared memory in the
@@ -123,7 +123,7 @@ def tma_tensor_copy(rows: int = TMA_ROWS, cols: int = TMA_COLS, box: int = TMA_B
     nbytes = box * box * 4
 
     @T.prim_func
-    def tma_copy(A: T.Buffer((rows, cols), "float32"), TM: T.Buffer((16,), "uint64"),
+    def tma_copy(A: T.Buffer((rows, cols), "float32"), TM: T.Buffer((16,), "int64"),
                  B: T.Buffer((rows, cols), "float32")):
         T.device_entry()
         bx, by = T.cta_id([cols // box, rows // box])
