@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,4 +85,5 @@ def test_python_m_tvm_demo_runs_every_host_kernel(tmp_path) -> None:
     for name in ("vector add", "row softmax", "tiled matmul (Tx.gemm)"):
         line = next(x for x in proc.stdout.splitlines() if x.startswith(name))
         assert " ok " in line, line
-    assert "3 of 3 kernels correct" in proc.stdout
+    # installed backends add their rows (GPU, simulators): every row must be correct
+    assert re.search(r"^(\d+) of \1 kernels correct$", proc.stdout, re.M), proc.stdout

@@ -10,6 +10,7 @@ import pytest
 
 import tvm.backend
 import tvm.tirx
+from tvm.testing import skip_if_installed
 
 SUBMODULES = {
     "sub.py": "VALUE = 42\nimport tvm_backend_alpha as _p\n_p.SUB_IMPORTS += 1\n",
@@ -139,6 +140,7 @@ def test_alias_withdrawn_when_registration_fails(backends):
         importlib.import_module("tvm.tirx.alpha.sub")
 
 
+@skip_if_installed("cuda", "trn")
 def test_catalogue_hint_for_backends_not_installed(backends):
     with pytest.raises(ModuleNotFoundError, match="pip install tvm-backend-cuda"):
         importlib.import_module("tvm.tirx.cuda")

@@ -6,6 +6,7 @@ import pytest
 
 import tvm.backend
 from tvm.error import BackendError, RegistrationConflict
+from tvm.testing import skip_if_installed
 from tvm.tirx.compilation_pipeline import (
     PIPELINE_MAP,
     get_default_tir_pipeline,
@@ -38,6 +39,7 @@ def test_conflict_and_override(backends):
     assert get_tir_pipeline("mine") == 3
 
 
+@skip_if_installed("trn")
 def test_unknown_lists_known_and_hints(backends):
     with pytest.raises(ValueError, match="unknown TIR pipeline 'nope'; known pipelines: .*default"):
         get_tir_pipeline("nope")

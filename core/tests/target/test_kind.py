@@ -6,6 +6,7 @@ import pytest
 
 from tvm.error import RegistrationConflict, TargetError
 from tvm.target import KIND_REGISTRY, Attr, TargetKind, get_target_kind, register_target_kind
+from tvm.testing import skip_if_installed
 
 
 def test_defaults_and_types(testkind):
@@ -70,6 +71,7 @@ def test_registry(registries):
         register_target_kind("k2")
 
 
+@skip_if_installed("cuda")
 def test_unknown_kind_messages(registries):
     with pytest.raises(TargetError, match="unknown target kind 'nokind'; registered kinds:"):
         get_target_kind("nokind")

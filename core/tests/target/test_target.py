@@ -8,6 +8,7 @@ import pytest
 
 from tvm.error import TargetError
 from tvm.target import Target
+from tvm.testing import skip_if_installed
 
 
 def test_forms_agree(testkind):
@@ -75,6 +76,7 @@ def test_host(testkind):
     assert Target(target.export()) == target
 
 
+@skip_if_installed("metal")
 def test_errors(testkind):
     with pytest.raises(TargetError, match="has no attribute 'bogus'; allowed: arch"):
         Target({"kind": "testdev", "bogus": 1})

@@ -4,6 +4,9 @@ and the conformance kit (:mod:`tvm.testing.conformance`) that backends run again
 from __future__ import annotations
 
 from .conformance import BackendConformance, run_backend_conformance
-from .utils import assert_allclose, random_array
+from .utils import assert_allclose, installed_backends, random_array, skip_if_installed
 
-__all__ = ["BackendConformance", "assert_allclose", "random_array", "run_backend_conformance"]
+__all__ = [
+    "BackendConformance", "assert_allclose", "installed_backends", "random_array",
+    "run_backend_conformance", "skip_if_installed",
+]

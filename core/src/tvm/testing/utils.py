@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["assert_allclose", "random_array", "tolerance"]
+__all__ = ["assert_allclose", "installed_backends", "random_array", "skip_if_installed", "tolerance"]
 
 
 def tolerance(dtype: str) -> tuple[float, float]:
@@ -39,3 +39,20 @@ def assert_allclose(actual: Any, desired: Any, dtype: str | None = None, **kwarg
     kwargs.setdefault("rtol", rtol)
     kwargs.setdefault("atol", atol)
     np.testing.assert_allclose(np.asarray(actual, dtype="float64"), np.asarray(desired, dtype="float64"), **kwargs)
+
+
+def installed_backends() -> set[str]:
+    """Names of the backends whose distributions are installed (entry points; nothing imported)."""
+    from ..backend._discovery import scan_entry_points
+
+    return {ep.name for ep in scan_entry_points()}
+
+
+def skip_if_installed(*names: str) -> Any:
+    """A pytest mark skipping a test that checks behaviour without these backends installed
+    (the "pip install tvm-backend-x" hints), in environments where one of them is installed."""
+    import pytest
+
+    present = sorted(set(names) & installed_backends())
+    return pytest.mark.skipif(bool(present), reason=f"backend(s) {present} installed here; this test "
+                              "checks the behaviour without them (it runs in the core session)")
