@@ -1,0 +1,949 @@
+"""NVSHMEM for the CUDA backend: link kernels against NVSHMEM's device library, and run them.
+
+Everything comes from PyPI wheels; no CUDA toolkit and no NVSHMEM install are needed:
+
+- ``nvidia-nvshmem-cu13``: the headers (``nvidia/nvshmem/include``), the device library
+  (``lib/libnvshmem_device.a``: host objects that embed relocatable device code) and the host
+  library (``lib/libnvshmem_host.so.3`` with its bootstrap plugins beside it);
+- ``nvidia-cuda-cccl`` (a dependency of that wheel): ``cuda/std/*``, which NVSHMEM's device
+  headers include;
+- ``nvidia-nvjitlink``: the device linker, through ``cuda.bindings.nvjitlink``.
+
+**Compiling.** A kernel that calls ``nvshmem_*`` device functions is compiled by NVRTC with
+relocatable device code (``-rdc=true``; the relocatable cubin is cached by
+:func:`~tvm_backend_cuda.compiler.compile_cuda`) and then linked with nvJitLink against
+``libnvshmem_device.a`` into an ordinary cubin. Neither step needs a driver, so CI checks both. A
+kernel that calls no NVSHMEM function takes the normal path (:func:`compile_auto` chooses).
+
+**Running.** NVSHMEM is process-global: one process per GPU, one :class:`NvshmemContext` per
+process. We bootstrap with NVSHMEM's unique-id (UID) plugin, so neither MPI nor PMI is needed: PE 0
+makes a 128-byte id (:func:`get_unique_id`), the others receive it through ``torch.distributed``
+(:meth:`NvshmemContext.from_torch_distributed`), a file (:meth:`NvshmemContext.from_file`) or any
+channel of yours (``NvshmemContext.init(rank, world_size, unique_id=...)``). A single process needs
+nothing: ``NvshmemContext.init()``. The host library is initialised with
+``nvshmemx_hostlib_init_attr`` (what NVSHMEM's own Python bindings use) and every module we load is
+bound to it with ``nvshmemx_culibrary_init`` (``nvshmemx_cumodule_init`` on older NVSHMEM), which
+sets the module's copy of NVSHMEM's device state; launching before that would read a null state.
+
+Kernels that synchronise across PEs on the device (``nvshmem_barrier_all``, ``wait_until``, ...)
+must have all their blocks resident at once on every PE, or a PE can wait forever for a block that
+never runs: :meth:`NvshmemContext.launch` with ``collective=True`` launches cooperatively, after
+checking that the grid fits, which is what ``nvshmemx_collective_launch`` does for runtime-API
+kernels.
+
+**NVLink multicast stays off.** Before NVSHMEM initialises we set ``NVSHMEM_DISABLE_NVLS=1`` and
+``NCCL_NVLS_ENABLE=0`` (and ``TORCH_SYMM_MEM_DISABLE_MULTICAST=1``), overriding the caller: on the
+shared multi-GPU hosts we run on, a program using multicast objects can take the host's GPUs out of
+service. Nothing here calls ``cuMulticastCreate``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tvm.error import BackendNotInstalledError, CompileError
+
+from .compiler import compile_cuda, include_dirs, parse_arch
+from .runtime import CudaModule
+
+__all__ = [
+    "NvshmemContext",
+    "NvshmemInstall",
+    "NvshmemModule",
+    "compile_and_link_nvshmem",
+    "compile_auto",
+    "compile_nvshmem",
+    "current_context",
+    "find_nvshmem",
+    "get_unique_id",
+    "is_available",
+    "link_nvshmem",
+    "nvshmem_compile_options",
+    "unavailable_reason",
+    "uses_nvshmem",
+]
+
+PIP_HINT = "pip install nvidia-nvshmem-cu13  (or: pip install 'tvm-backend-cuda[nvshmem]')"
+
+# Environment that every NVSHMEM process of ours gets before initialisation (see module doc).
+SAFETY_ENV = {
+    "NVSHMEM_DISABLE_NVLS": "1",
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+}
+
+# -- finding the wheel -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class NvshmemInstall:
+    """Where NVSHMEM's pieces are."""
+
+    root: Path
+    include_dir: Path
+    device_library: Path  # libnvshmem_device.a
+    host_library: Path  # libnvshmem_host.so[.3]
+    version: tuple[int, int, int]  # from non_abi/nvshmem_version.h; (0, 0, 0) if unreadable
+
+    @property
+    def version_string(self) -> str:
+        return ".".join(map(str, self.version))
+
+
+def _candidate_roots() -> list[Path]:
+    roots: list[Path] = []
+    for var in ("TVM_NVSHMEM_HOME", "NVSHMEM_HOME"):
+        v = os.environ.get(var)
+        if v:
+            roots.append(Path(v))
+    for entry in sys.path:
+        if entry and os.path.isdir(entry):
+            roots.append(Path(entry) / "nvidia" / "nvshmem")
+    return roots
+
+
+def _lib(root: Path, names: Sequence[str]) -> Path | None:
+    for d in (root / "lib", root / "lib64"):
+        for n in names:
+            if (d / n).is_file():
+                return d / n
+    return None
+
+
+def _read_version(include_dir: Path) -> tuple[int, int, int]:
+    try:
+        text = (include_dir / "non_abi" / "nvshmem_version.h").read_text(errors="replace")
+    except OSError:
+        return (0, 0, 0)
+    parts = []
+    for what in ("MAJOR", "MINOR", "PATCH"):
+        m = re.search(rf"#define\s+NVSHMEM_VENDOR_{what}_VERSION\s+(\d+)", text)
+        parts.append(int(m.group(1)) if m else 0)
+    return tuple(parts)  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=1)
+def _find() -> NvshmemInstall | str:
+    """The install, or the reason there is none (cached; :func:`find_nvshmem` raises)."""
+    tried = []
+    for root in _candidate_roots():
+        inc = root / "include"
+        if not (inc / "nvshmem.h").is_file():
+            tried.append(str(root))
+            continue
+        dev = _lib(root, ["libnvshmem_device.a"])
+        host = _lib(root, ["libnvshmem_host.so.3", "libnvshmem_host.so"])
+        if dev is None or host is None:
+            return (f"NVSHMEM at {root} has headers but no "
+                    f"{'libnvshmem_device.a' if dev is None else 'libnvshmem_host.so'}")
+        return NvshmemInstall(root, inc, dev, host, _read_version(inc))
+    return ("NVSHMEM is not installed (no nvidia/nvshmem/include/nvshmem.h on sys.path, and "
+            f"TVM_NVSHMEM_HOME/NVSHMEM_HOME unset); {PIP_HINT}")
+
+
+def find_nvshmem() -> NvshmemInstall:
+    """The NVSHMEM install in use. Raises BackendNotInstalledError naming the wheel."""
+    found = _find()
+    if isinstance(found, str):
+        raise BackendNotInstalledError(found)
+    return found
+
+
+def is_available() -> bool:
+    """True when NVSHMEM's headers and libraries are installed (no GPU needed)."""
+    return not isinstance(_find(), str)
+
+
+def unavailable_reason() -> str:
+    """Why :func:`is_available` is False ('' when it is True)."""
+    found = _find()
+    return found if isinstance(found, str) else ""
+
+
+@functools.lru_cache(maxsize=1)
+def _cccl_include_dirs() -> tuple[str, ...]:
+    """Folders that hold ``cuda/std/cstdint``, which NVSHMEM's device headers include."""
+    cands: list[Path] = []
+    for d in include_dirs():
+        cands += [Path(d) / "cccl", Path(d)]
+    for entry in sys.path:
+        if entry and os.path.isdir(entry):
+            cands += [Path(entry) / "nvidia" / "cu13" / "include" / "cccl",
+                      Path(entry) / "nvidia" / "cuda_cccl" / "include"]
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            cands += [Path(os.environ[var]) / "include" / "cccl", Path(os.environ[var]) / "include"]
+    cands += [Path("/usr/local/cuda/include/cccl"), Path("/usr/local/cuda/include")]
+    for c in cands:
+        if (c / "cuda" / "std" / "cstdint").is_file():
+            return (str(c),)
+    return ()  # NVRTC's bundled headers (13.x after 13.0) carry CCCL too: compile_cuda adds them
+
+
+def nvshmem_compile_options() -> list[str]:
+    """The NVRTC options a kernel using NVSHMEM needs on top of :func:`compile_cuda`'s."""
+    inst = find_nvshmem()
+    return ["-rdc=true", f"-I{inst.include_dir}", *(f"-I{d}" for d in _cccl_include_dirs())]
+
+
+# An NVSHMEM device call or header in CUDA source. Comments are not stripped: a false positive only
+# costs a link, a false negative would be a link error, so we err towards linking.
+_USES_RE = re.compile(r"\bnvshmemx?_\w+\s*\(|#\s*include\s*[<\"]nvshmemx?\.h[>\"]")
+
+
+def uses_nvshmem(source: str) -> bool:
+    """Whether CUDA ``source`` calls NVSHMEM (and so must be linked with its device library)."""
+    return _USES_RE.search(source) is not None
+
+
+# -- linking ---------------------------------------------------------------------------------------
+
+
+def _nvjitlink():
+    try:
+        from cuda.bindings import nvjitlink
+    except ImportError as e:  # pragma: no cover - cuda-bindings is a hard dependency
+        raise BackendNotInstalledError(f"cuda.bindings.nvjitlink is unavailable: {e}") from e
+    return nvjitlink
+
+
+def _link_logs(nvjitlink, handle) -> str:
+    out = []
+    for size_fn, get_fn, what in (
+        (nvjitlink.get_error_log_size, nvjitlink.get_error_log, "error"),
+        (nvjitlink.get_info_log_size, nvjitlink.get_info_log, "info"),
+    ):
+        try:
+            n = size_fn(handle)
+            if n > 1:
+                buf = bytearray(n)
+                get_fn(handle, buf)
+                text = bytes(buf).rstrip(b"\x00").decode(errors="replace").strip()
+                if text:
+                    out.append(f"[nvJitLink {what} log]\n{text}")
+        except Exception:  # noqa: BLE001 - a log we cannot read must not hide the real error
+            pass
+    return "\n".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def nvjitlink_version() -> tuple[int, int]:
+    major, minor = _nvjitlink().version()
+    return int(major), int(minor)
+
+
+def _file_stamp(path: Path) -> str:
+    st = path.stat()
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def link_nvshmem(
+    objects: Sequence[bytes],
+    arch: str,
+    *,
+    lto: bool = False,
+    options: Sequence[str] = (),
+) -> bytes:
+    """Link relocatable cubins (or LTO-IR when ``lto``) with ``libnvshmem_device.a`` for ``arch``.
+
+    Returns an executable cubin. Raises CompileError carrying nvJitLink's error and info logs.
+    """
+    num, suffix = parse_arch(arch)
+    inst = find_nvshmem()
+    nvjitlink = _nvjitlink()
+    opts = [f"-arch=sm_{num}{suffix}", *(["-lto"] if lto else []), *options]
+    kind = nvjitlink.InputType.LTOIR if lto else nvjitlink.InputType.CUBIN
+    command = "nvJitLink " + " ".join(opts) + f" <{len(objects)} object(s)> {inst.device_library}"
+    try:
+        handle = nvjitlink.create(len(opts), opts)
+    except Exception as e:  # noqa: BLE001 - bad options surface here
+        raise CompileError(f"nvJitLink rejected the options {opts}: {e}", command=command) from e
+    try:
+        step = "adding the kernel object"
+        try:
+            for i, obj in enumerate(objects):
+                nvjitlink.add_data(handle, kind, bytes(obj), len(obj), f"kernel{i}")
+            step = f"adding {inst.device_library.name}"
+            nvjitlink.add_file(handle, nvjitlink.InputType.LIBRARY, str(inst.device_library))
+            step = "linking"
+            nvjitlink.complete(handle)
+            n = nvjitlink.get_linked_cubin_size(handle)
+            out = bytearray(n)
+            nvjitlink.get_linked_cubin(handle, out)
+        except Exception as e:  # noqa: BLE001 - nvJitLinkError; the log says what went wrong
+            log = _link_logs(nvjitlink, handle)
+            major, minor = nvjitlink_version()
+            raise CompileError(
+                f"nvJitLink {major}.{minor} failed while {step} for {arch} against NVSHMEM "
+                f"{inst.version_string} ({e})",
+                log=log,
+                command=command,
+            ) from e
+        return bytes(out)
+    finally:
+        with contextlib.suppress(Exception):
+            nvjitlink.destroy(handle)
+
+
+# NVSHMEM before 3.8 (3.4.5 is what the H200 image's torch brings) does not compile under NVRTC as
+# shipped: its device headers use std:: type traits, which NVRTC lacks (3.8 says ::cuda::std::), and
+# nvshmem_tensor.h has a constructor with no __host__/__device__ (NVRTC: "host functions are not
+# allowed in JIT mode"; -default-device makes it a device function). Seen on the H200, 2026-12-02.
+_RTC_CLEAN_VERSION = (3, 8, 0)
+_OLD_HEADERS_PRELUDE = """\
+#include <cuda/std/type_traits>
+namespace std {  // NVSHMEM < 3.8 under NVRTC: the traits its headers name as std::
+using ::cuda::std::enable_if; using ::cuda::std::false_type; using ::cuda::std::is_empty;
+using ::cuda::std::is_floating_point; using ::cuda::std::is_integral; using ::cuda::std::is_same;
+using ::cuda::std::is_signed; using ::cuda::std::is_unsigned; using ::cuda::std::true_type;
+}
+"""
+
+_LINK_CACHE: dict[str, bytes] = {}
+_LINK_CACHE_LOCK = threading.Lock()
+
+
+def compile_nvshmem(
+    source: str,
+    arch: str,
+    *,
+    options: Sequence[str] = (),
+    name: str = "kernel.cu",
+    cache: bool = True,
+):
+    """Compile ``source`` with NVRTC (``-rdc=true``, NVSHMEM headers) and link it with NVSHMEM.
+
+    Returns a :class:`~tvm_backend_cuda.compiler.CompiledCuda` whose ``cubin`` is the linked,
+    loadable cubin and whose ``options`` are NVRTC's. NVRTC's relocatable output is cached on disk
+    as every compile of ours is (the NVSHMEM headers make that step take seconds); the link takes
+    tens of milliseconds and is cached in this process.
+    """
+    inst = find_nvshmem()
+    extra: list[str] = []
+    if inst.version < _RTC_CLEAN_VERSION:
+        source = _OLD_HEADERS_PRELUDE + source
+        extra.append("-default-device")
+    rel = compile_cuda(source, arch, options=[*nvshmem_compile_options(), *extra, *options],
+                       name=name, cache=cache)
+    key = hashlib.sha256(
+        json.dumps([hashlib.sha256(rel.cubin).hexdigest(), arch, _file_stamp(inst.device_library),
+                    list(nvjitlink_version())]).encode()
+    ).hexdigest()
+    linked = _LINK_CACHE.get(key) if cache else None
+    if linked is None:
+        linked = link_nvshmem([rel.cubin], arch)
+        if cache:
+            with _LINK_CACHE_LOCK:
+                _LINK_CACHE[key] = linked
+    return dataclasses.replace(rel, cubin=linked)
+
+
+def compile_and_link_nvshmem(source: str, arch: str, options: Sequence[str] = ()) -> bytes:
+    """CUDA source that calls NVSHMEM -> a loadable cubin for ``arch`` (``"sm_90a"``, ...)."""
+    return compile_nvshmem(source, arch, options=options).cubin
+
+
+def compile_auto(source: str, arch: str, *, options: Sequence[str] = (), name: str = "kernel.cu",
+                 cache: bool = True):
+    """:func:`compile_nvshmem` when ``source`` calls NVSHMEM, else plain ``compile_cuda``."""
+    if uses_nvshmem(source):
+        return compile_nvshmem(source, arch, options=options, name=name, cache=cache)
+    return compile_cuda(source, arch, options=options, name=name, cache=cache)
+
+
+# -- host library ----------------------------------------------------------------------------------
+
+_UID_SIZE = 128  # sizeof(nvshmemx_uniqueid_t), a static_assert in nvshmem_uniqueid.h
+_INIT_WITH_UNIQUEID = 1 << 3  # NVSHMEMX_INIT_WITH_UNIQUEID
+
+
+class _UniqueId(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_int), ("internal", ctypes.c_char * 124)]
+
+
+class _UniqueIdArgs(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_int), ("id", ctypes.POINTER(_UniqueId)),
+                ("myrank", ctypes.c_int), ("nranks", ctypes.c_int)]
+
+
+class _InitArgs(ctypes.Structure):  # nvshmemx_init_args_v1 (v2 puts cuda_device_id in content)
+    _fields_ = [("version", ctypes.c_int), ("uid_args", _UniqueIdArgs),
+                ("content", ctypes.c_char * 96)]
+
+
+class _InitAttr(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_int), ("mpi_comm", ctypes.c_void_p), ("args", _InitArgs)]
+
+
+assert ctypes.sizeof(_UniqueId) == _UID_SIZE
+assert ctypes.sizeof(_UniqueIdArgs) == 24 and ctypes.sizeof(_InitArgs) == 128
+assert ctypes.sizeof(_InitAttr) == 144
+
+
+def _init_attr() -> _InitAttr:
+    # nvshmemx_init_init_attr_ver_only(): the v1 identifiers, which every NVSHMEM 3.x accepts.
+    attr = _InitAttr()
+    attr.version = (1 << 16) + ctypes.sizeof(_InitAttr)
+    attr.args.version = (1 << 16) + ctypes.sizeof(_InitArgs)
+    attr.args.uid_args.version = (1 << 16) + ctypes.sizeof(_UniqueIdArgs)
+    attr.args.uid_args.myrank = -1
+    attr.args.uid_args.nranks = -1
+    return attr
+
+
+_c = ctypes
+_SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "nvshmemx_get_uniqueid": (_c.c_int, [_c.POINTER(_UniqueId)]),
+    "nvshmemx_set_attr_uniqueid_args": (
+        _c.c_int, [_c.c_int, _c.c_int, _c.POINTER(_UniqueId), _c.POINTER(_InitAttr)]),
+    "nvshmemx_hostlib_init_attr": (_c.c_int, [_c.c_uint, _c.POINTER(_InitAttr)]),
+    "nvshmemx_hostlib_finalize": (None, []),
+    "nvshmemx_init_status": (_c.c_int, []),
+    "nvshmem_my_pe": (_c.c_int, []),
+    "nvshmem_n_pes": (_c.c_int, []),
+    "nvshmem_malloc": (_c.c_void_p, [_c.c_size_t]),
+    "nvshmem_free": (None, [_c.c_void_p]),
+    "nvshmem_ptr": (_c.c_void_p, [_c.c_void_p, _c.c_int]),
+    "nvshmem_barrier_all": (None, []),
+    "nvshmemx_barrier_all_on_stream": (None, [_c.c_void_p]),
+    "nvshmemx_cumodule_init": (_c.c_int, [_c.c_void_p]),
+    "nvshmemx_cumodule_finalize": (_c.c_int, [_c.c_void_p]),
+    "nvshmemx_culibrary_init": (_c.c_int, [_c.c_void_p]),
+    "nvshmemx_culibrary_finalize": (_c.c_int, [_c.c_void_p]),
+    "nvshmemx_vendor_get_version_info": (None, [_c.POINTER(_c.c_int)] * 3),
+}
+
+
+class _HostLib:
+    """libnvshmem_host.so through ctypes; functions the library lacks are None."""
+
+    def __init__(self, path: Path) -> None:
+        # RTLD_GLOBAL: the bootstrap and transport plugins it dlopens (found through its RPATH,
+        # $ORIGIN) resolve symbols against it.
+        self.path = path
+        self.dll = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+        for name, (res, argtypes) in _SIGNATURES.items():
+            fn = getattr(self.dll, name, None)
+            if fn is not None:
+                fn.restype = res
+                fn.argtypes = argtypes
+            setattr(self, name, fn)
+
+    def __getattr__(self, name: str) -> Any:  # for the type checker: the functions set above
+        raise AttributeError(f"libnvshmem_host has no function {name}")
+
+    def version(self) -> tuple[int, int, int]:
+        major, minor, patch = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        self.nvshmemx_vendor_get_version_info(  # type: ignore[attr-defined]
+            ctypes.byref(major), ctypes.byref(minor), ctypes.byref(patch))
+        return major.value, minor.value, patch.value
+
+
+@functools.lru_cache(maxsize=1)
+def _host_lib() -> _HostLib:
+    return _HostLib(find_nvshmem().host_library)
+
+
+def get_unique_id() -> bytes:
+    """A fresh 128-byte NVSHMEM unique id. Call on PE 0 only, in the process that becomes PE 0
+    (the id names a socket that process listens on), then hand the bytes to the other PEs."""
+    lib = _host_lib()
+    uid = _UniqueId()
+    uid.version = (1 << 16) + _UID_SIZE  # NVSHMEMX_UNIQUEID_INITIALIZER
+    rc = lib.nvshmemx_get_uniqueid(ctypes.byref(uid))  # type: ignore[attr-defined]
+    if rc != 0:
+        raise RuntimeError(f"nvshmemx_get_uniqueid failed with status {rc}")
+    return ctypes.string_at(ctypes.addressof(uid), _UID_SIZE)
+
+
+# -- symmetric tensors -----------------------------------------------------------------------------
+
+
+class _DeviceBytes:
+    """``nbytes`` of device memory at ``ptr`` seen through ``__cuda_array_interface__`` (uint8),
+    so torch can wrap it without a copy; torch keeps this object alive with the tensor."""
+
+    def __init__(self, ptr: int, nbytes: int, context: NvshmemContext) -> None:
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.context = context  # the heap must outlive every tensor on it
+        self.__cuda_array_interface__ = {
+            "shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 3,
+            "strides": None, "stream": None,
+        }
+
+
+# -- the context -----------------------------------------------------------------------------------
+
+_CURRENT: NvshmemContext | None = None
+_CURRENT_LOCK = threading.Lock()
+
+
+def current_context() -> NvshmemContext | None:
+    """The initialised NVSHMEM context of this process, or None."""
+    return _CURRENT
+
+
+class NvshmemContext:
+    """NVSHMEM in this process: one PE on one GPU. Make it with :meth:`init` (or
+    :meth:`from_torch_distributed`, :meth:`from_file`); it is process-global until
+    :meth:`finalize`, which every PE must call (NVSHMEM's finalize is collective).
+
+    ``zeros``/``empty`` allocate on the symmetric heap (collective: every PE must make the same
+    allocations in the same order); ``load``/``compile`` give modules bound to NVSHMEM;
+    ``launch(kernel, grid, block, args, collective=True)`` launches cooperatively.
+    """
+
+    def __init__(self, *, rank: int, world_size: int, device: int, lib: _HostLib,
+                 version: tuple[int, int, int]) -> None:
+        self.rank = rank
+        self.world_size = world_size
+        self.device = device
+        self._lib = lib
+        self.version = version
+        self._allocs: dict[int, int] = {}  # ptr -> nbytes
+        self._bound: set[int] = set()  # CUlibrary / CUmodule handles given to NVSHMEM
+        self._finalized = False
+
+    # -- construction ----------------------------------------------------------------------------
+
+    @classmethod
+    def init(
+        cls,
+        rank: int = 0,
+        world_size: int = 1,
+        *,
+        device: int | None = None,
+        unique_id: bytes | None = None,
+        symmetric_size: int | str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> NvshmemContext:
+        """Initialise NVSHMEM as PE ``rank`` of ``world_size`` on GPU ``device``.
+
+        ``device`` defaults to ``rank % (visible GPUs)``. ``unique_id`` is PE 0's
+        :func:`get_unique_id`; with one PE it is made here. ``symmetric_size`` (bytes, or NVSHMEM's
+        ``"1G"`` form) sets ``NVSHMEM_SYMMETRIC_SIZE`` unless the environment already does.
+        ``env`` adds NVSHMEM_* settings; the multicast switches (module doc) always win.
+        """
+        global _CURRENT
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not in range for world_size {world_size}")
+        with _CURRENT_LOCK:
+            if _CURRENT is not None:
+                cur = _CURRENT
+                if (cur.rank, cur.world_size) != (rank, world_size) or (
+                        device is not None and device != cur.device):
+                    raise RuntimeError(
+                        f"NVSHMEM is already initialised in this process as PE {cur.rank} of "
+                        f"{cur.world_size} on cuda:{cur.device}; finalize() it first")
+                return cur
+            from .runtime import _require_device
+
+            n_dev = _device_count()
+            if device is None:
+                device = rank % max(n_dev, 1)
+            _require_device(device)
+            _prepare_env(env, symmetric_size, single_host=True)
+            lib = _host_lib()
+            if unique_id is None:
+                if world_size != 1:
+                    raise ValueError(
+                        f"PE {rank} of {world_size} needs PE 0's unique_id; use "
+                        "NvshmemContext.from_torch_distributed() or from_file(), or pass "
+                        "unique_id=get_unique_id() made on PE 0")
+            _set_device(device)
+            if unique_id is None:
+                unique_id = get_unique_id()
+            if len(unique_id) != _UID_SIZE:
+                raise ValueError(f"unique_id must be {_UID_SIZE} bytes, got {len(unique_id)}")
+            uid = _UniqueId.from_buffer_copy(unique_id)
+            attr = _init_attr()
+            rc = lib.nvshmemx_set_attr_uniqueid_args(  # type: ignore[attr-defined]
+                rank, world_size, ctypes.byref(uid), ctypes.byref(attr))
+            if rc != 0:
+                raise RuntimeError(f"nvshmemx_set_attr_uniqueid_args failed with status {rc}")
+            rc = lib.nvshmemx_hostlib_init_attr(  # type: ignore[attr-defined]
+                _INIT_WITH_UNIQUEID, ctypes.byref(attr))
+            if rc != 0:
+                raise RuntimeError(
+                    f"NVSHMEM initialisation failed on PE {rank} of {world_size} (status {rc}); "
+                    "set NVSHMEM_DEBUG=INFO for NVSHMEM's own log")
+            ctx = cls(rank=rank, world_size=world_size, device=device, lib=lib,
+                      version=lib.version())
+            mine, n = ctx.my_pe(), ctx.n_pes()
+            if (mine, n) != (rank, world_size):
+                raise RuntimeError(f"NVSHMEM says PE {mine} of {n}; asked for {rank} of "
+                                   f"{world_size}")
+            _CURRENT = ctx
+            return ctx
+
+    @classmethod
+    def from_torch_distributed(cls, group: Any = None, *, device: int | None = None,
+                               **kwargs: Any) -> NvshmemContext:
+        """One PE per torch.distributed rank (already initialised); the id goes by broadcast."""
+        import torch.distributed as dist
+
+        rank, world = dist.get_rank(group), dist.get_world_size(group)
+        if device is None:
+            device = int(os.environ.get("LOCAL_RANK", rank % max(_device_count(), 1)))
+        _set_device(device)
+        box = [get_unique_id() if rank == 0 else None]
+        dist.broadcast_object_list(box, src=dist.get_global_rank(group, 0) if group else 0,
+                                   group=group)
+        return cls.init(rank, world, device=device, unique_id=box[0], **kwargs)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, rank: int, world_size: int, *,
+                  timeout: float = 120.0, device: int | None = None,
+                  **kwargs: Any) -> NvshmemContext:
+        """PE 0 writes its unique id to ``path`` (atomically); the others wait for it there.
+
+        Use a fresh path per job: a file left by an earlier job would hand out a dead id.
+        """
+        p = Path(path)
+        if rank == 0:
+            if device is not None:
+                _set_device(device)
+            uid = get_unique_id()
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.")
+            with os.fdopen(fd, "wb") as f:
+                f.write(uid)
+            os.replace(tmp, p)
+        else:
+            deadline = time.monotonic() + timeout
+            while True:
+                with contextlib.suppress(OSError):
+                    data = p.read_bytes()
+                    if len(data) == _UID_SIZE:
+                        uid = data
+                        break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"PE {rank}: no NVSHMEM unique id in {p} after {timeout} s")
+                time.sleep(0.05)
+        return cls.init(rank, world_size, device=device, unique_id=uid, **kwargs)
+
+    def finalize(self) -> None:
+        """Free what is left on the symmetric heap and shut NVSHMEM down (collective)."""
+        global _CURRENT
+        if self._finalized:
+            return
+        _set_device(self.device)
+        _synchronize(self.device)
+        for ptr in list(self._allocs):
+            self._free_ptr(ptr)
+        for h in list(self._bound):
+            fin = self._lib.nvshmemx_culibrary_finalize or self._lib.nvshmemx_cumodule_finalize
+            if fin is not None:
+                fin(h)
+        self._bound.clear()
+        self._lib.nvshmemx_hostlib_finalize()  # type: ignore[attr-defined]
+        self._finalized = True
+        with _CURRENT_LOCK:
+            if _CURRENT is self:
+                _CURRENT = None
+
+    def __enter__(self) -> NvshmemContext:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.finalize()
+
+    def __repr__(self) -> str:
+        state = "finalized" if self._finalized else "active"
+        return (f"<NvshmemContext PE {self.rank}/{self.world_size} cuda:{self.device} "
+                f"NVSHMEM {'.'.join(map(str, self.version))} {state}>")
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        if self._finalized:
+            raise RuntimeError("this NvshmemContext was finalized")
+
+    def my_pe(self) -> int:
+        return int(self._lib.nvshmem_my_pe())  # type: ignore[attr-defined]
+
+    def n_pes(self) -> int:
+        return int(self._lib.nvshmem_n_pes())  # type: ignore[attr-defined]
+
+    def barrier_all(self, stream: Any = None) -> None:
+        """Barrier across PEs after all GPU work of this PE: on ``stream`` when given (enqueued),
+        else the device is synchronised and the host waits for every PE."""
+        self._check()
+        if stream is not None:
+            self._lib.nvshmemx_barrier_all_on_stream(_stream_handle(stream))  # type: ignore[attr-defined]
+            return
+        _synchronize(self.device)
+        self._lib.nvshmem_barrier_all()  # type: ignore[attr-defined]
+
+    # -- symmetric memory --------------------------------------------------------------------------
+
+    def malloc(self, nbytes: int) -> int:
+        """``nvshmem_malloc`` (collective): a device pointer valid on every PE at the same offset."""
+        self._check()
+        if nbytes <= 0:
+            raise ValueError(f"nbytes must be positive, got {nbytes}")
+        ptr = self._lib.nvshmem_malloc(nbytes)  # type: ignore[attr-defined]
+        if not ptr:
+            raise MemoryError(
+                f"nvshmem_malloc({nbytes}) failed: the symmetric heap is full (raise "
+                "NVSHMEM_SYMMETRIC_SIZE or pass symmetric_size= to NvshmemContext.init)")
+        self._allocs[int(ptr)] = nbytes
+        return int(ptr)
+
+    def empty(self, shape: int | Sequence[int], dtype: Any = "float32") -> Any:
+        """A torch tensor on the symmetric heap (uninitialised). Collective."""
+        import torch
+
+        tdtype = _torch_dtype(dtype)
+        shape_t = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+        numel = 1
+        for s in shape_t:
+            numel *= s
+        nbytes = max(numel * torch.empty((), dtype=tdtype).element_size(), 1)
+        ptr = self.malloc(nbytes)
+        raw = torch.as_tensor(_DeviceBytes(ptr, nbytes, self), device=f"cuda:{self.device}")
+        return raw.view(tdtype)[:numel].view(shape_t)
+
+    def zeros(self, shape: int | Sequence[int], dtype: Any = "float32") -> Any:
+        """A zero-filled torch tensor on the symmetric heap. Collective."""
+        t = self.empty(shape, dtype)
+        t.zero_()
+        return t
+
+    def free(self, tensor_or_ptr: Any) -> None:
+        """``nvshmem_free`` (collective). The tensor must not be used afterwards."""
+        self._check()
+        ptr = tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
+        if ptr not in self._allocs:
+            raise ValueError(f"0x{ptr:x} is not the start of a symmetric allocation of this PE")
+        _synchronize(self.device)
+        self._free_ptr(ptr)
+
+    def _free_ptr(self, ptr: int) -> None:
+        self._lib.nvshmem_free(ptr)  # type: ignore[attr-defined]
+        self._allocs.pop(ptr, None)
+
+    def peer_pointer(self, tensor_or_ptr: Any, pe: int) -> int | None:
+        """``nvshmem_ptr``: the address of PE ``pe``'s copy as this PE can load/store it, or None
+        when that PE is not reachable by plain loads and stores (other node)."""
+        ptr = tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
+        out = self._lib.nvshmem_ptr(ptr, pe)  # type: ignore[attr-defined]
+        return int(out) if out else None
+
+    # -- modules and launches ----------------------------------------------------------------------
+
+    def bind_library(self, kernel_handle: Any) -> None:
+        """Bind the library holding ``kernel_handle`` (a cuda.core Kernel's handle) to NVSHMEM:
+        sets its device state. Idempotent; done by :class:`NvshmemModule` on load."""
+        self._check()
+        from cuda.bindings import driver
+
+        if isinstance(kernel_handle, driver.CUkernel):
+            err, library = driver.cuKernelGetLibrary(kernel_handle)
+            _check_cu(err, "cuKernelGetLibrary")
+            if self._lib.nvshmemx_culibrary_init is not None:
+                key = int(library)
+                if key not in self._bound:
+                    _check_nvshmem(self._lib.nvshmemx_culibrary_init(key), "nvshmemx_culibrary_init")
+                    self._bound.add(key)
+                return
+            err, module = driver.cuLibraryGetModule(library)
+            _check_cu(err, "cuLibraryGetModule")
+        else:  # a CUfunction of a CUmodule
+            err, module = driver.cuFuncGetModule(kernel_handle)
+            _check_cu(err, "cuFuncGetModule")
+        key = int(module)
+        if key not in self._bound:
+            _check_nvshmem(self._lib.nvshmemx_cumodule_init(key), "nvshmemx_cumodule_init")  # type: ignore[attr-defined]
+            self._bound.add(key)
+
+    def load(self, cubin: Any, kernels: Sequence[str] | Mapping[str, Any], *,
+             arch: str | None = None) -> NvshmemModule:
+        """A module of a linked cubin (``compile_nvshmem(...)`` or its ``.cubin``) on this PE's GPU."""
+        return NvshmemModule(cubin, kernels, device=self.device, arch=arch, context=self)
+
+    def compile(self, source: str, kernels: Sequence[str] | Mapping[str, Any], *,
+                arch: str | None = None, options: Sequence[str] = ()) -> NvshmemModule:
+        """Compile, link and load CUDA source for this PE's GPU (``arch`` defaults to it)."""
+        arch = arch or _device_arch(self.device)
+        return self.load(compile_nvshmem(source, arch, options=options), kernels, arch=arch)
+
+    def launch(
+        self,
+        kernel: Any,
+        grid: int | Sequence[int],
+        block: int | Sequence[int],
+        args: Sequence[Any],
+        *,
+        collective: bool = False,
+        shmem: int = 0,
+        stream: Any = None,
+    ) -> None:
+        """Launch a kernel of an :class:`NvshmemModule` (a CudaKernel, or ``(module, name)``).
+
+        ``collective=True`` is needed when the kernel synchronises across PEs on the device: it
+        launches cooperatively (every block resident at once) after checking that the grid fits,
+        and must be done by every PE. The stream is as for ``CudaModule.launch``.
+        """
+        self._check()
+        if isinstance(kernel, tuple):
+            module, name = kernel
+            kernel = module.get_kernel(name)
+        if not isinstance(kernel.module, NvshmemModule):
+            raise TypeError(
+                f"kernel {kernel.name} belongs to a plain CudaModule; load NVSHMEM kernels with "
+                "NvshmemContext.load()/compile() (or NvshmemModule) so NVSHMEM is bound to them")
+        if not collective:
+            kernel.launch(grid, block, args, shmem=shmem, stream=stream)
+            return
+        _collective_launch(self, kernel, grid, block, args, shmem, stream)
+
+
+def _collective_launch(ctx: NvshmemContext, kernel: Any, grid: Any, block: Any,
+                       args: Sequence[Any], shmem: int, stream: Any) -> None:
+    from cuda.core import LaunchConfig, launch
+
+    from . import runtime as rt
+
+    values, device, kind = kernel._marshal(args)
+    if device < 0:
+        device = kernel.module.device_id
+    loaded = kernel._loaded.get(device) or kernel._load(device)
+    rt._make_current(device, loaded.device)
+    if shmem > loaded.smem_limit:
+        kernel._raise_smem_limit(loaded, shmem)
+    g, b = rt._dim3(grid, "grid"), rt._dim3(block, "block")
+    nblocks, nthreads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
+    per_sm = loaded.kernel.occupancy.max_active_blocks_per_multiprocessor(nthreads, shmem)
+    sms = loaded.device.properties.multiprocessor_count
+    if nblocks > per_sm * sms:
+        raise ValueError(
+            f"collective launch of {kernel.name}: {nblocks} blocks of {nthreads} threads cannot all "
+            f"be resident ({per_sm} per SM x {sms} SMs = {per_sm * sms}); a cross-PE barrier in "
+            "the kernel would deadlock. Use fewer blocks")
+    config = LaunchConfig(grid=g, block=b, shmem_size=shmem, is_cooperative=True)
+    if stream is not None:
+        s = rt._explicit_stream(stream)
+    elif kind == rt._TORCH:
+        s = rt._explicit_stream(rt._TORCH_RAW_STREAM(device))
+    else:
+        s = kernel.module.stream(device)
+    launch(s, config, loaded.kernel, *values)
+
+
+class NvshmemModule(CudaModule):
+    """A :class:`~tvm_backend_cuda.runtime.CudaModule` whose library is bound to NVSHMEM when it is
+    loaded on a device, before its first launch. Same constructor, plus ``context`` (default:
+    :func:`current_context` at load time)."""
+
+    def __init__(self, cubin: Any, kernels: Any, *, device: int = 0, arch: str | None = None,
+                 context: NvshmemContext | None = None) -> None:
+        super().__init__(cubin, kernels, device=device, arch=arch)
+        self._context = context
+
+    def _load(self, dev_id: int) -> dict[str, Any]:
+        fresh = dev_id not in self._modules
+        mod = super()._load(dev_id)
+        if fresh and mod:
+            ctx = self._context or current_context()
+            if ctx is None or ctx._finalized:
+                self._modules.pop(dev_id, None)
+                raise RuntimeError(
+                    "this module uses NVSHMEM: initialise it first in this process "
+                    "(NvshmemContext.init(), from_torch_distributed() or from_file())")
+            ctx.bind_library(next(iter(mod.values())).handle)
+        return mod
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _prepare_env(env: Mapping[str, str] | None, symmetric_size: int | str | None,
+                 *, single_host: bool) -> None:
+    for k, v in (env or {}).items():
+        os.environ[k] = str(v)
+    if symmetric_size is not None:
+        os.environ.setdefault("NVSHMEM_SYMMETRIC_SIZE", str(symmetric_size))
+    if single_host:
+        # One host, GPUs over NVLink/PCIe: no InfiniBand transport to probe (and warn about).
+        os.environ.setdefault("NVSHMEM_REMOTE_TRANSPORT", "none")
+    os.environ.update(SAFETY_ENV)
+
+
+def _device_count() -> int:
+    from .runtime import _probe
+
+    return _probe()[0]
+
+
+def _set_device(device: int) -> None:
+    """Make ``device``'s primary context current (NVSHMEM, torch and cuda.core share it)."""
+    from cuda.core import Device
+
+    from . import runtime as rt
+
+    dev = Device(device)
+    dev.set_current()
+    rt._TLS.device = device
+    if "torch" in sys.modules:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.set_device(device)
+
+
+def _synchronize(device: int) -> None:
+    from cuda.core import Device
+
+    Device(device).sync()
+
+
+def _device_arch(device: int) -> str:
+    from cuda.core import Device
+
+    major, minor = Device(device).compute_capability
+    num = major * 10 + minor
+    return f"sm_{num}a" if num >= 90 else f"sm_{num}"
+
+
+def _stream_handle(stream: Any) -> int:
+    from . import runtime as rt
+
+    return int(rt._explicit_stream(stream).handle)
+
+
+def _torch_dtype(dtype: Any) -> Any:
+    import torch
+
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    t = getattr(torch, str(dtype), None)
+    if not isinstance(t, torch.dtype):
+        raise TypeError(f"unknown dtype {dtype!r}")
+    return t
+
+
+def _check_cu(err: Any, what: str) -> None:
+    from cuda.bindings import driver
+
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"{what} failed: {err.name}")
+
+
+def _check_nvshmem(rc: int, what: str) -> None:
+    if rc != 0:
+        raise RuntimeError(f"{what} failed with status {rc} (is NVSHMEM initialised?)")
