@@ -36,12 +36,17 @@ def core(session: nox.Session) -> None:
     _pytest(session, "core/tests")
 
 
+# Extras a backend's own session installs beyond [test] (CUDA: NVSHMEM so its link tests run).
+BACKEND_EXTRAS = {"tvm-backend-cuda": "test,nvshmem"}
+
+
 def _backend_session(folder: str):
     short = folder.removeprefix("tvm-backend-")
 
     @nox.session(name=short, python=PYTHON)
     def _session(session: nox.Session) -> None:
-        session.install("./core[test]", f"./{folder}[test]")
+        extras = BACKEND_EXTRAS.get(folder, "test")
+        session.install("./core[test]", f"./{folder}[{extras}]")
         session.env["TVM_BACKENDS_STRICT"] = "1"
         _pytest(session, f"{folder}/tests")
 
