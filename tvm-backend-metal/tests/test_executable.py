@@ -47,16 +47,20 @@ def test_launch_plan_binds_buffers_and_scalars_in_order():
 
 def test_arguments_are_checked_before_any_launch():
     ex = compile_metal(scale)
-    with pytest.raises(ValueError, match="A: expected shape"):
+    with pytest.raises(ValueError, match=r"^scale: argument 'A': expected shape \(300,\), got \(10,\)$"):
         ex.emulate(np.ones(10, "float32"), np.zeros(300, "float32"), 300, 1.0)
-    with pytest.raises(ValueError, match="B: expected dtype float32, got float64"):
+    with pytest.raises(ValueError, match="^scale: argument 'B': expected dtype float32, got float64$"):
         ex.emulate(np.ones(300, "float32"), np.zeros(300), 300, 1.0)
+    with pytest.raises(TypeError, match=r"^scale: argument 'n': expected an int \(int32\), got float 1.5$"):
+        ex.emulate(np.ones(300, "float32"), np.zeros(300, "float32"), 1.5, 1.0)
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="off macOS only")
 def test_calling_off_macos_raises_a_clear_error():
+    from tvm.error import MetalRuntimeUnavailable as CoreClass
     from tvm_backend_metal.runtime import MetalRuntimeUnavailable
 
+    assert MetalRuntimeUnavailable is CoreClass  # defined in tvm.error, re-exported here
     ex = compile_metal(scale)
     with pytest.raises(MetalRuntimeUnavailable, match=r"ex\.emulate\(\*args\) runs it on the CPU"):
         ex(np.ones(300, "float32"), np.zeros(300, "float32"), 300, 1.0)

@@ -161,8 +161,11 @@ def test_executable_source_export_and_load(tmp_path, rng):
     y2 = np.zeros_like(y)
     again(x, y2)
     np.testing.assert_array_equal(y, y2)
-    with pytest.raises(Exception, match="shape"):
+    name = ex.entry_name
+    with pytest.raises(ValueError, match=rf"^{name}: argument 'X': expected shape \(64, 128\), got \(10, 128\)$"):
         ex(x[:10], y)
+    with pytest.raises(ValueError, match=rf"^{name}: argument 'X': expected dtype float32, got float64$"):
+        again(x.astype("float64"), y2)
 
 
 def test_demo_cases_run():

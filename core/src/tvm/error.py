@@ -15,6 +15,7 @@ __all__ = [
     "DiagnosticError",
     "DispatchFail",
     "IRVerifyError",
+    "MetalRuntimeUnavailable",
     "RegistrationConflict",
     "TVMError",
     "TargetError",
@@ -72,6 +73,11 @@ class CodegenError(TVMError):
 
 class BackendNotInstalledError(BackendError, ImportError):
     """A backend (or something only a backend provides) was asked for but is not installed."""
+
+
+class MetalRuntimeUnavailable(BackendError, RuntimeError):
+    """The Metal runtime cannot run here (not macOS, no pyobjc-framework-Metal, no GPU); the
+    message says which, and how to check or run the kernels elsewhere (tvm-backend-metal)."""
 
 
 class TargetError(TVMError, ValueError):

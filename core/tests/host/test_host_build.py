@@ -245,8 +245,10 @@ def test_symbolic_shape_and_scalar_parameter() -> None:
         expected = b + a * np.float32(2.5)
         ex(a, b, 2.5)
         np.testing.assert_allclose(b, expected, rtol=1e-6)
-    with pytest.raises(ValueError, match=r"B\b.* 4\b.*\bn\b.* 3\b"):
+    with pytest.raises(ValueError) as info:
         ex(np.zeros(3, "float32"), np.zeros(4, "float32"), 1.0)
+    assert str(info.value) == ("axpy: argument 'B': expected shape (n,) with n = 3 (from argument "
+                               "'A' shape[0]), got (4,)")
 
 
 def test_large_temporary_goes_to_the_heap() -> None:

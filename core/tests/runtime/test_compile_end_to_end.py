@@ -29,13 +29,16 @@ def _ones() -> np.ndarray:
 
 
 @pytest.mark.parametrize(("make_bad", "message"), [
-    (lambda: _ones().astype("float64"), "A: expected dtype float32, got float64"),
-    (lambda: _ones()[:512].copy(),
-     "A: expected shape (1024,), got (512,) (dimension 0 is 512, expected 1024)"),
-    (lambda: _ones().reshape(128, 8), "A: expected a 1-D array, got a 2-D array of shape (128, 8)"),
+    (lambda: _ones().astype("float64"),
+     "vector_add: argument 'A': expected dtype float32, got float64"),
+    (lambda: _ones()[:512].copy(), "vector_add: argument 'A': expected shape (1024,), got (512,)"),
+    (lambda: _ones().reshape(128, 8),
+     "vector_add: argument 'A': expected a 1-d array of shape (1024,), got a 2-d array of shape "
+     "(128, 8)"),
     (lambda: np.ones(2 * VADD_N, "float32")[::2],
-     "A: expected a contiguous (row-major) array, got strides (2,) (in elements) for shape "
-     "(1024,); pass a contiguous copy (numpy.ascontiguousarray(x) or x.contiguous())"),
+     "vector_add: argument 'A': expected a contiguous (row-major) array, got strides (2,) (in "
+     "elements) for shape (1024,); pass a contiguous copy: numpy.ascontiguousarray(x) (torch: "
+     "x.contiguous())"),
 ], ids=["dtype", "shape", "rank", "non-contiguous"])
 def test_compiled_kernel_checks_arguments_before_running(make_bad, message) -> None:
     ex = tvm.compile(vector_add_kernel(), target="c")

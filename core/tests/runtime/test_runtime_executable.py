@@ -11,12 +11,11 @@ import pytest
 from hostir import identity, loop, make_func
 
 import tvm
-from tvm.codegen import FunctionInfo, ParamInfo
 from tvm.error import BackendNotInstalledError, CompileError, TVMError
 from tvm.host import compiler as host_compiler
 from tvm.ir import Buffer, BufferStore, Call, ForKind, Op, PrimFunc, Var
 from tvm.runtime import CompileCache, load_module, read_container
-from tvm.runtime.arguments import bind_arguments
+from tvm.runtime.arguments import ArgumentChecker, ParamSig, Signature
 from tvm.target import Target
 
 
@@ -51,45 +50,57 @@ class _DLPackOnly:
 
 # -- argument checks ------------------------------------------------------------------------------
 
-_INFO = FunctionInfo("vadd", "vadd", [
-    ParamInfo("A", "A", "buffer", "float32", shape=[64]),
-    ParamInfo("B", "B", "buffer", "float32", shape=["n"]),
-    ParamInfo("k", "k", "scalar", "int32"),
-    ParamInfo("n", "n", "shape_var", "int32", source=[(1, "shape", 0)]),
-])
+_SIG = Signature("vadd", (
+    ParamSig("A", "buffer", "float32", (64,)),
+    ParamSig("B", "buffer", "float32", ("n",)),
+    ParamSig("k", "scalar", "int32", var="k"),
+    ParamSig("C", "buffer", "float32", (["Mul", "n", 2],)),
+))
 
 
 @pytest.mark.parametrize(("args", "error", "message"), [
-    ((np.zeros(64, "float64"), np.zeros(3, "float32"), 1), ValueError,
-     "vadd: argument 'A' has dtype float64, expected float32"),
-    ((np.zeros((8, 8), "float32"), np.zeros(3, "float32"), 1), ValueError,
-     r"vadd: argument 'A' has 2 dimension\(s\) \(shape \(8, 8\)\), expected 1 \(shape \(64,\)\)"),
-    ((np.zeros(63, "float32"), np.zeros(3, "float32"), 1), ValueError,
-     r"vadd: argument 'A' has dimension 0 = 63, expected 64 \(dimensions \(64,\)\)"),
-    ((np.zeros(128, "float32")[::2], np.zeros(3, "float32"), 1), ValueError,
-     r"vadd: argument 'A' must be C-contiguous \(row-major and dense\); got strides \(8,\)"),
+    ((np.zeros(64, "float64"), np.zeros(3, "float32"), 1, np.zeros(6, "float32")), ValueError,
+     "vadd: argument 'A': expected dtype float32, got float64"),
+    ((np.zeros((8, 8), "float32"), np.zeros(3, "float32"), 1, np.zeros(6, "float32")), ValueError,
+     r"vadd: argument 'A': expected a 1-d array of shape \(64,\), got a 2-d array of shape \(8, 8\)"),
+    ((np.zeros(63, "float32"), np.zeros(3, "float32"), 1, np.zeros(6, "float32")), ValueError,
+     r"vadd: argument 'A': expected shape \(64,\), got \(63,\)"),
+    ((np.zeros(128, "float32")[::2], np.zeros(3, "float32"), 1, np.zeros(6, "float32")),
+     ValueError, r"vadd: argument 'A': expected a contiguous \(row-major\) array, got strides "
+     r"\(2,\) \(in elements\) for shape \(64,\); pass a contiguous copy: "
+     r"numpy.ascontiguousarray\(x\) \(torch: x.contiguous\(\)\)"),
     ((np.zeros(64, "float32"), np.zeros(3, "float32")), TypeError,
-     r"vadd\(\) takes 3 argument\(s\) \(A, B, k\), got 2"),
-    ((np.zeros(64, "float32"), [1.0, 2.0], 1), TypeError,
-     r"vadd: argument 'B' must be an array \(float32, shape \(n,\)\): a numpy array or a DLPack "
-     r"producer, got list"),
-    ((np.zeros(64, "float32"), np.zeros(3, "float32"), 1.5), TypeError,
-     r"vadd: argument 'k' must be an int \(int32\), got float 1.5"),
-    ((np.zeros(64, "float32"), np.zeros(3, "float32"), 2**31), ValueError,
-     "vadd: argument 'k' = 2147483648 does not fit in int32"),
-    ((np.zeros(64, "float32"), _DLPackOnly(np.zeros(3, "float32"), (2, 1)), 1), ValueError,
-     "vadd: argument 'B' is a cuda:1 array; this function runs on cpu and needs a cpu array"),
+     r"vadd\(\) takes 4 arguments \(A, B, k, C\), got 2"),
+    ((np.zeros(64, "float32"), [1.0, 2.0], 1, np.zeros(6, "float32")), TypeError,
+     r"vadd: argument 'B': expected an array \(float32, shape \(n,\)\): a numpy array, a torch "
+     r"tensor or an object with __dlpack__, __array_interface__ or __cuda_array_interface__; "
+     r"got list"),
+    ((np.zeros(64, "float32"), np.zeros(3, "float32"), 1.5, np.zeros(6, "float32")), TypeError,
+     r"vadd: argument 'k': expected an int \(int32\), got float 1.5"),
+    ((np.zeros(64, "float32"), np.zeros(3, "float32"), 2**31, np.zeros(6, "float32")),
+     ValueError, r"vadd: argument 'k': expected an int that fits in int32 \(-2147483648 to "
+     r"2147483647\), got 2147483648"),
+    ((np.zeros(64, "float32"), _DLPackOnly(np.zeros(3, "float32"), (2, 1)), 1,
+      np.zeros(6, "float32")), ValueError,
+     "vadd: argument 'B': expected an array on cpu, got one on cuda:1"),
+    ((np.zeros(64, "float32"), np.zeros(3, "float32"), 1, np.zeros(7, "float32")), ValueError,
+     r"vadd: argument 'C': expected shape \(n \* 2,\), got \(7,\) \(dimension 0 is 7, but "
+     r"n \* 2 is 6\)"),
 ])
-def test_bind_arguments_messages(args, error, message) -> None:
-    with pytest.raises(error, match=f"^{message}"):
-        bind_arguments(_INFO, args, "cpu")
+def test_argument_checker_messages(args, error, message) -> None:
+    with pytest.raises(error, match=f"^{message}$"):
+        ArgumentChecker(_SIG)(args)
 
 
-def test_bind_arguments_derives_shape_vars_and_reads_dlpack() -> None:
+def test_argument_checker_binds_values_and_reads_dlpack() -> None:
     a, b = np.zeros(64, "float32"), np.arange(5, dtype="float32")
-    values = bind_arguments(_INFO, [a, _DLPackOnly(b), np.int32(7)], "cpu")
-    assert values[0] is a and values[1].ctypes.data == b.ctypes.data
-    assert values[2:] == [7, 5]
+    values = ArgumentChecker(_SIG)([a, _DLPackOnly(b), np.int32(7), np.zeros(10, "float32")])
+    assert values == {"n": 5, "k": 7}
+
+
+def test_signature_round_trips_through_json() -> None:
+    again = Signature.from_dict(json.loads(json.dumps(_SIG.to_dict())))
+    assert again == _SIG
 
 
 @pytest.mark.parametrize(("bad", "words"), [
@@ -135,7 +146,10 @@ def test_export_library_and_load_module_round_trip(tmp_path) -> None:
     a, b, c = _arrays()
     loaded(a, b, c)
     np.testing.assert_array_equal(c, a + b)
-    with pytest.raises(ValueError, match="argument 'A' has dtype float64"):
+    assert header["arguments"]["vadd"]["params"][0] == {
+        "name": "A", "kind": "buffer", "dtype": "float32", "shape": [64], "strides": [],
+        "scope": "global", "var": None}
+    with pytest.raises(ValueError, match="^vadd: argument 'A': expected dtype float32, got float64$"):
         loaded(a.astype("float64"), b, c)
 
 

@@ -65,3 +65,34 @@ def test_missing_argument_checks_are_reported() -> None:
     with pytest.raises(AssertionError, match=r"'argument_checks' failed for c: wrong dtype: calling "
                                              r"with a bad argument 'A' raised nothing"):
         run_backend_conformance("c", _NoArgumentChecks(), only=["argument_checks"])
+
+
+class _CountingRunner(BackendConformance):
+    """A backend that supplies its runner, a build-time check and one of the kernels."""
+
+    target = "c"
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.checked: list[str] = []
+
+    def run(self, ex, args):
+        self.runs += 1
+        ex(*args)
+
+    def check_compiled(self, ex):
+        self.checked.append(ex.entry_name)
+
+    def kernel(self, name):
+        if name == "vector_add":
+            return conformance.vector_add_kernel()  # the backend's own kernel for this check
+        return super().kernel(name)
+
+
+def test_backend_supplies_runner_build_check_and_kernels() -> None:
+    kit = _CountingRunner()
+    outcomes = run_backend_conformance("c", kit, only=["vector_add", "argument_checks", "gemm"])
+    assert outcomes == {"vector_add": "passed", "gemm": "passed", "argument_checks": "passed"}
+    # vector_add and gemm run once each; argument_checks runs four bad calls through the runner
+    assert kit.runs == 6
+    assert kit.checked == ["vector_add", "gemm", "vector_add"]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from tvm.ir import Buffer, Evaluate, PrimFunc, Var
+from tvm.runtime.arguments import ArgumentChecker, Signature
 from tvm.tirx.transform import ParamSpec, check_arguments, evaluate, function_signature
+from tvm.tirx.transform.signature import signature_from_func
 
 
 def _func():
@@ -42,36 +46,55 @@ def test_good_arguments_bind_symbolic_values():
     assert evaluate((n + 1) // 2, values) == 3
 
 
-@pytest.mark.parametrize("index, value, message", [
-    (0, np.zeros((3, 4), "float64"), "A: expected dtype float32, got float64"),
-    (1, np.zeros(3, "int64"), "B: expected dtype int32, got int64"),
-    (0, np.zeros((3, 4, 1), "float32"), r"A: expected a 2-D array, got a 3-D array of shape \(3, 4, 1\)"),
-    (0, np.zeros((3, 5), "float32"), r"A: expected shape \('n', 4\), got \(3, 5\) \(dimension 1 is 5, expected 4\)"),
-    (1, np.zeros(4, "int32"), r"B: shape\[0\] is 4 but n is 3 \(from A.shape\[0\]\)"),
-    (0, np.zeros((4, 6), "float32")[:3, :4], r"A: expected a contiguous \(row-major\) array, got strides \(6, 1\)"),
-    (0, np.zeros((4, 3), "float32").T[:3], r"A: expected a contiguous \(row-major\) array"),
-    (0, [[0.0] * 4] * 3, "A: expected an array"),
-    (2, "x", "alpha: expected a number"),
-    (3, 1.5, r"k: expected an integer \(int32\), got float 1.5"),
-    (3, True, "k: expected an integer"),
+@pytest.mark.parametrize("index, value, error, message", [
+    (0, np.zeros((3, 4), "float64"), ValueError, "f: argument 'A': expected dtype float32, got float64"),
+    (1, np.zeros(3, "int64"), ValueError, "f: argument 'B': expected dtype int32, got int64"),
+    (0, np.zeros((3, 4, 1), "float32"), ValueError,
+     r"f: argument 'A': expected a 2-d array of shape \(n, 4\), got a 3-d array of shape \(3, 4, 1\)"),
+    (0, np.zeros((3, 5), "float32"), ValueError,
+     r"f: argument 'A': expected shape \(n, 4\), got \(3, 5\) \(dimension 1 is 5, expected 4\)"),
+    (1, np.zeros(4, "int32"), ValueError,
+     r"f: argument 'B': expected shape \(n,\) with n = 3 \(from argument 'A' shape\[0\]\), got \(4,\)"),
+    (0, np.zeros((4, 6), "float32")[:3, :4], ValueError,
+     r"f: argument 'A': expected a contiguous \(row-major\) array, got strides \(6, 1\) \(in "
+     r"elements\) for shape \(3, 4\); pass a contiguous copy: numpy.ascontiguousarray\(x\)"),
+    (0, np.zeros((4, 3), "float32").T[:3], ValueError,
+     r"f: argument 'A': expected a contiguous \(row-major\) array"),
+    (0, [[0.0] * 4] * 3, TypeError, r"f: argument 'A': expected an array \(float32, shape \(n, 4\)\)"),
+    (2, "x", TypeError, r"f: argument 'alpha': expected a number \(float32\), got str 'x'"),
+    (3, 1.5, TypeError, r"f: argument 'k': expected an int \(int32\), got float 1.5"),
+    (3, True, TypeError, "f: argument 'k': expected an int"),
 ])
-def test_bad_arguments_name_the_parameter(index, value, message):
+def test_bad_arguments_name_the_function_and_parameter(index, value, error, message):
     func, _ = _func()
     args = _args()
     args[index] = value
-    with pytest.raises(ValueError, match=message):
-        check_arguments(function_signature(func), args)
+    with pytest.raises(error, match=message):
+        check_arguments(function_signature(func), args, func_name="f")
+
+
+def test_the_wrapper_and_the_serialised_signature_agree():
+    """check_arguments (IR specs) and ArgumentChecker over the JSON signature are one checker."""
+    func, _ = _func()
+    sig = Signature.from_dict(json.loads(json.dumps(signature_from_func(func).to_dict())))
+    args = _args()
+    args[1] = np.zeros(4, "int32")
+    with pytest.raises(ValueError) as direct:
+        ArgumentChecker(sig)(args)
+    with pytest.raises(ValueError) as wrapped:
+        check_arguments(function_signature(func), args, func_name="f")
+    assert str(direct.value) == str(wrapped.value)
 
 
 def test_wrong_device():
     func, _ = _func()
-    with pytest.raises(ValueError, match="A: expected an array on cuda, got one on cpu"):
-        check_arguments(function_signature(func), _args(), device_type="cuda")
+    with pytest.raises(ValueError, match="^f: argument 'A': expected an array on cuda, got one on cpu$"):
+        check_arguments(function_signature(func), _args(), device_type="cuda", func_name="f")
 
 
 def test_wrong_argument_count():
     func, _ = _func()
-    with pytest.raises(TypeError, match=r"f expects 4 arguments \(A, B, alpha, k\), got 2"):
+    with pytest.raises(TypeError, match=r"^f\(\) takes 4 arguments \(A, B, alpha, k\), got 2$"):
         check_arguments(function_signature(func), _args()[:2], func_name="f")
 
 
@@ -87,7 +110,7 @@ def test_explicit_strides_are_checked():
     spec = ParamSpec("X", "buffer", "float32", (IntImm("int32", 3), IntImm("int32", 4)),
                      (IntImm("int32", 6), IntImm("int32", 1)))
     check_arguments([spec], [np.zeros((4, 6), "float32")[:3, :4]])
-    with pytest.raises(ValueError, match=r"X: expected strides \(6, 1\) \(in elements\), got \(4, 1\)"):
+    with pytest.raises(ValueError, match=r"argument 'X': expected strides \(6, 1\) \(in elements\), got \(4, 1\)"):
         check_arguments([spec], [np.zeros((3, 4), "float32")])
 
 
@@ -102,9 +125,9 @@ class _CudaLike:
 def test_cuda_array_interface():
     spec = ParamSpec("X", "buffer", "float16", (Var("m"),))
     check_arguments([spec], [_CudaLike((10,), "<f2")], device_type="cuda")
-    with pytest.raises(ValueError, match="X: expected dtype float16, got float32"):
+    with pytest.raises(ValueError, match="argument 'X': expected dtype float16, got float32"):
         check_arguments([spec], [_CudaLike((10,), "<f4")], device_type="cuda")
-    with pytest.raises(ValueError, match="X: expected an array on cpu, got one on cuda"):
+    with pytest.raises(ValueError, match="argument 'X': expected an array on cpu, got one on cuda"):
         check_arguments([spec], [_CudaLike((10,), "<f2")], device_type="cpu")
 
 
@@ -125,7 +148,7 @@ def test_dlpack_producer():
     spec = ParamSpec("X", "buffer", "int32", (Var("m"),))
     values = check_arguments([spec], [_DLPackOnly(np.arange(6, dtype="int32"))])
     assert list(values.values()) == [6]
-    with pytest.raises(ValueError, match="X: expected dtype int32, got int8"):
+    with pytest.raises(ValueError, match="argument 'X': expected dtype int32, got int8"):
         check_arguments([spec], [_DLPackOnly(np.arange(6, dtype="int8"))])
 
 

@@ -9,19 +9,25 @@ the launches, run on an Apple GPU (macOS) or, on request, on the CPU emulator.
 
 The host side of a function (``tirx.is_host`` after ``SplitHostDevice``) is a sequence of
 ``tirx.launch_kernel`` calls; it is turned into a :class:`LaunchPlan` at build time and
-interpreted here: arguments are checked against the function's signature, launch sizes are
-evaluated from them, and every kernel is dispatched with its arguments bound to
+interpreted here: arguments are checked by core's :class:`~tvm.runtime.arguments.ArgumentChecker`
+against the function's :class:`~tvm.runtime.arguments.Signature`, launch sizes are evaluated
+from the values it binds, and every kernel is dispatched with its arguments bound to
 ``[[buffer(0)]]``, ``[[buffer(1)]]``, ... in order (scalars as ``constant T&``).
+
+A plan is plain data (the signature and launch sizes as expression trees over its variable
+names), so ``export_library`` writes it as JSON and a loaded executable checks and launches
+exactly as a freshly compiled one.
 """
 
 from __future__ import annotations
 
-import pickle
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tvm.error import TVMError
+from tvm.runtime.arguments import ArgumentChecker, Dim, Signature, evaluate_tree
 from tvm.runtime.executable import Executable, read_container
 
 __all__ = ["LaunchPlan", "LaunchStep", "MetalExecutable", "MetalFunction", "build_module",
@@ -30,28 +36,49 @@ __all__ = ["LaunchPlan", "LaunchStep", "MetalExecutable", "MetalFunction", "buil
 BUILD_OPTIONS = {
     "check": "run the C++-shim syntax check (check_msl) on the MSL at build time (default False)",
 }
-_FORMAT = 1  # bump when the payload layout changes
+_FORMAT = 2  # bump when the payload layout changes (2: JSON plans with a Signature)
 
 
 @dataclass(frozen=True)
 class LaunchStep:
-    """One kernel launch: ``args`` are ``("array", param index)`` or ``("scalar", expr, dtype)``;
-    ``grid`` (threadgroups) and ``block`` (threads per threadgroup) are expressions over the
-    host function's parameters."""
+    """One kernel launch: ``args`` are ``("array", param index)`` or ``("scalar", tree,
+    dtype)``; ``grid`` (threadgroups) and ``block`` (threads per threadgroup) are expression
+    trees (:func:`tvm.runtime.arguments.evaluate_tree`) over the signature's variables."""
 
     kernel: str
     args: tuple[tuple[Any, ...], ...]
-    grid: tuple[Any, Any, Any]
-    block: tuple[Any, Any, Any]
+    grid: tuple[Dim, Dim, Dim]
+    block: tuple[Dim, Dim, Dim]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "args": [list(a) for a in self.args],
+                "grid": list(self.grid), "block": list(self.block)}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> LaunchStep:
+        grid, block = d["grid"], d["block"]
+        return LaunchStep(d["kernel"], tuple(tuple(a) for a in d["args"]),
+                          (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]))
 
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    """The host side of one function: its parameters and its launches, in order."""
+    """The host side of one function: what it expects of its arguments and its launches."""
 
-    name: str
-    specs: tuple[Any, ...]  # tvm.tirx.transform.ParamSpec
+    signature: Signature
     steps: tuple[LaunchStep, ...]
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"signature": self.signature.to_dict(), "steps": [s.to_dict() for s in self.steps]}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> LaunchPlan:
+        return LaunchPlan(Signature.from_dict(d["signature"]),
+                          tuple(LaunchStep.from_dict(s) for s in d["steps"]))
 
 
 Launcher = Callable[[str, tuple[int, int, int], tuple[int, int, int], list[Any]], None]
@@ -63,6 +90,7 @@ class MetalFunction:
     def __init__(self, exe: MetalExecutable, plan: LaunchPlan) -> None:
         self._exe = exe
         self.plan = plan
+        self._check = ArgumentChecker(plan.signature)
 
     @property
     def name(self) -> str:
@@ -83,24 +111,23 @@ class MetalFunction:
         """Every launch with its evaluated sizes and bound buffers (nothing runs)."""
         import numpy as np
 
-        from tvm.tirx.transform import check_arguments, evaluate
-
-        values = check_arguments(list(self.plan.specs), list(args), "cpu", func_name=self.name)
+        values = self._check(args)
         out = []
         for step in self.plan.steps:
-            grid = tuple(int(evaluate(g, values)) for g in step.grid)
-            block = tuple(int(evaluate(b, values)) for b in step.block)
+            grid = tuple(int(evaluate_tree(g, values)) for g in step.grid)
+            block = tuple(int(evaluate_tree(b, values)) for b in step.block)
             buffers: list[Any] = []
             for ref in step.args:
                 if ref[0] == "array":
                     buffers.append(args[ref[1]])
                 else:
-                    buffers.append(np.array([evaluate(ref[1], values)], dtype=_np_dtype(ref[2])))
+                    buffers.append(np.array([evaluate_tree(ref[1], values)],
+                                            dtype=_np_dtype(ref[2])))
             out.append((step, grid, block, buffers))
         return out
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{s.name}: {s.dtype}" for s in self.plan.specs)
+        params = ", ".join(f"{p.name}: {p.dtype}" for p in self.plan.signature.params)
         return f"<MetalFunction {self.name}({params})>"
 
 
@@ -176,9 +203,8 @@ class MetalExecutable(Executable):
         return {"kernels": self.kernel_names, "metal_format": _FORMAT}
 
     def export_payload(self) -> bytes:
-        # The plans hold IR expressions (launch sizes over the parameters); pickle keeps the
-        # variables shared between signatures and launches. Load only files you trust.
-        return pickle.dumps({"source": self.source, "plans": list(self.plans.values())})
+        plans = [p.to_dict() for p in self.plans.values()]
+        return json.dumps({"source": self.source, "plans": plans}).encode("utf-8")
 
 
 # -- building -----------------------------------------------------------------------------
@@ -207,18 +233,27 @@ def load_executable(path_or_bytes: Any, header: Mapping[str, Any]) -> MetalExecu
     from tvm.target import Target
 
     header, payload = read_container(path_or_bytes)
-    if header.get("metal_format", 0) > _FORMAT:
+    version = header.get("metal_format", 0)
+    if version > _FORMAT:
         raise TVMError(f"this executable was written by a newer tvm-backend-metal (format "
-                       f"{header['metal_format']}); upgrade tvm-backend-metal")
-    data = pickle.loads(payload)  # noqa: S301 - an executable is trusted, like a shared object
-    return MetalExecutable(Target(header["target"]), data["source"], data["plans"])
+                       f"{version}); upgrade tvm-backend-metal")
+    if version < _FORMAT:
+        raise TVMError(f"this executable has metal format {version} (pickled launch plans), "
+                       f"which this tvm-backend-metal no longer reads; export it again")
+    data = json.loads(payload.decode("utf-8"))
+    plans = [LaunchPlan.from_dict(p) for p in data["plans"]]
+    return MetalExecutable(Target(header["target"]), data["source"], plans)
 
 
 def _plan(name: str, host: Any, mod: Any) -> LaunchPlan:
     from tvm.ir import expr as E
     from tvm.ir import stmt as S
     from tvm.tirx.transform import function_signature
+    from tvm.tirx.transform.signature import VarNames, expr_tree, signature_from_func
 
+    names = VarNames()
+    symbol = str(host.attrs.get("global_symbol", name))
+    signature = signature_from_func(host, "cpu", name=symbol, names=names)
     specs = function_signature(host)
     by_data = {id(s.data): i for i, s in enumerate(specs) if s.kind == "buffer"}
     steps = []
@@ -239,13 +274,15 @@ def _plan(name: str, host: Any, mod: Any) -> LaunchPlan:
             if isinstance(arg, E.Var) and id(arg) in by_data:
                 args.append(("array", by_data[id(arg)]))
             elif isinstance(arg, E.PrimExpr) and not arg.dtype.is_handle:
-                args.append(("scalar", arg, str(param.dtype)))
+                args.append(("scalar", expr_tree(arg, names), str(param.dtype)))
             else:
                 raise TVMError(f"`{name}` passes {arg} to kernel `{kernel_name}`: only buffer "
                                "arguments and scalars can cross to a Metal kernel")
-        steps.append(LaunchStep(kernel_name, tuple(args), tuple(launch.grid),
-                                tuple(launch.block)))
-    return LaunchPlan(str(host.attrs.get("global_symbol", name)), tuple(specs), tuple(steps))
+        grid = tuple(expr_tree(g, names) for g in launch.grid)
+        block = tuple(expr_tree(b, names) for b in launch.block)
+        steps.append(LaunchStep(kernel_name, tuple(args), (grid[0], grid[1], grid[2]),
+                                (block[0], block[1], block[2])))
+    return LaunchPlan(signature, tuple(steps))
 
 
 def _flat(stmt: Any) -> list[Any]:

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from tvm.error import BackendError, CompileError
+from tvm.error import CompileError, MetalRuntimeUnavailable
 
 __all__ = [
     "MetalKernel",
@@ -41,9 +41,8 @@ _INSTALL_HINT = (
 )
 
 
-# TODO(lead): move to tvm/error.py with the other exception classes (not in my ownership).
-class MetalRuntimeUnavailable(BackendError, RuntimeError):
-    """The Metal runtime cannot run here (not macOS, no pyobjc-framework-Metal, no GPU)."""
+# MetalRuntimeUnavailable lives in tvm.error with every other exception class; it is
+# re-exported here (``from tvm_backend_metal.runtime import MetalRuntimeUnavailable``).
 
 
 def unavailable_reason() -> str | None:

@@ -87,7 +87,7 @@ def _bounds(a: Affine, ranges: Ranges) -> tuple[int, int]:
     lo = hi = a.const
     for v, c in a.terms:
         vmin, vmax = ranges.get(v, (None, None))
-        if vmin is None:
+        if vmin is None or vmax is None:
             raise AccessError(f"the range of loop variable {v!r} is unknown")
         lo += min(c * vmin, c * vmax)
         hi += max(c * vmin, c * vmax)
@@ -140,6 +140,13 @@ def _static_shape(buf: Buffer) -> tuple[int, ...]:
     return shape
 
 
+def _const_stride(buf: Buffer, stride: E.PrimExpr) -> int:
+    if not isinstance(stride, E.IntImm):
+        raise AccessError(f"buffer {buf.name!r} has a symbolic stride {stride}; Trainium kernels "
+                          f"need static strides")
+    return stride.value
+
+
 @dataclass(frozen=True)
 class _Iter:
     extent: int
@@ -152,7 +159,7 @@ def dim_iters(buf: Buffer) -> list[list[_Iter]]:
     shape = _static_shape(buf)
     layout = buffer_layout(buf)
     if layout is None:
-        strides = [int(getattr(s, "value", s)) for s in buf.strides] if buf.strides else None
+        strides = [_const_stride(buf, s) for s in buf.strides] if buf.strides else None
         if strides is None:
             strides, acc = [], 1
             for n in reversed(shape):

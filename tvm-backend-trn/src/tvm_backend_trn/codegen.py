@@ -86,11 +86,16 @@ def build_module(mod: IRModule, target: Any, options: Mapping[str, Any]) -> Any:
     if unknown:
         raise TypeError(f"unknown compile option(s) {unknown} for target 'trn'; known: dialect "
                         f"('nki' or 'legacy')")
+    from tvm.tirx.transform.signature import signature_from_func
+
     kernels = {}
+    signatures = {}
     for name, func in mod.functions.items():
         symbol = str(func.attrs.get("global_symbol", name))
         kernels[symbol] = lower_to_kernel(func, symbol)
-    return TrnExecutable(target, kernels, dialect=options.get("dialect", "nki"))
+        # the simulator runs on host arrays: the device is the CPU
+        signatures[symbol] = signature_from_func(func, "cpu", name=symbol)
+    return TrnExecutable(target, kernels, signatures, dialect=options.get("dialect", "nki"))
 
 
 def lower_to_kernel(func: PrimFunc, name: str | None = None) -> isa.Kernel:

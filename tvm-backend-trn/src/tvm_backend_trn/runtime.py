@@ -1,8 +1,11 @@
 """The Trainium executable: kernels in the instruction form, run by the numpy simulator.
 
-``ex(*arrays)`` takes one array per kernel parameter (numpy or anything ``np.asarray``
-accepts, with the parameter's shape); the kernel's outputs are written back into the arrays
-given for them, as on a device. ``inspect_source()`` is the NKI source (current dialect, or
+``ex(*arrays)`` takes one array per kernel parameter, checked first by core's
+:class:`~tvm.runtime.arguments.ArgumentChecker` against the function's
+:class:`~tvm.runtime.arguments.Signature` (derived from the IR at build time and stored in the
+exported file, so a loaded executable checks exactly as a fresh one): numpy arrays or other CPU
+arrays (DLPack), contiguous, with the parameter's shape and dtype. The kernel's outputs are
+written back into the arrays given for them, as on a device. ``inspect_source()`` is the NKI source (current dialect, or
 ``legacy`` with ``dialect="legacy"``).
 """
 
@@ -13,21 +16,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from tvm.error import TVMError
+from tvm.runtime.arguments import ArgumentChecker, Signature
 from tvm.runtime.executable import Executable, read_container
 
 from . import isa
 
 __all__ = ["TrnExecutable", "TrnFunction", "load_executable"]
 
-_FORMAT = 1
+_FORMAT = 2  # 2: argument signatures in the header
 
 
 class TrnFunction:
     """One kernel, callable on arrays (simulated)."""
 
-    def __init__(self, kernel: isa.Kernel, target: Any) -> None:
+    def __init__(self, kernel: isa.Kernel, target: Any, signature: Signature) -> None:
         self.kernel = kernel
         self.target = target
+        self.signature = signature
+        self._check = ArgumentChecker(signature)
         self.stats: dict[str, int] = {}
 
     @property
@@ -39,27 +45,15 @@ class TrnFunction:
 
         from .simulator import simulate
 
+        self._check(args)
+        args = tuple(a if isinstance(a, np.ndarray) else np.from_dlpack(a) for a in args)
         tensors = self.kernel.tensors
-        if len(args) != len(tensors):
-            names = ", ".join(t.name for t in tensors)
-            raise TypeError(f"{self.name}() takes {len(tensors)} arrays ({names}), got "
-                            f"{len(args)}")
-        inputs = {}
-        for t, a in zip(tensors, args):
-            shape = tuple(np.shape(a))
-            if shape != tuple(t.shape):
-                raise TVMError(f"{self.name}: argument {t.name!r} has shape {shape}, expected "
-                               f"{tuple(t.shape)}")
-            if t.kind == "input":
-                inputs[t.name] = np.asarray(a)
+        inputs = {t.name: a for t, a in zip(tensors, args) if t.kind == "input"}
         self.stats = {}
         outs = simulate(self.kernel, inputs, target=self.target, stats=self.stats)
         for t, a in zip(tensors, args):
             if t.kind != "output":
                 continue
-            if not isinstance(a, np.ndarray):
-                raise TVMError(f"{self.name}: output {t.name!r} must be a numpy array (it is "
-                               f"written in place), got {type(a).__name__}")
             np.copyto(a, outs[t.name].astype(a.dtype), casting="unsafe")
 
     def __repr__(self) -> str:
@@ -72,12 +66,16 @@ class TrnExecutable(Executable):
 
     backend = "trn"
 
-    def __init__(self, target: Any, kernels: Mapping[str, isa.Kernel], *,
-                 dialect: str = "nki") -> None:
+    def __init__(self, target: Any, kernels: Mapping[str, isa.Kernel],
+                 signatures: Mapping[str, Signature], *, dialect: str = "nki") -> None:
         if dialect not in ("nki", "legacy"):
             raise ValueError(f"dialect must be 'nki' or 'legacy', got {dialect!r}")
+        missing = sorted(set(kernels) - set(signatures))
+        if missing:
+            raise TVMError(f"no argument signature for kernel(s) {missing}")
         super().__init__(target, list(kernels))
         self.kernels = dict(kernels)
+        self.signatures = dict(signatures)
         self.dialect = dialect
         self._functions: dict[str, TrnFunction] = {}
 
@@ -86,7 +84,8 @@ class TrnExecutable(Executable):
             raise KeyError(f"this executable has no function {name!r}; it has "
                            f"{sorted(self.kernels)}")
         if name not in self._functions:
-            self._functions[name] = TrnFunction(self.kernels[name], self.target)
+            self._functions[name] = TrnFunction(self.kernels[name], self.target,
+                                                self.signatures[name])
         return self._functions[name]
 
     def inspect_source(self, kind: str = "") -> str:
@@ -96,7 +95,8 @@ class TrnExecutable(Executable):
         return "\n\n".join(render(k) for k in self.kernels.values())
 
     def export_header(self) -> dict[str, Any]:
-        return {"trn_format": _FORMAT, "dialect": self.dialect}
+        return {"trn_format": _FORMAT, "dialect": self.dialect,
+                "arguments": {n: s.to_dict() for n, s in self.signatures.items()}}
 
     def export_payload(self) -> bytes:
         return pickle.dumps(self.kernels)
@@ -114,4 +114,6 @@ def load_executable(path_or_bytes: Any, header: Mapping[str, Any]) -> TrnExecuta
     # The payload is the pickled instruction form this backend wrote (checksummed by the
     # container); only load files you trust, as with any pickle.
     kernels = pickle.loads(payload)  # noqa: S301
-    return TrnExecutable(Target(header["target"]), kernels, dialect=header.get("dialect", "nki"))
+    signatures = {n: Signature.from_dict(d) for n, d in header["arguments"].items()}
+    return TrnExecutable(Target(header["target"]), kernels, signatures,
+                         dialect=header.get("dialect", "nki"))

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..codegen.c_style import FunctionInfo
+from ..error import TVMError
 from ..ir.function import IRModule
+from ..runtime.arguments import Signature
 from ..runtime.cache import CompileCache, cache_key
 from ..runtime.executable import read_container
 from .codegen import generate_c
@@ -52,8 +54,8 @@ def build_module(mod: IRModule, target: Any, options: Mapping[str, Any]) -> Host
     if path is None:
         binary = toolchain.compile_shared(source, flags, what=_describe(functions))
         path = _CACHE.put(key, binary, {"functions": [f.name for f in functions]})
-    return HostExecutable(target, path, source, functions, compiler=compiler,
-                          external_checks=_external_checks(mod))
+    return HostExecutable(target, path, source, functions, _signatures(mod, functions),
+                          compiler=compiler)
 
 
 def load_executable(path_or_bytes: Any, header: Mapping[str, Any]) -> HostExecutable | None:
@@ -66,8 +68,13 @@ def load_executable(path_or_bytes: Any, header: Mapping[str, Any]) -> HostExecut
     key = cache_key("c-loaded", digest)
     path = _CACHE.get_path(key) or _CACHE.put(key, payload, {"loaded": True})
     functions = [FunctionInfo.from_dict(header["signatures"][name]) for name in header["entries"]]
+    arguments = header.get("arguments")
+    if arguments is None:
+        raise TVMError("this executable was written before argument signatures were stored "
+                       "(no 'arguments' in its header); export it again with this tvm")
+    signatures = {name: Signature.from_dict(arguments[name]) for name in header["entries"]}
     target = Target(header["target"])
-    return HostExecutable(target, path, header.get("source", ""), functions,
+    return HostExecutable(target, path, header.get("source", ""), functions, signatures,
                           compiler=header.get("compiler"))
 
 
@@ -76,23 +83,10 @@ def _describe(functions: list[FunctionInfo]) -> str:
     return f"the C source of {names}"
 
 
-def _external_checks(mod: IRModule) -> dict[str, Any]:
-    """Argument checks from the passes' signature module, when it exists."""
-    try:
-        from ..tirx.transform import signature  # type: ignore[attr-defined]
-    except ImportError:
-        return {}
-    checks: dict[str, Any] = {}
-    for name, func in mod.functions.items():
-        try:
-            specs = signature.function_signature(func)
-        except Exception:  # an IR form the signature module does not describe: ours checks
-            continue
+def _signatures(mod: IRModule, functions: list[FunctionInfo]) -> dict[str, Signature]:
+    """The argument signature of every exported function, from the IR (names as in C)."""
+    from ..tirx.transform.signature import signature_from_func
 
-        symbol = str(func.attrs.get("global_symbol", name))
-
-        def check(args: Any, _specs: Any = specs, _name: str = symbol) -> None:
-            signature.check_arguments(_specs, args, "cpu", func_name=_name)
-
-        checks[symbol] = check
-    return checks
+    by_name = {str(f.attrs.get("global_symbol", name)): f for name, f in mod.functions.items()}
+    return {info.name: signature_from_func(by_name[info.name], "cpu", name=info.name)
+            for info in functions if info.name in by_name}

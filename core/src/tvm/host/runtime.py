@@ -1,7 +1,10 @@
 """Load host shared objects with ctypes and call their entry points on arrays.
 
-Every call checks its arguments first (count, kind, dtype, rank, shape, strides/contiguity,
-device) and raises naming the parameter; only then does it call into C. A non-zero status from
+Every call checks its arguments first with :class:`~tvm.runtime.arguments.ArgumentChecker`
+(count, kind, dtype, rank, shape, strides/contiguity, device; the error names the function and
+the parameter), then marshals them to C: arrays as data pointers (DLPack producers taken
+zero-copy with ``numpy.from_dlpack``), scalars and the shape variables derived from the arrays
+as numbers. A non-zero status from
 C (a failed assert, an allocation failure) raises :class:`~tvm.error.TVMError` with the message
 the C code recorded.
 """
@@ -15,7 +18,7 @@ from typing import Any
 
 from ..codegen.c_style import FunctionInfo
 from ..error import TVMError
-from ..runtime.arguments import bind_arguments
+from ..runtime.arguments import ArgumentChecker, Signature
 from ..runtime.executable import Executable
 from .codegen import ERROR_SYMBOL
 
@@ -33,14 +36,22 @@ _CTYPES = {
 class HostFunction:
     """One exported C function, callable on arrays and numbers."""
 
-    def __init__(self, lib: ctypes.CDLL, info: FunctionInfo, external_check: Any = None) -> None:
+    def __init__(self, lib: ctypes.CDLL, info: FunctionInfo, signature: Signature) -> None:
         self.info = info
+        self.signature = signature
         self._lib = lib
-        self._external_check = external_check
+        self._check = ArgumentChecker(signature)
         fn = getattr(lib, info.symbol)
         fn.restype = ctypes.c_int32
         fn.argtypes = [self._ctype(p.kind, p.dtype) for p in info.params]
         self._fn = fn
+        # how each C parameter gets its value: (kind, user argument index, signature var name,
+        # shape-variable source)
+        user = [p for p in info.params if p.kind != "shape_var"]
+        index = {id(p): i for i, p in enumerate(user)}
+        self._plan = [(p.kind, index.get(id(p), -1),
+                       signature.params[index[id(p)]].var if id(p) in index else None,
+                       p.source[0] if p.source else None) for p in info.params]
 
     @staticmethod
     def _ctype(kind: str, dtype: str) -> Any:
@@ -56,11 +67,25 @@ class HostFunction:
         return self.info.name
 
     def __call__(self, *args: Any) -> None:
-        if self._external_check is not None:
-            self._external_check(args)
-        values = bind_arguments(self.info, args, "cpu")
-        c_args = [v.ctypes.data if p.kind == "buffer" else v
-                  for p, v in zip(self.info.params, values)]
+        values = self._check(args)
+        arrays = [_as_numpy(a) for a in args]  # keeps DLPack views alive during the call
+        c_args: list[Any] = []
+        for kind, i, var, source in self._plan:
+            if kind == "buffer":
+                c_args.append(arrays[i].ctypes.data)
+            elif kind == "handle":
+                a = arrays[i]
+                c_args.append(a if a is None or isinstance(a, int) else a.ctypes.data)
+            elif kind == "scalar":
+                c_args.append(values[var] if var is not None else args[i])
+            elif source is not None:  # a shape variable: read from the array it came from
+                arg, where, dim = source
+                arr = arrays[arg]
+                c_args.append(arr.shape[dim] if where == "shape"
+                              else arr.strides[dim] // arr.itemsize)
+            else:
+                raise TVMError(f"{self.info.name}: shape variable of C parameter #{len(c_args)} "
+                               "has no array to read it from")
         status = self._fn(*c_args)
         if status != 0:
             raise TVMError(f"{self.info.name}: {self._last_error()}")
@@ -77,14 +102,25 @@ class HostFunction:
         return f"<HostFunction {self.info.name}({params})>"
 
 
+def _as_numpy(arg: Any) -> Any:
+    """A checked argument as C sees it: numpy arrays as they are, other arrays through DLPack."""
+    if arg is None or isinstance(arg, (int, float, bool)) or hasattr(arg, "ctypes"):
+        return arg
+    if hasattr(arg, "__dlpack__") or hasattr(arg, "__array_interface__"):
+        import numpy as np
+
+        return np.from_dlpack(arg) if hasattr(arg, "__dlpack__") else np.asarray(arg)
+    return arg
+
+
 class HostExecutable(Executable):
     """A compiled shared object of the host target ``c``."""
 
     backend = "c"
 
     def __init__(self, target: Any, lib_path: str | Path, source: str,
-                 functions: Sequence[FunctionInfo], *, compiler: dict[str, Any] | None = None,
-                 external_checks: dict[str, Any] | None = None) -> None:
+                 functions: Sequence[FunctionInfo], signatures: dict[str, Signature], *,
+                 compiler: dict[str, Any] | None = None) -> None:
         super().__init__(target, [f.name for f in functions])
         self.lib_path = str(lib_path)
         self.source = source
@@ -94,7 +130,10 @@ class HostExecutable(Executable):
             self._lib = ctypes.CDLL(self.lib_path)
         except OSError as err:
             raise TVMError(f"could not load the compiled module {self.lib_path}: {err}") from err
-        self._external_checks = dict(external_checks or {})
+        missing = [f.name for f in functions if f.name not in signatures]
+        if missing:
+            raise TVMError(f"no argument signature for {missing}")
+        self.signatures = dict(signatures)
         self._loaded: dict[str, HostFunction] = {}
 
     def get_function(self, name: str) -> HostFunction:
@@ -105,7 +144,7 @@ class HostExecutable(Executable):
         if info is None:
             raise KeyError(f"this executable has no function {name!r}; it has "
                            f"{sorted(self.functions)}")
-        func = self._loaded[name] = HostFunction(self._lib, info, self._external_checks.get(name))
+        func = self._loaded[name] = HostFunction(self._lib, info, self.signatures[name])
         return func
 
     def inspect_source(self, kind: str = "") -> str:
@@ -113,6 +152,7 @@ class HostExecutable(Executable):
 
     def export_header(self) -> dict[str, Any]:
         return {"signatures": {n: f.to_dict() for n, f in self.functions.items()},
+                "arguments": {n: s.to_dict() for n, s in self.signatures.items()},
                 "compiler": self.compiler}
 
     def export_payload(self) -> bytes:

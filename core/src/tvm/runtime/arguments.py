@@ -1,164 +1,523 @@
-"""Check call arguments against a compiled function's signature, before anything runs.
+"""The one argument check every executable runs before anything launches.
 
-Arrays may be numpy arrays or any DLPack producer on the expected device (CPU arrays are taken
-zero-copy with ``numpy.from_dlpack``). Every problem is a ``ValueError`` (``TypeError`` for a
-wrong argument count or kind) that names the function and the parameter.
+A compiled function's parameters are described by a :class:`Signature`: plain data (JSON),
+derived from the IR at build time (:func:`tvm.tirx.transform.signature_from_func`), stored in
+the executable and in the file ``export_library`` writes, so a freshly compiled executable and
+one from ``tvm.runtime.load_module`` check their arguments with the same code and the same
+messages. :class:`ArgumentChecker` turns a signature into per-parameter checks once (at build or
+load time); a call then costs a few attribute reads per array.
+
+>>> sig = Signature.from_dict(header["arguments"]["vadd"])
+>>> check = ArgumentChecker(sig)
+>>> values = check([a, b, c])      # {"n": 1024, ...}: scalars and symbolic dims, by name
+
+Every message names the function and the parameter and says what was expected and what was
+given, e.g. ``vadd: argument 'A': expected dtype float32, got float64``. A wrong argument count,
+or an argument of the wrong kind (a list for an array, a float for an int), is a ``TypeError``;
+everything else (rank, shape, dtype, device, strides, a scalar out of range) a ``ValueError``.
+
+Arrays: numpy arrays, torch tensors, anything with ``__cuda_array_interface__``,
+``__array_interface__`` or ``__dlpack__``. Dimensions in a signature are ints, the name of a
+variable (bound by the first argument that has it, checked against every later one) or an
+expression tree (``["Mul", "n", 2]``, evaluated once every variable is bound).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
 
-from ..codegen.c_style import FunctionInfo, ParamInfo
+__all__ = ["ArgumentChecker", "Dim", "ParamSig", "Signature", "evaluate_tree", "show_dim"]
 
-__all__ = ["bind_arguments"]
+#: a dimension or stride: an int, a variable name, or an expression tree ``[op, *operands]``
+Dim = Union[int, float, str, list]
 
-_DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
-                   10: "rocm", 13: "cuda_managed", 14: "oneapi"}
+# DLPack device type codes (dlpack.h) -> device kinds. Pinned host memory (3) is CPU memory.
+_DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cpu", 4: "opencl", 7: "vulkan", 8: "metal",
+                   10: "rocm", 13: "cuda", 14: "oneapi"}
+_KINDS = ("buffer", "scalar", "handle")
 
 
-def bind_arguments(info: FunctionInfo, args: Sequence[Any], device_type: str = "cpu") -> list[Any]:
-    """Values for every C parameter of ``info``, in order: numpy arrays for buffers, Python
-    numbers for scalars and for the shape variables derived from the arrays."""
+@dataclass(frozen=True)
+class ParamSig:
+    """One parameter. ``kind``: ``buffer``, ``scalar`` or ``handle`` (an opaque pointer: an int
+    address, None or an array). For buffers, ``strides`` empty means contiguous row-major. For
+    scalars, ``var`` is the name the value is bound to (shapes may use it)."""
+
+    name: str
+    kind: str
+    dtype: str
+    shape: tuple[Dim, ...] = ()
+    strides: tuple[Dim, ...] = ()
+    scope: str = "global"
+    var: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "dtype": self.dtype,
+                "shape": list(self.shape), "strides": list(self.strides), "scope": self.scope,
+                "var": self.var}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> ParamSig:
+        if d.get("kind") not in _KINDS:
+            raise ValueError(f"parameter {d.get('name')!r}: kind must be one of {_KINDS}, got "
+                             f"{d.get('kind')!r}")
+        return ParamSig(str(d["name"]), str(d["kind"]), str(d["dtype"]), tuple(d.get("shape", ())),
+                        tuple(d.get("strides", ())), str(d.get("scope", "global")), d.get("var"))
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a function expects: its name (used in messages), parameters and device kind."""
+
+    name: str
+    params: tuple[ParamSig, ...]
+    device: str = "cpu"
+    #: variable names -> dtype, for every variable the dims and scalars use
+    variables: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "device": self.device, "variables": dict(self.variables),
+                "params": [p.to_dict() for p in self.params]}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> Signature:
+        return Signature(str(d["name"]), tuple(ParamSig.from_dict(p) for p in d["params"]),
+                         str(d.get("device", "cpu")), dict(d.get("variables", {})))
+
+
+# -- expression trees ----------------------------------------------------------------------------
+
+
+def _trunc_div(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    return a / b
+
+
+def _floor_div(a: Any, b: Any) -> Any:
+    return a // b if isinstance(a, int) and isinstance(b, int) else math.floor(a / b)
+
+
+def _trunc_mod(a: Any, b: Any) -> Any:
+    return a - b * _trunc_div(a, b) if isinstance(a, int) and isinstance(b, int) else math.fmod(a, b)
+
+
+_OPS: dict[str, Callable[..., Any]] = {
+    "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+    "Min": min, "Max": max, "FloorDiv": _floor_div, "FloorMod": lambda a, b: a % b,
+    "Div": _trunc_div, "Mod": _trunc_mod,
+    "LT": lambda a, b: a < b, "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b,
+    "GE": lambda a, b: a >= b, "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b,
+    "And": lambda a, b: bool(a) and bool(b), "Or": lambda a, b: bool(a) or bool(b),
+    "Not": lambda a: not a,
+}
+_DIVISIONS = frozenset(["FloorDiv", "FloorMod", "Div", "Mod"])
+_SYMBOLS = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%", "Div": "/",
+            "Mod": "%"}
+
+
+def evaluate_tree(tree: Dim, values: Mapping[str, Any]) -> Any:
+    """The value of a dimension (int, variable name or expression tree) given ``values``."""
+    if isinstance(tree, str):
+        try:
+            return values[tree]
+        except KeyError:
+            raise ValueError(f"cannot evaluate `{tree}`: its value is not known") from None
+    if not isinstance(tree, list):
+        return tree
+    op = tree[0]
+    if op == "Cast":
+        v = evaluate_tree(tree[2], values)
+        return float(v) if str(tree[1]).startswith(("float", "bfloat")) else int(v)
+    if op == "Select":
+        return evaluate_tree(tree[2] if evaluate_tree(tree[1], values) else tree[3], values)
+    fn = _OPS.get(op)
+    if fn is None:
+        raise ValueError(f"cannot evaluate a {op} on the host")
+    operands = [evaluate_tree(t, values) for t in tree[1:]]
+    if op in _DIVISIONS and operands[1] == 0:
+        raise ZeroDivisionError(f"division by zero evaluating {show_dim(tree)}")
+    return fn(*operands)
+
+
+def show_dim(tree: Dim) -> str:
+    """A dimension as text: ``64``, ``n``, ``n * 2``."""
+    if not isinstance(tree, list):
+        return str(tree)
+    op, *rest = tree
+    if op in _SYMBOLS:
+        return f"{_paren(rest[0])} {_SYMBOLS[op]} {_paren(rest[1])}"
+    if op == "Cast":
+        return f"{rest[0]}({show_dim(rest[1])})"
+    return f"{op.lower()}({', '.join(show_dim(t) for t in rest)})"
+
+
+def _paren(tree: Dim) -> str:
+    text = show_dim(tree)
+    return f"({text})" if isinstance(tree, list) and tree[0] in _SYMBOLS else text
+
+
+def _tuple_text(items: Sequence[Any]) -> str:
+    texts = [show_dim(x) if isinstance(x, (list, str)) else str(x) for x in items]
+    return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+
+
+def _tree_vars(tree: Dim) -> list[str]:
+    if isinstance(tree, str):
+        return [tree]
+    if isinstance(tree, list):
+        start = 2 if tree[0] == "Cast" else 1
+        return [v for t in tree[start:] for v in _tree_vars(t)]
+    return []
+
+
+# -- reading arrays ------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _canon_dtype(name: str) -> str:
+    """One spelling per dtype: numpy's ``bool_``/torch's ``half`` -> ``bool``/``float16``."""
+    name = name.removeprefix("torch.")
+    aliases = {"bool_": "bool", "float": "float32", "half": "float16", "double": "float64",
+               "int": "int32", "long": "int64", "float8_e4m3fn": "float8_e4m3",
+               "float8_e5m2": "float8_e5m2"}
+    name = aliases.get(name, name)
+    try:
+        from ..ir.dtype import DataType
+
+        return str(DataType(name))
+    except (ValueError, TypeError):
+        return name
+
+
+@dataclass
+class _Array:
+    shape: tuple[int, ...]
+    dtype: str
+    strides: tuple[int, ...] | None  # in elements; None = contiguous row-major
+    device: str  # the kind: cpu, cuda, ...
+    where: str = ""  # the device as shown: cpu, cuda:1
+
+
+def _read_array(x: Any) -> _Array | None:
+    """Shape, dtype, strides and device of any supported array, else None."""
+    if type(x).__module__ == "torch":  # torch.Tensor / Parameter: no conversion needed
+        dev = x.device
+        where = dev.type if dev.index is None else f"{dev.type}:{dev.index}"
+        return _Array(tuple(x.shape), _canon_dtype(str(x.dtype)), tuple(x.stride()), dev.type,
+                      where)
+    cai = _interface(x, "__cuda_array_interface__")
+    if cai is not None:
+        return _from_interface(x, cai, "cuda")
+    ai = _interface(x, "__array_interface__")
+    if ai is not None:
+        return _from_interface(x, ai, "cpu")
+    if hasattr(x, "__dlpack__"):
+        return _from_dlpack(x)
+    return None
+
+
+def _interface(x: Any, name: str) -> dict[str, Any] | None:
+    try:
+        value = getattr(x, name)
+    except Exception:  # torch raises for __cuda_array_interface__ of CPU tensors
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _from_interface(x: Any, iface: dict[str, Any], device: str) -> _Array:
     import numpy as np
 
-    user = info.user_params
-    if len(args) != len(user):
-        names = ", ".join(p.name for p in user)
-        raise TypeError(f"{info.name}() takes {len(user)} argument(s) ({names}), "
-                        f"got {len(args)}")
-    values: dict[str, Any] = {}
-    arrays: list[Any] = []
-    for p, arg in zip(user, args):
-        if p.kind == "buffer":
-            arrays.append(_as_array(np, info, p, arg, device_type))
-        else:
-            arrays.append(None)
-            values[p.c_name] = _as_scalar(np, info, p, arg)
-    for p, arr in zip(user, arrays):
+    shape = tuple(int(s) for s in iface["shape"])
+    npdt = np.dtype(iface["typestr"])
+    strides = iface.get("strides")
+    itemsize = npdt.itemsize or 1
+    elem = None if strides is None else tuple(int(s) // itemsize for s in strides)
+    return _Array(shape, _dtype_of(x, npdt), elem, device, device)
+
+
+def _from_dlpack(x: Any) -> _Array:
+    code, index = 1, 0
+    if hasattr(x, "__dlpack_device__"):
+        try:
+            code, index = (int(v) for v in x.__dlpack_device__())
+        except Exception:  # a producer whose device query fails is taken as CPU, as numpy does
+            code, index = 1, 0
+    device = _DLPACK_DEVICES.get(code, f"device type {code}")
+    if device == "cpu":
+        import numpy as np
+
+        try:
+            arr = np.from_dlpack(x)
+        except Exception:  # e.g. a dtype numpy does not know: fall back to attributes
+            arr = None
         if arr is not None:
-            _check_array(info, p, arr, values)
-    out: list[Any] = []
-    index = 0
-    for p in info.params:
-        if p.kind == "shape_var":
-            out.append(values[p.c_name])
-        else:
-            out.append(arrays[index] if arrays[index] is not None else values[p.c_name])
-            index += 1
+            info = _from_interface(arr, arr.__array_interface__, "cpu")
+            info.dtype = _dtype_of(x, arr.dtype)
+            return info
+    shape = tuple(int(s) for s in getattr(x, "shape", ()))
+    stride = getattr(x, "stride", None)
+    strides: tuple[int, ...] | None = None
+    if callable(stride):
+        strides = tuple(int(s) for s in stride())
+    elif getattr(x, "strides", None) is not None:
+        size = getattr(x, "itemsize", None) or getattr(getattr(x, "dtype", None), "itemsize", 1)
+        strides = tuple(int(s) // int(size or 1) for s in x.strides)
+    return _Array(shape, _dtype_of(x, None), strides, device, f"{device}:{index}")
+
+
+def _dtype_of(x: Any, npdt: Any) -> str:
+    dt = getattr(x, "dtype", None)
+    if dt is not None:
+        name = dt if isinstance(dt, str) else getattr(dt, "name", None)
+        return _canon_dtype(name if isinstance(name, str) else str(dt))
+    return _canon_dtype(str(npdt.name)) if npdt is not None else "unknown"
+
+
+def _contiguous(shape: Sequence[int]) -> tuple[int, ...]:
+    out = []
+    acc = 1
+    for ext in reversed(shape):
+        out.append(acc)
+        acc *= ext
+    return tuple(reversed(out))
+
+
+# -- the checker ---------------------------------------------------------------------------------
+
+
+class ArgumentChecker:
+    """The checks of one :class:`Signature`, prepared once; calling it on the arguments returns
+    ``{variable name: value}`` for every scalar parameter and symbolic dimension, or raises
+    naming the function and the parameter."""
+
+    def __init__(self, signature: Signature) -> None:
+        self.signature = signature
+        self.name = signature.name
+        params = signature.params
+        self._count_error = (f"{self.name}() takes {len(params)} argument"
+                             f"{'' if len(params) == 1 else 's'} "
+                             f"({', '.join(p.name for p in params)})")
+        origins = _origins(params)
+        self._checks: list[Callable[[Any, dict[str, Any]], None]] = []
+        self._late: list[Callable[[Sequence[Any], dict[str, Any]], None]] = []
+        for index, p in enumerate(params):
+            if p.kind == "buffer":
+                buf = _BufferCheck(self.name, index, p, signature.device, origins)
+                self._checks.append(buf)
+                if buf.late:
+                    self._late.append(buf.check_late)
+            elif p.kind == "handle":
+                self._checks.append(_HandleCheck(self.name, p))
+            else:
+                self._checks.append(_ScalarCheck(self.name, p, origins))
+
+    def __call__(self, args: Sequence[Any]) -> dict[str, Any]:
+        if len(args) != len(self._checks):
+            raise TypeError(f"{self._count_error}, got {len(args)}")
+        values: dict[str, Any] = {}
+        for check, arg in zip(self._checks, args):
+            check(arg, values)
+        for late in self._late:
+            late(args, values)
+        return values
+
+
+def _origins(params: Sequence[ParamSig]) -> dict[str, str]:
+    """Where each variable gets its value: the first parameter (in order) that has it."""
+    out: dict[str, str] = {}
+    for p in params:
+        if p.kind == "scalar" and p.var is not None:
+            out.setdefault(p.var, f"argument {p.name!r}")
+        for what, dims in (("shape", p.shape), ("strides", p.strides)):
+            for k, d in enumerate(dims):
+                if isinstance(d, str):
+                    out.setdefault(d, f"argument {p.name!r} {what}[{k}]")
     return out
 
 
-def _as_array(np: Any, info: FunctionInfo, p: ParamInfo, arg: Any, device_type: str) -> Any:
-    if isinstance(arg, np.ndarray):
-        return arg
-    if hasattr(arg, "__dlpack__"):
-        device = _dlpack_device(arg)
-        if device != device_type:
-            raise ValueError(f"{info.name}: argument {p.name!r} is a {device} array; this "
-                             f"function runs on {device_type} and needs a {device_type} array")
+class _ScalarCheck:
+    def __init__(self, func: str, p: ParamSig, origins: Mapping[str, str]) -> None:
+        self.where = f"{func}: argument {p.name!r}"
+        self.dtype = p.dtype
+        self.var = p.var or p.name
+        self.origin = origins.get(self.var, "")
+        self.kind = ("bool" if p.dtype == "bool" else
+                     "int" if p.dtype.startswith(("int", "uint")) else "float")
+        self.range: tuple[int, int] | None = None
+        if self.kind == "int":
+            bits = int(p.dtype.lstrip("uint") or 32)
+            self.range = ((0, 2**bits - 1) if p.dtype.startswith("u")
+                          else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1))
+
+    def __call__(self, arg: Any, values: dict[str, Any]) -> None:
+        value = self.convert(arg)
+        bound = values.get(self.var)
+        if bound is not None and bound != value:
+            raise ValueError(f"{self.where}: expected {bound} (the value {self.origin} gives "
+                             f"{self.var}), got {value}")
+        values[self.var] = value
+
+    def convert(self, arg: Any) -> Any:
+        if hasattr(arg, "ndim") and getattr(arg, "ndim", None) == 0 and hasattr(arg, "item"):
+            arg = arg.item()  # a 0-d array or a numpy scalar
+        got = f"{type(arg).__name__} {arg!r}"
+        if self.kind == "bool":
+            if isinstance(arg, (bool, int)):
+                return bool(arg)
+            raise TypeError(f"{self.where}: expected a bool, got {got}")
+        if self.kind == "int":
+            if isinstance(arg, bool) or not hasattr(arg, "__index__"):
+                raise TypeError(f"{self.where}: expected an int ({self.dtype}), got {got}")
+            value = int(arg.__index__())
+            lo, hi = self.range or (value, value)
+            if not lo <= value <= hi:
+                raise ValueError(f"{self.where}: expected an int that fits in {self.dtype} "
+                                 f"({lo} to {hi}), got {value}")
+            return value
+        if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+            raise TypeError(f"{self.where}: expected a number ({self.dtype}), got {got}")
+        return float(arg)
+
+
+class _HandleCheck:
+    def __init__(self, func: str, p: ParamSig) -> None:
+        self.where = f"{func}: argument {p.name!r}"
+
+    def __call__(self, arg: Any, values: dict[str, Any]) -> None:
+        if arg is None or (isinstance(arg, int) and not isinstance(arg, bool)):
+            return
+        if hasattr(arg, "__array_interface__") or hasattr(arg, "__dlpack__"):
+            return
+        raise TypeError(f"{self.where}: expected a pointer (an int address, None or an array), "
+                        f"got {type(arg).__name__}")
+
+
+class _BufferCheck:
+    """Rank, dtype, device, shape (binding variables) and strides of one array parameter."""
+
+    def __init__(self, func: str, index: int, p: ParamSig, device: str,
+                 origins: Mapping[str, str]) -> None:
+        self.where = f"{func}: argument {p.name!r}"
+        self.index = index
+        self.ndim = len(p.shape)
+        self.dtype = _canon_dtype(p.dtype)
+        self.device = device
+        self.shape = p.shape
+        self.strides = p.strides
+        self.origins = origins
+        ints = tuple(d for d in p.shape if isinstance(d, int))
+        self.static = ints if len(ints) == len(p.shape) else None
+        self.binds = [(k, d) for k, d in enumerate(p.shape) if isinstance(d, str)]
+        self.stride_binds = [(k, d) for k, d in enumerate(p.strides) if isinstance(d, str)]
+        self.late = (any(isinstance(d, list) for d in p.shape) or bool(p.strides))
+        # numpy arrays of the expected dtype and static shape take a fast path (numpy is
+        # imported when a checker is built, never at ``import tvm``)
+        self.ndarray: Any = None
+        self.np_dtype: Any = None
         try:
-            return np.from_dlpack(arg)
-        except (TypeError, ValueError, BufferError, RuntimeError) as err:
-            raise ValueError(f"{info.name}: argument {p.name!r} could not be read through "
-                             f"DLPack ({err})") from err
-    raise TypeError(f"{info.name}: argument {p.name!r} must be an array ({p.dtype}, shape "
-                    f"{_shape_text(p.shape)}): a numpy array or a DLPack producer, got "
-                    f"{type(arg).__name__}")
+            import numpy as np
 
+            self.ndarray = np.ndarray
+            self.np_dtype = np.dtype(self.dtype)
+        except ImportError:  # pragma: no cover - numpy is a core dependency
+            pass
+        except TypeError:  # a dtype numpy does not know by name (bfloat16 without ml_dtypes)
+            self.np_dtype = None
+        self.fast = self.static is not None and self.device == "cpu" and not p.strides
 
-def _dlpack_device(arg: Any) -> str:
-    try:
-        code, index = arg.__dlpack_device__()
-    except Exception:  # a producer without the method is taken as CPU, as numpy does
-        return "cpu"
-    name = _DLPACK_DEVICES.get(int(code), f"device type {int(code)}")
-    return "cpu" if name == "cpu" else f"{name}:{int(index)}"
+    def __call__(self, arg: Any, values: dict[str, Any]) -> None:
+        if type(arg) is self.ndarray:  # no conversion, no interface dicts
+            if (self.fast and arg.dtype == self.np_dtype and arg.shape == self.static
+                    and arg.flags.c_contiguous):
+                return
+            shape = arg.shape
+            info = _Array(shape, _canon_dtype(arg.dtype.name),
+                          tuple(s // (arg.itemsize or 1) for s in arg.strides), "cpu", "cpu")
+        else:
+            read = _read_array(arg)
+            if read is None:
+                raise TypeError(f"{self.where}: expected an array ({self.dtype}, shape "
+                                f"{_tuple_text(self.shape)}): a numpy array, a torch tensor or an "
+                                f"object with __dlpack__, __array_interface__ or "
+                                f"__cuda_array_interface__; got {type(arg).__name__}")
+            info = read
+        self.check(info, values)
 
+    def check(self, info: _Array, values: dict[str, Any]) -> None:
+        if info.device != self.device:
+            raise ValueError(f"{self.where}: expected an array on {self.device}, got one on "
+                             f"{info.where or info.device}")
+        if len(info.shape) != self.ndim:
+            raise ValueError(f"{self.where}: expected a {self.ndim}-d array of shape "
+                             f"{_tuple_text(self.shape)}, got a {len(info.shape)}-d array of "
+                             f"shape {tuple(info.shape)}")
+        if info.dtype != self.dtype:
+            raise ValueError(f"{self.where}: expected dtype {self.dtype}, got {info.dtype}")
+        shape = tuple(info.shape)
+        if self.static is not None:
+            if shape != self.static:
+                raise ValueError(f"{self.where}: expected shape {self.static}, got {shape}")
+        else:
+            self._check_dims(shape, values)
+        if not self.strides:
+            self._check_contiguous(info)
+        else:
+            strides = info.strides if info.strides is not None else _contiguous(shape)
+            for k, name in self.stride_binds:
+                values.setdefault(name, strides[k])
 
-def _as_scalar(np: Any, info: FunctionInfo, p: ParamInfo, arg: Any) -> Any:
-    if p.kind == "handle":
-        if isinstance(arg, np.ndarray):
-            return arg.ctypes.data
-        if arg is None or isinstance(arg, int):
-            return arg
-        raise TypeError(f"{info.name}: argument {p.name!r} is a pointer; pass an int address, "
-                        f"None or a numpy array, got {type(arg).__name__}")
-    if isinstance(arg, np.ndarray) and arg.ndim == 0:
-        arg = arg.item()
-    if isinstance(arg, np.generic):
-        arg = arg.item()
-    dtype = p.dtype
-    if dtype == "bool":
-        if not isinstance(arg, (bool, int)):
-            raise TypeError(f"{info.name}: argument {p.name!r} must be a bool, got "
-                            f"{type(arg).__name__}")
-        return bool(arg)
-    if dtype.startswith(("int", "uint")):
-        if isinstance(arg, bool) or not isinstance(arg, int):
-            raise TypeError(f"{info.name}: argument {p.name!r} must be an int ({dtype}), got "
-                            f"{type(arg).__name__} {arg!r}")
-        bits = int(dtype.lstrip("uint") or 32)
-        lo, hi = (0, 2**bits - 1) if dtype.startswith("u") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-        if not lo <= arg <= hi:
-            raise ValueError(f"{info.name}: argument {p.name!r} = {arg} does not fit in {dtype}")
-        return arg
-    if isinstance(arg, bool) or not isinstance(arg, (int, float)):
-        raise TypeError(f"{info.name}: argument {p.name!r} must be a number ({dtype}), got "
-                        f"{type(arg).__name__}")
-    return float(arg)
+    def _check_dims(self, shape: tuple[int, ...], values: dict[str, Any]) -> None:
+        for k, d in enumerate(self.shape):
+            if isinstance(d, int):
+                if shape[k] != d:
+                    raise ValueError(f"{self.where}: expected shape {_tuple_text(self.shape)}, "
+                                     f"got {shape} (dimension {k} is {shape[k]}, expected {d})")
+                continue
+            if not isinstance(d, str):
+                continue  # an expression: checked once every variable is bound
+            bound = values.get(d)
+            if bound is None:
+                values[d] = shape[k]
+            elif bound != shape[k]:
+                raise ValueError(f"{self.where}: expected shape {_tuple_text(self.shape)} with "
+                                 f"{d} = {bound} (from {self.origins.get(d, 'another argument')}), "
+                                 f"got {shape}")
 
+    def _check_contiguous(self, info: _Array) -> None:
+        if info.strides is None:
+            return
+        expected = _contiguous(info.shape)
+        for got, want, ext in zip(info.strides, expected, info.shape):
+            if got != want and ext != 1:  # the stride of an extent-1 dimension never matters
+                raise ValueError(
+                    f"{self.where}: expected a contiguous (row-major) array, got strides "
+                    f"{tuple(info.strides)} (in elements) for shape {tuple(info.shape)}; pass a "
+                    f"contiguous copy: numpy.ascontiguousarray(x) (torch: x.contiguous())")
 
-def _check_array(info: FunctionInfo, p: ParamInfo, arr: Any, values: dict[str, Any]) -> None:
-    where = f"{info.name}: argument {p.name!r}"
-    got = _dtype_name(arr)
-    if got != p.dtype:
-        raise ValueError(f"{where} has dtype {got}, expected {p.dtype}")
-    shape = p.shape or []
-    if arr.ndim != len(shape):
-        raise ValueError(f"{where} has {arr.ndim} dimension(s) (shape {tuple(arr.shape)}), "
-                         f"expected {len(shape)} (shape {_shape_text(shape)})")
-    for k, (want, have) in enumerate(zip(shape, arr.shape)):
-        _match(where, "dimension", k, want, int(have), values, shape)
-    itemsize = arr.dtype.itemsize
-    if p.strides is None:
-        if not arr.flags["C_CONTIGUOUS"]:
-            raise ValueError(f"{where} must be C-contiguous (row-major and dense); got strides "
-                             f"{tuple(arr.strides)} in bytes for shape {tuple(arr.shape)}. Pass "
-                             "numpy.ascontiguousarray(x)")
-        return
-    for k, (want, have) in enumerate(zip(p.strides, arr.strides)):
-        if have % itemsize:
-            raise ValueError(f"{where} has stride {have} bytes in dimension {k}, not a multiple "
-                             f"of its element size {itemsize}")
-        _match(where, "stride", k, want, have // itemsize, values, p.strides)
-
-
-def _match(where: str, what: str, k: int, want: Any, have: int, values: dict[str, Any],
-           expected: list[Any]) -> None:
-    if want is None:
-        return  # an expression the runtime does not evaluate
-    if isinstance(want, int):
-        if want != have:
-            raise ValueError(f"{where} has {what} {k} = {have}, expected {want} "
-                             f"({what}s {_shape_text(expected)})")
-        return
-    bound = values.get(want)
-    if bound is None:
-        values[want] = have
-    elif bound != have:
-        raise ValueError(f"{where} has {what} {k} = {have}, but {want!r} is {bound} "
-                         f"(from another argument)")
-
-
-def _dtype_name(arr: Any) -> str:
-    name = str(arr.dtype)
-    return {"bool": "bool"}.get(name, name)
-
-
-def _shape_text(shape: list[Any] | None) -> str:
-    if shape is None:
-        return "?"
-    items = ["?" if s is None else str(s) for s in shape]
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    def check_late(self, args: Sequence[Any], values: dict[str, Any]) -> None:
+        """Expression dimensions and explicit strides, once every variable is bound."""
+        info = _read_array(args[self.index])
+        if info is None:  # pragma: no cover - __call__ raised already
+            return
+        shape = tuple(info.shape)
+        for k, d in enumerate(self.shape):
+            if isinstance(d, list):
+                want = evaluate_tree(d, values)
+                if want != shape[k]:
+                    raise ValueError(f"{self.where}: expected shape {_tuple_text(self.shape)}, "
+                                     f"got {shape} (dimension {k} is {shape[k]}, but "
+                                     f"{show_dim(d)} is {want})")
+        if not self.strides:
+            return
+        actual = info.strides if info.strides is not None else _contiguous(shape)
+        expected = tuple(int(evaluate_tree(s, values)) for s in self.strides)
+        for got, want, ext in zip(actual, expected, shape):
+            if got != want and ext != 1:
+                raise ValueError(f"{self.where}: expected strides {expected} (in elements), got "
+                                 f"{tuple(actual)}")

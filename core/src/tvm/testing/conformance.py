@@ -21,6 +21,16 @@ start with ``Test`` for pytest to collect it) and say how to reach the device::
 
 Without pytest, :func:`run_backend_conformance` runs every check and returns each outcome.
 
+Three more hooks let a backend fit the kit without forking it:
+
+- ``run(ex, args)`` runs a compiled executable (default ``ex(*args)``): a backend with a CPU
+  emulator runs through it (Metal off macOS: ``ex.emulate(*args)``).
+- ``check_compiled(ex)`` adds a build-time check of every compiled executable (Metal: the
+  syntax check of the MSL).
+- ``kernel(name)`` returns the kernel a check compiles (default: the kit's kernel-form kernels
+  of :data:`KERNELS`); a backend whose kernels are written differently (Trainium: tile
+  primitives over on-chip buffers) supplies its own with the same parameters and meaning.
+
 Where kernels cannot run (a CI machine without the GPU), every check still compiles its kernel
 and checks that the backend produced source; only the run is skipped, with the reason. The
 kernels are written in the kernel form (``T.device_entry``, ``T.cta_id``, ``T.thread_id``) with
@@ -35,7 +45,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any, ClassVar, no_type_check
 
-__all__ = ["CHECKS", "BackendConformance", "NotRun", "run_backend_conformance"]
+__all__ = ["CHECKS", "KERNELS", "BackendConformance", "NotRun", "run_backend_conformance"]
 
 VADD_N, VADD_THREADS = 1024, 128
 ROWS, COLS, CTA_THREADS = 16, 64, 64
@@ -78,6 +88,18 @@ class BackendConformance:
     def synchronize(self) -> None:
         """Wait until launched kernels are done."""
 
+    def run(self, ex: Any, args: list[Any]) -> None:
+        """Run the executable ``ex`` on device arrays ``args`` (default: ``ex(*args)``)."""
+        ex(*args)
+
+    def check_compiled(self, ex: Any) -> None:
+        """An extra check of every compiled executable (raise to fail); default none."""
+
+    def kernel(self, name: str) -> Any:
+        """The PrimFunc check ``name`` compiles (``vector_add``, ``elementwise``,
+        ``reduction``, ``gemm``): by default the kit's own, from :data:`KERNELS`."""
+        return KERNELS[name]()
+
     def non_contiguous(self, array: Any) -> Any:
         """A non-contiguous device view with the values of the 1-d numpy ``array``."""
         import numpy as np
@@ -90,10 +112,13 @@ class BackendConformance:
     def compile(self, func: Any) -> Any:
         import tvm
 
+        if isinstance(func, str):
+            func = self.kernel(func)
         ex = tvm.compile(func, target=self.target, **self.compile_options)
         source = ex.inspect_source()
         assert isinstance(source, str) and source.strip(), \
             f"{self.target}: inspect_source() returned no source"
+        self.check_compiled(ex)
         return ex
 
     def require_run(self) -> None:
@@ -104,7 +129,7 @@ class BackendConformance:
     def call(self, ex: Any, *arrays: Any) -> list[Any]:
         """Run ``ex`` on device copies of ``arrays``; returns numpy copies after the run."""
         args = [self.to_device(a.copy()) for a in arrays]
-        ex(*args)
+        self.run(ex, args)
         self.synchronize()
         return [self.to_numpy(a) for a in args]
 
@@ -239,7 +264,7 @@ def _close(got: Any, want: Any, what: str, rtol: float = 1e-5, atol: float = 1e-
 def check_vector_add(kit: BackendConformance) -> None:
     import numpy as np
 
-    ex = kit.compile(vector_add_kernel())
+    ex = kit.compile("vector_add")
     kit.require_run()
     a, b = _rand(VADD_N, seed=1), _rand(VADD_N, seed=2)
     _, _, c = kit.call(ex, a, b, np.zeros(VADD_N, "float32"))
@@ -249,7 +274,7 @@ def check_vector_add(kit: BackendConformance) -> None:
 def check_elementwise(kit: BackendConformance) -> None:
     import numpy as np
 
-    ex = kit.compile(elementwise_kernel())
+    ex = kit.compile("elementwise")
     kit.require_run()
     a = _rand(ROWS, COLS, seed=3)
     zeros = np.zeros((ROWS, COLS), "float32")
@@ -262,7 +287,7 @@ def check_elementwise(kit: BackendConformance) -> None:
 def check_reduction(kit: BackendConformance) -> None:
     import numpy as np
 
-    ex = kit.compile(reduction_kernel())
+    ex = kit.compile("reduction")
     kit.require_run()
     a = _rand(ROWS, COLS, seed=4)
     _, s, mx = kit.call(ex, a, np.zeros(ROWS, "float32"), np.zeros(ROWS, "float32"))
@@ -273,7 +298,7 @@ def check_reduction(kit: BackendConformance) -> None:
 def check_gemm(kit: BackendConformance) -> None:
     import numpy as np
 
-    ex = kit.compile(gemm_kernel())
+    ex = kit.compile("gemm")
     kit.require_run()
     a, b, c = _rand(GEMM_M, GEMM_K, seed=5), _rand(GEMM_N, GEMM_K, seed=6), _rand(GEMM_M, GEMM_N, seed=7)
     *_, d = kit.call(ex, a, b, c, np.zeros((GEMM_M, GEMM_N), "float32"))
@@ -288,7 +313,7 @@ def check_export_and_load(kit: BackendConformance) -> None:
 
     import tvm
 
-    ex = kit.compile(vector_add_kernel())
+    ex = kit.compile("vector_add")
     with tempfile.TemporaryDirectory(prefix="tvm-conformance-") as tmp:
         path = os.path.join(tmp, "vector_add.tvm")
         ex.export_library(path)
@@ -307,7 +332,7 @@ def check_argument_checks(kit: BackendConformance) -> None:
     parameter, before anything is launched."""
     import numpy as np
 
-    ex = kit.compile(vector_add_kernel())
+    ex = kit.compile("vector_add")
     kit.require_run()
     good = np.ones(VADD_N, "float32")
     rows = VADD_N // VADD_THREADS
@@ -325,7 +350,7 @@ def check_argument_checks(kit: BackendConformance) -> None:
         b = kit.to_device(good.copy())
         c = kit.to_device(np.zeros(VADD_N, "float32"))
         try:
-            ex(make_bad(), b, c)
+            kit.run(ex, [make_bad(), b, c])
         except ValueError as err:
             text = str(err)
             assert re.search(r"(?<![\w.])'?A'?(?![\w(])", text), \
@@ -337,6 +362,14 @@ def check_argument_checks(kit: BackendConformance) -> None:
         kit.synchronize()
         assert not kit.to_numpy(c).any(), f"{what}: the kernel ran although the arguments were bad"
 
+
+#: The kit's kernels, by name (what :meth:`BackendConformance.kernel` returns by default).
+KERNELS: dict[str, Callable[[], Any]] = {
+    "vector_add": vector_add_kernel,
+    "elementwise": elementwise_kernel,
+    "reduction": reduction_kernel,
+    "gemm": gemm_kernel,
+}
 
 #: Every check, by name, in the order they run.
 CHECKS: dict[str, Callable[[BackendConformance], None]] = {

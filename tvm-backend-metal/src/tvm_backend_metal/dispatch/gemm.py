@@ -45,10 +45,10 @@ class _Operand:
         if str(self.buffer.dtype) not in _DTYPES:
             raise DispatchFail(f"{name} `{self.buffer.name}` is {self.buffer.dtype}; simdgroup "
                                f"matrices here hold {' or '.join(_DTYPES)}")
-        ext = [r.extent for r in self.region.region]
-        if not all(isinstance(e, IntImm) for e in ext):
+        ext = [r.extent.value for r in self.region.region if isinstance(r.extent, IntImm)]
+        if len(ext) != len(self.region.region):
             raise DispatchFail(f"{name} has symbolic extents")
-        stored = (ext[0].value, ext[1].value)
+        stored = (ext[0], ext[1])
         if any(e % TILE for e in stored):
             raise DispatchFail(f"{name} extents {list(stored)} are not multiples of {TILE}")
         self.rows, self.cols = stored[::-1] if transpose else stored

@@ -53,18 +53,18 @@ class _Rows:
             if not buf.dtype.is_float or buf.dtype.bits > 32:
                 raise DispatchFail(f"{name} `{buf.name}` is {buf.dtype}; SIMD-group reductions "
                                    "here take float32, float16 or bfloat16")
-        extents = [r.extent for r in self.src.region]
-        if not all(isinstance(e, IntImm) for e in extents):
+        extents = [r.extent.value for r in self.src.region if isinstance(r.extent, IntImm)]
+        if len(extents) != len(self.src.region):
             raise DispatchFail("src extents must be constants")
-        self.m = extents[0].value if rank == 2 else 1
-        self.n = extents[-1].value
-        dst_ext = [r.extent for r in self.dst.region]
-        if not all(isinstance(e, IntImm) for e in dst_ext):
+        self.m = extents[0] if rank == 2 else 1
+        self.n = extents[-1]
+        dst_ext = [r.extent.value for r in self.dst.region if isinstance(r.extent, IntImm)]
+        if len(dst_ext) != len(self.dst.region):
             raise DispatchFail("dst extents must be constants")
-        big = [d for d, e in enumerate(dst_ext) if e.value != 1]
-        if len(big) > 1 or (big and dst_ext[big[0]].value != self.m) or \
+        big = [d for d, e in enumerate(dst_ext) if e != 1]
+        if len(big) > 1 or (big and dst_ext[big[0]] != self.m) or \
                 (not big and self.m != 1):
-            raise DispatchFail(f"dst extents {[e.value for e in dst_ext]} do not hold one value "
+            raise DispatchFail(f"dst extents {dst_ext} do not hold one value "
                                f"per row of src ({self.m} rows)")
         self.dst_dim = big[0] if big else None
         self.rank = rank
@@ -127,12 +127,13 @@ def _local_acc(rows: _Rows) -> Any:
 
 def _strided_partial(rows: _Rows, acc: Any, row: Any, start: Any, step: int) -> list[Any]:
     """``acc = identity; for col in start, start+step, ... < N: acc = combine(acc, src)``."""
-    from tvm.ir import BufferLoad, BufferStore, For, ForKind, IfThenElse, Var, const
+    from tvm.ir import BufferLoad, BufferStore, For, ForKind, IfThenElse, Stmt, Var, const
 
     zero = const(0, "int32")
     k = Var("red_k", "int32")
     col = k * step + start
-    update = BufferStore(acc, rows.combine(BufferLoad(acc, [zero]), rows.load(row, col)), [zero])
+    update: Stmt = BufferStore(acc, rows.combine(BufferLoad(acc, [zero]), rows.load(row, col)),
+                               [zero])
     if rows.n % step:
         update = IfThenElse(col < rows.n, update)
     return [BufferStore(acc, rows.identity(), [zero]),

@@ -100,7 +100,8 @@ def gemm_trn(op: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
                         n0: int = n0) -> Any:
                 m_start, n_start = _add(m0, _mul(mi, ms)), _add(n0, _mul(ni, ns))
                 d_tile = sub(d, {0: m_start, 1: n_start}, {0: ms, 1: ns})
-                out = d_tile if in_psum else BufferRegion(
+                # acc is None exactly when D is in PSUM and accumulates itself
+                out = d_tile if acc is None else BufferRegion(
                     acc, [Range(0, ms), Range(0, ns)])
                 k_loops = []
                 first_seg = True

@@ -12,7 +12,12 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real names for the type checker; at run time they load lazily
+    from .lower_trainium_layout import LowerTrainiumLayout
+    from .naive_allocator import TrnNaiveAllocator
+    from .private_buffer_alloc import TrnPrivateBufferAlloc
 
 __all__ = ["LowerTIRx", "LowerTrainiumLayout", "TrnNaiveAllocator", "TrnPrivateBufferAlloc"]
 

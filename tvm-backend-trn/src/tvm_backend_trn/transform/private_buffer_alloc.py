@@ -61,7 +61,8 @@ class _Alloc(Mutator):
             return node
         workspace = dict(node.workspace)
         for name, buf in wanted.items():
-            key = (name, tuple(int(s.value) for s in buf.shape), str(buf.dtype), buf.scope)
+            shape: tuple[object, ...] = buf.static_shape() or tuple(str(e) for e in buf.shape)
+            key = (name, shape, str(buf.dtype), buf.scope)
             shared = self.shared.get(key)
             if shared is None:
                 shared = self.shared[key] = buf

@@ -1,9 +1,17 @@
-"""What a compiled function expects of its arguments, and the check runtimes run before any
-launch: rank, shape, dtype, device and strides of every array; type of every scalar.
+"""What a compiled function expects of its arguments, derived from the IR at build time.
 
->>> specs = function_signature(func)
->>> values = check_arguments(specs, [a, b, n], device_type="cpu")   # ValueError naming the param
->>> evaluate(launch.grid[0], values)                                  # launch sizes from the args
+:func:`signature_from_func` gives the serialisable :class:`~tvm.runtime.arguments.Signature`
+that executables store (and ``export_library`` writes); :class:`~tvm.runtime.arguments.
+ArgumentChecker` is the one check every executable runs before a launch: rank, shape, dtype,
+device and strides of every array, type and range of every scalar.
+
+>>> sig = signature_from_func(func, "cpu")            # at build time; sig.to_dict() is JSON
+>>> check = ArgumentChecker(sig)
+>>> values = check([a, b, n])                         # ValueError naming function and parameter
+
+:func:`function_signature` (IR-level :class:`ParamSpec` lists), :func:`check_arguments` (the same
+checker over ``ParamSpec`` lists, values keyed by IR variable) and :func:`evaluate` remain for
+executables that evaluate IR expressions at call time.
 """
 
 from __future__ import annotations
@@ -17,12 +25,10 @@ from ...ir import expr as E
 from ...ir.buffer import Buffer
 from ...ir.dtype import DataType
 from ...ir.function import PrimFunc
+from ...runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
 
-__all__ = ["ParamSpec", "check_arguments", "evaluate", "function_signature"]
-
-# DLPack device type codes (dlpack.h) -> our device names.
-_DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cpu", 4: "opencl", 7: "vulkan", 8: "metal",
-                   10: "rocm", 13: "cuda", 14: "oneapi"}
+__all__ = ["ParamSpec", "VarNames", "check_arguments", "evaluate", "expr_tree",
+           "function_signature", "signature_from_func", "signature_from_specs"]
 
 
 @dataclass(frozen=True)
@@ -110,212 +116,100 @@ def _divide(e: E.BinaryOp, a: Any, b: Any) -> int | float:
     raise ValueError(f"cannot evaluate a {type(e).__name__} on the host")
 
 
+_TREE_OPS = frozenset(["Add", "Sub", "Mul", "Min", "Max", "FloorDiv", "FloorMod", "Div", "Mod",
+                       "LT", "LE", "GT", "GE", "EQ", "NE", "And", "Or"])
+
+
+# -- the serialisable signature ---------------------------------------------------------------
+class VarNames:
+    """Unique names for variables (by identity): ``n``, then ``n_1`` for another ``n``."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, str] = {}
+        self.vars: dict[str, E.Var] = {}
+
+    def __call__(self, var: E.Var) -> str:
+        found = self.by_id.get(id(var))
+        if found is not None:
+            return found
+        name, n = var.name, 1
+        while name in self.vars:
+            name, n = f"{var.name}_{n}", n + 1
+        self.by_id[id(var)] = name
+        self.vars[name] = var
+        return name
+
+
+def expr_tree(expr: Any, names: VarNames) -> Dim:
+    """``expr`` as plain data for :func:`tvm.runtime.arguments.evaluate_tree`: an int or float,
+    a variable name, or ``[op, *operands]``."""
+    e = E.convert(expr)
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        return e.value
+    if isinstance(e, E.Var):
+        return names(e)
+    if isinstance(e, E.Cast):
+        return ["Cast", str(e.dtype), expr_tree(e.value, names)]
+    if isinstance(e, E.Not):
+        return ["Not", expr_tree(e.a, names)]
+    if isinstance(e, E.Select):
+        return ["Select", expr_tree(e.condition, names), expr_tree(e.true_value, names),
+                expr_tree(e.false_value, names)]
+    if isinstance(e, E.BinaryOp):
+        op = type(e).__name__
+        if op in _TREE_OPS:
+            return [op, expr_tree(e.a, names), expr_tree(e.b, names)]
+    raise ValueError(f"cannot evaluate a {type(e).__name__} on the host")
+
+
+def signature_from_specs(specs: Sequence[ParamSpec], name: str, device: str = "cpu",
+                         names: VarNames | None = None) -> Signature:
+    """The serialisable :class:`~tvm.runtime.arguments.Signature` of ``specs``; ``names``
+    (filled in here) maps its variable names back to the IR variables."""
+    names = names if names is not None else VarNames()
+    params = []
+    for s in specs:
+        if s.kind == "buffer":
+            params.append(ParamSig(s.name, "buffer", s.dtype,
+                                   tuple(expr_tree(d, names) for d in s.shape),
+                                   tuple(expr_tree(d, names) for d in s.strides), s.scope))
+        elif DataType(s.dtype).is_handle:
+            params.append(ParamSig(s.name, "handle", s.dtype))
+        else:
+            params.append(ParamSig(s.name, "scalar", s.dtype,
+                                   var=names(s.var) if s.var is not None else s.name))
+    variables = {n: str(v.dtype) for n, v in names.vars.items()}
+    return Signature(name, tuple(params), device, variables)
+
+
+def signature_from_func(func: PrimFunc, device: str = "cpu", *, name: str | None = None,
+                        names: VarNames | None = None) -> Signature:
+    """What ``func`` expects of its arguments, as plain data (derived once, at build time)."""
+    symbol = name or str(func.attrs.get("global_symbol", func.name))
+    return signature_from_specs(function_signature(func), symbol, device, names)
+
+
 # -- checking ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _ArrayInfo:
-    shape: tuple[int, ...]
-    dtype: str
-    strides: tuple[int, ...] | None  # in elements; None = contiguous row-major
-    device: str
+_CHECKERS: dict[tuple[Any, ...], tuple[Sequence[ParamSpec], ArgumentChecker, VarNames]] = {}
 
 
 def check_arguments(specs: Sequence[ParamSpec], args: Sequence[Any], device_type: str = "cpu",
                     *, func_name: str = "the function") -> dict[E.Var, int | float]:
-    """Check ``args`` against ``specs``; raise ValueError naming the parameter at the first
-    mismatch. Arrays may be numpy arrays or any object with ``__dlpack__``,
-    ``__array_interface__`` or ``__cuda_array_interface__``. Returns the value of every scalar
-    parameter and every symbolic shape or stride variable (keyed by the variable), for
-    :func:`evaluate`.
+    """Check ``args`` against ``specs`` with :class:`tvm.runtime.arguments.ArgumentChecker`
+    (the one checker every executable uses) and return the value of every scalar parameter and
+    symbolic shape or stride variable, keyed by the IR variable, for :func:`evaluate`.
+
+    Prefer building the checker once: ``ArgumentChecker(signature_from_func(f, device))``; this
+    wrapper caches one per ``specs`` object for callers that still hold ``ParamSpec`` lists.
     """
-    if len(args) != len(specs):
-        names = ", ".join(s.name for s in specs)
-        raise TypeError(f"{func_name} expects {len(specs)} arguments ({names}), got {len(args)}")
-    values: dict[E.Var, int | float] = {}
-    arrays: list[tuple[ParamSpec, _ArrayInfo]] = []
-    for spec, arg in zip(specs, args):
-        if spec.kind == "scalar":
-            value = _check_scalar(spec, arg)
-            if spec.var is not None:
-                values[spec.var] = value
-            continue
-        info = _array_info(spec, arg)
-        _check_array_basics(spec, info, device_type)
-        arrays.append((spec, info))
-    # symbolic dims and strides: bind every plain variable first, then check all of them
-    origin: dict[int, str] = {}
-    for spec, info in arrays:
-        for d, dim in enumerate(spec.shape):
-            _bind(values, origin, dim, info.shape[d], f"{spec.name}.shape[{d}]")
-        for d, st in enumerate(spec.strides):
-            _bind(values, origin, st, _strides_of(info)[d], f"{spec.name}.strides[{d}]")
-    for spec, info in arrays:
-        _check_shape(spec, info, values, origin)
-        _check_strides(spec, info, values)
-    return values
-
-
-def _check_scalar(spec: ParamSpec, arg: Any) -> int | float:
-    dt = DataType(spec.dtype)
-    if dt.is_bool:
-        if isinstance(arg, bool) or type(arg).__name__ == "bool_":
-            return int(bool(arg))
-        raise ValueError(f"{spec.name}: expected a bool, got {type(arg).__name__} {arg!r}")
-    if dt.is_integer or dt.is_handle:
-        if isinstance(arg, bool) or not hasattr(arg, "__index__"):
-            raise ValueError(f"{spec.name}: expected an integer ({spec.dtype}), got "
-                             f"{type(arg).__name__} {arg!r}")
-        return int(arg.__index__())
-    if dt.is_float:
-        if isinstance(arg, bool) or not isinstance(arg, (int, float)) and not hasattr(arg, "__float__"):
-            raise ValueError(f"{spec.name}: expected a number ({spec.dtype}), got "
-                             f"{type(arg).__name__} {arg!r}")
-        return float(arg)
-    return arg
-
-
-def _check_array_basics(spec: ParamSpec, info: _ArrayInfo, device_type: str) -> None:
-    if len(info.shape) != spec.ndim:
-        raise ValueError(f"{spec.name}: expected a {spec.ndim}-D array, got a {len(info.shape)}-D "
-                         f"array of shape {info.shape}")
-    if _norm_dtype(info.dtype) != _norm_dtype(spec.dtype):
-        raise ValueError(f"{spec.name}: expected dtype {spec.dtype}, got {info.dtype}")
-    if info.device != device_type:
-        raise ValueError(f"{spec.name}: expected an array on {device_type}, got one on {info.device}")
-
-
-def _bind(values: dict[E.Var, int | float], origin: dict[int, str], expr: E.PrimExpr,
-          actual: int, where: str) -> None:
-    if isinstance(expr, E.Var) and not any(k is expr for k in values):
-        values[expr] = actual
-        origin[id(expr)] = where
-
-
-def _check_shape(spec: ParamSpec, info: _ArrayInfo, values: Mapping[E.Var, int | float],
-                 origin: Mapping[int, str]) -> None:
-    for d, dim in enumerate(spec.shape):
-        expected = evaluate(dim, values)
-        got = info.shape[d]
-        if expected == got:
-            continue
-        shown = tuple(_show(x) for x in spec.shape)
-        if isinstance(dim, E.Var) and id(dim) in origin:
-            raise ValueError(f"{spec.name}: shape[{d}] is {got} but {dim.name} is {expected} "
-                             f"(from {origin[id(dim)]}); expected shape {shown}, got {info.shape}")
-        raise ValueError(f"{spec.name}: expected shape {shown}, got {info.shape} (dimension {d} "
-                         f"is {got}, expected {expected})")
-
-
-def _check_strides(spec: ParamSpec, info: _ArrayInfo, values: Mapping[E.Var, int | float]) -> None:
-    actual = _strides_of(info)
-    if spec.strides:
-        expected = tuple(int(evaluate(s, values)) for s in spec.strides)
-    else:
-        expected = _contiguous(info.shape)
-    for d, (got, want) in enumerate(zip(actual, expected)):
-        if got == want or info.shape[d] == 1:
-            continue  # the stride of a dimension of extent 1 never matters
-        if spec.strides:
-            raise ValueError(f"{spec.name}: expected strides {expected} (in elements), got {actual}")
-        raise ValueError(f"{spec.name}: expected a contiguous (row-major) array, got strides "
-                         f"{actual} (in elements) for shape {info.shape}; pass a contiguous copy "
-                         f"(numpy.ascontiguousarray(x) or x.contiguous())")
-
-
-def _contiguous(shape: Sequence[int]) -> tuple[int, ...]:
-    out = []
-    acc = 1
-    for ext in reversed(shape):
-        out.append(acc)
-        acc *= ext
-    return tuple(reversed(out))
-
-
-def _strides_of(info: _ArrayInfo) -> tuple[int, ...]:
-    return info.strides if info.strides is not None else _contiguous(info.shape)
-
-
-def _show(dim: E.PrimExpr) -> Any:
-    if isinstance(dim, E.IntImm):
-        return dim.value
-    if isinstance(dim, E.Var):
-        return dim.name
-    return str(dim)
-
-
-# -- reading arrays ----------------------------------------------------------------------------
-def _array_info(spec: ParamSpec, x: Any) -> _ArrayInfo:
-    cai = _interface(x, "__cuda_array_interface__")
-    if cai is not None:
-        return _from_interface(x, cai, "cuda")
-    ai = _interface(x, "__array_interface__")
-    if ai is not None:
-        return _from_interface(x, ai, "cpu")
-    if hasattr(x, "__dlpack__"):
-        return _from_dlpack(spec, x)
-    raise ValueError(f"{spec.name}: expected an array (numpy, or an object with __dlpack__, "
-                     f"__array_interface__ or __cuda_array_interface__), got {type(x).__name__}")
-
-
-def _interface(x: Any, name: str) -> dict[str, Any] | None:
-    try:
-        value = getattr(x, name)
-    except Exception:  # torch raises for __cuda_array_interface__ of CPU tensors
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _from_interface(x: Any, iface: dict[str, Any], device: str) -> _ArrayInfo:
-    import numpy as np
-
-    shape = tuple(int(s) for s in iface["shape"])
-    npdt = np.dtype(iface["typestr"])
-    dtype = _dtype_name(x, npdt)
-    strides = iface.get("strides")
-    itemsize = npdt.itemsize or 1
-    elem = None if strides is None else tuple(int(s) // itemsize for s in strides)
-    return _ArrayInfo(shape, dtype, elem, device)
-
-
-def _from_dlpack(spec: ParamSpec, x: Any) -> _ArrayInfo:
-    code = 1
-    if hasattr(x, "__dlpack_device__"):
-        code = int(x.__dlpack_device__()[0])
-    device = _DLPACK_DEVICES.get(code, f"device{code}")
-    if device == "cpu":
-        import numpy as np
-
-        try:
-            arr = np.from_dlpack(x)
-        except Exception:  # e.g. a dtype numpy does not know: fall back to attributes
-            arr = None
-        if arr is not None:
-            info = _from_interface(arr, arr.__array_interface__, "cpu")
-            return _ArrayInfo(info.shape, _dtype_name(x, arr.dtype), info.strides, "cpu")
-    shape = tuple(int(s) for s in getattr(x, "shape", ()))
-    stride = getattr(x, "stride", None)
-    strides: tuple[int, ...] | None = None
-    if callable(stride):
-        strides = tuple(int(s) for s in stride())
-    elif getattr(x, "strides", None) is not None:
-        size = getattr(x, "itemsize", None) or getattr(getattr(x, "dtype", None), "itemsize", None) or 1
-        strides = tuple(int(s) // size for s in x.strides)
-    return _ArrayInfo(shape, _dtype_name(x, None), strides, device)
-
-
-def _dtype_name(x: Any, npdt: Any) -> str:
-    dt = getattr(x, "dtype", None)
-    if dt is not None:
-        name = getattr(dt, "name", None) if not isinstance(dt, str) else dt
-        text = name if isinstance(name, str) else str(dt)
-        return text.removeprefix("torch.")
-    return str(npdt.name) if npdt is not None else "unknown"
-
-
-def _norm_dtype(name: str) -> str:
-    aliases = {"bool_": "bool", "float": "float32", "half": "float16", "double": "float64",
-               "bfloat16": "bfloat16", "int": "int32", "long": "int64"}
-    name = aliases.get(name, name)
-    try:
-        return str(DataType(name))
-    except ValueError:
-        return name
+    key = (id(specs), device_type, func_name)
+    hit = _CHECKERS.get(key)
+    if hit is None or hit[0] is not specs:
+        names = VarNames()
+        checker = ArgumentChecker(signature_from_specs(specs, func_name, device_type, names))
+        if len(_CHECKERS) > 256:
+            _CHECKERS.clear()
+        hit = _CHECKERS[key] = (specs, checker, names)
+    _, checker, names = hit
+    values = checker(args)
+    return {names.vars[n]: v for n, v in values.items() if n in names.vars}
