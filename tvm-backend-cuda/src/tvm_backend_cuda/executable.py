@@ -5,11 +5,17 @@ target="nvidia/nvidia-h100")`` works on a CPU-only machine, and the executable h
 source and the cubin. Calling it there raises ``RuntimeError("no CUDA device is present: ...")``.
 
 A call of the executable runs the host function (``docs/lowering.md`` section 4) without
-generating host code: it checks the arguments (core's :func:`check_arguments`, with a fast path
-for contiguous torch tensors of static shape that reaches the same verdicts), evaluates each
+generating host code: it checks the arguments (core's :func:`check_arguments`), evaluates each
 kernel's launch dimensions from the argument values, and launches the kernels in order through
 :class:`tvm_backend_cuda.runtime.CudaModule`, on the current torch stream when the arrays are
 torch tensors.
+
+Once a call has loaded the kernels, a function whose shapes and launch sizes are constant gets a
+fast call (:func:`_make_fast_call`) built from that plan: it accepts exactly what core's checks
+accept from plain torch tensors and Python scalars (anything else goes to the full path, which
+raises core's errors), checking the tensors with one call of torch's C++ tensor guard where
+torch has one, then launches with a launch config made once. Host time per call against a bare
+``cuda.core.launch``: ``docs/perf.md`` (bench/cuda_launch_overhead.py).
 
 Everything the call needs is kept as plain data (expressions as small JSON trees), so
 ``export_library`` writes it next to the cubin and ``tvm.runtime.load_module`` rebuilds the
@@ -19,7 +25,7 @@ same executable without the IR.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tvm.error import TVMError
@@ -273,11 +279,10 @@ class CudaFunction:
         self._launches: list[_Launch] | None = None
         self._fast: list[tuple[int, str, tuple[int, ...]]] | None = self._fast_plan()
         self._align = self._alignment_plan(exe.meta["kernels"])
-        self._nargs = len(self.specs)
-        self._ptrs: dict[int, int] = {}
         # None: not prepared yet (after the first full call); False: not applicable
         self._fast_plan_torch: Any = None
-        self._static: list[Any] = []
+        # the prepared fast call (args tuple -> launched?), see _make_fast_call
+        self._fast_call: Callable[[Sequence[Any]], bool] | None = None
 
     def _fast_plan(self) -> list[tuple[int, str, tuple[int, ...]]] | None:
         """(index, dtype, shape) of every buffer when all shapes are constant and arrays are
@@ -316,21 +321,17 @@ class CudaFunction:
     # -- argument checks ------------------------------------------------------------------------
     def _check(self, args: Sequence[Any]) -> dict[Any, Any]:
         fast = self._fast
-        if fast is not None and len(args) == len(self.specs):
+        # a shortcut for torch tensors of static shape; scalars always get core's checks (type,
+        # range), so only functions without any take it
+        if fast is not None and len(fast) == len(self.specs) == len(args):
             torch_dtypes = _torch_dtypes()
-            ok = True
             for i, dtype, shape in fast:
                 a = args[i]
                 if (type(a) not in _TORCH_TENSOR_TYPES or a.dtype is not torch_dtypes.get(dtype)
                         or a.shape != shape or not a.is_cuda or not a.is_contiguous()):
-                    ok = False
                     break
-            if ok:
-                values: dict[Any, Any] = {}
-                for s, a in zip(self.specs, args):
-                    if s.kind == "scalar" and s.var is not None:
-                        values[s.var] = a
-                return values
+            else:
+                return {}
         from tvm.tirx.transform import check_arguments
 
         return check_arguments(self.specs, args, "cuda", func_name=self.name)
@@ -347,107 +348,76 @@ class CudaFunction:
 
     # -- the fast path: torch tensors, static shapes and launch sizes -----------------------------
     def _fast_launch(self, args: Sequence[Any]) -> bool:
-        """Check and launch in one pass over torch tensors, straight into cuda.core (the same
-        verdicts as :func:`check_arguments`; anything else returns False for the full path)."""
-        plan = self._fast_plan_torch
-        if plan is None:
-            plan = self._prepare_fast()
-            if plan is False:
+        """Check and launch in one pass (the same verdicts as :func:`check_arguments`); False
+        sends the call to the full path, which also raises the errors."""
+        fast = self._fast_call
+        if fast is None:
+            if self._fast_plan_torch is None:
+                self._prepare_fast()
+            fast = self._fast_call
+            if fast is None:
                 return False
-        if len(args) != self._nargs:
-            return False
-        dev = -1
-        ptrs = self._ptrs
-        for i, tdt, shape in plan:
-            a = args[i]
-            if (type(a) not in _TORCH_TENSOR_TYPES or a.dtype is not tdt or a.shape != shape
-                    or not a.is_contiguous()):
-                return False
-            d = a.get_device()
-            if d < 0 or (dev >= 0 and d != dev):
-                return False
-            dev = d
-            ptrs[i] = a.data_ptr()
-        for i, align in self._align:
-            if ptrs[i] % align:
-                return False  # the full path raises the alignment error
-        from . import runtime as rt
-
-        if getattr(rt._TLS, "device", None) != dev:
-            return False  # first launch on this thread/device: the full path sets it up
-        handle = rt._TORCH_RAW_STREAM(dev)
-        stream = rt._STREAM_BY_HANDLE.get(handle)
-        if stream is None:
-            stream = rt._wrap_stream(handle)
-        static = self._static
-        if len(static) == 1:  # the common case: one kernel
-            _, config, loaded, refs = static[0]
-            k = loaded.get(dev)
-            if k is None:
-                return False
-            try:
-                values = [ptrs[i] if conv is None else conv(args[i]) for i, conv in refs]
-            except (TypeError, ValueError, OverflowError):
-                return False  # a bad scalar: the full path names it
-            rt._LAUNCH(stream, config, k, *values)
-            return True
-        calls = []
-        for _, config, loaded, refs in static:
-            k = loaded.get(dev)
-            if k is None:
-                return False
-            try:
-                values = [ptrs[i] if conv is None else conv(args[i]) for i, conv in refs]
-            except (TypeError, ValueError, OverflowError):
-                return False
-            calls.append((config, k, values))
-        for config, k, values in calls:
-            rt._LAUNCH(stream, config, k, *values)
-        return True
+        return fast(args)
 
     def _prepare_fast(self) -> Any:
-        """Build the fast plan once the full path has loaded the kernels (after the first call);
-        mark it not applicable (False) for good when the function does not fit it."""
+        """Build the fast call once a full call has loaded the kernels; mark it not applicable
+        (False) for good when the function does not fit it."""
         dtypes = _torch_dtypes()
         if self._launches is None or not dtypes:
             return False  # not yet: no call has loaded the kernels, or no torch
         self._fast_plan_torch = False
-        if self._fast is None:
+        if self._fast is None or not all(x.static for x in self._launches):
             return False
-        if not all(x.static for x in self._launches):
-            return False
-        from cuda.core import LaunchConfig
-
         from . import runtime as rt
 
-        static = []
+        shapes = {i: shape for i, _, shape in self._fast}
+        plan: list[tuple[int, Any, Any]] = []
+        for i, spec in enumerate(self.specs):
+            if spec.kind == "buffer":
+                tdt = dtypes.get(spec.dtype)
+                if tdt is None:
+                    return False
+                plan.append((_BUF, tdt, shapes[i]))
+            else:
+                kind = _SCALAR_KINDS.get(spec.dtype)
+                if kind is None:
+                    return False  # handles and the like: the full path
+                plan.append((kind, None, None))
+        scalar_index = {id(s.var): i for i, s in enumerate(self.specs)
+                        if s.kind == "scalar" and s.var is not None}
+        launches = []
         for launch in self._launches:
-            refs = []
-            for (kind, ref), ptype in zip(launch.args, launch.kernel.param_types or ()):
-                if kind != "arg":
-                    return False  # a shape variable or expression: computed by the full path
-                spec = self.specs[ref]
-                conv = None if spec.kind == "buffer" else rt._scalar_converter(ptype)
-                refs.append((ref, conv))
+            ptypes = launch.kernel.param_types
+            if ptypes is None or len(ptypes) != len(launch.args):
+                return False
             if launch.smem > rt._DEFAULT_SMEM_LIMIT:
-                return False
-            config = LaunchConfig(grid=launch.grid, block=launch.block, shmem_size=launch.smem)
-            loaded = {d: entry.kernel for d, entry in launch.kernel._loaded.items()}
-            static.append((launch, config, loaded, refs))
-        plan = []
-        for i, dtype, shape in self._fast:
-            tdt = dtypes.get(dtype)
-            if tdt is None:
-                return False
-            plan.append((i, tdt, shape))
-        self._static = static
+                return False  # the full path opts the kernel in first
+            refs: list[tuple[int, Any]] = []
+            for (how, ref), ptype in zip(launch.args, ptypes):
+                if how == "expr" and isinstance(ref, E.Var) and id(ref) in scalar_index:
+                    how, ref = "arg", scalar_index[id(ref)]  # a scalar parameter, passed on
+                if how != "arg":
+                    return False  # a shape variable or expression: computed by the full path
+                if (ptype == "ptr") != (self.specs[ref].kind == "buffer"):
+                    return False
+                refs.append((ref, None if ptype == "ptr" else rt._scalar_converter(ptype)))
+            config = rt._make_config(launch.grid, launch.block, launch.smem, None)
+            launches.append((launch.kernel, config, tuple(refs)))
+        self._fast_call = _make_fast_call(tuple(plan), tuple(self._align), launches,
+                                          _torch_tensor_type())
         self._fast_plan_torch = plan
         return plan
 
     # -- call -----------------------------------------------------------------------------------
     def __call__(self, *args: Any) -> None:
-        if self._fast_plan_torch is not False and self._fast_launch(args):
+        fast = self._fast_call
+        if fast is not None and fast(args):
             return
+        self._full_call(args)
+
+    def _full_call(self, args: Sequence[Any]) -> None:
+        """Core's argument checks (their errors), launch dimensions evaluated from the values,
+        launches through :class:`~tvm_backend_cuda.runtime.CudaKernel`."""
         exe = self._exe
         if not exe.device_ready():
             from .runtime import no_device_reason
@@ -469,10 +439,163 @@ class CudaFunction:
             else:
                 grid, block, smem = _dims(launch, values)
             launch.kernel.launch(grid, block, kargs, shmem=smem)
+        if self._fast_plan_torch is None:
+            self._prepare_fast()
 
     def __repr__(self) -> str:
         params = ", ".join(f"{s.name}: {s.dtype}" for s in self.specs)
         return f"<CudaFunction {self.name}({params})>"
+
+
+# host parameter kinds of the fast call
+_BUF, _INT, _FLOAT, _BOOL = 0, 1, 2, 3
+_SCALAR_KINDS = {
+    **dict.fromkeys(("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+                    _INT),
+    **dict.fromkeys(("float16", "bfloat16", "float32", "float64"), _FLOAT),
+    "bool": _BOOL,
+}
+_BAD_SCALAR = (TypeError, ValueError, OverflowError)
+
+
+def _tensor_guard(tensors: Sequence[Any]) -> Callable[..., bool] | None:
+    """torch's C++ tensor guard (the one ``torch.compile`` runs before a compiled graph) built
+    from tensors that passed the checks: it accepts exactly the tensors equal to them in Python
+    type, dispatch keys (so device type), dtype, device index, requires_grad, sizes and strides.
+    None where this torch has no usable one (it is private API)."""
+    try:
+        from torch._C._dynamo.guards import TensorGuards
+
+        guard = TensorGuards(*tensors, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+        check = guard.check
+        if check(*tensors) is not True:
+            return None
+    except Exception:  # a torch without it or with another signature: the Python checks
+        return None
+    return check
+
+
+def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[int, int], ...],
+                    launches: list[tuple[Any, Any, tuple[tuple[int, Any], ...]]],
+                    tensor_type: Any) -> Callable[[Sequence[Any]], bool]:
+    """The per-call work of a function whose shapes and launch sizes are all constant, as one
+    closure. It accepts exactly what :func:`check_arguments` accepts from plain torch tensors and
+    Python scalars, and returns False for anything else (the full path then answers, with core's
+    errors). Tensors are checked with one call of torch's C++ tensor guard, built from the first
+    tensors that passed the Python checks, which stay as the fallback. Then ``cuda.core.launch``
+    on the current torch stream, with a launch config made once.
+    """
+    from operator import itemgetter
+
+    from . import runtime as rt
+
+    nargs = len(plan)
+    buffers = tuple(i for i, (kind, _, _) in enumerate(plan) if kind == _BUF)
+    scalars = tuple((i, kind) for i, (kind, _, _) in enumerate(plan) if kind != _BUF)
+    if not buffers:
+        return lambda args: False  # no array says where to run: the full path
+    only_buffers = not scalars
+    pick = itemgetter(*buffers) if len(buffers) > 1 else (lambda args: (args[buffers[0]],))
+    data_ptr = tensor_type.data_ptr
+    tls = rt._TLS
+    raw_stream = rt.torch_raw_stream_getter()
+    streams = rt._STREAM_BY_HANDLE
+    core_stream = rt.core_stream
+    launch = rt.core_launch()
+    # the guard's check and the device of the tensors it was built from; None: not built yet,
+    # False: none available
+    guard: list[Any] = [None, -1]
+
+    def check_slow(tensors: Sequence[Any]) -> int:
+        """The Python checks of the tensors: their device, or -1 for the full path."""
+        dev = -1
+        for a, i in zip(tensors, buffers):
+            _, tdt, shape = plan[i]
+            if (type(a) is not tensor_type or a.dtype is not tdt or a.shape != shape
+                    or not a.is_cuda or not a.is_contiguous()):
+                return -1
+            d = a.get_device()
+            if d != dev:
+                if dev >= 0:
+                    return -1
+                dev = d
+        if guard[0] is None:
+            guard[0] = _tensor_guard(tensors) or False
+            guard[1] = dev
+        return dev
+
+    def scalars_ok(args: Sequence[Any]) -> bool:
+        for i, kind in scalars:
+            t = type(args[i])
+            if kind == _INT:
+                if t is not int:
+                    return False
+            elif kind == _FLOAT:
+                if t is not float and t is not int:
+                    return False
+            elif t is not bool:
+                return False
+        return True
+
+    single = launches[0] if len(launches) == 1 else None
+    direct = single is not None and only_buffers and \
+        [r for r, _ in single[2]] == list(range(nargs))
+    kernel_by_dev: dict[int, list[Any]] = {}
+
+    def kernels_on(dev: int) -> list[Any] | None:
+        ks = kernel_by_dev.get(dev)
+        if ks is None:
+            entries = [k._loaded.get(dev) for k, _, _ in launches]
+            if any(e is None for e in entries):
+                return None  # not loaded on this device yet: the full path loads it
+            ks = kernel_by_dev[dev] = [e.kernel for e in entries]
+        return ks
+
+    def fast(args: Sequence[Any]) -> bool:
+        if len(args) != nargs:
+            return False
+        tensors = args if only_buffers else pick(args)
+        check = guard[0]
+        if check and check(*tensors):
+            dev = guard[1]
+        else:
+            dev = check_slow(tensors)
+            if dev < 0:
+                return False
+        if not only_buffers and not scalars_ok(args):
+            return False
+        if getattr(tls, "device", None) != dev:
+            return False  # the first launch on this thread: the full path makes it current
+        ks = kernel_by_dev.get(dev) or kernels_on(dev)
+        if ks is None:
+            return False
+        if direct:
+            vals = list(map(data_ptr, tensors))
+            for i, al in align:
+                if vals[i] % al:
+                    return False  # the full path raises the alignment error
+            handle = raw_stream(dev)
+            stream = streams.get(handle) or core_stream(handle)
+            launch(stream, single[1], ks[0], *vals)  # type: ignore[index]
+            return True
+        ptrs = dict(zip(buffers, map(data_ptr, tensors)))
+        for i, al in align:
+            if ptrs[i] % al:
+                return False
+        calls = []
+        try:  # every conversion before the first launch
+            for (_, config, refs), k in zip(launches, ks):
+                calls.append((config, k, [ptrs[r] if conv is None else conv(args[r])
+                                          for r, conv in refs]))
+        except _BAD_SCALAR:
+            return False  # out of its C type's range: the full path names it
+        handle = raw_stream(dev)
+        stream = streams.get(handle) or core_stream(handle)
+        for config, k, vals in calls:
+            launch(stream, config, k, *vals)
+        return True
+
+    return fast
 
 
 def _value(expr: Any, values: Mapping[Any, Any]) -> Any:
@@ -507,6 +630,12 @@ def _cai_pointer(a: Any) -> int | None:
 
 _TORCH_TENSOR_TYPES: set[type] = set()
 _TORCH_DTYPES: dict[str, Any] = {}
+
+
+def _torch_tensor_type() -> Any:
+    import sys
+
+    return sys.modules["torch"].Tensor
 
 
 def _torch_dtypes() -> dict[str, Any]:
@@ -579,7 +708,10 @@ class CudaExecutable(Executable):
         func = self._entry
         if func is None:
             func = self._entry = self.get_function(self.entry_name)
-        return func(*args)
+        fast = func._fast_call  # inlined CudaFunction.__call__: one Python frame less per call
+        if fast is not None and fast(args):
+            return None
+        return func._full_call(args)
 
     def inspect_source(self, kind: str = "") -> str:
         """``""``/``"cuda"``: the CUDA C++; ``"ptx"``: PTX for this arch (compiled now)."""

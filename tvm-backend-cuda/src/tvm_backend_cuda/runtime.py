@@ -264,6 +264,20 @@ def _torch_raw_stream_lazy(device: int) -> int:
 _TORCH_RAW_STREAM: Callable[[int], int] = _torch_raw_stream_lazy
 
 
+def torch_raw_stream_getter() -> Callable[[int], int]:
+    """torch's raw current-stream getter (device index -> handle), resolved without calling it."""
+    global _TORCH_RAW_STREAM
+    if _TORCH_RAW_STREAM is _torch_raw_stream_lazy:
+        import torch
+
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is None:
+            def raw(dev: int) -> int:
+                return torch.cuda.current_stream(dev).cuda_stream
+        _TORCH_RAW_STREAM = raw
+    return _TORCH_RAW_STREAM
+
+
 def _launch_lazy(*args: Any) -> None:
     """Replaces itself with cuda.core.launch on first use (no import in the hot path)."""
     global _LAUNCH
@@ -274,6 +288,22 @@ def _launch_lazy(*args: Any) -> None:
 
 
 _LAUNCH: Callable[..., None] = _launch_lazy
+
+
+def core_launch() -> Callable[..., None]:
+    """``cuda.core.launch``, resolved (for callers that keep it in a closure)."""
+    global _LAUNCH
+    if _LAUNCH is _launch_lazy:
+        from cuda.core import launch
+
+        _LAUNCH = launch
+    return _LAUNCH
+
+
+def core_stream(handle: int) -> Any:
+    """The cached cuda.core Stream wrapping a raw stream handle."""
+    s = _STREAM_BY_HANDLE.get(handle)
+    return s if s is not None else _wrap_stream(handle)
 
 
 def _cupy_stream(dev: int) -> int:
