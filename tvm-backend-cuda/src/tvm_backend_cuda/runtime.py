@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "CudaKernel",
@@ -601,7 +601,7 @@ class CudaModule:
         device: int = 0,
         arch: str | None = None,
     ) -> None:
-        if hasattr(cubin, "cubin"):  # a CompiledCuda
+        if not isinstance(cubin, (bytes, bytearray)):  # a CompiledCuda
             arch = arch or cubin.arch
             cubin = cubin.cubin
         if not isinstance(cubin, (bytes, bytearray)) or cubin[:4] != b"\x7fELF":
@@ -654,7 +654,7 @@ class CudaModule:
         k = self._kernels.get(kernel) if kernel.__class__ is str else kernel  # type: ignore[call-overload]
         if k is None:
             k = self.get_kernel(kernel)  # type: ignore[arg-type]  # raises, listing the names
-        k.launch(grid, block, args, shmem=shmem, cluster=cluster, stream=stream)
+        cast(CudaKernel, k).launch(grid, block, args, shmem=shmem, cluster=cluster, stream=stream)
 
     def stream(self, device: int | None = None) -> Any:
         """This module's own cuda.core Stream on ``device`` (created on first use)."""

@@ -54,7 +54,8 @@ class CodegenContext(Protocol):
 
 
 class Emit(Protocol):
-    ctx: CodegenContext
+    @property
+    def ctx(self) -> CodegenContext: ...  # read-only, so any context implementation fits
 
     def __call__(self, expr: Any) -> str: ...
 

@@ -115,7 +115,8 @@ class SnippetEmit:
     def __init__(self, arch: int | None = None) -> None:
         self.ctx = _SnippetContext(arch)
 
-    def __call__(self, e: Any) -> str:
+    def __call__(self, expr: Any) -> str:
+        e = expr
         if isinstance(e, E.StringImm):
             return json.dumps(e.value)
         if isinstance(e, E.IntImm):

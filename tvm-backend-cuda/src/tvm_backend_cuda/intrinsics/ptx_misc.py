@@ -127,7 +127,8 @@ def _fetch_register(call, emit):
     )
 
 
-def _value_helper(emit, fn: str, ret_c: str, con: str, body: str, params: list[tuple[str, str]]):
+def _value_helper(emit, fn: str, ret_c: str, con: str, body: str,
+                  params: list[tuple[str, tuple[str, str]]]):
     """A helper returning one asm output: ``body`` uses %0 for it and %1.. for ``params``."""
     decl = ", ".join(f"{t} {n}" for n, (t, _) in params)
     ins = ", ".join(f'"{c}"({n})' for n, (_, c) in params)
