@@ -5,7 +5,9 @@ registration transaction, so everything registered here is owned by ``tvm-backen
 
 - :mod:`.barriers`: the barrier of every multi-thread scope (warp, warpgroup, cta, cluster), so
   core's generic fallback works at those scopes on CUDA;
-- :mod:`.reduction`: ``sum``/``max``/``min`` through warp shuffles (variant ``warp_shuffle``).
+- :mod:`.reduction`: ``sum``/``max``/``min`` through warp shuffles (variant ``warp_shuffle``);
+- :mod:`.gemm_mma`: ``gemm`` on the tensor cores, ``ldmatrix`` + ``mma.sync.m16n8k16``
+  (variant ``mma.m16n8k16``, sm_80+).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ __all__ = ["register_all"]
 
 def register_all() -> None:
     """Register the barriers and the variants (a re-load after a rollback registers again)."""
-    from . import barriers, reduction
+    from . import barriers, gemm_mma, reduction
 
     barriers.register()
     reduction.register()
+    gemm_mma.register()
