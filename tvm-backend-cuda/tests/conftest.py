@@ -27,3 +27,17 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     """Every test gets its own TVM_CACHE_DIR, so tests never see each other's (or a user's) cubins."""
     monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.mktemp("tvm-cache")))
     yield
+
+
+@pytest.fixture(scope="session")
+def nvshmem_ctx():
+    """One NVSHMEM context (one PE) for the whole session: NVSHMEM is process-global and is not
+    initialised again after a finalize, so every test module shares this one."""
+    from tvm_backend_cuda import nvshmem
+
+    if not nvshmem.is_available():
+        pytest.skip(f"NVSHMEM wheel not installed: {nvshmem.unavailable_reason()}")
+    pytest.importorskip("torch")
+    ctx = nvshmem.NvshmemContext.init(symmetric_size=1 << 30)
+    yield ctx
+    ctx.finalize()

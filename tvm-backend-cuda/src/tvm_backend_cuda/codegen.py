@@ -16,8 +16,12 @@ the structure differs:
   ``(N, M)`` with ``tirx.launch_bounds_min_blocks_per_sm = M``; a third operand with
   ``tirx.launch_bounds_max_blocks_per_cluster``; ``__cluster_dims__(x, y, z)`` when the kernel
   runs in clusters. The attribute names never reach the source.
-- ``shared.dyn`` allocations: one ``extern __shared__`` byte array per kernel, each buffer at its
-  offset from :func:`tvm.tirx.transform.dyn_smem_layout` (the size the launch asks for).
+- ``shared.dyn`` allocations: one ``extern __shared__`` byte array per kernel, aligned to the
+  largest ``align`` of the dynamic buffers (16 at least), each buffer at its offset from
+  :func:`tvm.tirx.transform.dyn_smem_layout` (the size the launch asks for). Static ``shared`` and
+  ``local`` arrays are ``__attribute__((aligned(max(16, align))))``.
+- ``T.TensorMap`` parameters (``ptr_scope="grid_constant"``): ``const __grid_constant__
+  CUtensorMap TM``, the variable printed as ``(&TM)`` (``docs/lowering.md`` section 8).
 - vector stores of 2 or 4 contiguous 32-bit values (``float4``, ``int2``, ...) at an index that is
   a provable multiple of the lane count; the executable checks the alignment of such parameters.
 - headers: ``cuda_fp16.h`` / ``cuda_bf16.h`` / ``cuda_fp8.h`` only when the source uses their
@@ -37,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo
+from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo, _const_numel
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -49,6 +53,15 @@ __all__ = ["CudaCodegen", "KernelInfo", "generate_cuda", "sm_version"]
 MIN_BLOCKS_PER_SM = "tirx.launch_bounds_min_blocks_per_sm"
 MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
 DYN_SMEM = "tvm_dyn_smem"
+DYN_SMEM_MIN_ALIGN = 16
+GRID_CONSTANT = "grid_constant"  # ptr_scope of a T.TensorMap parameter
+TENSOR_MAP = "tensormap"  # its ParamInfo kind, and its type in the executable's kernel table
+# cuda.h's CUtensorMap, for translation units that do not include cuda.h (NVRTC has no driver
+# header without a toolkit): 128 opaque bytes, 64-byte aligned.
+CU_TENSOR_MAP_DECL = """\
+#ifndef __cuda_cuda_h__
+typedef struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; } CUtensorMap;
+#endif"""
 
 _VECTOR_NAMES = {"float32": "float", "int32": "int", "uint32": "uint"}
 _LANE_FIELDS = "xyzw"
@@ -149,10 +162,12 @@ class CudaCodegen(CodegenCStyle):
         self._func: PrimFunc | None = None
         self._emit = _Emit(self)
         self._dyn_offsets: dict[int, int] = {}
+        self._dyn_align = DYN_SMEM_MIN_ALIGN
         self._dyn_declared = False
         self._vector_align: dict[str, int] = {}
         self._param_names: dict[int, str] = {}
         self._temp_names: dict[int, str] = {}
+        self._grid_constants: set[int] = set()  # ids of T.TensorMap parameters
 
     # -- the rule context (intrinsics/README.md) ------------------------------------------------
     def need_header(self, header: str) -> None:
@@ -186,6 +201,9 @@ class CudaCodegen(CodegenCStyle):
 
         placed, _ = dyn_smem_layout(func.body)
         self._dyn_offsets = {id(buf): off for buf, off in placed}
+        # The base must be as aligned as the most aligned buffer: the offsets only keep the
+        # alignment the base has (a 128-byte TMA box at offset 128 of a 16-aligned base is not).
+        self._dyn_align = max([DYN_SMEM_MIN_ALIGN, *(buf.align for buf, _ in placed)])
         info = super().add_function(func, name)
         if info.is_kernel:
             self.kernels.append(KernelInfo(info, func, dict(self._vector_align)))
@@ -244,12 +262,23 @@ class CudaCodegen(CodegenCStyle):
     def _collect_params(self, func: PrimFunc) -> list[ParamInfo]:
         params = super()._collect_params(func)
         for p, var in zip(params, func.params):
+            if p.kind == "handle" and isinstance(var, E.Var) and var.ptr_scope == GRID_CONSTANT:
+                # ``T.TensorMap``: the descriptor itself is the parameter; the body's handle is
+                # its address (expr_Var), which is what the TMA instructions take.
+                p.kind = TENSOR_MAP
+                self._grid_constants.add(id(var))
+                self.add_helper("CUtensorMap", CU_TENSOR_MAP_DECL)
             # A kernel receives buffers as their data handles: type them by what they point to.
-            if p.kind == "handle" and isinstance(var, E.Var) and var.ptr_dtype is not None:
+            elif p.kind == "handle" and isinstance(var, E.Var) and var.ptr_dtype is not None:
                 p.kind = "buffer"
                 p.dtype = str(var.ptr_dtype.element_of())
             self._param_names[id(var)] = p.name
         return params
+
+    def param_decl(self, p: ParamInfo) -> str:
+        if p.kind == TENSOR_MAP:
+            return f"const __grid_constant__ CUtensorMap {p.c_name}"
+        return super().param_decl(p)
 
     # -- statements -----------------------------------------------------------------------------
     def assert_fail_lines(self, message: str) -> list[str]:
@@ -260,7 +289,17 @@ class CudaCodegen(CodegenCStyle):
         if buffer.scope == "shared.dyn":
             self._print_dyn_alloc(buffer)
             return
-        super().print_alloc(buffer, annotations)
+        n = _const_numel(buffer)
+        if n is None or buffer.scope not in self.stack_scopes:
+            super().print_alloc(buffer, annotations)  # its error for what a kernel cannot hold
+            return
+        # An array of the kernel: at least 16-byte aligned (vector accesses rely on it), more
+        # when the buffer asks (``align=128`` for TMA boxes and swizzled wgmma tiles).
+        name = self.var_name(buffer.data, buffer.name)
+        self._buffer_ptrs[id(buffer)] = name
+        qual = self.storage_qualifiers.get(buffer.scope, "")
+        align = self.align_attribute.format(n=max(self.alloc_alignment, buffer.align))
+        self.emit(f"{qual}{self.storage_type(buffer.dtype)} {name}[{max(n, 1)}] {align};")
 
     def _print_dyn_alloc(self, buffer: Buffer) -> None:
         offset = self._dyn_offsets.get(id(buffer))
@@ -268,7 +307,8 @@ class CudaCodegen(CodegenCStyle):
             raise TVMError(f"dynamic shared buffer {buffer.name} has no place in the kernel's "
                            "dynamic shared memory layout")
         if not self._dyn_declared:
-            self.emit(f"extern __shared__ __attribute__((aligned(16))) unsigned char {DYN_SMEM}[];")
+            self.emit(f"extern __shared__ __attribute__((aligned({self._dyn_align}))) "
+                      f"unsigned char {DYN_SMEM}[];")
             self._dyn_declared = True
         name = self.var_name(buffer.data, buffer.name)
         self._buffer_ptrs[id(buffer)] = name
@@ -376,7 +416,9 @@ class CudaCodegen(CodegenCStyle):
 
     def expr_Var(self, v: E.Var) -> str:
         name = self._names.get(id(v))
-        return name if name is not None else self.var_name(v)
+        if name is None:
+            name = self.var_name(v)
+        return f"(&{name})" if id(v) in self._grid_constants else name
 
 
 # -- helpers --------------------------------------------------------------------------------------

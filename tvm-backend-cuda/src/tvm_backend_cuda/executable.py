@@ -42,6 +42,8 @@ BUILD_OPTIONS = {
 }
 _FORMAT = 1
 LAUNCH_KERNEL = "tirx.launch_kernel"
+GRID_CONSTANT = "grid_constant"  # ptr_scope of a T.TensorMap parameter (codegen.GRID_CONSTANT)
+TENSOR_MAP = "tensormap"  # its parameter kind (codegen.TENSOR_MAP, runtime.TENSOR_MAP)
 
 
 # -- build ---------------------------------------------------------------------------------------
@@ -76,14 +78,15 @@ def build_module(mod: IRModule, target: Any, options: Mapping[str, Any]) -> Cuda
         raise TypeError(f"unknown compile option(s) {unknown} for target 'cuda'; known: "
                         f"{', '.join(sorted(BUILD_OPTIONS))}")
     from .codegen import generate_cuda
-    from .compiler import compile_cuda
+    from .nvshmem import compile_auto
     from .plugin import validate_arch
 
     arch = validate_arch(str(options.get("arch") or default_arch(target)))
     source, kernels = generate_cuda(mod, target)
     _check_limits(kernels, target)
     extra = tuple(options.get("options") or ())
-    compiled = compile_cuda(source, arch, options=extra, cache=bool(options.get("cache", True)))
+    # kernels that call NVSHMEM are compiled relocatable and linked with its device library
+    compiled = compile_auto(source, arch, options=extra, cache=bool(options.get("cache", True)))
     meta = _describe(mod, kernels)
     return CudaExecutable(target, source, compiled.cubin, arch, meta,
                           nvrtc_options=list(compiled.options))
@@ -161,8 +164,7 @@ def _describe(mod: IRModule, kernels: Sequence[Any]) -> dict[str, Any]:
     kernel_funcs = {k.name: k for k in kernels}
     out: dict[str, Any] = {"format": _FORMAT, "kernels": {}, "functions": {}}
     for k in kernels:
-        params = [[p.name, "ptr" if p.kind in ("buffer", "handle") else p.dtype]
-                  for p in k.info.params]
+        params = [[p.name, _kernel_param_type(p)] for p in k.info.params]
         out["kernels"][k.name] = {"params": params, "vector_align": k.vector_align}
     for name, func in mod.functions.items():
         if not func.attrs.get("tirx.is_host"):
@@ -170,6 +172,13 @@ def _describe(mod: IRModule, kernels: Sequence[Any]) -> dict[str, Any]:
         out["functions"][str(func.attrs.get("global_symbol", name))] = \
             _describe_host(func, kernel_funcs)
     return out
+
+
+def _kernel_param_type(p: Any) -> str:
+    """A kernel parameter's type for the runtime: ``ptr``, ``tensormap`` or a scalar dtype."""
+    if p.kind == TENSOR_MAP:
+        return TENSOR_MAP
+    return "ptr" if p.kind in ("buffer", "handle") else p.dtype
 
 
 def _describe_host(func: PrimFunc, kernels: Mapping[str, Any]) -> dict[str, Any]:
@@ -180,14 +189,17 @@ def _describe_host(func: PrimFunc, kernels: Mapping[str, Any]) -> dict[str, Any]
     params = []
     data_index: dict[int, int] = {}
     for i, spec in enumerate(function_signature(func)):
-        entry = {"name": spec.name, "kind": spec.kind, "dtype": spec.dtype,
-                 "var": table.key(spec.var) if spec.var is not None else None}
+        entry: dict[str, Any] = {"name": spec.name, "kind": spec.kind, "dtype": spec.dtype,
+                                 "var": table.key(spec.var) if spec.var is not None else None}
         if spec.kind == "buffer":
             entry["shape"] = [_expr_json(d, table) for d in spec.shape]
             entry["strides"] = [_expr_json(d, table) for d in spec.strides]
             entry["scope"] = spec.scope
             if spec.data is not None:
                 data_index[id(spec.data)] = i
+        elif spec.var is not None and spec.var.ptr_scope == GRID_CONSTANT:
+            entry["kind"] = TENSOR_MAP  # T.TensorMap: the argument goes to the kernel as is
+            data_index[id(spec.var)] = i
         params.append(entry)
     launches = []
     for stmt in _flat(func.body):
@@ -264,9 +276,14 @@ class CudaFunction:
         vars_ = {k: E.Var(n, dt) for k, (n, dt) in desc["vars"].items()}
         self._vars = vars_
         specs = []
-        for p in desc["params"]:
+        self._tensor_maps: tuple[int, ...] = ()  # indices of T.TensorMap parameters
+        for i, p in enumerate(desc["params"]):
             var = vars_[p["var"]] if p.get("var") else None
-            if p["kind"] == "buffer":
+            if p["kind"] == TENSOR_MAP:
+                # core checks it as a handle (given None); _tensor_map_args checks the value
+                specs.append(ParamSpec(p["name"], "scalar", "handle", var=var))
+                self._tensor_maps += (i,)
+            elif p["kind"] == "buffer":
                 specs.append(ParamSpec(
                     p["name"], "buffer", p["dtype"],
                     tuple(_expr_from_json(d, vars_) for d in p["shape"]),
@@ -293,7 +310,8 @@ class CudaFunction:
                 continue
             if s.strides or not all(isinstance(d, E.IntImm) for d in s.shape):
                 return None
-            plan.append((i, s.dtype, tuple(int(d.value) for d in s.shape)))
+            plan.append((i, s.dtype, tuple(int(d.value) for d in s.shape
+                                           if isinstance(d, E.IntImm))))
         return plan
 
     def _alignment_plan(self, kernels: Mapping[str, Any]) -> list[tuple[int, int]]:
@@ -335,6 +353,21 @@ class CudaFunction:
         from tvm.tirx.transform import check_arguments
 
         return check_arguments(self.specs, args, "cuda", func_name=self.name)
+
+    def _tensor_map_args(self, args: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        """(args with each tensor map converted for the launch, args for core's check)."""
+        from .runtime import tensor_map_arg
+
+        launch_args, check_args = list(args), list(args)
+        if len(args) != len(self.specs):
+            return launch_args, check_args  # core's check names the count
+        for i in self._tensor_maps:
+            try:
+                launch_args[i] = tensor_map_arg(args[i])
+            except TypeError as e:
+                raise TypeError(f"{self.name}: argument {self.specs[i].name!r}: {e}") from None
+            check_args[i] = None
+        return launch_args, check_args
 
     def _check_alignment(self, args: Sequence[Any]) -> None:
         for i, align in self._align:
@@ -418,6 +451,15 @@ class CudaFunction:
     def _full_call(self, args: Sequence[Any]) -> None:
         """Core's argument checks (their errors), launch dimensions evaluated from the values,
         launches through :class:`~tvm_backend_cuda.runtime.CudaKernel`."""
+        for kernel, grid, block, smem, kargs in self.launch_plan(args):
+            kernel.launch(grid, block, kargs, shmem=smem)
+        if self._fast_plan_torch is None:
+            self._prepare_fast()
+
+    def launch_plan(self, args: Sequence[Any]) -> list[tuple[Any, Any, Any, int, list[Any]]]:
+        """What a call with ``args`` launches, after the same checks: per kernel launch, in
+        order, ``(CudaKernel, grid, block, dynamic shared bytes, kernel arguments)``. For callers
+        that launch themselves (``NvshmemContext.run`` launches cooperatively)."""
         exe = self._exe
         if not exe.device_ready():
             from .runtime import no_device_reason
@@ -425,12 +467,17 @@ class CudaFunction:
             raise RuntimeError(f"no CUDA device is present: {no_device_reason()}. This "
                                f"executable was compiled for {exe.arch} (compiling needs no GPU);"
                                " run it on a machine with an NVIDIA GPU and driver")
-        values = self._check(args)
+        if self._tensor_maps:
+            args, checked = self._tensor_map_args(args)
+            values = self._check(checked)
+        else:
+            values = self._check(args)
         if self._align:
             self._check_alignment(args)
         launches = self._launches
         if launches is None:
             launches = self._launches = self._build_launches()
+        plan = []
         for launch in launches:
             kargs = [args[ref] if kind == "arg" else _value(ref, values)
                      for kind, ref in launch.args]
@@ -438,9 +485,8 @@ class CudaFunction:
                 grid, block, smem = launch.grid, launch.block, launch.smem
             else:
                 grid, block, smem = _dims(launch, values)
-            launch.kernel.launch(grid, block, kargs, shmem=smem)
-        if self._fast_plan_torch is None:
-            self._prepare_fast()
+            plan.append((launch.kernel, grid, block, smem, kargs))
+        return plan
 
     def __repr__(self) -> str:
         params = ", ".join(f"{s.name}: {s.dtype}" for s in self.specs)
@@ -685,12 +731,16 @@ class CudaExecutable(Executable):
         return ok
 
     def module(self) -> Any:
-        """The :class:`~tvm_backend_cuda.runtime.CudaModule` of the cubin (made on first use)."""
+        """The :class:`~tvm_backend_cuda.runtime.CudaModule` of the cubin (made on first use); an
+        :class:`~tvm_backend_cuda.nvshmem.NvshmemModule` when the source calls NVSHMEM."""
         if self._module is None:
+            from .nvshmem import NvshmemModule, uses_nvshmem
             from .runtime import CudaModule
 
             specs = {name: [tuple(p) for p in k["params"]] for name, k in self.meta["kernels"].items()}
-            self._module = CudaModule(self.cubin, specs, arch=self.arch)
+            # NVSHMEM kernels: bound to this process's NvshmemContext when first loaded
+            cls = NvshmemModule if uses_nvshmem(self.source) else CudaModule
+            self._module = cls(self.cubin, specs, arch=self.arch)
         return self._module
 
     def get_function(self, name: str) -> CudaFunction:

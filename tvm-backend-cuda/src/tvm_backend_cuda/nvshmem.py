@@ -313,6 +313,64 @@ using ::cuda::std::is_signed; using ::cuda::std::is_unsigned; using ::cuda::std:
 }
 """
 
+# NVSHMEM's device library lacks the put-with-signal functions its headers declare but do not
+# define: nvJitLink reports "Undefined reference to nvshmemi_transfer_put_signal_dispatch<...>"
+# (3.8.0) or "nvshmemi_transfer_put_signal<...>" (3.4.5), for the thread, warp and block forms.
+# (Defining NVSHMEM_ENABLE_ALL_DEVICE_INLINING makes 3.8's headers define them, but 3.4.5's then
+# need infiniband/mlx5dv.h.) So a source that calls them gets, after its NVSHMEM includes, the same
+# operation composed of calls the library has: the put, ``nvshmem_fence`` (which orders it before
+# the signal update to the same PE, the guarantee put-with-signal gives) and
+# ``nvshmemx_signal_op``. The warp/block forms let every thread take part in the put, then one
+# thread signals after the group has synchronised.
+_PUT_SIGNAL_RE = re.compile(r"\bnvshmemx?_putmem_signal_nbi(?:_warp|_block)?\s*\(")
+_NVSHMEM_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]nvshmemx?\.h[>"].*$', re.M)
+_PUT_SIGNAL_SHIM = """\
+// tvm: put-with-signal from put + fence + signal_op (libnvshmem_device.a lacks it; nvshmem.py)
+static __device__ __forceinline__ void tvm_nvshmem_putmem_signal_nbi(
+    void* dst, const void* src, size_t n, uint64_t* sig, uint64_t value, int op, int pe) {
+  nvshmem_putmem_nbi(dst, src, n, pe);
+  nvshmem_fence();
+  nvshmemx_signal_op(sig, value, op, pe);
+}
+static __device__ __forceinline__ void tvm_nvshmemx_putmem_signal_nbi_warp(
+    void* dst, const void* src, size_t n, uint64_t* sig, uint64_t value, int op, int pe) {
+  nvshmemx_putmem_nbi_warp(dst, src, n, pe);
+  __syncwarp();
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (lane == 0) {
+    nvshmem_fence();
+    nvshmemx_signal_op(sig, value, op, pe);
+  }
+  __syncwarp();
+}
+static __device__ __forceinline__ void tvm_nvshmemx_putmem_signal_nbi_block(
+    void* dst, const void* src, size_t n, uint64_t* sig, uint64_t value, int op, int pe) {
+  nvshmemx_putmem_nbi_block(dst, src, n, pe);
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    nvshmem_fence();
+    nvshmemx_signal_op(sig, value, op, pe);
+  }
+  __syncthreads();
+}
+#define nvshmem_putmem_signal_nbi tvm_nvshmem_putmem_signal_nbi
+#define nvshmemx_putmem_signal_nbi_warp tvm_nvshmemx_putmem_signal_nbi_warp
+#define nvshmemx_putmem_signal_nbi_block tvm_nvshmemx_putmem_signal_nbi_block
+"""
+
+
+def _with_put_signal_shim(source: str) -> str:
+    """``source`` with :data:`_PUT_SIGNAL_SHIM` after its last NVSHMEM include (see above)."""
+    if not _PUT_SIGNAL_RE.search(source):
+        return source
+    includes = list(_NVSHMEM_INCLUDE_RE.finditer(source))
+    if not includes:
+        return "#include <nvshmem.h>\n#include <nvshmemx.h>\n" + _PUT_SIGNAL_SHIM + source
+    end = includes[-1].end()
+    return source[:end] + "\n" + _PUT_SIGNAL_SHIM + source[end:]
+
+
 _LINK_CACHE: dict[str, bytes] = {}
 _LINK_CACHE_LOCK = threading.Lock()
 
@@ -337,6 +395,7 @@ def compile_nvshmem(
     if inst.version < _RTC_CLEAN_VERSION:
         source = _OLD_HEADERS_PRELUDE + source
         extra.append("-default-device")
+    source = _with_put_signal_shim(source)
     rel = compile_cuda(source, arch, options=[*nvshmem_compile_options(), *extra, *options],
                        name=name, cache=cache)
     key = hashlib.sha256(
@@ -505,7 +564,8 @@ class NvshmemContext:
 
     ``zeros``/``empty`` allocate on the symmetric heap (collective: every PE must make the same
     allocations in the same order); ``load``/``compile`` give modules bound to NVSHMEM;
-    ``launch(kernel, grid, block, args, collective=True)`` launches cooperatively.
+    ``launch(kernel, grid, block, args, collective=True)`` launches cooperatively, and
+    ``run(ex, *args, collective=True)`` does that for a ``tvm.compile``d executable.
     """
 
     def __init__(self, *, rank: int, world_size: int, device: int, lib: _HostLib,
@@ -781,6 +841,18 @@ class NvshmemContext:
         """Compile, link and load CUDA source for this PE's GPU (``arch`` defaults to it)."""
         arch = arch or _device_arch(self.device)
         return self.load(compile_nvshmem(source, arch, options=options), kernels, arch=arch)
+
+    def run(self, executable: Any, *args: Any, collective: bool = False, function: str | None = None,
+            stream: Any = None) -> None:
+        """Call a ``tvm.compile``d function whose kernels use NVSHMEM, as ``executable(*args)``
+        does (the same argument checks and launch sizes), launching each kernel through
+        :meth:`launch`: ``collective=True`` launches cooperatively, which kernels that wait on
+        other PEs need. ``function`` picks another function of the executable than its entry."""
+        self._check()
+        func = executable.get_function(function or executable.entry_name)
+        for kernel, grid, block, smem, kargs in func.launch_plan(args):
+            self.launch(kernel, grid, block, kargs, collective=collective, shmem=smem,
+                        stream=stream)
 
     def launch(
         self,

@@ -12,7 +12,9 @@ per-type pointer extractors) is computed once and cached.
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import struct
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -78,6 +80,87 @@ def _require_device(device_id: int) -> None:
 _POINTER_TYPES = frozenset({"ptr", "handle", "pointer"})
 
 
+# -- by-value tensor maps ----------------------------------------------------------------------
+
+TENSOR_MAP = "tensormap"  # a kernel parameter type: ``const __grid_constant__ CUtensorMap``
+_TENSOR_MAP_BYTES = 128
+
+
+class _RawParam:
+    """A by-value kernel argument cuda.core cannot pass (a tensor map given as raw bytes): its
+    bytes, in a buffer the driver copies the parameter from (:func:`_launch_raw`)."""
+
+    __slots__ = ("buf",)
+
+    def __init__(self, data: bytes) -> None:
+        self.buf = ctypes.create_string_buffer(data, len(data))
+
+
+def tensor_map_arg(a: Any) -> Any:
+    """A ``CUtensorMap`` kernel argument: a cuda.core ``TensorMapDescriptor`` (passed as is), or
+    the 128 bytes of one as ``bytes``/``bytearray``/``memoryview``, a
+    ``cuda.bindings.driver.CUtensorMap`` (``cuTensorMapEncodeTiled``) or a host numpy array."""
+    tp = type(a)
+    if tp is _RawParam or tp.__name__ == "TensorMapDescriptor":
+        return a
+    if tp.__name__ == "CUtensorMap" and hasattr(a, "opaque"):
+        data = struct.pack("<16Q", *(int(w) for w in a.opaque))
+    elif isinstance(a, (bytes, bytearray, memoryview)):
+        data = bytes(a)
+    elif hasattr(a, "__array_interface__") and hasattr(a, "tobytes"):
+        data = a.tobytes()
+    else:
+        raise TypeError(
+            f"expected a CUtensorMap (a cuda.core TensorMapDescriptor, or a 128-byte descriptor: "
+            f"bytes, cuda.bindings.driver.CUtensorMap or a host numpy array), got {tp.__name__}")
+    if len(data) != _TENSOR_MAP_BYTES:
+        raise TypeError(f"a CUtensorMap is 128 bytes; got {len(data)} ({tp.__name__}); expected "
+                        "a 128-byte descriptor or a cuda.core TensorMapDescriptor")
+    return _RawParam(data)
+
+
+def _raw_param_array(values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """``void*[]`` pointing at each argument's bytes (what ``cuLaunchKernel`` copies the
+    parameters from), and the buffers it points into (keep them alive until the launch)."""
+    holders: list[Any] = []
+    for i, v in enumerate(values):
+        if type(v) is _RawParam:
+            holders.append(v.buf)
+        elif isinstance(v, int):  # a pointer
+            holders.append(ctypes.c_uint64(v))
+        elif hasattr(v, "tobytes") and hasattr(v, "dtype"):  # a numpy scalar of the exact C type
+            data = v.tobytes()
+            holders.append(ctypes.create_string_buffer(data, len(data)))
+        else:
+            raise TypeError(f"argument #{i} ({type(v).__name__}) cannot share a launch with a raw "
+                            "tensor map; pass the tensor maps as cuda.core TensorMapDescriptors")
+    params = (ctypes.c_void_p * max(len(holders), 1))(*(ctypes.addressof(h) for h in holders))
+    return params, holders
+
+
+def _launch_raw(stream: Any, grid: Any, block: Any, shmem: int, cluster: Any, kernel: Any,
+                values: Sequence[Any]) -> None:
+    """``cuLaunchKernel`` with a parameter array of our own, for launches with a
+    :class:`_RawParam` (cuda.core's launch takes no raw by-value structs)."""
+    from cuda.bindings import driver
+
+    if cluster is not None:
+        raise TypeError("a launch with a raw tensor map takes no cluster shape: pass a cuda.core "
+                        "TensorMapDescriptor, or compile the cluster shape into the kernel")
+    params, holders = _raw_param_array(values)
+    g, b = _dim3(grid, "grid"), _dim3(block, "block")
+    h_stream = driver.CUstream(int(stream.handle))
+    try:  # a CUkernel (cuda.core's library kernels) is launchable where a CUfunction is
+        (err,) = driver.cuLaunchKernel(kernel.handle, *g, *b, shmem, h_stream,
+                                       ctypes.addressof(params), 0)
+    except TypeError:  # bindings that type-check f as a CUfunction
+        (err,) = driver.cuLaunchKernel(driver.CUfunction(int(kernel.handle)), *g, *b, shmem,
+                                       h_stream, ctypes.addressof(params), 0)
+    del holders  # the driver has copied the parameters
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuLaunchKernel failed: {err.name}")
+
+
 def _float_to_bf16_bits(x: float):
     """Round a float to bfloat16 (round to nearest even) and return its bits as np.uint16."""
     import numpy as np
@@ -99,6 +182,7 @@ def _scalar_converter(type_name: str) -> Callable[[Any], Any]:
         "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
         "float16": np.float16, "float32": np.float32, "float64": np.float64,
         "bool": np.bool_, "bfloat16": _float_to_bf16_bits,
+        TENSOR_MAP: tensor_map_arg,  # by value, not a scalar: see tensor_map_arg
     }
     try:
         return table[type_name]
@@ -376,8 +460,9 @@ class CudaKernel:
     """A kernel of a :class:`CudaModule`; launch it with :meth:`launch`.
 
     ``param_types`` (one per kernel parameter: ``"ptr"`` or a dtype such as ``"int32"``,
-    ``"float32"``, ``"float16"``, ``"bfloat16"``) decides the exact C type of each scalar. Without
-    it, arguments must be arrays/pointers or numpy scalars (a Python int would be ambiguous).
+    ``"float32"``, ``"float16"``, ``"bfloat16"``) decides the exact C type of each scalar;
+    ``"tensormap"`` is a by-value ``CUtensorMap`` (:func:`tensor_map_arg`). Without it, arguments
+    must be arrays/pointers or numpy scalars (a Python int would be ambiguous).
     """
 
     def __init__(self, module: CudaModule, name: str, params: Sequence[Any] | None) -> None:
@@ -392,6 +477,8 @@ class CudaKernel:
             if parsed else None
         )
         self._nparams = len(self._plan) if self._plan is not None else -1
+        # a by-value tensor map may come as raw bytes, which cuda.core cannot pass (_launch_raw)
+        self._raw_params = bool(parsed) and TENSOR_MAP in parsed[1]  # type: ignore[index]
         self._loaded: dict[int, _Loaded] = {}
         self._configs: dict[tuple, Any] = {}
 
@@ -541,6 +628,9 @@ class CudaKernel:
                 s = _STREAM_BY_HANDLE.get(handle)
                 if s is None:
                     s = _wrap_stream(handle)
+        if self._raw_params and any(type(v) is _RawParam for v in values):
+            _launch_raw(s, grid, block, shmem, cluster, loaded.kernel, values)
+            return
         _LAUNCH(s, config, loaded.kernel, *values)
 
     def _load(self, device: int) -> _Loaded:

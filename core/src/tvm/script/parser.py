@@ -584,7 +584,9 @@ class Parser:
             if not isinstance(ann, _T.ScalarType):
                 raise self.err(a.annotation, f"parameter {a.arg}: expected T.Buffer(...), "
                                              f"T.handle or a scalar type such as T.int32")
-            annotations[a.arg] = E.Var(a.arg, DataType(str(ann)))
+            # T.TensorMap and the like: a handle whose ptr_scope says what it is
+            annotations[a.arg] = E.Var(a.arg, DataType(str(ann)),
+                                       ptr_scope=getattr(ann, "ptr_scope", None))
             self.bind(a.arg, annotations[a.arg])
         for arg_name, annotation in buffer_params:
             spec = self.eval(annotation)

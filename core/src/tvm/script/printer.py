@@ -256,7 +256,7 @@ class _Printer:
         for p in f.params:
             buf = f.buffer_map.get(p)
             if buf is None:
-                params_txt.append(f"{self.names.of[id(p)]}: {self.dtype_ctor(p.dtype)}")
+                params_txt.append(f"{self.names.of[id(p)]}: {self.param_type(p)}")
             elif id(p) in handle_form:
                 params_txt.append(f"{self.names.of[id(p)]}: T.handle")
             else:
@@ -276,6 +276,16 @@ class _Printer:
             self.line("pass")
         self.names.pop()
         return head + self.out
+
+    def param_type(self, p: E.Var) -> str:
+        """A scalar or handle parameter's annotation: ``T.int32``, ``T.handle``, ``T.TensorMap``."""
+        if p.dtype.is_handle and p.ptr_scope is not None:
+            from .tirx import PARAM_TYPES
+
+            special = PARAM_TYPES.get(p.ptr_scope)
+            if special is not None:
+                return repr(special)
+        return self.dtype_ctor(p.dtype)
 
     def reserve_free(self, node: Any) -> None:
         uses = _uses(node)

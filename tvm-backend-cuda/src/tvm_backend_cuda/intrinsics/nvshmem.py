@@ -1,6 +1,15 @@
-"""NVSHMEM device calls. ``nvshmem.h``/``nvshmemx.h`` are requested only by a kernel that uses
-one of these ops (the header is not in the CUDA wheels: install NVSHMEM and add its include
-folder to the compile options)."""
+"""NVSHMEM device calls: ``T.nvshmem.my_pe``, ``putmem_nbi`` (``.warp``, ``.block``),
+``putmem_signal_nbi``, ``signal_op``, ``wait_until``, ``quiet``, ``fence``, ``barrier_all``, ...
+
+Only a kernel that uses one of these ops asks for ``nvshmem.h``/``nvshmemx.h``, and only such a
+kernel takes the NVSHMEM path: ``tvm.compile`` hands the source to
+:func:`tvm_backend_cuda.nvshmem.compile_auto`, which compiles it with NVRTC as relocatable device
+code against the headers of the ``nvidia-nvshmem-cu13`` wheel and links it with the wheel's
+``libnvshmem_device.a`` (nvJitLink; no toolkit, no driver), and the executable loads the cubin as
+an :class:`~tvm_backend_cuda.nvshmem.NvshmemModule`, bound to this process's
+:class:`~tvm_backend_cuda.nvshmem.NvshmemContext` (initialise one before the first call). Without
+the wheel, compiling such a kernel raises ``BackendNotInstalledError`` naming it. See
+``docs/nvshmem.md``."""
 
 from __future__ import annotations
 

@@ -76,6 +76,32 @@ int32: ScalarType
 handle: ScalarType
 
 
+class ParamType(ScalarType):
+    """A parameter annotation for an opaque value passed to a kernel *by value*: the parameter
+    is a ``handle`` variable whose ``ptr_scope`` says what it is, and the body uses it as the
+    address of that value (a backend's codegen declares the parameter).
+
+    ``T.TensorMap``: a 128-byte TMA descriptor (CUDA's ``CUtensorMap``) passed as a grid
+    constant (``ptr_scope="grid_constant"``, as Apache TVM marks such parameters)."""
+
+    ptr_scope: str
+    spelling: str
+
+    def __new__(cls, spelling: str, ptr_scope: str) -> ParamType:
+        obj = super().__new__(cls, "handle")
+        obj.spelling = spelling
+        obj.ptr_scope = ptr_scope
+        return obj
+
+    def __repr__(self) -> str:
+        return f"T.{self.spelling}"
+
+
+TensorMap = ParamType("TensorMap", "grid_constant")
+#: ptr_scope of a handle parameter -> its annotation (the printer writes it back)
+PARAM_TYPES: dict[str, ParamType] = {TensorMap.ptr_scope: TensorMap}
+
+
 @dataclass
 class VarDecl:
     """``n = T.int32()``: declares a variable without a value (a symbolic shape, a free var)."""
@@ -363,7 +389,8 @@ __all__ = sorted(
     | set(_SCALAR_NAMES)
     | set(_S.SCOPE_ID_KINDS)
     | {
-        "Broadcast", "Buffer", "Cast", "Let", "Ramp", "S", "Select", "TileLayout", "alloc_buffer",
+        "Broadcast", "Buffer", "Cast", "Let", "Ramp", "S", "Select", "TensorMap", "TileLayout",
+        "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
         "launch_params", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
         "thread_binding", "tid", "tile", "unroll", "vectorized", "warp", "warpgroup", "warpid",
