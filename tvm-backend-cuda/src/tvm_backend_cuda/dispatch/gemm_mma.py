@@ -30,6 +30,7 @@ architecture below sm_80, the intrinsics not registered.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tvm.error import DispatchFail
@@ -369,7 +370,7 @@ class _Gen:
         return BufferLoad(reg.buffer, [*lead, fold_add(reg.region[-2].min, r),
                                        fold_add(reg.region[-1].min, c)])
 
-    def _ldmatrix(self, trans: bool, num: int, addr: BufferLoad, regs: list[PrimExpr]) -> Stmt:
+    def _ldmatrix(self, trans: bool, num: int, addr: BufferLoad, regs: Sequence[PrimExpr]) -> Stmt:
         op = Op.get(LDMATRIX_OP)
         return Evaluate(op(IntImm("bool", int(trans)), const(num, _I32), StringImm(".b16"), addr,
                            *regs))

@@ -74,8 +74,9 @@ def register_ops() -> list[Op]:
             script_kwargs=spec.script_kwargs,
             min_arch=spec.min_arch,
             max_arch=spec.max_arch,
-            **{RULE_ATTR: spec.rule, NARGS_ATTR: spec.nargs},
         )
+        op.set_attr(RULE_ATTR, spec.rule)
+        op.set_attr(NARGS_ATTR, spec.nargs)
         op.set_codegen("cuda", _cstyle_rule(spec.rule))
         ops.append(op)
     return ops
