@@ -303,6 +303,7 @@ class _FakeCudaArray:
                                          "version": 3, "strides": None}
 
 
+@needs_nvshmem
 def test_run_launches_what_the_executable_would(monkeypatch) -> None:
     from tvm_backend_cuda.nvshmem import NvshmemContext, NvshmemModule
 
