@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 
@@ -41,3 +43,27 @@ def nvshmem_ctx():
     ctx = nvshmem.NvshmemContext.init(symmetric_size=1 << 30)
     yield ctx
     ctx.finalize()
+
+
+class _Rollback(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def cuda_ns() -> Iterator[None]:
+    """Register the CUDA ops and namespaces as a fake owner; raising rolls every entry back."""
+    from tvm._registry import transaction
+    from tvm.script.namespace import register_script_namespace
+    from tvm_backend_cuda.intrinsics import register_ops
+    from tvm_backend_cuda.script import CUDANamespace, NVSHMEMNamespace, PTXNamespace
+
+    try:
+        with transaction("test-cuda-ops"):
+            register_ops()
+            register_script_namespace("cuda", CUDANamespace(), override=True)
+            register_script_namespace("ptx", PTXNamespace(), override=True)
+            register_script_namespace("nvshmem", NVSHMEMNamespace(), override=True)
+            yield
+            raise _Rollback
+    except _Rollback:
+        pass

@@ -4,37 +4,13 @@ sm_100a (an op is compiled for every arch at least its ``min_arch``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tvm._registry import transaction
 from tvm.error import TVMError
 from tvm.ir import Buffer, Call, Op, Var
 from tvm.script import tirx as T
-from tvm.script.namespace import register_script_namespace
-
-
-class _Rollback(Exception):
-    pass
-
-
-@pytest.fixture(scope="module")
-def cuda_ns() -> Iterator[None]:
-    from tvm_backend_cuda.intrinsics import register_ops
-    from tvm_backend_cuda.script import CUDANamespace, NVSHMEMNamespace, PTXNamespace
-
-    try:
-        with transaction("test-cuda-codegen"):
-            register_ops()
-            register_script_namespace("cuda", CUDANamespace(), override=True)
-            register_script_namespace("ptx", PTXNamespace(), override=True)
-            register_script_namespace("nvshmem", NVSHMEMNamespace(), override=True)
-            yield
-            raise _Rollback
-    except _Rollback:
-        pass
 
 
 def render(call: Call, arch: int = 90) -> tuple[str, dict[str, str], list[str]]:

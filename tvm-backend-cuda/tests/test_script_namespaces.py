@@ -3,12 +3,10 @@ namespace, prints in the seed's form (seed-digest section 11) and round-trips.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tvm._registry import transaction
 from tvm.ir import (
     Buffer,
     Call,
@@ -22,30 +20,6 @@ from tvm.ir import (
 )
 from tvm.script import from_source
 from tvm.script import tirx as T
-from tvm.script.namespace import register_script_namespace
-
-
-class _Rollback(Exception):
-    pass
-
-
-@pytest.fixture(scope="module")
-def cuda_ns() -> Iterator[None]:
-    """Register the ops and namespaces as a fake owner; raising rolls every entry back."""
-    from tvm_backend_cuda.intrinsics import register_ops
-    from tvm_backend_cuda.script import CUDANamespace, NVSHMEMNamespace, PTXNamespace
-
-    try:
-        with transaction("test-cuda-namespaces"):
-            register_ops()
-            register_script_namespace("cuda", CUDANamespace(), override=True)
-            register_script_namespace("ptx", PTXNamespace(), override=True)
-            register_script_namespace("nvshmem", NVSHMEMNamespace(), override=True)
-            yield
-            raise _Rollback
-    except _Rollback:
-        pass
-
 
 V = {n: Var(n, "handle") for n in ("s", "r", "p", "d", "a", "tm", "bar", "sh", "gl")}
 A = Buffer("A", (16,), "float32")
