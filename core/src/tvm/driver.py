@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .error import TVMError
+from .ir.depth import recursion_guard
 from .ir.function import IRModule, PrimFunc
+from .ir.verify import verify
 
 __all__ = ["compile", "ensure_builtin_backends", "lower", "resolve_target"]
 
@@ -42,8 +44,9 @@ def compile(  # noqa: A001 - the seed's name: tvm.compile
     lowered = lower(func_or_mod, tgt, tir_pipeline, pass_config=pass_config)
     from .plugin import get_plugin_manager
 
-    result = get_plugin_manager().hook.tvm_build_module(mod=lowered, target=tgt,
-                                                        options=dict(options))
+    with recursion_guard("tvm.compile"):
+        result = get_plugin_manager().hook.tvm_build_module(mod=lowered, target=tgt,
+                                                            options=dict(options))
     if result is None:
         raise TVMError(f"no loaded backend builds target kind {tgt.kind.name!r}; loaded "
                        f"backends: {', '.join(_loaded_backends()) or 'none'}. "
@@ -57,7 +60,8 @@ def lower(func_or_mod: PrimFunc | IRModule, target: Any = None, tir_pipeline: An
     tgt = resolve_target(target)
     mod = _as_module(func_or_mod, tgt)
     main, finalize_host, finalize_device = _pipeline(tir_pipeline, tgt)
-    with tgt, _pass_context(pass_config, tgt):
+    with tgt, _pass_context(pass_config, tgt), recursion_guard("lowering"):
+        verify(mod)  # the rules, located at the script's lines, before any pass runs
         mod = _apply(main, mod)
         mod = _finalize(mod, finalize_host, finalize_device)
     return mod

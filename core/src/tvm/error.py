@@ -14,6 +14,7 @@ __all__ = [
     "CompileError",
     "DiagnosticError",
     "DispatchFail",
+    "IRDepthError",
     "IRVerifyError",
     "MetalRuntimeUnavailable",
     "RegistrationConflict",
@@ -28,6 +29,11 @@ class TVMError(Exception):
 
 class IRVerifyError(TVMError, ValueError):
     """The IR breaks a rule; the message names the node and the rule."""
+
+
+class IRDepthError(TVMError, RecursionError):
+    """The IR (or a script) is nested more deeply than tvm's recursive algorithms allow; the
+    message says where (when known) and how to flatten it."""
 
 
 class DiagnosticError(TVMError, SyntaxError):

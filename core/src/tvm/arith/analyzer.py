@@ -164,7 +164,10 @@ class Analyzer:
         if isinstance(e, E.Var):
             return self._var_bound(e)
         if isinstance(e, (E.Add, E.Sub, E.Mul)) and e.dtype.is_int:
-            return self.linear_bound(to_linear(e))
+            lin = to_linear(e)
+            # a product of two non-constants is its own single atom: bound it as a product
+            if not (len(lin.terms) == 1 and lin.terms[0][0] is e):
+                return self.linear_bound(lin)
         if isinstance(e, E.Mul):
             return self._bound(e.a) * self._bound(e.b)
         if isinstance(e, E.FloorDiv):

@@ -9,6 +9,7 @@ from .dtype import DataType
 from .expr import BufferLoad, IntImm, PrimExpr, Var, convert
 from .layout import TileLayout
 from .node import Node
+from .span import Span
 
 __all__ = ["Buffer", "BufferRegion", "Range", "decl_buffer"]
 
@@ -41,6 +42,7 @@ class Buffer(Node):
     """
 
     _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align")
+    span: Span | None = None  # where the parser read its declaration (not part of the structure)
 
     def __init__(
         self,

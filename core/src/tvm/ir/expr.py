@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
+from ..error import IRVerifyError
 from .dtype import DataType, dtype_of
 from .node import Node
 
@@ -177,6 +178,8 @@ class IntImm(PrimExpr):
         self.value = int(value)
         if self.dtype.is_bool:
             self.value = 1 if value else 0
+        elif self.dtype.is_integer:
+            _check_range(self.dtype, self.value)
 
     def __int__(self) -> int:
         return self.value
@@ -395,6 +398,20 @@ class Call(PrimExpr):
 
 
 # -- helpers ---------------------------------------------------------------------------------
+def int_range(dtype: DataType) -> tuple[int, int]:
+    """The values an integer scalar of ``dtype`` holds: ``(min, max)``."""
+    if dtype.is_uint:
+        return 0, 2**dtype.bits - 1
+    return -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
+
+
+def _check_range(dtype: DataType, value: int) -> None:
+    lo, hi = int_range(dtype)
+    if not lo <= value <= hi:
+        raise IRVerifyError(f"integer literal {value} does not fit in {dtype.element_of()} "
+                            f"({lo} to {hi}); use a wider type or a smaller value")
+
+
 def const(value: int | float | bool, dtype: str | DataType | None = None) -> PrimExpr:
     """An immediate of ``dtype`` (inferred from the Python value when omitted)."""
     dt = DataType(dtype) if dtype is not None else dtype_of(value)

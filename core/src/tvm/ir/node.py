@@ -47,7 +47,10 @@ class Node:
         try:
             return self.script()
         except Exception:  # printing must never hide the object; fall back to a plain form
-            parts = ", ".join(f"{k}={v!r}" for k, v in self.fields())
+            try:
+                parts = ", ".join(f"{k}={v!r}" for k, v in self.fields())
+            except RecursionError:
+                parts = "..."  # too deep to show; script() said why
             return f"{type(self).__name__}({parts})"
 
     __hash__ = object.__hash__

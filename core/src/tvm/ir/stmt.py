@@ -9,6 +9,7 @@ from typing import Any
 from .buffer import Buffer, BufferRegion
 from .expr import PrimExpr, StringImm, Var, convert
 from .node import Node
+from .span import Span
 
 __all__ = [
     "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
@@ -18,7 +19,9 @@ __all__ = [
 
 
 class Stmt(Node):
-    """Base of statements."""
+    """Base of statements. ``span`` (not part of the structure) is where the parser read it."""
+
+    span: Span | None = None
 
 
 class BufferStore(Stmt):

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from .buffer import Buffer
+from .depth import depth_error, recursion_guard
 from .dtype import DataType
 from .expr import Let, Var
 from .function import PrimFunc
@@ -174,16 +175,20 @@ class _Equal:
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """True if ``lhs`` and ``rhs`` are the same IR up to renaming of defined variables."""
     try:
-        _Equal(map_free_vars).value(lhs, rhs, type(lhs).__name__, isinstance(lhs, (Var, Buffer)) and map_free_vars)
+        _Equal(map_free_vars).value(lhs, rhs, type(lhs).__name__,
+                                    isinstance(lhs, (Var, Buffer)) and map_free_vars)
     except _Mismatch:
         return False
+    except RecursionError as exc:
+        raise depth_error(exc, "structural_equal") from None
     return True
 
 
 def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
     """Raise ValueError saying where ``lhs`` and ``rhs`` first differ."""
     try:
-        _Equal(map_free_vars).value(lhs, rhs, type(lhs).__name__, False)
+        with recursion_guard("assert_structural_equal"):
+            _Equal(map_free_vars).value(lhs, rhs, type(lhs).__name__, False)
     except _Mismatch as m:
         def show(x: Any) -> str:
             try:
@@ -249,4 +254,7 @@ class _Hasher:
 
 def structural_hash(node: Any, map_free_vars: bool = False) -> int:
     """A hash consistent with :func:`structural_equal`."""
-    return _Hasher(map_free_vars).h(node)
+    try:
+        return _Hasher(map_free_vars).h(node)
+    except RecursionError as exc:
+        raise depth_error(exc, "structural_hash") from None

@@ -38,7 +38,7 @@ class _Verifier(Visitor):
         for p in f.params:
             self.define(p)
         for p, b in f.buffer_map.items():
-            if p not in f.params:
+            if not any(p is q for q in f.params):
                 self.err(f"function {f.name}: buffer_map key {p.name} is not a parameter")
             self.define_buffer(b)
             for dim in b.shape + b.strides + [b.elem_offset]:

@@ -45,6 +45,7 @@ from typing import Any, TypeGuard
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer, BufferRegion, Range
+from ..ir.depth import recursion_guard
 from ..ir.function import IRModule, PrimFunc
 from ..ir.layout import Axis, Iter, TileLayout
 from ..ir.node import Node
@@ -69,6 +70,11 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 def to_script(node: Any, **kwargs: Any) -> str:
     """TVMScript text of a PrimFunc, IRModule, statement, expression, region or layout."""
+    with recursion_guard("printing TVMScript"):
+        return _to_script(node)
+
+
+def _to_script(node: Any) -> str:
     p = _Printer()
     if isinstance(node, IRModule):
         return p.module(node)
