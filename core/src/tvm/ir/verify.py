@@ -1,29 +1,51 @@
 """The IR verifier. Construction does not check; this does, and each error names the node and
-the rule it breaks."""
+the rule it breaks. ``tvm.compile`` runs it before any pass.
+
+Statements and buffers read by the parser carry their source location (``span``); an error
+inside one is reported at that file, line and column, with the source line.
+
+Besides the type rules, the verifier rejects accesses it can *prove* out of bounds: an index
+that is an affine function of loop variables (and kernel indices) with constant ranges, into a
+dimension of constant extent, that leaves ``[0, extent)`` for some iteration. An access is not
+judged when it may be skipped: under an ``if``, a ``T.Select``/``T.if_then_else`` branch, the
+right side of ``and``/``or``, in a loop that can exit early (``T.break_loop``,
+``T.continue_loop``, ``T.thread_return``, ``assert``), or after such an exit.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..arith.linear import to_linear
 from ..error import IRVerifyError
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer, BufferRegion
+from .depth import depth_error
 from .function import IRModule, PrimFunc
 from .op import OpCategory
+from .span import Span
 from .visitor import Visitor
 
 __all__ = ["verify", "verify_errors"]
 
+# Calls after which the rest of a loop body (or of the function) may not run.
+_EXITS = frozenset({"tirx.break_loop", "tirx.continue_loop", "tirx.thread_return", "tirx.ret"})
+
 
 class _Verifier(Visitor):
     def __init__(self) -> None:
-        self.errors: list[str] = []
+        self.errors: list[tuple[Span | None, str]] = []
         self.defined: set[int] = set()
         self.func: PrimFunc | None = None
+        self.span: Span | None = None
+        # bounds analysis: constant ranges [lo, hi] of loop and kernel index variables
+        self.ranges: dict[int, tuple[int, int]] = {}
+        self.guarded = 0  # > 0: the access may be skipped, so it proves nothing
+        self.exited = False  # an exit was seen: later accesses may be skipped
 
-    def err(self, msg: str) -> None:
-        self.errors.append(msg)
+    def err(self, msg: str, span: Span | None = None) -> None:
+        self.errors.append((span or self.span, msg))
 
     def define(self, v: E.Var) -> None:
         self.defined.add(id(v))
@@ -32,9 +54,22 @@ class _Verifier(Visitor):
         self.defined.add(id(b))
         self.define(b.data)
 
+    def visit(self, node: Any) -> None:
+        span = getattr(node, "span", None) if isinstance(node, S.Stmt) else None
+        if span is None:
+            super().visit(node)
+            return
+        saved, self.span = self.span, span
+        try:
+            super().visit(node)
+        finally:
+            self.span = saved
+
     # -- functions -------------------------------------------------------------------------
     def visit_PrimFunc(self, f: PrimFunc) -> None:
         self.func = f
+        self.ranges = {}
+        self.guarded, self.exited = 0, False
         for p in f.params:
             self.define(p)
         for p, b in f.buffer_map.items():
@@ -44,6 +79,7 @@ class _Verifier(Visitor):
             for dim in b.shape + b.strides + [b.elem_offset]:
                 self._define_free_shape_vars(dim)
         for b in f.buffer_map.values():
+            self._check_shape(b, b.span)
             for dim in b.shape + b.strides:
                 self.visit(dim)
         self.visit(f.body)
@@ -70,7 +106,16 @@ class _Verifier(Visitor):
         if s.kind is S.ForKind.VECTORIZED and not isinstance(s.extent, E.IntImm):
             self.err(f"vectorized loop `{s.loop_var.name}` needs a constant extent")
         self.define(s.loop_var)
-        self.visit(s.body)
+        lo, ext = _const(s.min), _const(s.extent)
+        never_runs = ext is not None and ext <= 0
+        if lo is not None and ext is not None and ext > 0:
+            self.ranges[id(s.loop_var)] = (lo, lo + ext - 1)
+        skippable = never_runs or _has_exit(s.body)
+        self.guarded += skippable
+        try:
+            self.visit(s.body)
+        finally:
+            self.guarded -= skippable
 
     def visit_LetStmt(self, s: S.LetStmt) -> None:
         self.visit(s.value)
@@ -87,17 +132,25 @@ class _Verifier(Visitor):
     def visit_ScopeIdDef(self, s: S.ScopeIdDef) -> None:
         for e in s.extents:
             self.visit(e)
-        for v in s.vars:
+            if not e.dtype.is_integer:
+                self.err(f"T.{s.kind} has a {e.dtype} extent; extents must be integers")
+            elif isinstance(e, E.IntImm) and e.value < 1:
+                self.err(f"T.{s.kind} has extent {e.value}; extents must be at least 1")
+        for v, e in zip(s.vars, s.extents):
             self.define(v)
+            if isinstance(e, E.IntImm) and e.value >= 1:
+                self.ranges[id(v)] = (0, e.value - 1)
 
     def visit_AllocBuffer(self, s: S.AllocBuffer) -> None:
         for dim in s.buffer.shape:
             self.visit(dim)
+        self._check_shape(s.buffer, None)
         self.define_buffer(s.buffer)
 
     def visit_DeclBuffer(self, s: S.DeclBuffer) -> None:
         for dim in s.buffer.shape:
             self.visit(dim)
+        self._check_shape(s.buffer, None)
         if id(s.buffer.data) not in self.defined:
             self.err(f"DeclBuffer `{s.buffer.name}` views data `{s.buffer.data.name}` that is not defined")
         self.define_buffer(s.buffer)
@@ -106,14 +159,19 @@ class _Verifier(Visitor):
         self.visit(s.condition)
         if not s.condition.dtype.is_bool:
             self.err(f"if condition is {s.condition.dtype}; it must be bool")
-        self.visit(s.then_case)
-        if s.else_case is not None:
-            self.visit(s.else_case)
+        self.guarded += 1
+        try:
+            self.visit(s.then_case)
+            if s.else_case is not None:
+                self.visit(s.else_case)
+        finally:
+            self.guarded -= 1
 
     def visit_AssertStmt(self, s: S.AssertStmt) -> None:
         self.visit(s.condition)
         if not s.condition.dtype.is_bool:
             self.err(f"assert condition is {s.condition.dtype}; it must be bool")
+        self.exited = True
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
         self._check_access("BufferStore to", s.buffer, s.indices)
@@ -135,6 +193,12 @@ class _Verifier(Visitor):
         if self.func is not None and id(v) not in self.defined:
             self.err(f"variable `{v.name}` is used before it is defined")
 
+    def visit_IntImm(self, e: E.IntImm) -> None:
+        if e.dtype.is_integer and e.dtype.lanes == 1:
+            lo, hi = E.int_range(e.dtype)
+            if not lo <= e.value <= hi:
+                self.err(f"integer literal {e.value} does not fit in {e.dtype}")
+
     def visit_BufferLoad(self, e: E.BufferLoad) -> None:
         self._check_access("BufferLoad from", e.buffer, e.indices)
         for i in e.indices:
@@ -151,20 +215,58 @@ class _Verifier(Visitor):
 
     def visit_BinaryOp(self, e: E.BinaryOp) -> None:
         self.visit(e.a)
-        self.visit(e.b)
+        # the right side of `and`/`or` runs only when the left side lets it
+        conditional = isinstance(e, (E.And, E.Or))
+        self.guarded += conditional
+        try:
+            self.visit(e.b)
+        finally:
+            self.guarded -= conditional
         if e.a.dtype != e.b.dtype:
             self.err(f"{type(e).__name__} mixes {e.a.dtype} and {e.b.dtype}; operands must have one type")
+
+    def visit_Select(self, e: E.Select) -> None:
+        self.visit(e.condition)
+        self._visit_branches([e.true_value, e.false_value])
 
     def visit_Call(self, e: E.Call) -> None:
         if e.op.category is OpCategory.TILE_PRIMITIVE:
             self.err(f"tile primitive `{e.op.name}` is used as an expression; call it as a statement (Tx.{e.op.printer_name})")
-        for a in e.args:
-            self.visit(a)
+        if e.op.name == "tirx.if_then_else" and e.args:
+            self.visit(e.args[0])
+            self._visit_branches(e.args[1:])
+        else:
+            for a in e.args:
+                self.visit(a)
+        if e.op.name in _EXITS:
+            self.exited = True
 
+    def _visit_branches(self, branches: list[Any]) -> None:
+        self.guarded += 1
+        try:
+            for b in branches:
+                self.visit(b)
+        finally:
+            self.guarded -= 1
+
+    # -- rules over buffers ----------------------------------------------------------------
     def _check_buffer_defined(self, b: Buffer) -> None:
         if self.func is not None and id(b) not in self.defined:
             self.err(f"buffer `{b.name}` is used before it is defined (declare it with T.alloc_buffer, "
                      f"T.decl_buffer or as a parameter)")
+
+    def _check_shape(self, b: Buffer, span: Span | None) -> None:
+        for k, dim in enumerate(b.shape):
+            if not isinstance(dim, E.PrimExpr) or not dim.dtype.is_integer or dim.dtype.lanes != 1:
+                what = dim.dtype if isinstance(dim, E.PrimExpr) else type(dim).__name__
+                self.err(f"buffer `{b.name}`: extent {k} is a {what} value; buffer extents must be "
+                         "integers", span)
+            elif isinstance(dim, E.IntImm) and dim.value < 1:
+                self.err(f"buffer `{b.name}`: extent {k} is {dim.value}; buffer extents must be at "
+                         "least 1", span)
+        for k, st in enumerate(b.strides):
+            if not (isinstance(st, E.PrimExpr) and st.dtype.is_integer):
+                self.err(f"buffer `{b.name}`: stride {k} is not an integer", span)
 
     def _check_access(self, what: str, b: Buffer, indices: list[E.PrimExpr]) -> None:
         self._check_buffer_defined(b)
@@ -172,20 +274,102 @@ class _Verifier(Visitor):
             n = len(indices)
             self.err(f"{what} `{b.name}` has {n} index{'es' if n != 1 else ''} but the buffer has "
                      f"{len(b.shape)} dimension{'s' if len(b.shape) != 1 else ''}")
+            return
+        bad = False
         for i in indices:
             if not (i.dtype.element_of().is_integer):
+                bad = True
                 self.err(f"{what} `{b.name}` uses a {i.dtype} index; indices must be integers")
+        if not bad and len(indices) == len(b.shape) and not self.guarded and not self.exited:
+            self._check_bounds(what, b, indices)
+
+    def _check_bounds(self, what: str, b: Buffer, indices: list[E.PrimExpr]) -> None:
+        for k, (index, dim) in enumerate(zip(indices, b.shape)):
+            extent = _const(dim)
+            reach = self._reach(index)
+            if extent is None or reach is None:
+                continue
+            lo, hi = reach
+            if lo >= 0 and hi < extent:
+                continue
+            value = lo if lo < 0 else hi
+            shape = ", ".join(str(_const(d) if _const(d) is not None else "?") for d in b.shape)
+            shape += "," if len(b.shape) == 1 else ""
+            self.err(f"{what} `{b.name}` is out of bounds: index `{_text(index)}` reaches {value} "
+                     f"but dimension {k} of shape ({shape}) has extent {extent}")
+
+    def _reach(self, index: E.PrimExpr) -> tuple[int, int] | None:
+        """The exact range of an affine index over variables with constant ranges, else None."""
+        if index.dtype.lanes != 1 or not index.dtype.is_integer:
+            return None
+        lin = to_linear(index)
+        lo = hi = lin.const
+        for atom, c in lin.nonzero_terms():
+            rng = self.ranges.get(id(atom)) if isinstance(atom, E.Var) else None
+            if rng is None:
+                return None
+            a, b = c * rng[0], c * rng[1]
+            lo, hi = lo + min(a, b), hi + max(a, b)
+        return lo, hi
+
+
+def _const(e: Any) -> int | None:
+    return e.value if isinstance(e, E.IntImm) else None
+
+
+def _text(e: E.PrimExpr) -> str:
+    try:
+        return e.script()
+    except Exception:  # a message must not fail because the index does not print
+        return type(e).__name__
+
+
+def _has_exit(body: S.Stmt) -> bool:
+    """Whether ``body`` may leave early (break, continue, return, assert)."""
+    found = False
+
+    class _Find(Visitor):
+        def visit_AssertStmt(self, s: S.AssertStmt) -> None:
+            nonlocal found
+            found = True
+
+        def visit_Call(self, c: E.Call) -> None:
+            nonlocal found
+            if c.op.name in _EXITS:
+                found = True
+            else:
+                self.generic_visit(c)
+
+        def visit_BufferLoad(self, e: E.BufferLoad) -> None:
+            return  # indices hold no exits
+
+    _Find().visit(body)
+    return found
+
+
+def _format(span: Span | None, msg: str) -> str:
+    return f"{span}: {msg}" if span is not None else msg
 
 
 def verify_errors(node: Any) -> list[str]:
-    """Every rule that ``node`` breaks, as messages."""
+    """Every rule that ``node`` breaks, as messages (``file:line:col: ...`` when located)."""
     v = _Verifier()
-    v.visit(node)
-    return v.errors
+    try:
+        v.visit(node)
+    except RecursionError as exc:
+        raise depth_error(exc, "verify") from None
+    return [_format(span, msg) for span, msg in v.errors]
 
 
 def verify(node: Any) -> None:
-    """Raise :class:`~tvm.error.IRVerifyError` listing the broken rules, if any."""
-    errors = verify_errors(node)
-    if errors:
-        raise IRVerifyError("IR verification failed:\n  " + "\n  ".join(errors))
+    """Raise :class:`~tvm.error.IRVerifyError` listing the broken rules, if any; each located
+    rule shows its source line."""
+    v = _Verifier()
+    try:
+        v.visit(node)
+    except RecursionError as exc:
+        raise depth_error(exc, "verify") from None
+    if v.errors:
+        shown = [span.show(msg) if span is not None else msg for span, msg in v.errors]
+        raise IRVerifyError("IR verification failed:\n  " + "\n  ".join(
+            s.replace("\n", "\n  ") for s in shown))
