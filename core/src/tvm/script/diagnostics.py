@@ -13,6 +13,7 @@ import linecache
 from dataclasses import dataclass
 
 from ..error import DiagnosticError
+from ..ir.span import Span
 
 __all__ = ["DiagnosticError", "Source"]
 
@@ -50,6 +51,12 @@ class Source:
         if 1 <= local <= len(lines):
             return " " * self.col_offset + lines[local - 1] if self.col_offset else lines[local - 1]
         return ""
+
+    def span(self, node: ast.AST | None) -> Span:
+        """Where ``node`` is in the file (its first line and column)."""
+        lineno = getattr(node, "lineno", 1) + self.line_offset
+        col = getattr(node, "col_offset", 0) + self.col_offset
+        return Span(self.filename, lineno, col, self.line(lineno))
 
     def error(self, node: ast.AST | None, message: str) -> DiagnosticError:
         """A :class:`DiagnosticError` pointing at ``node`` (or at the first line without one)."""

@@ -21,7 +21,9 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import io
 import operator
+import tokenize
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +31,7 @@ from ..error import DiagnosticError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer, BufferRegion, Range
+from ..ir.depth import MAX_DEPTH, ir_depth
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 from . import ir as _I
@@ -73,6 +76,24 @@ def _unsupported(what: str) -> str:
     return f"unsupported Python in TVMScript: {what}"
 
 
+_SPLIT_HINT = ("Split long expressions into parts bound to variables (`s = a + b` ...), or "
+               "loop over a buffer instead of unrolling")
+_TOO_DEEP = f"this is nested too deeply to parse. {_SPLIT_HINT}"
+
+# What the statement builders return: never an argument of a call.
+_SPECS = (_T.VarDecl, _T.BufferSpec, _T.LoopSpec, _T.GridSpec, _T.ScopeIdSpec, _T.AttrSpec,
+          _T.FuncAttrSpec, _T.LetSpec)
+
+
+def _spec_misuse(value: Any) -> str:
+    if isinstance(value, _T.VarDecl):
+        return (f"T.{value.dtype}() without a value declares a variable (`n = T.{value.dtype}()`) "
+                f"and cannot be an argument; write T.{value.dtype}(0) for a literal")
+    what = type(value).__name__.removesuffix("Spec")
+    return (f"a {what} description (from a statement builder such as T.alloc_buffer, T.serial "
+            "or T.attr) cannot be an argument; assign it to a name or use it in its statement")
+
+
 class _Stop(Exception):
     """Internal: a statement consumed the rest of its block."""
 
@@ -96,6 +117,8 @@ class Parser:
     def _wrap(self, node: ast.AST, exc: Exception) -> DiagnosticError:
         if isinstance(exc, DiagnosticError):
             return exc
+        if isinstance(exc, RecursionError):
+            return self.err(node, _TOO_DEEP)
         if isinstance(exc, KeyError) and exc.args:
             msg = str(exc.args[0])
         else:
@@ -242,6 +265,10 @@ class Parser:
                 kwargs.update(self.eval(kw.value))
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
+        for k, value in enumerate([*args, *kwargs.values()]):
+            if isinstance(value, _SPECS):
+                arg_node = node.args[k] if k < len(node.args) else node
+                raise self.err(arg_node, _spec_misuse(value))
         try:
             return func(*args, **kwargs)
         except TypeError as exc:
@@ -315,15 +342,23 @@ class Parser:
             try:
                 got = method(node, stmts, i)
             except _Stop as stop:
-                out.append(stop.args[0])
+                out.append(self._mark(stop.args[0], node))
                 break
             except DiagnosticError:
                 raise
             except Exception as exc:
                 raise self._wrap(node, exc) from None
             if got is not None:
-                out.append(got)
+                out.append(self._mark(got, node))
         return S.seq(out) if out else S.SeqStmt([])
+
+    def _mark(self, stmt: S.Stmt, node: ast.AST) -> S.Stmt:
+        """Record where ``stmt`` was written (inner statements keep their own place)."""
+        if stmt.span is None and not isinstance(stmt, S.SeqStmt):
+            stmt.span = self.src.span(node)
+            if isinstance(stmt, (S.AllocBuffer, S.DeclBuffer)) and stmt.buffer.span is None:
+                stmt.buffer.span = stmt.span
+        return stmt
 
     def _rest(self, stmts: list[ast.stmt], i: int, build: Callable[[S.Stmt], S.Stmt]) -> None:
         """Parse the statements after ``i`` as the body of ``build``; ends the block."""
@@ -573,6 +608,12 @@ class Parser:
         # Scalar and handle parameters first, so buffer shapes may use any of them.
         annotations: dict[str, Any] = {}
         buffer_params: list[tuple[str, ast.expr]] = []
+        seen: set[str] = set()
+        for a in args.args:
+            if a.arg in seen:
+                raise self.err(a, f"duplicate parameter name {a.arg!r}; every parameter needs "
+                                  "its own name")
+            seen.add(a.arg)
         for a in args.args:
             if a.annotation is None:
                 raise self.err(a, f"parameter {a.arg} needs a type annotation, e.g. "
@@ -597,7 +638,11 @@ class Parser:
         for a in args.args:
             got = annotations[a.arg]
             if isinstance(got, _T.BufferSpec):
-                buf = got.make(a.arg)
+                try:
+                    buf = got.make(a.arg)
+                except Exception as exc:
+                    raise self._wrap(a, exc) from None
+                buf.span = self.src.span(a)
                 var = E.Var(a.arg, "handle")
                 self.buffer_map[var] = buf
                 self.bind(a.arg, buf)
@@ -611,7 +656,15 @@ class Parser:
         if not private:
             attrs["global_symbol"] = name or fdef.name
         attrs.update(self.func_attrs)
-        return PrimFunc(self.params, body, self.buffer_map, attrs)
+        func = PrimFunc(self.params, body, self.buffer_map, attrs)
+        depth, span = ir_depth(func)
+        if depth > MAX_DEPTH:
+            where = self.src.span(fdef) if span is None else span
+            raise DiagnosticError(f"function {fdef.name} nests {depth} levels deep (statements "
+                                  f"and expressions); scripts may nest at most {MAX_DEPTH}. "
+                                  + _SPLIT_HINT, where.filename, where.line, where.col,
+                                  where.text)
+        return func
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -689,10 +742,7 @@ def parse_function(fn: Any, *, private: bool = False,
                         f"tvm.script.from_source(text) for code without a file") from None
     first = fn.__code__.co_firstlineno
     source = Source.from_snippet(raw, filename, first)
-    try:
-        tree = ast.parse(source.text)
-    except SyntaxError as exc:
-        raise source.error(_syntax_node(exc), exc.msg) from None
+    tree = _parse_ast(source)
     fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
     if fdef is None:
         raise source.error(tree.body[0] if tree.body else None, "@T.prim_func expects a `def`")
@@ -702,6 +752,50 @@ def parse_function(fn: Any, *, private: bool = False,
     except DiagnosticError as exc:
         # The parser's own frames say nothing to the user: the diagnostic points at the script.
         raise exc.with_traceback(None) from None
+
+
+def _parse_ast(source: Source) -> ast.Module:
+    """``ast.parse`` with every failure located: syntax errors where Python says, and
+    expressions too deep for Python's parser (or ours) at their line."""
+    try:
+        tree = ast.parse(source.text, source.filename)
+    except SyntaxError as exc:
+        raise source.error(_syntax_node(exc), exc.msg) from None
+    except (RecursionError, MemoryError):
+        raise source.error(_busiest_line(source.text), _TOO_DEEP) from None
+    too_deep = _too_deep_expr(tree)
+    if too_deep is not None:
+        raise source.error(too_deep, f"this expression nests more than {MAX_DEPTH} levels "
+                                     f"deep; scripts may nest at most {MAX_DEPTH}. {_SPLIT_HINT}")
+    return tree
+
+
+def _too_deep_expr(tree: ast.AST) -> ast.AST | None:
+    """The first expression nested deeper than MAX_DEPTH (counted iteratively)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.expr):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return node
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return None
+
+
+def _busiest_line(text: str) -> ast.AST:
+    """A node at the line with the most tokens: where an expression too deep for Python's own
+    parser is."""
+    counts: dict[int, int] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            counts[tok.start[0]] = counts.get(tok.start[0], 0) + 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    node = ast.Pass()
+    node.lineno = max(counts, key=lambda k: counts[k]) if counts else 1
+    node.col_offset = 0
+    return node
 
 
 def _syntax_node(exc: SyntaxError) -> ast.AST:
@@ -722,10 +816,7 @@ def from_source(text: str, *, filename: str = "<string>",
     """Parse TVMScript text (as ``func.script()`` prints it): one ``@T.prim_func`` function or
     one ``@I.ir_module`` class."""
     source = Source(text, filename)
-    try:
-        tree = ast.parse(text, filename)
-    except SyntaxError as exc:
-        raise source.error(_syntax_node(exc), exc.msg) from None
+    tree = _parse_ast(source)
     lookups = [dict(extra_vars or {}), _default_globals()]
     try:
         return _parse_top(source, tree, lookups)

@@ -14,6 +14,7 @@ still shows up here; ``T.tile`` is :mod:`tvm.script.tirx.tile` (``Tx``), and ``T
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +135,23 @@ def _shape(shape: Any) -> tuple[Any, ...]:
     return (shape,)
 
 
+def _extents(shape: Any) -> tuple[Any, ...]:
+    """A buffer shape, checked: every extent an int >= 1 or an integer expression."""
+    dims = _shape(shape)
+    for k, d in enumerate(dims):
+        value = d.value if isinstance(d, _E.IntImm) else d
+        if isinstance(d, _E.PrimExpr) and not isinstance(d, _E.IntImm):
+            if not d.dtype.is_integer or d.dtype.lanes != 1:
+                raise TypeError(f"buffer extent {k} is a {d.dtype} expression; extents are "
+                                "integers")
+        elif isinstance(value, builtins.bool) or not isinstance(value, int):
+            raise TypeError(f"buffer extent {k} is {type(d).__name__} {d!r}; extents are "
+                            "ints >= 1 or integer expressions, e.g. (64, n)")
+        elif value < 1:
+            raise ValueError(f"buffer extent {k} is {value}; extents must be at least 1")
+    return dims
+
+
 def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, align: int,
                    data: Any = None) -> dict[str, Any]:
     kw: dict[str, Any] = {"scope": scope}
@@ -156,7 +174,7 @@ def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: 
            scope: str = "global", layout: Any = None, elem_offset: Any = 0,
            align: int = 0) -> BufferSpec:
     """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
-    return BufferSpec("param", _shape(shape), str(DataType(dtype)),
+    return BufferSpec("param", _extents(shape), str(DataType(dtype)),
                       _buffer_kwargs(strides, scope, layout, elem_offset, align))
 
 
@@ -166,7 +184,7 @@ def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any
     """``A = T.match_buffer(a, (n,), "float32")``: the buffer behind handle parameter ``a``."""
     if not isinstance(param, Var) or not param.dtype.is_handle:
         raise TypeError("T.match_buffer expects a `T.handle` parameter as its first argument")
-    return BufferSpec("match", _shape(shape), str(DataType(dtype)),
+    return BufferSpec("match", _extents(shape), str(DataType(dtype)),
                       _buffer_kwargs(strides, scope, layout, elem_offset, align), handle=param)
 
 
@@ -175,7 +193,7 @@ def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
                  annotations: dict[str, Any] | None = None) -> BufferSpec:
     """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
     the block."""
-    return BufferSpec("alloc", _shape(shape), str(DataType(dtype)),
+    return BufferSpec("alloc", _extents(shape), str(DataType(dtype)),
                       _buffer_kwargs(strides, scope, layout, 0, align),
                       annotations=dict(annotations or {}))
 
@@ -186,7 +204,7 @@ def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: 
     """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory."""
     if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
         raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
-    return BufferSpec("decl", _shape(shape), str(DataType(dtype)),
+    return BufferSpec("decl", _extents(shape), str(DataType(dtype)),
                       _buffer_kwargs(strides, scope, layout, elem_offset, align, data))
 
 
@@ -403,7 +421,19 @@ def __getattr__(name: str) -> Any:
     ns = NAMESPACES.get(name)
     if ns is not None:
         return ns
+    dtype = _dtype_named(name)
+    if dtype is not None:  # T.float32x4, T.uint8x3, T.void: every type the printer writes
+        return ScalarType(dtype)
     raise AttributeError(_missing(name))
+
+
+def _dtype_named(name: str) -> str | None:
+    """``name`` if it is the canonical spelling of a data type, else None."""
+    try:
+        spelled = str(DataType(name))
+    except (ValueError, TypeError):
+        return None
+    return spelled if spelled == name else None
 
 
 def __dir__() -> list[str]:
