@@ -428,6 +428,34 @@ class CodegenCStyle:
             return
         self.print_heap_alloc(buffer, name, ctype)
 
+    def alloc_bytes(self, buffer: Buffer, name: str) -> str:
+        """The byte size of a heap allocation of ``buffer``, as C. A constant size beyond the
+        address space is an error now; a symbolic one is multiplied out factor by factor with
+        overflow checks into a ``size_t`` (a negative or overflowing size fails like an
+        assert), so a huge shape can never become a small allocation."""
+        ctype = self.storage_type(buffer.dtype)
+        n = _const_numel(buffer)
+        if n is not None:
+            if n * buffer.dtype.bytes > _MAX_ALLOC_BYTES:
+                raise CodegenError(f"buffer `{buffer.name}` needs {n * buffer.dtype.bytes} bytes "
+                                   f"(shape {[int(d) for d in buffer.shape]}), more than "
+                                   "any address space holds")
+            return f"(size_t)({n}) * sizeof({ctype})"
+        self.add_helper("tvm_size_mul", _SIZE_MUL_HELPER)
+        var = self._fresh(f"{name}_nbytes")
+        factors = [f for dim in buffer.shape for f in _factors(dim)]
+        checks = " || ".join(f"tvm_size_mul(&{var}, (int64_t)({_strip(self.print_expr(f))}))"
+                             for f in factors)
+        self.emit(f"size_t {var} = sizeof({ctype});")
+        self.emit(f"if ({checks}) {{")
+        self._indent += 1
+        for line in self.assert_fail_lines(f"buffer {buffer.name}: the allocation size overflows "
+                                           "or is negative"):
+            self.emit(line)
+        self._indent -= 1
+        self.emit("}")
+        return var
+
     def print_heap_alloc(self, buffer: Buffer, name: str, ctype: str) -> None:
         raise CodegenError(f"target {self.target_kind!r} cannot allocate buffer `{buffer.name}` "
                        f"(scope {buffer.scope!r}) of dynamic or large size")
@@ -1070,6 +1098,25 @@ def _operands(node: Any) -> list[Any]:
 
 def _positive_const(e: Any) -> bool:
     return isinstance(e, E.IntImm) and e.value > 0
+
+
+# The largest allocation a generated function asks for: what ptrdiff_t can index in bytes.
+_MAX_ALLOC_BYTES = 2**63 - 1
+
+_SIZE_MUL_HELPER = """\
+static inline int tvm_size_mul(size_t* acc, int64_t n) {
+  /* acc *= n; nonzero when n is negative or the product overflows size_t */
+  if (n < 0) return 1;
+  return __builtin_mul_overflow(*acc, (size_t)n, acc);
+}"""
+
+
+def _factors(e: E.PrimExpr) -> list[E.PrimExpr]:
+    """The factors of a product (``n * m * 4`` -> n, m, 4), so that each is multiplied in with
+    an overflow check rather than in the expression's own (narrower) type."""
+    if isinstance(e, E.Mul) and e.dtype.is_integer:
+        return _factors(e.a) + _factors(e.b)
+    return [e]
 
 
 def _const_numel(buffer: Buffer) -> int | None:

@@ -132,9 +132,8 @@ class HostCodegen(CodegenCStyle):
 
     # -- memory -----------------------------------------------------------------------------------
     def print_heap_alloc(self, buffer: Buffer, name: str, ctype: str) -> None:
-        size = buffer.shape[0] if len(buffer.shape) == 1 else _product(buffer.shape)
-        count = self.print_expr(size)
-        self.emit(f"{ctype}* {name} = ({ctype}*)tvm_alloc((size_t)({count}) * sizeof({ctype}));")
+        nbytes = self.alloc_bytes(buffer, name)  # overflow-checked
+        self.emit(f"{ctype}* {name} = ({ctype}*)tvm_alloc({nbytes});")
         self.emit(f"if ({name} == NULL) {{")
         self._indent += 1
         for line in self.assert_fail_lines(f"out of memory allocating buffer {buffer.name}"):
@@ -156,9 +155,3 @@ def generate_c(mod: IRModule | PrimFunc, target: Any = None, *, openmp: bool = F
 def _is_zero(e: E.PrimExpr) -> bool:
     return isinstance(e, E.IntImm) and e.value == 0
 
-
-def _product(shape: list[E.PrimExpr]) -> E.PrimExpr:
-    out = shape[0]
-    for s in shape[1:]:
-        out = out * s
-    return out

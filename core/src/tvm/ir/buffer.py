@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtype import DataType
-from .expr import BufferLoad, IntImm, PrimExpr, Var, convert
+from .expr import BufferLoad, Cast, IntImm, PrimExpr, Var, convert
 from .layout import TileLayout
 from .node import Node
 from .span import Span
 
-__all__ = ["Buffer", "BufferRegion", "Range", "decl_buffer"]
+__all__ = ["Buffer", "BufferRegion", "Range", "as_int64", "const_span", "decl_buffer", "wide_index"]
 
 
 class Range(Node):
@@ -153,6 +153,50 @@ def _sub(hi: Any, lo: PrimExpr) -> PrimExpr:
     if isinstance(hi, Add) and isinstance(hi.b, IntImm) and structural_equal(hi.a, lo):
         return hi.b
     return hi - lo
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def const_span(buf: Buffer) -> int | None:
+    """How many elements ``buf`` spans in memory (last reachable offset + 1), when its shape,
+    strides and offset are constants; None otherwise (layouts included)."""
+    if buf.layout is not None:
+        return None
+    dims = [d.value if isinstance(d, IntImm) else None for d in buf.shape]
+    strides = [s.value if isinstance(s, IntImm) else None for s in buf.strides]
+    offset = buf.elem_offset.value if isinstance(buf.elem_offset, IntImm) else None
+    if None in dims or None in strides or offset is None:
+        return None
+    if any(d <= 0 for d in dims):  # type: ignore[operator]
+        return 0
+    if not strides:
+        total = 1
+        for d in dims:
+            total *= d  # type: ignore[operator]
+        return total + offset
+    return 1 + offset + sum((d - 1) * abs(st) for d, st in zip(dims, strides))  # type: ignore[operator]
+
+
+def wide_index(buf: Buffer, indices: Sequence[PrimExpr]) -> bool:
+    """Whether offsets into ``buf`` need 64-bit arithmetic: an index or a symbolic extent is
+    64-bit, or the buffer spans more than 2**31 - 1 elements."""
+    if any(i.dtype.bits == 64 for i in indices):
+        return True
+    dims = [*buf.shape, *buf.strides, buf.elem_offset]
+    if any(not isinstance(d, IntImm) and d.dtype.bits == 64 for d in dims):
+        return True
+    span = const_span(buf)
+    return span is not None and span > _INT32_MAX
+
+
+def as_int64(e: PrimExpr) -> PrimExpr:
+    """``e`` as a 64-bit integer (immediates stay immediates)."""
+    if e.dtype.bits == 64 or not e.dtype.is_integer:
+        return e
+    if isinstance(e, IntImm):
+        return IntImm(DataType("int64").with_lanes(e.dtype.lanes), e.value)
+    return Cast(DataType("int64").with_lanes(e.dtype.lanes), e)
 
 
 def decl_buffer(shape: Sequence[Any], dtype: str = "float32", name: str = "buffer", **kwargs: Any) -> Buffer:

@@ -24,6 +24,7 @@ from typing import Any
 from ..error import IRDepthError
 from .node import Node
 from .span import Span
+from .stmt import Stmt
 
 __all__ = ["MAX_DEPTH", "depth_error", "ir_depth", "recursion_guard"]
 
@@ -42,7 +43,8 @@ def ir_depth(node: Any) -> tuple[int, Span | None]:
         obj, depth, span = stack.pop()
         if isinstance(obj, Node):
             depth += 1
-            span = getattr(obj, "span", None) or span
+            if isinstance(obj, Stmt):
+                span = obj.span or span
             if depth > best:
                 best, best_span = depth, span
             stack.extend((value, depth, span) for _, value in obj.fields())

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ...arith import Analyzer
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.buffer import Buffer, BufferRegion, Range
+from ...ir.buffer import Buffer, BufferRegion, Range, as_int64, const_span, wide_index
 from ...ir.function import IRModule, PrimFunc
 from ...ir.layout import default_strides
 from ...ir.visitor import Mutator
@@ -59,6 +59,9 @@ def is_flat(buf: Buffer) -> bool:
 
 def flat_index(buf: Buffer, indices: Sequence[E.PrimExpr], analyzer: Analyzer | None = None) -> E.PrimExpr:
     """The 1-D element index of ``buf[indices]`` (simplified with ``analyzer``'s bounds)."""
+    wide = wide_index(buf, indices)
+    if wide:  # offsets past 2**31 - 1: compute them in 64 bits
+        indices = [as_int64(i) for i in indices]
     if buf.layout is not None:
         coords = buf.layout.apply(indices, buf.shape)
         index = coords.get("m", E.IntImm("int32", 0))
@@ -66,14 +69,18 @@ def flat_index(buf: Buffer, indices: Sequence[E.PrimExpr], analyzer: Analyzer | 
         strides = buf.strides or default_strides(buf.shape)
         index = E.IntImm(_index_dtype(indices), 0)
         for i, s in zip(indices, strides):
-            index = E.Add(index, E.Mul(i, E.convert(s)))
+            stride = as_int64(E.convert(s)) if wide else E.convert(s)
+            index = E.Add(index, E.Mul(i, stride))
     if not (isinstance(buf.elem_offset, E.IntImm) and buf.elem_offset.value == 0):
-        index = E.Add(index, buf.elem_offset)
+        index = E.Add(index, as_int64(buf.elem_offset) if wide else buf.elem_offset)
     return (analyzer or Analyzer()).simplify(index)
 
 
 def flat_size(buf: Buffer) -> E.PrimExpr:
     """How many elements the flat view spans."""
+    span = const_span(buf)
+    if span is not None:  # folded in Python: an int64 immediate when past 2**31 - 1
+        return E.const(span - _const_offset(buf))
     if buf.layout is not None:
         return Analyzer().simplify(buf.layout.span("m"))
     if buf.strides:
@@ -91,6 +98,10 @@ def flatten_buffer(buf: Buffer) -> Buffer:
     """The flat (1-D, row-major) view of ``buf``, sharing its ``data`` variable."""
     return Buffer(buf.name, [flat_size(buf)], buf.dtype, scope=buf.scope, data=buf.data,
                   align=buf.align)
+
+
+def _const_offset(buf: Buffer) -> int:
+    return buf.elem_offset.value if isinstance(buf.elem_offset, E.IntImm) else 0
 
 
 def _index_dtype(indices: Sequence[E.PrimExpr]) -> str:
