@@ -148,7 +148,7 @@ def test_export_library_and_load_module_round_trip(tmp_path) -> None:
     np.testing.assert_array_equal(c, a + b)
     assert header["arguments"]["vadd"]["params"][0] == {
         "name": "A", "kind": "buffer", "dtype": "float32", "shape": [64], "strides": [],
-        "scope": "global", "var": None}
+        "scope": "global", "var": None, "written": False}
     with pytest.raises(ValueError, match="^vadd: argument 'A': expected dtype float32, got float64$"):
         loaded(a.astype("float64"), b, c)
 

@@ -54,11 +54,13 @@ class ParamSig:
     strides: tuple[Dim, ...] = ()
     scope: str = "global"
     var: str | None = None
+    #: whether the function may write to the array (then a read-only array is refused)
+    written: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "dtype": self.dtype,
                 "shape": list(self.shape), "strides": list(self.strides), "scope": self.scope,
-                "var": self.var}
+                "var": self.var, "written": self.written}
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> ParamSig:
@@ -66,7 +68,8 @@ class ParamSig:
             raise ValueError(f"parameter {d.get('name')!r}: kind must be one of {_KINDS}, got "
                              f"{d.get('kind')!r}")
         return ParamSig(str(d["name"]), str(d["kind"]), str(d["dtype"]), tuple(d.get("shape", ())),
-                        tuple(d.get("strides", ())), str(d.get("scope", "global")), d.get("var"))
+                        tuple(d.get("strides", ())), str(d.get("scope", "global")), d.get("var"),
+                        bool(d.get("written", True)))
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ class _Array:
     strides: tuple[int, ...] | None  # in elements; None = contiguous row-major
     device: str  # the kind: cpu, cuda, ...
     where: str = ""  # the device as shown: cpu, cuda:1
+    readonly: bool = False
+    byteorder: str = ""  # "big-endian" / "little-endian" when not the machine's own
 
 
 def _read_array(x: Any) -> _Array | None:
@@ -238,7 +243,16 @@ def _from_interface(x: Any, iface: dict[str, Any], device: str) -> _Array:
     strides = iface.get("strides")
     itemsize = npdt.itemsize or 1
     elem = None if strides is None else tuple(int(s) // itemsize for s in strides)
-    return _Array(shape, _dtype_of(x, npdt), elem, device, device)
+    data = iface.get("data")
+    readonly = bool(data[1]) if isinstance(data, tuple) and len(data) > 1 else False
+    return _Array(shape, _dtype_of(x, npdt), elem, device, device, readonly, _foreign_order(npdt))
+
+
+def _foreign_order(npdt: Any) -> str:
+    """'big-endian' / 'little-endian' for a dtype not in the machine's byte order, else ''."""
+    if npdt.isnative:
+        return ""
+    return "big-endian" if npdt.byteorder == ">" else "little-endian"
 
 
 def _from_dlpack(x: Any) -> _Array:
@@ -382,7 +396,29 @@ class _ScalarCheck:
             return value
         if isinstance(arg, bool) or not isinstance(arg, (int, float)):
             raise TypeError(f"{self.where}: expected a number ({self.dtype}), got {got}")
-        return float(arg)
+        limit = _FLOAT_OVERFLOW.get(self.dtype)
+        try:
+            value = float(arg)
+        except OverflowError:
+            text = repr(arg) if len(repr(arg)) <= 40 else f"an int of {len(str(abs(arg)))} digits"
+            raise ValueError(f"{self.where}: {text} is too large for {self.dtype} (the "
+                             f"largest finite {self.dtype} is "
+                             f"{_FLOAT_MAX.get(self.dtype, 1.7976931348623157e308)!r})") from None
+        if limit is not None and math.isfinite(value) and abs(value) >= limit:
+            becomes = "nan" if self.dtype == "float8_e4m3fn" else "inf"
+            raise ValueError(f"{self.where}: {value!r} does not fit in {self.dtype} (it would "
+                             f"become {becomes}); the largest finite {self.dtype} is "
+                             f"{_FLOAT_MAX[self.dtype]!r}; pass inf explicitly if you mean it")
+        return value
+
+
+# Floating types narrower than Python's float: the largest finite value, and the magnitude from
+# which a value rounds to infinity (or to NaN for float8_e4m3fn, which has no infinity).
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
+_FLOAT_OVERFLOW = {"float16": 65520.0, "bfloat16": 3.3961775292304e38,
+                   "float32": 3.4028235677973366e38, "float8_e4m3fn": 464.0,
+                   "float8_e5m2": 61440.0}
 
 
 class _HandleCheck:
@@ -430,15 +466,18 @@ class _BufferCheck:
         except TypeError:  # a dtype numpy does not know by name (bfloat16 without ml_dtypes)
             self.np_dtype = None
         self.fast = self.static is not None and self.device == "cpu" and not p.strides
+        self.written = p.written
 
     def __call__(self, arg: Any, values: dict[str, Any]) -> None:
         if type(arg) is self.ndarray:  # no conversion, no interface dicts
+            flags = arg.flags
             if (self.fast and arg.dtype == self.np_dtype and arg.shape == self.static
-                    and arg.flags.c_contiguous):
+                    and flags.c_contiguous and (flags.writeable or not self.written)):
                 return
             shape = arg.shape
             info = _Array(shape, _canon_dtype(arg.dtype.name),
-                          tuple(s // (arg.itemsize or 1) for s in arg.strides), "cpu", "cpu")
+                          tuple(s // (arg.itemsize or 1) for s in arg.strides), "cpu", "cpu",
+                          not flags.writeable, _foreign_order(arg.dtype))
         else:
             read = _read_array(arg)
             if read is None:
@@ -459,6 +498,15 @@ class _BufferCheck:
                              f"shape {tuple(info.shape)}")
         if info.dtype != self.dtype:
             raise ValueError(f"{self.where}: expected dtype {self.dtype}, got {info.dtype}")
+        if info.byteorder:
+            raise ValueError(f"{self.where}: expected {self.dtype} in the machine's byte order, "
+                             f"got a {info.byteorder} array; convert it with "
+                             "x.astype(x.dtype.newbyteorder('='))")
+        if info.readonly and self.written:
+            raise ValueError(f"{self.where}: the function writes to this array, but it is "
+                             "read-only (e.g. a memmap opened with mode='r', an array over "
+                             "bytes, or one with setflags(write=False)); pass a writable copy: "
+                             "numpy.array(x)")
         shape = tuple(info.shape)
         if self.static is not None:
             if shape != self.static:
@@ -490,8 +538,8 @@ class _BufferCheck:
                                  f"got {shape}")
 
     def _check_contiguous(self, info: _Array) -> None:
-        if info.strides is None:
-            return
+        if info.strides is None or 0 in info.shape:
+            return  # an empty array has no element whose place could be wrong
         expected = _contiguous(info.shape)
         for got, want, ext in zip(info.strides, expected, info.shape):
             if got != want and ext != 1:  # the stride of an extent-1 dimension never matters
@@ -514,6 +562,8 @@ class _BufferCheck:
                                      f"got {shape} (dimension {k} is {shape[k]}, but "
                                      f"{show_dim(d)} is {want})")
         if not self.strides:
+            return
+        if 0 in shape:
             return
         actual = info.strides if info.strides is not None else _contiguous(shape)
         expected = tuple(int(evaluate_tree(s, values)) for s in self.strides)

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...ir import expr as E
+from ...ir import stmt as S
 from ...ir.buffer import Buffer
 from ...ir.dtype import DataType
 from ...ir.function import PrimFunc
+from ...ir.visitor import Visitor
 from ...runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
 
 __all__ = ["ParamSpec", "VarNames", "check_arguments", "evaluate", "expr_tree",
@@ -46,6 +48,7 @@ class ParamSpec:
     scope: str = "global"
     var: E.Var | None = None
     data: E.Var | None = None
+    written: bool = True  # whether the function may write to the buffer
 
     @property
     def ndim(self) -> int:
@@ -55,14 +58,55 @@ class ParamSpec:
 def function_signature(func: PrimFunc) -> list[ParamSpec]:
     """The :class:`ParamSpec` of every parameter of ``func``, in order."""
     specs = []
+    written = written_data(func)
     for param in func.params:
         buf: Buffer | None = func.buffer_map.get(param)
         if buf is None:
             specs.append(ParamSpec(param.name, "scalar", str(param.dtype), var=param))
         else:
             specs.append(ParamSpec(buf.name, "buffer", str(buf.dtype), tuple(buf.shape),
-                                   tuple(buf.strides), buf.scope, param, buf.data))
+                                   tuple(buf.strides), buf.scope, param, buf.data,
+                                   id(buf.data) in written))
     return specs
+
+
+def written_data(func: PrimFunc) -> set[int]:
+    """The ids of the data variables ``func`` may write through: stored to, or handed to any
+    call (a kernel launch, an extern function, ``address_of``, a tile primitive) or bound to
+    another name. Only a buffer that is nothing but loaded from is read-only."""
+    found: set[int] = set()
+
+    class _Writes(Visitor):
+        def visit_Var(self, v: E.Var) -> None:
+            if v.dtype.is_handle:
+                found.add(id(v))
+
+        def visit_Buffer(self, b: Buffer) -> None:
+            found.add(id(b.data))
+
+        def visit_BufferStore(self, s: S.BufferStore) -> None:
+            found.add(id(s.buffer.data))
+            self.visit(s.value)
+            self.visit(s.indices)
+
+        def visit_BufferLoad(self, e: E.BufferLoad) -> None:
+            self.visit(e.indices)  # a load reads its buffer
+
+        def visit_Call(self, c: E.Call) -> None:
+            if c.op.name == "tirx.address_of":
+                for a in c.args:
+                    if isinstance(a, E.BufferLoad):
+                        found.add(id(a.buffer.data))
+            self.visit(c.args)
+
+        def visit_AllocBuffer(self, s: S.AllocBuffer) -> None:
+            self.visit(s.buffer.shape)
+
+        def visit_DeclBuffer(self, s: S.DeclBuffer) -> None:
+            self.visit(s.buffer.shape)  # a view is written only by what writes through it
+
+    _Writes().visit(func.body)
+    return found
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -172,7 +216,8 @@ def signature_from_specs(specs: Sequence[ParamSpec], name: str, device: str = "c
         if s.kind == "buffer":
             params.append(ParamSig(s.name, "buffer", s.dtype,
                                    tuple(expr_tree(d, names) for d in s.shape),
-                                   tuple(expr_tree(d, names) for d in s.strides), s.scope))
+                                   tuple(expr_tree(d, names) for d in s.strides), s.scope,
+                                   written=s.written))
         elif DataType(s.dtype).is_handle:
             params.append(ParamSig(s.name, "handle", s.dtype))
         else:
