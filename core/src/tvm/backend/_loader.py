@@ -40,6 +40,9 @@ __all__ = [
 CORE_DISTRIBUTION = _registry.owner_labels[_registry.CORE_OWNER]  # "tvm-core"
 # Backends shipped inside tvm-core itself (the host backend "c") always load: they are part of
 # core, so TVM_BACKENDS does not select them. This is decided by distribution, not by name.
+# Their names (core/pyproject.toml's tvm.backends entry points) belong to tvm-core: no other
+# distribution may take them, wherever it sits on sys.path.
+BUILTIN_BACKENDS = frozenset({"c"})
 
 _TRUE = ("1", "true", "yes", "on")
 _LOCK = threading.RLock()
@@ -100,12 +103,19 @@ class _Loader:
         return self.backends
 
     def _discover(self) -> dict[str, BackendState]:
+        """One backend per name: the first distribution on sys.path that offers it, except that
+        the names of tvm-core's built-in backends are tvm-core's. Every other offer of a taken
+        name is a conflict, kept in ``duplicates`` (reported at autoload and by
+        ``list_backends``)."""
         found: dict[str, BackendState] = {}
         for ep in self.scan():
-            if ep.name in found:
-                self.duplicates.append((ep, found[ep.name].entry.distribution))
-                continue
-            found[ep.name] = BackendState(ep.name, ep)
+            first = found.get(ep.name)
+            if ep.name in BUILTIN_BACKENDS and ep.distribution != CORE_DISTRIBUTION:
+                self.duplicates.append((ep, CORE_DISTRIBUTION))
+            elif first is not None:
+                self.duplicates.append((ep, first.entry.distribution))
+            else:
+                found[ep.name] = BackendState(ep.name, ep)
         return found
 
 
@@ -187,6 +197,9 @@ def register_plugin(plugin: Any, name: str, *, distribution: str = "") -> Module
     For notebooks and tests: it goes through exactly the path of an installed backend.
     """
     dist = distribution or f"<in-process plugin {name}>"
+    if name in BUILTIN_BACKENDS and dist != CORE_DISTRIBUTION:
+        raise BackendError(f"backend name {name!r} belongs to tvm-core's built-in backend; "
+                           "choose another name")
     ep = _discovery.EntryPointInfo(name, getattr(plugin, "__name__", name), dist, "", obj=plugin)
     with _LOCK:
         backends = discovered()
@@ -227,6 +240,8 @@ def _autoload() -> None:
                 load(name)
             except (BackendError, ImportError) as err:
                 problems.append((backend, err))
+        for ep, first in _loader.duplicates:
+            problems.append((None, BackendError(_duplicate_message(ep, first))))
         for missing in sorted(selection.names - set(backends)):
             if selection.mode == "only":
                 problems.append(
@@ -254,7 +269,8 @@ def _load_one(backend: BackendState) -> None:
     _registry.owner_labels[backend.name] = backend.entry.distribution or backend.name
     try:
         plugin = backend.entry.load()
-    except Exception as err:
+    except BaseException as err:  # SystemExit and the like too: a plugin must not end tvm
+        _reraise_interrupt(err)
         _fail(backend, FAILED, f"importing {backend.entry.value!r} raised {_exc(err)}", err)
         return
     backend.plugin = plugin
@@ -287,7 +303,8 @@ def _check_info(backend: BackendState, plugin: Any) -> bool:
             version=info.version or entry.version,
             distribution=info.distribution or entry.distribution,
         )
-    except Exception as err:
+    except BaseException as err:
+        _reraise_interrupt(err)
         _fail(backend, FAILED, f"tvm_backend_info raised {_exc(err)}", err)
         return False
     backend.info = info
@@ -359,13 +376,14 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
             else:
                 _publish(backend, [])
                 legacy()
-    except Exception as err:
+    except BaseException as err:
         if registered:
             pm.unregister(plugin)
         for alias, package_name in backend.aliases.items():
             _aliases.unpublish(alias, sys.modules.get(package_name))
         backend.aliases.clear()
         backend.package = None
+        _reraise_interrupt(err)
         _fail(backend, FAILED, f"registration raised {_exc(err)}", err)
         return
     backend.state = LOADED
@@ -453,12 +471,29 @@ def _hook_names_of(plugin: Any) -> list[str]:
         try:
             if pm.parse_hookimpl_opts(plugin, attr) is not None:
                 names.append(attr)
-        except Exception:
+        except BaseException as err:
+            _reraise_interrupt(err)
             continue
     return names
 
 
 # -- failures and messages --------------------------------------------------------------------
+
+
+def _reraise_interrupt(err: BaseException) -> None:
+    """Contain whatever a plugin raises (SystemExit included) except the user's Ctrl-C."""
+    if isinstance(err, KeyboardInterrupt):
+        raise err
+
+
+def _duplicate_message(ep: _discovery.EntryPointInfo, first: str) -> str:
+    if ep.name in BUILTIN_BACKENDS:
+        return (f"{ep.distribution} offers a backend named {ep.name!r}, which is the name of "
+                f"{first}'s built-in backend; {ep.distribution} is ignored (rename its "
+                "tvm.backends entry point)")
+    return (f"two distributions offer a backend named {ep.name!r}: {first} and "
+            f"{ep.distribution}; {first} (first on sys.path) is used and {ep.distribution} is "
+            "ignored. Uninstall one of them")
 
 
 def _fail(backend: BackendState, state: str, reason: str, err: BaseException | None) -> None:

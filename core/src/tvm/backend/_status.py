@@ -47,7 +47,7 @@ def list_backends() -> list[BackendRecord]:
                 ep.distribution,
                 ep.version,
                 _loader.FAILED,
-                f"entry point name {ep.name!r} is already used by {first}; this one is ignored",
+                _loader._duplicate_message(ep, first),
             )
         )
     for entry in _catalogue.CATALOGUE:

@@ -438,7 +438,7 @@ class CodegenCStyle:
         if n is not None:
             if n * buffer.dtype.bytes > _MAX_ALLOC_BYTES:
                 raise CodegenError(f"buffer `{buffer.name}` needs {n * buffer.dtype.bytes} bytes "
-                                   f"(shape {[int(d) for d in buffer.shape]}), more than "
+                                   f"(shape {[_const_int(d) for d in buffer.shape]}), more than "
                                    "any address space holds")
             return f"(size_t)({n}) * sizeof({ctype})"
         self.add_helper("tvm_size_mul", _SIZE_MUL_HELPER)
@@ -1117,6 +1117,10 @@ def _factors(e: E.PrimExpr) -> list[E.PrimExpr]:
     if isinstance(e, E.Mul) and e.dtype.is_integer:
         return _factors(e.a) + _factors(e.b)
     return [e]
+
+
+def _const_int(e: Any) -> Any:
+    return e.value if isinstance(e, E.IntImm) else e
 
 
 def _const_numel(buffer: Buffer) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,19 +164,16 @@ def const_span(buf: Buffer) -> int | None:
     strides and offset are constants; None otherwise (layouts included)."""
     if buf.layout is not None:
         return None
-    dims = [d.value if isinstance(d, IntImm) else None for d in buf.shape]
-    strides = [s.value if isinstance(s, IntImm) else None for s in buf.strides]
-    offset = buf.elem_offset.value if isinstance(buf.elem_offset, IntImm) else None
-    if None in dims or None in strides or offset is None:
+    consts = [x.value for x in (*buf.shape, *buf.strides, buf.elem_offset) if isinstance(x, IntImm)]
+    if len(consts) != len(buf.shape) + len(buf.strides) + 1:
         return None
-    if any(d <= 0 for d in dims):  # type: ignore[operator]
+    dims, strides = consts[: len(buf.shape)], consts[len(buf.shape) : -1]
+    offset = consts[-1]
+    if any(d <= 0 for d in dims):
         return 0
     if not strides:
-        total = 1
-        for d in dims:
-            total *= d  # type: ignore[operator]
-        return total + offset
-    return 1 + offset + sum((d - 1) * abs(st) for d, st in zip(dims, strides))  # type: ignore[operator]
+        return math.prod(dims) + offset
+    return 1 + offset + sum((d - 1) * abs(st) for d, st in zip(dims, strides))
 
 
 def wide_index(buf: Buffer, indices: Sequence[PrimExpr]) -> bool:

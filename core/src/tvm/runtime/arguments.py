@@ -398,18 +398,18 @@ class _ScalarCheck:
             raise TypeError(f"{self.where}: expected a number ({self.dtype}), got {got}")
         limit = _FLOAT_OVERFLOW.get(self.dtype)
         try:
-            value = float(arg)
+            number = float(arg)
         except OverflowError:
             text = repr(arg) if len(repr(arg)) <= 40 else f"an int of {len(str(abs(arg)))} digits"
             raise ValueError(f"{self.where}: {text} is too large for {self.dtype} (the "
                              f"largest finite {self.dtype} is "
                              f"{_FLOAT_MAX.get(self.dtype, 1.7976931348623157e308)!r})") from None
-        if limit is not None and math.isfinite(value) and abs(value) >= limit:
+        if limit is not None and math.isfinite(number) and abs(number) >= limit:
             becomes = "nan" if self.dtype == "float8_e4m3fn" else "inf"
-            raise ValueError(f"{self.where}: {value!r} does not fit in {self.dtype} (it would "
+            raise ValueError(f"{self.where}: {number!r} does not fit in {self.dtype} (it would "
                              f"become {becomes}); the largest finite {self.dtype} is "
                              f"{_FLOAT_MAX[self.dtype]!r}; pass inf explicitly if you mean it")
-        return value
+        return number
 
 
 # Floating types narrower than Python's float: the largest finite value, and the magnitude from

@@ -78,9 +78,9 @@ def flat_index(buf: Buffer, indices: Sequence[E.PrimExpr], analyzer: Analyzer | 
 
 def flat_size(buf: Buffer) -> E.PrimExpr:
     """How many elements the flat view spans."""
-    span = const_span(buf)
-    if span is not None:  # folded in Python: an int64 immediate when past 2**31 - 1
-        return E.const(span - _const_offset(buf))
+    elements = const_span(buf)
+    if elements is not None:  # folded in Python: an int64 immediate when past 2**31 - 1
+        return E.const(elements - _const_offset(buf))
     if buf.layout is not None:
         return Analyzer().simplify(buf.layout.span("m"))
     if buf.strides:
