@@ -44,7 +44,8 @@ def compile(  # noqa: A001 - the seed's name: tvm.compile
     lowered = lower(func_or_mod, tgt, tir_pipeline, pass_config=pass_config)
     from .plugin import get_plugin_manager
 
-    with recursion_guard("tvm.compile"):
+    # the build runs under the same pass config as lowering (codegen reads it: bounds checks)
+    with _pass_context(pass_config, tgt), recursion_guard("tvm.compile"):
         result = get_plugin_manager().hook.tvm_build_module(mod=lowered, target=tgt,
                                                             options=dict(options))
     if result is None:

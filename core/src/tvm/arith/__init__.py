@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from .analyzer import Analyzer
 from .bound import ConstIntBound, dtype_bound
-from .linear import Linear, to_linear
+from .linear import Linear, affine_range, to_linear
 
-__all__ = ["Analyzer", "ConstIntBound", "Linear", "dtype_bound", "to_linear"]
+__all__ = ["Analyzer", "ConstIntBound", "Linear", "affine_range", "dtype_bound", "to_linear"]

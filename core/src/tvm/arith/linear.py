@@ -10,7 +10,7 @@ from ..ir import expr as E
 from ..ir.dtype import DataType
 from ..ir.structural import structural_equal, structural_hash
 
-__all__ = ["Linear", "to_linear"]
+__all__ = ["Linear", "affine_range", "to_linear"]
 
 
 class Linear:
@@ -101,3 +101,20 @@ def to_linear(e: E.PrimExpr) -> Linear:
     out = Linear(dt)
     out.add_term(e, 1)
     return out
+
+
+def affine_range(e: E.PrimExpr, ranges: dict[int, tuple[int, int]]) -> tuple[int, int] | None:
+    """The exact ``(min, max)`` of a scalar integer expression that is affine in variables with
+    known ranges (``ranges``: ``id(var) -> (lo, hi)``, independent of each other), or None
+    when it is not (another atom, a product of variables, a vector)."""
+    if e.dtype.lanes != 1 or not e.dtype.is_integer:
+        return None
+    lin = to_linear(e)
+    lo = hi = lin.const
+    for atom, c in lin.nonzero_terms():
+        rng = ranges.get(id(atom)) if isinstance(atom, E.Var) else None
+        if rng is None:
+            return None
+        a, b = c * rng[0], c * rng[1]
+        lo, hi = lo + min(a, b), hi + max(a, b)
+    return lo, hi

@@ -43,12 +43,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
+from ..arith.linear import affine_range
 from ..error import CodegenError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
+from .bounds import bounds_check_enabled, statement_accesses
 
 __all__ = ["CodegenCStyle", "FunctionInfo", "OpTemplate", "ParamInfo"]
 
@@ -318,6 +320,10 @@ class CodegenCStyle:
     unroll_pragma: ClassVar[str | None] = "#pragma unroll"
     vectorize_pragma: ClassVar[str | None] = None
     op_templates: ClassVar[dict[str, OpTemplate]] = _BASE_TEMPLATES
+    # What TVM_BOUNDS_FAIL(message) does before a failed bounds check takes the assert path
+    # (CUDA: printf, as the trap that follows loses the message); a target may define the
+    # macro itself before the source (the Metal emulator records the message).
+    bounds_report: ClassVar[str] = "((void)0)"
     includes: ClassVar[tuple[str, ...]] = (
         "stdint.h", "stdbool.h", "stddef.h", "string.h", "math.h",
     )
@@ -328,6 +334,8 @@ class CodegenCStyle:
 
     def __init__(self, target: Any = None) -> None:
         self.target = target
+        #: check every buffer access at run time (``bounds_check=True`` / TVM_BOUNDS_CHECK=1)
+        self.bounds_check = bounds_check_enabled()
         self.functions: list[FunctionInfo] = []
         self._helpers: dict[str, str] = {}
         self._chunks: list[str] = []
@@ -540,6 +548,7 @@ class CodegenCStyle:
         self._used: set[str] = set(self._global_names)
         self._buffer_ptrs: dict[int, str] = {}
         self._nonneg_vars: set[int] = set()
+        self._ranges: dict[int, tuple[int, int]] = {}  # constant ranges of enclosing loops
         self._scopes: list[list[str]] = []
         self._parallel: list[str] = []
         self._label_counter = 0
@@ -640,7 +649,55 @@ class CodegenCStyle:
         if method is None:
             raise CodegenError(f"target {self.target_kind!r}: codegen cannot print a "
                            f"{type(stmt).__name__} statement")
+        if self.bounds_check:
+            self.print_bounds_checks(stmt)
         method(stmt)
+
+    # -- run-time bounds checks ---------------------------------------------------------------
+    def print_bounds_checks(self, stmt: S.Stmt) -> None:
+        """Before ``stmt``, check every access it makes: each index against its dimension's
+        extent, under the conditions the access runs under. A failed check reports through
+        ``TVM_BOUNDS_FAIL(message)`` (``bounds_report``; a no-op unless the target defines it)
+        and then does what a failed assert does (host: the function returns the error)."""
+        seen: set[str] = set()
+        for access in statement_accesses(stmt):
+            buf = access.buffer
+            if len(access.indices) != len(buf.shape):
+                continue  # a layout buffer read by its memory offset: no per-dimension extent
+            lanes = max(i.dtype.lanes for i in access.indices)
+            for lane in range(lanes):
+                indices = [self.lane(i, lane) for i in access.indices] if lanes > 1 \
+                    else access.indices
+                for k, (index, extent) in enumerate(zip(indices, buf.shape)):
+                    self._print_bound_check(buf, k, index, extent, access.guards, seen)
+
+    def _print_bound_check(self, buf: Buffer, k: int, index: E.PrimExpr, extent: E.PrimExpr,
+                           guards: list[E.PrimExpr], seen: set[str]) -> None:
+        if isinstance(extent, E.IntImm):
+            reach = affine_range(index, self._ranges)
+            if reach is not None and reach[0] >= 0 and reach[1] < extent.value:
+                return  # in range for every iteration: nothing to check at run time
+        idx, ext = _strip(self.print_expr(index)), _strip(self.print_expr(extent))
+        bad = f"({idx}) >= ({ext})"
+        if not index.dtype.is_uint:
+            bad = f"({idx}) < 0 || {bad}"
+        cond = " && ".join([*(f"({_strip(self.print_expr(g))})" for g in guards), f"({bad})"])
+        if cond in seen:
+            return
+        seen.add(cond)
+        where = f" (dimension {k} of {len(buf.shape)})" if len(buf.shape) > 1 else ""
+        text = _short(_script(index))
+        message = (f"bounds check failed: buffer {buf.name} index `{text}`{where} is outside "
+                   f"[0, {_short(_script(extent))})")
+        self.add_helper("TVM_BOUNDS_FAIL", f"#ifndef TVM_BOUNDS_FAIL\n#define "
+                                           f"TVM_BOUNDS_FAIL(message) {self.bounds_report}\n#endif")
+        self.emit(f"if ({cond}) {{")
+        self._indent += 1
+        self.emit(f"TVM_BOUNDS_FAIL({self.c_string(message)});")
+        for line in self.assert_fail_lines(message):
+            self.emit(line)
+        self._indent -= 1
+        self.emit("}")
 
     def print_block(self, stmt: S.Stmt) -> None:
         """``stmt`` as the body of a braced block (its allocations end with the block)."""
@@ -687,6 +744,16 @@ class CodegenCStyle:
         self.emit(f"{self.buffer_ptr(buffer)}[{self.flat_index(buffer, indices)}] = {text};")
 
     def stmt_For(self, loop: S.For) -> None:
+        lo, ext = loop.min, loop.extent
+        if isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm) and ext.value > 0:
+            # what bounds checks need not check at run time
+            self._ranges[id(loop.loop_var)] = (lo.value, lo.value + ext.value - 1)
+        try:
+            self._print_for(loop)
+        finally:
+            self._ranges.pop(id(loop.loop_var), None)
+
+    def _print_for(self, loop: S.For) -> None:
         kind = loop.kind
         if kind is S.ForKind.THREAD_BINDING:
             self.print_thread_binding(loop)
@@ -1117,6 +1184,17 @@ def _factors(e: E.PrimExpr) -> list[E.PrimExpr]:
     if isinstance(e, E.Mul) and e.dtype.is_integer:
         return _factors(e.a) + _factors(e.b)
     return [e]
+
+
+def _script(e: Any) -> str:
+    try:
+        return str(e.script())
+    except Exception:  # a message must not fail because an expression does not print
+        return type(e).__name__
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _const_int(e: Any) -> Any:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..arith.linear import to_linear
+from ..arith.linear import affine_range
 from ..error import IRVerifyError
 from . import expr as E
 from . import stmt as S
@@ -286,7 +286,7 @@ class _Verifier(Visitor):
     def _check_bounds(self, what: str, b: Buffer, indices: list[E.PrimExpr]) -> None:
         for k, (index, dim) in enumerate(zip(indices, b.shape)):
             extent = _const(dim)
-            reach = self._reach(index)
+            reach = affine_range(index, self.ranges)
             if extent is None or reach is None:
                 continue
             lo, hi = reach
@@ -297,20 +297,6 @@ class _Verifier(Visitor):
             shape += "," if len(b.shape) == 1 else ""
             self.err(f"{what} `{b.name}` is out of bounds: index `{_text(index)}` reaches {value} "
                      f"but dimension {k} of shape ({shape}) has extent {extent}")
-
-    def _reach(self, index: E.PrimExpr) -> tuple[int, int] | None:
-        """The exact range of an affine index over variables with constant ranges, else None."""
-        if index.dtype.lanes != 1 or not index.dtype.is_integer:
-            return None
-        lin = to_linear(index)
-        lo = hi = lin.const
-        for atom, c in lin.nonzero_terms():
-            rng = self.ranges.get(id(atom)) if isinstance(atom, E.Var) else None
-            if rng is None:
-                return None
-            a, b = c * rng[0], c * rng[1]
-            lo, hi = lo + min(a, b), hi + max(a, b)
-        return lo, hi
 
 
 def _const(e: Any) -> int | None:
