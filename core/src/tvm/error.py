@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "BackendError",
     "BackendWarning",
+    "BoundsCheckError",
     "CodegenError",
     "BackendNotInstalledError",
     "CompileError",
@@ -102,6 +103,11 @@ class CompileError(TVMError):
         if log:
             text += f"\n--- compiler output ---\n{log.rstrip()}"
         super().__init__(text)
+
+
+class BoundsCheckError(TVMError, IndexError):
+    """A run-time bounds check (``bounds_check=True`` / ``TVM_BOUNDS_CHECK=1``) caught an access
+    outside its buffer; the message names the buffer and the index."""
 
 
 class DispatchFail(TVMError):

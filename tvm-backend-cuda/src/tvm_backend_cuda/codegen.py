@@ -151,6 +151,9 @@ class CudaCodegen(CodegenCStyle):
     unroll_pragma: ClassVar[str | None] = "#pragma unroll"
     vectorize_pragma: ClassVar[str | None] = None
     includes: ClassVar[tuple[str, ...]] = ()
+    # A failed run-time bounds check prints its message, then traps (assert_fail_lines).
+    bounds_report: ClassVar[str] = 'printf("tvm: %s (block %d, thread %d)\\n", message, ' \
+        "(int)blockIdx.x, (int)threadIdx.x)"
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tvm.error import CompileError
+from tvm.error import BoundsCheckError, CompileError
 
 from . import msl_check
 from .msl_check import KernelParam, KernelSignature
@@ -317,6 +317,9 @@ class EmulatedKernel:
             err,
             len(err),
         )
+        if rc == 2:  # a generated bounds check failed (bounds_check=True)
+            raise BoundsCheckError(f"Metal emulator: kernel {self.name!r}: "
+                                   f"{err.value.decode()}")
         if rc != 0:
             raise RuntimeError(f"Metal emulator: kernel {self.name!r}: {err.value.decode()}")
 
@@ -346,17 +349,27 @@ class EmulatedKernel:
                 )
                 staged[index][...] = arr.reshape(-1)
             self._library()  # load before fork: the child reuses it
+            read_end, write_end = os.pipe()
             pid = os.fork()
             if pid == 0:  # child: never returns into the caller's Python code
                 code = 0
                 faulthandler.disable()  # a crash is reported by the parent, not dumped here
+                os.close(read_end)
                 try:
                     self._launch(self._pointers(staged), g, t, sizes, workers, stack_size)
+                except BoundsCheckError as exc:  # the parent raises it again
+                    os.write(write_end, str(exc).encode()[:4096])
+                    code = 4
                 except BaseException as exc:  # noqa: BLE001 - reported through the exit code
                     os.write(2, f"{exc}\n".encode())
                     code = 3
                 os._exit(code)
+            os.close(write_end)
+            with os.fdopen(read_end, "rb") as pipe:
+                child_error = pipe.read().decode(errors="replace")
             _, status = os.waitpid(pid, 0)
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 4:
+                raise BoundsCheckError(child_error)
             if os.WIFSIGNALED(status):
                 sig = signal.Signals(os.WTERMSIG(status)).name
                 raise RuntimeError(

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.error import TVMError
+from tvm.codegen.bounds import BOUNDS_MESSAGE, bounds_check_enabled
+from tvm.error import BoundsCheckError, TVMError
 
 from . import isa
 from .isa import AP, HbmTensor, Kernel, Loop, evaluate
@@ -35,6 +36,10 @@ class SimulatorError(TVMError):
 
 class _Rule(Exception):
     """A broken rule inside one instruction; the driver adds where it happened."""
+
+
+class _OutOfBounds(_Rule):
+    """A view leaves a dimension of its tensor (checked with ``bounds_check``)."""
 
 
 @dataclass(frozen=True)
@@ -71,16 +76,25 @@ TRN2 = HardwareModel(sbuf_bytes=229376)  # 24 MiB -> 28 MiB of SBUF; PSUM unchan
 
 
 def simulate(kernel: Kernel, inputs: Mapping[str, Any], *, hw: HardwareModel | None = None,
-             target: Any = None, stats: dict[str, int] | None = None) -> dict[str, Any]:
+             target: Any = None, stats: dict[str, int] | None = None,
+             bounds_check: bool | None = None) -> dict[str, Any]:
     """Run ``kernel`` on ``inputs`` (name -> array) and return its outputs (name -> array).
 
     Inputs whose dtype differs from the declared one are rounded to it first. ``hw`` or
     ``target`` chooses the hardware model (default trn1). ``stats``, when given, receives the
     number of instructions executed per ISA function.
+
+    Every view is always checked to stay inside its tensor. ``bounds_check`` (default: what
+    ``tvm.codegen.bounds.bounds_check_enabled`` says, i.e. ``TVM_BOUNDS_CHECK=1`` or the
+    PassContext) also checks every axis of an HBM view against the tensor dimension it walks,
+    so that a tile running past the end of a row (into the next one) raises
+    :class:`~tvm.error.BoundsCheckError` instead of reading the wrong elements.
     """
     if hw is None:
         hw = HardwareModel.from_target(target) if target is not None else TRN1
-    machine = _Machine(kernel, hw)
+    if bounds_check is None:
+        bounds_check = bounds_check_enabled()
+    machine = _Machine(kernel, hw, bounds_check)
     machine.load_inputs(inputs)
     machine.run(kernel.body, {})
     if stats is not None:
@@ -145,16 +159,45 @@ def _binary_table() -> dict[str, Any]:
 _BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 
 
+# ------------------------------------------------------------------------------ bounds
+
+
+def _check_dims(t: HbmTensor, ap: AP, offset: int) -> None:
+    """Every axis of ``ap`` that walks one dimension of ``t`` (its stride is that dimension's
+    row-major stride and it is no longer than the dimension) must stay inside it; an axis that
+    spans several rows at once (a merged contiguous run) is checked by the flat range only."""
+    strides = [math.prod(t.shape[k + 1:]) for k in range(len(t.shape))]
+    coords, rest = [], offset
+    for st in strides:
+        coords.append(rest // st)
+        rest %= st
+    for stride, count in ((ap.p_stride, ap.partitions), *ap.pattern):
+        if count <= 1:
+            continue
+        for k, (st, ext) in enumerate(zip(strides, t.shape)):
+            if st != abs(stride) or count > ext or ext == 1:
+                continue
+            last = coords[k] + (count - 1) * (1 if stride > 0 else -1)
+            if not 0 <= last < ext:
+                index = ", ".join(f"{c}" if j != k else f"{c}..{last}"
+                                  for j, c in enumerate(coords))
+                raise _OutOfBounds(f"{BOUNDS_MESSAGE} HBM tensor {ap.tensor!r} of shape "
+                                   f"{tuple(t.shape)}: index [{index}] leaves dimension {k} "
+                                   f"(extent {ext})")
+            break
+
+
 # ------------------------------------------------------------------------------ machine
 
 
 class _Machine:
-    def __init__(self, kernel: Kernel, hw: HardwareModel) -> None:
+    def __init__(self, kernel: Kernel, hw: HardwareModel, bounds_check: bool = False) -> None:
         import numpy as np
 
         self.np = np
         self.kernel = kernel
         self.hw = hw
+        self.bounds_check = bounds_check
         self.counts: dict[str, int] = {}
         self.index = {id(ins): n for n, ins in enumerate(isa.walk(kernel.body))}
         self.tensors = {t.name: t for t in (*kernel.tensors, *kernel.allocs)}
@@ -231,6 +274,8 @@ class _Machine:
                 continue
             try:
                 getattr(self, f"_exec_{type(s).__name__.lower()}")(s, env)
+            except _OutOfBounds as rule:
+                raise BoundsCheckError(f"{rule}\n  at {self._where(s, env)}") from None
             except _Rule as rule:
                 raise SimulatorError(f"{rule}\n  at {self._where(s, env)}") from None
             self.counts[s.name] = self.counts.get(s.name, 0) + 1
@@ -272,6 +317,8 @@ class _Machine:
             if span_lo < 0 or span_hi >= t.size:
                 raise _Rule(f"view of HBM tensor {ap.tensor!r} reaches elements "
                             f"{span_lo}..{span_hi}, outside 0..{t.size - 1}")
+            if self.bounds_check:
+                _check_dims(t, ap, off)
             return np.ndarray(ap.shape, dtype=dt, buffer=self.hbm[ap.tensor], offset=off * isz,
                               strides=(ap.p_stride * isz, *(s * isz for s, _ in ap.pattern)))
         p0 = evaluate(ap.p_start, env)

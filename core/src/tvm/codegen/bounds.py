@@ -24,10 +24,12 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 
-__all__ = ["BOUNDS_CHECK_ATTR", "Access", "bounds_check_enabled", "statement_accesses"]
+__all__ = ["BOUNDS_CHECK_ATTR", "BOUNDS_MESSAGE", "Access", "bounds_check_enabled", "statement_accesses"]
 
 #: the module / PassContext key that turns checking on
 BOUNDS_CHECK_ATTR = "tir.bounds_check"
+#: how every failed check's message starts (runtimes raise BoundsCheckError for it)
+BOUNDS_MESSAGE = "bounds check failed:"
 _ENV = "TVM_BOUNDS_CHECK"
 _TRUE = ("1", "true", "yes", "on")
 

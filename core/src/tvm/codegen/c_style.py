@@ -50,7 +50,7 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
-from .bounds import bounds_check_enabled, statement_accesses
+from .bounds import BOUNDS_MESSAGE, bounds_check_enabled, statement_accesses
 
 __all__ = ["CodegenCStyle", "FunctionInfo", "OpTemplate", "ParamInfo"]
 
@@ -687,7 +687,7 @@ class CodegenCStyle:
         seen.add(cond)
         where = f" (dimension {k} of {len(buf.shape)})" if len(buf.shape) > 1 else ""
         text = _short(_script(index))
-        message = (f"bounds check failed: buffer {buf.name} index `{text}`{where} is outside "
+        message = (f"{BOUNDS_MESSAGE} buffer {buf.name} index `{text}`{where} is outside "
                    f"[0, {_short(_script(extent))})")
         self.add_helper("TVM_BOUNDS_FAIL", f"#ifndef TVM_BOUNDS_FAIL\n#define "
                                            f"TVM_BOUNDS_FAIL(message) {self.bounds_report}\n#endif")

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..codegen.bounds import BOUNDS_MESSAGE
 from ..codegen.c_style import FunctionInfo
-from ..error import TVMError
+from ..error import BoundsCheckError, TVMError
 from ..runtime.arguments import ArgumentChecker, Signature
 from ..runtime.executable import Executable
 from .codegen import ERROR_SYMBOL
@@ -88,7 +89,9 @@ class HostFunction:
                                "has no array to read it from")
         status = self._fn(*c_args)
         if status != 0:
-            raise TVMError(f"{self.info.name}: {self._last_error()}")
+            message = self._last_error()
+            cls = BoundsCheckError if message.startswith(BOUNDS_MESSAGE) else TVMError
+            raise cls(f"{self.info.name}: {message}")
 
     def _last_error(self) -> str:
         get = getattr(self._lib, ERROR_SYMBOL)

@@ -993,6 +993,14 @@ struct SimdGroup {
 
 using KernelFn = void (*)(void** args, const ThreadCtx& ctx);
 
+// Run-time bounds checks of generated kernels (tvm's bounds_check=True): the first failing
+// check's message; launch() returns it as an error after the grid has run.
+inline std::atomic<const char*> bounds_failure{nullptr};
+inline void report_bounds_failure(const char* message) {
+  const char* none = nullptr;
+  bounds_failure.compare_exchange_strong(none, message);
+}
+
 struct Worker {
   std::vector<Fiber> fibers;
   std::vector<SimdGroup> sgs;
@@ -1223,6 +1231,7 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
     return 1;
   }
   const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
+  bounds_failure = nullptr;
   if (total == 0) return 0;
   if (n_workers < 1) n_workers = 1;
   if (uint64_t(n_workers) > total) n_workers = int(total);
@@ -1263,6 +1272,10 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
     std::vector<std::thread> pool;
     for (int k = 0; k < n_workers; ++k) pool.emplace_back(work);
     for (auto& t : pool) t.join();
+  }
+  if (const char* message = bounds_failure.exchange(nullptr)) {
+    std::snprintf(err, errlen, "%s", message);
+    return 2;  // a failed bounds check (the emulator raises BoundsCheckError)
   }
   if (failed) {
     std::snprintf(err, errlen, "could not allocate fiber stacks (%llu threads x %llu bytes)",
@@ -1382,3 +1395,6 @@ inline metal::bfloat operator""bf(long double v) { return metal::bfloat(float(v)
 #define __msl_attr_dispatch_simdgroups_per_threadgroup
 #define __msl_attr_grid_origin
 #define __msl_attr_grid_size
+
+// What tvm's generated kernels call when a run-time bounds check fails (before `return;`).
+#define TVM_BOUNDS_FAIL(message) ::tvm_metal_emu::report_bounds_failure(message)
