@@ -14,8 +14,10 @@ __all__ = [
     "BackendNotInstalledError",
     "CompileError",
     "DiagnosticError",
+    "DispatchError",
     "DispatchFail",
     "IRDepthError",
+    "KernelFormError",
     "IRVerifyError",
     "MetalRuntimeUnavailable",
     "RegistrationConflict",
@@ -35,6 +37,10 @@ class IRVerifyError(TVMError, ValueError):
 class IRDepthError(TVMError, RecursionError):
     """The IR (or a script) is nested more deeply than tvm's recursive algorithms allow; the
     message says where (when known) and how to flatten it."""
+
+
+class KernelFormError(IRVerifyError):
+    """The kernel-form ids of a function (``T.cta_id``, ``T.thread_id``, ...) are inconsistent."""
 
 
 class DiagnosticError(TVMError, SyntaxError):
@@ -108,6 +114,11 @@ class CompileError(TVMError):
 class BoundsCheckError(TVMError, IndexError):
     """A run-time bounds check (``bounds_check=True`` / ``TVM_BOUNDS_CHECK=1``) caught an access
     outside its buffer; the message names the buffer and the index."""
+
+
+class DispatchError(TVMError, RuntimeError):
+    """No dispatch variant lowers a tile-primitive call; the message is the table of every
+    variant and why it declined."""
 
 
 class DispatchFail(TVMError):

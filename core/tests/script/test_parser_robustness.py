@@ -175,3 +175,21 @@ def test_deep_expressions_built_in_python_fail_cleanly() -> None:
         assert str(info.value).startswith(f"{what}: the IR is nested too deeply")
         assert isinstance(info.value, tvm.error.TVMError)
     assert "..." in repr(func) or repr(func)  # repr never raises
+
+
+def test_kernel_index_past_int32_round_trips_as_int64() -> None:
+    text = _kernel("T.device_entry()\nbx = T.cta_id([4294967296])\nA[0] = 1.0")
+    func = from_source(text)
+    assert str(func.body.seq[1].vars[0].dtype) == "int64"
+    _round_trips(text)
+
+
+def test_a_variable_declaration_inside_a_config_is_not_an_argument() -> None:
+    err = _diagnostic(_kernel('T.cta.zero(A, config={"n": T.int32()})'))
+    assert "T.int32() without a value declares a variable" in err.message
+
+
+@pytest.mark.parametrize("arg", ["T.Broadcast", "T.exp", "T", "range"])
+def test_functions_and_classes_are_not_call_arguments(arg: str) -> None:
+    err = _diagnostic(_kernel(f'T.cta.fill(A, {arg})'))
+    assert "cannot be an argument of an IR call" in err.message

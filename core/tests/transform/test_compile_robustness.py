@@ -136,3 +136,13 @@ def test_verifier_errors_without_a_location_keep_their_text() -> None:
     A = Buffer("A", (4,), "float32")
     errors = tvm.ir.verify_errors(PrimFunc([a], BufferStore(A, 1.0, [Var("q")]), {a: A}))
     assert errors == ["variable `q` is used before it is defined"]
+
+
+def test_a_tile_call_no_variant_can_lower_is_a_tvm_error() -> None:
+    text = ('from tvm.script import tirx as T\n@T.prim_func\n'
+            'def f(A: T.Buffer((1, 64), "float32"), S: T.Buffer((16,), "float32")):\n'
+            '    T.device_entry()\n    bx = T.cta_id([1])\n    tx = T.thread_id([64])\n'
+            '    T.cta.sum(S, A)\n')
+    with pytest.raises(tvm.error.DispatchError, match="TIRx schedule dispatch failed") as info:
+        tvm.compile(from_source(text), target="c")
+    assert isinstance(info.value, tvm.error.TVMError) and isinstance(info.value, RuntimeError)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import inspect
 import io
 import operator
@@ -34,6 +35,8 @@ from ..ir.buffer import Buffer, BufferRegion, Range
 from ..ir.depth import MAX_DEPTH, ir_depth
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
+from ..ir.node import Node
+from ..ir.op import Op
 from . import ir as _I
 from . import tirx as _T
 from .diagnostics import Source
@@ -83,6 +86,40 @@ _TOO_DEEP = f"this is nested too deeply to parse. {_SPLIT_HINT}"
 # What the statement builders return: never an argument of a call.
 _SPECS = (_T.VarDecl, _T.BufferSpec, _T.LoopSpec, _T.GridSpec, _T.ScopeIdSpec, _T.AttrSpec,
           _T.FuncAttrSpec, _T.LetSpec)
+
+
+def _foreign_value(value: Any, depth: int = 0) -> Any:
+    """A value inside an IR call that the IR cannot hold (a function, a class, a module ...)."""
+    if value is None or isinstance(value, (str, int, float, E.PrimExpr, DataType, Node, Op,
+                                           enum.Enum)):
+        return None
+    if isinstance(value, (list, tuple, dict)):
+        if depth > 8:
+            return None
+        items = list(value.items()) if isinstance(value, dict) else value
+        for item in items:
+            found = _foreign_value(item, depth + 1)
+            if found is not None:
+                return found
+        return None
+    if type(value).__name__ == "Target" and hasattr(value, "export"):
+        return None
+    return value
+
+
+def _spec_inside(value: Any, depth: int = 0) -> Any:
+    """A statement builder's result in ``value`` (or its lists, tuples and dict values)."""
+    if isinstance(value, _SPECS):
+        return value
+    if depth > 8:
+        return None
+    items = value.values() if isinstance(value, dict) else \
+        value if isinstance(value, (list, tuple)) else ()
+    for item in items:
+        found = _spec_inside(item, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def _spec_misuse(value: Any) -> str:
@@ -266,11 +303,12 @@ class Parser:
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
         for k, value in enumerate([*args, *kwargs.values()]):
-            if isinstance(value, _SPECS):
+            spec = _spec_inside(value)
+            if spec is not None:
                 arg_node = node.args[k] if k < len(node.args) else node
-                raise self.err(arg_node, _spec_misuse(value))
+                raise self.err(arg_node, _spec_misuse(spec))
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
         except TypeError as exc:
             # "alloc_buffer() got ..." -> "T.alloc_buffer() got ...": name it as written
             name = getattr(func, "__name__", "")
@@ -278,6 +316,15 @@ class Parser:
             if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
             raise
+        if isinstance(result, (E.Call, S.TilePrimitiveCall)):
+            held = [result.args] + ([result.workspace, result.config]
+                                    if isinstance(result, S.TilePrimitiveCall) else [])
+            foreign = _foreign_value(held)
+            if foreign is not None:
+                raise self.err(node, f"a {type(foreign).__name__} ({foreign!r}) cannot be an "
+                                     "argument of an IR call; pass an expression, a buffer, a "
+                                     "region or a plain value (did you forget to call it?)")
+        return result
 
     def _let_expr(self, node: ast.Call) -> E.Let:
         if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):
@@ -526,7 +573,9 @@ class Parser:
             if len(names) != len(value.extents):
                 raise self.err(target, f"T.{value.kind} has {len(value.extents)} extent(s) but "
                                        f"{len(names)} name(s) are assigned")
-            dt = _loop_dtype(0, value.extents[0]) if value.extents else DataType("int32")
+            # the extents as the IR holds them: a literal past int32 is an int64 immediate
+            dt = _loop_dtype(0, E.convert(value.extents[0])) if value.extents \
+                else DataType("int32")
             vs = [E.Var(n, dt) for n in names]
             for v in vs:
                 self.bind(v.name, v)

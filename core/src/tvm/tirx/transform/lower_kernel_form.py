@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from ...arith import Analyzer
+from ...error import KernelFormError
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
@@ -27,10 +28,6 @@ __all__ = ["CLUSTER_EXTENT", "LowerKernelForm", "KernelFormError"]
 CLUSTER_EXTENT = "tirx.cluster_extent"
 _AXES = ("x", "y", "z")
 _WARP, _WG = 32, 128
-
-
-class KernelFormError(ValueError):
-    """The kernel-form ids of a function are inconsistent."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ...._registry import Registry
-from ....error import DispatchFail
+from ....error import DispatchError, DispatchFail
 from ....ir import (
     AttrStmt,
     Buffer,
@@ -287,17 +287,17 @@ def dispatch(op_call: TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutco
             known = ", ".join(c.variant for c in cases) or "none"
             failure.note = (f"no variant named '{op_call.dispatch}' is registered "
                             f"(registered for this op/target: {known})")
-            raise RuntimeError(failure.message())
+            raise DispatchError(failure.message())
         cases = forced
     if not cases:
         failure.note = "no registered variants for this op/target"
-        raise RuntimeError(failure.message())
+        raise DispatchError(failure.message())
     for case in cases:
         got = _try(case, op_call, sctx)
         if isinstance(got, PrimFunc):
             return DispatchOutcome(case, got)
         failure.attempts.append(got)
-    raise RuntimeError(failure.message())
+    raise DispatchError(failure.message())
 
 
 # -- binding a variant's PrimFunc to the call -----------------------------------------------------
@@ -462,7 +462,7 @@ class _Lowering(Mutator):
 
     def visit_TilePrimitiveCall(self, node: TilePrimitiveCall) -> Any:
         if self.depth >= MAX_NESTING:
-            raise RuntimeError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
+            raise DispatchError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
                                f"(more than {MAX_NESTING} levels); a variant returns its own call?")
         sctx = DispatchContext(self.target, node.scope, op_call=node,
                                threads=ThreadInfo.from_defs(self._thread_defs(), self.in_kernel),
