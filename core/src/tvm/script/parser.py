@@ -89,7 +89,8 @@ _SPECS = (_T.VarDecl, _T.BufferSpec, _T.LoopSpec, _T.GridSpec, _T.ScopeIdSpec, _
 
 
 def _foreign_value(value: Any, depth: int = 0) -> Any:
-    """A value inside an IR call that the IR cannot hold (a function, a class, a module ...)."""
+    """A value inside an IR call that the IR cannot hold: a class, a module, a function of tvm
+    or a Python builtin (almost always a call the script forgot), any other object."""
     if value is None or isinstance(value, (str, int, float, E.PrimExpr, DataType, Node, Op,
                                            enum.Enum)):
         return None
@@ -104,7 +105,14 @@ def _foreign_value(value: Any, depth: int = 0) -> Any:
         return None
     if type(value).__name__ == "Target" and hasattr(value, "export"):
         return None
+    if callable(value) and not isinstance(value, type) and not _is_tvm_or_builtin(value):
+        return None  # a function of the user's (a tile op's predicate, say): the op's business
     return value
+
+
+def _is_tvm_or_builtin(value: Any) -> bool:
+    module = getattr(value, "__module__", None) or ""
+    return module == "builtins" or module == "tvm" or module.startswith("tvm.")
 
 
 def _spec_inside(value: Any, depth: int = 0) -> Any:
