@@ -4,7 +4,7 @@
     python core/tests/fuzz/run_fuzz.py --count 2000 --seed random
 
 Half of the inputs are kernels drawn by hypothesis (``fuzz_gen``), half mutants of the test
-kernels' printed text (``fuzz_mutate``); every fifth input that parses is also compiled for the
+kernels' printed text (``fuzz_mutate``); every third input that parses is also compiled for the
 host with run-time bounds checks and run. Exit status 1 if any input breaks the property
 (``fuzz_harness``); each failing input is written to ``--out`` with what happened.
 """
@@ -23,7 +23,7 @@ from fuzz_gen import generate  # noqa: E402
 from fuzz_harness import Case, Report, run_cases  # noqa: E402
 from fuzz_mutate import mutants  # noqa: E402
 
-COMPILE_EVERY = 5
+COMPILE_EVERY = 3
 
 
 def make_cases(count: int, seed: int) -> list[Case]:

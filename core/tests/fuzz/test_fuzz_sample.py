@@ -28,9 +28,9 @@ def test_fuzz_sample_keeps_the_property() -> None:
 
 
 def test_the_sample_is_deterministic() -> None:
-    first = [c.text for c in make_cases(40, SEED)]
-    assert first == [c.text for c in make_cases(40, SEED)]
-    assert first != [c.text for c in make_cases(40, SEED + 1)]
+    first = [c.text for c in make_cases(20, SEED)]
+    assert first == [c.text for c in make_cases(20, SEED)]
+    assert first != [c.text for c in make_cases(20, SEED + 1)]
 
 
 def test_a_hang_and_a_crash_are_reported_and_the_run_goes_on(monkeypatch) -> None:

@@ -193,3 +193,9 @@ def test_a_variable_declaration_inside_a_config_is_not_an_argument() -> None:
 def test_functions_and_classes_are_not_call_arguments(arg: str) -> None:
     err = _diagnostic(_kernel(f'T.cta.fill(A, {arg})'))
     assert "cannot be an argument of an IR call" in err.message
+
+
+def test_builders_take_two_literals() -> None:
+    text = _kernel("B[0] = T.min(3, 4) + T.truncmod(7, 2) + T.max(-1, 2)",
+                   'B: T.Buffer((4,), "int32")')
+    _round_trips(text)

@@ -511,9 +511,10 @@ def _wider(a: DataType, b: DataType) -> DataType:
 
 def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
     if not isinstance(a, PrimExpr):
-        if not isinstance(b, PrimExpr):
-            raise TypeError("at least one operand must be an IR expression")
-        a = _scalar_for(a, b)
+        if not isinstance(b, PrimExpr):  # T.min(3, 4): two literals make an IR node too
+            a = convert(a)
+        else:
+            a = _scalar_for(a, b)
     elif not isinstance(b, PrimExpr):
         b = _scalar_for(b, a)
     return cls(a, b)
