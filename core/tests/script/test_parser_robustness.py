@@ -192,10 +192,19 @@ def test_a_variable_declaration_inside_a_config_is_not_an_argument() -> None:
 @pytest.mark.parametrize("arg", ["T.Broadcast", "T.exp", "T", "range"])
 def test_functions_and_classes_are_not_call_arguments(arg: str) -> None:
     err = _diagnostic(_kernel(f'T.cta.fill(A, {arg})'))
-    assert "cannot be an argument of an IR call" in err.message
+    assert "cannot be held by the IR" in err.message
 
 
 def test_builders_take_two_literals() -> None:
     text = _kernel("B[0] = T.min(3, 4) + T.truncmod(7, 2) + T.max(-1, 2)",
                    'B: T.Buffer((4,), "int32")')
     _round_trips(text)
+
+
+@pytest.mark.parametrize("body", ['T.func_attr({"tirx.is_kernel": T})\nA[0] = 1.0',
+                                  'with T.attr({"k": T.exp}):\n    A[0] = 1.0',
+                                  'for i in T.serial(4, annotations={"k": range}):\n    A[i] = 1.0',
+                                  'B = T.alloc_buffer((4,), annotations={"k": T})\nA[0] = 1.0'])
+def test_attributes_and_annotations_hold_only_printable_values(body: str) -> None:
+    err = _diagnostic(_kernel(body))
+    assert "cannot be held by the IR" in err.message

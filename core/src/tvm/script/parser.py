@@ -88,6 +88,21 @@ _SPECS = (_T.VarDecl, _T.BufferSpec, _T.LoopSpec, _T.GridSpec, _T.ScopeIdSpec, _
           _T.FuncAttrSpec, _T.LetSpec)
 
 
+def _held_values(result: Any) -> list[Any]:
+    """What a builder's result puts into the IR (the printer must be able to write it)."""
+    if isinstance(result, E.Call):
+        return [result.args]
+    if isinstance(result, S.TilePrimitiveCall):
+        return [result.args, result.workspace, result.config]
+    if isinstance(result, (_T.AttrSpec, _T.FuncAttrSpec)):
+        return [result.items]
+    if isinstance(result, _T.LoopSpec):
+        return [result.annotations]
+    if isinstance(result, _T.BufferSpec):
+        return [result.annotations]
+    return []
+
+
 def _foreign_value(value: Any, depth: int = 0) -> Any:
     """A value inside an IR call that the IR cannot hold: a class, a module, a function of tvm
     or a Python builtin (almost always a call the script forgot), any other object."""
@@ -324,14 +339,11 @@ class Parser:
             if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
             raise
-        if isinstance(result, (E.Call, S.TilePrimitiveCall)):
-            held = [result.args] + ([result.workspace, result.config]
-                                    if isinstance(result, S.TilePrimitiveCall) else [])
-            foreign = _foreign_value(held)
-            if foreign is not None:
-                raise self.err(node, f"a {type(foreign).__name__} ({foreign!r}) cannot be an "
-                                     "argument of an IR call; pass an expression, a buffer, a "
-                                     "region or a plain value (did you forget to call it?)")
+        foreign = _foreign_value(_held_values(result))
+        if foreign is not None:
+            raise self.err(node, f"a {type(foreign).__name__} ({foreign!r}) cannot be held by "
+                                 "the IR; pass an expression, a buffer, a region or a plain "
+                                 "value (did you forget to call it?)")
         return result
 
     def _let_expr(self, node: ast.Call) -> E.Let:
