@@ -109,3 +109,32 @@ def test_a_two_dimensional_buffer_is_checked_on_its_flat_offset() -> None:
     with pytest.raises(BoundsCheckError, match=r"buffer A index `r\[0\] \* 8 \+ j` is outside "
                                                r"\[0, 32\)"):
         ex(np.zeros((4, 8), "float32"), np.array([4], "int32"))
+
+
+@T.prim_func
+def divide(A: T.Buffer((4,), "int32"), d: T.int32):
+    for i in range(4):
+        A[i] = A[i] // d
+
+
+@pytest.mark.parametrize(("first", "d"), [(1, 0), (-(2**31), -1)])
+def test_checked_mode_refuses_division_by_zero_and_overflow(first: int, d: int) -> None:
+    ex = tvm.compile(divide, target="c", pass_config=CHECKED)
+    a = np.array([first, 2, 3, 4], "int32")
+    with pytest.raises(BoundsCheckError, match=r"division by zero \(or of the smallest int32 by "
+                                               r"-1\) in `A\[i\] // d`"):
+        ex(a, d)
+    ex(a, 2)
+    np.testing.assert_array_equal(a, [first // 2, 1, 1, 2])
+
+
+def test_checked_mode_converts_floats_to_ints_by_saturating() -> None:
+    @T.prim_func
+    def conv(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "int32")):
+        for i in range(3):
+            B[i] = T.Cast("int32", A[i])
+
+    ex = tvm.compile(conv, target="c", pass_config=CHECKED)
+    b = np.zeros(3, "int32")
+    ex(np.array([np.inf, -1e30, np.nan], "float32"), b)
+    np.testing.assert_array_equal(b, [2**31 - 1, -(2**31), 0])

@@ -93,3 +93,34 @@ def test_small_buffers_keep_32_bit_offsets() -> None:
 
     src = tvm.compile(f, target="c").inspect_source()
     assert "A[(i * 64) + j] = 1.0f;" in src and "int64_t" not in src.split("TVM_EXPORT")[-1]
+
+
+def test_integer_overflow_wraps_as_numpy_does() -> None:
+    # Signed overflow is undefined in C: -O2 assumed it away (and in a larger kernel found by
+    # the fuzzer turned the loop into an endless one). The host compiles with -fwrapv.
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int32"), m: T.int32):
+        for i in range(4):
+            for j in range(3):
+                A[i] = T.min(T.min(i, m), T.Cast("int32", T.float32("inf")) + j)
+
+    a = np.zeros(4, "int32")
+    tvm.compile(f, target="c")(a, 5)
+    big = np.array([2**31 - 1], "int32")
+    with np.errstate(over="ignore"):
+        wrapped = int((big + np.int32(2))[0])
+    np.testing.assert_array_equal(a, [wrapped] * 4)
+
+
+def test_constant_float_to_int_conversion_is_defined() -> None:
+    @T.prim_func
+    def f(A: T.Buffer((3,), "int32")):
+        A[0] = T.Cast("int32", T.float32("inf"))
+        A[1] = T.Cast("int32", T.float32("-inf"))
+        A[2] = T.Cast("int32", T.float32("nan"))
+
+    a = np.ones(3, "int32")
+    ex = tvm.compile(f, target="c")
+    assert "INFINITY" not in ex.inspect_source().split("TVM_EXPORT")[-1]
+    ex(a)
+    np.testing.assert_array_equal(a, [2**31 - 1, -(2**31), 0])

@@ -208,3 +208,9 @@ def test_builders_take_two_literals() -> None:
 def test_attributes_and_annotations_hold_only_printable_values(body: str) -> None:
     err = _diagnostic(_kernel(body))
     assert "cannot be held by the IR" in err.message
+
+
+@pytest.mark.parametrize("decl", ['A: T.Buffer((4,), "void")'])
+def test_a_void_buffer_is_refused(decl: str) -> None:
+    err = _diagnostic(_kernel("T.evaluate(0)", decl))
+    assert "a buffer holds values: its dtype cannot be 'void'" in err.message

@@ -146,3 +146,9 @@ def test_a_tile_call_no_variant_can_lower_is_a_tvm_error() -> None:
     with pytest.raises(tvm.error.DispatchError, match="TIRx schedule dispatch failed") as info:
         tvm.compile(from_source(text), target="c")
     assert isinstance(info.value, tvm.error.TVMError) and isinstance(info.value, RuntimeError)
+
+
+def test_constant_integer_division_by_zero_is_located() -> None:
+    message = _verify_error("A[0] = T.Cast(\"float32\", n // 0)", 'A: T.Buffer((16,), "float32"), '
+                                                                  "n: T.int32")
+    assert "k.py:5:5: integer division by zero: `n // 0`" in message

@@ -9,8 +9,9 @@ It is on when any of these asks for it (the first that says anything decides):
 * the environment variable ``TVM_BOUNDS_CHECK`` (``1``/``true``/``yes``/``on``).
 
 Code generators that print through :class:`~tvm.codegen.c_style.CodegenCStyle` (host C, CUDA,
-Metal) then check every buffer access before the statement that makes it; the Trainium
-simulator checks every access pattern against its tensor's dimensions.
+Metal) then check every buffer access and every integer division before the statement that
+makes it, and convert floats to integers the defined way (saturating); the Trainium simulator
+checks every access pattern against its tensor's dimensions.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 
-__all__ = ["BOUNDS_CHECK_ATTR", "BOUNDS_MESSAGE", "Access", "bounds_check_enabled", "statement_accesses"]
+__all__ = ["BOUNDS_CHECK_ATTR", "BOUNDS_MESSAGE", "Access", "Division", "bounds_check_enabled",
+           "statement_accesses", "statement_checks"]
 
 #: the module / PassContext key that turns checking on
 BOUNDS_CHECK_ATTR = "tir.bounds_check"
@@ -59,16 +61,30 @@ class Access:
     guards: list[E.PrimExpr] = field(default_factory=list)
 
 
-def statement_accesses(stmt: S.Stmt) -> list[Access]:
-    """The accesses ``stmt`` itself makes (not those of its body statements), inner ones first:
-    the loads inside an index come before the access that uses it."""
-    out: list[Access] = []
+@dataclass
+class Division:
+    """An integer division (or remainder) whose divisor is not a nonzero constant."""
+
+    expr: E.BinaryOp
+    guards: list[E.PrimExpr] = field(default_factory=list)
+
+
+def statement_checks(stmt: S.Stmt) -> list[Access | Division]:
+    """What checked mode verifies before ``stmt``: the accesses and integer divisions it makes
+    itself (not those of its body statements), inner ones first (the loads inside an index
+    come before the access that uses it)."""
+    out: list[Access | Division] = []
     for _, value in stmt.fields():
         for e in _exprs(value):
             _collect(e, [], out)
     if isinstance(stmt, S.BufferStore):
         out.append(Access(stmt.buffer, list(stmt.indices)))
     return out
+
+
+def statement_accesses(stmt: S.Stmt) -> list[Access]:
+    """The accesses among :func:`statement_checks`."""
+    return [c for c in statement_checks(stmt) if isinstance(c, Access)]
 
 
 def _exprs(value: Any) -> Iterator[E.PrimExpr]:
@@ -80,7 +96,10 @@ def _exprs(value: Any) -> Iterator[E.PrimExpr]:
                 yield item
 
 
-def _collect(e: Any, guards: list[E.PrimExpr], out: list[Access]) -> None:
+_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
+
+
+def _collect(e: Any, guards: list[E.PrimExpr], out: list[Any]) -> None:
     if not isinstance(e, E.PrimExpr):
         return
     if isinstance(e, E.BufferLoad):
@@ -112,3 +131,6 @@ def _collect(e: Any, guards: list[E.PrimExpr], out: list[Access]) -> None:
         for _, value in e.fields():
             for sub in (value if isinstance(value, list) else [value]):
                 _collect(sub, guards, out)
+        if isinstance(e, _DIVISIONS) and e.dtype.is_integer and e.dtype.lanes == 1 \
+                and not (isinstance(e.b, E.IntImm) and e.b.value not in (0, -1)):
+            out.append(Division(e, guards))

@@ -50,7 +50,7 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
-from .bounds import BOUNDS_MESSAGE, bounds_check_enabled, statement_accesses
+from .bounds import BOUNDS_MESSAGE, Division, bounds_check_enabled, statement_checks
 
 __all__ = ["CodegenCStyle", "FunctionInfo", "OpTemplate", "ParamInfo"]
 
@@ -660,7 +660,10 @@ class CodegenCStyle:
         ``TVM_BOUNDS_FAIL(message)`` (``bounds_report``; a no-op unless the target defines it)
         and then does what a failed assert does (host: the function returns the error)."""
         seen: set[str] = set()
-        for access in statement_accesses(stmt):
+        for access in statement_checks(stmt):
+            if isinstance(access, Division):
+                self._print_division_check(access, seen)
+                continue
             buf = access.buffer
             if len(access.indices) != len(buf.shape):
                 continue  # a layout buffer read by its memory offset: no per-dimension extent
@@ -670,6 +673,34 @@ class CodegenCStyle:
                     else access.indices
                 for k, (index, extent) in enumerate(zip(indices, buf.shape)):
                     self._print_bound_check(buf, k, index, extent, access.guards, seen)
+
+    def _print_division_check(self, div: Division, seen: set[str]) -> None:
+        """Integer division by zero (and INT_MIN / -1) traps on most CPUs: fail instead."""
+        a, b = div.expr.a, div.expr.b
+        num, den = _strip(self.print_expr(a)), _strip(self.print_expr(b))
+        bad = f"({den}) == 0"
+        if div.expr.dtype.is_int:
+            lo = self.expr_IntImm(E.IntImm(div.expr.dtype, E.int_range(div.expr.dtype)[0]))
+            bad += f" || (({den}) == -1 && ({num}) == {lo})"
+        self._print_failing_check(div.guards, bad, seen,
+                                  f"{BOUNDS_MESSAGE} division by zero (or of the smallest "
+                                  f"{div.expr.dtype} by -1) in `{_short(_script(div.expr))}`")
+
+    def _print_failing_check(self, guards: list[E.PrimExpr], bad: str, seen: set[str],
+                             message: str) -> None:
+        cond = " && ".join([*(f"({_strip(self.print_expr(g))})" for g in guards), f"({bad})"])
+        if cond in seen:
+            return
+        seen.add(cond)
+        self.add_helper("TVM_BOUNDS_FAIL", f"#ifndef TVM_BOUNDS_FAIL\n#define "
+                                           f"TVM_BOUNDS_FAIL(message) {self.bounds_report}\n#endif")
+        self.emit(f"if ({cond}) {{")
+        self._indent += 1
+        self.emit(f"TVM_BOUNDS_FAIL({self.c_string(message)});")
+        for line in self.assert_fail_lines(message):
+            self.emit(line)
+        self._indent -= 1
+        self.emit("}")
 
     def _print_bound_check(self, buf: Buffer, k: int, index: E.PrimExpr, extent: E.PrimExpr,
                            guards: list[E.PrimExpr], seen: set[str]) -> None:
@@ -681,23 +712,11 @@ class CodegenCStyle:
         bad = f"({idx}) >= ({ext})"
         if not index.dtype.is_uint:
             bad = f"({idx}) < 0 || {bad}"
-        cond = " && ".join([*(f"({_strip(self.print_expr(g))})" for g in guards), f"({bad})"])
-        if cond in seen:
-            return
-        seen.add(cond)
         where = f" (dimension {k} of {len(buf.shape)})" if len(buf.shape) > 1 else ""
         text = _short(_script(index))
-        message = (f"{BOUNDS_MESSAGE} buffer {buf.name} index `{text}`{where} is outside "
-                   f"[0, {_short(_script(extent))})")
-        self.add_helper("TVM_BOUNDS_FAIL", f"#ifndef TVM_BOUNDS_FAIL\n#define "
-                                           f"TVM_BOUNDS_FAIL(message) {self.bounds_report}\n#endif")
-        self.emit(f"if ({cond}) {{")
-        self._indent += 1
-        self.emit(f"TVM_BOUNDS_FAIL({self.c_string(message)});")
-        for line in self.assert_fail_lines(message):
-            self.emit(line)
-        self._indent -= 1
-        self.emit("}")
+        self._print_failing_check(guards, bad, seen,
+                                  f"{BOUNDS_MESSAGE} buffer {buf.name} index `{text}`{where} is "
+                                  f"outside [0, {_short(_script(extent))})")
 
     def print_block(self, stmt: S.Stmt) -> None:
         """``stmt`` as the body of a braced block (its allocations end with the block)."""
@@ -914,7 +933,24 @@ class CodegenCStyle:
             return f"(({value}) != 0)"
         if self.is_emulated(dst):
             return f"{self.round_fn(dst)}((float)({value}))"
+        if dst.is_integer and src.is_float:
+            if isinstance(e.value, E.FloatImm):  # C leaves inf, nan and overflow undefined
+                return self.expr_IntImm(E.IntImm(dst.element_of(), _saturate(e.value.value, dst)))
+            if self.bounds_check:  # checked mode: every conversion is defined (saturating)
+                return f"{self._saturating_cast(dst)}({value})"
         return f"(({self.c_type(dst)})({value}))"
+
+    def _saturating_cast(self, dst: DataType) -> str:
+        lo, hi = E.int_range(dst.element_of())
+        ctype = self.c_type(dst)
+        name = f"tvm_sat_{dst.element_of()}"
+        lo_text, hi_text = self.expr_IntImm(E.IntImm(dst, lo)), self.expr_IntImm(E.IntImm(dst, hi))
+        self.add_helper(name, f"static inline {ctype} {name}(double x) {{\n"
+                              f"  if (x != x) return 0;\n"
+                              f"  if (x <= {float(lo)!r}) return {lo_text};\n"
+                              f"  if (x >= {float(hi)!r}) return {hi_text};\n"
+                              f"  return ({ctype})x;\n}}")
+        return name
 
     def _arith(self, e: E.BinaryOp, op: str) -> str:
         text = f"({self.print_expr(e.a)} {op} {self.print_expr(e.b)})"
@@ -1184,6 +1220,16 @@ def _factors(e: E.PrimExpr) -> list[E.PrimExpr]:
     if isinstance(e, E.Mul) and e.dtype.is_integer:
         return _factors(e.a) + _factors(e.b)
     return [e]
+
+
+def _saturate(value: float, dtype: DataType) -> int:
+    """``value`` converted to ``dtype`` the defined way: truncated, clamped, NaN to 0."""
+    lo, hi = E.int_range(dtype.element_of())
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return hi if value > 0 else lo
+    return max(lo, min(hi, int(value)))
 
 
 def _script(e: Any) -> str:

@@ -55,7 +55,9 @@ class Toolchain:
     def flags(self, *, opt_level: int = 2, openmp: bool = False, mcpu: str | None = None,
               extra: tuple[str, ...] = ()) -> list[str]:
         # Undeclared functions and unresolved symbols fail here, not at dlopen time.
-        out = [f"-O{opt_level}", "-fPIC", "-shared", "-std=gnu11",
+        # -fwrapv: integer overflow in a kernel wraps (as in numpy and on GPUs) instead of being
+        # undefined behaviour that -O2 may turn into an endless loop.
+        out = [f"-O{opt_level}", "-fPIC", "-shared", "-std=gnu11", "-fwrapv",
                "-Werror=implicit-function-declaration"]
         if sys.platform.startswith("linux"):
             out.append("-Wl,-z,defs")

@@ -224,6 +224,9 @@ class _Verifier(Visitor):
             self.guarded -= conditional
         if e.a.dtype != e.b.dtype:
             self.err(f"{type(e).__name__} mixes {e.a.dtype} and {e.b.dtype}; operands must have one type")
+        if isinstance(e, (E.Div, E.Mod, E.FloorDiv, E.FloorMod)) and e.dtype.is_integer \
+                and isinstance(e.b, E.IntImm) and e.b.value == 0:
+            self.err(f"integer division by zero: `{_text(e)}`")
 
     def visit_Select(self, e: E.Select) -> None:
         self.visit(e.condition)
@@ -256,6 +259,8 @@ class _Verifier(Visitor):
                      f"T.decl_buffer or as a parameter)")
 
     def _check_shape(self, b: Buffer, span: Span | None) -> None:
+        if b.dtype.is_void:
+            self.err(f"buffer `{b.name}` has dtype void; a buffer holds values", span)
         for k, dim in enumerate(b.shape):
             if not isinstance(dim, E.PrimExpr) or not dim.dtype.is_integer or dim.dtype.lanes != 1:
                 what = dim.dtype if isinstance(dim, E.PrimExpr) else type(dim).__name__

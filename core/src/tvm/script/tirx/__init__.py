@@ -135,6 +135,14 @@ def _shape(shape: Any) -> tuple[Any, ...]:
     return (shape,)
 
 
+def _value_dtype(dtype: Any) -> str:
+    """A buffer's element type: any data type but void."""
+    dt = DataType(dtype)
+    if dt.is_void:
+        raise ValueError("a buffer holds values: its dtype cannot be 'void'")
+    return str(dt)
+
+
 def _extents(shape: Any) -> tuple[Any, ...]:
     """A buffer shape, checked: every extent an int >= 1 or an integer expression."""
     dims = _shape(shape)
@@ -174,7 +182,7 @@ def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: 
            scope: str = "global", layout: Any = None, elem_offset: Any = 0,
            align: int = 0) -> BufferSpec:
     """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
-    return BufferSpec("param", _extents(shape), str(DataType(dtype)),
+    return BufferSpec("param", _extents(shape), _value_dtype(dtype),
                       _buffer_kwargs(strides, scope, layout, elem_offset, align))
 
 
@@ -184,7 +192,7 @@ def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any
     """``A = T.match_buffer(a, (n,), "float32")``: the buffer behind handle parameter ``a``."""
     if not isinstance(param, Var) or not param.dtype.is_handle:
         raise TypeError("T.match_buffer expects a `T.handle` parameter as its first argument")
-    return BufferSpec("match", _extents(shape), str(DataType(dtype)),
+    return BufferSpec("match", _extents(shape), _value_dtype(dtype),
                       _buffer_kwargs(strides, scope, layout, elem_offset, align), handle=param)
 
 
@@ -193,7 +201,7 @@ def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
                  annotations: dict[str, Any] | None = None) -> BufferSpec:
     """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
     the block."""
-    return BufferSpec("alloc", _extents(shape), str(DataType(dtype)),
+    return BufferSpec("alloc", _extents(shape), _value_dtype(dtype),
                       _buffer_kwargs(strides, scope, layout, 0, align),
                       annotations=dict(annotations or {}))
 
@@ -204,7 +212,7 @@ def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: 
     """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory."""
     if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
         raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
-    return BufferSpec("decl", _extents(shape), str(DataType(dtype)),
+    return BufferSpec("decl", _extents(shape), _value_dtype(dtype),
                       _buffer_kwargs(strides, scope, layout, elem_offset, align, data))
 
 
