@@ -937,15 +937,15 @@ class CodegenCStyle:
             if isinstance(e.value, E.FloatImm):  # C leaves inf, nan and overflow undefined
                 return self.expr_IntImm(E.IntImm(dst.element_of(), _saturate(e.value.value, dst)))
             if self.bounds_check:  # checked mode: every conversion is defined (saturating)
-                return f"{self._saturating_cast(dst)}({value})"
+                return f"{self._saturating_cast(dst, src)}({value})"
         return f"(({self.c_type(dst)})({value}))"
 
-    def _saturating_cast(self, dst: DataType) -> str:
+    def _saturating_cast(self, dst: DataType, src: DataType) -> str:
         lo, hi = E.int_range(dst.element_of())
-        ctype = self.c_type(dst)
-        name = f"tvm_sat_{dst.element_of()}"
+        ctype, stype = self.c_type(dst), self.c_type(src)
+        name = f"tvm_sat_{dst.element_of()}_{src.element_of()}"
         lo_text, hi_text = self.expr_IntImm(E.IntImm(dst, lo)), self.expr_IntImm(E.IntImm(dst, hi))
-        self.add_helper(name, f"static inline {ctype} {name}(double x) {{\n"
+        self.add_helper(name, f"static inline {ctype} {name}({stype} x) {{\n"
                               f"  if (x != x) return 0;\n"
                               f"  if (x <= {float(lo)!r}) return {lo_text};\n"
                               f"  if (x >= {float(hi)!r}) return {hi_text};\n"
