@@ -45,6 +45,7 @@ from .function import IRModule, PrimFunc
 from .layout import AXES, Axis, Iter, S, TileLayout
 from .node import Node
 from .op import OP_REGISTRY, CallEffect, Op, OpCategory
+from .span import Span
 from .stmt import (
     EXEC_SCOPES,
     SCOPE_ID_KINDS,
@@ -75,7 +76,7 @@ __all__ = [
     "DataType", "DeclBuffer", "Div", "Evaluate", "FloatImm", "FloorDiv", "FloorMod", "For",
     "ForKind", "IRModule", "IfThenElse", "IntImm", "Iter", "Let", "LetStmt", "Max", "Min", "Mod",
     "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PrimExpr", "PrimFunc", "Ramp",
-    "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "Stmt", "StringImm", "Sub",
+    "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "Span", "Stmt", "StringImm", "Sub",
     "TileLayout", "TilePrimitiveCall", "Var", "Visitor", "assert_structural_equal", "const",
     "convert", "decl_buffer", "post_order_visit", "seq", "structural_equal", "structural_hash",
     "substitute", "verify", "verify_errors",

@@ -208,7 +208,9 @@ class TilePrimitiveCall(Stmt):
             raise TypeError(f"Unknown field(s) for TilePrimitiveCall.replace: {unknown}")
         kw = {k: getattr(self, k) for k in self._REPLACEABLE}
         kw.update(changes)
-        return TilePrimitiveCall(kw.pop("op"), kw.pop("args"), **kw)
+        new = TilePrimitiveCall(kw.pop("op"), kw.pop("args"), **kw)
+        new.span = self.span
+        return new
 
     def with_workspace(self, workspace: dict[str, Any]) -> TilePrimitiveCall:
         return self.replace(workspace=workspace)

@@ -243,7 +243,7 @@ class Parser:
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
         except TypeError as exc:
             # "alloc_buffer() got ..." -> "T.alloc_buffer() got ...": name it as written
             name = getattr(func, "__name__", "")
@@ -251,6 +251,9 @@ class Parser:
             if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
             raise
+        if isinstance(result, (S.TilePrimitiveCall, E.Call)) and result.span is None:
+            result.span = self.src.span(node)  # errors while lowering it point here
+        return result
 
     def _let_expr(self, node: ast.Call) -> E.Let:
         if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):

@@ -32,7 +32,10 @@ class TileOpSpec:
 
     ``params`` are the parameter names in order; ``defaults`` gives defaults of trailing ones;
     ``buffer_params`` must be a Buffer or BufferRegion (the tile-only check); ``family`` groups
-    ops lowered the same way (copy, unary, binary, reduce, gemm, ...).
+    ops lowered the same way (copy, unary, binary, reduce, gemm, ...). ``explicit_with`` maps a
+    parameter to ``(guard, hint)``: when the ``guard`` argument is passed, the parameter must be
+    given explicitly, because its default would silently ignore the guard (gemm: ``beta``
+    defaults to 0, which ignores ``C``); the printer always writes it then.
     """
 
     name: str
@@ -41,6 +44,7 @@ class TileOpSpec:
     buffer_params: tuple[str, ...] = ("dst",)
     defaults: dict[str, Any] = field(default_factory=dict)
     doc: str = ""
+    explicit_with: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def op_name(self) -> str:
@@ -52,6 +56,7 @@ class TileOpSpec:
             raise TypeError(f"Tx.{self.name} takes at most {len(self.params)} arguments "
                             f"({', '.join(self.params)}), got {len(args)}")
         out: list[Any] = list(args)
+        explicit = set(self.params[:len(args)]) | set(kwargs)
         for name in self.params[len(args):]:
             if name in kwargs:
                 out.append(kwargs.pop(name))
@@ -66,7 +71,16 @@ class TileOpSpec:
         if kwargs:
             raise TypeError(f"Tx.{self.name} got unexpected keyword argument(s) {sorted(kwargs)} "
                             f"(signature: {self.signature()})")
+        self._check_explicit(out, explicit)
         return out
+
+    def _check_explicit(self, bound: list[Any], explicit: set[str]) -> None:
+        for pname, (guard, hint) in self.explicit_with.items():
+            if pname in explicit or bound[self.params.index(guard)] is None:
+                continue
+            raise ValueError(f"Tx.{self.name}: {guard} is passed but {pname} is left at its "
+                             f"default {self.defaults[pname]!r}, which ignores {guard} "
+                             f"({self.doc}); {hint}")
 
     def signature(self) -> str:
         parts = []
@@ -109,7 +123,9 @@ for _r in REDUCE_OPS:
                     doc=f"dst = {_r} of src over axes (dst keeps the other axes); accum adds to dst"))
 _add(TileOpSpec("gemm", ("D", "A", "B", "C", "transpose_A", "transpose_B", "alpha", "beta"), "gemm",
                 ("D", "A", "B"), {"C": None, "transpose_A": False, "transpose_B": False, "alpha": 1.0, "beta": 0.0},
-                doc="D = alpha * op(A) @ op(B) + beta * C"))
+                doc="D = alpha * op(A) @ op(B) + beta * C",
+                explicit_with={"beta": ("C", "pass beta=1.0 to add C (accumulate: D = A @ B + C), "
+                                             "or beta=0.0 to overwrite D without reading C")}))
 _add(TileOpSpec("gemm_async", ("D", "A", "B", "transpose_A", "transpose_B", "accum"), "gemm",
                 ("D", "A", "B"), {"transpose_A": False, "transpose_B": False, "accum": False},
                 doc="D (+)= op(A) @ op(B), issued asynchronously"))
