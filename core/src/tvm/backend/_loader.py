@@ -13,7 +13,6 @@ import importlib
 import os
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -492,7 +491,7 @@ def _warn(backend: BackendState | None, err: BaseException) -> None:
             f"{backend.reason}. TVM_BACKENDS=-{backend.name} skips it; TVM_BACKENDS_STRICT=1 makes "
             "this an error"
         )
-    warnings.warn(message, _warning_class(), stacklevel=3)
+    error.warn(message, _warning_class())  # at the user's `import tvm` (or load) line
 
 
 def _warning_class() -> type[Warning]:

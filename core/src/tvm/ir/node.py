@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    from .span import Span
+from typing import Any, ClassVar
 
 __all__ = ["Node"]
 
@@ -20,8 +17,6 @@ class Node:
     """
 
     _fields: ClassVar[tuple[str, ...]] = ()
-    #: where the node was written (set by the parser on calls); not part of the structure
-    span: Span | None = None
 
     def fields(self) -> Iterator[tuple[str, Any]]:
         for name in self._fields:

@@ -9,6 +9,7 @@ from typing import Any
 from .buffer import Buffer, BufferRegion
 from .expr import PrimExpr, StringImm, Var, convert
 from .node import Node
+from .span import Span
 
 __all__ = [
     "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
@@ -19,6 +20,10 @@ __all__ = [
 
 class Stmt(Node):
     """Base of statements."""
+
+    #: where the node was written (the parser sets it on calls); not part of the structure:
+    #: equality, hashing and printing ignore it, rewrites keep it
+    span: Span | None = None
 
 
 class BufferStore(Stmt):

@@ -19,6 +19,7 @@ from ...ir.buffer import Buffer, BufferRegion
 from ...ir.op import OP_REGISTRY, Op, OpCategory
 from ...ir.stmt import TilePrimitiveCall
 from ...tirx.operator.tile_primitive import ops as _ops  # noqa: F401 - registers the core tile ops
+from ...tirx.operator.tile_primitive.common import simplify_regions
 
 __all__ = ["ScopeNamespace", "cluster", "cta", "thread", "warp", "warpgroup", "wg"]
 
@@ -68,8 +69,9 @@ class _TileOpCaller:
             bound = list(args)
         if dispatch is not None and not isinstance(dispatch, str):
             raise TypeError(f"Tx.{name}(dispatch=...) expects a variant name (a str)")
-        return TilePrimitiveCall(self.op, bound, scope=self.scope, dispatch=dispatch,
-                                 workspace=workspace, config=config)
+        return simplify_regions(TilePrimitiveCall(self.op, bound, scope=self.scope,
+                                                  dispatch=dispatch, workspace=workspace,
+                                                  config=config))
 
     def __repr__(self) -> str:
         return f"<tile primitive {self.label}.{self.__name__} ({self.scope} scope)>"

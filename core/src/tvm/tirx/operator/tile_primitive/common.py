@@ -187,12 +187,16 @@ def simplify_regions(call: TilePrimitiveCall) -> TilePrimitiveCall:
 
 
 def _simplified_region(region: BufferRegion) -> BufferRegion:
+    """Extents that simplify to a constant become that constant; others stay as written (the
+    analyzer's canonical form, ``k * -1 + 64`` for ``64 - k``, would only print worse)."""
     if all(isinstance(r.extent, IntImm) for r in region.region):
         return region
     ana = Analyzer()
-    ranges = [r if isinstance(r.extent, IntImm) else Range(r.min, ana.simplify(r.extent))
-              for r in region.region]
-    if all(r is o or structural_equal(r.extent, o.extent) for r, o in zip(ranges, region.region)):
+    ranges = []
+    for r in region.region:
+        ext = r.extent if isinstance(r.extent, IntImm) else ana.simplify(r.extent)
+        ranges.append(Range(r.min, ext) if isinstance(ext, IntImm) and ext is not r.extent else r)
+    if all(r is o for r, o in zip(ranges, region.region)):
         return region
     return BufferRegion(region.buffer, ranges)
 
