@@ -35,21 +35,23 @@ def _tile_op(name: str) -> Op | None:
 
 
 class _TileOpCaller:
-    """``Tx.<op>`` / ``Tx.<scope>.<op>``: builds one TilePrimitiveCall statement."""
+    """``Tx.<op>`` / ``Tx.<scope>.<op>``: builds one TilePrimitiveCall statement.
 
-    __slots__ = ("__name__", "__tir_tile_op__", "label", "op", "scope")
+    The instances are only the implementation: :func:`_make_caller` wraps each in a plain
+    function carrying the op's real signature and help text, so ``help(Tx.sum)`` and
+    ``inspect.signature(Tx.sum)`` show ``sum(dst, src, axes=-1, accum=False, *, ...)``.
+    """
 
-    def __init__(self, op: Op, scope: str, label: str) -> None:
+    __slots__ = ("op", "scope")
+
+    def __init__(self, op: Op, scope: str) -> None:
         self.op = op
         self.scope = scope
-        self.label = label
-        self.__name__ = op.name.removeprefix("tirx.tile.")
-        self.__tir_tile_op__ = op.name
 
     def __call__(self, *args: Any, dispatch: str | None = None,
                  workspace: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
                  **kwargs: Any) -> TilePrimitiveCall:
-        name = self.__name__
+        name = self.op.name.removeprefix("tirx.tile.")
         spec = self.op.get_attr("tile_spec")
         if spec is not None:
             # The tile-only check comes first: `Tx.exp(x)` on an expression is a T.exp mix-up,
@@ -73,8 +75,26 @@ class _TileOpCaller:
                                                   dispatch=dispatch, workspace=workspace,
                                                   config=config))
 
-    def __repr__(self) -> str:
-        return f"<tile primitive {self.label}.{self.__name__} ({self.scope} scope)>"
+
+def _make_caller(op: Op, scope: str, label: str) -> Any:
+    """A function ``Tx.<op>`` (or ``Tx.<scope>.<op>``) with the op's signature and help."""
+    impl = _TileOpCaller(op, scope)
+    name = op.name.removeprefix("tirx.tile.")
+
+    def caller(*args: Any, **kwargs: Any) -> TilePrimitiveCall:
+        return impl(*args, **kwargs)
+
+    spec = op.get_attr("tile_spec")
+    caller.__name__ = name
+    caller.__qualname__ = f"{label}.{name}"
+    caller.__module__ = __name__
+    caller.__doc__ = spec.help_text() if spec is not None else f"The tile primitive {op.name}."
+    if spec is not None:
+        caller.__signature__ = spec.python_signature()  # type: ignore[attr-defined]
+    caller.op = op  # type: ignore[attr-defined]
+    caller.scope = scope  # type: ignore[attr-defined]
+    caller.__tir_tile_op__ = op.name  # type: ignore[attr-defined]
+    return caller
 
 
 class ScopeNamespace:
@@ -83,13 +103,13 @@ class ScopeNamespace:
     def __init__(self, scope: str, label: str) -> None:
         self._scope = scope
         self._label = label
-        self._ops: dict[str, _TileOpCaller] = {}
+        self._ops: dict[str, Any] = {}
 
     @property
     def scope(self) -> str:
         return self._scope
 
-    def __getattr__(self, name: str) -> _TileOpCaller:
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         return _caller(self._ops, name, self._scope, f"Tx.{self._label}",
@@ -103,15 +123,14 @@ class ScopeNamespace:
         return f"<Tx.{self._label}: tile primitives at {self._scope} scope>"
 
 
-def _caller(cache: dict[str, _TileOpCaller], name: str, scope: str, label: str,
-            missing: str) -> _TileOpCaller:
+def _caller(cache: dict[str, Any], name: str, scope: str, label: str, missing: str) -> Any:
     op = _tile_op(name)
     if op is None:
         cache.pop(name, None)
         raise AttributeError(missing)
     got = cache.get(name)
     if got is None or got.op is not op:  # re-registered (e.g. by a test) -> new caller
-        got = _TileOpCaller(op, scope, label)
+        got = _make_caller(op, scope, label)
         cache[name] = got
     return got
 
@@ -123,7 +142,7 @@ wg = ScopeNamespace("warpgroup", "wg")
 warp = ScopeNamespace("warp", "warp")
 thread = ScopeNamespace("thread", "thread")
 
-_THREAD_OPS: dict[str, _TileOpCaller] = {}
+_THREAD_OPS: dict[str, Any] = {}
 
 
 def __getattr__(name: str) -> Any:
