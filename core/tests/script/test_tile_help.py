@@ -1,0 +1,62 @@
+"""``help(Tx.<op>)`` shows the op's real signature and semantics, and the user guide's tile-op
+reference is the same text, generated from the op registry."""
+
+from __future__ import annotations
+
+import inspect
+import pydoc
+import textwrap
+
+import pytest
+
+from tvm.ir import Op
+from tvm.script.tirx import tile as Tx
+from tvm.tirx.operator.tile_primitive.ops import TILE_OPS, reference_markdown
+
+
+def _help(fn) -> str:
+    return pydoc.render_doc(fn, renderer=pydoc.plaintext)
+
+
+def test_help_of_sum_shows_the_real_signature():
+    # It used to show `sum(*args, dispatch=None, workspace=None, config=None, **kwargs)`.
+    text = _help(Tx.sum)
+    assert "sum(dst, src, axes=-1, accum=False, *, dispatch=None, workspace=None, config=None)" \
+        in text
+    assert "*args" not in text
+    assert "dst = sum of src over axes (dst keeps the other axes); accum adds to dst" in text
+    assert str(inspect.signature(Tx.cta.gemm)) == (
+        "(D, A, B, C=None, transpose_A=False, transpose_B=False, alpha=1.0, beta=0.0, *, "
+        "dispatch=None, workspace=None, config=None)")
+
+
+def test_scoped_callers_say_where_they_live():
+    assert Tx.cta.gemm.__qualname__ == "Tx.cta.gemm"
+    assert Tx.wg.copy.scope == "warpgroup"
+    assert Tx.exp.__tir_tile_op__ == "tirx.tile.exp"
+    assert Tx.copy(*[_buf()] * 2).scope == "thread"
+
+
+def _buf():
+    from tvm.ir import Buffer
+
+    return Buffer("A", [4], "float32")
+
+
+@pytest.mark.parametrize("name", sorted(TILE_OPS))
+def test_reference_entry_is_the_help_text(name):
+    fn = getattr(Tx, name)
+    page = reference_markdown()
+    entry = f"```text\n{name}{inspect.signature(fn)}\n\n{fn.__doc__}\n```"
+    assert f"## `Tx.{name}`\n\n{entry}\n" in page
+    # pydoc prints the same signature and the docstring indented by 4
+    signature, doc = _help(fn).split("\n", 2)[2].split("\n", 1)
+    assert signature == f"{name}{inspect.signature(fn)}"
+    assert textwrap.dedent(doc).strip() == fn.__doc__
+
+
+def test_reference_lists_every_registered_tile_primitive():
+    page = reference_markdown()
+    names = [op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile.")]
+    assert sorted(names) == sorted(TILE_OPS)
+    assert [line[7:-1] for line in page.splitlines() if line.startswith("## `Tx.")] == sorted(names)
