@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import _registry, error
+from .._suggest import did_you_mean
 from ..error import BackendError, BackendNotInstalledError
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
 from ..plugin import manager as _manager
@@ -529,6 +530,9 @@ def _installed_names() -> str:
 
 def _not_installed_message(name: str) -> str:
     entry = _catalogue.find_provider("backend", name)
+    hint = "" if entry else did_you_mean(name, [*discovered(), *(e.name for e in _catalogue.CATALOGUE)])
+    if hint:
+        return f"backend {name!r} is not installed; {hint} (installed: {_installed_names()})"
     dist = entry.distribution if entry else f"tvm-backend-{name.replace('_', '-')}"
     return (
         f"backend {name!r} is not installed; install it with 'pip install {dist}' "

@@ -17,11 +17,14 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CompileCache", "cache_dir", "cache_enabled", "cache_key"]
+__all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_entries", "cache_key",
+           "cache_size", "clear_cache", "prune_cache"]
 
 CACHE_FORMAT = 1
 
@@ -78,6 +81,8 @@ class CompileCache:
                     path.unlink()
             return None
         self.stats["hits"] += 1
+        with contextlib.suppress(OSError):
+            os.utime(meta_path)  # last use, for prune_cache's least-recently-used order
         return bin_path
 
     def get(self, key: str) -> bytes | None:
@@ -118,6 +123,77 @@ class CompileCache:
             return False
         return (len(payload) == record.get("size")
                 and hashlib.sha256(payload).hexdigest() == record.get("sha256"))
+
+
+# -- the whole cache (``python -m tvm cache``) ----------------------------------------------------
+@dataclass(frozen=True)
+class CacheEntry:
+    """One cached binary: its namespace (backend), key, size in bytes (binary and metadata),
+    last use (seconds since the epoch) and files."""
+
+    namespace: str
+    key: str
+    size: int
+    last_used: float
+    files: tuple[Path, ...]
+
+
+def cache_entries(root: str | os.PathLike[str] | None = None) -> list[CacheEntry]:
+    """Every complete entry under ``root`` (default :func:`cache_dir`), least recently used
+    first."""
+    base = Path(root) if root is not None else cache_dir()
+    out = []
+    for meta in base.glob("*/??/*.json"):
+        binary = meta.with_suffix(".bin")
+        try:
+            st_meta, st_bin = meta.stat(), binary.stat()
+        except OSError:
+            continue
+        out.append(CacheEntry(meta.parent.parent.name, meta.stem, st_meta.st_size + st_bin.st_size,
+                              st_meta.st_mtime, (binary, meta)))
+    return sorted(out, key=lambda e: (e.last_used, e.namespace, e.key))
+
+
+def cache_size(root: str | os.PathLike[str] | None = None) -> int:
+    """Bytes used by every file under the cache folder (entries and leftovers)."""
+    base = Path(root) if root is not None else cache_dir()
+    total = 0
+    for path in base.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                total += path.stat().st_size
+    return total
+
+
+def clear_cache(root: str | os.PathLike[str] | None = None) -> int:
+    """Delete everything in the cache folder; returns the bytes freed."""
+    base = Path(root) if root is not None else cache_dir()
+    freed = cache_size(base)
+    if base.is_dir():
+        for child in base.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    child.unlink()
+    return freed
+
+
+def prune_cache(max_bytes: int, root: str | os.PathLike[str] | None = None) -> list[CacheEntry]:
+    """Delete least recently used entries until the entries take at most ``max_bytes``; returns
+    the deleted entries."""
+    entries = cache_entries(root)
+    total = sum(e.size for e in entries)
+    removed = []
+    for entry in entries:
+        if total <= max_bytes:
+            break
+        for path in entry.files[::-1]:  # metadata first: the entry stops being complete
+            with contextlib.suppress(OSError):
+                path.unlink()
+        total -= entry.size
+        removed.append(entry)
+    return removed
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

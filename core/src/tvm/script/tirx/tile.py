@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._suggest import did_you_mean
 from ...ir.buffer import Buffer, BufferRegion
 from ...ir.op import OP_REGISTRY, Op, OpCategory
 from ...ir.stmt import TilePrimitiveCall
@@ -127,7 +128,8 @@ def _caller(cache: dict[str, Any], name: str, scope: str, label: str, missing: s
     op = _tile_op(name)
     if op is None:
         cache.pop(name, None)
-        raise AttributeError(missing)
+        hint = did_you_mean(name, [o.name.removeprefix("tirx.tile.") for o in Op.list("tirx.tile.")])
+        raise AttributeError(f"{missing}; {hint}" if hint else missing)
     got = cache.get(name)
     if got is None or got.op is not op:  # re-registered (e.g. by a test) -> new caller
         got = _make_caller(op, scope, label)
