@@ -10,10 +10,11 @@ move arrays to and from its device). The exit code is 1 when any row fails.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, no_type_check
+from typing import Any, TextIO, no_type_check
 
 from .plugin import DemoCase, DemoResult
 

@@ -13,12 +13,13 @@ import importlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .. import _registry, error
+from .. import _logging, _registry, error
 from .._suggest import did_you_mean
 from ..error import BackendError, BackendNotInstalledError
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
@@ -251,6 +252,13 @@ def _autoload() -> None:
 
 
 def _load_one(backend: BackendState) -> None:
+    start = time.perf_counter()
+    _load_one_timed(backend)
+    _logging.log(__name__, 20, "backend %s (%s): %s in %.1f ms", backend.name,
+                 _describe(backend), backend.state, (time.perf_counter() - start) * 1e3)
+
+
+def _load_one_timed(backend: BackendState) -> None:
     _registry.owner_labels[backend.name] = backend.entry.distribution or backend.name
     try:
         plugin = backend.entry.load()

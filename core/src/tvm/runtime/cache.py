@@ -16,17 +16,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
+import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_entries", "cache_key",
-           "cache_size", "clear_cache", "prune_cache"]
+__all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_key", "cache_size",
+           "clear_cache", "iter_entries", "prune_cache", "remove_entry"]
 
 CACHE_FORMAT = 1
+_LOG = logging.getLogger(__name__)
 
 
 def cache_dir() -> Path:
@@ -72,6 +76,7 @@ class CompileCache:
         bin_path, meta_path = self.paths(key)
         if not meta_path.exists():
             self.stats["misses"] += 1
+            _LOG.debug("cache miss %s/%s", self.namespace, key)
             return None
         if not self._verify(key, bin_path, meta_path):
             self.stats["corrupt"] += 1
@@ -81,8 +86,7 @@ class CompileCache:
                     path.unlink()
             return None
         self.stats["hits"] += 1
-        with contextlib.suppress(OSError):
-            os.utime(meta_path)  # last use, for prune_cache's least-recently-used order
+        _LOG.debug("cache hit %s/%s", self.namespace, key)
         return bin_path
 
     def get(self, key: str) -> bytes | None:
@@ -125,72 +129,81 @@ class CompileCache:
                 and hashlib.sha256(payload).hexdigest() == record.get("sha256"))
 
 
-# -- the whole cache (``python -m tvm cache``) ----------------------------------------------------
+# -- maintenance (the ``tvm cache`` command) ---------------------------------------------------
+
+
 @dataclass(frozen=True)
 class CacheEntry:
-    """One cached binary: its namespace (backend), key, size in bytes (binary and metadata),
-    last use (seconds since the epoch) and files."""
+    """One complete entry on disk."""
 
     namespace: str
     key: str
     size: int
-    last_used: float
-    files: tuple[Path, ...]
+    mtime: float
+    binary: Path
+    meta: Path
 
 
-def cache_entries(root: str | os.PathLike[str] | None = None) -> list[CacheEntry]:
-    """Every complete entry under ``root`` (default :func:`cache_dir`), least recently used
-    first."""
+def iter_entries(root: str | os.PathLike[str] | None = None) -> Iterator[CacheEntry]:
+    """Every entry under the cache root (``cache_dir()`` by default), in no particular order."""
     base = Path(root) if root is not None else cache_dir()
-    out = []
+    if not base.is_dir():
+        return
     for meta in base.glob("*/??/*.json"):
         binary = meta.with_suffix(".bin")
         try:
-            st_meta, st_bin = meta.stat(), binary.stat()
+            st_meta = os.lstat(meta)
+            st_bin = os.lstat(binary)
         except OSError:
             continue
-        out.append(CacheEntry(meta.parent.parent.name, meta.stem, st_meta.st_size + st_bin.st_size,
-                              st_meta.st_mtime, (binary, meta)))
-    return sorted(out, key=lambda e: (e.last_used, e.namespace, e.key))
+        if not (stat.S_ISREG(st_meta.st_mode) and stat.S_ISREG(st_bin.st_mode)):
+            continue
+        yield CacheEntry(meta.parent.parent.name, meta.stem, st_bin.st_size + st_meta.st_size,
+                         max(st_bin.st_mtime, st_meta.st_mtime), binary, meta)
+
+
+def remove_entry(entry: CacheEntry) -> None:
+    """Delete one entry (its metadata first, so a half-removed entry reads as missing)."""
+    for path in (entry.meta, entry.binary):
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def cache_size(root: str | os.PathLike[str] | None = None) -> int:
-    """Bytes used by every file under the cache folder (entries and leftovers)."""
+    """Bytes taken by every regular file under the cache root (entries and leftovers)."""
     base = Path(root) if root is not None else cache_dir()
     total = 0
-    for path in base.rglob("*"):
+    for path in base.rglob("*") if base.is_dir() else ():
         with contextlib.suppress(OSError):
-            if path.is_file():
-                total += path.stat().st_size
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
     return total
 
 
 def clear_cache(root: str | os.PathLike[str] | None = None) -> int:
-    """Delete everything in the cache folder; returns the bytes freed."""
+    """Delete everything under the cache root; returns the bytes freed."""
     base = Path(root) if root is not None else cache_dir()
     freed = cache_size(base)
-    if base.is_dir():
-        for child in base.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    child.unlink()
+    for child in base.iterdir() if base.is_dir() else ():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                child.unlink()
     return freed
 
 
 def prune_cache(max_bytes: int, root: str | os.PathLike[str] | None = None) -> list[CacheEntry]:
-    """Delete least recently used entries until the entries take at most ``max_bytes``; returns
-    the deleted entries."""
-    entries = cache_entries(root)
+    """Delete the oldest entries until the entries take at most ``max_bytes``; returns what
+    was deleted."""
+    entries = sorted(iter_entries(root), key=lambda e: (e.mtime, e.namespace, e.key))
     total = sum(e.size for e in entries)
     removed = []
     for entry in entries:
         if total <= max_bytes:
             break
-        for path in entry.files[::-1]:  # metadata first: the entry stops being complete
-            with contextlib.suppress(OSError):
-                path.unlink()
+        remove_entry(entry)
         total -= entry.size
         removed.append(entry)
     return removed
