@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import pydoc
+import re
 import textwrap
 
 import pytest
@@ -18,11 +19,16 @@ def _help(fn) -> str:
     return pydoc.render_doc(fn, renderer=pydoc.plaintext)
 
 
+def _squeeze(text: str) -> str:
+    """Without whitespace: Python 3.13's pydoc writes a long signature over several lines."""
+    return re.sub(r"\s+", "", text)
+
+
 def test_help_of_sum_shows_the_real_signature():
     # It used to show `sum(*args, dispatch=None, workspace=None, config=None, **kwargs)`.
     text = _help(Tx.sum)
-    assert "sum(dst, src, axes=-1, accum=False, *, dispatch=None, workspace=None, config=None)" \
-        in text
+    assert _squeeze("sum(dst, src, axes=-1, accum=False, *, dispatch=None, workspace=None, "
+                    "config=None)") in _squeeze(text)
     assert "*args" not in text
     assert "dst = sum of src over axes (dst keeps the other axes); accum adds to dst" in text
     assert str(inspect.signature(Tx.cta.gemm)) == (
@@ -49,14 +55,17 @@ def test_reference_entry_is_the_help_text(name):
     page = reference_markdown()
     entry = f"```text\n{name}{inspect.signature(fn)}\n\n{fn.__doc__}\n```"
     assert f"## `Tx.{name}`\n\n{entry}\n" in page
-    # pydoc prints the same signature and the docstring indented by 4
-    signature, doc = _help(fn).split("\n", 2)[2].split("\n", 1)
-    assert signature == f"{name}{inspect.signature(fn)}"
+    # pydoc prints the same signature, then the docstring indented by 4
+    text = _help(fn).split("\n", 2)[2]
+    assert _squeeze(text).startswith(_squeeze(f"{name}{inspect.signature(fn)}"))
+    doc = text[text.index(")\n") + 2:]
     assert textwrap.dedent(doc).strip() == fn.__doc__
 
 
 def test_reference_lists_every_registered_tile_primitive():
     page = reference_markdown()
-    names = [op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile.")]
-    assert sorted(names) == sorted(TILE_OPS)
-    assert [line[7:-1] for line in page.splitlines() if line.startswith("## `Tx.")] == sorted(names)
+    listed = [line[7:-1] for line in page.splitlines() if line.startswith("## `Tx.")]
+    registered = {op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile.")
+                  if op.get_attr("tile_spec") is not None}
+    assert listed == sorted(registered)  # from the registry, in name order
+    assert set(TILE_OPS) <= set(listed)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._suggest import did_you_mean
 from ...ir import expr as _E
 from ...ir import stmt as _S
 from ...ir.buffer import Buffer as _Buffer
@@ -412,7 +413,8 @@ def __dir__() -> list[str]:
 
 def _missing(name: str) -> str:
     msg = f"module 'tvm.script.tirx' has no attribute {name!r}"
-    hint = _install_hint(name)
+    public = [n for n in __dir__() if not n.startswith("_")]
+    hint = _install_hint(name) or (did_you_mean(name, public) if not name.startswith("_") else "")
     return f"{msg}; {hint}" if hint else msg
 
 
