@@ -93,26 +93,29 @@ def _backends() -> list[dict[str, Any]]:
     backend._autoload()
     ensure_builtin_backends()
     rows = [r.to_dict() for r in backend.list_backends()]
-    runnable: dict[str, int] = {}
+    runnable: dict[str, list[str]] = {}
     try:
         for result in get_plugin_manager().hook.tvm_demo_cases():
             for case in result or []:
-                name = (case.backend or "").split(" ")[0]
-                runnable[name] = runnable.get(name, 0) + 1
+                label = case.backend or ""
+                runnable.setdefault(label.split(" ")[0], []).append(label)
     except Exception:  # a backend's demo hook failing must not hide the rest of the report
         pass
     for row in rows:
         if row.get("state") == "loaded":
-            row["devices"] = _devices(row["name"], runnable.get(row["name"], 0))
+            row["devices"] = _devices(row["name"], runnable.get(row["name"], []))
     return rows
 
 
-def _devices(name: str, demo_kernels: int) -> str:
+def _devices(name: str, demo_rows: list[str]) -> str:
+    """What the backend runs on here: the CPU for ``c``; for the others, what their demo rows
+    say (a backend returns rows only where its device, simulator or emulator can run)."""
     if name == "c":
         return f"this CPU ({platform.machine()}, {os.cpu_count()} cores)"
-    if demo_kernels:
-        return f"a device or simulator is present ({demo_kernels} demo kernels run here)"
-    return "none here (kernels compile, but do not run on this machine)"
+    if demo_rows:
+        how = ", ".join(sorted(set(demo_rows)))
+        return f"kernels run here: {len(demo_rows)} demo kernels as {how}"
+    return "none here: kernels compile, but cannot run on this machine"
 
 
 def format_report(report: dict[str, Any]) -> str:
