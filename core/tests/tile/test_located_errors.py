@@ -171,3 +171,13 @@ def test_warn_points_at_the_callers_line_or_the_span():
         (__file__, line_of('warn("from user code")', test_warn_points_at_the_callers_line_or_the_span)),
         ("kernel.py", 12),
     ]
+
+
+def test_intrinsic_emitted_by_a_variant_points_at_the_tx_call(probe_op, host_target):
+    # The variant's own call has no span: it gets the span of the Tx call it lowers.
+    register_dispatch("fill", "c", variant="via_probe", priority=100)(
+        lambda call, sctx: PrimFunc([], tvm.ir.Evaluate(probe_op())))
+    with pytest.raises(CodegenError) as info:
+        tvm.compile(_fill_kernel(), target="c")
+    assert info.value.span.line == line_of("Tx.fill(A, T.float32(1))", _fill_kernel)
+    assert "op `tirx.locate_ns.probe` has no codegen rule" in str(info.value).splitlines()[0]

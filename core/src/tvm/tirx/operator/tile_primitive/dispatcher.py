@@ -38,6 +38,7 @@ from ....ir import (
     BufferLoad,
     BufferRegion,
     BufferStore,
+    Call,
     DeclBuffer,
     Evaluate,
     For,
@@ -55,6 +56,7 @@ from ....ir import (
     Stmt,
     TilePrimitiveCall,
     Var,
+    post_order_visit,
     seq,
     substitute,
 )
@@ -480,11 +482,24 @@ class _Lowering(Mutator):
         if self.trace is not None:
             self.trace.append((node.op.name, node.scope, outcome.variant))
         body = bind_to_call(outcome.func, node)
+        if node.span is not None:
+            _stamp_span(body, node.span)
         self.depth += 1
         try:
             return self.visit(body)
         finally:
             self.depth -= 1
+
+
+def _stamp_span(body: Stmt, span: Any) -> None:
+    """Calls a variant emitted for a user's call carry that call's span, so that errors about
+    them later (in codegen) point at the user's line."""
+
+    def stamp(node: Any) -> None:
+        if isinstance(node, (Call, TilePrimitiveCall)) and node.span is None:
+            node.span = span
+
+    post_order_visit(body, stamp)
 
 
 def _place_prologue(body: Stmt, cb: DispatchCallbacks) -> Stmt:
