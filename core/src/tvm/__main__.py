@@ -133,7 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: Any = parser.parse_args(list(argv) if argv is not None else None)
     if args.command == "cache" and args.action == "prune" and args.max_size is None:
         parser.error("cache prune needs --max-size, e.g. tvm cache prune --max-size 500M")
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:  # `tvm backends | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
