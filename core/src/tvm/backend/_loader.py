@@ -23,7 +23,7 @@ from .. import _registry, error
 from ..error import BackendError, BackendNotInstalledError
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
 from ..plugin import manager as _manager
-from . import _aliases, _catalogue, _discovery
+from . import _aliases, _catalogue, _discovery, contract
 from ._selection import Selection, parse_selection
 
 __all__ = [
@@ -400,6 +400,9 @@ def _run_registration_hooks(pm: Any, plugin: Any) -> None:
                 register_script_namespace(ns_name, namespace)
     _call_own(pm, plugin, "tvm_register_ops")
     _call_own(pm, plugin, "tvm_register_dispatch")
+    for result in _call_own(pm, plugin, "tvm_builders"):
+        for builder in _expect(result, (list, tuple), "tvm_builders", "a list of Builder"):
+            contract.register_builder(builder)
     for result in _call_own(pm, plugin, "tvm_tir_pipelines"):
         pipelines = _expect(result, dict, "tvm_tir_pipelines", "a dict name -> factory")
         if pipelines:
@@ -522,6 +525,11 @@ def _core_version() -> str:
         if backend.builtin and backend.entry.version:
             return backend.entry.version
     return "(development)"
+
+
+def loaded_names() -> list[str]:
+    """The names of the loaded backends, sorted."""
+    return sorted(name for name, b in discovered().items() if b.state == LOADED)
 
 
 def _installed_names() -> str:
