@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -20,6 +22,16 @@ def pytest_configure(config: pytest.Config) -> None:
     manager = config.pluginmanager
     if not manager.has_plugin("tvm") and not manager.has_plugin("tvm.testing.plugin"):
         manager.import_plugin("tvm.testing.plugin")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_files_under_pytest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The sources of failing compiles (kept so that their command can be re-run) go to pytest's
+    temporary folder, which pytest prunes, rather than to /tmp."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("tmp"))
+    yield
+    tempfile.tempdir = saved
 
 
 @pytest.fixture
