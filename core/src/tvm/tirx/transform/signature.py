@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...error import TVMError
 from ...ir import expr as E
+from ...ir import stmt as S
 from ...ir.buffer import Buffer
 from ...ir.dtype import DataType
-from ...error import TVMError
-from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
 from ...runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
 from ...runtime.launch_plan import ARRAY, PARAM, SCALAR, LaunchPlan, LaunchStep
