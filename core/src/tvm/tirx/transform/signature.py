@@ -276,7 +276,7 @@ def _launch_step(name: str, call: E.Call, mod: IRModule, specs: Sequence[ParamSp
                            "buffers, parameters and scalar expressions can cross to a kernel")
     grid = [expr_tree(g, names) for g in launch.grid]
     block = [expr_tree(b, names) for b in launch.block]
-    dyn_smem = getattr(launch, "dyn_smem_bytes", None)  # an IR expression: no truth value
+    dyn_smem = getattr(launch, "dyn_smem_bytes", None)
     smem = expr_tree(0 if dyn_smem is None else dyn_smem, names)
     return LaunchStep(kernel_name, tuple(args), (grid[0], grid[1], grid[2]),
                       (block[0], block[1], block[2]), smem)
