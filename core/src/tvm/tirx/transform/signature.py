@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...error import TVMError
 from ...ir import expr as E
+from ...ir import stmt as S
 from ...ir.buffer import Buffer
 from ...ir.dtype import DataType
-from ...error import TVMError
-from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
 from ...runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
 from ...runtime.launch_plan import ARRAY, PARAM, SCALAR, LaunchPlan, LaunchStep
@@ -276,7 +276,8 @@ def _launch_step(name: str, call: E.Call, mod: IRModule, specs: Sequence[ParamSp
                            "buffers, parameters and scalar expressions can cross to a kernel")
     grid = [expr_tree(g, names) for g in launch.grid]
     block = [expr_tree(b, names) for b in launch.block]
-    smem = expr_tree(getattr(launch, "dyn_smem_bytes", 0) or 0, names)
+    dyn_smem = getattr(launch, "dyn_smem_bytes", None)
+    smem = expr_tree(0 if dyn_smem is None else dyn_smem, names)
     return LaunchStep(kernel_name, tuple(args), (grid[0], grid[1], grid[2]),
                       (block[0], block[1], block[2]), smem)
 
