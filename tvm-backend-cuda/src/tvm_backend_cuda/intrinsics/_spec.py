@@ -268,7 +268,7 @@ def build(path: str, *args: Any, **kwargs: Any) -> E.Call:
 # -- parameter lists ---------------------------------------------------------------------------
 def _parse_params(text: str) -> inspect.Signature:
     """``"a, b=1, *rest, c, d=''"`` as a signature (defaults are Python literals)."""
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    kind: inspect._ParameterKind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     params = []
     for item in (p.strip() for p in text.split(",") if p.strip()):
         if item == "*":
