@@ -630,19 +630,12 @@ def _mma_fill(call: Call, emit: Emit) -> str:
     )
 
 
-for _name in ("mma_store", "mma_store_legacy"):
-    intrin(
-        f"cuda.{_name}",
-        "dtype, m, n, dst_ptr, src_ptr, src_offset, dst_stride",
-        strings=("dtype",),
-        dtype_forward=True,
-        builder=_name,
-    )(_mma_store)
-for _name in ("mma_fill", "mma_fill_legacy"):
-    intrin(
-        f"cuda.{_name}",
-        "dtype, local_size, local_ptr, offset",
-        strings=("dtype",),
-        dtype_forward=True,
-        builder=_name,
-    )(_mma_fill)
+_MMA_FRAGMENT_OPS = {
+    "mma_store": ("dtype, m, n, dst_ptr, src_ptr, src_offset, dst_stride", _mma_store),
+    "mma_fill": ("dtype, local_size, local_ptr, offset", _mma_fill),
+}
+for _name, (_params, _rule) in _MMA_FRAGMENT_OPS.items():
+    for _variant in (_name, f"{_name}_legacy"):  # the legacy spelling is the same op
+        intrin(
+            f"cuda.{_variant}", _params, strings=("dtype",), dtype_forward=True, builder=_variant
+        )(_rule)

@@ -183,6 +183,17 @@ def _ld(call: Call, emit: Emit) -> str:
     return f"(({ctype(emit, call.dtype)}){fn}({aval}{extra}))"
 
 
+def _ld_ordered(call: Call, emit: Emit, sem: str, space_at: int) -> str:
+    """``ld.acquire.scope.space`` / ``ld.volatile.space`` of operand 0 (the modifiers follow the
+    result and PTX types at operands 1 and 2)."""
+    ct, con, _ = _t(call, 2)
+    mods = _dot(sem, *(S(call, k) for k in range(3, space_at + 1)), S(call, 2))
+    fn = "tvm_ptx_ld_" + _mangle(mods)
+    acon, act, aval = _addr(emit, call.args[0], S(call, space_at))
+    _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
+    return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+
+
 @intrin(
     "ptx.ld_acquire",
     "addr, return_type, ptx_type, *, scope='gpu', space='global'",
@@ -190,12 +201,7 @@ def _ld(call: Call, emit: Emit) -> str:
     choices={"ptx_type": LD_TYPES},
 )
 def _ld_acquire(call: Call, emit: Emit) -> str:
-    ct, con, _ = _t(call, 2)
-    mods = _dot("acquire", S(call, 3), S(call, 4), S(call, 2))
-    fn = "tvm_ptx_ld_" + _mangle(mods)
-    acon, act, aval = _addr(emit, call.args[0], S(call, 4))
-    _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
-    return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+    return _ld_ordered(call, emit, "acquire", 4)
 
 
 @intrin(
@@ -205,12 +211,7 @@ def _ld_acquire(call: Call, emit: Emit) -> str:
     choices={"ptx_type": LD_TYPES},
 )
 def _ld_volatile(call: Call, emit: Emit) -> str:
-    ct, con, _ = _t(call, 2)
-    mods = _dot("volatile", S(call, 3), S(call, 2))
-    fn = "tvm_ptx_ld_" + _mangle(mods)
-    acon, act, aval = _addr(emit, call.args[0], S(call, 3))
-    _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
-    return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+    return _ld_ordered(call, emit, "volatile", 3)
 
 
 @intrin("ptx.ld_global_acquire", "res, addr", min_arch=70)
