@@ -13,33 +13,35 @@ taken as raw operands when their count fits the op. A ``ValueError`` (a bad valu
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from tvm.ir import Op
 
-from .intrinsics import IntrinSpec, all_specs, all_sugar
+from .intrinsics import all_specs, all_sugar
+from .intrinsics._spec import Builder
 
 __all__ = [
     "CUDANamespace",
     "CallableIntrinNamespace",
     "IntrinNamespace",
+    "Member",
     "NVSHMEMNamespace",
     "PTXNamespace",
-    "member",
 ]
 
 
-def member(spec: IntrinSpec) -> Callable[..., Any]:
-    """The script member of ``spec``: its builder, falling back to the raw operand form.
+class Member(Builder):
+    """The script member of an intrinsic: its builder, falling back to the raw operand form.
 
     A ``dtype=`` keyword becomes the first argument when the spec says so (the seed's
     ``_dtype_forward``) and is dropped otherwise (its ``_op_wrapper``).
     """
 
-    @functools.wraps(spec.builder)
-    def entry(*args: Any, **kwargs: Any) -> Any:
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        spec = self.spec
         if "dtype" in kwargs:
             dtype = kwargs.pop("dtype")
             if spec.dtype_forward:
@@ -53,9 +55,16 @@ def member(spec: IntrinSpec) -> Callable[..., Any]:
                 raise
             return Op.get(spec.name)(*args)
 
-    entry.__name__ = entry.__qualname__ = spec.path.rsplit(".", 1)[-1]
-    entry.__tir_op_name__ = spec.name  # type: ignore[attr-defined]
-    return entry
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return self.spec.path.rsplit(".", 1)[-1]
+
+    @property
+    def __tir_op_name__(self) -> str:
+        return self.spec.name
+
+    def __repr__(self) -> str:
+        return f"<T.{self.spec.path}>"
 
 
 class IntrinNamespace:
@@ -90,7 +99,7 @@ _LEAF = ""  # the key of a node's own member in the path tree
 
 def _tree(namespace: str) -> dict[str, Any]:
     root: dict[str, Any] = {}
-    entries = [(s.path, member(s)) for s in all_specs()]
+    entries: list[tuple[str, Any]] = [(s.path, Member(s)) for s in all_specs()]
     entries += [(s.path, s.fn) for s in all_sugar()]
     for path, value in entries:
         ns, *parts = path.split(".")

@@ -22,10 +22,11 @@ from tvm.ir.op import OP_REGISTRY
 
 from ._base import CodegenContext, Emit, Rule
 from ._render import CStyleEmit, SnippetEmit, render
-from ._spec import SPECS, SUGAR, IntrinSpec, SugarSpec
+from ._spec import SPECS, SUGAR, Builder, IntrinSpec, SugarSpec
 
 __all__ = [
     "FAMILIES",
+    "Builder",
     "CodegenContext",
     "CStyleEmit",
     "Emit",
@@ -58,6 +59,7 @@ RULE_ATTR = "cuda.intrin_rule"  # the op attribute holding the rule(call, emit) 
 NARGS_ATTR = "cuda.nargs"  # (min, max) operand count of the raw call; max None = any
 
 
+@functools.cache
 def _load_families() -> None:
     for fam in FAMILIES:
         importlib.import_module(f"{__name__}.{fam}")

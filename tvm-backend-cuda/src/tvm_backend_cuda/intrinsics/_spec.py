@@ -47,6 +47,7 @@ __all__ = [
     "PURE",
     "UPDATE",
     "DTypeRule",
+    "Builder",
     "IntrinSpec",
     "SPECS",
     "SUGAR",
@@ -84,8 +85,7 @@ class IntrinSpec:
 
     path: str  # "ptx.wgmma.commit_group": T.<path>, and the printer name
     rule: Rule
-    operands: OperandFn  # builder arguments -> the call's operands
-    signature: inspect.Signature  # the builder's
+    params: str | OperandFn  # the builder's parameter list, or its operand function
     nargs: tuple[int, int | None]  # operand count range of the raw call, max None = any
     op_suffix: str  # the op is tirx.<namespace>.<op_suffix>
     builder_name: str  # the seed's builder name in tvm_backend_cuda.op
@@ -111,6 +111,34 @@ class IntrinSpec:
     @property
     def printer_name(self) -> str:
         return self.path
+
+    # What needs the builder's signature is worked out on first use: loading the backend
+    # registers every op but builds none.
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        """The builder's signature."""
+        if isinstance(self.params, str):
+            sig = _parse_params(self.params)
+        else:
+            sig = inspect.signature(self.params)
+        return sig.replace(return_annotation=E.Call)
+
+    @functools.cached_property
+    def operands(self) -> OperandFn:
+        """Builder arguments -> the call's operands."""
+        return _identity(self.signature) if isinstance(self.params, str) else self.params
+
+    @functools.cached_property
+    def builder(self) -> Builder:
+        """The seed's builder (what ``tvm_backend_cuda.op.<builder_name>`` is)."""
+        return Builder(self)
+
+    @property
+    def doc(self) -> str:
+        own = "" if isinstance(self.params, str) else inspect.getdoc(self.params)
+        doc = own or inspect.getdoc(self.rule) or ""
+        head = f"Build a call of ``{self.name}``, printed ``T.{self.path}(...)``."
+        return head + (f"\n\n{doc}" if doc else "")
 
     def fits(self, n_operands: int) -> bool:
         lo, hi = self.nargs
@@ -143,21 +171,33 @@ class IntrinSpec:
                     f"{self.builder_name}: invalid {pname}={value!r}; expected one of {options}"
                 )
 
-    @functools.cached_property
-    def builder(self) -> Callable[..., E.Call]:
-        """The seed's builder function (what ``tvm_backend_cuda.op.<builder_name>`` is)."""
 
-        def builder(*args: Any, **kwargs: Any) -> E.Call:
-            return self.call(*args, **kwargs)
+class Builder:
+    """A builder of :class:`IntrinSpec` ``spec``: a function of the builder's signature that
+    returns the call (its signature and docstring are worked out when asked for)."""
 
-        builder.__name__ = builder.__qualname__ = self.builder_name
-        builder.__module__ = "tvm_backend_cuda.op"
-        builder.__signature__ = self.signature  # type: ignore[attr-defined]
-        doc = inspect.getdoc(self.operands) or inspect.getdoc(self.rule) or ""
-        builder.__doc__ = f"Build a call of ``{self.name}``, printed ``T.{self.path}(...)``." + (
-            f"\n\n{doc}" if doc else ""
-        )
-        return builder
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: IntrinSpec) -> None:
+        self.spec = spec
+
+    def __call__(self, *args: Any, **kwargs: Any) -> E.Call:
+        return self.spec.call(*args, **kwargs)
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return self.spec.builder_name
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return self.spec.signature
+
+    @property
+    def __doc__(self) -> str:  # type: ignore[override]
+        return self.spec.doc
+
+    def __repr__(self) -> str:
+        return f"<builder {self.__name__} of T.{self.spec.path}>"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,18 +239,13 @@ def intrin(
     """
     ns, _, rest = path.partition(".")
     suffix = name or rest.replace(".", "_")
-    if isinstance(params, str):
-        signature = _parse_params(params)
-        operands: OperandFn = _identity(signature)
-        rng = _count(signature) if nargs is None else nargs
-    else:
-        signature = inspect.signature(params)
-        operands = params
-        if nargs is None:
-            raise TypeError(f"intrin({path!r}): give nargs= with an operand function")
+    if nargs is not None:
         rng = nargs
+    elif isinstance(params, str):
+        rng = _count(params)
+    else:
+        raise TypeError(f"intrin({path!r}): give nargs= with an operand function")
     rng_t = (rng, rng) if isinstance(rng, int) else rng
-    signature = signature.replace(return_annotation=E.Call)
     builder_name = builder or f"{ns}_{suffix}"
     alias_name = (f"tirx.{builder_name}" if alias is True else alias) or None
     family = str(sys._getframe(1).f_globals.get("__name__", "")).rsplit(".", 1)[-1]
@@ -221,8 +256,7 @@ def intrin(
         spec = IntrinSpec(
             path=path,
             rule=rule,
-            operands=operands,
-            signature=signature,
+            params=params,
             nargs=rng_t,
             op_suffix=suffix,
             builder_name=builder_name,
@@ -266,6 +300,7 @@ def build(path: str, *args: Any, **kwargs: Any) -> E.Call:
 
 
 # -- parameter lists ---------------------------------------------------------------------------
+@functools.cache
 def _parse_params(text: str) -> inspect.Signature:
     """``"a, b=1, *rest, c, d=''"`` as a signature (defaults are Python literals)."""
     kind: inspect._ParameterKind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -284,11 +319,11 @@ def _parse_params(text: str) -> inspect.Signature:
     return inspect.Signature(params)
 
 
-def _count(signature: inspect.Signature) -> tuple[int, int | None]:
-    params = signature.parameters.values()
-    fixed = sum(p.kind is not inspect.Parameter.VAR_POSITIONAL for p in params)
-    varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
-    return (fixed, None if varargs else fixed)
+def _count(text: str) -> tuple[int, int | None]:
+    """The operand count range of a parameter list (operands = the arguments)."""
+    items = [p.strip() for p in text.split(",") if p.strip() and p.strip() != "*"]
+    fixed = sum(not p.startswith("*") for p in items)
+    return (fixed, fixed if fixed == len(items) else None)
 
 
 def _identity(signature: inspect.Signature) -> OperandFn:
