@@ -81,7 +81,7 @@ def all_sugar() -> list[SugarSpec]:
 def builders() -> dict[str, Callable[..., Any]]:
     """The seed's builder names (``tvm_backend_cuda.op``) -> builder functions."""
     table: dict[str, Callable[..., Any]] = {}
-    named = [(s.builder_name, s.builder) for s in all_specs()]
+    named: list[tuple[str, Callable[..., Any]]] = [(s.builder_name, s.builder) for s in all_specs()]
     named += [(s.fn.__name__, s.fn) for s in all_sugar() if s.export]
     for name, fn in named:
         if name in table:
