@@ -1,7 +1,9 @@
 """The build contract: what a backend provides so that ``tvm.compile`` can build for its targets.
 
-A backend declares one :class:`Builder` per target kind it compiles for, returned from its
-``tvm_builders`` hook. A builder is three stages and an options type::
+A backend declares one :class:`Builder` per target kind it compiles for, named by its
+``tvm_builders`` hook (``{"mydev": "my_backend.executable:MyBuilder"}``: a ``module:Class``
+reference, imported on the first build for that kind, so that ``import tvm`` stays light; a
+Builder instance works too). A builder is three stages and an options type::
 
     class MyBuilder(Builder):
         kind = "mydev"                      # the target kind it builds
@@ -28,6 +30,7 @@ Core owns everything around the stages, once for every backend (:func:`build`, :
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import os
 import types
@@ -38,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .._registry import Registry
-from ..error import BackendNotInstalledError, OptionError, TVMError
+from ..error import BackendError, BackendNotInstalledError, OptionError, TVMError
 from ..runtime.cache import cache_key, compile_cache
 
 if TYPE_CHECKING:
@@ -60,8 +63,10 @@ __all__ = [
 
 O = TypeVar("O", bound="Options")  # noqa: E741 - the conventional type-variable name
 
-#: target kind -> the builder of that kind (entries remember the backend that registered them)
-BUILDERS: Registry[str, Builder] = Registry("builder")
+#: target kind -> the builder of that kind, or its ``"module:Class"`` reference until the first
+#: build imports it (entries remember the backend that registered them)
+BUILDERS: Registry[str, Builder | str] = Registry("builder")
+_RESOLVED: dict[tuple[str, str], Builder] = {}
 
 
 # =============================================================================================
@@ -103,7 +108,7 @@ class Options:
                 f"{cls.__qualname__})")
         hints = _type_hints(cls)
         values: dict[str, Any] = {}
-        for name, f in fields.items():
+        for name in fields:
             if name in options:
                 value = options[name]
             elif name in target.attrs:
@@ -251,9 +256,11 @@ class Builder:
         :class:`~tvm.error.CodegenError` for what the target cannot express."""
         raise NotImplementedError(f"{type(self).__name__}.codegen")
 
-    def compile(self, artifact: Artifact, options: Any) -> bytes:
-        """Source -> binary bytes. Tool failures raise :class:`~tvm.error.CompileError` with the
-        tool's log and a command that reproduces it."""
+    def compile(self, artifact: Artifact, options: Any) -> bytes | tuple[bytes, dict[str, Any]]:
+        """Source -> binary bytes, or ``(bytes, metadata)`` where compiling learns more the
+        executable keeps (the exact tool options, its log): JSON-able, cached with the binary
+        and merged into the metadata ``load`` gets. Tool failures raise
+        :class:`~tvm.error.CompileError` with the tool's log and a command that reproduces it."""
         raise NotImplementedError(f"{type(self).__name__}.compile")
 
     def load(self, binary: Binary, metadata: Mapping[str, Any], target: Target) -> Executable:
@@ -270,25 +277,29 @@ class Builder:
         return f"<{type(self).__name__} kind={self.kind!r} backend={self.name!r}>"
 
 
-def register_builder(builder: Builder, *, override: bool = False) -> Builder:
-    """Register ``builder`` for its target kind (the loader does this for ``tvm_builders``)."""
-    if not isinstance(builder, Builder):
-        raise TypeError(f"tvm_builders must return Builder instances, got "
-                        f"{type(builder).__name__}")
-    if not builder.kind:
-        raise TypeError(f"{type(builder).__name__} names no target kind (class attribute kind)")
-    if not (isinstance(builder.options_type, type) and issubclass(builder.options_type, Options)
-            and dataclasses.is_dataclass(builder.options_type)):
-        raise TypeError(f"{type(builder).__name__}.options_type must be a dataclass subclass of "
-                        "tvm.backend.contract.Options")
-    return BUILDERS.register(builder.kind, builder, override=override)
+def register_builder(kind: str, builder: Builder | str, *, override: bool = False
+                     ) -> Builder | str:
+    """Register the builder of target kind ``kind``: a :class:`Builder` or a ``"module:Class"``
+    reference imported on first use (the loader does this for ``tvm_builders``)."""
+    if isinstance(builder, str):
+        module, _, cls = builder.partition(":")
+        if not module or not cls.isidentifier():
+            raise TypeError(f"builder reference {builder!r} for kind {kind!r} must be "
+                            "'package.module:ClassName'")
+    else:
+        _check_builder(builder, kind)
+    return BUILDERS.register(kind, builder, override=override)
 
 
 def get_builder(kind: str) -> Builder:
-    """The builder of target kind ``kind``; a clear error naming what to install when none."""
-    builder = BUILDERS.get(kind)
-    if builder is not None:
-        return builder
+    """The builder of target kind ``kind`` (imported on first use); a clear error naming what
+    to install when no backend builds it."""
+    entry = BUILDERS.get(kind)
+    if isinstance(entry, Builder):
+        return entry
+    if isinstance(entry, str):
+        found = _RESOLVED.get((kind, entry))
+        return found if found is not None else _resolve(kind, entry)
     from ._loader import loaded_names, missing_message
 
     hint = missing_message("target kind", kind)
@@ -297,6 +308,34 @@ def get_builder(kind: str) -> Builder:
                 f"{', '.join(loaded_names()) or 'none'} (kinds with a builder: "
                 f"{', '.join(sorted(BUILDERS)) or 'none'}). tvm.backend.list_backends() shows "
                 "why a backend is missing")
+
+
+def _resolve(kind: str, ref: str) -> Builder:
+    module_name, _, cls_name = ref.partition(":")
+    owner = BUILDERS.owner_of(kind) or "?"
+    try:
+        cls = getattr(importlib.import_module(module_name), cls_name)
+        builder = cls()
+    except Exception as err:
+        raise BackendError(f"backend {owner!r} names builder {ref!r} for target kind {kind!r}, "
+                           f"which could not be made: {type(err).__name__}: {err}") from err
+    _check_builder(builder, kind)
+    _RESOLVED[(kind, ref)] = builder
+    return builder
+
+
+def _check_builder(builder: Any, kind: str) -> None:
+    if not isinstance(builder, Builder):
+        raise TypeError(f"the builder of target kind {kind!r} must be a tvm.backend.contract."
+                        f"Builder, got {type(builder).__name__}")
+    if builder.kind != kind:
+        raise TypeError(f"{type(builder).__name__} builds target kind {builder.kind!r}, but it "
+                        f"is registered for {kind!r}")
+    options = builder.options_type
+    if not (isinstance(options, type) and issubclass(options, Options)
+            and dataclasses.is_dataclass(options)):
+        raise TypeError(f"{type(builder).__name__}.options_type must be a dataclass subclass of "
+                        "tvm.backend.contract.Options")
 
 
 # =============================================================================================
@@ -314,26 +353,36 @@ def build(mod: IRModule, target: Target, options: Mapping[str, Any] | Options) -
     dump.write(f"source.{builder.language}", artifact.source)
     for stage, text in artifact.extra_stages.items():
         dump.write(stage, text)
-    binary = _compile(builder, artifact, target, opts)
-    metadata = {**artifact.metadata, "source": artifact.source}
+    binary, compiled = _compile(builder, artifact, target, opts)
+    metadata = {**artifact.metadata, **compiled, "source": artifact.source}
     dump.write(f"binary.{builder.binary_suffix}", binary.data)
     dump.write("metadata.json", json.dumps(_jsonable(metadata), indent=1, sort_keys=True))
     return builder.load(binary, metadata, target)
 
 
-def _compile(builder: Builder, artifact: Artifact, target: Target, opts: Options) -> Binary:
+def _compile(builder: Builder, artifact: Artifact, target: Target, opts: Options
+             ) -> tuple[Binary, dict[str, Any]]:
+    """(binary, what compiling added to the metadata), through the cache when it applies."""
     if not builder.cached:
-        return Binary(builder.compile(artifact, opts))
+        data, meta = _split(builder.compile(artifact, opts))
+        return Binary(data), meta
     key = cache_key(builder.kind, builder.format, artifact.source, str(target),
                     opts.key(), builder.compile_key(artifact, opts))
     cache = compile_cache(builder.kind)
     path = cache.get_path(key) if opts.cache else None
     if path is not None:
-        return Binary(path=path)
-    data = builder.compile(artifact, opts)
+        return Binary(path=path), cache.metadata(key)
+    data, meta = _split(builder.compile(artifact, opts))
     if not opts.cache:
-        return Binary(data)
-    return Binary(data, cache.put(key, data))
+        return Binary(data), meta
+    return Binary(data, cache.put(key, data, meta)), meta
+
+
+def _split(result: Any) -> tuple[bytes, dict[str, Any]]:
+    if isinstance(result, tuple):
+        data, meta = result
+        return bytes(data), dict(meta)
+    return bytes(result), {}
 
 
 def load(header: Mapping[str, Any], payload: bytes, *, where: str = "this file") -> Executable:
@@ -342,8 +391,7 @@ def load(header: Mapping[str, Any], payload: bytes, *, where: str = "this file")
 
     target_config = header.get("target")
     kind = target_config.get("kind") if isinstance(target_config, Mapping) else None
-    builder = BUILDERS.get(kind) if isinstance(kind, str) else None
-    if builder is None:
+    if not (isinstance(kind, str) and kind in BUILDERS):
         from ._loader import is_loaded, missing_message
 
         backend = str(header.get("backend", ""))
@@ -354,6 +402,7 @@ def load(header: Mapping[str, Any], payload: bytes, *, where: str = "this file")
     if "metadata" not in header:
         raise TVMError(f"{where} has no build metadata: it was written before the build "
                        "contract (executable format 1); compile and export it again")
+    builder = get_builder(kind)
     target = Target(target_config)
     written = int(header.get("builder_format", 1))
     if written != builder.format:

@@ -11,12 +11,10 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from ..backend.contract import Builder
 from ..demo import KERNELS, make_case
 from ..plugin import BackendInfo, DemoCase, hookimpl
 from ..target import Target, TargetKind
 from . import tags
-from .executable import HostBuilder
 
 __all__ = ["register_backend"]
 
@@ -47,8 +45,8 @@ def tvm_target_tags() -> dict[str, dict[str, Any]]:
 
 
 @hookimpl
-def tvm_builders() -> list[Builder]:
-    return [HostBuilder()]
+def tvm_builders() -> dict[str, str]:
+    return {NAME: "tvm.host.executable:HostBuilder"}
 
 
 @hookimpl

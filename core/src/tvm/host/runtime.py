@@ -12,7 +12,6 @@ the C code recorded.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
 from typing import Any
 
 from ..codegen.c_style import FunctionInfo

@@ -132,17 +132,19 @@ def tvm_register_dispatch() -> None:
 
 
 @hookspec
-def tvm_builders() -> list[Builder]:
-    """Return the builders of this backend: one :class:`tvm.backend.contract.Builder` per
-    target kind it compiles for.
+def tvm_builders() -> dict[str, Builder | str]:
+    """Return the builders of this backend: target kind -> its :class:`tvm.backend.contract.
+    Builder`, as a ``"module:Class"`` reference (``{"cuda": "tvm_backend_cuda.executable:
+    CudaBuilder"}``, imported on the first build for that kind, so registration stays cheap) or
+    an instance.
 
     A builder declares its frozen options type and three stages (``codegen``: lowered IR to
     source, ``compile``: source to binary, ``load``: binary to executable); ``tvm.compile``
     and ``tvm.runtime.load_module`` run them, and core does the rest once for every backend:
     option parsing, the compile cache, ``TVM_DUMP_DIR`` stage dumps, export and load. Each is
     registered with :func:`tvm.backend.contract.register_builder`; a second builder for a kind
-    is a conflict unless listed in ``BackendInfo.overrides``. Instantiating a builder must be
-    cheap (no SDK imports): its stages import what they need when they run.
+    is a conflict unless listed in ``BackendInfo.overrides``. A builder's module may import the
+    backend's own modules at its top; SDKs are imported inside the stages that use them.
     """
 
 

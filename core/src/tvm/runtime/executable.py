@@ -94,7 +94,7 @@ class Executable:
             raise NotImplementedError(f"{type(self).__name__} has no binary to export")
         target = self.target
         kind = target.kind.name if hasattr(target, "kind") else str(target)
-        builder = _contract.BUILDERS.get(kind)
+        builder = _contract.get_builder(kind) if kind in _contract.BUILDERS else None
         header: dict[str, Any] = {
             "backend": builder.name if builder is not None else self.backend,
             "target": target.export() if hasattr(target, "export") else str(target),
