@@ -17,13 +17,11 @@ from typing import Any
 
 import tvm.backend
 from tvm.backend._loader import discovered
-from tvm.backend.contract import Builder
 from tvm.plugin import BackendInfo, DemoCase, hookimpl
 from tvm.target import TargetKind
 
 from . import __version__, dispatch, op, runtime, tags
 from .demo import demo_cases
-from .executable import MetalBuilder
 from .script import MetalNamespace
 
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
@@ -77,8 +75,9 @@ def tvm_register_dispatch() -> None:
 
 
 @hookimpl
-def tvm_builders() -> list[Builder]:
-    return [MetalBuilder()]
+def tvm_builders() -> dict[str, str]:
+    # named, not imported: executable.py (and the codegen it imports) loads on the first build
+    return {KIND: "tvm_backend_metal.executable:MetalBuilder"}
 
 
 @hookimpl

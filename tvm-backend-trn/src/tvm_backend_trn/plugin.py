@@ -17,13 +17,11 @@ from typing import Any
 
 import tvm.backend
 from tvm.backend._loader import discovered
-from tvm.backend.contract import Builder
 from tvm.plugin import BackendInfo, DemoCase, hookimpl
 from tvm.target import Target, TargetKind
 
 from . import __version__, dispatch, layout, op, tags
 from .demo import demo_cases
-from .executable import TrnBuilder
 from .pipeline import trn_pipeline
 from .script import NKINamespace
 
@@ -79,8 +77,9 @@ def tvm_tir_pipelines() -> dict[str, Any]:
 
 
 @hookimpl
-def tvm_builders() -> list[Builder]:
-    return [TrnBuilder()]
+def tvm_builders() -> dict[str, str]:
+    # named, not imported: executable.py (and the codegen it imports) loads on the first build
+    return {KIND: "tvm_backend_trn.executable:TrnBuilder"}
 
 
 @hookimpl

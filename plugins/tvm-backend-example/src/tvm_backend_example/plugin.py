@@ -19,12 +19,10 @@ from typing import Any
 
 import tvm.backend
 from tvm.backend._loader import discovered
-from tvm.backend.contract import Builder
 from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import Target, TargetKind
 
 from . import __version__, dispatch, op, tags
-from .executable import ExampleBuilder
 from .pipeline import example_pipeline
 from .script import ExampleNamespace
 
@@ -84,8 +82,9 @@ def tvm_tir_pipelines() -> dict[str, Any]:
 
 
 @hookimpl
-def tvm_builders() -> list[Builder]:
-    return [ExampleBuilder()]
+def tvm_builders() -> dict[str, str]:
+    # named, not imported: executable.py (and the codegen it imports) loads on the first build
+    return {KIND: "tvm_backend_example.executable:ExampleBuilder"}
 
 
 @hookimpl
