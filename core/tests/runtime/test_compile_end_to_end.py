@@ -3,8 +3,8 @@ argument checks with their exact messages, TVM_DUMP_DIR stage files, the CC vari
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import shutil
 import stat
 

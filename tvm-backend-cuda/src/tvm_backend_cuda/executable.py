@@ -204,7 +204,7 @@ class CudaFunction:
                 continue
             if s.strides or not all(isinstance(d, int) for d in s.shape):
                 return None
-            plan.append((i, s.dtype, tuple(int(d) for d in s.shape)))
+            plan.append((i, s.dtype, tuple(d for d in s.shape if isinstance(d, int))))
         return plan
 
     def _alignment_plan(self, kernels: Mapping[str, Any]) -> list[tuple[int, int]]:

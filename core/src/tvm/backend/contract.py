@@ -389,8 +389,9 @@ def load(header: Mapping[str, Any], payload: bytes, *, where: str = "this file")
     """The executable of an exported file's header and payload, through its kind's builder."""
     from ..target import Target
 
-    target_config = header.get("target")
-    kind = target_config.get("kind") if isinstance(target_config, Mapping) else None
+    config = header.get("target")
+    target_config: Mapping[str, Any] = config if isinstance(config, Mapping) else {}
+    kind = target_config.get("kind")
     if not (isinstance(kind, str) and kind in BUILDERS):
         from ._loader import is_loaded, missing_message
 

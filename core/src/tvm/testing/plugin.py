@@ -83,5 +83,6 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     for item, marker in marked:
         if marker not in reasons:
             reasons[marker] = unavailable_reason(marker, probes)
-        if reasons[marker]:
-            item.add_marker(pytest.mark.skip(reason=reasons[marker]))
+        reason = reasons[marker]
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
