@@ -26,8 +26,8 @@ PYTHON = os.environ.get("TVM_NOX_PYTHON", "3.11")
 CORE_PYTHONS = ["3.10", "3.13"]
 # Hardware backends: folder name -> extra pytest options.
 BACKENDS = [p.name for p in sorted(ROOT.glob("tvm-backend-*")) if (p / "pyproject.toml").exists()]
-SESSIONS = ["core", *[b.removeprefix("tvm-backend-") for b in BACKENDS], "all", "discovery", "docs",
-            "lint", "typecheck"]
+SESSIONS = ["core", *[b.removeprefix("tvm-backend-") for b in BACKENDS], "all", "example",
+            "discovery", "docs", "lint", "typecheck"]
 nox.options.sessions = SESSIONS
 
 
@@ -65,21 +65,35 @@ for _folder in BACKENDS:
     globals()[f"session_{_folder.replace('-', '_')}"] = _backend_session(_folder)
 
 
-@nox.session(name="all", python=PYTHON)
-def all_backends(session: nox.Session) -> None:
-    """Core with every backend installed together, from the wheels of scripts/build_wheels.sh
-    (a file a wheel forgets, or a dependency range that does not resolve, fails here)."""
-    wheels = ROOT / ".nox" / "_wheels"
+def _install_wheels(session: nox.Session, *requirements: str) -> None:
+    """Build every distribution's wheel (scripts/build_wheels.sh) and install ``requirements``
+    from them, as a user would: a file a wheel forgets, or a dependency range that does not
+    resolve, fails here, where a source install would hide it."""
+    wheels = ROOT / ".nox" / f"_wheels-{session.name}"
     shutil.rmtree(wheels, ignore_errors=True)
     session.install("pip", "hatchling>=1.18")
     session.run("bash", str(ROOT / "scripts" / "build_wheels.sh"), str(wheels),
                 env={"PYTHON": "python"}, external=True)
-    session.install("--find-links", str(wheels), "tvm-core[test]",
-                    *[f"{b}[test]" for b in BACKENDS])
+    session.install("--find-links", str(wheels), *requirements)
     # the tests must import the installed wheels, not the checkout
     session.run("python", "-c", "import tvm, sys; sys.exit('site-packages' not in tvm.__file__)")
+
+
+@nox.session(name="all", python=PYTHON)
+def all_backends(session: nox.Session) -> None:
+    """Core with every backend installed together, from the wheels."""
+    _install_wheels(session, "tvm-core[test]", *[f"{b}[test]" for b in BACKENDS])
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests", *[f"{b}/tests" for b in BACKENDS])
+
+
+@nox.session(python=PYTHON)
+def example(session: nox.Session) -> None:
+    """The template backend (plugins/tvm-backend-example) with core, from the wheels: its own
+    tests, tvm's conformance kit among them."""
+    _install_wheels(session, "tvm-core[test]", "tvm-backend-example[test]")
+    session.env["TVM_BACKENDS_STRICT"] = "1"
+    _pytest(session, "plugins/tvm-backend-example/tests")
 
 
 @nox.session(python=PYTHON)
@@ -99,8 +113,9 @@ def discovery(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
     """The user guide: mkdocs in strict mode (any warning fails), then its code examples run
-    as tests (docs/test_guide_examples.py)."""
-    session.install("mkdocs==1.6.1", "./core[test]")
+    as tests (docs/test_guide_examples.py). Every backend is installed, so that the generated
+    compile-options page lists them all."""
+    session.install("mkdocs==1.6.1", "./core[test]", *[f"./{b}" for b in BACKENDS])
     session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / ".nox" / "_site"))
     _pytest(session, "docs")
 
