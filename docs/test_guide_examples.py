@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,8 +72,11 @@ def sandbox(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(GUIDE)) for p in PAGES])
-def test_page_examples_run(page: Path, sandbox) -> None:
-    namespace: dict[str, object] = {"__name__": "__guide__"}
+def test_page_examples_run(page: Path, sandbox, monkeypatch) -> None:
+    # The page runs as a module of its own (dataclasses and pickling look modules up by name).
+    module = types.ModuleType(f"guide_{page.stem.replace('-', '_')}")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    namespace = module.__dict__
     printed = ""
     ran = 0
     for block in blocks(page):

@@ -3,7 +3,7 @@
 Python and platform, tvm-core's version and location, the C compilers found (and whether the
 host compiler has OpenMP and ``_Float16``), the environment variables tvm reads, the compile
 cache (location, size, entries per backend), and every installed backend with its state and
-the devices it can run on here.
+the devices it can run on here (its demo rows and its ``tvm_device_probes``).
 """
 
 from __future__ import annotations
@@ -101,9 +101,12 @@ def _backends() -> list[dict[str, Any]]:
                 runnable.setdefault(label.split(" ")[0], []).append(label)
     except Exception:  # a backend's demo hook failing must not hide the rest of the report
         pass
+    states = backend._loader.discovered()
     for row in rows:
         if row.get("state") == "loaded":
+            plugin = getattr(states.get(row["name"]), "plugin", None)
             row["devices"] = _devices(row["name"], runnable.get(row["name"], []))
+            row["device probes"] = _probes(plugin)
     return rows
 
 
@@ -116,6 +119,24 @@ def _devices(name: str, demo_rows: list[str]) -> str:
         how = ", ".join(sorted(set(demo_rows)))
         return f"kernels run here: {len(demo_rows)} demo kernels as {how}"
     return "none here: kernels compile, but cannot run on this machine"
+
+
+def _probes(plugin: Any) -> dict[str, str]:
+    """``{marker: "available" or why not}`` from the backend's ``tvm_device_probes`` hook."""
+    hook = getattr(plugin, "tvm_device_probes", None)
+    if hook is None:
+        return {}
+    out = {}
+    try:
+        for marker, probe in (hook() or {}).items():
+            try:
+                reason = probe()
+            except Exception as err:  # a broken probe is a finding, not a crash of the report
+                reason = f"the probe failed: {type(err).__name__}: {err}"
+            out[str(marker)] = "available" if reason is None else str(reason)
+    except Exception as err:
+        out["?"] = f"tvm_device_probes failed: {type(err).__name__}: {err}"
+    return out
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -153,6 +174,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(head)
         if b.get("devices"):
             lines.append(f"           devices: {b['devices']}")
+        for marker, state in (b.get("device probes") or {}).items():
+            lines.append(f"           probe {marker}: {state}")
     return "\n".join(lines)
 
 

@@ -181,3 +181,18 @@ def test_installed_tvm_core_has_py_typed():
     except metadata.PackageNotFoundError:
         pytest.skip("tvm-core is not installed here (a source checkout on PYTHONPATH)")
     assert "tvm/py.typed" in {str(f) for f in files}
+
+
+def test_doctor_reports_each_device_probe():
+    from types import SimpleNamespace
+
+    from tvm._doctor import _probes
+
+    def broken():
+        raise OSError("driver exploded")
+
+    plugin = SimpleNamespace(tvm_device_probes=lambda: {
+        "gpu": lambda: None, "npu": lambda: "no NPU attached", "tpu": broken})
+    assert _probes(plugin) == {"gpu": "available", "npu": "no NPU attached",
+                               "tpu": "the probe failed: OSError: driver exploded"}
+    assert _probes(SimpleNamespace()) == {}
