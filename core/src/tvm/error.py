@@ -236,21 +236,28 @@ def _keep_frames() -> bool:
 
 
 # -- warnings at the user's line -----------------------------------------------------------------
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_INTERNAL_PREFIXES = (_PACKAGE_DIR + os.sep, "<frozen importlib", "<frozen zipimport")
+_INTERNAL_MODULES = ("tvm", "tvm_backend_")
+_IMPORT_MACHINERY = ("<frozen importlib", "<frozen zipimport")
 
 
 def warn(message: str, category: type[Warning] = UserWarning, *, span: Span | None = None,
          internal: tuple[str, ...] = ()) -> None:
     """Warn at the user's line: at ``span`` when given (a line of the user's kernel), else at
-    the first frame outside tvm, the import machinery and the ``internal`` path prefixes (a
-    backend passes its own package folder)."""
+    the first frame outside tvm, its backends (``tvm_backend_*``), the import machinery and the
+    modules named in ``internal`` (prefixes of module names)."""
     if span is not None:
         warnings.warn_explicit(message, category, span.filename, span.line, module="tvm")
         return
-    prefixes = _INTERNAL_PREFIXES + tuple(internal)
+    modules = _INTERNAL_MODULES + tuple(internal)
     level, frame = 2, sys._getframe(1)  # stacklevel 2 is warn's caller
-    while frame is not None and frame.f_code.co_filename.startswith(prefixes):
+    while frame is not None and _is_internal(frame, modules):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def _is_internal(frame: Any, modules: tuple[str, ...]) -> bool:
+    if frame.f_code.co_filename.startswith(_IMPORT_MACHINERY):
+        return True
+    name = str(frame.f_globals.get("__name__", ""))
+    return any(name == m or name.startswith(m if m.endswith("_") else m + ".") for m in modules)

@@ -181,3 +181,14 @@ def test_intrinsic_emitted_by_a_variant_points_at_the_tx_call(probe_op, host_tar
         tvm.compile(_fill_kernel(), target="c")
     assert info.value.span.line == line_of("Tx.fill(A, T.float32(1))", _fill_kernel)
     assert "op `tirx.locate_ns.probe` has no codegen rule" in str(info.value).splitlines()[0]
+
+
+def test_warn_skips_backend_frames():
+    backend_globals = {"__name__": "tvm_backend_fake.compiler", "warn": warn}
+    exec(compile("def build():\n    warn('from a backend')\n", "/fake/compiler.py", "exec"),
+         backend_globals)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backend_globals["build"]()
+    assert [(w.filename, w.lineno) for w in caught] == [
+        (__file__, line_of('backend_globals["build"]()', test_warn_skips_backend_frames))]
