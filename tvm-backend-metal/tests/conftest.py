@@ -8,6 +8,12 @@ import sys
 import numpy as np
 import pytest
 
+import tvm.driver
+
+# The Apple tags name an ``llvm`` host target, a kind of core's host backend (a source checkout
+# on PYTHONPATH has no entry point that would load it).
+tvm.driver.ensure_builtin_backends()
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(

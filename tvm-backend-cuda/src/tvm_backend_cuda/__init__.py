@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 # Submodules reachable as attributes without an explicit import.
 _LAZY_SUBMODULES = frozenset({"compiler", "runtime", "plugin", "codegen", "script", "op", "tags",
+                              "target_tags",
                               "executable", "dispatch", "demo", "intrinsics", "nvshmem"})
 
 __all__ = ["__version__", "register_backend", "script_namespaces"]

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 _LAZY_SUBMODULES = {"codegen", "dispatch", "emulator", "executable", "msl_check", "op", "plugin",
-                    "runtime", "script", "tags", "demo"}
+                    "runtime", "script", "tags", "target_tags", "demo"}
 
 
 def register_backend() -> Any:

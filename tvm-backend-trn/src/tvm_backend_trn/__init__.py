@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = {
     "access", "codegen", "demo", "dispatch", "isa", "layout", "nki_render", "op", "pipeline",
-    "plugin", "runtime", "script", "simulator", "tags", "transform",
+    "plugin", "runtime", "script", "simulator", "tags", "target_tags", "transform",
 }
 
 __all__ = ["__version__", "register_backend", "script_namespace", "script_namespaces",

@@ -15,6 +15,10 @@ from ..target import Attr, Target, TargetKind
 __all__ = ["register_backend"]
 
 NAME = "c"
+#: Apache TVM's CPU kind, spelled with LLVM's triple and CPU names (the host of the seed's
+#: Jetson and Apple tags): built as C for this machine, like ``c``.
+LLVM = "llvm"
+_KINDS = (NAME, LLVM)
 
 
 @hookimpl
@@ -44,6 +48,21 @@ def tvm_target_kinds() -> list[TargetKind]:
         device_type="cpu",
         validate=_validate,
         doc="The host CPU through C and the system C compiler.",
+    ), TargetKind(
+        LLVM,
+        attrs={
+            "mtriple": Attr(str, doc="LLVM target triple; building needs this machine's"),
+            "mcpu": Attr(str, doc="LLVM CPU name (recorded; not passed to the C compiler)"),
+            "mattr": Attr(tuple, doc="LLVM CPU features (recorded)"),
+            "num-cores": Attr(int, doc="CPU cores (recorded)"),
+            "num_threads": Attr(int, doc="OpenMP threads for parallel loops"),
+            "opt_level": Attr(int, 2, "C compiler optimisation level (-O<n>)"),
+            "cc": Attr(str, doc="C compiler command; default $CC, else cc"),
+        },
+        default_keys=("cpu",),
+        device_type="cpu",
+        validate=_validate,
+        doc="Apache TVM's CPU target: built as C for this machine by the system C compiler.",
     )]
 
 
@@ -56,16 +75,38 @@ def _validate(attrs: dict[str, Any]) -> None:
 
 @hookimpl
 def tvm_default_pipeline(target: Target) -> str | None:
-    return "default" if target.kind.name == NAME else None
+    return "default" if target.kind.name in _KINDS else None
 
 
 @hookimpl
 def tvm_build_module(mod: Any, target: Target, options: dict[str, Any]) -> Any:
-    if target.kind.name != NAME:
+    if target.kind.name not in _KINDS:
         return None
     from .build import build_module
 
+    if target.kind.name == LLVM:
+        _check_native(target)
+        options = {"mcpu": None, **options}  # LLVM CPU names are not -march values
     return build_module(mod, target, options)
+
+
+def _check_native(target: Target) -> None:
+    """An ``llvm`` target builds only for this machine: refuse another triple's architecture."""
+    import platform
+
+    from ..error import TVMError
+
+    triple = target.attrs.get("mtriple")
+    if not triple:
+        return
+    arch = triple.split("-", 1)[0]
+    here = platform.machine().lower()
+    same = {"x86_64": {"x86_64", "amd64"}, "aarch64": {"aarch64", "arm64"},
+            "arm64": {"aarch64", "arm64"}}.get(arch, {arch})
+    if here not in same:
+        raise TVMError(f"target {target}: cannot build for {triple!r} on this {here} machine; "
+                       f"the llvm kind compiles C for the machine it runs on (drop -mtriple, or "
+                       f"build on a {arch} machine)")
 
 
 @hookimpl
