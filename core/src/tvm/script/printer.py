@@ -29,7 +29,9 @@ Printed forms (the parser accepts all of them):
   otherwise (a result type the op would not infer, or a builder that maps its arguments) it
   prints the exact form ``T.call_intrin("dtype", "op.name", args...)``.
 
-For backend authors: an op whose builder takes keyword-only parameters stores them as its last
+For backend authors: an op whose builder takes its result type as its first argument
+(``T.type_annotation("float32")``) declares the op attribute ``script_dtype=True``. An op whose
+builder takes keyword-only parameters stores them as its last
 arguments and declares their names in the op attribute ``script_kwargs`` (a tuple of str), e.g.
 ``Op.register("tirx.cuda.func_call", ..., script_kwargs=("source_code",))`` prints
 ``T.cuda.func_call("f", 1, source_code="")``.
@@ -713,17 +715,19 @@ class _Printer:
         npos = len(c.args) - len(kw_names) if len(c.args) >= len(kw_names) else len(c.args)
         if op.category is not OpCategory.TILE_PRIMITIVE:
             fn = _resolve(self.T, op.printer_name)
-            if fn is not None and self._rebuilds(fn, c, npos, kw_names):
-                parts = [self.arg(a) for a in c.args[:npos]]
+            lead = [str(c.dtype)] if op.get_attr("script_dtype") else []
+            if fn is not None and self._rebuilds(fn, c, npos, kw_names, lead):
+                parts = [json.dumps(x) for x in lead] + [self.arg(a) for a in c.args[:npos]]
                 parts += [f"{k}={self.arg(a)}" for k, a in zip(kw_names, c.args[npos:])]
                 return f"T.{op.printer_name}({', '.join(parts)})", _ATOM
         parts = [json.dumps(str(c.dtype)), json.dumps(op.name)] + [self.arg(a) for a in c.args]
         return f"T.call_intrin({', '.join(parts)})", _ATOM
 
-    def _rebuilds(self, fn: Any, c: E.Call, npos: int, kw_names: tuple[str, ...]) -> bool:
+    def _rebuilds(self, fn: Any, c: E.Call, npos: int, kw_names: tuple[str, ...],
+                  lead: list[str]) -> bool:
         from ..ir.structural import structural_equal
 
-        pos = [_as_parsed(a) for a in c.args[:npos]]
+        pos = [*lead, *(_as_parsed(a) for a in c.args[:npos])]
         kws = {k: _as_parsed(a) for k, a in zip(kw_names, c.args[npos:])}
         try:
             rebuilt = fn(*pos, **kws)

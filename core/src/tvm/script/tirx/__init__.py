@@ -67,7 +67,7 @@ class ScalarType(str):
 
 
 _SCALAR_NAMES = (
-    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+    "int4", "int8", "int16", "int32", "int64", "uint4", "uint8", "uint16", "uint32", "uint64", "float16",
     "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2", "bool", "handle",
 )
 for _name in _SCALAR_NAMES:
@@ -403,6 +403,11 @@ def __getattr__(name: str) -> Any:
     ns = NAMESPACES.get(name)
     if ns is not None:
         return ns
+    if name[:1].isalpha() and name[-1:].isdigit():  # vector types: T.int8x4, T.float16x2
+        try:
+            return ScalarType(str(DataType(name)))
+        except ValueError:
+            pass
     raise AttributeError(_missing(name))
 
 
