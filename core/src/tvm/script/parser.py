@@ -31,8 +31,10 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer, BufferRegion, Range
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
+from ..tirx.operator.tile_primitive.ops import make_compose_op
 from . import ir as _I
 from . import tirx as _T
+from .tirx import tile as _tile
 from .diagnostics import Source
 
 __all__ = ["from_source", "parse_function"]
@@ -372,15 +374,18 @@ class Parser:
         raise self.err(node, _unsupported("`while` loops (use a `for` loop over T.serial)"))
 
     def _s_With(self, node: ast.With, stmts: list[ast.stmt], i: int) -> S.Stmt:
-        what = "`with` statements other than `with T.attr({...}):` and `with T.let(v) as x:`"
+        what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:` and "
+                "`with Tx.compose_op(...):`")
         if len(node.items) != 1:
             raise self.err(node, _unsupported(what))
         item = node.items[0]
         expr = item.context_expr
         # Decide from the callee alone: a foreign context manager is never entered or called.
-        if not (isinstance(expr, ast.Call) and self.eval(expr.func) in (_T.attr, _T.let)):
+        if not (isinstance(expr, ast.Call) and _is_with_builder(self.eval(expr.func))):
             raise self.err(expr, _unsupported(what))
         ctx = self.eval(expr)
+        if isinstance(ctx, _tile.ComposeOpSpec) and item.optional_vars is None:
+            return self._compose_op(ctx, node)
         if isinstance(ctx, _T.AttrSpec) and item.optional_vars is None:
             return _attr_chain(ctx.items, ctx.node, self.block(node.body))
         if isinstance(ctx, _T.LetSpec) and isinstance(item.optional_vars, ast.Name):
@@ -388,6 +393,18 @@ class Parser:
             var = E.Var(item.optional_vars.id, ctx.dtype or value.dtype)
             return S.LetStmt(var, value, self.block(node.body, {var.name: var}))
         raise self.err(item.context_expr, _unsupported(what))
+
+    def _compose_op(self, ctx: Any, node: ast.With) -> S.Stmt:
+        body = self.block(node.body)
+        calls = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+        calls = [c for c in calls if not (isinstance(c, S.Evaluate) and isinstance(c.value, E.IntImm))]
+        for c, stmt_node in zip(calls, node.body):
+            if not isinstance(c, S.TilePrimitiveCall):
+                raise self.err(stmt_node, "the block of `with Tx.compose_op(...)` may hold only "
+                                          f"tile primitive calls (Tx.<op>(...)), not a "
+                                          f"{type(c).__name__}")
+        return make_compose_op(calls, scope=ctx.scope, dispatch=ctx.dispatch,
+                               workspace=ctx.workspace, config=ctx.config)
 
     def _s_If(self, node: ast.If, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         cond = self.eval(node.test)
@@ -642,6 +659,11 @@ def _loop_dtype(start: Any, ext: Any) -> DataType:
         if isinstance(v, E.PrimExpr) and v.dtype.is_integer:
             return v.dtype
     return DataType("int32")
+
+
+def _is_with_builder(callee: Any) -> bool:
+    """The builders a `with` statement may call: T.attr, T.let, Tx[.<scope>].compose_op."""
+    return callee is _T.attr or callee is _T.let or isinstance(callee, _tile.ComposeOpBuilder)
 
 
 def _attr_chain(items: dict[str, Any], node: Any, body: S.Stmt) -> S.Stmt:

@@ -65,6 +65,7 @@ _SCOPE_PREFIX = {"thread": "tile", "warp": "warp", "warpgroup": "wg", "cta": "ct
 _LOOP_FUNC = {S.ForKind.PARALLEL: "T.parallel", S.ForKind.VECTORIZED: "T.vectorized",
               S.ForKind.UNROLLED: "T.unroll", S.ForKind.THREAD_BINDING: "T.thread_binding",
               S.ForKind.SERIAL: "T.serial"}
+_COMPOSE_OP = "tirx.tile.compose_op"
 _RESERVED = frozenset(keyword.kwlist) | {"T", "I", "tvm", "range", "print"}
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
@@ -475,7 +476,22 @@ class _Printer:
         self.line(f"{', '.join(names)} = T.{s.kind}([{exts}])")
 
     def s_TilePrimitiveCall(self, s: S.TilePrimitiveCall, last: bool) -> None:
+        if s.op.name == _COMPOSE_OP:
+            self.compose_op(s)
+            return
         self.line(self.tile_call(s))
+
+    def compose_op(self, s: S.TilePrimitiveCall) -> None:
+        """``with T.tile.compose_op(...):`` over the composed calls."""
+        kws = []
+        if s.dispatch is not None:
+            kws.append(f"dispatch={json.dumps(s.dispatch)}")
+        if s.workspace:
+            kws.append(f"workspace={self.raw(s.workspace)}")
+        if s.config:
+            kws.append(f"config={self.raw(s.config)}")
+        self.line(f"with T.{_SCOPE_PREFIX[s.scope]}.compose_op({', '.join(kws)}):")
+        self.scoped(lambda: self.block(S.SeqStmt(list(s.args))))
 
     def tile_call(self, s: S.TilePrimitiveCall) -> str:
         op_name = s.op.name.removeprefix("tirx.tile.")

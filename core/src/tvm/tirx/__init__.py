@@ -51,7 +51,7 @@ __all__ = [
     "register_tir_pipeline", "get_tir_pipeline",  # noqa: F405 - resolved by __getattr__
 ] + list(op.__all__)
 
-_LAZY = {"compilation_pipeline", "operator", "transform", "script", "pipeline"}
+_LAZY = {"compilation_pipeline", "operator", "transform", "script", "pipeline", "lang"}
 
 
 def __getattr__(name: str) -> Any:
