@@ -49,7 +49,7 @@ def test_cuda_tile_primitive_alias(cuda, family):
 
     alias = importlib.import_module(f"tvm.tirx.cuda.operator.tile_primitive.{family}")
     real = [importlib.import_module(f"tvm_backend_cuda.dispatch.{m}") for m in FAMILIES[family]]
-    assert alias.MODULES == tuple(real)
+    assert tuple(real) == alias.MODULES
     for module in real:
         names = getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")])
         assert names and all(getattr(alias, n) is getattr(module, n) for n in names)

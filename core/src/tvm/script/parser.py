@@ -34,8 +34,8 @@ from ..ir.function import IRModule, PrimFunc
 from ..tirx.operator.tile_primitive.ops import make_compose_op
 from . import ir as _I
 from . import tirx as _T
-from .tirx import tile as _tile
 from .diagnostics import Source
+from .tirx import tile as _tile
 
 __all__ = ["from_source", "parse_function"]
 
