@@ -371,8 +371,9 @@ def _exprs() -> list[tuple[str, object, str]]:
         ("mod", Mod(n, m), "T.truncmod(n, m)"),
         ("min", Min(n, 3), "T.min(n, 3)"),
         ("max", Max(f, g), "T.max(x, y)"),
-        ("both_literals", Add(IntImm("int32", 1), IntImm("int32", 2)), "T.int32(1) + 2"),
-        ("minmax_literals", Min(IntImm("int32", 1), IntImm("int32", 2)), "T.min(T.int32(1), 2)"),
+        # operators fold two immediates (T.int32(1) + 2 is 3): the node is spelled out
+        ("both_literals", Add(IntImm("int32", 1), IntImm("int32", 2)), "T.Add(T.int32(1), 2)"),
+        ("minmax_literals", Min(IntImm("int32", 1), IntImm("int32", 2)), "T.Min(T.int32(1), 2)"),
         ("eq", EQ(n, m), "n == m"),
         ("ne", NE(n, 1), "n != 1"),
         ("lt", LT(n, m), "n < m"),

@@ -679,6 +679,9 @@ class _Printer:
 
     def e_BinaryOp(self, e: E.BinaryOp) -> tuple[str, int]:
         cls = type(e)
+        if cls in _FOLDED and _imm(e.a) and _imm(e.b):
+            # operators would fold two immediates (T.int32(3) + 4 is 7): name the node instead
+            return f"T.{cls.__name__}({self.typed(e.a)}, {self.expr(e.b)})", _ATOM
         if cls in _INFIX:
             sym, prec = _INFIX[cls]
             return f"{self.left_text(e, prec)} {sym} {self.wrap(e.b, prec + 1)}", prec
@@ -753,6 +756,13 @@ class _Printer:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+_FOLDED = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
+
+
+def _imm(e: Any) -> bool:
+    return isinstance(e, (E.IntImm, E.FloatImm))
+
+
 def _plain(e: Any) -> TypeGuard[E.IntImm]:
     """An immediate printed as a bare Python literal (and so read back as a Python int)."""
     return (isinstance(e, E.IntImm) and e.dtype == "int32"

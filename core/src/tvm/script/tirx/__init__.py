@@ -25,6 +25,9 @@ from ...ir.dtype import DataType
 from ...ir.expr import Broadcast as Broadcast
 from ...ir.expr import Cast, Var
 from ...ir.expr import Ramp as Ramp
+# the arithmetic nodes themselves (T.Add(a, b) builds the node, never folded; the printer uses
+# them for arithmetic on two immediates, which operators fold)
+from ...ir.expr import Add, Div, FloorDiv, FloorMod, Max, Min, Mod, Mul, Sub  # noqa: F401
 from ...ir.expr import Select as Select
 from ...ir.function import PrimFunc
 from ...ir.layout import AXES, Axis, TileLayout
@@ -397,6 +400,9 @@ __all__ = sorted(
         "wg", "wgid", "wid_in_wg",
     }
 )
+
+
+__all__ += ["Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub"]
 
 
 def __getattr__(name: str) -> Any:
