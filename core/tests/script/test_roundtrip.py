@@ -592,6 +592,23 @@ def test_target_attribute_round_trips() -> None:
         restore()
 
 
+def test_size_var_roundtrip() -> None:
+    """``n = T.int32(is_size_var=True)`` declares a SizeVar (known non-negative)."""
+    from tvm.ir import SizeVar
+
+    @T.prim_func
+    def f(a: T.handle):
+        n = T.int32(is_size_var=True)
+        A = T.match_buffer(a, (n,), "float32")
+        for i in range(n):
+            A[i] = T.float32(0)
+
+    text = roundtrip(f)
+    assert "    n = T.int32(is_size_var=True)\n" in text
+    assert isinstance(f.buffer_map[f.params[0]].shape[0], SizeVar)
+    _record_nodes(f.buffer_map[f.params[0]].shape[0])
+
+
 def test_every_node_type_went_through_a_round_trip(request: pytest.FixtureRequest) -> None:
     """Runs last: every concrete expression and statement class was printed, parsed back and
     compared by one of the tests above."""

@@ -121,6 +121,9 @@ class DataType:
         return (DataType, (str(self),))
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
 @cache
 def _cached(code: str, bits: int, lanes: int) -> DataType:
     return DataType._make(code, bits, lanes)
@@ -162,6 +165,6 @@ def dtype_of(value: object) -> DataType:
         return DataType("bool")
     if isinstance(value, int):
         return DataType("int32") if -(2**31) <= value < 2**31 else DataType("int64")
-    if isinstance(value, float):
-        return DataType("float32")
+    if isinstance(value, float):  # float32, unless the value needs float64's range
+        return DataType("float64") if _FLOAT32_MAX < abs(value) < float("inf") else DataType("float32")
     raise TypeError(f"cannot infer an IR data type for {type(value).__name__} value {value!r}")

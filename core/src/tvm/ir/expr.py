@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from .dtype import DataType, dtype_of
 from .node import Node
+from .type import Type, var_fields
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -17,7 +18,7 @@ __all__ = [
     "EQ", "GE", "GT", "LE", "LT", "NE",
     "Add", "And", "BinaryOp", "Broadcast", "BufferLoad", "Call", "Cast", "CmpOp", "Div",
     "FloatImm", "FloorDiv", "FloorMod", "IntImm", "Let", "Max", "Min", "Mod", "Mul", "Not",
-    "Or", "PrimExpr", "Ramp", "Select", "StringImm", "Sub", "Var", "const", "convert",
+    "Or", "PrimExpr", "Ramp", "Select", "SizeVar", "StringImm", "Sub", "Var", "const", "convert",
 ]
 
 ExprLike = Union["PrimExpr", int, float, bool]
@@ -158,12 +159,24 @@ class Var(PrimExpr):
 
     _fields = ("dtype", "ptr_dtype", "ptr_scope")
 
-    def __init__(self, name: str, dtype: str | DataType = "int32", *,
+    def __init__(self, name: str, dtype: Any = "int32", *,
                  ptr_dtype: str | DataType | None = None, ptr_scope: str | None = None) -> None:
+        if isinstance(dtype, Type):  # tvm.ir.type: PrimType, PointerType, TensorMapType
+            fields = var_fields(dtype)
+            dtype = fields["dtype"]
+            ptr_dtype = ptr_dtype if ptr_dtype is not None else fields["ptr_dtype"]
+            ptr_scope = ptr_scope if ptr_scope is not None else fields["ptr_scope"]
         self.name = name
         self.dtype = DataType(dtype)
         self.ptr_dtype = DataType(ptr_dtype) if ptr_dtype is not None else None
         self.ptr_scope = ptr_scope
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class SizeVar(Var):
+    """A variable known to be non-negative (a size): the analyzer bounds it below by 0."""
 
     def __repr__(self) -> str:
         return self.name

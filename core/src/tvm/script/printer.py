@@ -270,7 +270,8 @@ class _Printer:
         if attrs:
             self.line(f"T.func_attr({self.raw(attrs)})")
         for k, v in free.items():
-            self.line(f"{self.names.of[k]} = {self.dtype_ctor(v.dtype)}()")
+            size = "is_size_var=True" if isinstance(v, E.SizeVar) else ""
+            self.line(f"{self.names.of[k]} = {self.dtype_ctor(v.dtype)}({size})")
         for p, buf in handle_bufs:
             args = self.buffer_args(buf)
             self.line(f"{self.names.of[id(buf)]} = T.match_buffer({self.names.of[id(p)]}, {args})")
@@ -318,6 +319,10 @@ class _Printer:
             parts.append(f"elem_offset={self.expr(buf.elem_offset)}")
         if buf.align:
             parts.append(f"align={buf.align}")
+        if buf.axis_separators:
+            parts.append(f"axis_separators={buf.axis_separators}")
+        if buf.offset_factor:
+            parts.append(f"offset_factor={buf.offset_factor}")
         return ", ".join(parts)
 
     def buffer_decl(self, ctor: str, buf: Buffer) -> str:
