@@ -38,3 +38,9 @@ def trn() -> ModuleType:
 @pytest.fixture(scope="module")
 def metal() -> ModuleType:
     return load_backend("metal")
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Compiled kernels go to a cache of the test's own, never the user's."""
+    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.mktemp("tvm-cache")))

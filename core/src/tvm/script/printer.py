@@ -70,8 +70,18 @@ _RESERVED = frozenset(keyword.kwlist) | {"T", "I", "tvm", "range", "print"}
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
-def to_script(node: Any, **kwargs: Any) -> str:
-    """TVMScript text of a PrimFunc, IRModule, statement, expression, region or layout."""
+def to_script(node: Any, *, verbose_expr: bool = False,
+              extra_config: dict[str, Any] | None = None, **kwargs: Any) -> str:
+    """TVMScript text of a PrimFunc, IRModule, statement, expression, region or layout.
+
+    ``verbose_expr=True`` (Apache TVM's option) writes, before a statement or expression, a
+    declaration of every variable and buffer it uses without defining (``n = T.int32()``,
+    ``A = T.Buffer((1,), "float16")``), in order of first use. ``extra_config`` accepts the
+    seed's ``{"tirx.prefix": "T"}`` (the only prefix there is).
+    """
+    prefix = (extra_config or {}).get("tirx.prefix", "T")
+    if prefix != "T":
+        raise ValueError(f"the script prefix is always 'T', got {prefix!r}")
     p = _Printer()
     if isinstance(node, IRModule):
         return p.module(node)
@@ -79,9 +89,16 @@ def to_script(node: Any, **kwargs: Any) -> str:
         return "# from tvm.script import tirx as T\n\n" + "\n".join(p.func(node, None)) + "\n"
     if isinstance(node, S.Stmt):
         p.names.push()
-        p.reserve_free(node)
+        if verbose_expr:
+            p.declare_free(node)
+        else:
+            p.reserve_free(node)
         p.block_body(node)
         return "\n".join(p.out) + "\n"
+    if verbose_expr:
+        p.names.push()
+        p.declare_free(node)
+        return "\n".join([*p.out, p.value(node)])
     return p.value(node)
 
 
@@ -126,9 +143,12 @@ class _Uses(Visitor):
     def __init__(self) -> None:
         self.used: dict[int, E.Var] = {}
         self.defined: set[int] = set()
+        self.order: list[Any] = []  # used vars and buffers, in order of first use
 
     def visit_Var(self, v: E.Var) -> None:
-        self.used.setdefault(id(v), v)
+        if id(v) not in self.used:
+            self.used[id(v)] = v
+            self.order.append(v)
 
     def _define_buffer(self, b: Buffer) -> None:
         self.defined.add(id(b.data))
@@ -138,9 +158,12 @@ class _Uses(Visitor):
             self.visit(b.layout)
 
     def visit_Buffer(self, b: Buffer) -> None:
+        seen = id(b.data) in self.used
         self.used.setdefault(id(b.data), b.data)
         for e in b.shape + b.strides + [b.elem_offset]:
             self.visit(e)
+        if not seen:
+            self.order.append(b)
 
     def visit_For(self, s: S.For) -> None:
         self.defined.add(id(s.loop_var))
@@ -296,6 +319,22 @@ class _Printer:
         for k, v in uses.used.items():
             if k not in uses.defined:
                 self.names.define(v, v.name)
+
+    def declare_free(self, node: Any) -> None:
+        """``n = T.int32()`` / ``A = T.Buffer(...)`` for what ``node`` uses but does not define."""
+        uses = _uses(node)
+        data_of = {id(x.data) for x in uses.order if isinstance(x, Buffer)}
+        for x in uses.order:
+            if isinstance(x, Buffer):
+                if id(x.data) in uses.defined:
+                    continue
+                name = self.names.define(x, x.name)
+                self.names.of[id(x.data)] = name
+                self.line(f"{name} = {self.buffer_decl('T.Buffer', x)}")
+            elif id(x) not in uses.defined and id(x) not in data_of:
+                name = self.names.define(x, x.name)
+                size = "is_size_var=True" if isinstance(x, E.SizeVar) else ""
+                self.line(f"{name} = {self.dtype_ctor(x.dtype)}({size})")
 
     def dtype_ctor(self, dtype: Any) -> str:
         return f"T.{dtype}"

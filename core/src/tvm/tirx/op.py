@@ -31,6 +31,7 @@ __all__ = [
 ]
 WMMA_OPS = ("tvm_load_matrix_sync", "tvm_mma_sync", "tvm_bmma_sync", "tvm_fill_fragment",
             "tvm_store_matrix_sync")
+WEBGPU_OPS = ("subgroup_shuffle", "subgroup_shuffle_up", "subgroup_shuffle_down")
 COOPERATIVE_TENSOR_OPS = ("cooperative_tensor_fill", "cooperative_tensor_load",
                           "cooperative_tensor_store", "cooperative_tensor_multiply_accumulate")
 
@@ -80,6 +81,9 @@ def _register_core_ops() -> None:
     Op.register("tirx.dp4a", effect=pure, dtype="int32")
     for name in WMMA_OPS + COOPERATIVE_TENSOR_OPS:
         Op.register(f"tirx.{name}", effect=CallEffect.OPAQUE, dtype="handle")
+    for name in WEBGPU_OPS:  # kept in core, as in the seed (T.webgpu)
+        Op.register(f"tirx.webgpu.{name}", category="device_intrin", namespace="webgpu",
+                    effect=CallEffect.UPDATE_STATE, dtype="arg0")
 
 
 _register_core_ops()
@@ -408,3 +412,29 @@ def cooperative_tensor_multiply_accumulate(d: Any, index_d: Any, a: Any, index_a
     """``d = a @ b + c`` on cooperative tensors of an ``M x N x K`` matmul."""
     return _call("cooperative_tensor_multiply_accumulate", d, index_d, a, index_a, b, index_b, c,
                  index_c, M, N, K, transpose_a, transpose_b)
+
+
+# -- WebGPU subgroup shuffles (T.webgpu) --------------------------------------------------------
+class WebGPUNamespace:
+    """``T.webgpu``: subgroup shuffles of WGSL, kept in core as in the seed (no backend here
+    compiles WebGPU; the ops print and parse)."""
+
+    @staticmethod
+    def subgroup_shuffle(var: Any, lane: Any) -> E.Call:
+        return _webgpu("subgroup_shuffle", var, lane)
+
+    @staticmethod
+    def subgroup_shuffle_up(var: Any, delta: Any) -> E.Call:
+        return _webgpu("subgroup_shuffle_up", var, delta)
+
+    @staticmethod
+    def subgroup_shuffle_down(var: Any, delta: Any) -> E.Call:
+        return _webgpu("subgroup_shuffle_down", var, delta)
+
+    def __repr__(self) -> str:
+        return "T.webgpu"
+
+
+def _webgpu(name: str, var: Any, arg: Any) -> E.Call:
+    v = var[0] if hasattr(var, "shape") and not isinstance(var, E.PrimExpr) else E.convert(var)
+    return E.Call(v.dtype, Op.get(f"tirx.webgpu.{name}"), [v, E.convert(arg)])

@@ -32,6 +32,7 @@ from ...ir.expr import Select as Select
 from ...ir.function import PrimFunc
 from ...ir.layout import AXES, Axis, TileLayout
 from ...ir.layout import S as S
+from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
 from ...tirx.op import __all__ as _op_all
 from ..namespace import NAMESPACES
@@ -497,7 +498,9 @@ __all__ = sorted(
 )
 
 
-__all__ += ["Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub",
+webgpu = _tirx_op.WebGPUNamespace()
+
+__all__ += ["webgpu", "Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub",
             "alloc_local", "alloc_shared", "hint", "inline"]
 
 

@@ -143,10 +143,8 @@ class _Kernel:
         cta = self.ids.get("cta_id")
         cluster = self.ids.get("cluster_id")
         in_cluster = self.ids.get("cta_id_in_cluster")
-        if in_cluster is not None and cluster is None and cta is None:
-            raise self.error("T.cta_id_in_cluster needs T.cluster_id or T.cta_id to give the "
-                             "grid")
-        # T.cluster_id alone: clusters of one CTA (cluster_id is blockIdx)
+        # T.cluster_id alone: clusters of one CTA (cluster_id is blockIdx); T.cta_id_in_cluster
+        # alone: the grid is one cluster
         dims = max(len(d.vars) for d in (cta, cluster, in_cluster) if d is not None) \
             if any(d is not None for d in (cta, cluster, in_cluster)) else 0
         self._check_dims("cta_id", dims)
