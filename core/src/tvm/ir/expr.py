@@ -532,7 +532,9 @@ def _fold_imm(e: BinaryOp) -> PrimExpr:
     Apache TVM does. Comparisons are not (their truth value is identity, see PrimExpr), nor
     results that would overflow the type, divisions by zero, or anything else."""
     a, b = e.a, e.b
-    if type(a) is not type(b) or not isinstance(a, (IntImm, FloatImm)) or a.dtype != b.dtype:
+    if not (isinstance(a, (IntImm, FloatImm)) and isinstance(b, (IntImm, FloatImm))):
+        return e
+    if type(a) is not type(b) or a.dtype != b.dtype:
         return e
     dt = e.dtype
     if dt.lanes != 1 or dt.is_bool or not (dt.is_integer or dt.is_float):

@@ -535,7 +535,8 @@ class _Printer:
         if s.config:
             kws.append(f"config={self.raw(s.config)}")
         self.line(f"with T.{_SCOPE_PREFIX[s.scope]}.compose_op({', '.join(kws)}):")
-        self.scoped(lambda: self.block(S.SeqStmt(list(s.args))))
+        calls: list[S.Stmt] = [c for c in s.args if isinstance(c, S.Stmt)]
+        self.scoped(lambda: self.block(S.SeqStmt(calls)))
 
     def tile_call(self, s: S.TilePrimitiveCall) -> str:
         op_name = s.op.name.removeprefix("tirx.tile.")

@@ -98,9 +98,10 @@ class ParamType(ScalarType):
         obj.ptr_scope = ptr_scope
         return obj
 
-    def __call__(self, value: Any = None, *, name: str | None = None) -> Any:
+    def __call__(self, value: Any = None, *, name: str | None = None,
+                 is_size_var: bool = False) -> Any:
         """``T.TensorMap()`` is the annotation itself (the seed's spelling: ``tm: T.TensorMap()``)."""
-        if value is None and name is None:
+        if value is None and name is None and not is_size_var:
             return self
         raise TypeError(f"T.{self.spelling}() takes no arguments; write `tm: T.{self.spelling}` "
                         f"or `tm: T.{self.spelling}()` as a parameter annotation")

@@ -52,5 +52,5 @@ def lower_compose_op(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc
     """The composed calls one after another (each then dispatched in turn). The composite's
     workspace and config are handed to the parts that set none of their own."""
     parts = [c.replace(workspace=c.workspace or call.workspace, config=c.config or call.config)
-             for c in call.args]
+             for c in call.args if isinstance(c, TilePrimitiveCall)]
     return _func(*parts)
