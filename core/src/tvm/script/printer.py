@@ -527,13 +527,7 @@ class _Printer:
 
     def compose_op(self, s: S.TilePrimitiveCall) -> None:
         """``with T.tile.compose_op(...):`` over the composed calls."""
-        kws = []
-        if s.dispatch is not None:
-            kws.append(f"dispatch={json.dumps(s.dispatch)}")
-        if s.workspace:
-            kws.append(f"workspace={self.raw(s.workspace)}")
-        if s.config:
-            kws.append(f"config={self.raw(s.config)}")
+        kws = self.tile_keywords(s)
         self.line(f"with T.{_SCOPE_PREFIX[s.scope]}.compose_op({', '.join(kws)}):")
         calls: list[S.Stmt] = [c for c in s.args if isinstance(c, S.Stmt)]
         self.scoped(lambda: self.block(S.SeqStmt(calls)))
@@ -552,13 +546,19 @@ class _Printer:
                 if args[-1] != self.arg(_const_arg(spec.defaults[pname])):
                     break
                 args.pop()
-        if s.dispatch is not None:
-            args.append(f"dispatch={json.dumps(s.dispatch)}")
-        if s.workspace:
-            args.append(f"workspace={self.raw(s.workspace)}")
-        if s.config:
-            args.append(f"config={self.raw(s.config)}")
+        args += self.tile_keywords(s)
         return f"T.{_SCOPE_PREFIX[s.scope]}.{op_name}({', '.join(args)})"
+
+    def tile_keywords(self, s: S.TilePrimitiveCall) -> list[str]:
+        """``dispatch=``, ``workspace=``, ``config=`` of a tile call, where set."""
+        kws = []
+        if s.dispatch is not None:
+            kws.append(f"dispatch={json.dumps(s.dispatch)}")
+        if s.workspace:
+            kws.append(f"workspace={self.raw(s.workspace)}")
+        if s.config:
+            kws.append(f"config={self.raw(s.config)}")
+        return kws
 
     # -- values ---------------------------------------------------------------------------
     def value(self, v: Any) -> str:
