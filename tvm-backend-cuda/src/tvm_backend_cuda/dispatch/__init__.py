@@ -7,7 +7,11 @@ registration transaction, so everything registered here is owned by ``tvm-backen
   core's generic fallback works at those scopes on CUDA;
 - :mod:`.reduction`: ``sum``/``max``/``min`` through warp shuffles (variant ``warp_shuffle``);
 - :mod:`.gemm_mma`: ``gemm`` on the tensor cores, ``ldmatrix`` + ``mma.sync.m16n8k16``
-  (variant ``mma.m16n8k16``, sm_80+).
+  (variant ``mma.m16n8k16``, sm_80+);
+- :mod:`.gemm_wgmma`: ``gemm_async`` on Hopper's ``wgmma.mma_async`` (variant ``wgmma``,
+  sm_90a), operand descriptors from :mod:`.mma_desc`;
+- :mod:`.gemm_tcgen05`: ``gemm_async`` on Blackwell's ``tcgen05.mma`` (variant ``tcgen05``,
+  sm_100a), accumulators in tensor memory.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ __all__ = ["register_all"]
 
 def register_all() -> None:
     """Register the barriers and the variants (a re-load after a rollback registers again)."""
-    from . import barriers, gemm_mma, reduction
+    from . import barriers, gemm_mma, gemm_tcgen05, gemm_wgmma, reduction
 
     barriers.register()
     reduction.register()
     gemm_mma.register()
+    gemm_wgmma.register()
+    gemm_tcgen05.register()

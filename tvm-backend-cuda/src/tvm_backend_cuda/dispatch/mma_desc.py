@@ -53,9 +53,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tvm.error import DispatchFail
 from tvm.ir import (
     Add,
     Buffer,
+    BufferLoad,
     BufferRegion,
     Call,
     Cast,
@@ -64,15 +66,18 @@ from tvm.ir import (
     FloorMod,
     IntImm,
     Mul,
+    Op,
     PrimExpr,
     Sub,
     Var,
     const,
 )
 from tvm.ir.expr import Div, Max, Min, Mod
+from tvm.tirx.op import address_of
 
 __all__ = [
     "SWIZZLE_NAMES",
+    "accum_flag",
     "MatrixDesc",
     "OperandPlan",
     "atom_shape",
@@ -138,6 +143,25 @@ class OperandPlan:
 
     def start(self, mn_tile: int, k_step: int) -> int:
         return self.offsets[(mn_tile, k_step)]
+
+    def value(self, region: BufferRegion, kind: str) -> PrimExpr:
+        """The descriptor (uint64) of the region's first element, for ``kind`` ``"wgmma"`` or
+        ``"tcgen05"``; tile ``(i, j)`` is this plus ``start(i, j) >> 4``."""
+        bits = self.desc.wgmma_bits() if kind == "wgmma" else self.desc.tcgen05_bits()
+        addr = Op.get("tirx.cuda.cvta_generic_to_shared")(
+            address_of(BufferLoad(region.buffer, list(self.origin))))
+        lo = Cast("uint64", (addr >> 4) & const(0x3FFF, "uint32"))
+        return const(bits, "uint64") | lo
+
+
+def accum_flag(accum: Any) -> PrimExpr:
+    """``accum`` (a Python or IR boolean) as the int32 flag of an MMA's first K step (scale-d /
+    enable-input-d: 0 overwrites the accumulators)."""
+    if isinstance(accum, (bool, int, IntImm)):
+        return const(int(accum.value if isinstance(accum, IntImm) else accum), "int32")
+    if isinstance(accum, PrimExpr):
+        return Cast("int32", accum) if str(accum.dtype) != "int32" else accum
+    raise DispatchFail(f"accum must be a boolean constant or expression, got {accum!r}")
 
 
 # -- numeric evaluation of layouts -------------------------------------------------------------
