@@ -15,44 +15,19 @@ from typing import Any
 
 import pytest
 
-from tvm.ir import Buffer, BufferRegion, PrimExpr, Range, Var, const
+from tvm.ir import Buffer, BufferRegion, Range, Var, const
 from tvm.ir.layout import TileLayout
 from tvm_backend_cuda.dispatch import mma_desc
+from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
 from tvm_backend_cuda.dispatch.mma_desc import MatrixDesc, plan_operand
 
 
-class SwizzledAtoms:
-    """A test layout: ``[..., R, C]`` tiled by ``[8, W]`` swizzle atoms (W = swizzle / esize),
-    atoms stacked along R first (as TMA writes a box whose inner extent is one atom wide), the
-    leading axes outermost; ``mn_major`` puts axis R contiguous instead (atoms ``[W, 8]``)."""
-
-    def __init__(self, shape: list[int], esize: int, swizzle: int, mn_major: bool = False):
-        self.shape, self.esize, self.sw, self.mn_major = shape, esize, swizzle, mn_major
-
-    def apply(self, idx: list[Any], shape: list[Any]) -> dict[str, PrimExpr]:
-        *lead, r, c = idx
-        *lead_ext, R, C = self.shape
-        if self.mn_major:
-            r, c, R, C = c, r, C, R
-        w = self.sw // self.esize
-        atom = 8 * self.sw
-        byte = ((c // w) * (R // 8) + r // 8) * atom + (r % 8) * self.sw + (c % w) * self.esize
-        bits = {32: 1, 64: 2, 128: 3}[self.sw]
-        byte = byte ^ (((byte >> 7) & ((1 << bits) - 1)) << 4)
-        off = byte // self.esize
-        stride = R * C
-        for i, e in zip(reversed(lead), reversed(lead_ext)):
-            off = off + i * stride
-            stride *= e
-        return {"m": off}
-
-
-def smem(name: str, shape: list[int], dtype: str = "float16", swizzle: int = 128,
-         mn_major: bool = False) -> Buffer:
-    esize = {"float16": 2, "bfloat16": 2, "float8_e4m3fn": 1}[dtype]
-    layout = SwizzledAtoms(shape, esize, swizzle, mn_major) if swizzle else None
-    return Buffer(name, shape, dtype, scope="shared.dyn", layout=layout,  # type: ignore[arg-type]
-                  align=1024)
+def smem(name: str, shape: list[int], dtype: str = "float16", swizzle: int = 128) -> Buffer:
+    """A shared buffer laid out by ``mma_shared_layout`` (the ``[8, W]`` atom tiled over the
+    last two axes, column blocks outermost: what TMA writes and ``SMEMPool.alloc_mma`` gives)."""
+    mode = {0: "none", 32: "32B", 64: "64B", 128: "128B"}[swizzle]
+    return Buffer(name, shape, dtype, scope="shared.dyn",
+                  layout=mma_shared_layout(dtype, mode, shape), align=1024)
 
 
 def region(buf: Buffer, *ranges: tuple[Any, int]) -> BufferRegion:
