@@ -41,10 +41,13 @@ from tvm.script.tirx import tile as Tx
 from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
 from tvm_backend_cuda.dispatch.tma_utils import encode_tensor_map, mma_shared_layout
 from tvm_backend_cuda.lang import (
+    MBarrier,
+    PersistentTileScheduler2D,
     Pipeline,
     PipelineState,
-    PersistentTileScheduler2D,
     SMEMPool,
+    TCGen05Bar,
+    TMEMPool,
     WarpgroupRole,
 )
 
@@ -229,9 +232,118 @@ def _without_scales(func: Any) -> Any:
     return func.with_fields(params=params)
 
 
+def _tmem_load(addr: Any, lane: Any, col: Any, regs: Any, count: int) -> Any:
+    """``tcgen05.ld.32x32b.x<count>``: ``count`` consecutive 32-bit columns of each thread's
+    TMEM lane into ``regs``."""
+    return T.ptx.tcgen05.ld(addr, lane, col, "32x32b", count, False,
+                            *[regs[i] for i in range(count)])
+
+
+# -- Blackwell: tcgen05 ---------------------------------------------------------------------------
 def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num_ctas: int,
                group_m: int) -> Any:
-    raise NotImplementedError("sm_100a kernel: written next")
+    bk = tile_k(dtype)
+    kb_count = -(-k // bk)
+    m_tiles, n_tiles = -(-m // BM), -(-n // BN)
+    ctas = min(num_ctas, m_tiles * n_tiles)
+    stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
+    scaled = dtype.startswith("float8")
+    chunk = 64  # accumulator columns per tcgen05.ld (32x32b.x64: 64 registers)
+
+    # fmt: off
+    @T.prim_func
+    def gemm_sm100(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype),
+                   scale_a: T.float32, scale_b: T.float32, C: T.Buffer((m, n), out_dtype),
+                   TA: T.TensorMap, TB: T.TensorMap, TC: T.TensorMap):
+        T.device_entry()
+        bx = T.cta_id([ctas])
+        wg = T.warpgroup_id([2])
+        tid = T.thread_id_in_wg([128])
+        pool = SMEMPool()
+        As = pool.alloc_mma((stages, BM, bk), dtype)
+        Bs = pool.alloc_mma((stages, BN, bk), dtype)
+        Cs = pool.alloc_mma((BM, BN), out_dtype)
+        Cw = T.decl_buffer((BM, BN // 2), "uint32", data=Cs.data, scope="shared.dyn",
+                           layout=_u32_view_layout((BM, BN // 2)),
+                           elem_offset=Cs.elem_offset // 2)
+        pipe = Pipeline(pool, stages, producer="tma", consumer="tcgen05",
+                        init_thread=wg * 128 + tid == 0)
+        acc_full = TCGen05Bar(pool, 1, 1, init_thread=wg * 128 + tid == 0)
+        acc_empty = MBarrier(pool, 1, 128, init_thread=wg * 128 + tid == 0)
+        tmem = TMEMPool(pool, 256, warp=wg * 4 + tid // 32 == 1)
+        D = tmem.alloc((BM, BN), "float32")
+        sched = PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=ctas, cta_id=bx,
+                                          group_m=group_m)
+        if wg == 0:
+            if tid == 0:  # warp 0: the TMA producer
+                prod = PipelineState(stages)
+                for _it in T.serial(sched.max_iters):
+                    if sched.valid:
+                        m0 = T.meta_var(sched.m_idx * BM)
+                        n0 = T.meta_var(sched.n_idx * BN)
+                        for kb in T.serial(kb_count):
+                            pipe.producer_acquire(prod)
+                            pipe.producer_commit(prod, stage_bytes)
+                            Tx.copy_async(As[prod.index, 0:BM, 0:bk],
+                                          A[m0:m0 + BM, kb * bk:kb * bk + bk], dispatch="tma",
+                                          config={"mbar": pipe.full[prod.index],
+                                                  "tensor_map": TA})
+                            Tx.copy_async(Bs[prod.index, 0:BN, 0:bk],
+                                          B[n0:n0 + BN, kb * bk:kb * bk + bk], dispatch="tma",
+                                          config={"mbar": pipe.full[prod.index],
+                                                  "tensor_map": TB})
+                            prod.advance()
+                    sched.advance()
+            elif tid == 32:  # warp 1, one thread: the MMA issuer
+                cons = PipelineState(stages)
+                for it in T.serial(sched.max_iters):
+                    if sched.valid:
+                        acc_empty.wait(0, it % 2 ^ 1)
+                        T.ptx.tcgen05.fence.after_thread_sync()
+                        for kb in T.serial(kb_count):
+                            pipe.consumer_wait(cons)
+                            T.ptx.tcgen05.fence.after_thread_sync()
+                            Tx.gemm_async(D[0:BM, 0:BN], As[cons.index, 0:BM, 0:bk],
+                                          Bs[cons.index, 0:BN, 0:bk], accum=kb > 0,
+                                          dispatch="tcgen05")
+                            pipe.consumer_release(cons)
+                            cons.advance()
+                        acc_full.arrive(0)
+                    sched.advance()
+        else:  # warpgroup 1: the epilogue (warp w reads TMEM lanes 32 * (w % 4) ...)
+            regs = T.alloc_buffer((chunk,), "float32", scope="local")
+            row = T.meta_var(tid)
+            for it in T.serial(sched.max_iters):
+                if sched.valid:
+                    m0 = T.meta_var(sched.m_idx * BM)
+                    n0 = T.meta_var(sched.n_idx * BN)
+                    if tid == 0:
+                        T.ptx.cp_async.bulk.wait_group(0, True)
+                    T.cuda.warpgroup_sync(wg + 1)
+                    acc_full.wait(0, it % 2)
+                    T.ptx.tcgen05.fence.after_thread_sync()
+                    for c in T.unroll(BN // chunk):
+                        _tmem_load(tmem.addr, tid // 32 * 32, c * chunk, regs, chunk)
+                        T.ptx.tcgen05.wait.ld()
+                        for p in T.unroll(chunk // 2):
+                            if scaled:
+                                Cw[row, c * chunk // 2 + p] = T.cuda.float22bfloat162_rn(
+                                    regs[2 * p] * (scale_a * scale_b),
+                                    regs[2 * p + 1] * (scale_a * scale_b))
+                            else:
+                                Cw[row, c * chunk // 2 + p] = T.cuda.float22bfloat162_rn(
+                                    regs[2 * p], regs[2 * p + 1])
+                    T.ptx.tcgen05.fence.before_thread_sync()
+                    acc_empty.arrive(0)
+                    Tx.wg.copy_async(C[m0:m0 + BM, n0:n0 + BN], Cs[0:BM, 0:BN], dispatch="tma",
+                                     config={"tensor_map": TC, "wait": False})
+                sched.advance()
+            if tid == 0:
+                T.ptx.cp_async.bulk.wait_group(0, False)
+        T.cuda.cta_sync()
+        tmem.dealloc()
+    # fmt: on
+    return _without_scales(gemm_sm100) if not scaled else gemm_sm100
 
 
 def run(ex: Any, A: Any, B: Any, C: Any, scale_a: Any = None, scale_b: Any = None) -> Any:

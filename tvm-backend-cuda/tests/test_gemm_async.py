@@ -198,6 +198,89 @@ def test_misaligned_slice_error_reaches_the_user() -> None:
 
 
 # -- CI: tcgen05 ----------------------------------------------------------------------------------
+@no_type_check
+def tcgen05_kslice_kernel(k_lo: int, k_hi: int, n: int = 128, b_plain: bool = False) -> Any:
+    """The seed's test_gemm_tcgen05_contiguous_kslice_partial_k: M = N = 128, K_alloc = 64,
+    float16, 128B swizzle; one thread issues ``Tx.gemm_async(tmem[0:128, 0:N],
+    A_smem[0:M, k_lo:k_hi], B_smem[0:N, k_lo:k_hi], dispatch="tcgen05")``, commits to an
+    mbarrier, and the epilogue warps read the accumulators back with tcgen05.ld."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm_backend_cuda.lang import MBarrier, SMEMPool, TMEMPool
+
+    la = mma_shared_layout("float16", "128B", (128, 64))
+    lb = None if b_plain else la
+
+    @T.prim_func
+    def kslice(A: T.Buffer((128, 64), "float16"), B: T.Buffer((n, 64), "float16"),
+               D: T.Buffer((128, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        As = pool.alloc((128, 64), "float16", layout=la, align=1024)
+        Bs = pool.alloc((n, 64), "float16", layout=lb, align=1024)
+        bar = MBarrier(pool, 1, 1, init_thread=tx == 0)
+        tmem = TMEMPool(pool, 128, warp=tx // 32 == 0)
+        acc = tmem.alloc((128, n), "float32")
+        regs = T.alloc_buffer((32,), "float32", scope="local")
+        for i in T.serial(64):
+            As[i * 2 + tx // 64, tx % 64] = A[i * 2 + tx // 64, tx % 64]
+            Bs[i * 2 + tx // 64, tx % 64] = B[i * 2 + tx // 64, tx % 64]
+        T.ptx.fence.proxy_async("shared::cta")
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.tcgen05.fence.after_thread_sync()
+            Tx.gemm_async(acc[0:128, 0:n], As[0:128, k_lo:k_hi], Bs[0:n, k_lo:k_hi],
+                          dispatch="tcgen05")
+            T.ptx.tcgen05.commit(bar[0], 1, 0)
+        bar.wait(0, 0)
+        T.ptx.tcgen05.fence.after_thread_sync()
+        for c in T.serial(n // 32):
+            _ld32(tmem.addr, tx // 32 * 32, c * 32, regs)
+            T.ptx.tcgen05.wait.ld()
+            for j in T.unroll(32):
+                D[tx, c * 32 + j] = regs[j]
+        T.cuda.cta_sync()
+        tmem.dealloc()
+
+    return kslice
+
+
+def _ld32(addr: Any, lane: Any, col: Any, regs: Any) -> Any:
+    from tvm.script import tirx as T
+
+    return T.ptx.tcgen05.ld(addr, lane, col, "32x32b", 32, False, *[regs[i] for i in range(32)])
+
+
+@pytest.mark.parametrize(("k_lo", "k_hi"), [(0, 16), (0, 32), (16, 32), (16, 48), (32, 64)])
+def test_tcgen05_contiguous_kslice_compiles(k_lo: int, k_hi: int) -> None:
+    """Compiled for sm_100a; the descriptors start at the slice (2 * k_lo bytes into row 0) and
+    the i-th K step adds 32 * i bytes (2 * i in 16-byte units), as derived in test_mma_desc."""
+    ex = _compile(tcgen05_kslice_kernel(k_lo, k_hi), "sm_100a")
+    src = ex.inspect_source()
+    steps = (k_hi - k_lo) // 16
+    assert src.count("tcgen05.mma.cta_group::1.kind::f16") == steps
+    bits = (2 << 61) | (1 << 46) | (64 << 32) | (1 << 16)  # 128B swizzle, SBO 1024, LBO 16
+    assert src.count(f"{bits}ULL") == 2
+    for i in range(1, steps):
+        assert f"tcgen05_desc_a + {2 * i}ULL" in src and f"tcgen05_desc_b + {2 * i}ULL" in src
+    # the region origin: As[0, k_lo] (row 0 is not swizzled: element offset k_lo)
+    assert f"&As[{k_lo}]" in src or (k_lo == 0 and "&As[0]" in src), src[:0]
+
+
+def test_tcgen05_misaligned_and_non_tiling_slices_raise_the_seed_errors() -> None:
+    with pytest.raises(RuntimeError) as err:
+        _compile(tcgen05_kslice_kernel(4, 20), "sm_100a")
+    assert ("ValueError: gemm_async: contiguous-axis slice start 4 is not 16B-aligned (=8 "
+            "elements, dtype float16). A sub-atom contiguous slice must start on a 16B boundary; "
+            "otherwise keep that axis full and split on a stride/outer axis instead (lay the "
+            "operand out MN-major).") in str(err.value)
+    with pytest.raises(RuntimeError) as err:
+        _compile(tcgen05_kslice_kernel(0, 64, b_plain=True), "sm_100a")
+    assert ("ValueError: gemm_async: no MMA SMEM descriptor matches region shape [128, 64] for "
+            "dtype float16.") in str(err.value)
+
+
 def test_tcgen05_instruction_descriptor_by_hand() -> None:
     # bf16 x bf16 -> f32, M=128, N=256, both K-major: D fmt 1 (bit 4), A/B fmt 1 (bits 7, 10),
     # N>>3 = 32 at bit 17, M>>4 = 8 at bit 24
@@ -248,17 +331,24 @@ GEMM_SHAPES = [(300, 264, 48, "bfloat16"), (1000, 1000, 512, "bfloat16"),
 
 
 @pytest.mark.parametrize("m, n, k, dtype", GEMM_SHAPES)
-@pytest.mark.parametrize("arch", ["sm_90a"])
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
 def test_gemm_kernel_compiles_with_nvrtc(m: int, n: int, k: int, dtype: str, arch: str) -> None:
     mod = _load_gemm()
     ex = _compile(mod.gemm(m, n, k, dtype, arch=arch), arch)
     src = ex.inspect_source()
-    assert "__launch_bounds__(384, 1)" in src
-    assert "setmaxnreg.dec.sync.aligned.u32 40" in src
-    assert "setmaxnreg.inc.sync.aligned.u32 232" in src
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in src  # the TMA-store epilogue
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier" in src  # TMA loads
     k_inst = "k32" if dtype.startswith("float8") else "k16"
-    assert src.count(f"wgmma.mma_async.sync.aligned.m64n256{k_inst}") == 4
+    if arch == "sm_90a":
+        assert "__launch_bounds__(384, 1)" in src
+        assert "setmaxnreg.dec.sync.aligned.u32 40" in src
+        assert "setmaxnreg.inc.sync.aligned.u32 232" in src
+        assert src.count(f"wgmma.mma_async.sync.aligned.m64n256{k_inst}") == 4
+    else:
+        kind = "f8f6f4" if dtype.startswith("float8") else "f16"
+        assert src.count(f"tcgen05.mma.cta_group::1.kind::{kind}") == 4
+        assert src.count("tcgen05.ld.sync.aligned.32x32b.x64.b32") == 4
+        assert "tcgen05.alloc.cta_group::1" in src and "tcgen05.dealloc.cta_group::1" in src
 
 
 def test_gemm_factory_checks_its_arguments() -> None:
