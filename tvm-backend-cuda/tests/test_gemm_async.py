@@ -315,7 +315,9 @@ def test_wgmma_variant_on_gpu(case: dict[str, Any]) -> None:
     torch.cuda.synchronize()
     ref = a.double() @ b.double().T
     err = float((D.double() - ref).norm() / ref.norm())
-    assert err < 1e-5, err  # exact products, float32 sums
+    # exact products and float32 sums for 16-bit inputs; float8 wgmma accumulates with fewer
+    # mantissa bits (seen here: 1.3e-4 on the H200)
+    assert err < (1e-3 if dtype.startswith("float8") else 1e-5), err
 
 
 def _load_gemm() -> Any:
