@@ -17,9 +17,11 @@ __all__ = ["register_all"]
 
 def register_all() -> None:
     """Register the barriers and the variants (a re-load after a rollback registers again)."""
-    from . import barriers, copy_async, gemm_mma, reduction
+    from . import barriers, copy, copy_async, elementwise, gemm_mma, reduction
 
     barriers.register()
     reduction.register()
     gemm_mma.register()
+    copy.register()
     copy_async.register()
+    elementwise.register()
