@@ -21,11 +21,22 @@ __all__ = ["register_all"]
 
 def register_all() -> None:
     """Register the barriers and the variants (a re-load after a rollback registers again)."""
-    from . import barriers, copy_async, gemm_mma, gemm_tcgen05, gemm_wgmma, reduction
+    from . import (
+        barriers,
+        copy,
+        copy_async,
+        elementwise,
+        gemm_mma,
+        gemm_tcgen05,
+        gemm_wgmma,
+        reduction,
+    )
 
     barriers.register()
     reduction.register()
     gemm_mma.register()
+    copy.register()
     copy_async.register()
+    elementwise.register()
     gemm_wgmma.register()
     gemm_tcgen05.register()
