@@ -199,40 +199,45 @@ def test_misaligned_slice_error_reaches_the_user() -> None:
 
 # -- CI: tcgen05 ----------------------------------------------------------------------------------
 @no_type_check
-def tcgen05_kslice_kernel(k_lo: int, k_hi: int, n: int = 128, b_plain: bool = False) -> Any:
+def tcgen05_kslice_kernel(k_lo: int, k_hi: int, n: int = 128, b_plain: bool = False,
+                          cta_group: int = 1) -> Any:
     """The seed's test_gemm_tcgen05_contiguous_kslice_partial_k: M = N = 128, K_alloc = 64,
     float16, 128B swizzle; one thread issues ``Tx.gemm_async(tmem[0:128, 0:N],
     A_smem[0:M, k_lo:k_hi], B_smem[0:N, k_lo:k_hi], dispatch="tcgen05")``, commits to an
-    mbarrier, and the epilogue warps read the accumulators back with tcgen05.ld."""
+    mbarrier, and the epilogue warps read the accumulators back with tcgen05.ld. With
+    ``cta_group=2`` the CTA pair of a 2-CTA cluster makes one M = 256 MMA: each CTA holds 128
+    rows of A and ``n / 2`` rows of B, and its D has all ``n`` columns."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
     from tvm_backend_cuda.lang import MBarrier, SMEMPool, TMEMPool
 
+    nb = n // cta_group
     la = mma_shared_layout("float16", "128B", (128, 64))
-    lb = None if b_plain else la
+    lb = None if b_plain else mma_shared_layout("float16", "128B", (nb, 64))
 
     @T.prim_func
-    def kslice(A: T.Buffer((128, 64), "float16"), B: T.Buffer((n, 64), "float16"),
+    def kslice(A: T.Buffer((128, 64), "float16"), B: T.Buffer((nb, 64), "float16"),
                D: T.Buffer((128, n), "float32")):
         T.device_entry()
         tx = T.thread_id([128])
         pool = SMEMPool()
         As = pool.alloc((128, 64), "float16", layout=la, align=1024)
-        Bs = pool.alloc((n, 64), "float16", layout=lb, align=1024)
+        Bs = pool.alloc((nb, 64), "float16", layout=lb, align=1024)
         bar = MBarrier(pool, 1, 1, init_thread=tx == 0)
-        tmem = TMEMPool(pool, 128, warp=tx // 32 == 0)
+        tmem = TMEMPool(pool, max(n, 32), warp=tx // 32 == 0, cta_group=cta_group)
         acc = tmem.alloc((128, n), "float32")
         regs = T.alloc_buffer((32,), "float32", scope="local")
         for i in T.serial(64):
             As[i * 2 + tx // 64, tx % 64] = A[i * 2 + tx // 64, tx % 64]
+        for i in T.serial(nb // 2):
             Bs[i * 2 + tx // 64, tx % 64] = B[i * 2 + tx // 64, tx % 64]
         T.ptx.fence.proxy_async("shared::cta")
         T.cuda.cta_sync()
         if tx == 0:
             T.ptx.tcgen05.fence.after_thread_sync()
-            Tx.gemm_async(acc[0:128, 0:n], As[0:128, k_lo:k_hi], Bs[0:n, k_lo:k_hi],
-                          dispatch="tcgen05")
-            T.ptx.tcgen05.commit(bar[0], 1, 0)
+            Tx.gemm_async(acc[0:128, 0:n], As[0:128, k_lo:k_hi], Bs[0:nb, k_lo:k_hi],
+                          dispatch="tcgen05", config={"cta_group": cta_group})
+            T.ptx.tcgen05.commit(bar[0], cta_group, 0 if cta_group == 1 else 3)
         bar.wait(0, 0)
         T.ptx.tcgen05.fence.after_thread_sync()
         for c in T.serial(n // 32):
@@ -266,6 +271,18 @@ def test_tcgen05_contiguous_kslice_compiles(k_lo: int, k_hi: int) -> None:
         assert f"tcgen05_desc_a + {2 * i}ULL" in src and f"tcgen05_desc_b + {2 * i}ULL" in src
     # the region origin: As[0, k_lo] (row 0 is not swizzled: element offset k_lo)
     assert f"&As[{k_lo}]" in src or (k_lo == 0 and "&As[0]" in src), src[:0]
+
+
+def test_tcgen05_cta_group_2_compiles() -> None:
+    """One M = 256 MMA over a CTA pair: ``.cta_group::2`` on the alloc, the MMA (instruction M
+    256 in the descriptor, N = 256) and the multicast commit; B's descriptor covers the CTA's
+    128 local rows."""
+    src = _compile(tcgen05_kslice_kernel(0, 64, n=256, cta_group=2), "sm_100a").inspect_source()
+    assert src.count("tcgen05.mma.cta_group::2.kind::f16") == 4
+    assert "tcgen05.alloc.cta_group::2" in src
+    assert "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast" in src
+    idesc = instr_descriptor("float16", 256, 256, False, False)
+    assert f"{idesc}U" in src
 
 
 def test_tcgen05_misaligned_and_non_tiling_slices_raise_the_seed_errors() -> None:

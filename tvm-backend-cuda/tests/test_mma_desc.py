@@ -18,8 +18,8 @@ import pytest
 from tvm.ir import Buffer, BufferRegion, Range, Var, const
 from tvm.ir.layout import TileLayout
 from tvm_backend_cuda.dispatch import mma_desc
-from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
 from tvm_backend_cuda.dispatch.mma_desc import MatrixDesc, plan_operand
+from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
 
 
 def smem(name: str, shape: list[int], dtype: str = "float16", swizzle: int = 128) -> Buffer:

@@ -71,6 +71,7 @@ from tvm.ir import (
     Sub,
     Var,
     const,
+    convert,
 )
 from tvm.ir.expr import Div, Max, Min, Mod
 from tvm.tirx.op import address_of
@@ -231,10 +232,10 @@ class _Addresses:
         if buf.layout is not None:
             off = buf.layout.apply(idx, buf.shape)["m"]
         else:
-            strides = buf.strides or _row_major(self.shape)
+            strides: list[Any] = list(buf.strides) or _row_major(self.shape)
             off = const(0, "int64")
             for i, s in zip(idx, strides):
-                off = off + i * s
+                off = off + i * convert(s)
         if isinstance(buf.elem_offset, IntImm):
             return off + buf.elem_offset.value if buf.elem_offset.value else off
         return off  # a symbolic view offset is the allocator's to align
