@@ -7,7 +7,15 @@ registration transaction, so everything registered here is owned by ``tvm-backen
   core's generic fallback works at those scopes on CUDA;
 - :mod:`.reduction`: ``sum``/``max``/``min`` through warp shuffles (variant ``warp_shuffle``);
 - :mod:`.gemm_mma`: ``gemm`` on the tensor cores, ``ldmatrix`` + ``mma.sync.m16n8k16``
-  (variant ``mma.m16n8k16``, sm_80+).
+  (variant ``mma.m16n8k16``, sm_80+);
+- :mod:`.copy`: ``copy``/``cast`` variants ``reg``, ``gmem_smem``, ``ldstmatrix``;
+- :mod:`.copy_async`: ``tma``, ``ldgsts``, ``dsmem``, ``smem->tmem``, ``tmem<->local``;
+- :mod:`.elementwise`: unary/binary/``fma``/fill variants ``reg`` and ``smem``;
+- :mod:`.reduction` also: ``local`` (registers spread over threads) and ``shared``;
+- :mod:`.permute_layout`: ``warp_xor_swizzle``.
+
+Helpers: :mod:`.tma_utils` (swizzled shared layouts, tensor maps), :mod:`._tiles` (where a
+tile's elements live), :mod:`.common`.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ __all__ = ["register_all"]
 
 def register_all() -> None:
     """Register the barriers and the variants (a re-load after a rollback registers again)."""
-    from . import barriers, copy, copy_async, elementwise, gemm_mma, reduction
+    from . import barriers, copy, copy_async, elementwise, gemm_mma, permute_layout, reduction
 
     barriers.register()
     reduction.register()
@@ -25,3 +33,4 @@ def register_all() -> None:
     copy.register()
     copy_async.register()
     elementwise.register()
+    permute_layout.register()
