@@ -232,9 +232,11 @@ def tma_kernel(rows: int = 64, cols: int = 128, swizzle: str = "128B") -> Any:
     in shared memory, stored by TMA."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
+    from tvm_backend_cuda.dispatch.tma_utils import tma_shared_layout
     from tvm_backend_cuda.lang import SMEMPool, TMABar
 
     nbytes = rows * cols * 2
+    layout = tma_shared_layout("bfloat16", swizzle, (rows, cols))
 
     @T.prim_func
     def tma(TA: T.TensorMap, TB: T.TensorMap, A: T.Buffer((2 * rows, cols), "bfloat16"),
@@ -243,7 +245,7 @@ def tma_kernel(rows: int = 64, cols: int = 128, swizzle: str = "128B") -> Any:
         bx = T.cta_id([2])
         tx = T.thread_id([128])
         pool = SMEMPool()
-        S = pool.alloc_mma((rows, cols), "bfloat16", swizzle_mode=swizzle)
+        S = pool.alloc((rows, cols), "bfloat16", layout=layout, align=1024)
         bar = TMABar(pool, 1, init_thread=tx == 0)
         if tx == 0:
             bar.arrive(0, nbytes)

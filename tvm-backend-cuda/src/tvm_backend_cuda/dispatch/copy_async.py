@@ -41,7 +41,9 @@ from tvm.ir import (
     Var,
     const,
     seq,
+    structural_equal,
 )
+from tvm.tirx.op import address_of
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
 from tvm.tirx.operator.tile_primitive.common import bound_args, fold_add, region_of
 
@@ -151,12 +153,14 @@ def _check_sizes(glob: BufferRegion, shared: BufferRegion) -> None:
         fail(f"the global region has {g} elements, the shared one {s}")
     if glob.buffer.dtype != shared.buffer.dtype:
         fail(f"TMA copies without converting: {glob.buffer.dtype} vs {shared.buffer.dtype}")
-    inner = shared.region[-1].extent
     layout = shared.buffer.layout
-    if get_swizzle_mode_from_layout(layout) is SwizzleMode.SWIZZLE_NONE and layout is not None \
-            and not layout.is_memory_only():
-        fail("the shared buffer's layout is not a memory layout")
-    del inner
+    if get_swizzle_mode_from_layout(layout) is SwizzleMode.SWIZZLE_NONE and layout is not None:
+        from tvm.ir import TileLayout
+
+        shape = shared.buffer.static_shape()
+        if shape is None or not structural_equal(layout, TileLayout.row_major(list(shape))):
+            fail("an unswizzled TMA box lands row-major; the shared buffer's layout is not "
+                 "(use tma_shared_layout(dtype, 'none', shape) or no layout)")
 
 
 def _single_issuer(sctx: DispatchContext, body: Stmt) -> Stmt:
@@ -341,9 +345,12 @@ def dsmem_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     rank = _config(call, "cta_id")
     mbar = _config(call, "mbar")
     first = BufferLoad(dst.buffer, [r.min for r in dst.region])
-    remote_dst = _op.ptx_mapa(first, rank, space="shared::cluster", ptx_type="u32",
+    # mapa takes the shared address (a handle), not the element's value
+    remote_dst = _op.ptx_mapa(address_of(first), rank, space="shared::cluster", ptx_type="u32",
                               return_type="uint32")
-    remote_bar = _op.ptx_mapa(mbar, rank, space="shared::cluster", ptx_type="u32",
+    if not isinstance(mbar, BufferLoad):
+        fail("config['mbar'] must be a barrier element, e.g. bar[0]")
+    remote_bar = _op.ptx_mapa(address_of(mbar), rank, space="shared::cluster", ptx_type="u32",
                               return_type="uint32")
     src_first = BufferLoad(src.buffer, [r.min for r in src.region])
     issue = Evaluate(_op.ptx_cp_async_bulk_shared_to_cluster(remote_dst, src_first, nbytes,
