@@ -21,6 +21,7 @@ from tvm.ir import (
     BufferLoad,
     BufferRegion,
     BufferStore,
+    DataType,
     IntImm,
     Op,
     PrimFunc,
@@ -138,21 +139,21 @@ def warp_xor_swizzle(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc
     # every lane runs every shuffle (into a temporary), then picks its group's value: a
     # shuffle inside a C conditional would run in some lanes only
     tmp = Buffer("perm_tmp", [4], dt, scope="local")
-    for reg, groups in plan:
+    for reg, members in plan:
         value: Any = None
-        for g, (sreg, x, lanes) in enumerate(groups):
+        for g, (sreg, x, lanes) in enumerate(members):
             v: Any = BufferLoad(sview, [const(sreg, "int32")])
             if x:
                 if dt.bits != 32:
                     fail(f"shuffles move 32-bit values; the tile is {dt}")
                 v = shfl(mask, v, const(x, "int32"), const(32, "int32"))
-            if len(groups) > 1:
+            if len(members) > 1:
                 stmts.append(BufferStore(tmp, v, [const(g, "int32")]))
                 v = BufferLoad(tmp, [const(g, "int32")])
             if value is None:
                 value = v
             else:
-                in_group = (IntImm("uint32", lanes) >> cast_to(lane_id, "uint32")) & \
+                in_group = (IntImm("uint32", lanes) >> cast_to(lane_id, DataType("uint32"))) & \
                     IntImm("uint32", 1)
                 value = Select(in_group != IntImm("uint32", 0), v, value)
         stmts.append(BufferStore(dview, cast_to(value, dst.buffer.dtype), [const(reg, "int32")]))
