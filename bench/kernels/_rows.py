@@ -19,6 +19,8 @@ SUPPORTED = ("float32", "bfloat16")
 MAX_THREADS = 1024
 #: elements a thread keeps in registers at most (beyond that the row does not fit)
 MAX_PER_THREAD = 64
+#: elements a thread aims to hold
+TARGET_PER_THREAD = 16
 
 
 @dataclass(frozen=True)
@@ -60,21 +62,23 @@ def check(m: int, n: int, dtype: str) -> DataType:
 
 
 def plan_rows(n: int, dtype: Any) -> RowPlan:
-    """Pick threads per row and vectors per thread for a row of ``n`` elements."""
+    """Pick threads per row and vectors per thread for a row of ``n`` elements: about 16
+    elements a thread (4 float32 or 2 bfloat16 vectors), so a thread's registers stay few
+    (occupancy) while each still has several 16-byte loads in flight; a warp per row (4 rows a
+    CTA, no barriers) when the row is that short."""
     dt = DataType(str(dtype))
     vec = 16 // dt.bytes
     nvec = n // vec
-    if nvec <= 32 * 8:  # up to 8 vectors per lane: a warp per row, 8 rows per CTA
-        chunks = -(-nvec // 32)
-        return RowPlan(n, vec, 32, chunks, 8 if nvec <= 32 * 4 else 4)
-    # a CTA per row: about 4 (float32) or 2-4 (bfloat16) vectors per thread
+    target = max(1, TARGET_PER_THREAD // vec)
+    if nvec <= 32 * target:
+        return RowPlan(n, vec, 32, -(-nvec // 32), 4)
     best = None
     for threads in range(64, MAX_THREADS + 1, 32):
         chunks = -(-nvec // threads)
         if chunks * vec > MAX_PER_THREAD:
             continue
         waste = chunks * threads - nvec
-        score = (waste, abs(chunks - 4), -threads)
+        score = (waste > 0, abs(chunks - target), waste, -threads)
         if best is None or score < best[0]:
             best = (score, threads, chunks)
     if best is None:

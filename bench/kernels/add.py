@@ -37,7 +37,7 @@ def add(n: int, dtype: str = "float32") -> Any:
     def add(A: T.Buffer((n,), dtype), B: T.Buffer((n,), dtype), C: T.Buffer((n,), dtype)):
         T.device_entry()
         bx = T.cta_id([grid])
-        tid = T.thread_id([THREADS])
+        tid = T.thread_id([THREADS])  # noqa: F841 - defines the CTA size
         a = T.alloc_buffer((tile,), cdt, scope="local", layout=layout)
         b = T.alloc_buffer((tile,), cdt, scope="local", layout=layout)
         if bx < full:

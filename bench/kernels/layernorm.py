@@ -37,14 +37,15 @@ def layernorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-5) -> Any:
         row = bx * rows + tid // plan.threads
         if row < m:
             S.copy(x[0:n], X[row, 0:n])
-            S.copy(w[0:n], W[0:n])
-            S.copy(b[0:n], B[0:n])
             S.sum(red[0:1], x[0:n])
             red[0] = red[0] * T.float32(-inv_n)
             S.add(x[0:n], x[0:n], red[0])
             S.mul(sq[0:n], x[0:n], x[0:n])
             S.sum(red[1:2], sq[0:n])
             red[1] = T.rsqrt(red[1] * T.float32(inv_n) + T.float32(eps))
+            # W and B after the reductions: fewer registers live across them (L2 hits)
+            S.copy(w[0:n], W[0:n])
+            S.copy(b[0:n], B[0:n])
             S.mul(x[0:n], x[0:n], red[1])
             S.fma(x[0:n], x[0:n], w[0:n], b[0:n])
             S.copy(Y[row, 0:n], x[0:n])

@@ -34,9 +34,9 @@ def rmsnorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-6) -> Any:
         row = bx * rows + tid // plan.threads
         if row < m:
             S.copy(x[0:n], X[row, 0:n])
-            S.copy(w[0:n], W[0:n])
             S.mul(sq[0:n], x[0:n], x[0:n])
             S.sum(ss[0:1], sq[0:n])
+            S.copy(w[0:n], W[0:n])  # after the reduction: fewer registers live across it
             ss[0] = T.rsqrt(ss[0] * T.float32(inv_n) + T.float32(eps))
             S.mul(x[0:n], x[0:n], ss[0])
             S.mul(x[0:n], x[0:n], w[0:n])

@@ -95,14 +95,18 @@ class _Block:
 
     # -- memory ---------------------------------------------------------------------------------
     def _mem(self, buf: Buffer, t: int) -> np.ndarray:
+        """The memory behind ``buf`` as an array of its element type (shared and register
+        memory are bytes, viewed per buffer: pools hold several types)."""
         key = id(buf.data)
         if key in self.local:
-            return self.local[key][t]
-        if key in self.shared:
-            return self.shared[key]
-        if key in self.glob:
+            raw = self.local[key][t]
+        elif key in self.shared:
+            raw = self.shared[key]
+        elif key in self.glob:
             return self.glob[key]
-        raise NotImplementedError(f"buffer {buf.name} ({buf.scope}) has no memory")
+        else:
+            raise NotImplementedError(f"buffer {buf.name} ({buf.scope}) has no memory")
+        return raw.view(_np_dtype(buf.dtype))
 
     def _offset(self, buf: Buffer, idx: list[int], t: int) -> int:
         if len(idx) != 1:
@@ -222,22 +226,31 @@ class _Block:
         size = 1
         for d in buf.shape:
             size *= int(d.value)
-        dt = _np_dtype(buf.dtype)
+        nbytes = size * buf.dtype.bytes
+        fill = 0xFF  # NaN in every float type: unwritten memory shows up
         if buf.scope == "local":
             if id(buf.data) not in self.local:
-                self.local[id(buf.data)] = [np.full(size, np.nan if buf.dtype.is_float else 0,
-                                                    dtype=dt) for _ in range(self.n)]
+                self.local[id(buf.data)] = [np.full(nbytes, fill, dtype=np.uint8)
+                                            for _ in range(self.n)]
         elif id(buf.data) not in self.shared:
-            self.shared[id(buf.data)] = np.full(size, np.nan if buf.dtype.is_float else 0,
-                                                dtype=dt)
+            self.shared[id(buf.data)] = np.full(nbytes, fill, dtype=np.uint8)
 
     def _evaluate(self, s: Evaluate, active: list[int]) -> None:
         v = s.value
         if not isinstance(v, Call):
             return
         name = v.op.name
-        if name.endswith("_sync") or name in ("tirx.cuda.warpgroup_sync",):
-            return  # barriers: the threads run in lock step
+        if name.endswith("_sync") or name.endswith("_group") or name in (
+                "tirx.cuda.warpgroup_sync", "tirx.ptx.fence_proxy_async"):
+            return  # barriers, fences, cp.async groups: the threads run in lock step
+        if name == "tirx.ptx.cp_async":  # done at once
+            dst, src, size = v.args[0], v.args[1], int(v.args[2].value)
+            for t in active:
+                n = size // dst.buffer.dtype.bytes
+                d_off = self._offset(dst.buffer, [self.ev(i, t) for i in dst.indices], t)
+                s_off = self._offset(src.buffer, [self.ev(i, t) for i in src.indices], t)
+                self._mem(dst.buffer, t)[d_off:d_off + n] = self._mem(src.buffer, t)[s_off:s_off + n]
+            return
         raise NotImplementedError(f"statement call {name}")
 
 

@@ -321,7 +321,7 @@ def _multiple(e: PrimExpr, n: int) -> bool:
     return isinstance(e, IntImm) and e.value % n == 0
 
 
-def _all(conds: list[PrimExpr]) -> PrimExpr | None:
+def _all(conds: Sequence[PrimExpr]) -> PrimExpr | None:
     if not conds:
         return None
     out = conds[0]

@@ -56,7 +56,7 @@ __all__ = ["ELEMENTWISE_OPS", "register"]
 FILL_OPS = ("fill", "memset", "zero")
 ELEMENTWISE_OPS = (*UNARY_OPS, *BINARY_OPS, "fma", *FILL_OPS)
 
-_SOURCES = {"fma": ("src1", "src2", "src3")}
+_SOURCES: dict[str, tuple[str, ...]] = {"fma": ("src1", "src2", "src3")}
 for _u in UNARY_OPS:
     _SOURCES[_u] = ("src", "scale", "bias")
 for _b in BINARY_OPS:

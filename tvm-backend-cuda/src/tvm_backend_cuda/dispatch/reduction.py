@@ -299,13 +299,24 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
     own = owned(src, sctx)
     view = flat_view(src.buffer, "regs")
-    acc = Buffer("red_acc", [1], acc_dt, scope="local")
+    # one partial per vector lane: independent chains the core can overlap, then a tree
+    parts = own.lanes if own.lanes & (own.lanes - 1) == 0 else 1
+    acc = Buffer("red_acc", [parts], acc_dt, scope="local")
     zero = const(0, "int32")
+    slot = own.lane if parts > 1 else zero
     load = cast_to(BufferLoad(view, [fold_add(own.m, own.lane)]), acc_dt)
-    update = BufferStore(acc, _combine(kind, BufferLoad(acc, [zero]), load), [zero])
+    update = BufferStore(acc, _combine(kind, BufferLoad(acc, [slot]), load), [slot])
     partial = own.wrap(update, vectorize=False)
-    stmts: list[Stmt] = [AllocBuffer(acc), BufferStore(acc, _identity(kind, acc_dt), [zero]),
-                         _decl(view), partial]
+    stmts: list[Stmt] = [AllocBuffer(acc)]
+    stmts += [BufferStore(acc, _identity(kind, acc_dt), [const(i, "int32")]) for i in range(parts)]
+    stmts += [_decl(view), partial]
+    step = parts // 2
+    while step >= 1:
+        for i in range(step):
+            a_i, b_i = const(i, "int32"), const(i + step, "int32")
+            stmts.append(BufferStore(acc, _combine(kind, BufferLoad(acc, [a_i]),
+                                                   BufferLoad(acc, [b_i])), [a_i]))
+        step //= 2
     shfl = Op.get(SHFL_OP)
     mask = IntImm("uint32", 0xFFFFFFFF)
     width = min(nthreads, 32)
