@@ -12,7 +12,9 @@ GPU is kept busy (``torch.cuda._sleep``) while the CPU queues them all, so the e
 kernels, not the launches. The ceiling: a 1 GiB ``copy_`` timed the same way, bytes read plus
 written. ``--out`` replaces the section of that file this script wrote last (or appends one).
 
-``--only add:268435456:float32`` runs one case with few repetitions (for ``ncu``).
+``--only add:268435456:float32`` runs one case with few repetitions (for ``ncu``). Then the
+GEMM rows (``bench/gemm_perf.py``: our tensor-core GEMM against cuBLAS and Triton) unless
+``--no-gemm``.
 """
 
 from __future__ import annotations
@@ -292,16 +294,16 @@ def table(results: list[dict[str, Any]], copy_bw: float, copy_ms: float,
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: str, text: str) -> None:
+def write_section(path: str, text: str, section: str = SECTION) -> None:
     old = "# Performance\n"
     if os.path.exists(path):
         with open(path) as f:
             old = f.read()
-    start = old.find(SECTION)
+    start = old.find(section)
     if start < 0:
         new = old.rstrip("\n") + "\n\n" + text
     else:
-        nxt = old.find("\n## ", start + len(SECTION))
+        nxt = old.find("\n## ", start + len(section))
         new = old[:start] + text + (old[nxt:] if nxt >= 0 else "")
     with open(path, "w") as f:
         f.write(new)
@@ -312,6 +314,7 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", default=None, help="kernel:shape:dtype, e.g. softmax:4096x4096:float32")
+    ap.add_argument("--no-gemm", action="store_true", help="skip the GEMM rows (bench/gemm_perf.py)")
     ns = ap.parse_args()
 
     import torch
@@ -345,6 +348,15 @@ def main() -> int:
     print(text)
     if ns.out and not ns.only:
         write_section(ns.out, text)
+    if not ns.only and not ns.no_gemm:
+        import gemm_perf  # the GEMM rows: ours vs cuBLAS and Triton, checked first
+
+        odd = gemm_perf.check_odd()
+        gtext = gemm_perf.section(gemm_perf.rows(), odd, f"{info['gpu']}, driver {info['driver']}, "
+                                  f"torch {info['torch']}, Triton {info['triton']}")
+        print(gtext)
+        if ns.out:
+            write_section(ns.out, gtext, gemm_perf.SECTION)
     return 0 if all(r["ok"] for r in results) else 1
 
 

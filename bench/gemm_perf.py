@@ -197,6 +197,22 @@ HEADER = ("| GEMM (C = A @ B^T) | ours: time (2 rounds), TFLOP/s | cuBLAS: time 
           "|---|---|---|---|---|---|---|")
 
 
+SECTION = "## Tensor-core GEMM vs cuBLAS (bench/cuda_perf.py)"
+
+
+def section(results: list[dict[str, Any]], odd: list[str], machine: str) -> str:
+    """The GEMM section of docs/perf.md that ``bench/cuda_perf.py --out`` writes."""
+    import datetime
+
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [SECTION, "",
+             f"Run {date} on {machine}. `C = A @ B^T`, f32 accumulation, bf16 out; times: median "
+             "of 7 host-timed batches of 10 calls over 3 input sets, two rounds (ours, then "
+             "cuBLAS); ratio = cuBLAS's medians / ours. Shapes off the tile: " + "; ".join(odd)
+             + ".", "", HEADER, *(_line(r) for r in results)]
+    return "\n".join(lines) + "\n"
+
+
 def check_odd(shapes: list[tuple[str, str, int, int, int]] = ODD_SHAPES) -> list[str]:
     """Correctness at shapes that are not multiples of the tile."""
     import torch
