@@ -117,6 +117,24 @@ def tensor_maps(A: Any, B: Any, C: Any) -> tuple[Any, Any, Any]:
             encode_tensor_map(C, (64, BN), "128B"))
 
 
+def _load_stage(pipe: Any, state: Any, smem: tuple[Any, Any], glob: tuple[Any, Any],
+                maps: tuple[Any, Any], origin: tuple[Any, Any], kb: Any, nbytes: int) -> Any:
+    """The producer's work for K block ``kb``: wait for a free stage, announce its bytes on the
+    stage's full barrier, and issue the TMA loads of A's and B's tiles into it."""
+    from tvm.ir import seq
+
+    (As, Bs), (A, B), (TA, TB) = smem, glob, maps
+    bk = As.shape[2].value
+    k0 = kb * bk
+    full = pipe.full[state.index]
+    loads = [Tx.copy_async(S[state.index, 0:S.shape[1].value, 0:bk],
+                           G[o:o + S.shape[1].value, k0:k0 + bk], dispatch="tma",
+                           config={"mbar": full, "tensor_map": tm})
+             for S, G, tm, o in ((As, A, TA, origin[0]), (Bs, B, TB, origin[1]))]
+    return seq([pipe.producer_acquire(state), pipe.producer_commit(state, nbytes), *loads,
+                state.advance()])
+
+
 def _u32_view_layout(shape: tuple[int, ...]) -> Any:
     return mma_shared_layout("uint32", "128B", shape)
 
@@ -163,20 +181,9 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num
                 prod = PipelineState(stages)
                 for _it in T.serial(sched.max_iters):
                     if sched.valid:
-                        m0 = T.meta_var(sched.m_idx * BM)
-                        n0 = T.meta_var(sched.n_idx * BN)
                         for kb in T.serial(kb_count):
-                            pipe.producer_acquire(prod)
-                            pipe.producer_commit(prod, stage_bytes)
-                            Tx.copy_async(As[prod.index, 0:BM, 0:bk],
-                                          A[m0:m0 + BM, kb * bk:kb * bk + bk], dispatch="tma",
-                                          config={"mbar": pipe.full[prod.index],
-                                                  "tensor_map": TA})
-                            Tx.copy_async(Bs[prod.index, 0:BN, 0:bk],
-                                          B[n0:n0 + BN, kb * bk:kb * bk + bk], dispatch="tma",
-                                          config={"mbar": pipe.full[prod.index],
-                                                  "tensor_map": TB})
-                            prod.advance()
+                            _load_stage(pipe, prod, (As, Bs), (A, B), (TA, TB),
+                                        (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes)
                     sched.advance()
         else:
             role.setmaxnreg("consumer")
@@ -279,20 +286,9 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
                 prod = PipelineState(stages)
                 for _it in T.serial(sched.max_iters):
                     if sched.valid:
-                        m0 = T.meta_var(sched.m_idx * BM)
-                        n0 = T.meta_var(sched.n_idx * BN)
                         for kb in T.serial(kb_count):
-                            pipe.producer_acquire(prod)
-                            pipe.producer_commit(prod, stage_bytes)
-                            Tx.copy_async(As[prod.index, 0:BM, 0:bk],
-                                          A[m0:m0 + BM, kb * bk:kb * bk + bk], dispatch="tma",
-                                          config={"mbar": pipe.full[prod.index],
-                                                  "tensor_map": TA})
-                            Tx.copy_async(Bs[prod.index, 0:BN, 0:bk],
-                                          B[n0:n0 + BN, kb * bk:kb * bk + bk], dispatch="tma",
-                                          config={"mbar": pipe.full[prod.index],
-                                                  "tensor_map": TB})
-                            prod.advance()
+                            _load_stage(pipe, prod, (As, Bs), (A, B), (TA, TB),
+                                        (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes)
                     sched.advance()
             elif tid == 32:  # warp 1, one thread: the MMA issuer
                 cons = PipelineState(stages)

@@ -25,7 +25,6 @@ from typing import Any
 
 from tvm.error import DispatchFail
 from tvm.ir import (
-    Buffer,
     BufferRegion,
     Cast,
     Evaluate,
@@ -43,7 +42,7 @@ from tvm.ir import (
     seq,
 )
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import bound_args, region_of, static_bool
+from tvm.tirx.operator.tile_primitive.common import bound_args, static_bool
 
 from . import mma_desc
 
@@ -77,24 +76,13 @@ def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str
 
 
 def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    arch = str(sctx.target.attrs.get("arch") or "") if sctx.target is not None else ""
+    arch = mma_desc.target_arch(sctx)
     if not arch.startswith("sm_10") or not arch.endswith("a"):
         return False, f"tcgen05 needs sm_100a (or sm_10Xa); target arch is {arch or 'unset'}"
     return True, ""
 
 
-def _intrinsics(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    missing = [o for o in _OPS if not Op.exists(o)]
-    return (not missing, f"{', '.join(missing)} not registered" if missing else "")
-
-
 # -- the variant ----------------------------------------------------------------------------------
-def _region(arg: Any, name: str) -> BufferRegion:
-    if not isinstance(arg, (Buffer, BufferRegion)):
-        fail(f"{name} must be a buffer or a buffer region")
-    return region_of(arg)
-
-
 def _tmem_tile(d: BufferRegion) -> tuple[int, int, PrimExpr]:
     """(rows, cols, TMEM address of the region's first element) of a float32 TMEM region."""
     buf = d.buffer
@@ -120,7 +108,7 @@ def gemm_tcgen05(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     cta_group = call.config.get("cta_group", 1)
     if cta_group not in (1, 2):
         raise DispatchFail(f"config 'cta_group' must be 1 or 2, got {cta_group!r}")
-    d, a, b = _region(x["D"], "D"), _region(x["A"], "A"), _region(x["B"], "B")
+    d, a, b = (mma_desc.operand_region(x[name], name) for name in ("D", "A", "B"))
     M, N, d_addr = _tmem_tile(d)
     in_dt = str(a.buffer.dtype)
     if in_dt not in _IN or str(b.buffer.dtype) != in_dt:
@@ -170,6 +158,6 @@ def gemm_tcgen05(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
 def register() -> None:
     when: list[Any] = [predicate("single_thread_or_warp", _scope_ok),
-                       predicate("sm_100a", _arch_ok), predicate("intrinsics", _intrinsics)]
+                       predicate("sm_100a", _arch_ok), predicate("intrinsics", mma_desc.intrinsics_present(_OPS))]
     register_dispatch("gemm_async", "cuda", variant=VARIANT, priority=PRIORITY,
                       when=when)(gemm_tcgen05)

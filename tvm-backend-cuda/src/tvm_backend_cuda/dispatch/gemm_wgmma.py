@@ -56,7 +56,7 @@ from tvm.ir import (
 )
 from tvm.ir.layout import Iter, TileLayout
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import bound_args, region_of, static_bool
+from tvm.tirx.operator.tile_primitive.common import bound_args, static_bool
 
 from . import mma_desc
 from .gemm_mma import _layout_key
@@ -105,24 +105,13 @@ def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str
 
 
 def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    arch = str(sctx.target.attrs.get("arch") or "") if sctx.target is not None else ""
+    arch = mma_desc.target_arch(sctx)
     if arch != "sm_90a":
         return False, f"wgmma needs sm_90a; target arch is {arch or 'unset'}"
     return True, ""
 
 
-def _intrinsics(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    missing = [o for o in _OPS if not Op.exists(o)]
-    return (not missing, f"{', '.join(missing)} not registered" if missing else "")
-
-
 # -- the variant ----------------------------------------------------------------------------------
-def _region(arg: Any, name: str) -> BufferRegion:
-    if not isinstance(arg, (Buffer, BufferRegion)):
-        fail(f"{name} must be a buffer or a buffer region")
-    return region_of(arg)
-
-
 def _accumulators(d: BufferRegion) -> tuple[int, int]:
     buf = d.buffer
     if buf.scope != "local" or str(buf.dtype) != "float32":
@@ -152,9 +141,9 @@ def gemm_wgmma(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     x = bound_args(call)
     ta = static_bool(x["transpose_A"], "transpose_A")
     tb = static_bool(x["transpose_B"], "transpose_B")
-    d = _region(x["D"], "D")
-    a = _region(x["A"], "A")
-    b = _region(x["B"], "B")
+    d = mma_desc.operand_region(x["D"], "D")
+    a = mma_desc.operand_region(x["A"], "A")
+    b = mma_desc.operand_region(x["B"], "B")
     M, N = _accumulators(d)
     in_dt = str(a.buffer.dtype)
     if in_dt not in _IN or str(b.buffer.dtype) != in_dt:
@@ -260,6 +249,6 @@ def register_barrier(buf: Buffer, count: int) -> list[Stmt]:
 
 def register() -> None:
     when: list[Any] = [predicate("warpgroup_scope", _scope_ok), predicate("sm_90a", _arch_ok),
-                       predicate("intrinsics", _intrinsics)]
+                       predicate("intrinsics", mma_desc.intrinsics_present(_OPS))]
     register_dispatch("gemm_async", "cuda", variant=VARIANT, priority=PRIORITY,
                       when=when)(gemm_wgmma)

@@ -79,6 +79,9 @@ from tvm.tirx.op import address_of
 __all__ = [
     "SWIZZLE_NAMES",
     "accum_flag",
+    "intrinsics_present",
+    "operand_region",
+    "target_arch",
     "MatrixDesc",
     "OperandPlan",
     "atom_shape",
@@ -163,6 +166,28 @@ def accum_flag(accum: Any) -> PrimExpr:
     if isinstance(accum, PrimExpr):
         return Cast("int32", accum) if str(accum.dtype) != "int32" else accum
     raise DispatchFail(f"accum must be a boolean constant or expression, got {accum!r}")
+
+
+def operand_region(arg: Any, name: str) -> BufferRegion:
+    """``arg`` (a buffer or a region) as a region; declines the variant otherwise."""
+    if not isinstance(arg, (Buffer, BufferRegion)):
+        raise DispatchFail(f"{name} must be a buffer or a buffer region")
+    return arg.full_region() if isinstance(arg, Buffer) else arg
+
+
+def target_arch(sctx: Any) -> str:
+    """The target's ``arch`` attribute ("" when unset)."""
+    return str(sctx.target.attrs.get("arch") or "") if sctx.target is not None else ""
+
+
+def intrinsics_present(ops: Sequence[str]) -> Callable[[Any, Any], tuple[bool, str]]:
+    """A dispatch predicate: every op in ``ops`` is registered."""
+
+    def check(call: Any, sctx: Any) -> tuple[bool, str]:
+        missing = [o for o in ops if not Op.exists(o)]
+        return (not missing, f"{', '.join(missing)} not registered" if missing else "")
+
+    return check
 
 
 # -- numeric evaluation of layouts -------------------------------------------------------------
