@@ -8,12 +8,13 @@ from tvm.ir import DataType, TileLayout
 from tvm.ir.layout import Axis, Iter
 
 THREADS = 256
-VECTORS = 4  # 16-byte vectors per thread and operand: 8 loads in flight before the first add
+PER_THREAD = 16  # elements per thread and operand: 4 float32 / 2 bfloat16 16-byte vectors
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
 def add(n: int, dtype: str = "float32") -> Any:
-    """Each CTA adds one tile of ``THREADS * VECTORS`` 16-byte vectors: both inputs are loaded
+    """Each CTA adds one tile of ``THREADS * PER_THREAD`` elements in 16-byte vectors: both
+    inputs are loaded
     into registers (vector ``c * THREADS + t`` of the tile to thread ``t``), added (in float32
     for bfloat16) and stored. The last CTA takes the remainder, whole vectors skipped past
     ``n``."""
@@ -26,9 +27,10 @@ def add(n: int, dtype: str = "float32") -> Any:
     if not isinstance(n, int) or n < 8 or n % 8:
         raise ValueError(f"n must be a positive multiple of 8, got {n!r}")
     vec = 16 // dt.bytes
-    tile = THREADS * VECTORS * vec
+    vectors = PER_THREAD // vec
+    tile = THREADS * PER_THREAD
     full, rest = divmod(n, tile)
-    layout = TileLayout([Iter(VECTORS, vec), Iter(THREADS, 1, Axis.get("tid")), Iter(vec, 1)])
+    layout = TileLayout([Iter(vectors, vec), Iter(THREADS, 1, Axis.get("tid")), Iter(vec, 1)])
     cdt = "float32"
     grid = full + (1 if rest else 0)
     last = max(rest, 8)

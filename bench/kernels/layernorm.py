@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from ._rows import check, plan_rows
+from ._rows import EARLY_WEIGHTS, check, plan_rows
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
@@ -22,6 +22,7 @@ def layernorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-5) -> Any:
     layout = plan.layout()
     P = plan.padded
     inv_n = 1.0 / n
+    early = plan.per_thread <= EARLY_WEIGHTS  # W and B in registers from the start
 
     @T.prim_func
     def layernorm(X: T.Buffer((m, n), dt), W: T.Buffer((n,), dt), B: T.Buffer((n,), dt),
@@ -37,15 +38,18 @@ def layernorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-5) -> Any:
         row = bx * rows + tid // plan.threads
         if row < m:
             S.copy(x[0:n], X[row, 0:n])
+            if early:
+                S.copy(w[0:n], W[0:n])
+                S.copy(b[0:n], B[0:n])
             S.sum(red[0:1], x[0:n])
             red[0] = red[0] * T.float32(-inv_n)
             S.add(x[0:n], x[0:n], red[0])
             S.mul(sq[0:n], x[0:n], x[0:n])
             S.sum(red[1:2], sq[0:n])
             red[1] = T.rsqrt(red[1] * T.float32(inv_n) + T.float32(eps))
-            # W and B after the reductions: fewer registers live across them (L2 hits)
-            S.copy(w[0:n], W[0:n])
-            S.copy(b[0:n], B[0:n])
+            if not early:  # after the reductions: fewer registers live across them
+                S.copy(w[0:n], W[0:n])
+                S.copy(b[0:n], B[0:n])
             S.mul(x[0:n], x[0:n], red[1])
             S.fma(x[0:n], x[0:n], w[0:n], b[0:n])
             S.copy(Y[row, 0:n], x[0:n])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from ._rows import check, plan_rows
+from ._rows import EARLY_WEIGHTS, check, plan_rows
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
@@ -21,6 +21,7 @@ def rmsnorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-6) -> Any:
     layout = plan.layout()
     P = plan.padded
     inv_n = 1.0 / n
+    early = plan.per_thread <= EARLY_WEIGHTS  # W in registers from the start
 
     @T.prim_func
     def rmsnorm(X: T.Buffer((m, n), dt), W: T.Buffer((n,), dt), Y: T.Buffer((m, n), dt)):
@@ -34,9 +35,12 @@ def rmsnorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-6) -> Any:
         row = bx * rows + tid // plan.threads
         if row < m:
             S.copy(x[0:n], X[row, 0:n])
+            if early:
+                S.copy(w[0:n], W[0:n])
             S.mul(sq[0:n], x[0:n], x[0:n])
             S.sum(ss[0:1], sq[0:n])
-            S.copy(w[0:n], W[0:n])  # after the reduction: fewer registers live across it
+            if not early:  # after the reduction: fewer registers live across it
+                S.copy(w[0:n], W[0:n])
             ss[0] = T.rsqrt(ss[0] * T.float32(inv_n) + T.float32(eps))
             S.mul(x[0:n], x[0:n], ss[0])
             S.mul(x[0:n], x[0:n], w[0:n])

@@ -294,3 +294,41 @@ def test_swizzle_mode_errors() -> None:
     with pytest.raises(ValueError, match=r"shape \[12, 64\] does not tile the SWIZZLE_128B_ATOM "
                                          r"atom \[8, 64\] of bfloat16"):
         mma_shared_layout("bfloat16", "128B", (12, 64))
+
+
+@no_type_check
+def test_cta_register_reduction_barriers_depend_on_loops() -> None:
+    """One barrier after the per-warp partials; a second (before the scratch is written again)
+    only when the call sits in a loop and so runs again."""
+    lay = T.TileLayout(T.S[(2, 128, 4):(4, 1 @ T.tid, 1)])
+
+    @T.prim_func
+    def once(A: T.Buffer((1024,), "float32"), S: T.Buffer((1,), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])  # noqa: F841
+        r = T.alloc_buffer((1024,), "float32", scope="local", layout=lay)
+        s = T.alloc_buffer((1,), "float32", scope="local")
+        Tx.cta.copy(r, A)
+        Tx.cta.sum(s, r)
+        S[0] = s[0]
+
+    @T.prim_func
+    def looped(A: T.Buffer((4, 1024), "float32"), S: T.Buffer((4,), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])  # noqa: F841
+        r = T.alloc_buffer((1024,), "float32", scope="local", layout=lay)
+        s = T.alloc_buffer((1,), "float32", scope="local")
+        for i in T.serial(4):
+            Tx.cta.copy(r, A[i, 0:1024])
+            Tx.cta.sum(s, r)
+            S[i] = s[0]
+
+    def syncs(f: Any) -> int:
+        return tvm.compile(f, target=_target("sm_90a")).inspect_source().count("__syncthreads()")
+
+    assert syncs(once) == 1
+    assert syncs(looped) == 2
+    args = [np.random.default_rng(3).standard_normal((4, 1024)).astype(np.float32),
+            np.full(4, np.nan, np.float32)]
+    run_kernel(looped, args)
+    np.testing.assert_allclose(args[1], args[0].astype(np.float64).sum(-1), rtol=1e-5)

@@ -339,8 +339,9 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         for w in range(1, nwarps):
             total = _combine(kind, total, BufferLoad(scratch, [const(w, "int32")]))
         stmts.append(BufferStore(acc, total, [zero]))
-        if barrier is not None:
-            stmts.append(barrier)  # the scratch may be written again by the next reduction
+        if barrier is not None and sctx.threads.loops:
+            # in a loop the call runs again and rewrites its scratch: wait for every reader
+            stmts.append(barrier)
     dst_idx = [r.min for r in dst.region]
     result: PrimExpr = BufferLoad(acc, [zero])
     if accum:
