@@ -39,6 +39,8 @@ def reexport(namespace: dict[str, Any], family: str) -> None:
         if names is None:
             names = [n for n in vars(module) if not n.startswith("_")]
         for name in names:
+            if name in exported:
+                continue  # several modules define it (VARIANT, register): the first one's
             namespace[name] = getattr(module, name)
             exported.append(name)
     namespace["__all__"] = exported
