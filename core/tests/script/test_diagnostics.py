@@ -10,7 +10,7 @@ import pytest
 from tvm.error import DiagnosticError
 from tvm.script import from_source
 from tvm.script import tirx as T
-from tvm.script.namespace import NAMESPACES
+from tvm.testing import skip_if_installed
 
 HEADER = '@T.prim_func\ndef f(A: T.Buffer((16, 16), "float32"), n: T.int32):\n'
 
@@ -39,8 +39,8 @@ CASES = [
     ("try", "    try:\n        pass\n    except Exception:\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: `try` statements"),
     ("foreign_with", '    with open("never-opened") as fh:\n        pass\n', 3, 9,
-     "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):` "
-     "and `with T.let(v) as x:`"),
+     "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):`, "
+     "`with T.let(v) as x:` and `with Tx.compose_op(...):`"),
     ("generator", "    g = (x for x in range(3))\n", 3, 8,
      "unsupported Python in TVMScript: generator expressions"),
     ("list_comprehension", "    T.evaluate([i for i in range(3)][0])\n", 3, 15,
@@ -88,7 +88,7 @@ def test_diagnostic(case: str, body: str, line: int, col: int, message: str | No
     assert str(err) == f"kernel.py:{line}:{col + 1}: error: {message}\n    {src_line}\n    {' ' * col}^"
 
 
-@pytest.mark.skipif("cuda" in NAMESPACES, reason="a CUDA backend is loaded")
+@skip_if_installed("cuda")
 def test_missing_backend_namespace_is_a_diagnostic() -> None:
     with pytest.raises(DiagnosticError) as info:
         from_source(HEADER + "    T.cuda.thread_fence()\n")

@@ -37,7 +37,7 @@ from tvm.tirx.operator.tile_primitive.common import cast_to
 from ._tiles import declare, flat_view
 from .common import dst_src
 
-__all__ = ["lane_map", "register"]
+__all__ = ["lane_map", "register", "warp_xor_swizzle"]
 
 SHFL_XOR = "tirx.cuda.__shfl_xor_sync"
 
