@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from ._rows import EARLY_WEIGHTS, check, plan_rows
+from ._rows import check, plan_rows, weights_early
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
@@ -21,7 +21,7 @@ def rmsnorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-6) -> Any:
     layout = plan.layout()
     P = plan.padded
     inv_n = 1.0 / n
-    early = plan.per_thread <= EARLY_WEIGHTS  # W in registers from the start
+    early = weights_early(plan, dt)  # W in registers from the start
 
     @T.prim_func
     def rmsnorm(X: T.Buffer((m, n), dt), W: T.Buffer((n,), dt), Y: T.Buffer((m, n), dt)):

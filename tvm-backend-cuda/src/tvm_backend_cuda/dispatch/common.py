@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tvm.ir import BufferRegion, Cast, IntImm, PrimExpr, const
-from tvm.tirx.operator.tile_primitive import DispatchContext
+from tvm.ir import Buffer, BufferRegion, Cast, IntImm, PrimExpr, TilePrimitiveCall, const
+from tvm.tirx.operator.tile_primitive import DispatchContext, fail
+from tvm.tirx.operator.tile_primitive.common import bound_args, region_of
 
 __all__ = [
+    "dst_src",
     "exec_scope_ok",
+    "is_cuda",
+    "thread_to_cta_scope",
     "get_st_extent",
     "match_scope",
     "next_power_of_2",
@@ -85,3 +89,22 @@ def static_extents(extents: Sequence[Any]) -> list[int] | None:
             return None
         out.append(e.value)
     return out
+
+
+def is_cuda(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    """Predicate: the target is CUDA (the seed's ``sctx.is_target("cuda")``)."""
+    return (True, "") if sctx.is_target("cuda") else (False, "non-cuda target")
+
+
+def thread_to_cta_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    """Predicate: thread, warp, warpgroup or cta scope (the CUDA copy/elementwise scopes)."""
+    return exec_scope_ok(sctx, "thread", "warp", "warpgroup", "cta")
+
+
+def dst_src(call: TilePrimitiveCall) -> tuple[BufferRegion, BufferRegion]:
+    """The ``dst`` and ``src`` arguments of a copy-like call as regions (declines otherwise)."""
+    a = bound_args(call)
+    dst, src = a["dst"], a["src"]
+    if not isinstance(dst, (Buffer, BufferRegion)) or not isinstance(src, (Buffer, BufferRegion)):
+        fail("dst and src must be buffers or buffer regions")
+    return region_of(dst), region_of(src)

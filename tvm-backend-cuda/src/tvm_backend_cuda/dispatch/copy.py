@@ -37,7 +37,7 @@ from tvm.ir import (
 )
 from tvm.ir.layout import Iter
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import bound_args, cast_to, fold_add, region_of
+from tvm.tirx.operator.tile_primitive.common import cast_to, fold_add
 
 from .. import op as _op
 from ._tiles import (
@@ -50,17 +50,11 @@ from ._tiles import (
     region_index,
     unflatten,
 )
-from .common import match_scope, sm_version_ok
+from .common import dst_src, is_cuda, match_scope, sm_version_ok, thread_to_cta_scope
 
 __all__ = ["copy_gmem_smem", "copy_reg", "ldmatrix_layout", "register"]
 
 
-def _regions(call: TilePrimitiveCall) -> tuple[BufferRegion, BufferRegion]:
-    a = bound_args(call)
-    dst, src = a["dst"], a["src"]
-    if not isinstance(dst, (Buffer, BufferRegion)) or not isinstance(src, (Buffer, BufferRegion)):
-        fail("dst and src must be buffers or buffer regions")
-    return region_of(dst), region_of(src)
 
 
 def _numel(region: BufferRegion) -> int | None:
@@ -75,18 +69,12 @@ def _numel(region: BufferRegion) -> int | None:
 # -- predicates --------------------------------------------------------------------------------
 
 
-def _is_cuda(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    return (True, "") if sctx.is_target("cuda") else (False, "non-cuda target")
 
 
-def _exec_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    if sctx.scope_kind in ("thread", "warp", "warpgroup", "cta"):
-        return True, ""
-    return False, f"scope {sctx.scope_kind} (needs thread, warp, warpgroup or cta)"
 
 
 def _reg_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     if not (is_local(dst) or is_local(src)):
         return False, (f"neither side is in registers ({src.buffer.scope} -> "
                        f"{dst.buffer.scope})")
@@ -99,7 +87,7 @@ def _reg_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool,
 
 
 def _gmem_smem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     ds, ss = dst.buffer.scope, src.buffer.scope
     if not (ds == "global" and match_scope(ss, "shared*")
             or ss == "global" and match_scope(ds, "shared*")):
@@ -115,7 +103,7 @@ def _gmem_smem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple
 
 
 def copy_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     driver = dst if is_local(dst) else src
     other = src if driver is dst else dst
     if is_distributed(driver) and sctx.scope_kind == "thread" and not sctx.is_single_thread():
@@ -196,7 +184,7 @@ def _contiguous(layout: Any, w: int) -> bool:
 
 
 def copy_gmem_smem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     exts = []
     for r in dst.region:
         if not isinstance(r.extent, IntImm):
@@ -269,7 +257,7 @@ def ldmatrix_layout(rows: int, cols: int) -> TileLayout:
 
 
 def _ldst_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     reg, smem = (dst, src) if is_local(dst) else (src, dst)
     if not (is_local(reg) and match_scope(smem.buffer.scope, "shared*")):
         return False, "ldstmatrix moves shared <-> registers"
@@ -302,7 +290,7 @@ def _ldst_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, s
 
 
 def copy_ldstmatrix(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     load = is_local(dst)
     reg, smem = (dst, src) if load else (src, dst)
     shape = reg.buffer.static_shape()
@@ -344,12 +332,12 @@ def _element(buf: Buffer, idx: list[PrimExpr], views: list[Buffer]) -> BufferLoa
 
 
 def register() -> None:
-    base = [predicate("target", _is_cuda), predicate("scope", _exec_scope)]
+    base = [predicate("target", is_cuda), predicate("scope", thread_to_cta_scope)]
     for op in ("copy", "cast"):
         register_dispatch(op, "cuda", variant="reg", priority=10,
                           when=[*base, predicate("operands", _reg_operands)])(copy_reg)
     register_dispatch("copy", "cuda", variant="gmem_smem", priority=10,
                       when=[*base, predicate("operands", _gmem_smem_operands)])(copy_gmem_smem)
     register_dispatch("copy", "cuda", variant="ldstmatrix", priority=10,
-                      when=[predicate("target", _is_cuda), predicate("scope", _ldst_scope),
+                      when=[predicate("target", is_cuda), predicate("scope", _ldst_scope),
                             predicate("operands", _ldst_operands)])(copy_ldstmatrix)

@@ -45,10 +45,10 @@ from tvm.ir import (
 )
 from tvm.tirx.op import address_of
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import bound_args, fold_add, region_of
+from tvm.tirx.operator.tile_primitive.common import fold_add
 
 from .. import op as _op
-from .common import match_scope, sm_version_ok
+from .common import dst_src, is_cuda, match_scope, sm_version_ok
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
 __all__ = ["register", "tma_boxes"]
@@ -56,12 +56,6 @@ __all__ = ["register", "tma_boxes"]
 GRID_CONSTANT = "grid_constant"
 
 
-def _regions(call: TilePrimitiveCall) -> tuple[BufferRegion, BufferRegion]:
-    a = bound_args(call)
-    dst, src = a["dst"], a["src"]
-    if not isinstance(dst, (Buffer, BufferRegion)) or not isinstance(src, (Buffer, BufferRegion)):
-        fail("dst and src must be buffers or buffer regions")
-    return region_of(dst), region_of(src)
 
 
 def _config(call: TilePrimitiveCall, key: str, default: Any = None) -> Any:
@@ -71,8 +65,6 @@ def _config(call: TilePrimitiveCall, key: str, default: Any = None) -> Any:
 # -- predicates --------------------------------------------------------------------------------
 
 
-def _is_cuda(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    return (True, "") if sctx.is_target("cuda") else (False, "non-cuda target")
 
 
 def _sm90(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
@@ -81,7 +73,7 @@ def _sm90(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
 
 
 def _tma_direction(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     ds, ss = dst.buffer.scope, src.buffer.scope
     if ss == "global" and match_scope(ds, "shared*") or ds == "global" and match_scope(ss, "shared*"):
         return True, ""
@@ -170,7 +162,7 @@ def _single_issuer(sctx: DispatchContext, body: Stmt) -> Stmt:
 
 
 def tma_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     load = src.buffer.scope == "global"
     glob, shared = (src, dst) if load else (dst, src)
     _check_sizes(glob, shared)
@@ -219,7 +211,7 @@ def _sm80(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
 
 
 def _ldgsts_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     if not (src.buffer.scope == "global" and match_scope(dst.buffer.scope, "shared*")):
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; cp.async moves global -> shared"
     if "tensor_map" in call.config or "mbar" in call.config:
@@ -241,7 +233,7 @@ def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     from ._tiles import declare, flat_view, layout_offset, unflatten
     from .copy import _chunk_elems
 
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     exts = []
     for r in dst.region:
         if not isinstance(r.extent, IntImm):
@@ -297,7 +289,7 @@ def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
 
 def _dsmem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     if not (match_scope(dst.buffer.scope, "shared*") and match_scope(src.buffer.scope, "shared*")):
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; dsmem moves shared -> shared"
     if "cta_id" not in call.config or "mbar" not in call.config:
@@ -336,7 +328,7 @@ def dsmem_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     shared memory of cluster CTA ``config["cta_id"]``, completing on its mbarrier
     ``config["mbar"]`` (the receiver announces the bytes with ``arrive.expect_tx``). Issued by
     thread 0 of the scope."""
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     nbytes = _contiguous_bytes(src)
     if _contiguous_bytes(dst) != nbytes:
         fail("dst and src differ in size")
@@ -368,14 +360,14 @@ def _sm100(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
 
 
 def _smem_tmem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     if dst.buffer.scope != "tmem" or not match_scope(src.buffer.scope, "shared*"):
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; smem->tmem moves shared -> tmem"
     return True, ""
 
 
 def _tmem_local_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     pair = {dst.buffer.scope, src.buffer.scope}
     if pair != {"tmem", "local"}:
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; tmem<->local moves tmem <-> registers"
@@ -402,7 +394,7 @@ def smem_to_tmem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     from ..lang.smem_desc import SmemDescriptor  # noqa: F401 - documents the descriptor kind
     from .tma_utils import SwizzleMode
 
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     if get_swizzle_mode_from_layout(src.buffer.layout) is not SwizzleMode.SWIZZLE_NONE:
         fail("smem->tmem copies from an unswizzled core-matrix layout")
     rows = dst.region[0].extent
@@ -439,7 +431,7 @@ def tmem_local(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     Up to 32 columns per instruction; a ``wait::ld``/``st`` follows."""
     from ._tiles import flat_view
 
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     load = src.buffer.scope == "tmem"
     tm, reg = (src, dst) if load else (dst, src)
     cols = tm.region[1].extent
@@ -470,7 +462,7 @@ def tmem_local(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
 
 def register() -> None:
-    cuda = predicate("target", _is_cuda)
+    cuda = predicate("target", is_cuda)
     register_dispatch("copy_async", "cuda", variant="tma", priority=10, when=[
         cuda, predicate("arch", _sm90),
         predicate("direction", _tma_direction), predicate("tensor_map", _tma_tensor_map),

@@ -48,7 +48,7 @@ from tvm.tirx.operator.tile_primitive.fallback.elementwise import (
 from tvm.tirx.operator.tile_primitive.ops import BINARY_OPS, UNARY_OPS
 
 from ._tiles import declare, flat_view, is_distributed, is_local, layout_offset, owned, unflatten
-from .common import match_scope
+from .common import is_cuda, match_scope, thread_to_cta_scope
 from .copy import _chunk_elems
 
 __all__ = ["ELEMENTWISE_OPS", "register"]
@@ -79,14 +79,8 @@ def _buffer_operands(call: TilePrimitiveCall) -> list[BufferRegion]:
     return [dst] + [region_of(v) for v in srcs.values() if isinstance(v, (Buffer, BufferRegion))]
 
 
-def _is_cuda(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    return (True, "") if sctx.is_target("cuda") else (False, "non-cuda target")
 
 
-def _exec_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    if sctx.scope_kind in ("thread", "warp", "warpgroup", "cta"):
-        return True, ""
-    return False, f"scope {sctx.scope_kind} (needs thread, warp, warpgroup or cta)"
 
 
 def _all_local(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
@@ -235,7 +229,7 @@ def _load_laid_out(o: Operand, rel: list[PrimExpr], start: list[PrimExpr], lane:
 
 
 def register() -> None:
-    base = [predicate("target", _is_cuda), predicate("scope", _exec_scope)]
+    base = [predicate("target", is_cuda), predicate("scope", thread_to_cta_scope)]
     for name in ELEMENTWISE_OPS:
         register_dispatch(name, "cuda", variant="reg", priority=10,
                           when=[*base, predicate("operands", _all_local)])(ew_reg)

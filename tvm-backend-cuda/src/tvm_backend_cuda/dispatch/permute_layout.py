@@ -19,7 +19,6 @@ from tvm.ir import (
     AllocBuffer,
     Buffer,
     BufferLoad,
-    BufferRegion,
     BufferStore,
     DataType,
     IntImm,
@@ -33,21 +32,16 @@ from tvm.ir import (
     seq,
 )
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import bound_args, cast_to, region_of
+from tvm.tirx.operator.tile_primitive.common import cast_to
 
 from ._tiles import declare, flat_view
+from .common import dst_src
 
-__all__ = ["lane_map", "register"]
+__all__ = ["lane_map", "register", "warp_xor_swizzle"]
 
 SHFL_XOR = "tirx.cuda.__shfl_xor_sync"
 
 
-def _regions(call: TilePrimitiveCall) -> tuple[BufferRegion, BufferRegion]:
-    a = bound_args(call)
-    dst, src = a["dst"], a["src"]
-    if not isinstance(dst, (Buffer, BufferRegion)) or not isinstance(src, (Buffer, BufferRegion)):
-        fail("dst and src must be buffers or buffer regions")
-    return region_of(dst), region_of(src)
 
 
 def lane_map(layout: TileLayout, numel: int) -> dict[tuple[int, int], int]:
@@ -80,7 +74,7 @@ def lane_map(layout: TileLayout, numel: int) -> dict[tuple[int, int], int]:
 
 
 def _operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     for r in (dst, src):
         if r.buffer.scope != "local" or not isinstance(r.buffer.layout, TileLayout):
             return False, f"{r.buffer.name} is not a register tile with a layout"
@@ -97,7 +91,7 @@ def _operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str
 
 
 def warp_xor_swizzle(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    dst, src = _regions(call)
+    dst, src = dst_src(call)
     dshape, sshape = dst.buffer.static_shape(), src.buffer.static_shape()
     if dshape is None or sshape is None:
         fail("constant shapes only")

@@ -243,6 +243,13 @@ def _identity(kind: ReduceOpType, dt: Any) -> PrimExpr:
     return IntImm(d, -(1 << (bits - 1)) if kind is ReduceOpType.MAX else (1 << (bits - 1)) - 1)
 
 
+def _register_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    if sctx.scope_kind == "cluster":
+        return False, ("scope cluster: a register tile is reduced within one CTA (thread, warp, "
+                       "warpgroup or cta)")
+    return True, ""
+
+
 def _local_src(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     a = bound_args(call)
     src = a["src"]
@@ -372,7 +379,8 @@ def _scratch(sctx: DispatchContext, dtype: Any, nwarps: int) -> Buffer:
 
 
 def register_register_variants() -> None:
-    when: list[Any] = [predicate("shuffle", _shuffle_registered),
+    when: list[Any] = [predicate("scope", _register_scope),
+                       predicate("shuffle", _shuffle_registered),
                        predicate("operands", _local_src)]
     for name in ("sum", "max", "min"):
         register_dispatch(name, "cuda", variant=LOCAL_VARIANT, priority=PRIORITY,
