@@ -19,8 +19,8 @@ from typing import Any
 from .... import _registry
 from ....ir.op import CallEffect, Op, OpCategory
 
-__all__ = ["COMMON_KEYWORDS", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec", "core_registration",
-           "get_spec", "make_call", "reference_markdown"]
+__all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
+           "core_registration", "get_spec", "make_call", "make_compose_op", "reference_markdown"]
 
 # Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
 EXEC_SCOPE_ALIASES = {"wg": "warpgroup"}
@@ -204,10 +204,12 @@ _add(TileOpSpec("gemm", ("D", "A", "B", "C", "transpose_A", "transpose_B", "alph
                                              "or beta=0.0 to overwrite D without reading C")}))
 _add(TileOpSpec("gemm_async", ("D", "A", "B", "transpose_A", "transpose_B", "accum"), "gemm",
                 ("D", "A", "B"), {"transpose_A": False, "transpose_B": False, "accum": False},
-                doc="D (+)= op(A) @ op(B), issued asynchronously",
-                details="D = op(A) @ op(B), or D += op(A) @ op(B) with accum=True. A backend's "
-                        "asynchronous variant (wgmma, tcgen05) issues it and the kernel waits "
-                        "with that backend's intrinsics; the generic fallback computes it "
+                doc="D[M, N] (+)= A @ B^T with A [M, K] and B [N, K] (both K-major, as the tensor "
+                    "cores and the seed take them); transpose_A: A is [K, M]; transpose_B: B is "
+                    "[K, N]; issued asynchronously",
+                details="With accum=True the product is added to D, else it overwrites D. A "
+                        "backend's asynchronous variant (wgmma, tcgen05) issues it and the kernel "
+                        "waits with that backend's intrinsics; the generic fallback computes it "
                         "synchronously."))
 _add(TileOpSpec("permute_layout", ("dst", "src"), "copy", ("dst", "src"),
                 doc="dst = src where the two buffers have different layouts",
@@ -229,6 +231,14 @@ _add(TileOpSpec("unary_reduce", ("dst", "reduce_dst", "src", "op", "reduce_op", 
 _add(TileOpSpec("reduce_negate", ("dst", "src", "reduce_op", "axes"), "compose", ("dst", "src"),
                 {"axes": -1}, doc="dst = -(reduce_op of src over axes)",
                 details="reduce_op is 'sum', 'max' or 'min'; axes as in sum."))
+# ``with Tx.compose_op(...):`` -- the call's arguments are the tile primitive calls of the block
+COMPOSE_OP = "compose_op"
+_add(TileOpSpec(COMPOSE_OP, (), "compose", (),
+                doc="the tile primitive calls of a `with Tx.compose_op(...):` block, as one op",
+                details="Written `with Tx.compose_op(workspace=None, dispatch=None, config=None, "
+                        "**config):` around tile primitive calls; other keywords join config, as "
+                        "in the seed. A backend may lower the calls together; the generic "
+                        "fallback runs them in order."))
 
 
 @contextlib.contextmanager
@@ -295,6 +305,26 @@ def reference_markdown() -> str:
            "`help(Tx.<op>)` prints. Every op is also `Tx.<scope>.<op>` for the scopes `warp`, "
            "`warpgroup` (`wg`), `cta` and `cluster`.", ""]
     for spec in specs:
+        if not spec.params:  # a statement form (`with Tx.compose_op(...):`), not a call
+            text = "\n\n".join(textwrap.fill(p, 88) for p in (spec.doc, spec.details) if p)
+            out += [f"## `Tx.{spec.name}`", "", "```text", text, "```", ""]
+            continue
         out += [f"## `Tx.{spec.name}`", "", "```text",
                 f"{spec.name}{spec.python_signature()}", "", spec.help_text(), "```", ""]
     return "\n".join(out)
+
+
+def make_compose_op(calls: list[Any], *, scope: str = "thread", dispatch: str | None = None,
+                    workspace: dict[str, Any] | None = None,
+                    config: dict[str, Any] | None = None) -> Any:
+    """The :class:`~tvm.ir.TilePrimitiveCall` of ``tirx.tile.compose_op`` over ``calls`` (what
+    ``with Tx.compose_op(...):`` builds from the calls of its block)."""
+    from ....ir import TilePrimitiveCall
+
+    bad = [c for c in calls if not isinstance(c, TilePrimitiveCall)]
+    if bad:
+        raise TypeError(f"Tx.compose_op composes tile primitive calls only; got a "
+                        f"{type(bad[0]).__name__}")
+    scope = EXEC_SCOPE_ALIASES.get(scope, scope)
+    return TilePrimitiveCall(Op.get(f"tirx.tile.{COMPOSE_OP}"), list(calls), scope=scope,
+                             dispatch=dispatch, workspace=workspace, config=config)
