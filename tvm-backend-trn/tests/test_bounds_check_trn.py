@@ -47,3 +47,26 @@ def test_in_bounds_tiles_and_merged_rows_pass() -> None:
 def test_leaving_the_whole_tensor_is_always_an_error() -> None:
     with pytest.raises(SimulatorError, match="view of HBM tensor 'h' reaches elements"):
         simulate(_copy([100, 0]), {"h": np.zeros((128, 16))}, bounds_check=False)
+
+
+def test_the_build_option_reaches_the_simulator(monkeypatch) -> None:
+    import tvm
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm_backend_trn.plugin import register_backend
+
+    register_backend()
+    monkeypatch.delenv("TVM_BOUNDS_CHECK", raising=False)
+
+    @T.prim_func
+    def f(X: T.Buffer((128, 16), "float32"), Y: T.Buffer((128, 16), "float32")):
+        s = T.alloc_buffer((128, 16), "float32", scope="trn.sbuf")
+        Tx.copy(s, X)
+        Tx.copy(Y, s)
+
+    ex = tvm.compile(f, target="aws/trn1/trn1.2xlarge", bounds_check=True)
+    x, y = np.arange(128 * 16, dtype="float32").reshape(128, 16), np.zeros((128, 16), "float32")
+    ex(x, y)
+    np.testing.assert_array_equal(y, x)
+    assert ex.metadata["bounds_check"] is True
+    assert ex.get_function(ex.entry_name).bounds_check is True

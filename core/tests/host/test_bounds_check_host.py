@@ -138,3 +138,13 @@ def test_checked_mode_converts_floats_to_ints_by_saturating() -> None:
     b = np.zeros(3, "int32")
     ex(np.array([np.inf, -1e30, np.nan], "float32"), b)
     np.testing.assert_array_equal(b, [2**31 - 1, -(2**31), 0])
+
+
+def test_the_build_option_turns_it_on_and_off(monkeypatch) -> None:
+    monkeypatch.setenv("TVM_BOUNDS_CHECK", "1")
+    off = tvm.compile(scatter_add, target="c", bounds_check=False)
+    assert "bounds check" not in off.inspect_source()  # the option wins over the environment
+    monkeypatch.delenv("TVM_BOUNDS_CHECK")
+    on = tvm.compile(scatter_add, target="c", bounds_check=True)
+    with pytest.raises(BoundsCheckError, match="buffer A index `idx\\[i\\]`"):
+        on(np.zeros(16, "float32"), np.array([0, 99, 0, 0], "int32"))

@@ -18,7 +18,7 @@ COUNTS = {"kinds": 0}
 
 @hookimpl
 def tvm_backend_info():
-    return BackendInfo(name="{name}", api_range=">=1,<2")
+    return BackendInfo(name="{name}", api_range=">=2,<3")
 
 @hookimpl
 def tvm_target_kinds():
@@ -210,6 +210,15 @@ def test_autoload_warns_once_naming_the_distribution_and_continues(backends):
     assert tvm.backend.is_loaded("alpha")
 
 
+def test_backend_warning_points_at_the_users_line(backends):
+    # The warning names the line that imported tvm (or triggered the load), not the loader.
+    backends.add("broken", "raise RuntimeError('broken at import')\n", dist="tvm-backend-broken")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tvm._autoload()  # what `import tvm` runs, one frame deeper than tvm.backend._autoload
+    assert [w.filename for w in caught] == [__file__]
+
+
 def test_strict_mode_raises(backends, monkeypatch):
     backends.add("broken", "raise RuntimeError('broken at import')\n")
     monkeypatch.setenv("TVM_BACKENDS_STRICT", "1")
@@ -225,7 +234,7 @@ def test_incompatible_api_range(backends):
 
         @hookimpl
         def tvm_backend_info():
-            return BackendInfo(name="old", version="0.3", api_range=">=2,<3")
+            return BackendInfo(name="old", version="0.3", api_range=">=1,<2")
 
         @hookimpl
         def tvm_target_kinds():
@@ -237,8 +246,8 @@ def test_incompatible_api_range(backends):
         tvm.backend.load("old")
     message = str(info.value)
     assert "was not loaded (incompatible)" in message
-    assert "tvm-backend-old 0.3 supports plugin API '>=2,<3'" in message
-    assert "provides plugin API 1" in message
+    assert "tvm-backend-old 0.3 supports plugin API '>=1,<2'" in message
+    assert "provides plugin API 2" in message
     backend = backends.loader.backends["old"]
     assert backend.state == "incompatible" and backend.plugin.CALLED == []
     assert not get_plugin_manager().is_registered(backend.plugin)
@@ -431,8 +440,8 @@ def test_register_plugin_in_process(backends):
 def test_broadcast_hooks_reach_loaded_backends(backends):
     build = """
         @hookimpl
-        def tvm_build_module(mod, target, options):
-            return ("{name}", mod) if target.kind.name == "{name}_kind" else None
+        def tvm_default_pipeline(target):
+            return "{name}-pipe" if target.kind.name == "{name}_kind" else None
 
         @hookimpl
         def tvm_target_kinds():
@@ -443,8 +452,8 @@ def test_broadcast_hooks_reach_loaded_backends(backends):
     backends.add("two", build.format(name="two"))
     tvm.backend.load_all()
     hook = get_plugin_manager().hook
-    assert hook.tvm_build_module(mod="m", target=Target("two_kind"), options={}) == ("two", "m")
-    assert hook.tvm_build_module(mod="m", target=Target("one_kind"), options={}) == ("one", "m")
+    assert hook.tvm_default_pipeline(target=Target("two_kind")) == "two-pipe"
+    assert hook.tvm_default_pipeline(target=Target("one_kind")) == "one-pipe"
 
 
 def test_core_modules_imported_during_a_load_stay_core(backends, tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import traceback
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from tvm.error import DiagnosticError
 from tvm.script import from_source
 from tvm.script import tirx as T
-from tvm.script.namespace import NAMESPACES
+from tvm.testing import skip_if_installed
 
 HEADER = '@T.prim_func\ndef f(A: T.Buffer((16, 16), "float32"), n: T.int32):\n'
 
@@ -39,8 +40,8 @@ CASES = [
     ("try", "    try:\n        pass\n    except Exception:\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: `try` statements"),
     ("foreign_with", '    with open("never-opened") as fh:\n        pass\n', 3, 9,
-     "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):` "
-     "and `with T.let(v) as x:`"),
+     "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):`, "
+     "`with T.let(v) as x:` and `with Tx.compose_op(...):`"),
     ("generator", "    g = (x for x in range(3))\n", 3, 8,
      "unsupported Python in TVMScript: generator expressions"),
     ("list_comprehension", "    T.evaluate([i for i in range(3)][0])\n", 3, 15,
@@ -61,7 +62,7 @@ CASES = [
      "expression/builtin calls"),
     ("scope_prefix", "    T.cta.exp10(A, A)\n", 3, 4,
      "'Tx.cta.exp10' is not a tile primitive; the 'Tx.cta.' scope prefix applies only to tile "
-     "primitives"),
+     "primitives; did you mean 'exp' or 'exp2'?"),
     ("syntax_error", "    A[0, 0] = = 1\n", 3, 14, "invalid syntax"),
     ("nested_def", "    def g():\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: nested function definitions"),
@@ -80,6 +81,8 @@ def test_diagnostic(case: str, body: str, line: int, col: int, message: str | No
         text = '@T.prim_func\ndef f(A: T.Buffer((16, 16), "float32"), n):\n' + body
         message = ("parameter n needs a type annotation, e.g. `n: T.int32` or "
                    "`n: T.Buffer((n,), \"float32\")`")
+    if case == "builder_keyword" and sys.version_info >= (3, 13):
+        message += ". Did you mean 'scope'?"  # Python 3.13's own suggestion
     with pytest.raises(DiagnosticError) as info:
         from_source(text, filename="kernel.py")
     err = info.value
@@ -88,7 +91,7 @@ def test_diagnostic(case: str, body: str, line: int, col: int, message: str | No
     assert str(err) == f"kernel.py:{line}:{col + 1}: error: {message}\n    {src_line}\n    {' ' * col}^"
 
 
-@pytest.mark.skipif("cuda" in NAMESPACES, reason="a CUDA backend is loaded")
+@skip_if_installed("cuda")
 def test_missing_backend_namespace_is_a_diagnostic() -> None:
     with pytest.raises(DiagnosticError) as info:
         from_source(HEADER + "    T.cuda.thread_fence()\n")

@@ -58,13 +58,13 @@ def test_analyzer_bounds_a_product_of_variables() -> None:
 
 def test_float_index_is_rejected_by_the_verifier_at_its_line() -> None:
     message = _verify_error("A[T.float32(1.5)] = 1.0")
-    assert "k.py:5:5: BufferStore to `A` uses a float32 index; indices must be integers" in message
+    assert "k.py:5:5: error: BufferStore to `A` uses a float32 index; indices must be integers" in message
     assert "A[T.float32(1.5)] = 1.0\n" in message  # the source line, then a caret
 
 
 def test_float_load_index_is_rejected_too() -> None:
     message = _verify_error("x = T.float32(2.0)\nA[0] = A[x]")
-    assert "k.py:6:5: BufferLoad from `A` uses a float32 index" in message
+    assert "k.py:6:5: error: BufferLoad from `A` uses a float32 index" in message
 
 
 @pytest.mark.parametrize(("body", "line", "index", "value"), [
@@ -151,4 +151,4 @@ def test_a_tile_call_no_variant_can_lower_is_a_tvm_error() -> None:
 def test_constant_integer_division_by_zero_is_located() -> None:
     message = _verify_error("A[0] = T.Cast(\"float32\", n // 0)", 'A: T.Buffer((16,), "float32"), '
                                                                   "n: T.int32")
-    assert "k.py:5:5: integer division by zero: `n // 0`" in message
+    assert "k.py:5:5: error: integer division by zero: `n // 0`" in message

@@ -2,7 +2,8 @@
 
 It is on when any of these asks for it (the first that says anything decides):
 
-* the build option ``bounds_check=True`` (a backend passes its options here);
+* the build option ``bounds_check=True`` (``tvm.compile(f, target, bounds_check=True)``: a field
+  of every backend's options; core's build runs codegen inside :func:`bounds_check_scope`);
 * the module attribute ``tir.bounds_check`` (``tvm.compile`` sets it from the PassContext);
 * the PassContext config ``"tir.bounds_check"``
   (``tvm.compile(f, pass_config={"tir.bounds_check": True})``);
@@ -16,6 +17,8 @@ checks every access pattern against its tensor's dimensions.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +29,7 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer
 
 __all__ = ["BOUNDS_CHECK_ATTR", "BOUNDS_MESSAGE", "Access", "Division", "bounds_check_enabled",
-           "statement_accesses", "statement_checks"]
+           "bounds_check_scope", "statement_accesses", "statement_checks"]
 
 #: the module / PassContext key that turns checking on
 BOUNDS_CHECK_ATTR = "tir.bounds_check"
@@ -36,10 +39,26 @@ _ENV = "TVM_BOUNDS_CHECK"
 _TRUE = ("1", "true", "yes", "on")
 
 
+_SCOPE: contextvars.ContextVar[bool | None] = contextvars.ContextVar("tvm_bounds_check",
+                                                                     default=None)
+
+
+@contextlib.contextmanager
+def bounds_check_scope(value: bool | None) -> Iterator[None]:
+    """The build option for the code generated inside the block (``None``: no opinion)."""
+    token = _SCOPE.set(value)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
 def bounds_check_enabled(mod: Any = None, options: Mapping[str, Any] | None = None) -> bool:
     """Whether run-time bounds checks are asked for (see the module docstring)."""
     if options is not None and options.get("bounds_check") is not None:
         return bool(options["bounds_check"])
+    if _SCOPE.get() is not None:  # the build option of the build in progress
+        return bool(_SCOPE.get())
     attrs = getattr(mod, "attrs", None)
     if isinstance(attrs, Mapping) and attrs.get(BOUNDS_CHECK_ATTR) is not None:
         return bool(attrs[BOUNDS_CHECK_ATTR])

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
 from ..arith.linear import affine_range
-from ..error import CodegenError
+from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -787,7 +787,19 @@ class CodegenCStyle:
                 self.emit(self.vectorize_pragma)
             self.print_serial_for(loop)
         else:
+            self.print_unroll_hint(loop)
             self.print_serial_for(loop)
+
+    def print_unroll_hint(self, loop: S.For) -> None:
+        """``T.serial(n, unroll=True)`` (annotation ``pragma_unroll``): the unroll pragma before
+        the loop (one naming a count only when the extent is a constant)."""
+        pragma = self.unroll_pragma
+        if not (pragma and loop.annotations.get("pragma_unroll")):
+            return
+        if "{n}" in pragma and not isinstance(loop.extent, E.IntImm):
+            return
+        extent = loop.extent.value if isinstance(loop.extent, E.IntImm) else 0
+        self.emit(pragma.format(n=extent))
 
     def print_serial_for(self, loop: S.For) -> None:
         v = loop.loop_var
@@ -881,6 +893,10 @@ class CodegenCStyle:
         if method is None:
             raise CodegenError(f"target {self.target_kind!r}: codegen cannot print "
                            f"{type(e).__name__} {e!r}")
+        span = getattr(e, "span", None)
+        if span is not None:  # an op call of the user's script: errors point at its line
+            with located(span):
+                return method(e)
         return method(e)
 
     def expr_Var(self, v: E.Var) -> str:

@@ -1,8 +1,9 @@
 """The built-in host backend ``c``: C source compiled by the system C compiler, run with ctypes.
 
 It registers through the same hooks as every other backend (see :mod:`tvm.host.plugin`).
-Submodules: ``codegen`` (IR to C), ``compiler`` (C to a shared object), ``runtime`` (ctypes),
-``build`` (the two joined, with the compile cache).
+Its modules have the layout every backend has: ``plugin`` (hooks only), ``tags`` (the target
+kind), ``script`` and ``op`` (none of their own), ``codegen`` (IR to C), ``compiler`` (C to a
+shared object), ``executable`` (the build contract and the Executable), ``runtime`` (ctypes).
 """
 
 from __future__ import annotations

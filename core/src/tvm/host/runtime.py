@@ -1,4 +1,4 @@
-"""Load host shared objects with ctypes and call their entry points on arrays.
+"""Driver access of the host backend: load shared objects with ctypes, call their entry points.
 
 Every call checks its arguments first with :class:`~tvm.runtime.arguments.ArgumentChecker`
 (count, kind, dtype, rank, shape, strides/contiguity, device; the error names the function and
@@ -12,18 +12,15 @@ the C code recorded.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..codegen.bounds import BOUNDS_MESSAGE
 from ..codegen.c_style import FunctionInfo
 from ..error import BoundsCheckError, TVMError
 from ..runtime.arguments import ArgumentChecker, Signature
-from ..runtime.executable import Executable
 from .codegen import ERROR_SYMBOL
 
-__all__ = ["HostExecutable", "HostFunction"]
+__all__ = ["HostFunction", "load_library"]
 
 _CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
@@ -116,47 +113,9 @@ def _as_numpy(arg: Any) -> Any:
     return arg
 
 
-class HostExecutable(Executable):
-    """A compiled shared object of the host target ``c``."""
-
-    backend = "c"
-
-    def __init__(self, target: Any, lib_path: str | Path, source: str,
-                 functions: Sequence[FunctionInfo], signatures: dict[str, Signature], *,
-                 compiler: dict[str, Any] | None = None) -> None:
-        super().__init__(target, [f.name for f in functions])
-        self.lib_path = str(lib_path)
-        self.source = source
-        self.functions = {f.name: f for f in functions}
-        self.compiler = dict(compiler or {})
-        try:
-            self._lib = ctypes.CDLL(self.lib_path)
-        except OSError as err:
-            raise TVMError(f"could not load the compiled module {self.lib_path}: {err}") from err
-        missing = [f.name for f in functions if f.name not in signatures]
-        if missing:
-            raise TVMError(f"no argument signature for {missing}")
-        self.signatures = dict(signatures)
-        self._loaded: dict[str, HostFunction] = {}
-
-    def get_function(self, name: str) -> HostFunction:
-        func = self._loaded.get(name)
-        if func is not None:
-            return func
-        info = self.functions.get(name)
-        if info is None:
-            raise KeyError(f"this executable has no function {name!r}; it has "
-                           f"{sorted(self.functions)}")
-        func = self._loaded[name] = HostFunction(self._lib, info, self.signatures[name])
-        return func
-
-    def inspect_source(self, kind: str = "") -> str:
-        return self.source
-
-    def export_header(self) -> dict[str, Any]:
-        return {"signatures": {n: f.to_dict() for n, f in self.functions.items()},
-                "arguments": {n: s.to_dict() for n, s in self.signatures.items()},
-                "compiler": self.compiler}
-
-    def export_payload(self) -> bytes:
-        return Path(self.lib_path).read_bytes()
+def load_library(path: str) -> ctypes.CDLL:
+    """``dlopen`` a compiled module (it runs the module's initialisers: trusted files only)."""
+    try:
+        return ctypes.CDLL(path)
+    except OSError as err:
+        raise TVMError(f"could not load the compiled module {path}: {err}") from err

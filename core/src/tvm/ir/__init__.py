@@ -35,6 +35,7 @@ from .expr import (
     PrimExpr,
     Ramp,
     Select,
+    SizeVar,
     StringImm,
     Sub,
     Var,
@@ -42,9 +43,10 @@ from .expr import (
     convert,
 )
 from .function import IRModule, PrimFunc
-from .layout import AXES, Axis, Iter, S, TileLayout
+from .layout import AXES, Axis, ComposeLayout, Iter, S, SwizzleLayout, TileLayout
 from .node import Node
 from .op import OP_REGISTRY, CallEffect, Op, OpCategory
+from .span import Span
 from .stmt import (
     EXEC_SCOPES,
     SCOPE_ID_KINDS,
@@ -72,10 +74,11 @@ __all__ = [
     "AXES", "EQ", "EXEC_SCOPES", "GE", "GT", "LE", "LT", "NE", "OP_REGISTRY", "SCOPE_ID_KINDS",
     "Add", "AllocBuffer", "And", "AssertStmt", "AttrStmt", "Axis", "BinaryOp", "Broadcast",
     "Buffer", "BufferLoad", "BufferRegion", "BufferStore", "Call", "CallEffect", "Cast", "CmpOp",
+    "ComposeLayout", "SwizzleLayout",
     "DataType", "DeclBuffer", "Div", "Evaluate", "FloatImm", "FloorDiv", "FloorMod", "For",
     "ForKind", "IRModule", "IfThenElse", "IntImm", "Iter", "Let", "LetStmt", "Max", "Min", "Mod",
     "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PrimExpr", "PrimFunc", "Ramp",
-    "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "Stmt", "StringImm", "Sub",
+    "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "SizeVar", "Span", "Stmt", "StringImm", "Sub",
     "TileLayout", "TilePrimitiveCall", "Var", "Visitor", "assert_structural_equal", "const",
     "convert", "decl_buffer", "post_order_visit", "seq", "structural_equal", "structural_hash",
     "substitute", "verify", "verify_errors",

@@ -1,34 +1,28 @@
-"""Source locations of IR nodes: the parser marks each statement (and each parameter buffer)
-with where it was written, so that the verifier can report file and line."""
+"""``Span``: where a node came from in the user's source (file, line, columns, the line's text).
+
+The parser records a span on every tile primitive call and every op call it builds; errors raised
+while lowering or generating code for such a call are reported at its span, the way parse errors
+are (:class:`tvm.error.LocatedError`). Spans are not part of a node's structure: structural
+equality, hashing and printing ignore them, and rewriting a node keeps its span.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["Span", "span_of"]
+__all__ = ["Span"]
 
 
 @dataclass(frozen=True)
 class Span:
-    """A place in a source file: ``line`` is 1-based, ``col`` 0-based; ``text`` is the line."""
+    """``line`` is 1-based; ``column`` and ``end_column`` are 0-based offsets into ``text`` (the
+    source line, indentation included); ``end_column`` is where the node ends on that line."""
 
     filename: str
     line: int
-    col: int
+    column: int
+    end_column: int
     text: str = ""
 
     def __str__(self) -> str:
-        return f"{self.filename}:{self.line}:{self.col + 1}"
-
-    def show(self, message: str) -> str:
-        """``file:line:col: message``, then the source line with a caret under the column."""
-        out = f"{self}: {message}"
-        if self.text:
-            out += f"\n    {self.text.rstrip()}\n    {' ' * self.col}^"
-        return out
-
-
-def span_of(node: Any) -> Span | None:
-    """The span a node was marked with, if any (it is not part of the node's structure)."""
-    return getattr(node, "span", None)
+        return f"{self.filename}:{self.line}:{self.column + 1}"

@@ -19,8 +19,10 @@ __all__ = [
 
 
 class Stmt(Node):
-    """Base of statements. ``span`` (not part of the structure) is where the parser read it."""
+    """Base of statements."""
 
+    #: where the node was written (the parser sets it on every statement and call); not part
+    #: of the structure: equality, hashing and printing ignore it, rewrites keep it
     span: Span | None = None
 
 
@@ -211,7 +213,9 @@ class TilePrimitiveCall(Stmt):
             raise TypeError(f"Unknown field(s) for TilePrimitiveCall.replace: {unknown}")
         kw = {k: getattr(self, k) for k in self._REPLACEABLE}
         kw.update(changes)
-        return TilePrimitiveCall(kw.pop("op"), kw.pop("args"), **kw)
+        new = TilePrimitiveCall(kw.pop("op"), kw.pop("args"), **kw)
+        new.span = self.span
+        return new
 
     def with_workspace(self, workspace: dict[str, Any]) -> TilePrimitiveCall:
         return self.replace(workspace=workspace)

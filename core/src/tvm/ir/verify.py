@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..arith.linear import affine_range
-from ..error import IRVerifyError
+from ..error import IRVerifyError, format_location
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer, BufferRegion
@@ -178,7 +177,9 @@ class _Verifier(Visitor):
         self.visit(s.value)
         for i in s.indices:
             self.visit(i)
-        if s.value.dtype.element_of() != s.buffer.dtype.element_of():
+        value_t, buffer_t = s.value.dtype.element_of(), s.buffer.dtype.element_of()
+        same_bits_int = value_t.is_integer and buffer_t.is_integer and value_t.bits == buffer_t.bits
+        if value_t != buffer_t and not same_bits_int:  # int32 into uint32 is the same bits
             self.err(f"BufferStore to `{s.buffer.name}` stores a {s.value.dtype} value into a "
                      f"{s.buffer.dtype} buffer; cast it first")
 
@@ -289,6 +290,8 @@ class _Verifier(Visitor):
             self._check_bounds(what, b, indices)
 
     def _check_bounds(self, what: str, b: Buffer, indices: list[E.PrimExpr]) -> None:
+        from ..arith.linear import affine_range  # tvm.arith is not part of `import tvm`
+
         for k, (index, dim) in enumerate(zip(indices, b.shape)):
             extent = _const(dim)
             reach = affine_range(index, self.ranges)
@@ -361,6 +364,8 @@ def verify(node: Any) -> None:
     except RecursionError as exc:
         raise depth_error(exc, "verify") from None
     if v.errors:
-        shown = [span.show(msg) if span is not None else msg for span, msg in v.errors]
+        shown = [msg if span is None else format_location(msg, span.filename, span.line,
+                                                            span.column, span.text)
+                 for span, msg in v.errors]
         raise IRVerifyError("IR verification failed:\n  " + "\n  ".join(
             s.replace("\n", "\n  ") for s in shown))

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .._hints import missing_message
 from .._registry import Registry
+from .._suggest import did_you_mean
 from ..error import TargetError
 
 __all__ = [
@@ -169,10 +171,9 @@ def list_target_kinds() -> dict[str, TargetKind]:
 
 
 def _unknown_kind_message(name: str) -> str:
-    from ..backend import missing_message
-
     hint = missing_message("target kind", name)
     if hint is not None:
         return hint
     known = ", ".join(sorted(KIND_REGISTRY.keys())) or "none"
-    return f"unknown target kind {name!r}; registered kinds: {known}"
+    hint = did_you_mean(name, KIND_REGISTRY.keys())
+    return f"unknown target kind {name!r}; {hint + ' ' if hint else ''}registered kinds: {known}"

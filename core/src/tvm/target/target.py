@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from .._hints import missing_message
+from .._suggest import did_you_mean
 from ..error import TargetError
 from .kind import KIND_REGISTRY, TargetKind, get_target_kind
 from .tag import TAG_REGISTRY, get_tag
@@ -199,17 +201,17 @@ def _parse_options(head: str, opts: list[str]) -> dict[str, Any]:
 
 
 def _unknown_name_message(name: str) -> str:
-    from ..backend import missing_message
-
     # A tag's vendor prefix or a kind name may identify the backend that would provide it.
     what = "target tag" if "/" in name else "target kind"
     hint = missing_message(what, name)
     if hint is not None:
         return hint
     kinds = ", ".join(sorted(KIND_REGISTRY.keys())) or "none"
+    hint = did_you_mean(name, [*KIND_REGISTRY.keys(), *TAG_REGISTRY.keys()])
     return (
-        f"unknown target {name!r}: no target kind or tag of that name is registered "
-        f"(kinds: {kinds}; {len(TAG_REGISTRY)} tags, see tvm.target.list_tags())"
+        f"unknown target {name!r}: no target kind or tag of that name is registered"
+        f"{'; ' + hint if hint else ''} (kinds: {kinds}; {len(TAG_REGISTRY)} tags, see "
+        "tvm.target.list_tags())"
     )
 
 

@@ -13,14 +13,18 @@ arguments bound and checked by it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from ..._suggest import did_you_mean
 from ...ir.buffer import Buffer, BufferRegion
 from ...ir.op import OP_REGISTRY, Op, OpCategory
 from ...ir.stmt import TilePrimitiveCall
 from ...tirx.operator.tile_primitive import ops as _ops  # noqa: F401 - registers the core tile ops
+from ...tirx.operator.tile_primitive.common import simplify_regions
 
-__all__ = ["ScopeNamespace", "cluster", "cta", "thread", "warp", "warpgroup", "wg"]
+__all__ = ["ComposeOpBuilder", "ComposeOpSpec", "ScopeNamespace", "cluster", "compose_op", "cta",
+           "thread", "warp", "warpgroup", "wg"]
 
 
 _ABSENT = object()
@@ -34,21 +38,23 @@ def _tile_op(name: str) -> Op | None:
 
 
 class _TileOpCaller:
-    """``Tx.<op>`` / ``Tx.<scope>.<op>``: builds one TilePrimitiveCall statement."""
+    """``Tx.<op>`` / ``Tx.<scope>.<op>``: builds one TilePrimitiveCall statement.
 
-    __slots__ = ("__name__", "__tir_tile_op__", "label", "op", "scope")
+    The instances are only the implementation: :func:`_make_caller` wraps each in a plain
+    function carrying the op's real signature and help text, so ``help(Tx.sum)`` and
+    ``inspect.signature(Tx.sum)`` show ``sum(dst, src, axes=-1, accum=False, *, ...)``.
+    """
 
-    def __init__(self, op: Op, scope: str, label: str) -> None:
+    __slots__ = ("op", "scope")
+
+    def __init__(self, op: Op, scope: str) -> None:
         self.op = op
         self.scope = scope
-        self.label = label
-        self.__name__ = op.name.removeprefix("tirx.tile.")
-        self.__tir_tile_op__ = op.name
 
     def __call__(self, *args: Any, dispatch: str | None = None,
                  workspace: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
                  **kwargs: Any) -> TilePrimitiveCall:
-        name = self.__name__
+        name = self.op.name.removeprefix("tirx.tile.")
         spec = self.op.get_attr("tile_spec")
         if spec is not None:
             # The tile-only check comes first: `Tx.exp(x)` on an expression is a T.exp mix-up,
@@ -68,11 +74,62 @@ class _TileOpCaller:
             bound = list(args)
         if dispatch is not None and not isinstance(dispatch, str):
             raise TypeError(f"Tx.{name}(dispatch=...) expects a variant name (a str)")
-        return TilePrimitiveCall(self.op, bound, scope=self.scope, dispatch=dispatch,
-                                 workspace=workspace, config=config)
+        return simplify_regions(TilePrimitiveCall(self.op, bound, scope=self.scope,
+                                                  dispatch=dispatch, workspace=workspace,
+                                                  config=config))
+
+
+def _make_caller(op: Op, scope: str, label: str) -> Any:
+    """A function ``Tx.<op>`` (or ``Tx.<scope>.<op>``) with the op's signature and help."""
+    impl = _TileOpCaller(op, scope)
+    name = op.name.removeprefix("tirx.tile.")
+
+    def caller(*args: Any, **kwargs: Any) -> TilePrimitiveCall:
+        return impl(*args, **kwargs)
+
+    spec = op.get_attr("tile_spec")
+    caller.__name__ = name
+    caller.__qualname__ = f"{label}.{name}"
+    caller.__module__ = __name__
+    caller.__doc__ = spec.help_text() if spec is not None else f"The tile primitive {op.name}."
+    if spec is not None:
+        caller.__signature__ = spec.python_signature()  # type: ignore[attr-defined]
+    caller.op = op  # type: ignore[attr-defined]
+    caller.scope = scope  # type: ignore[attr-defined]
+    caller.__tir_tile_op__ = op.name  # type: ignore[attr-defined]
+    return caller
+
+
+@dataclass
+class ComposeOpSpec:
+    """``with Tx.compose_op(...):``: the parser makes one ``tirx.tile.compose_op`` call of the
+    tile primitive calls in the block."""
+
+    scope: str
+    dispatch: str | None
+    workspace: dict[str, Any] | None
+    config: dict[str, Any] | None
+
+
+class ComposeOpBuilder:
+    """``Tx.compose_op(workspace=None, dispatch=None, config=None, **config)``: compose the tile
+    primitive calls of a ``with`` block into one op (a backend may lower them together; the
+    generic fallback runs them in order). Keyword arguments other than these join ``config``,
+    as in the seed (``Tx.compose_op(schedule="A")``)."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+        self.__name__ = "compose_op"
+
+    def __call__(self, *, workspace: dict[str, Any] | None = None, dispatch: str | None = None,
+                 config: dict[str, Any] | None = None, **kwargs: Any) -> ComposeOpSpec:
+        if dispatch is not None and not isinstance(dispatch, str):
+            raise TypeError("Tx.compose_op(dispatch=...) expects a variant name (a str)")
+        merged = {**(config or {}), **kwargs} or None
+        return ComposeOpSpec(self.scope, dispatch, workspace, merged)
 
     def __repr__(self) -> str:
-        return f"<tile primitive {self.label}.{self.__name__} ({self.scope} scope)>"
+        return f"<Tx.compose_op ({self.scope} scope)>"
 
 
 class ScopeNamespace:
@@ -81,15 +138,17 @@ class ScopeNamespace:
     def __init__(self, scope: str, label: str) -> None:
         self._scope = scope
         self._label = label
-        self._ops: dict[str, _TileOpCaller] = {}
+        self._ops: dict[str, Any] = {}
 
     @property
     def scope(self) -> str:
         return self._scope
 
-    def __getattr__(self, name: str) -> _TileOpCaller:
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        if name == "compose_op":
+            return ComposeOpBuilder(self._scope)
         return _caller(self._ops, name, self._scope, f"Tx.{self._label}",
                        f"'Tx.{self._label}.{name}' is not a tile primitive; the "
                        f"'Tx.{self._label}.' scope prefix applies only to tile primitives")
@@ -101,15 +160,15 @@ class ScopeNamespace:
         return f"<Tx.{self._label}: tile primitives at {self._scope} scope>"
 
 
-def _caller(cache: dict[str, _TileOpCaller], name: str, scope: str, label: str,
-            missing: str) -> _TileOpCaller:
+def _caller(cache: dict[str, Any], name: str, scope: str, label: str, missing: str) -> Any:
     op = _tile_op(name)
     if op is None:
         cache.pop(name, None)
-        raise AttributeError(missing)
+        hint = did_you_mean(name, [o.name.removeprefix("tirx.tile.") for o in Op.list("tirx.tile.")])
+        raise AttributeError(f"{missing}; {hint}" if hint else missing)
     got = cache.get(name)
     if got is None or got.op is not op:  # re-registered (e.g. by a test) -> new caller
-        got = _TileOpCaller(op, scope, label)
+        got = _make_caller(op, scope, label)
         cache[name] = got
     return got
 
@@ -121,7 +180,9 @@ wg = ScopeNamespace("warpgroup", "wg")
 warp = ScopeNamespace("warp", "warp")
 thread = ScopeNamespace("thread", "thread")
 
-_THREAD_OPS: dict[str, _TileOpCaller] = {}
+compose_op = ComposeOpBuilder("thread")
+
+_THREAD_OPS: dict[str, Any] = {}
 
 
 def __getattr__(name: str) -> Any:

@@ -19,8 +19,9 @@ Variants of one (op, kind) pair, together with those registered for every kind (
 tried by ``(-priority, variant name)``; a kind's own variant hides a ``"*"`` variant of the same
 name. Each variant's predicates (``when=[...]``) run first; the first variant whose predicates
 pass and whose impl returns a PrimFunc wins. ``dispatch="name"`` on the call tries only that
-variant. When nothing applies, a ``RuntimeError`` shows a table of every variant and why it did
-not apply.
+variant. When nothing applies, a :class:`~tvm.error.DispatchError` (a ``RuntimeError``) shows a
+table of every variant and why it did not apply; while lowering a parsed kernel it points at the
+call's line (every error raised while lowering a call does).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ...._registry import Registry
-from ....error import DispatchError, DispatchFail
+from ....error import DispatchError, DispatchFail, LoweringError, located, trim_internal_frames
 from ....ir import (
     AttrStmt,
     Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
+    Call,
     DeclBuffer,
     Evaluate,
     For,
@@ -54,10 +56,11 @@ from ....ir import (
     Stmt,
     TilePrimitiveCall,
     Var,
+    post_order_visit,
     seq,
     substitute,
 )
-from .common import fold_add
+from .common import fold_add, simplify_regions
 from .dispatch_context import DispatchCallbacks, DispatchContext, ThreadInfo
 
 __all__ = [
@@ -277,7 +280,8 @@ def _try(case: DispatchCase, op_call: TilePrimitiveCall, sctx: DispatchContext) 
 
 
 def dispatch(op_call: TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutcome:
-    """Choose the variant for ``op_call``; RuntimeError with the table of attempts if none."""
+    """Choose the variant for ``op_call``; :class:`~tvm.error.DispatchError` with the table of
+    attempts if none applies."""
     kind = sctx.target_kind
     cases = get_variants(op_call.op, kind)
     failure = _Failure(op_call.op.name, kind, op_call.scope)
@@ -380,6 +384,7 @@ class _Rebind(Mutator):
 
 
 # -- the lowering ---------------------------------------------------------------------------------
+@trim_internal_frames
 def lower_tile_primitives(func: PrimFunc | IRModule, target: Any = None, *,
                           trace: list[tuple[str, str, str]] | None = None) -> Any:
     """Replace every tile primitive call of ``func`` (or of every function of a module) by the
@@ -422,6 +427,7 @@ class _Lowering(Mutator):
         self.thread_loops: dict[str, tuple[Var, PrimExpr]] = {}
         self.in_kernel = False
         self.depth = 0
+        self.loops: list[Var] = []
 
     def visit_SeqStmt(self, node: SeqStmt) -> Any:
         # index definitions hold for the rest of the enclosing sequence
@@ -451,7 +457,13 @@ class _Lowering(Mutator):
                 return self.generic_visit(node)
             finally:
                 del self.thread_loops[tag]
-        return self.generic_visit(node)
+        if node.kind is ForKind.THREAD_BINDING:
+            return self.generic_visit(node)
+        self.loops.append(node.loop_var)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.loops.pop()
 
     def _thread_defs(self) -> list[ScopeIdDef]:
         if not self.thread_loops:
@@ -461,21 +473,41 @@ class _Lowering(Mutator):
         return [*self.defs, ScopeIdDef("thread_id", [v for v, _ in loops], [e for _, e in loops])]
 
     def visit_TilePrimitiveCall(self, node: TilePrimitiveCall) -> Any:
+        # Errors raised while lowering the call (and the calls its variant emits) are reported
+        # at the line of the user's call.
+        with located(node.span):
+            return self._lower_call(simplify_regions(node))
+
+    def _lower_call(self, node: TilePrimitiveCall) -> Any:
         if self.depth >= MAX_NESTING:
-            raise DispatchError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
-                               f"(more than {MAX_NESTING} levels); a variant returns its own call?")
-        sctx = DispatchContext(self.target, node.scope, op_call=node,
-                               threads=ThreadInfo.from_defs(self._thread_defs(), self.in_kernel),
+            raise LoweringError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
+                                f"(more than {MAX_NESTING} levels); a variant returns its own call?")
+        threads = ThreadInfo.from_defs(self._thread_defs(), self.in_kernel)
+        threads.loops = tuple(self.loops)
+        sctx = DispatchContext(self.target, node.scope, op_call=node, threads=threads,
                                callbacks=self.callbacks)
         outcome = dispatch(node, sctx)
         if self.trace is not None:
             self.trace.append((node.op.name, node.scope, outcome.variant))
         body = bind_to_call(outcome.func, node)
+        if node.span is not None:
+            _stamp_span(body, node.span)
         self.depth += 1
         try:
             return self.visit(body)
         finally:
             self.depth -= 1
+
+
+def _stamp_span(body: Stmt, span: Any) -> None:
+    """Calls a variant emitted for a user's call carry that call's span, so that errors about
+    them later (in codegen) point at the user's line."""
+
+    def stamp(node: Any) -> None:
+        if isinstance(node, (Call, TilePrimitiveCall)) and node.span is None:
+            node.span = span
+
+    post_order_visit(body, stamp)
 
 
 def _place_prologue(body: Stmt, cb: DispatchCallbacks) -> Stmt:
