@@ -43,21 +43,24 @@ def _autoload_warnings() -> list[str]:
     return [str(w.message) for w in caught]
 
 
-def test_two_distributions_offering_one_name_is_a_reported_conflict(backends):
-    backends.add("dupe", KIND.format(kind="dupe_first"), dist="tvm-backend-dupe")
-    _second_dist(backends, "dupe", "other_dupe", "someone-elses-dupe", KIND.format(kind="dupe_2"))
+@pytest.mark.parametrize("name", ["dupe", "cuda"])
+def test_two_distributions_offering_one_name_is_a_reported_conflict(backends, name):
+    backends.add(name, KIND.format(kind=f"{name}_first"), dist=f"tvm-backend-{name}")
+    _second_dist(backends, name, f"other_{name}", f"someone-elses-{name}",
+                 KIND.format(kind=f"{name}_2"))
     messages = _autoload_warnings()
-    assert any("two distributions offer a backend named 'dupe': tvm-backend-dupe and "
-               "someone-elses-dupe; tvm-backend-dupe (first on sys.path) is used and "
-               "someone-elses-dupe is ignored" in m for m in messages), messages
-    assert tvm.backend.is_loaded("dupe")
+    assert any(f"two distributions offer a backend named '{name}': tvm-backend-{name} and "
+               f"someone-elses-{name}; tvm-backend-{name} (first on sys.path) is used and "
+               f"someone-elses-{name} is ignored" in m for m in messages), messages
+    assert tvm.backend.is_loaded(name)
     from tvm.target import KIND_REGISTRY
 
-    assert "dupe_first" in KIND_REGISTRY and "dupe_2" not in KIND_REGISTRY
-    rows = [r for r in tvm.backend.list_backends() if r.name == "dupe"]
-    assert [(r.distribution, r.state) for r in rows] == [("tvm-backend-dupe", "loaded"),
-                                                         ("someone-elses-dupe", "failed")]
-    assert "tvm-backend-dupe" in rows[1].reason
+    assert f"{name}_first" in KIND_REGISTRY and f"{name}_2" not in KIND_REGISTRY
+    rows = [r for r in tvm.backend.list_backends() if r.name == name
+            and r.state != "not installed"]
+    assert [(r.distribution, r.state) for r in rows] == [(f"tvm-backend-{name}", "loaded"),
+                                                         (f"someone-elses-{name}", "failed")]
+    assert f"tvm-backend-{name}" in rows[1].reason
 
 
 def test_the_conflict_is_an_error_in_strict_mode(backends, monkeypatch):
