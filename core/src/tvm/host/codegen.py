@@ -10,20 +10,29 @@ Host specifics: parallel loops (and ``blockIdx.*`` loops of the kernel form) run
 loops; vectorized loops carry ``#pragma GCC ivdep`` and vector expressions are printed lane by
 lane; float16 is ``_Float16`` when the compiler supports it, else (like bfloat16) stored as
 ``uint16_t`` and computed in ``float``.
+
+The host's C kernel library (``kernels/*.c``, shipped with the package): ``exp`` of float32 is
+``tvm_expf`` and float ``max``/``min`` are ``tvm_fmaxf``/``tvm_fminf`` (``kernels/math.c``:
+branch-free, so loops calling them vectorise; exp within 2 ulp, max/min with fmaxf's NaN rule),
+and a
+``T.call_extern`` of a library entry (``tvm_host_gemm_f32``, ``tvm_host_gemm_f64``: the blocked
+GEMM the host's ``gemm`` dispatch variant calls) brings that entry's source into the module.
 """
 
 from __future__ import annotations
 
+import functools
+from importlib import resources
 from typing import Any
 
-from ..codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo
+from ..codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 
-__all__ = ["ERROR_SYMBOL", "HostCodegen", "generate_c"]
+__all__ = ["ERROR_SYMBOL", "LIBRARY", "HostCodegen", "generate_c", "kernel_source"]
 
 ERROR_SYMBOL = "tvm_c_get_last_error"
 
@@ -46,6 +55,36 @@ static void* tvm_alloc(size_t nbytes) {
 }"""
 
 
+@functools.cache
+def kernel_source(file: str) -> str:
+    """The text of ``tvm/host/kernels/<file>``."""
+    return resources.files(__package__ or "tvm.host").joinpath("kernels", file).read_text("utf-8")
+
+
+# Library entries a kernel may call with T.call_extern: name -> (file, #defines before it).
+LIBRARY: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "tvm_host_gemm_f32": ("gemm.c", (("TVM_GEMM_T", "float"), ("TVM_GEMM_SFX", "f32"))),
+    "tvm_host_gemm_f64": ("gemm.c", (("TVM_GEMM_T", "double"), ("TVM_GEMM_SFX", "f64"))),
+}
+
+
+def _math(cg: CodegenCStyle, name: str) -> str:
+    cg.add_helper("tvm_host_math", kernel_source("math.c").strip())
+    return name
+
+
+def _rule_expf(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    return f"{_math(cg, 'tvm_expf')}({args[0]})"
+
+
+_HOST_TEMPLATES: dict[str, OpTemplate] = {
+    **CodegenCStyle.op_templates,
+    "tirx.exp": {"float32": _rule_expf, "float64": "exp({0})"},
+    "tirx.sigmoid": {"float32": lambda cg, call, args: f"(1.0f / (1.0f + {_rule_expf(cg, call, [f'-({args[0]})'])}))",
+                     "float64": "(1.0 / (1.0 + exp(-({0}))))"},
+}
+
+
 class HostCodegen(CodegenCStyle):
     """C for the host: OpenMP parallel loops, serial thread loops, status-returning entries."""
 
@@ -55,6 +94,7 @@ class HostCodegen(CodegenCStyle):
     unroll_pragma = "#pragma GCC unroll {n}"
     vectorize_pragma = "#pragma GCC ivdep"
     includes = ("stdint.h", "stdbool.h", "stddef.h", "stdio.h", "stdlib.h", "string.h", "math.h")
+    op_templates = _HOST_TEMPLATES
 
     def __init__(self, target: Any = None, *, openmp: bool = False, float16: bool = False,
                  num_threads: int | None = None) -> None:
@@ -73,6 +113,35 @@ class HostCodegen(CodegenCStyle):
         if p.kind == "scalar" and DataType(p.dtype).is_float and DataType(p.dtype).bits == 16:
             return f"float {p.c_name}"
         return super().param_decl(p)
+
+    def expr_Max(self, e: E.Max) -> str:
+        return self._minmax(e, "max") if e.dtype.is_float else super().expr_Max(e)
+
+    def expr_Min(self, e: E.Min) -> str:
+        return self._minmax(e, "min") if e.dtype.is_float else super().expr_Min(e)
+
+    def _minmax(self, e: E.BinaryOp, what: str) -> str:
+        fns = {"float32": _math(self, f"tvm_f{what}f") + "({0}, {1})",
+               "float64": f"tvm_f{what}({{0}}, {{1}})"}
+        return self._float_call(e, fns)
+
+    def expr_Call(self, call: E.Call) -> str:
+        if call.op.name == "tirx.call_extern" and isinstance(call.args[1], E.StringImm):
+            entry = LIBRARY.get(call.args[1].value)
+            if entry is not None:
+                self._use_library(call.args[1].value, *entry)
+        return super().expr_Call(call)
+
+    def _use_library(self, name: str, file: str, defines: tuple[tuple[str, str], ...]) -> None:
+        if name in self._helpers:
+            return
+        for dt in ("float16", "bfloat16"):  # the library reads and writes 16-bit floats as bits
+            self._need_emulation(DataType(dt))
+        head = "\n".join(f"#define {k} {v}" for k, v in defines)
+        tail = "\n".join(f"#undef {k}" for k, _ in defines)
+        self.add_helper(name, f"{head}\n{kernel_source(file).strip()}\n{tail}")
+        # the library parallelises with OpenMP where the compiler has it (else runs serially)
+        self.uses_openmp = self.uses_openmp or self.openmp
 
     # -- loops ------------------------------------------------------------------------------------
     def print_parallel_for(self, loop: S.For) -> None:
