@@ -3,7 +3,9 @@
 Each PrimFunc becomes an exported ``int32_t <name>(T* restrict A, ..., int32_t n, ...)`` taking
 its buffers as pointers and its scalars by value, followed by the symbolic extents the caller
 derives from the arrays. It returns 0, or -1 after recording a message that
-``tvm_c_get_last_error()`` returns (failed asserts, failed allocations).
+``tvm_c_get_last_error()`` returns (failed asserts, failed allocations). Beside it,
+``int32_t <name>__tvm_packed(const TVMHostValue* args)`` takes the same parameters as one array
+of values (pointers, int64, double), for the runtime's C caller (``kernels/caller.c``).
 
 Host specifics: parallel loops (and ``blockIdx.*`` loops of the kernel form) run through
 ``#pragma omp parallel for`` when the compiler has OpenMP; other thread-bound loops are serial
@@ -32,9 +34,10 @@ from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 
-__all__ = ["ERROR_SYMBOL", "LIBRARY", "HostCodegen", "generate_c", "kernel_source"]
+__all__ = ["ERROR_SYMBOL", "LIBRARY", "PACKED_SUFFIX", "HostCodegen", "generate_c", "kernel_source"]
 
 ERROR_SYMBOL = "tvm_c_get_last_error"
+PACKED_SUFFIX = "__tvm_packed"
 
 _PREAMBLE = """\
 #define TVM_EXPORT __attribute__((visibility("default")))
@@ -43,6 +46,9 @@ _PREAMBLE = """\
 static _Thread_local char tvm_last_error[1024];
 
 TVM_EXPORT const char* tvm_c_get_last_error(void) { return tvm_last_error; }
+
+/* One argument of a packed entry point (<name>__tvm_packed): the runtime's C caller fills them. */
+typedef union { void* p; int64_t i; double f; } TVMHostValue;
 
 static int32_t tvm_fail(const char* message) {
   snprintf(tvm_last_error, sizeof(tvm_last_error), "%s", message);
@@ -58,7 +64,7 @@ static void* tvm_alloc(size_t nbytes) {
 @functools.cache
 def kernel_source(file: str) -> str:
     """The text of ``tvm/host/kernels/<file>``."""
-    return resources.files(__package__ or "tvm.host").joinpath("kernels", file).read_text("utf-8")
+    return (resources.files(__package__ or "tvm.host") / "kernels" / file).read_text("utf-8")
 
 
 # Library entries a kernel may call with T.call_extern: name -> (file, #defines before it).
@@ -107,6 +113,30 @@ class HostCodegen(CodegenCStyle):
 
     def preamble_lines(self) -> list[str]:
         return [*super().preamble_lines(), "", _PREAMBLE]
+
+    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+        info = super().add_function(func, name)
+        if not info.is_kernel:
+            self._chunks.append(self._packed_entry(info))
+        return info
+
+    def _packed_entry(self, info: FunctionInfo) -> str:
+        """``<symbol>__tvm_packed(args)``: the function with its parameters read from an array."""
+        args = []
+        for k, p in enumerate(info.params):
+            if p.kind == "buffer":
+                args.append(f"({self.storage_type(DataType(p.dtype))}*)args[{k}].p")
+            elif p.kind == "handle":
+                args.append(f"args[{k}].p")
+            else:
+                dt = DataType(p.dtype)
+                field = "f" if dt.is_float or dt.code == "bfloat" else "i"
+                ctype = self.param_decl(p).rsplit(" ", 1)[0]
+                args.append(f"({ctype})args[{k}].{field}")
+        call = f"{info.symbol}({', '.join(args)})"
+        return (f"{self.function_prefix}int32_t {info.symbol}{PACKED_SUFFIX}"
+                f"(const TVMHostValue* args) {{\n  {'(void)args; ' if not args else ''}"
+                f"return {call};\n}}")
 
     def param_decl(self, p: ParamInfo) -> str:
         # ctypes has no half type: 16-bit float scalars cross the boundary as float.

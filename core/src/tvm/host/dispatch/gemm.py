@@ -136,18 +136,24 @@ def blocked_gemm(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     c_args: list[Any] = [IntImm("int64", 0), const(0, "int32"), zero64, zero64]
     if c_arg is not None and beta_v != 0.0:
         c_args = _c_view(c_arg, d, f64)
-    code = (lambda v: const(0 if f64 else _CODES[str(v.buffer.dtype)], "int32"))
-    i64 = (lambda e: cast_to(e, DataType("int64")))
+
+    def code(v: _View) -> PrimExpr:
+        return const(0 if f64 else _CODES[str(v.buffer.dtype)], "int32")
+
     nthreads = int(getattr(sctx.target, "attrs", {}).get("num_threads") or 0)
     status = T.call_extern(
-        "int32", _ENTRY[str(cdt)], i64(d.rows), i64(d.cols), i64(a.cols),
-        _scalar(alpha, cdt), a.address, code(a), i64(a.rs), i64(a.cs),
-        b.address, code(b), i64(b.rs), i64(b.cs),
+        "int32", _ENTRY[str(cdt)], _i64(d.rows), _i64(d.cols), _i64(a.cols),
+        _scalar(alpha, cdt), a.address, code(a), _i64(a.rs), _i64(a.cs),
+        b.address, code(b), _i64(b.rs), _i64(b.cs),
         _scalar(1.0 if beta is None else beta, cdt), *c_args,
-        d.address, code(d), i64(d.rs), const(nthreads, "int32"))
+        d.address, code(d), _i64(d.rs), const(nthreads, "int32"))
     check = AssertStmt(status == const(0, "int32"),
                        f"{call.op_name}: the host GEMM could not allocate its packing buffers")
     return PrimFunc([], run_on_thread0(sctx, check))
+
+
+def _i64(e: PrimExpr) -> PrimExpr:
+    return cast_to(e, DataType("int64"))
 
 
 def _c_view(arg: Any, d: _View, f64: bool) -> list[Any]:
@@ -173,7 +179,7 @@ def _c_view(arg: Any, d: _View, f64: bool) -> list[Any]:
             cs = strides[k]
     address = T.address_of(BufferLoad(buf, [r.min for r in region.region]))
     code = const(0 if f64 else _CODES[dt], "int32")
-    return [address, code, cast_to(rs, DataType("int64")), cast_to(cs, DataType("int64"))]
+    return [address, code, _i64(rs), _i64(cs)]
 
 
 def _row_major(buf: Buffer) -> list[PrimExpr]:

@@ -1,8 +1,8 @@
 """``FuseRowLoops``: fuse neighbouring loops that dispatch variants marked fusible.
 
-A variant that lowers a tile primitive to a loop over rows (or elements) marks that loop with
-the annotation :data:`FUSIBLE`. Two such loops next to each other in a sequence, of the same
-kind and range, become one loop running both bodies per iteration, when every buffer that one
+A variant that lowers a tile primitive to a loop over rows (or elements) whose iterations are
+independent marks that loop with the annotation :data:`FUSIBLE`. Two such loops next to each
+other in a sequence, over the same range, become one loop (parallel if either was) running both bodies per iteration, when every buffer that one
 of them writes and the other accesses is accessed, in both, only at one index position equal to
 the loop variable plus the same loop-invariant offset (so iteration ``i`` of either loop touches
 only slice ``i`` of it). A softmax written as whole-buffer ``max``, ``sub``, ``exp``, ``sum`` and
@@ -33,7 +33,8 @@ from ._util import flatten_seq
 __all__ = ["FUSIBLE", "FuseRowLoops", "fuse_row_loops"]
 
 FUSIBLE = "tirx.fusible"
-"""For annotation: this loop may be fused with an equal neighbour (see the module doc)."""
+"""For annotation: this loop's iterations are independent (they may run in any order or in
+parallel) and it may be fused with an equal neighbour (see the module doc)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +91,8 @@ def _try_fuse(prev: S.Stmt, s: S.Stmt) -> S.Stmt | None:
         if any(written.get(key) for key in reads.buffers):
             return None  # the second loop's lets read what the first one writes
     out: S.Stmt = _fuse(a, b)
+    if b.kind is S.ForKind.PARALLEL:
+        out = out.with_fields(kind=S.ForKind.PARALLEL)  # type: ignore[assignment]
     for let in reversed([*lets_a, *lets_b]):
         out = let.with_fields(body=out)  # type: ignore[assignment]
     return out
@@ -108,7 +111,7 @@ def _forward(parts: list[S.Stmt]) -> list[S.Stmt]:
         prev = out[-1] if out else None
         if (isinstance(prev, S.BufferStore) and isinstance(s, S.BufferStore)
                 and prev.buffer is s.buffer and _same_indices(prev.indices, s.indices)):
-            out[-1] = s.with_fields(value=_Forward(prev).visit(s.value))  # type: ignore[assignment]
+            out[-1] = s.with_fields(value=_Forward(prev).visit(s.value))  # type: ignore[call-overload]
         else:
             out.append(s)
     return out
@@ -135,7 +138,8 @@ def _stmts(s: S.Stmt) -> list[S.Stmt]:
 def _can_fuse(a: S.For, b: S.For) -> bool:
     if not (a.annotations.get(FUSIBLE) and b.annotations.get(FUSIBLE)):
         return False
-    if a.kind is not b.kind or a.thread_tag or b.thread_tag:
+    kinds = {S.ForKind.SERIAL, S.ForKind.PARALLEL}
+    if a.kind not in kinds or b.kind not in kinds or a.thread_tag or b.thread_tag:
         return False
     if not (structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent)):
         return False
