@@ -164,7 +164,8 @@ def test_allocations_stack_and_heap() -> None:
                                        BufferStore(A, big[i], [i])]))])
     src = _src(make_func("f", [A], body))
     assert "float acc[4] __attribute__((aligned(64)));" in src
-    assert "float* tmp = (float*)tvm_alloc((size_t)(100000) * sizeof(float));" in src
+    assert ("float* tmp = (float*)__builtin_assume_aligned(tvm_alloc((size_t)(100000) * "
+            "sizeof(float)), 64);") in src
     assert 'if (tmp == NULL) {\n    return tvm_fail("out of memory allocating buffer tmp");' in src
     assert "  free(tmp);\n  return 0;\n}" in src
 

@@ -106,3 +106,22 @@ def test_executable_errors_are_the_checkers_after_the_fast_path() -> None:
     with pytest.raises(TypeError, match=r"^add\(\) takes 3 arguments \(A, B, C\), got 2$"):
         ex(a, a)
     np.testing.assert_array_equal(c, 2.0)
+
+
+def test_declared_alignment_is_checked_then_promised_to_the_compiler() -> None:
+    A, B = Buffer("A", [64], align=64), Buffer("B", [64])
+    func = PrimFunc([A.data, B.data], seq([make_call("exp", B, A)]), {A.data: A, B.data: B},
+                    name="f")
+    ex = tvm.compile(func, target="c")
+    assert "A = (float*)__builtin_assume_aligned(A, 64);" in ex.inspect_source()
+    raw = np.zeros(64 + 32, "float32")
+    offset = (-raw.ctypes.data % 64) // 4
+    a = raw[offset:offset + 64]  # 64-byte aligned
+    a[:] = 1.0
+    b = np.zeros(64, "float32")
+    ex(a, b)
+    np.testing.assert_allclose(b, np.e, rtol=1e-6)
+    with pytest.raises(tvm.error.TVMError, match=r"^f: argument 'A' is not aligned to 64 bytes "
+                                                 r"\(its buffer declares align=64\); pass an array "
+                                                 r"allocated with that alignment$"):
+        ex(raw[offset + 1:offset + 65], b)

@@ -114,6 +114,23 @@ class HostCodegen(CodegenCStyle):
     def preamble_lines(self) -> list[str]:
         return [*super().preamble_lines(), "", _PREAMBLE]
 
+    def print_function_body(self, func: PrimFunc) -> None:
+        # Alignment the IR declares (T.Buffer(..., align=64)) is checked once at entry, then
+        # promised to the compiler (aligned vector loads and stores).
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            if buf is None or buf.align <= buf.dtype.bytes or buf.align & (buf.align - 1):
+                continue
+            ptr, n = self.buffer_ptr(buf), buf.align
+            msg = (f"argument '{buf.name}' is not aligned to {n} bytes "
+                   f"(its buffer declares align={n}); pass an array allocated with that alignment")
+            self.emit(f"if (((uintptr_t){ptr} & {n - 1}u) != 0) {{")
+            self.emit(f"  return tvm_fail({self.c_string(msg)});")
+            self.emit("}")
+            ctype = self.storage_type(buf.dtype)
+            self.emit(f"{ptr} = ({ctype}*)__builtin_assume_aligned({ptr}, {n});")
+        super().print_function_body(func)
+
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
         info = super().add_function(func, name)
         if not info.is_kernel:
@@ -233,7 +250,8 @@ class HostCodegen(CodegenCStyle):
     def print_heap_alloc(self, buffer: Buffer, name: str, ctype: str) -> None:
         size = buffer.shape[0] if len(buffer.shape) == 1 else _product(buffer.shape)
         count = self.print_expr(size)
-        self.emit(f"{ctype}* {name} = ({ctype}*)tvm_alloc((size_t)({count}) * sizeof({ctype}));")
+        self.emit(f"{ctype}* {name} = ({ctype}*)__builtin_assume_aligned("
+                  f"tvm_alloc((size_t)({count}) * sizeof({ctype})), 64);")
         self.emit(f"if ({name} == NULL) {{")
         self._indent += 1
         for line in self.assert_fail_lines(f"out of memory allocating buffer {buffer.name}"):
