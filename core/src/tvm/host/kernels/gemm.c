@@ -13,6 +13,12 @@
  * vector FMAs (GCC/Clang vector extensions: 512-bit with AVX-512, 256-bit with AVX, else 128).
  * OpenMP threads share the packing and take B panels (the jr loop) in turn.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* -O2 here: as fast as -O3 for this code (the register tile is unrolled by pragmas) and it
+ * compiles in a quarter of the time. */
+#pragma GCC push_options
+#pragma GCC optimize("O2")
+#endif
 #ifndef TVM_HOST_GEMM_COMMON
 #define TVM_HOST_GEMM_COMMON
 #ifdef _OPENMP
@@ -268,6 +274,9 @@ static int32_t FN(tvm_host_gemm_)(int64_t M, int64_t N, int64_t K, T alpha, cons
   return status;
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 #undef TVM_GEMM_FMA
 #undef V
 #undef NR
