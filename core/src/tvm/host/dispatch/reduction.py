@@ -24,8 +24,6 @@ from ...ir import (
     For,
     ForKind,
     IntImm,
-    Max,
-    Min,
     PrimExpr,
     PrimFunc,
     Stmt,
@@ -47,7 +45,7 @@ from ...tirx.operator.tile_primitive.common import (
     region_of,
     static_bool,
 )
-from ...tirx.operator.tile_primitive.fallback.reduce import reduce_stmt
+from ...tirx.operator.tile_primitive.fallback.reduce import combine, reduce_stmt
 from ...tirx.operator.tile_primitive.ops import REDUCE_OPS
 from .common import PRIORITY, contiguous_inner, mark, parallel_worth, run_on_thread0, serial_scope
 
@@ -55,12 +53,6 @@ __all__ = ["LANES", "VARIANT", "register", "vector_reduce"]
 
 VARIANT = "vector"
 LANES = 32  # two 512-bit vectors of float32: independent adds hide the FP add latency
-
-
-def _combine(kind: ReduceOpType, a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    if kind is ReduceOpType.SUM:
-        return a + b
-    return Max(a, b) if kind is ReduceOpType.MAX else Min(a, b)
 
 
 def _src_contiguous(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
@@ -131,19 +123,19 @@ def _row(kind: ReduceOpType, dst: BufferRegion, src: BufferRegion, row_vars: lis
         For(lane0, zero, width, ForKind.SERIAL, BufferStore(acc, init, [lane0])),
         For(chunk, zero, nchunks, ForKind.SERIAL,
             For(lane, zero, width, ForKind.SERIAL,
-                BufferStore(acc, _combine(kind, at_lane,
+                BufferStore(acc, combine(kind, at_lane,
                                           src_at(fold_add(fold_mul(chunk, width), lane))), [lane]))),
         For(tail, zero, ntail, ForKind.SERIAL,
-            BufferStore(acc, _combine(kind, at0, src_at(fold_add(done, tail))), [zero])),
+            BufferStore(acc, combine(kind, at0, src_at(fold_add(done, tail))), [zero])),
         For(lane1, const(1, idx_dt), const(LANES - 1, idx_dt), ForKind.SERIAL,
-            BufferStore(acc, _combine(kind, at0, BufferLoad(acc, [lane1])), [zero])),
+            BufferStore(acc, combine(kind, at0, BufferLoad(acc, [lane1])), [zero])),
     ]
     if isinstance(nchunks, IntImm) and nchunks.value == 0:
         stmts = [stmts[0], stmts[1], stmts[3], stmts[4]]
     result: PrimExpr = at0
     dst_idx = _dst_index(dst, rows, kept_ext)
     if accum:
-        result = _combine(kind, cast_to(BufferLoad(dst.buffer, dst_idx), acc_dt), result)
+        result = combine(kind, cast_to(BufferLoad(dst.buffer, dst_idx), acc_dt), result)
     stmts.append(BufferStore(dst.buffer, cast_to(result, dst.buffer.dtype), dst_idx))
     return seq(stmts)
 
