@@ -12,6 +12,7 @@ import pytest
 
 import tvm
 from tvm.host.compiler import get_toolchain
+from tvm.host.dispatch.common import PARALLEL_MIN
 from tvm.host.dispatch.reduction import LANES
 from tvm.ir import Buffer, PrimFunc, seq
 from tvm.target import Target
@@ -164,8 +165,9 @@ def test_bfloat16_is_computed_in_float32() -> None:
 def test_large_ops_run_on_openmp_threads() -> None:
     if not get_toolchain().has_openmp:
         pytest.skip("the C compiler has no OpenMP")
-    small, big = (Buffer("A", [64, 100]), Buffer("B", [64, 100])), (Buffer("A", [300, 200]),
-                                                                     Buffer("B", [300, 200]))
+    rows = PARALLEL_MIN // 100 + 1  # just above the threshold with 100 columns
+    small = (Buffer("A", [rows - 2, 100]), Buffer("B", [rows - 2, 100]))
+    big = (Buffer("A", [rows, 100]), Buffer("B", [rows, 100]))
     for (A, B), parallel in ((small, False), (big, True)):
         src = tvm.compile(func_of([A, B], make_call("exp", A, B)), target="c").inspect_source()
         assert ("#pragma omp parallel for" in src) is parallel
@@ -252,15 +254,16 @@ def _softmax(m: int, n: int, row_shape: tuple[int, ...]) -> PrimFunc:
 
 
 def test_row_softmax_fuses_into_one_loop_over_rows() -> None:
-    func = _softmax(600, 70, (600, 1))
+    m = PARALLEL_MIN // 70 + 1  # rows, so that the ops run on OpenMP threads
+    func = _softmax(m, 70, (m, 1))
     ex = tvm.compile(func, target="c")
     src = ex.inspect_source()
     body = src[src.index("int32_t softmax("):]
-    assert body.count("for (int32_t row0 = 0; row0 < 600; ++row0)") == 1  # one loop over rows
+    assert body.count(f"for (int32_t row0 = 0; row0 < {m}; ++row0)") == 1  # one loop over rows
     if get_toolchain().has_openmp:
         assert body.count("#pragma omp parallel for") == 1
     assert "tvm_expf((X[" in body  # sub and exp fused: one store
-    x = rand((600, 70)) * 5
+    x = rand((m, 70)) * 5
     y = np.zeros_like(x)
     ex(x, y)
     e = np.exp(x - x.max(-1, keepdims=True))

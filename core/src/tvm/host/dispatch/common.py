@@ -13,8 +13,10 @@ __all__ = ["PARALLEL_MIN", "PRIORITY", "contiguous_inner", "parallel_worth", "ru
            "serial_scope"]
 
 PRIORITY = 10  # above core's fallback (-100)
-# Elements from which an op is split over OpenMP threads (a fork/join costs a few microseconds).
-PARALLEL_MIN = 1 << 15
+# Elements from which an op is split over OpenMP threads: a fork/join costs microseconds, and
+# far more on a loaded machine (a descheduled thread holds up the join), so only ops of about a
+# hundred microseconds and more are split.
+PARALLEL_MIN = 1 << 17
 
 
 def serial_scope(call: Any, sctx: DispatchContext) -> tuple[bool, str]:
