@@ -275,7 +275,7 @@ def _v_incompatible(proc: Any, data: dict[str, Any]) -> None:
     _ok(proc)
     record = data["records"]["old_api"]
     assert record["state"] == "incompatible", record
-    assert "'>=0,<1'" in record["reason"] and "plugin API 1" in record["reason"], record
+    assert "'>=1,<2'" in record["reason"] and "plugin API 2" in record["reason"], record
     assert data["oldapi_kind"] == "TargetError"
     assert len(_warnings_about(data, "tvm-backend-old-api")) == 1
 

@@ -98,8 +98,7 @@ def test_shared_dynamic_shared_and_cluster_dims() -> None:
     assert "extern __shared__ __attribute__((aligned(16))) unsigned char tvm_dyn_smem[];" in src
     assert "double* D = (double*)(tvm_dyn_smem + 0);" in src
     assert "float* E = (float*)(tvm_dyn_smem + 512);" in src
-    launch = ex.meta["functions"]["k"]["launches"][0]
-    assert launch["smem"] == ["int", 1024, "int32"]
+    assert ex.plans["k"].steps[0].smem == 1024
 
 
 @no_type_check
@@ -146,7 +145,7 @@ def test_alloc_align_static_local_and_dynamic_base_golden() -> None:
     ex = tvm.compile(_aligned_allocs(1024), target="nvidia/nvidia-h100")  # NVRTC accepts it
     src = ex.inspect_source()
     assert src.startswith(ALIGNED_GOLDEN), src
-    assert ex.meta["functions"]["k"]["launches"][0]["smem"] == ["int", 1536, "int32"]
+    assert ex.plans["k"].steps[0].smem == 1536
 
 
 @pytest.mark.parametrize("dyn_align, base", [(0, 16), (8, 16), (128, 128)])

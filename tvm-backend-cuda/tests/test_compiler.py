@@ -331,7 +331,8 @@ def test_needed_headers_are_enough() -> None:
 
 
 def _entries(root) -> list:
-    return sorted(p for p in (root / "cuda").rglob("*.cubin") if not p.name.startswith(".tmp"))
+    # compile_cuda's entries in core's compile cache (namespace cuda-nvrtc)
+    return sorted(p for p in (root / "cuda-nvrtc").rglob("*.bin") if not p.name.startswith("."))
 
 
 def test_cache_hit_and_key(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -394,12 +394,12 @@ COMPILE: list[tuple[str, tuple[Any, ...]]] = [
     ("ptx.cp_async.bulk.commit_group", ()),
     ("ptx.cp_async.bulk.wait_group", (0, True)),
     ("ptx.cp_async.bulk.s2c", (u, sh, 128, u2)),
-    ("ptx.cp_async.bulk.tensor.g2c", (2, sh, bar, tm, 0, 1, 0, 0, i, i, "")),
-    ("ptx.cp_async.bulk.tensor.g2c", (3, sh, bar, tm, 3, 1, ul, 1, i, i, i, "")),
-    ("ptx.cp_async.bulk.tensor.g2c_tile_gather4", (2, sh, bar, tm, 0, 1, 0, 0, i, i, i, i, i, "")),
-    ("ptx.cp_async.bulk.tensor.g2c_prefetch", (2, tm, 0, 0, i, i, "")),
-    ("ptx.cp_async.bulk.tensor.s2g", (2, sh, tm, 0, 0, i, i, "")),
-    ("ptx.cp_async.bulk.tensor.s2g_reduce", (2, sh, tm, ul, 1, "add", i, i, "")),
+    ("ptx.cp_async.bulk.tensor.g2c", (2, sh, bar, tm, 0, 1, 0, 0, i, i)),
+    ("ptx.cp_async.bulk.tensor.g2c", (3, sh, bar, tm, 3, 1, ul, 1, i, i, i)),
+    ("ptx.cp_async.bulk.tensor.g2c_tile_gather4", (2, sh, bar, tm, 0, 1, 0, 0, i, i, i, i, i)),
+    ("ptx.cp_async.bulk.tensor.g2c_prefetch", (2, tm, 0, 0, i, i)),
+    ("ptx.cp_async.bulk.tensor.s2g", (2, sh, tm, 0, 0, i, i)),
+    ("ptx.cp_async.bulk.tensor.s2g_reduce", (2, sh, tm, ul, 1, "add", i, i)),
     ("ptx.mbarrier.init", (bar, 128)),
     ("ptx.mbarrier.arrive", (bar,)),
     ("ptx.mbarrier.arrive.expect_tx", (bar, 1024)),
@@ -508,7 +508,7 @@ COMPILE_SM90: list[tuple[str, tuple[Any, ...]]] = [
 ]
 # cta_group::2 forms: a kernel uses one CTA granularity, so these compile in a kernel of their own
 COMPILE_CTA_PAIR: list[tuple[str, tuple[Any, ...]]] = [
-    ("ptx.cp_async.bulk.tensor.g2c", (2, sh, u, tm, 0, 2, 0, 0, i, i, "")),
+    ("ptx.cp_async.bulk.tensor.g2c", (2, sh, u, tm, 0, 2, 0, 0, i, i)),
     ("ptx.tcgen05.alloc", (s, 128, 2)),
     ("ptx.tcgen05.relinquish_alloc_permit", (2,)),
     ("ptx.tcgen05.commit", (bar, 2, 3, i)),

@@ -319,27 +319,29 @@ CASES: list[tuple[Any, str, str]] = [
         "tirx.ptx.wgmma_mma_async_ss",
     ),
     (
-        lambda: T.ptx.cp_async.bulk.tensor.g2c(2, tm, 0, tm, 0, 1, "", 0, 1),
+        lambda: T.ptx.cp_async.bulk.tensor.g2c(2, tm, 0, tm, 0, 1, "", 0, 1, ""),
         'T.ptx.cp_async.bulk.tensor.g2c(2, tm, 0, tm, 0, 1, T.uint64(0), 0, 0, 1, "")',
         "tirx.ptx.cp_async_bulk_tensor_global_to_cluster",
     ),
     (
-        lambda: T.ptx.cp_async.bulk.tensor.g2c_tile_gather4(2, tm, 0, tm, 0, 1, "", 0, 1, 2, 3, 4),
+        lambda: T.ptx.cp_async.bulk.tensor.g2c_tile_gather4(
+            2, tm, 0, tm, 0, 1, "", 0, 1, 2, 3, 4, ""
+        ),
         'T.ptx.cp_async.bulk.tensor.g2c_tile_gather4(2, tm, 0, tm, 0, 1, T.uint64(0), 0, 0, 1, 2, 3, 4, "")',
         "tirx.ptx.cp_async_bulk_tensor_tile_gather4_global_to_cluster",
     ),
     (
-        lambda: T.ptx.cp_async.bulk.tensor.g2c_prefetch(2, tm, "", 0, 0),
+        lambda: T.ptx.cp_async.bulk.tensor.g2c_prefetch(2, tm, "", 0, 0, ""),
         'T.ptx.cp_async.bulk.tensor.g2c_prefetch(2, tm, T.uint64(0), 0, 0, 0, "")',
         "tirx.ptx.cp_async_bulk_tensor_global_to_cluster_prefetch",
     ),
     (
-        lambda: T.ptx.cp_async.bulk.tensor.s2g(2, 0, tm, "", 0, 0),
+        lambda: T.ptx.cp_async.bulk.tensor.s2g(2, 0, tm, "", 0, 0, ""),
         'T.ptx.cp_async.bulk.tensor.s2g(2, 0, tm, T.uint64(0), 0, 0, 0, "")',
         "tirx.ptx.cp_async_bulk_tensor_shared_to_global",
     ),
     (
-        lambda: T.ptx.cp_async.bulk.tensor.s2g_reduce(2, 0, tm, "", "add", 0, 0),
+        lambda: T.ptx.cp_async.bulk.tensor.s2g_reduce(2, 0, tm, "", "add", 0, 0, ""),
         'T.ptx.cp_async.bulk.tensor.s2g_reduce(2, 0, tm, T.uint64(0), 0, "add", 0, 0, "")',
         "tirx.ptx.cp_async_bulk_tensor_shared_to_global_reduce",
     ),

@@ -163,11 +163,25 @@ def test_symbolic_shapes_launch_dims() -> None:
             A[bx * 128 + tx] = A[bx * 128 + tx] + T.float32(1)
 
     ex = tvm.compile(k, target="nvidia/nvidia-h100")
-    launch = ex.meta["functions"]["k"]["launches"][0]
-    from tvm.tirx.transform import evaluate
+    from tvm.runtime.arguments import evaluate_tree
 
-    f = ex.get_function("k")
-    n_var = f.specs[0].var
-    from tvm_backend_cuda.executable import _expr_from_json
+    step = ex.plans["k"].steps[0]
+    n_var = ex.get_function("k").specs[0].var
+    assert n_var == "n"
+    assert evaluate_tree(step.grid[0], {n_var: 1000}) == 8
 
-    assert evaluate(_expr_from_json(launch["grid"][0], f._vars), {n_var: 1000}) == 8
+
+def test_cubin_cache_honours_tvm_cache_and_xdg(tmp_path, monkeypatch) -> None:
+    """tvm.compile caches cubins in core's cache (namespace 'cuda'): TVM_CACHE_DIR,
+    XDG_CACHE_HOME and TVM_CACHE=0 apply as for every backend."""
+    monkeypatch.delenv("TVM_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    first = tvm.compile(_vadd(), target="nvidia/nvidia-h100")
+    entries = list((tmp_path / "xdg" / "tvm" / "cuda").rglob("*.bin"))
+    assert len(entries) == 1 and entries[0].read_bytes() == first.cubin
+    again = tvm.compile(_vadd(), target="nvidia/nvidia-h100")
+    assert again.cubin == first.cubin and again.nvrtc_options == first.nvrtc_options
+    monkeypatch.setenv("TVM_CACHE", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "off"))
+    tvm.compile(_vadd(), target="nvidia/nvidia-h100")
+    assert not (tmp_path / "off").exists()

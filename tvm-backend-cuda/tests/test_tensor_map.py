@@ -77,8 +77,9 @@ def test_tensor_map_parameter_source_and_nvrtc(arch: str) -> None:
         in src
     assert ex.meta["kernels"]["tma_copy_kernel"]["params"] == [["TM", "tensormap"], ["B", "ptr"]]
     # the host function takes the map as its first argument
-    params = ex.meta["functions"]["tma_copy"]["params"]
-    assert [(p["name"], p["kind"]) for p in params][:1] == [("TM", "tensormap")]
+    params = ex.plans["tma_copy"].signature.params
+    assert [(p.name, p.kind) for p in params][:1] == [("TM", "handle")]
+    assert ex.meta["tensor_maps"] == {"tma_copy": [0]}  # checked and passed by value
 
 
 def test_tensor_map_in_ptx() -> None:

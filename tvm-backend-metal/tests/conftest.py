@@ -1,37 +1,37 @@
-"""Fixtures and markers of the Metal backend's tests."""
+"""Fixtures of the Metal backend's tests.
+
+The ``macos`` marker and its skip come from tvm's pytest plugin, through this backend's
+``tvm_device_probes`` hook, and so does the session's compile cache (a temporary folder: the
+emulator's objects never land in the user's cache).
+"""
 
 from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "macos: needs macOS with a Metal GPU and pyobjc-framework-Metal (skipped elsewhere)",
-    )
+    # Installed, tvm's pytest plugin loads through its pytest11 entry point; in a source
+    # checkout the repository's conftest loads it, unless this folder is run on its own.
+    manager = config.pluginmanager
+    if not manager.has_plugin("tvm") and not manager.has_plugin("tvm.testing.plugin"):
+        manager.import_plugin("tvm.testing.plugin")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    from tvm_backend_metal.runtime import unavailable_reason
-
-    reason = unavailable_reason()
-    if reason is None:
-        return
-    skip = pytest.mark.skip(reason=reason)
-    for item in items:
-        if "macos" in item.keywords:
-            item.add_marker(skip)
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Each session builds into its own cache, so tests never read a stale binary."""
-    monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "tvm-cache"))
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_files_under_pytest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The sources of failing compiles (kept so that their command can be re-run) go to pytest's
+    temporary folder, which pytest prunes, rather than to /tmp."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("tmp"))
+    yield
+    tempfile.tempdir = saved
 
 
 @pytest.fixture

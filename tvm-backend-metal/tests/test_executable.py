@@ -57,10 +57,13 @@ def test_arguments_are_checked_before_any_launch():
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="off macOS only")
 def test_calling_off_macos_raises_a_clear_error():
-    from tvm.error import MetalRuntimeUnavailable as CoreClass
+    import tvm_backend_metal
+    from tvm.error import DeviceUnavailableError
     from tvm_backend_metal.runtime import MetalRuntimeUnavailable
 
-    assert MetalRuntimeUnavailable is CoreClass  # defined in tvm.error, re-exported here
+    # the backend's own class, under core's generic one
+    assert tvm_backend_metal.MetalRuntimeUnavailable is MetalRuntimeUnavailable
+    assert issubclass(MetalRuntimeUnavailable, DeviceUnavailableError)
     ex = compile_metal(scale)
     with pytest.raises(MetalRuntimeUnavailable, match=r"ex\.emulate\(\*args\) runs it on the CPU"):
         ex(np.ones(300, "float32"), np.zeros(300, "float32"), 300, 1.0)

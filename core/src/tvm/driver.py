@@ -6,7 +6,8 @@
    the target's backend names (``get_default_tir_pipeline``).
 3. Run it inside a ``PassContext`` with the target in scope: the main pass over the module,
    then the device finalizer on kernels (``tirx.is_kernel``) and the host finalizer on the rest.
-4. Ask the backends (hook ``tvm_build_module``, first answer wins) for the executable.
+4. Build with the builder of the target's kind (:func:`tvm.backend.contract.build`: options,
+   codegen, the compile cache, compile, stage dumps, load).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .backend import contract
 from .error import TVMError
 from .ir.function import IRModule, PrimFunc
 
@@ -39,16 +41,11 @@ def compile(  # noqa: A001 - the seed's name: tvm.compile
     option for the backend (host: ``opt_level``, ``cc``, ``cache``, ...).
     """
     tgt = resolve_target(target)
+    builder = contract.get_builder(tgt.kind.name)
+    opts = builder.options_type.parse(tgt, options)  # a bad option fails before lowering
     lowered = lower(func_or_mod, tgt, tir_pipeline, pass_config=pass_config)
-    from .plugin import get_plugin_manager
-
-    result = get_plugin_manager().hook.tvm_build_module(mod=lowered, target=tgt,
-                                                        options=dict(options))
-    if result is None:
-        raise TVMError(f"no loaded backend builds target kind {tgt.kind.name!r}; loaded "
-                       f"backends: {', '.join(_loaded_backends()) or 'none'}. "
-                       "tvm.backend.list_backends() shows why a backend is missing")
-    return result
+    with _pass_context(pass_config, tgt):
+        return contract.build(lowered, tgt, opts)
 
 
 def lower(func_or_mod: PrimFunc | IRModule, target: Any = None, tir_pipeline: Any = None, *,
@@ -184,9 +181,3 @@ def _pass_context(config: Mapping[str, Any] | None, target: Any) -> Iterator[Non
                       config=merged, dump_dir=current.dump_dir)
     with ctx:
         yield
-
-
-def _loaded_backends() -> list[str]:
-    from .backend import list_backends
-
-    return [r.name for r in list_backends() if r.state == "loaded"]

@@ -15,7 +15,8 @@ __all__ = [
     "DiagnosticError",
     "DispatchFail",
     "IRVerifyError",
-    "MetalRuntimeUnavailable",
+    "DeviceUnavailableError",
+    "OptionError",
     "RegistrationConflict",
     "TVMError",
     "TargetError",
@@ -75,9 +76,15 @@ class BackendNotInstalledError(BackendError, ImportError):
     """A backend (or something only a backend provides) was asked for but is not installed."""
 
 
-class MetalRuntimeUnavailable(BackendError, RuntimeError):
-    """The Metal runtime cannot run here (not macOS, no pyobjc-framework-Metal, no GPU); the
-    message says which, and how to check or run the kernels elsewhere (tvm-backend-metal)."""
+class DeviceUnavailableError(BackendError, RuntimeError):
+    """A compiled executable cannot run here: no device, driver or runtime of its kind. The
+    message says which is missing and what works instead (compiling needs no device).
+    Backends subclass it for their own runtime (``tvm_backend_metal.MetalRuntimeUnavailable``).
+    """
+
+
+class OptionError(TVMError, TypeError):
+    """A compile option ``tvm.compile`` does not know for the target, or of the wrong type."""
 
 
 class TargetError(TVMError, ValueError):

@@ -74,6 +74,7 @@ def _parser_available() -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _parser_available(), reason="the TVMScript parser is not available")
 def test_python_m_tvm_demo_runs_every_host_kernel(tmp_path) -> None:
     src = Path(tvm.__file__).resolve().parents[1]

@@ -19,16 +19,14 @@ EXPECTED = {
     "tvm_register_ops",
     "tvm_register_dispatch",
     "tvm_tir_pipelines",
+    "tvm_builders",
     "tvm_default_pipeline",
-    "tvm_build_module",
-    "tvm_load_executable",
+    "tvm_device_probes",
     "tvm_demo_cases",
 }
 FIRSTRESULT = {
     "tvm_backend_info",
     "tvm_default_pipeline",
-    "tvm_build_module",
-    "tvm_load_executable",
 }
 
 
@@ -49,15 +47,15 @@ def test_every_expected_hook_is_specified_and_documented():
 def test_signatures():
     sig = {n: list(inspect.signature(getattr(specs, n)).parameters) for n in EXPECTED}
     assert sig["tvm_default_pipeline"] == ["target"]
-    assert sig["tvm_build_module"] == ["mod", "target", "options"]
-    assert sig["tvm_load_executable"] == ["path_or_bytes", "header"]
+    assert sig["tvm_builders"] == []
+    assert sig["tvm_device_probes"] == []
     assert sig["tvm_target_kinds"] == []
 
 
 def test_public_names():
     assert callable(tvm.plugin.hookimpl)
     assert tvm.plugin.hookspec is specs  # the module, not the marker
-    assert PLUGIN_API_VERSION == 1
+    assert PLUGIN_API_VERSION == 2
     assert set(tvm.plugin.__all__) <= set(dir(tvm.plugin))
 
 

@@ -15,6 +15,7 @@ BENCH = ROOT / "bench" / "import_time.py"
 SRC = str(ROOT / "core" / "src")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not BENCH.exists(), reason="not a source checkout (no bench/)")
 def test_import_time_bench_runs_and_reports_a_median() -> None:
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),

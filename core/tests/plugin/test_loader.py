@@ -18,7 +18,7 @@ COUNTS = {"kinds": 0}
 
 @hookimpl
 def tvm_backend_info():
-    return BackendInfo(name="{name}", api_range=">=1,<2")
+    return BackendInfo(name="{name}", api_range=">=2,<3")
 
 @hookimpl
 def tvm_target_kinds():
@@ -225,7 +225,7 @@ def test_incompatible_api_range(backends):
 
         @hookimpl
         def tvm_backend_info():
-            return BackendInfo(name="old", version="0.3", api_range=">=2,<3")
+            return BackendInfo(name="old", version="0.3", api_range=">=1,<2")
 
         @hookimpl
         def tvm_target_kinds():
@@ -237,8 +237,8 @@ def test_incompatible_api_range(backends):
         tvm.backend.load("old")
     message = str(info.value)
     assert "was not loaded (incompatible)" in message
-    assert "tvm-backend-old 0.3 supports plugin API '>=2,<3'" in message
-    assert "provides plugin API 1" in message
+    assert "tvm-backend-old 0.3 supports plugin API '>=1,<2'" in message
+    assert "provides plugin API 2" in message
     backend = backends.loader.backends["old"]
     assert backend.state == "incompatible" and backend.plugin.CALLED == []
     assert not get_plugin_manager().is_registered(backend.plugin)
@@ -431,8 +431,8 @@ def test_register_plugin_in_process(backends):
 def test_broadcast_hooks_reach_loaded_backends(backends):
     build = """
         @hookimpl
-        def tvm_build_module(mod, target, options):
-            return ("{name}", mod) if target.kind.name == "{name}_kind" else None
+        def tvm_default_pipeline(target):
+            return "{name}-pipe" if target.kind.name == "{name}_kind" else None
 
         @hookimpl
         def tvm_target_kinds():
@@ -443,8 +443,8 @@ def test_broadcast_hooks_reach_loaded_backends(backends):
     backends.add("two", build.format(name="two"))
     tvm.backend.load_all()
     hook = get_plugin_manager().hook
-    assert hook.tvm_build_module(mod="m", target=Target("two_kind"), options={}) == ("two", "m")
-    assert hook.tvm_build_module(mod="m", target=Target("one_kind"), options={}) == ("one", "m")
+    assert hook.tvm_default_pipeline(target=Target("two_kind")) == "two-pipe"
+    assert hook.tvm_default_pipeline(target=Target("one_kind")) == "one-pipe"
 
 
 def test_core_modules_imported_during_a_load_stay_core(backends, tmp_path, monkeypatch):

@@ -3,6 +3,7 @@ argument checks with their exact messages, TVM_DUMP_DIR stage files, the CC vari
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -54,8 +55,15 @@ def test_compiled_kernel_checks_arguments_before_running(make_bad, message) -> N
 def test_dump_dir_writes_one_file_per_stage_of_the_tirx_pipeline(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TVM_DUMP_DIR", str(tmp_path / "dump"))
     tvm.compile(vector_add_kernel(), target="c")
-    files = sorted(p.name for p in (tmp_path / "dump").iterdir())
-    assert files == TIRX_STAGES
+    everything = sorted(p.name for p in (tmp_path / "dump").iterdir())
+    build_stages = ["c-01-source.c", "c-02-binary.so", "c-03-metadata.json"]
+    assert everything == TIRX_STAGES + build_stages
+    files = TIRX_STAGES
+    # The build contract's stages: the C source, the shared object and the metadata.
+    assert "vector_add" in (tmp_path / "dump" / "c-01-source.c").read_text()
+    assert (tmp_path / "dump" / "c-02-binary.so").read_bytes()[:4] == b"\x7fELF"
+    meta = json.loads((tmp_path / "dump" / "c-03-metadata.json").read_text())
+    assert list(meta["arguments"]) == ["vector_add"]
     first = (tmp_path / "dump" / "00_input.py").read_text()
     assert "def vector_add(" in first and "T.device_entry()" in first
     # Each stage is TVMScript that parses back; by the last, the kernel form is lowered to

@@ -134,19 +134,20 @@ def test_export_library_and_load_module_round_trip(tmp_path) -> None:
     path = tmp_path / "vadd.tvmex"
     assert ex.export_library(path) == str(path)
     with open(path, "rb") as f:
-        assert f.readline() == b"TVM-EXECUTABLE 1\n"
+        assert f.readline() == b"TVM-EXECUTABLE 2\n"
         header = json.loads(f.readline())
     assert header["backend"] == "c" and header["entries"] == ["vadd"]
-    assert header["target"]["kind"] == "c" and header["format_version"] == 1
+    assert header["target"]["kind"] == "c" and header["format_version"] == 2
     assert header["source"] == ex.inspect_source()
-    assert [p["name"] for p in header["signatures"]["vadd"]["params"]] == ["A", "B", "C"]
+    meta = header["metadata"]
+    assert [p["name"] for p in meta["functions"]["vadd"]["params"]] == ["A", "B", "C"]
     loaded = load_module(path)
     assert loaded.inspect_source() == ex.inspect_source()
     assert loaded.target == Target("c")
     a, b, c = _arrays()
     loaded(a, b, c)
     np.testing.assert_array_equal(c, a + b)
-    assert header["arguments"]["vadd"]["params"][0] == {
+    assert meta["arguments"]["vadd"]["params"][0] == {
         "name": "A", "kind": "buffer", "dtype": "float32", "shape": [64], "strides": [],
         "scope": "global", "var": None}
     with pytest.raises(ValueError, match="^vadd: argument 'A': expected dtype float32, got float64$"):

@@ -10,7 +10,7 @@ import pytest
 from tvm.error import DiagnosticError
 from tvm.script import from_source
 from tvm.script import tirx as T
-from tvm.script.namespace import NAMESPACES
+from tvm.testing import skip_if_installed
 
 HEADER = '@T.prim_func\ndef f(A: T.Buffer((16, 16), "float32"), n: T.int32):\n'
 
@@ -88,7 +88,7 @@ def test_diagnostic(case: str, body: str, line: int, col: int, message: str | No
     assert str(err) == f"kernel.py:{line}:{col + 1}: error: {message}\n    {src_line}\n    {' ' * col}^"
 
 
-@pytest.mark.skipif("cuda" in NAMESPACES, reason="a CUDA backend is loaded")
+@skip_if_installed("cuda")
 def test_missing_backend_namespace_is_a_diagnostic() -> None:
     with pytest.raises(DiagnosticError) as info:
         from_source(HEADER + "    T.cuda.thread_fence()\n")

@@ -12,6 +12,7 @@ from tvm.ir import Call, Evaluate, Op, PrimFunc, Var, assert_structural_equal
 from tvm.script import from_source
 from tvm.script import tirx as T
 from tvm.script.namespace import NAMESPACES, register_script_namespace
+from tvm.testing import skip_if_installed
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ def test_unknown_namespace_raises_attribute_error() -> None:
     assert not hasattr(T, "no_such_namespace")
 
 
-@pytest.mark.skipif("cuda" in NAMESPACES, reason="a CUDA backend is loaded")
+@skip_if_installed("cuda")
 def test_cuda_namespace_without_backend_says_what_to_install() -> None:
     with pytest.raises(AttributeError) as info:
         T.cuda  # noqa: B018

@@ -5,32 +5,28 @@ headers (``cuda_fp16.h``, ``cuda_bf16.h``, ``cuda_fp8.h``) from the ``nvidia-cud
 We call the raw bindings rather than ``cuda.core.Program`` because cuda.core consults the driver
 on its PTX path, which fails on a machine without one (backend-notes B2).
 
-Cubins are cached on disk by a content hash of (source, arch, options, NVRTC version, header
-version) under ``$TVM_CACHE_DIR/cuda`` or ``~/.cache/tvm/cuda``. Entries are written atomically
-and carry a length and a sha256; a corrupt or truncated entry is rebuilt, never loaded.
+:func:`compile_cuda` caches cubins in core's compile cache (namespace ``cuda-nvrtc``, keyed by
+source, arch, options, NVRTC version and header version): ``TVM_CACHE=0``, ``TVM_CACHE_DIR``
+and ``XDG_CACHE_HOME`` apply, and a damaged entry is rebuilt, never loaded. ``tvm.compile``
+goes through the build contract instead, whose cache holds the final cubins.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import hashlib
-import json
 import os
 import re
-import struct
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from tvm.error import CompileError, TargetError
+from tvm.runtime.cache import cache_dir, cache_key, compile_cache
 
 __all__ = [
     "CompiledCuda",
-    "cache_dir",
     "compile_cuda",
     "compile_ptx",
     "default_options",
@@ -38,13 +34,12 @@ __all__ = [
     "needed_headers",
     "nvrtc_version",
     "parse_arch",
+    "toolchain_key",
 ]
 
-# Bump when the cache entry layout or the meaning of a key changes.
-_CACHE_FORMAT = 1
-_MAGIC = b"TVMCUBIN"
-# magic, format, meta length, payload length, sha256 of meta + payload
-_HEADER = struct.Struct("<8sIIQ32s")
+# Bump when the meaning of a cache key changes.
+_CACHE_FORMAT = 2
+_CACHE = "cuda-nvrtc"
 
 _ARCH_RE = re.compile(r"^sm_(\d{2,3})([af]?)$")
 
@@ -315,74 +310,14 @@ def _full_options(arch: str, options: Sequence[str], *, ptx: bool) -> list[str]:
 # -- cache -------------------------------------------------------------------------------------
 
 
-def cache_dir() -> Path:
-    """``$TVM_CACHE_DIR/cuda`` or ``~/.cache/tvm/cuda``."""
-    root = os.environ.get("TVM_CACHE_DIR")
-    base = Path(root) if root else Path.home() / ".cache" / "tvm"
-    return base / "cuda"
+def toolchain_key() -> list[object]:
+    """What a cubin depends on besides source, arch and options: NVRTC's and the headers'
+    versions (part of every cache key)."""
+    return [_CACHE_FORMAT, list(nvrtc_version()), _header_version()]
 
 
 def _cache_key(source: str, arch: str, options: Sequence[str]) -> str:
-    blob = json.dumps(
-        {
-            "format": _CACHE_FORMAT,
-            "source": source,
-            "arch": arch,
-            "options": list(options),
-            "nvrtc": list(nvrtc_version()),
-            "headers": _header_version(),
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _cache_path(key: str) -> Path:
-    return cache_dir() / key[:2] / f"{key}.cubin"
-
-
-def _read_entry(path: Path) -> tuple[bytes, dict] | None:
-    """The entry's (cubin, meta), or None when it is missing or damaged (then it is removed)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    try:
-        magic, fmt, meta_len, payload_len, digest = _HEADER.unpack_from(data, 0)
-        body = data[_HEADER.size:]
-        if (
-            magic != _MAGIC
-            or fmt != _CACHE_FORMAT
-            or len(body) != meta_len + payload_len
-            or hashlib.sha256(body).digest() != digest
-        ):
-            raise ValueError("damaged cache entry")
-        meta = json.loads(body[:meta_len].decode())
-        return body[meta_len:], meta
-    except (struct.error, ValueError, UnicodeDecodeError):
-        with contextlib.suppress(OSError):
-            path.unlink()
-        return None
-
-
-def _write_entry(path: Path, cubin: bytes, meta: dict) -> None:
-    meta_bytes = json.dumps(meta, sort_keys=True).encode()
-    body = meta_bytes + cubin
-    header = _HEADER.pack(_MAGIC, _CACHE_FORMAT, len(meta_bytes), len(cubin),
-                          hashlib.sha256(body).digest())
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
-    except OSError:
-        return  # an unwritable cache is not an error: we just compile again next time
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(header)
-            f.write(body)
-        os.replace(tmp, path)  # atomic: readers see the old entry or the whole new one
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    return cache_key("nvrtc", source, arch, list(options), toolchain_key())
 
 
 # -- public entry points -----------------------------------------------------------------------
@@ -404,18 +339,18 @@ def compile_cuda(
     unsupported arch.
     """
     full = _full_options(arch, options, ptx=False)
+    store = compile_cache(_CACHE)
     key = _cache_key(source, arch, full) if cache else ""
     if cache:
-        hit = _read_entry(_cache_path(key))
-        if hit is not None:
-            cubin, meta = hit
-            return CompiledCuda(cubin, arch, tuple(full), meta.get("log", ""), source, name,
-                                from_cache=True)
+        cubin = store.get(key)
+        if cubin is not None:
+            log = str(store.metadata(key).get("log", ""))
+            return CompiledCuda(cubin, arch, tuple(full), log, source, name, from_cache=True)
     t0 = time.perf_counter()
     cubin, log = _run_nvrtc(source, name, full, "cubin")
     elapsed = time.perf_counter() - t0
     if cache:
-        _write_entry(_cache_path(key), cubin, {"arch": arch, "log": log, "name": name})
+        store.put(key, cubin, {"arch": arch, "log": log, "name": name})
     return CompiledCuda(cubin, arch, tuple(full), log, source, name, compile_time_s=elapsed)
 
 

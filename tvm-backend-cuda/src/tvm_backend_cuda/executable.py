@@ -1,14 +1,17 @@
-"""``tvm.compile`` for CUDA targets: codegen -> NVRTC cubin -> :class:`CudaExecutable`.
+"""The CUDA backend's build contract and executable: codegen -> NVRTC cubin -> launches.
 
-Building needs no GPU and no driver (NVRTC from the wheel): ``tvm.compile(f,
-target="nvidia/nvidia-h100")`` works on a CPU-only machine, and the executable holds the CUDA
-source and the cubin. Calling it there raises ``RuntimeError("no CUDA device is present: ...")``.
+:class:`CudaBuilder` is what ``tvm_builders`` returns for kind ``cuda``: ``codegen`` prints CUDA
+C++ (:mod:`.codegen`) and derives each host function's :class:`~tvm.runtime.launch_plan.LaunchPlan`;
+``compile`` runs NVRTC (and nvJitLink for NVSHMEM kernels, :mod:`.nvshmem`); ``load`` makes a
+:class:`CudaExecutable`. Core caches the cubins (``TVM_CACHE=0``, ``TVM_CACHE_DIR`` apply), dumps
+the stages and writes/reads exported files. Building needs no GPU and no driver (NVRTC from the
+wheel): ``tvm.compile(f, target="nvidia/nvidia-h100")`` works on a CPU-only machine; calling the
+result there raises :class:`~tvm_backend_cuda.runtime.CudaDeviceUnavailable`.
 
-A call of the executable runs the host function (``docs/lowering.md`` section 4) without
-generating host code: it checks the arguments (core's :func:`check_arguments`), evaluates each
-kernel's launch dimensions from the argument values, and launches the kernels in order through
-:class:`tvm_backend_cuda.runtime.CudaModule`, on the current torch stream when the arrays are
-torch tensors.
+A call runs the host function from its launch plan without generating host code: core's
+argument checks, launch sizes evaluated from the argument values, kernels launched in order
+through :class:`tvm_backend_cuda.runtime.CudaModule` on the current torch stream when the arrays
+are torch tensors.
 
 Once a call has loaded the kernels, a function whose shapes and launch sizes are constant gets a
 fast call (:func:`_make_fast_call`) built from that plan: it accepts exactly what core's checks
@@ -16,32 +19,34 @@ accept from plain torch tensors and Python scalars (anything else goes to the fu
 raises core's errors), checking the tensors with one call of torch's C++ tensor guard where
 torch has one, then launches with a launch config made once. Host time per call against a bare
 ``cuda.core.launch``: ``docs/perf.md`` (bench/cuda_launch_overhead.py).
-
-Everything the call needs is kept as plain data (expressions as small JSON trees), so
-``export_library`` writes it next to the cubin and ``tvm.runtime.load_module`` rebuilds the
-same executable without the IR.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
+from tvm.backend.contract import Artifact, Binary, Builder, Options, option
 from tvm.error import TVMError
 from tvm.ir import expr as E
-from tvm.ir.function import IRModule, PrimFunc
-from tvm.runtime.executable import Executable, read_container
+from tvm.ir.function import IRModule
+from tvm.runtime.arguments import ArgumentChecker, evaluate_tree
+from tvm.runtime.executable import Executable
+from tvm.runtime.launch_plan import ARRAY, SCALAR, LaunchPlan, LaunchStep
+from tvm.tirx.transform import function_signature, launch_plans
 
-__all__ = ["BUILD_OPTIONS", "CudaExecutable", "build_module", "default_arch", "load_executable"]
+from . import compiler as _compiler
+from . import nvshmem as _nvshmem
+from . import runtime as rt
+from .codegen import KernelInfo, generate_cuda
+from .tags import validate_arch
 
-BUILD_OPTIONS = {
-    "arch": "the SM arch to compile for (default: the target's, else the GPU's, else sm_80)",
-    "options": "extra NVRTC options, e.g. ['-lineinfo', '--use_fast_math']",
-    "cache": "use the cubin cache (default True)",
-}
-_FORMAT = 1
-LAUNCH_KERNEL = "tirx.launch_kernel"
+__all__ = ["CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions", "default_arch"]
+
 GRID_CONSTANT = "grid_constant"  # ptr_scope of a T.TensorMap parameter (codegen.GRID_CONSTANT)
 TENSOR_MAP = "tensormap"  # its parameter kind (codegen.TENSOR_MAP, runtime.TENSOR_MAP)
 
@@ -49,11 +54,58 @@ TENSOR_MAP = "tensormap"  # its parameter kind (codegen.TENSOR_MAP, runtime.TENS
 # -- build ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class CudaOptions(Options):
+    """Compile options of target kind ``cuda`` (``tvm.compile(f, "cuda", arch="sm_90a")``)."""
+
+    arch: str | None = option(None, "the SM arch to compile for (default: the target's, else "
+                                    "the GPU's, else sm_80)")
+    options: tuple[str, ...] = option((), "extra NVRTC options, e.g. ('-lineinfo', "
+                                          "'--use_fast_math')")
+
+
+class CudaBuilder(Builder):
+    """Kind ``cuda``: CUDA C++ compiled by NVRTC to a cubin, launched with cuda.core."""
+
+    kind = "cuda"
+    options_type = CudaOptions
+    language = "cu"
+    binary_suffix = "cubin"
+    format = 2
+
+    def codegen(self, mod: IRModule, target: Any, options: CudaOptions) -> Artifact:
+        arch = validate_arch(str(options.arch or default_arch(target)))
+        source, kernels = generate_cuda(mod, target)
+        _check_limits(kernels, target)
+        plans = launch_plans(mod, "cuda", target_name="cuda")
+        return Artifact(source, {
+            "format": self.format,
+            "arch": arch,
+            "kernels": {k.name: {"params": [[p.name, _kernel_param_type(p)] for p in k.info.params],
+                                 "vector_align": k.vector_align} for k in kernels},
+            "plans": {p.name: p.to_dict() for p in plans},
+            "tensor_maps": _tensor_map_params(mod),
+        })
+
+    def compile_key(self, artifact: Artifact, options: CudaOptions) -> Any:
+        return _nvshmem.toolchain_key(artifact.source)
+
+    def compile(self, artifact: Artifact, options: CudaOptions) -> tuple[bytes, dict[str, Any]]:
+        # kernels that call NVSHMEM are compiled relocatable and linked with its device library
+        compiled = _nvshmem.compile_auto(artifact.source, artifact.metadata["arch"],
+                                         options=options.options, cache=False)
+        return compiled.cubin, {"nvrtc_options": list(compiled.options), "nvrtc_log": compiled.log}
+
+    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> CudaExecutable:
+        if int(metadata.get("format", 0)) != self.format:
+            raise TVMError(f"this CUDA executable has format {metadata.get('format')}; this "
+                           f"tvm-backend-cuda reads {self.format}: compile it again")
+        return CudaExecutable(target, binary, metadata)
+
+
 @functools.lru_cache(maxsize=1)
 def _device_arch() -> str | None:
-    from .runtime import has_cuda_device
-
-    if not has_cuda_device():
+    if not rt.has_cuda_device():
         return None
     from cuda.bindings import driver
 
@@ -72,27 +124,7 @@ def default_arch(target: Any) -> str:
     return _device_arch() or "sm_80"
 
 
-def build_module(mod: IRModule, target: Any, options: Mapping[str, Any]) -> CudaExecutable:
-    unknown = sorted(set(options) - set(BUILD_OPTIONS))
-    if unknown:
-        raise TypeError(f"unknown compile option(s) {unknown} for target 'cuda'; known: "
-                        f"{', '.join(sorted(BUILD_OPTIONS))}")
-    from .codegen import generate_cuda
-    from .nvshmem import compile_auto
-    from .plugin import validate_arch
-
-    arch = validate_arch(str(options.get("arch") or default_arch(target)))
-    source, kernels = generate_cuda(mod, target)
-    _check_limits(kernels, target)
-    extra = tuple(options.get("options") or ())
-    # kernels that call NVSHMEM are compiled relocatable and linked with its device library
-    compiled = compile_auto(source, arch, options=extra, cache=bool(options.get("cache", True)))
-    meta = _describe(mod, kernels)
-    return CudaExecutable(target, source, compiled.cubin, arch, meta,
-                          nvrtc_options=list(compiled.options))
-
-
-def _check_limits(kernels: Sequence[Any], target: Any) -> None:
+def _check_limits(kernels: Sequence[KernelInfo], target: Any) -> None:
     limit = int(target.attrs.get("max_threads_per_block", 1024))
     for k in kernels:
         launch = k.func.attrs.get("tirx.launch")
@@ -102,78 +134,6 @@ def _check_limits(kernels: Sequence[Any], target: Any) -> None:
                            f"block; target {target.tag or target} allows {limit}")
 
 
-# -- plain-data description of the host functions -------------------------------------------------
-
-
-class _VarTable:
-    def __init__(self) -> None:
-        self.keys: dict[int, str] = {}
-        self.vars: dict[str, list[str]] = {}
-
-    def key(self, v: E.Var) -> str:
-        k = self.keys.get(id(v))
-        if k is None:
-            k = self.keys[id(v)] = f"v{len(self.keys)}"
-            self.vars[k] = [v.name, str(v.dtype)]
-        return k
-
-
-def _expr_json(e: Any, table: _VarTable) -> Any:
-    e = E.convert(e)
-    if isinstance(e, E.IntImm):
-        return ["int", int(e.value), str(e.dtype)]
-    if isinstance(e, E.FloatImm):
-        return ["float", float(e.value), str(e.dtype)]
-    if isinstance(e, E.Var):
-        return ["var", table.key(e)]
-    if isinstance(e, E.Cast):
-        return ["Cast", str(e.dtype), _expr_json(e.value, table)]
-    if isinstance(e, E.Select):
-        return ["Select", *(_expr_json(x, table) for x in (e.condition, e.true_value,
-                                                           e.false_value))]
-    if isinstance(e, E.Not):
-        return ["Not", _expr_json(e.a, table)]
-    if isinstance(e, E.BinaryOp):
-        return [type(e).__name__, _expr_json(e.a, table), _expr_json(e.b, table)]
-    raise TVMError(f"a launch dimension or shape uses a {type(e).__name__} ({e!r}), which the "
-                   "CUDA executable cannot evaluate on the host")
-
-
-def _expr_from_json(j: Any, vars_: Mapping[str, E.Var]) -> Any:
-    tag = j[0]
-    if tag == "int":
-        return E.IntImm(j[2], j[1])
-    if tag == "float":
-        return E.FloatImm(j[2], j[1])
-    if tag == "var":
-        return vars_[j[1]]
-    if tag == "Cast":
-        return E.Cast(j[1], _expr_from_json(j[2], vars_))
-    if tag == "Select":
-        return E.Select(*(_expr_from_json(x, vars_) for x in j[1:]))
-    if tag == "Not":
-        return E.Not(_expr_from_json(j[1], vars_))
-    cls = getattr(E, tag)
-    return cls(_expr_from_json(j[1], vars_), _expr_from_json(j[2], vars_))
-
-
-def _describe(mod: IRModule, kernels: Sequence[Any]) -> dict[str, Any]:
-    """Everything a call needs, as JSON-able data: per host function its parameters and its
-    launches; per kernel its parameter types."""
-
-    kernel_funcs = {k.name: k for k in kernels}
-    out: dict[str, Any] = {"format": _FORMAT, "kernels": {}, "functions": {}}
-    for k in kernels:
-        params = [[p.name, _kernel_param_type(p)] for p in k.info.params]
-        out["kernels"][k.name] = {"params": params, "vector_align": k.vector_align}
-    for name, func in mod.functions.items():
-        if not func.attrs.get("tirx.is_host"):
-            continue
-        out["functions"][str(func.attrs.get("global_symbol", name))] = \
-            _describe_host(func, kernel_funcs)
-    return out
-
-
 def _kernel_param_type(p: Any) -> str:
     """A kernel parameter's type for the runtime: ``ptr``, ``tensormap`` or a scalar dtype."""
     if p.kind == TENSOR_MAP:
@@ -181,118 +141,52 @@ def _kernel_param_type(p: Any) -> str:
     return "ptr" if p.kind in ("buffer", "handle") else p.dtype
 
 
-def _describe_host(func: PrimFunc, kernels: Mapping[str, Any]) -> dict[str, Any]:
-    from tvm.ir import stmt as S
-    from tvm.tirx.transform import function_signature
-
-    table = _VarTable()
-    params = []
-    data_index: dict[int, int] = {}
-    for i, spec in enumerate(function_signature(func)):
-        entry: dict[str, Any] = {"name": spec.name, "kind": spec.kind, "dtype": spec.dtype,
-                                 "var": table.key(spec.var) if spec.var is not None else None}
-        if spec.kind == "buffer":
-            entry["shape"] = [_expr_json(d, table) for d in spec.shape]
-            entry["strides"] = [_expr_json(d, table) for d in spec.strides]
-            entry["scope"] = spec.scope
-            if spec.data is not None:
-                data_index[id(spec.data)] = i
-        elif spec.var is not None and spec.var.ptr_scope == GRID_CONSTANT:
-            entry["kind"] = TENSOR_MAP  # T.TensorMap: the argument goes to the kernel as is
-            data_index[id(spec.var)] = i
-        params.append(entry)
-    launches = []
-    for stmt in _flat(func.body):
-        if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call) \
-                and stmt.value.op.name == LAUNCH_KERNEL:
-            call = stmt.value
-            kname = call.args[0].value
-            kernel = kernels.get(kname)
-            if kernel is None:
-                raise TVMError(f"host function {func.name} launches {kname}, which is not in "
-                               "the generated source")
-            launch = kernel.func.attrs.get("tirx.launch")
-            args = []
-            for a in call.args[1:]:
-                if isinstance(a, E.Var) and id(a) in data_index:
-                    args.append(["arg", data_index[id(a)]])
-                else:
-                    args.append(["expr", _expr_json(a, table)])
-            launches.append({
-                "kernel": kname, "args": args,
-                "grid": [_expr_json(d, table) for d in launch.grid],
-                "block": [_expr_json(d, table) for d in launch.block],
-                "smem": _expr_json(launch.dyn_smem_bytes, table),
-            })
-        elif not _is_no_op(stmt):
-            raise TVMError(f"host function {func.name}: the CUDA executable runs only kernel "
-                           f"launches on the host, found a {type(stmt).__name__}")
-    return {"params": params, "launches": launches, "vars": table.vars}
-
-
-def _flat(stmt: Any) -> list[Any]:
-    from tvm.ir import stmt as S
-
-    if isinstance(stmt, S.SeqStmt):
-        return [x for s in stmt.seq for x in _flat(s)]
-    return [stmt]
-
-
-def _is_no_op(stmt: Any) -> bool:
-    from tvm.ir import stmt as S
-
-    return isinstance(stmt, S.Evaluate) and isinstance(stmt.value, (E.IntImm, E.FloatImm))
+def _tensor_map_params(mod: IRModule) -> dict[str, list[int]]:
+    """Per host function, the indices of its ``T.TensorMap`` parameters (passed by value)."""
+    out: dict[str, list[int]] = {}
+    for name, func in mod.functions.items():
+        if not func.attrs.get("tirx.is_host"):
+            continue
+        found = [i for i, s in enumerate(function_signature(func))
+                 if s.kind == "scalar" and s.var is not None and s.var.ptr_scope == GRID_CONSTANT]
+        if found:
+            out[str(func.attrs.get("global_symbol", name))] = found
+    return out
 
 
 # -- calling ---------------------------------------------------------------------------------------
 
 
 class _Launch:
-    __slots__ = ("args", "block", "grid", "kernel", "name", "smem", "static")
+    """One launch step with its kernel: ``args`` are ``("arg", i)`` (the i-th argument, given
+    as is or as its checked scalar value) or ``("tree", tree)`` (computed from the values)."""
 
-    def __init__(self, name: str, kernel: Any, args: list[tuple[str, Any]], grid: list[Any],
-                 block: list[Any], smem: Any) -> None:
-        self.name = name
+    __slots__ = ("args", "block", "grid", "kernel", "name", "smem", "static", "step")
+
+    def __init__(self, step: LaunchStep, kernel: Any) -> None:
+        self.step = step
+        self.name = step.kernel
         self.kernel = kernel
-        self.args = args
-        consts = [*grid, *block, smem]
-        self.static = all(isinstance(x, E.IntImm) for x in consts)
-        if self.static:
-            self.grid: Any = tuple(int(x.value) for x in grid)
-            self.block: Any = tuple(int(x.value) for x in block)
-            self.smem: Any = int(smem.value)
-        else:
-            self.grid, self.block, self.smem = grid, block, smem
+        self.args: list[tuple[str, Any]] = [("tree", ref[1]) if ref[0] == SCALAR else
+                                            ("arg", ref[1]) for ref in step.args]
+        self.static = step.static
+        self.grid: Any = step.grid
+        self.block: Any = step.block
+        self.smem: Any = step.smem
 
 
 class CudaFunction:
     """One host function of a :class:`CudaExecutable`, callable on device arrays."""
 
-    def __init__(self, exe: CudaExecutable, name: str, desc: Mapping[str, Any]) -> None:
-        from tvm.tirx.transform import ParamSpec
-
-        self.name = name
+    def __init__(self, exe: CudaExecutable, plan: LaunchPlan, tensor_maps: Sequence[int] = ()
+                 ) -> None:
+        self.name = plan.name
+        self.plan = plan
         self._exe = exe
-        vars_ = {k: E.Var(n, dt) for k, (n, dt) in desc["vars"].items()}
-        self._vars = vars_
-        specs = []
-        self._tensor_maps: tuple[int, ...] = ()  # indices of T.TensorMap parameters
-        for i, p in enumerate(desc["params"]):
-            var = vars_[p["var"]] if p.get("var") else None
-            if p["kind"] == TENSOR_MAP:
-                # core checks it as a handle (given None); _tensor_map_args checks the value
-                specs.append(ParamSpec(p["name"], "scalar", "handle", var=var))
-                self._tensor_maps += (i,)
-            elif p["kind"] == "buffer":
-                specs.append(ParamSpec(
-                    p["name"], "buffer", p["dtype"],
-                    tuple(_expr_from_json(d, vars_) for d in p["shape"]),
-                    tuple(_expr_from_json(d, vars_) for d in p["strides"]),
-                    p.get("scope", "global"), var, None))
-            else:
-                specs.append(ParamSpec(p["name"], "scalar", p["dtype"], var=var))
-        self.specs = specs
-        self._launch_desc = desc["launches"]
+        self.specs = plan.signature.params
+        self._checker = ArgumentChecker(plan.signature)
+        # indices of T.TensorMap parameters: checked here, passed by value
+        self._tensor_maps: tuple[int, ...] = tuple(tensor_maps)
         self._launches: list[_Launch] | None = None
         self._fast: list[tuple[int, str, tuple[int, ...]]] | None = self._fast_plan()
         self._align = self._alignment_plan(exe.meta["kernels"])
@@ -308,36 +202,27 @@ class CudaFunction:
         for i, s in enumerate(self.specs):
             if s.kind != "buffer":
                 continue
-            if s.strides or not all(isinstance(d, E.IntImm) for d in s.shape):
+            if s.strides or not all(isinstance(d, int) for d in s.shape):
                 return None
-            plan.append((i, s.dtype, tuple(int(d.value) for d in s.shape
-                                           if isinstance(d, E.IntImm))))
+            plan.append((i, s.dtype, tuple(d for d in s.shape if isinstance(d, int))))
         return plan
 
     def _alignment_plan(self, kernels: Mapping[str, Any]) -> list[tuple[int, int]]:
         out: dict[int, int] = {}
-        for launch in self._launch_desc:
-            need = kernels[launch["kernel"]].get("vector_align", {})
-            params = kernels[launch["kernel"]]["params"]
-            for (pname, _), ref in zip(params, launch["args"]):
-                if ref[0] == "arg" and pname in need:
+        for step in self.plan.steps:
+            need = kernels[step.kernel].get("vector_align", {})
+            params = kernels[step.kernel]["params"]
+            for (pname, _), ref in zip(params, step.args):
+                if ref[0] == ARRAY and pname in need:
                     out[ref[1]] = max(out.get(ref[1], 0), int(need[pname]))
         return sorted(out.items())
 
     def _build_launches(self) -> list[_Launch]:
         kernels = self._exe.module()
-        out = []
-        for d in self._launch_desc:
-            args = [("arg", ref[1]) if ref[0] == "arg" else
-                    ("expr", _expr_from_json(ref[1], self._vars)) for ref in d["args"]]
-            out.append(_Launch(d["kernel"], kernels.get_kernel(d["kernel"]), args,
-                               [_expr_from_json(x, self._vars) for x in d["grid"]],
-                               [_expr_from_json(x, self._vars) for x in d["block"]],
-                               _expr_from_json(d["smem"], self._vars)))
-        return out
+        return [_Launch(step, kernels.get_kernel(step.kernel)) for step in self.plan.steps]
 
     # -- argument checks ------------------------------------------------------------------------
-    def _check(self, args: Sequence[Any]) -> dict[Any, Any]:
+    def _check(self, args: Sequence[Any]) -> dict[str, Any]:
         fast = self._fast
         # a shortcut for torch tensors of static shape; scalars always get core's checks (type,
         # range), so only functions without any take it
@@ -350,20 +235,16 @@ class CudaFunction:
                     break
             else:
                 return {}
-        from tvm.tirx.transform import check_arguments
-
-        return check_arguments(self.specs, args, "cuda", func_name=self.name)
+        return self._checker(args)
 
     def _tensor_map_args(self, args: Sequence[Any]) -> tuple[list[Any], list[Any]]:
         """(args with each tensor map converted for the launch, args for core's check)."""
-        from .runtime import tensor_map_arg
-
         launch_args, check_args = list(args), list(args)
         if len(args) != len(self.specs):
             return launch_args, check_args  # core's check names the count
         for i in self._tensor_maps:
             try:
-                launch_args[i] = tensor_map_arg(args[i])
+                launch_args[i] = rt.tensor_map_arg(args[i])
             except TypeError as e:
                 raise TypeError(f"{self.name}: argument {self.specs[i].name!r}: {e}") from None
             check_args[i] = None
@@ -401,8 +282,6 @@ class CudaFunction:
         self._fast_plan_torch = False
         if self._fast is None or not all(x.static for x in self._launches):
             return False
-        from . import runtime as rt
-
         shapes = {i: shape for i, _, shape in self._fast}
         plan: list[tuple[int, Any, Any]] = []
         for i, spec in enumerate(self.specs):
@@ -416,8 +295,6 @@ class CudaFunction:
                 if kind is None:
                     return False  # handles and the like: the full path
                 plan.append((kind, None, None))
-        scalar_index = {id(s.var): i for i, s in enumerate(self.specs)
-                        if s.kind == "scalar" and s.var is not None}
         launches = []
         for launch in self._launches:
             ptypes = launch.kernel.param_types
@@ -427,8 +304,6 @@ class CudaFunction:
                 return False  # the full path opts the kernel in first
             refs: list[tuple[int, Any]] = []
             for (how, ref), ptype in zip(launch.args, ptypes):
-                if how == "expr" and isinstance(ref, E.Var) and id(ref) in scalar_index:
-                    how, ref = "arg", scalar_index[id(ref)]  # a scalar parameter, passed on
                 if how != "arg":
                     return False  # a shape variable or expression: computed by the full path
                 if (ptype == "ptr") != (self.specs[ref].kind == "buffer"):
@@ -462,11 +337,10 @@ class CudaFunction:
         that launch themselves (``NvshmemContext.run`` launches cooperatively)."""
         exe = self._exe
         if not exe.device_ready():
-            from .runtime import no_device_reason
-
-            raise RuntimeError(f"no CUDA device is present: {no_device_reason()}. This "
-                               f"executable was compiled for {exe.arch} (compiling needs no GPU);"
-                               " run it on a machine with an NVIDIA GPU and driver")
+            raise rt.CudaDeviceUnavailable(
+                f"no CUDA device is present: {rt.no_device_reason()}. This executable was "
+                f"compiled for {exe.arch} (compiling needs no GPU); run it on a machine with an "
+                "NVIDIA GPU and driver")
         if self._tensor_maps:
             args, checked = self._tensor_map_args(args)
             values = self._check(checked)
@@ -477,9 +351,11 @@ class CudaFunction:
         launches = self._launches
         if launches is None:
             launches = self._launches = self._build_launches()
+        scalars = self._scalar_names
         plan = []
         for launch in launches:
-            kargs = [args[ref] if kind == "arg" else _value(ref, values)
+            kargs = [evaluate_tree(ref, values) if kind == "tree" else
+                     values.get(scalars[ref], args[ref]) if ref in scalars else args[ref]
                      for kind, ref in launch.args]
             if launch.static:
                 grid, block, smem = launch.grid, launch.block, launch.smem
@@ -487,6 +363,12 @@ class CudaFunction:
                 grid, block, smem = _dims(launch, values)
             plan.append((launch.kernel, grid, block, smem, kargs))
         return plan
+
+    @functools.cached_property
+    def _scalar_names(self) -> dict[int, str]:
+        """Scalar parameters by index -> the name their checked value is bound to."""
+        return {i: s.var for i, s in enumerate(self.specs)
+                if s.kind == "scalar" and s.var is not None}
 
     def __repr__(self) -> str:
         params = ", ".join(f"{s.name}: {s.dtype}" for s in self.specs)
@@ -531,10 +413,6 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
     tensors that passed the Python checks, which stay as the fallback. Then ``cuda.core.launch``
     on the current torch stream, with a launch config made once.
     """
-    from operator import itemgetter
-
-    from . import runtime as rt
-
     nargs = len(plan)
     buffers = tuple(i for i, (kind, _, _) in enumerate(plan) if kind == _BUF)
     scalars = tuple((i, kind) for i, (kind, _, _) in enumerate(plan) if kind != _BUF)
@@ -644,24 +522,10 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
     return fast
 
 
-def _value(expr: Any, values: Mapping[Any, Any]) -> Any:
-    if isinstance(expr, E.Var):
-        for k, v in values.items():
-            if k is expr:
-                return v
-    if isinstance(expr, (E.IntImm, E.FloatImm)):
-        return expr.value
-    from tvm.tirx.transform import evaluate
-
-    return evaluate(expr, values)
-
-
-def _dims(launch: _Launch, values: Mapping[Any, Any]) -> tuple[Any, Any, int]:
-    from tvm.tirx.transform import evaluate
-
-    grid = tuple(int(evaluate(x, values)) for x in launch.grid)
-    block = tuple(int(evaluate(x, values)) for x in launch.block)
-    smem = int(evaluate(launch.smem, values))
+def _dims(launch: _Launch, values: Mapping[str, Any]) -> tuple[Any, Any, int]:
+    grid = tuple(int(evaluate_tree(x, values)) for x in launch.grid)
+    block = tuple(int(evaluate_tree(x, values)) for x in launch.block)
+    smem = int(evaluate_tree(launch.smem, values))
     if any(g <= 0 for g in grid):
         raise ValueError(f"kernel {launch.name}: the grid {grid} from these arguments is empty")
     return grid, block, smem
@@ -679,8 +543,6 @@ _TORCH_DTYPES: dict[str, Any] = {}
 
 
 def _torch_tensor_type() -> Any:
-    import sys
-
     return sys.modules["torch"].Tensor
 
 
@@ -688,8 +550,6 @@ def _torch_dtypes() -> dict[str, Any]:
     """dtype name -> torch.dtype once torch is imported (it is when arrays come from it)."""
     if _TORCH_DTYPES:
         return _TORCH_DTYPES
-    import sys
-
     torch = sys.modules.get("torch")
     if torch is None:
         return _TORCH_DTYPES
@@ -705,18 +565,29 @@ class CudaExecutable(Executable):
 
     backend = "cuda"
 
-    def __init__(self, target: Any, source: str, cubin: bytes, arch: str, meta: Mapping[str, Any],
-                 *, nvrtc_options: Sequence[str] = ()) -> None:
-        super().__init__(target, list(meta["functions"]))
-        self.source = source
-        self.cubin = bytes(cubin)
-        self.arch = arch
-        self.meta = dict(meta)
-        self.nvrtc_options = list(nvrtc_options)
+    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"].values()]
+        super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
+        self.plans = {p.name: p for p in plans}
+        self.arch = str(metadata["arch"])
+        self.nvrtc_options = list(metadata.get("nvrtc_options", ()))
         self._module: Any = None
         self._functions: dict[str, CudaFunction] = {}
         self._device_ok: bool | None = None
         self._entry: CudaFunction | None = None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The build metadata (kernels, launch plans, arch, NVRTC options)."""
+        return self.metadata
+
+    @property
+    def source(self) -> str:
+        return self.inspect_source()
+
+    @property
+    def cubin(self) -> bytes:
+        return bytes(self.binary.data)
 
     @property
     def kernel_names(self) -> list[str]:
@@ -725,21 +596,17 @@ class CudaExecutable(Executable):
     def device_ready(self) -> bool:
         ok = self._device_ok
         if ok is None:
-            from .runtime import has_cuda_device
-
-            ok = self._device_ok = has_cuda_device()
+            ok = self._device_ok = rt.has_cuda_device()
         return ok
 
     def module(self) -> Any:
         """The :class:`~tvm_backend_cuda.runtime.CudaModule` of the cubin (made on first use); an
         :class:`~tvm_backend_cuda.nvshmem.NvshmemModule` when the source calls NVSHMEM."""
         if self._module is None:
-            from .nvshmem import NvshmemModule, uses_nvshmem
-            from .runtime import CudaModule
-
             specs = {name: [tuple(p) for p in k["params"]] for name, k in self.meta["kernels"].items()}
             # NVSHMEM kernels: bound to this process's NvshmemContext when first loaded
-            cls = NvshmemModule if uses_nvshmem(self.source) else CudaModule
+            nvshmem = _nvshmem.uses_nvshmem(self.source)
+            cls = _nvshmem.NvshmemModule if nvshmem else rt.CudaModule
             self._module = cls(self.cubin, specs, arch=self.arch)
         return self._module
 
@@ -747,11 +614,11 @@ class CudaExecutable(Executable):
         func = self._functions.get(name)
         if func is not None:
             return func
-        desc = self.meta["functions"].get(name)
-        if desc is None:
-            raise KeyError(f"this executable has no function {name!r}; it has "
-                           f"{sorted(self.meta['functions'])}")
-        func = self._functions[name] = CudaFunction(self, name, desc)
+        plan = self.plans.get(name)
+        if plan is None:
+            raise self._no_function(name)
+        tensor_maps = self.meta.get("tensor_maps", {}).get(name, ())
+        func = self._functions[name] = CudaFunction(self, plan, tensor_maps)
         return func
 
     def __call__(self, *args: Any) -> Any:
@@ -766,28 +633,7 @@ class CudaExecutable(Executable):
     def inspect_source(self, kind: str = "") -> str:
         """``""``/``"cuda"``: the CUDA C++; ``"ptx"``: PTX for this arch (compiled now)."""
         if kind in ("", "cuda", "cu"):
-            return self.source
+            return str(self.metadata.get("source", ""))
         if kind == "ptx":
-            from .compiler import compile_ptx
-
-            return compile_ptx(self.source, self.arch)
+            return _compiler.compile_ptx(self.source, self.arch)
         raise ValueError(f"unknown source kind {kind!r}: use 'cuda' or 'ptx'")
-
-    def export_header(self) -> dict[str, Any]:
-        return {"arch": self.arch, "cuda": self.meta, "nvrtc_options": self.nvrtc_options}
-
-    def export_payload(self) -> bytes:
-        return self.cubin
-
-
-def load_executable(path_or_bytes: Any, header: Mapping[str, Any]) -> CudaExecutable | None:
-    if header.get("backend") != "cuda":
-        return None
-    from tvm.target import Target
-
-    full, payload = read_container(path_or_bytes)
-    meta = full.get("cuda")
-    if not meta or meta.get("format", 0) > _FORMAT:
-        raise ValueError("this CUDA executable was written by a newer tvm-backend-cuda; upgrade it")
-    return CudaExecutable(Target(full["target"]), full.get("source", ""), payload, full["arch"],
-                          meta, nvrtc_options=full.get("nvrtc_options", ()))

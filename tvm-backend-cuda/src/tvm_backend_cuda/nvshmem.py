@@ -44,7 +44,6 @@ import ctypes
 import dataclasses
 import functools
 import hashlib
-import json
 import os
 import re
 import sys
@@ -56,8 +55,10 @@ from pathlib import Path
 from typing import Any
 
 from tvm.error import BackendNotInstalledError, CompileError
+from tvm.runtime.cache import cache_key, compile_cache
 
 from .compiler import compile_cuda, include_dirs, parse_arch
+from .compiler import toolchain_key as toolchain_key_nvrtc
 from .runtime import CudaModule
 
 __all__ = [
@@ -371,8 +372,7 @@ def _with_put_signal_shim(source: str) -> str:
     return source[:end] + "\n" + _PUT_SIGNAL_SHIM + source[end:]
 
 
-_LINK_CACHE: dict[str, bytes] = {}
-_LINK_CACHE_LOCK = threading.Lock()
+_LINK_CACHE = "cuda-nvshmem-link"
 
 
 def compile_nvshmem(
@@ -386,9 +386,9 @@ def compile_nvshmem(
     """Compile ``source`` with NVRTC (``-rdc=true``, NVSHMEM headers) and link it with NVSHMEM.
 
     Returns a :class:`~tvm_backend_cuda.compiler.CompiledCuda` whose ``cubin`` is the linked,
-    loadable cubin and whose ``options`` are NVRTC's. NVRTC's relocatable output is cached on disk
-    as every compile of ours is (the NVSHMEM headers make that step take seconds); the link takes
-    tens of milliseconds and is cached in this process.
+    loadable cubin and whose ``options`` are NVRTC's. Both steps are cached in core's compile
+    cache: NVRTC's relocatable output (the NVSHMEM headers make that step take seconds) and the
+    link (tens of milliseconds).
     """
     inst = find_nvshmem()
     extra: list[str] = []
@@ -398,22 +398,30 @@ def compile_nvshmem(
     source = _with_put_signal_shim(source)
     rel = compile_cuda(source, arch, options=[*nvshmem_compile_options(), *extra, *options],
                        name=name, cache=cache)
-    key = hashlib.sha256(
-        json.dumps([hashlib.sha256(rel.cubin).hexdigest(), arch, _file_stamp(inst.device_library),
-                    list(nvjitlink_version())]).encode()
-    ).hexdigest()
-    linked = _LINK_CACHE.get(key) if cache else None
+    store = compile_cache(_LINK_CACHE)
+    key = cache_key("nvshmem-link", hashlib.sha256(rel.cubin).hexdigest(), arch,
+                    _file_stamp(inst.device_library), list(nvjitlink_version()))
+    linked = store.get(key) if cache else None
     if linked is None:
         linked = link_nvshmem([rel.cubin], arch)
         if cache:
-            with _LINK_CACHE_LOCK:
-                _LINK_CACHE[key] = linked
+            store.put(key, linked)
     return dataclasses.replace(rel, cubin=linked)
 
 
 def compile_and_link_nvshmem(source: str, arch: str, options: Sequence[str] = ()) -> bytes:
     """CUDA source that calls NVSHMEM -> a loadable cubin for ``arch`` (``"sm_90a"``, ...)."""
     return compile_nvshmem(source, arch, options=options).cubin
+
+
+def toolchain_key(source: str) -> list[object]:
+    """What a cubin of ``source`` depends on besides source, arch and options: NVRTC and the
+    headers, and for NVSHMEM kernels the NVSHMEM device library and nvJitLink."""
+    key = toolchain_key_nvrtc()
+    if uses_nvshmem(source):
+        inst = find_nvshmem()
+        key += [_file_stamp(inst.device_library), list(nvjitlink_version())]
+    return key
 
 
 def compile_auto(source: str, arch: str, *, options: Sequence[str] = (), name: str = "kernel.cu",

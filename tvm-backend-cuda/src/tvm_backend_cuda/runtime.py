@@ -2,8 +2,8 @@
 
 ``cuda.core`` (and torch/cupy, when the arguments come from them) is imported inside functions:
 importing this module is cheap and works on a machine without a driver. There,
-:func:`has_cuda_device` answers False and a launch raises ``RuntimeError("no CUDA device is
-present: ...")``.
+:func:`has_cuda_device` answers False and a launch raises :class:`CudaDeviceUnavailable` (a
+``RuntimeError``) saying so.
 
 The launch path is kept short because it runs once per kernel call: everything that does not
 depend on the call's values (parameter plan, loaded kernels, launch configs, stream wrappers,
@@ -18,6 +18,8 @@ import struct
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
+
+from tvm.error import DeviceUnavailableError
 
 __all__ = [
     "CudaKernel",
@@ -54,6 +56,10 @@ def _probe() -> tuple[int, str]:
     return int(count), ""
 
 
+class CudaDeviceUnavailable(DeviceUnavailableError):
+    """No usable CUDA device here (no driver, or no GPU); compiling still works."""
+
+
 def has_cuda_device() -> bool:
     """True when the NVIDIA driver is present and reports at least one device."""
     return _probe()[0] > 0
@@ -67,7 +73,7 @@ def no_device_reason() -> str:
 def _require_device(device_id: int) -> None:
     count, reason = _probe()
     if count == 0:
-        raise RuntimeError(
+        raise CudaDeviceUnavailable(
             f"no CUDA device is present: {reason}. The cubin was built (compiling needs no GPU); "
             "run it on a machine with an NVIDIA GPU and driver."
         )

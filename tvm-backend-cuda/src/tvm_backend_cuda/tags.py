@@ -16,9 +16,12 @@ Only the name, arch, shared memory, register file and L2 size differ between tag
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["JETSON_HOSTS", "TAGS"]
+from tvm.target import Attr, TargetKind
+
+__all__ = ["JETSON_HOSTS", "KINDS", "TAGS", "validate_arch"]
 
 _KB = 1024
 _MB = 1024 * 1024
@@ -152,3 +155,57 @@ TAGS: dict[str, dict[str, Any]] = {
     "nvidia/jetson-nano":            _jetson("sm_53", "cortex-a57", 4),
 }
 # fmt: on
+
+
+# -- the target kind -----------------------------------------------------------------------------
+
+_ARCH = re.compile(r"^sm_(\d{2,3})(a?)$")
+
+
+def validate_arch(arch: str) -> str:
+    """Check a CUDA arch string: ``sm_XX`` or ``sm_XXa`` (the ``a`` suffix from sm_90 on)."""
+    m = _ARCH.match(arch) if isinstance(arch, str) else None
+    if m is None:
+        raise ValueError(f"invalid CUDA arch {arch!r}: expected 'sm_XX' or 'sm_XXa' "
+                         "(e.g. 'sm_80', 'sm_90a', 'sm_100a')")
+    if m.group(2) and int(m.group(1)) < 90:
+        raise ValueError(f"invalid CUDA arch {arch!r}: the 'a' suffix exists from sm_90 on "
+                         f"(use 'sm_{m.group(1)}')")
+    return arch
+
+
+def _validate(attrs: dict[str, Any]) -> None:
+    if "arch" in attrs:
+        validate_arch(attrs["arch"])
+    for key in ("max_shared_memory_per_block", "max_threads_per_block", "thread_warp_size",
+                "registers_per_block", "max_num_threads"):
+        if attrs.get(key, 1) <= 0:
+            raise ValueError(f"{key} must be positive, got {attrs[key]}")
+    if attrs.get("l2_cache_size_bytes", 0) < 0:
+        raise ValueError(f"l2_cache_size_bytes must be >= 0, got {attrs['l2_cache_size_bytes']}")
+    if attrs["max_num_threads"] > attrs["max_threads_per_block"]:
+        raise ValueError(f"max_num_threads ({attrs['max_num_threads']}) exceeds "
+                         f"max_threads_per_block ({attrs['max_threads_per_block']})")
+
+
+KINDS = [
+    TargetKind(
+        "cuda",
+        attrs={
+            "arch": Attr(str, doc="SM architecture: sm_XX or sm_XXa (default: the GPU's own when "
+                                  "one is present at build time, else sm_80)"),
+            "max_shared_memory_per_block": Attr(int, 49152, "shared memory per block without "
+                                                            "opt-in, bytes"),
+            "max_threads_per_block": Attr(int, 1024, "threads per block at most"),
+            "thread_warp_size": Attr(int, 32, "threads per warp"),
+            "registers_per_block": Attr(int, 65536, "32-bit registers per block"),
+            "l2_cache_size_bytes": Attr(int, doc="L2 cache size in bytes"),
+            "max_num_threads": Attr(int, 1024, "threads per block the compiler assumes"),
+            "libs": Attr(tuple, doc="extra libraries (unused; kept for seed configs)"),
+        },
+        default_keys=("cuda", "gpu"),
+        device_type="cuda",
+        validate=_validate,
+        doc="NVIDIA GPUs through CUDA C++ and NVRTC.",
+    )
+]

@@ -1,8 +1,9 @@
 """Run Metal compute kernels on the CPU, through the same C++ shim as the syntax check.
 
 The kernel source is compiled by g++ (``-O2``) together with the shim's execution model into a
-shared object with an ``extern "C"`` launcher, cached by content hash under
-``$TVM_CACHE_DIR/metal/emu`` (default ``~/.cache/tvm/metal/emu``), and called with ctypes.
+shared object with an ``extern "C"`` launcher, kept in core's compile cache (namespace
+``metal-emu``: ``$TVM_CACHE_DIR/metal-emu``, default ``~/.cache/tvm/metal-emu``; ``TVM_CACHE=0``
+turns it off), and called with ctypes.
 
 Execution model (see ``shim/tvm_metal_shim.h``):
 
@@ -34,10 +35,13 @@ import contextlib
 import ctypes
 import dataclasses
 import faulthandler
+import functools
 import hashlib
 import mmap
 import os
 import re
+import shlex
+import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
@@ -45,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from tvm.error import CompileError
+from tvm.runtime.cache import cache_enabled, cache_key, compile_cache
 
 from . import msl_check
 from .msl_check import KernelParam, KernelSignature
@@ -159,6 +164,7 @@ extern "C" int tvm_metal_emu_launch(void** args, const uint32_t* grid, const uin
     return text, tg_slots
 
 
+@functools.cache
 def _shim_digest() -> str:
     h = hashlib.sha256()
     for path in sorted(msl_check.SHIM_DIR.iterdir()):
@@ -168,6 +174,7 @@ def _shim_digest() -> str:
     return h.hexdigest()
 
 
+@functools.cache
 def _compiler_id(cxx: str) -> str:
     try:
         out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30)
@@ -376,7 +383,9 @@ class EmulatedKernel:
                 shm.close()
 
 
-_KERNEL_CACHE: dict[Path, EmulatedKernel] = {}
+#: kernels compiled in this process, by (cache folder, cache on, entry key)
+_KERNEL_CACHE: dict[tuple[str, bool, str], EmulatedKernel] = {}
+CACHE_NAMESPACE = "metal-emu"
 
 
 def compile_msl(
@@ -387,7 +396,12 @@ def compile_msl(
     filename: str = "kernel.metal",
     extra_flags: Sequence[str] = (),
 ) -> EmulatedKernel:
-    """Compile one kernel of an MSL source for the CPU emulator (cached by content hash)."""
+    """Compile one kernel of an MSL source for the CPU emulator.
+
+    The shared object goes through core's compile cache (namespace ``metal-emu``, keyed by the
+    prepared source, the shim, the compiler's version and the flags), so ``TVM_CACHE=0``,
+    ``TVM_CACHE_DIR`` and ``XDG_CACHE_HOME`` apply as to every other compiled binary.
+    """
     compiler = msl_check.find_cxx(cxx)
     prepared, errors = msl_check.prepare_source(source, filename)
     if errors:
@@ -402,26 +416,32 @@ def compile_msl(
     launcher, tg_slots = _launcher_source(sig)
     text = prepared + launcher
     flags = ["-O2", "-shared", "-fPIC", "-pthread", *msl_check.shim_flags(), *extra_flags]
-    key = hashlib.sha256(
-        "\0".join([text, _shim_digest(), _compiler_id(compiler), *flags]).encode()
-    ).hexdigest()[:24]
-    out = msl_check.cache_dir() / "emu" / f"{kernel_name}-{key}.so"
-    src = msl_check.write_source(text, f"{kernel_name}-emu")
-    cmd = [compiler, *flags, str(src), "-o"]
-    command = " ".join([*cmd, str(out)])
-    if out in _KERNEL_CACHE:
-        return _KERNEL_CACHE[out]
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        try:
-            msl_check.run_compiler([*cmd, str(tmp)], f"Metal emulator build of {kernel_name!r}")
-            os.replace(tmp, out)
-        finally:
-            tmp.unlink(missing_ok=True)
-    kernel = EmulatedKernel(kernel_name, sig, out, command, tg_slots)
-    _KERNEL_CACHE[out] = kernel
+    cache = compile_cache(CACHE_NAMESPACE)
+    key = cache_key(CACHE_NAMESPACE, text, _shim_digest(), _compiler_id(compiler), flags)
+    memo = (str(cache.directory), cache_enabled(), key)
+    kernel = _KERNEL_CACHE.get(memo)
+    if kernel is not None and kernel.library_path.exists():
+        return kernel
+    path = cache.get_path(key)
+    command = f"{compiler} {' '.join(flags)} <source> -o <object>"
+    if path is None:
+        data, command = _build(compiler, flags, text, kernel_name)
+        path = cache.put(key, data, {"kernel": kernel_name})
+    kernel = _KERNEL_CACHE[memo] = EmulatedKernel(kernel_name, sig, path, command, tg_slots)
     return kernel
+
+
+def _build(compiler: str, flags: list[str], text: str, kernel_name: str) -> tuple[bytes, str]:
+    """Compile ``text`` into a shared object; returns its bytes and the command. The sources
+    of a failed build are kept, so that the command in the error can be re-run."""
+    src = msl_check.write_source(text, f"{kernel_name}-emu")
+    out = src.with_suffix(".so")
+    cmd = [compiler, *flags, str(src), "-o", str(out)]
+    msl_check.run_compiler(cmd, f"Metal emulator build of {kernel_name!r}")
+    try:
+        return out.read_bytes(), shlex.join(cmd)
+    finally:
+        shutil.rmtree(src.parent, ignore_errors=True)
 
 
 def run_msl(

@@ -22,12 +22,12 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from tvm.error import CompileError
@@ -318,15 +318,6 @@ def find_kernels(prepared: str) -> dict[str, KernelSignature]:
 # Compiler
 
 
-def cache_dir() -> Path:
-    """Where generated sources and emulator binaries live: $TVM_CACHE_DIR/metal or
-    ~/.cache/tvm/metal."""
-    root = os.environ.get("TVM_CACHE_DIR")
-    base = Path(root) / "metal" if root else Path.home() / ".cache" / "tvm" / "metal"
-    base.mkdir(parents=True, exist_ok=True)
-    return base
-
-
 def find_cxx(cxx: str | None = None) -> str:
     """The C++ compiler: `cxx`, else $TVM_METAL_CXX, $CXX, g++, clang++, c++."""
     candidates = (
@@ -362,14 +353,12 @@ def shim_flags() -> list[str]:
 
 
 def write_source(text: str, stem: str) -> Path:
-    """Write `text` under the cache (content-addressed) so a failing command can be re-run."""
-    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
-    path = cache_dir() / "src" / f"{stem}-{digest}.metal"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+    """Write ``text`` to ``<stem>.metal`` in a new private temporary folder. Callers remove the
+    folder when the command that reads it succeeds and keep it when it fails, so that the
+    command in the error can be re-run."""
+    folder = Path(tempfile.mkdtemp(prefix="tvm-metal-"))
+    path = folder / f"{stem}.metal"
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -399,6 +388,8 @@ def check_msl(source: str, *, cxx: str | None = None, filename: str = "kernel.me
     cmd = [compiler, "-fsyntax-only", *shim_flags(), str(path)]
     try:
         run_compiler(cmd, "MSL syntax check")
+        if not errors:
+            shutil.rmtree(path.parent, ignore_errors=True)
     except CompileError as exc:
         if not errors:
             raise

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from tvm.error import CompileError, MetalRuntimeUnavailable
+from tvm.error import CompileError, DeviceUnavailableError
 
 __all__ = [
     "MetalKernel",
@@ -41,8 +41,11 @@ _INSTALL_HINT = (
 )
 
 
-# MetalRuntimeUnavailable lives in tvm.error with every other exception class; it is
-# re-exported here (``from tvm_backend_metal.runtime import MetalRuntimeUnavailable``).
+class MetalRuntimeUnavailable(DeviceUnavailableError):
+    """No Metal runtime here (not macOS, no pyobjc-framework-Metal, or no Metal GPU); the
+    message says which, and what works instead (the emulator, the syntax check). Also
+    ``tvm_backend_metal.MetalRuntimeUnavailable``; catch :class:`tvm.error.DeviceUnavailableError`
+    for any backend."""
 
 
 def unavailable_reason() -> str | None:

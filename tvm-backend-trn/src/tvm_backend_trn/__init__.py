@@ -1,9 +1,12 @@
 """AWS Trainium backend for tvm-core.
 
 After ``import tvm`` this package is also ``tvm.backend.trn`` and ``tvm.tirx.trn``. Importing it
-is cheap: submodules (``layout``, ``op``, ``script``, ``dispatch``, ``transform``, ``pipeline``,
-``codegen``, ``runtime``, and the instruction form ``isa``, the renderers ``nki_render`` and the
-numpy ``simulator``) load on first use.
+is cheap: submodules load on first use. The layout every backend has: ``plugin`` (the hooks),
+``tags``, ``script`` and ``op`` (``T.nki``), ``dispatch``, ``codegen`` (IR to the instruction
+form and NKI source), ``compiler`` (the instruction form to the payload), ``executable`` (the
+build contract and the Executable), ``runtime`` (the simulator entry); and Trainium's own:
+``layout``, ``transform`` and ``pipeline``, the instruction form ``isa``, its operands
+``access``, the renderers ``nki_render`` and the numpy ``simulator``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = {
-    "access", "codegen", "demo", "dispatch", "isa", "layout", "nki_render", "op", "pipeline",
+    "access", "codegen", "compiler", "demo", "dispatch", "executable", "isa", "layout",
+    "nki_render", "op", "pipeline",
     "plugin", "runtime", "script", "simulator", "tags", "transform",
 }
 

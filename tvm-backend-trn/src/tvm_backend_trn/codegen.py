@@ -4,8 +4,9 @@ The trn pipeline leaves a kernel made of loops, on-chip allocations (placed by
 :class:`~tvm_backend_trn.transform.TrnNaiveAllocator`) and ``T.nki.*`` calls on buffer
 regions. :func:`lower_to_kernel` turns each call into one or more :mod:`isa` instructions,
 deriving every operand's access pattern from its buffer's layout (:mod:`access`);
-:func:`build_module` renders the kernels as NKI source and wraps them in an executable that
-runs them in the simulator.
+:func:`render_source` prints the kernels as NKI source (:mod:`nki_render`). The builder
+(:mod:`.executable`) keeps both: the source is what users read, the instruction form is what
+the compile stage (:mod:`.compiler`) packages for the simulator.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ from .access import (
     view_of,
 )
 from .isa import AP, Affine
+from .nki_render import render_nki, render_nki_legacy
 
-__all__ = ["ACT_OPS", "ALU_OPS", "REDUCE_OPS", "build_module", "lower_to_kernel"]
+__all__ = ["ACT_OPS", "ALU_OPS", "REDUCE_OPS", "generate_kernels", "lower_to_kernel",
+           "render_source"]
 
 # opcode spellings accepted in T.nki calls -> NKI names
 ALU_OPS = {
@@ -78,24 +81,19 @@ _CMP = {E.EQ: "equal", E.NE: "not_equal", E.LT: "less", E.LE: "less_equal", E.GT
         E.GE: "greater_equal"}
 
 
-def build_module(mod: IRModule, target: Any, options: Mapping[str, Any]) -> Any:
-    """The ``tvm_build_module`` hook's work: kernels, NKI source, the simulator executable."""
-    from .runtime import TrnExecutable
-
-    unknown = sorted(set(options) - {"dialect"})
-    if unknown:
-        raise TypeError(f"unknown compile option(s) {unknown} for target 'trn'; known: dialect "
-                        f"('nki' or 'legacy')")
-    from tvm.tirx.transform.signature import signature_from_func
-
+def generate_kernels(mod: IRModule) -> dict[str, isa.Kernel]:
+    """The instruction form of every function of lowered ``mod``, by its symbol."""
     kernels = {}
-    signatures = {}
     for name, func in mod.functions.items():
         symbol = str(func.attrs.get("global_symbol", name))
         kernels[symbol] = lower_to_kernel(func, symbol)
-        # the simulator runs on host arrays: the device is the CPU
-        signatures[symbol] = signature_from_func(func, "cpu", name=symbol)
-    return TrnExecutable(target, kernels, signatures, dialect=options.get("dialect", "nki"))
+    return kernels
+
+
+def render_source(kernels: Mapping[str, isa.Kernel], dialect: str = "nki") -> str:
+    """The NKI source of ``kernels``: the current dialect, or ``legacy``."""
+    render = render_nki_legacy if dialect == "legacy" else render_nki
+    return "\n\n".join(render(k) for k in kernels.values())
 
 
 def lower_to_kernel(func: PrimFunc, name: str | None = None) -> isa.Kernel:

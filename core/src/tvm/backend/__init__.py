@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._catalogue import CATALOGUE, CatalogueEntry
+from .._hints import CATALOGUE, CatalogueEntry
 from ._loader import _autoload as _autoload  # called at the end of tvm/__init__.py
 from ._loader import (
     install_hint_for_backend,

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .. import _registry, error
+from .. import _hints, _registry, error
 from ..error import BackendError, BackendNotInstalledError
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
 from ..plugin import manager as _manager
-from . import _aliases, _catalogue, _discovery
+from . import _aliases, _discovery, contract
 from ._selection import Selection, parse_selection
 
 __all__ = [
@@ -400,6 +400,10 @@ def _run_registration_hooks(pm: Any, plugin: Any) -> None:
                 register_script_namespace(ns_name, namespace)
     _call_own(pm, plugin, "tvm_register_ops")
     _call_own(pm, plugin, "tvm_register_dispatch")
+    for result in _call_own(pm, plugin, "tvm_builders"):
+        builders = _expect(result, dict, "tvm_builders", "a dict kind -> Builder or 'module:Class'")
+        for kind, builder in builders.items():
+            contract.register_builder(kind, builder)
     for result in _call_own(pm, plugin, "tvm_tir_pipelines"):
         pipelines = _expect(result, dict, "tvm_tir_pipelines", "a dict name -> factory")
         if pipelines:
@@ -524,74 +528,26 @@ def _core_version() -> str:
     return "(development)"
 
 
-def _installed_names() -> str:
-    return ", ".join(sorted(discovered())) or "none"
+def loaded_names() -> list[str]:
+    """The names of the loaded backends, sorted."""
+    return sorted(name for name, b in discovered().items() if b.state == LOADED)
 
 
-def _not_installed_message(name: str) -> str:
-    entry = _catalogue.find_provider("backend", name)
-    dist = entry.distribution if entry else f"tvm-backend-{name.replace('_', '-')}"
-    return (
-        f"backend {name!r} is not installed; install it with 'pip install {dist}' "
-        f"(installed: {_installed_names()})"
-    )
-
-
-def missing_message(what: str, name: str) -> str | None:
-    """Why ``what`` ``name`` is unavailable and which backend would provide it, or ``None``.
-
-    ``what`` is "target kind", "target tag", "script namespace", "tir pipeline" or "backend";
-    the provider comes from the catalogue of the project's own backends.
-
-    ``"no installed backend provides target kind 'cuda'; install it with 'pip install
-    tvm-backend-cuda' (installed: c)"``
-    """
-    if what == "backend":
-        return install_hint_for_backend(name)
-    entry = _catalogue.find_provider(what, name)
-    if entry is None:
-        return None
-    backend = discovered().get(entry.name)
+def _state_of(name: str) -> _hints.BackendView | None:
+    backend = discovered().get(name)
     if backend is None:
-        return (
-            f"no installed backend provides {what} {name!r}; install it with "
-            f"'pip install {entry.distribution}' (installed: {_installed_names()})"
-        )
-    if backend.state == LOADED:
-        return None  # loaded but without it: an older backend; the caller's generic message fits
-    if backend.state in (DISABLED, AVAILABLE):
-        return (
-            f"{what} {name!r} is provided by backend {entry.name!r} ({entry.distribution}), "
-            f"which is installed but not loaded ({backend.reason or 'not loaded yet'}); "
-            f"call tvm.backend.load({entry.name!r})"
-        )
-    return (
-        f"{what} {name!r} is provided by backend {entry.name!r} ({_describe(backend)}), which "
-        f"is {backend.state}: {backend.reason}"
-    )
+        return None
+    return _hints.BackendView(backend.name, backend.state, backend.reason, _describe(backend))
 
 
-def install_hint_for_backend(alias: str) -> str | None:
-    """Why backend ``alias`` is not available and how to get it, or ``None`` if it is loaded or
-    unknown (used by ``tvm.tirx.<name>`` / ``tvm.backend.<name>`` attribute errors)."""
-    backend = discovered().get(alias)
-    if backend is not None:
-        if backend.state == LOADED:
-            return None
-        if backend.state in (AVAILABLE, DISABLED):
-            why = f" ({backend.reason})" if backend.reason else ""
-            return (
-                f"backend {alias!r} ({_describe(backend)}) is installed but not loaded{why}; "
-                f"tvm.backend.load({alias!r}) loads it"
-            )
-        return (
-            f"backend {alias!r} ({_describe(backend)}) could not be loaded "
-            f"({backend.state}): {backend.reason}"
-        )
-    if _catalogue.find_provider("backend", alias) is not None:
-        return _not_installed_message(alias)
-    return None
+def _installed() -> list[str]:
+    return sorted(discovered())
 
+
+_hints.set_state_source(_state_of, _installed)
+missing_message = _hints.missing_message
+install_hint_for_backend = _hints.install_hint_for_backend
+_not_installed_message = _hints.not_installed_message
 
 _aliases.hint_for = install_hint_for_backend
 _aliases.install_finder()

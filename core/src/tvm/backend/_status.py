@@ -6,8 +6,8 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .. import _registry
-from . import _catalogue, _loader
+from .. import _hints, _registry
+from . import _loader
 
 __all__ = ["BackendRecord", "format_table", "list_backends"]
 
@@ -50,7 +50,7 @@ def list_backends() -> list[BackendRecord]:
                 f"entry point name {ep.name!r} is already used by {first}; this one is ignored",
             )
         )
-    for entry in _catalogue.CATALOGUE:
+    for entry in _hints.CATALOGUE:
         if entry.name not in backends:
             records.append(
                 BackendRecord(

@@ -1,6 +1,8 @@
 """Hook implementations of the built-in host backend ``c`` (entry point ``c = tvm.host.plugin``).
 
-Imports nothing heavy: codegen, the compiler driver and the runtime load inside the hooks.
+Hooks only; the work is in the backend's other modules (the same layout as every backend):
+``tags`` (the target kind), ``codegen`` (IR to C), ``compiler`` (C to a shared object),
+``executable`` (the build contract and the Executable), ``runtime`` (ctypes).
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from ..demo import KERNELS, make_case
 from ..plugin import BackendInfo, DemoCase, hookimpl
-from ..target import Attr, Target, TargetKind
+from ..target import Target, TargetKind
+from . import tags
 
 __all__ = ["register_backend"]
 
@@ -19,7 +23,7 @@ NAME = "c"
 
 @hookimpl
 def tvm_backend_info() -> BackendInfo:
-    return BackendInfo(name=NAME, api_range=">=1,<2", distribution="tvm-core",
+    return BackendInfo(name=NAME, api_range=">=2,<3", distribution="tvm-core",
                        description="host CPU: C compiled by the system C compiler (CC), "
                                    "loaded with ctypes")
 
@@ -32,28 +36,17 @@ def tvm_module_aliases() -> dict[str, str]:
 
 @hookimpl
 def tvm_target_kinds() -> list[TargetKind]:
-    return [TargetKind(
-        NAME,
-        attrs={
-            "mcpu": Attr(str, doc="CPU to compile for: passed as -march=<mcpu> (e.g. native, "
-                                  "x86-64-v3); default: the best x86-64 level this CPU and "
-                                  "compiler support"),
-            "num_threads": Attr(int, doc="OpenMP threads for parallel loops"),
-            "opt_level": Attr(int, 3, "C compiler optimisation level (-O<n>)"),
-            "cc": Attr(str, doc="C compiler command; default $CC, else cc"),
-        },
-        default_keys=("c", "cpu"),
-        device_type="cpu",
-        validate=_validate,
-        doc="The host CPU through C and the system C compiler.",
-    )]
+    return list(tags.KINDS)
 
 
-def _validate(attrs: dict[str, Any]) -> None:
-    if not 0 <= attrs.get("opt_level", 3) <= 3:
-        raise ValueError(f"opt_level must be 0..3, got {attrs['opt_level']}")
-    if attrs.get("num_threads", 1) < 1:
-        raise ValueError(f"num_threads must be >= 1, got {attrs['num_threads']}")
+@hookimpl
+def tvm_target_tags() -> dict[str, dict[str, Any]]:
+    return dict(tags.TAGS)
+
+
+@hookimpl
+def tvm_builders() -> dict[str, str]:
+    return {NAME: "tvm.host.executable:HostBuilder"}
 
 
 @hookimpl
@@ -69,27 +62,7 @@ def tvm_default_pipeline(target: Target) -> str | None:
 
 
 @hookimpl
-def tvm_build_module(mod: Any, target: Target, options: dict[str, Any]) -> Any:
-    if target.kind.name != NAME:
-        return None
-    from .build import build_module
-
-    return build_module(mod, target, options)
-
-
-@hookimpl
-def tvm_load_executable(path_or_bytes: Any, header: dict[str, Any]) -> Any:
-    if header.get("backend") != NAME:
-        return None
-    from .build import load_executable
-
-    return load_executable(path_or_bytes, header)
-
-
-@hookimpl
 def tvm_demo_cases() -> list[DemoCase]:
-    from ..demo import KERNELS, make_case
-
     return [make_case(kernel, NAME, backend=NAME) for kernel in KERNELS]
 
 

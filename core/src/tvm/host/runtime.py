@@ -1,4 +1,4 @@
-"""Load host shared objects with ctypes and call their entry points on arrays.
+"""Driver access of the host backend: load shared objects with ctypes, call their entry points.
 
 Every call checks its arguments first with :class:`~tvm.runtime.arguments.ArgumentChecker`
 (count, kind, dtype, rank, shape, strides/contiguity, device; the error names the function and
@@ -7,22 +7,25 @@ zero-copy with ``numpy.from_dlpack``), scalars and the shape variables derived f
 as numbers. A non-zero status from
 C (a failed assert, an allocation failure) raises :class:`~tvm.error.TVMError` with the message
 the C code recorded.
+
+That is the full path. Numpy arrays (and Python numbers) normally take the fast one: the C
+caller of :mod:`.caller` checks them against a plan precomputed from the same signature and
+calls the kernel's packed entry point; anything its checks do not pass - another array type, a
+wrong argument - goes to the full path, which accepts it or raises the checker's message.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..codegen.c_style import FunctionInfo
 from ..error import TVMError
 from ..runtime.arguments import ArgumentChecker, Signature
-from ..runtime.executable import Executable
+from .caller import make_caller
 from .codegen import ERROR_SYMBOL
 
-__all__ = ["HostExecutable", "HostFunction"]
+__all__ = ["HostFunction", "load_library"]
 
 _CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
@@ -52,6 +55,8 @@ class HostFunction:
         self._plan = [(p.kind, index.get(id(p), -1),
                        signature.params[index[id(p)]].var if id(p) in index else None,
                        p.source[0] if p.source else None) for p in info.params]
+        # the C caller (None where it cannot be built or the signature needs the full path)
+        self._fast = make_caller(lib, info, signature, self.call_checked, TVMError)
 
     @staticmethod
     def _ctype(kind: str, dtype: str) -> Any:
@@ -67,6 +72,18 @@ class HostFunction:
         return self.info.name
 
     def __call__(self, *args: Any) -> None:
+        fast = self._fast
+        if fast is not None:
+            return fast(*args)  # type: ignore[no-any-return]
+        return self.call_checked(*args)
+
+    @property
+    def call_path(self) -> str:
+        """``"C caller"`` or ``"ctypes"`` (why: :func:`tvm.host.caller.unavailable_reason`)."""
+        return "C caller" if self._fast is not None else "ctypes"
+
+    def call_checked(self, *args: Any) -> None:
+        """The full path: core's argument checker, then the call through ctypes."""
         values = self._check(args)
         arrays = [_as_numpy(a) for a in args]  # keeps DLPack views alive during the call
         c_args: list[Any] = []
@@ -113,47 +130,9 @@ def _as_numpy(arg: Any) -> Any:
     return arg
 
 
-class HostExecutable(Executable):
-    """A compiled shared object of the host target ``c``."""
-
-    backend = "c"
-
-    def __init__(self, target: Any, lib_path: str | Path, source: str,
-                 functions: Sequence[FunctionInfo], signatures: dict[str, Signature], *,
-                 compiler: dict[str, Any] | None = None) -> None:
-        super().__init__(target, [f.name for f in functions])
-        self.lib_path = str(lib_path)
-        self.source = source
-        self.functions = {f.name: f for f in functions}
-        self.compiler = dict(compiler or {})
-        try:
-            self._lib = ctypes.CDLL(self.lib_path)
-        except OSError as err:
-            raise TVMError(f"could not load the compiled module {self.lib_path}: {err}") from err
-        missing = [f.name for f in functions if f.name not in signatures]
-        if missing:
-            raise TVMError(f"no argument signature for {missing}")
-        self.signatures = dict(signatures)
-        self._loaded: dict[str, HostFunction] = {}
-
-    def get_function(self, name: str) -> HostFunction:
-        func = self._loaded.get(name)
-        if func is not None:
-            return func
-        info = self.functions.get(name)
-        if info is None:
-            raise KeyError(f"this executable has no function {name!r}; it has "
-                           f"{sorted(self.functions)}")
-        func = self._loaded[name] = HostFunction(self._lib, info, self.signatures[name])
-        return func
-
-    def inspect_source(self, kind: str = "") -> str:
-        return self.source
-
-    def export_header(self) -> dict[str, Any]:
-        return {"signatures": {n: f.to_dict() for n, f in self.functions.items()},
-                "arguments": {n: s.to_dict() for n, s in self.signatures.items()},
-                "compiler": self.compiler}
-
-    def export_payload(self) -> bytes:
-        return Path(self.lib_path).read_bytes()
+def load_library(path: str) -> ctypes.CDLL:
+    """``dlopen`` a compiled module (it runs the module's initialisers: trusted files only)."""
+    try:
+        return ctypes.CDLL(path)
+    except OSError as err:
+        raise TVMError(f"could not load the compiled module {path}: {err}") from err

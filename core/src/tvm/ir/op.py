@@ -10,6 +10,11 @@ Every op has exactly one category:
 The set of device namespaces is open: backends register ops with theirs. Ops carry typed
 attributes (``op.get_attr(key)``), among them codegen rules keyed by target kind
 (``op.set_codegen("cuda", fn)``).
+
+An op may have other names: :meth:`Op.register_alias` makes ``Op.get(alias)`` return the op
+(a backend fills this table with the second spelling its users know, such as a flat
+``tirx.<ns>_<name>`` beside the canonical ``tirx.<ns>.<name>``). Aliases are not ops:
+:meth:`Op.list` does not show them, and calls and the printer use the canonical name.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._registry import Registry
+from ..error import RegistrationConflict
 from .dtype import DataType
 
-__all__ = ["OP_REGISTRY", "CallEffect", "Op", "OpCategory"]
+__all__ = ["OP_ALIASES", "OP_REGISTRY", "CallEffect", "Op", "OpCategory"]
 
 
 class OpCategory(str, enum.Enum):
@@ -96,15 +102,37 @@ class Op:
             if printer_name is None:
                 printer_name = name.removeprefix("tirx.tile.") if cat is OpCategory.TILE_PRIMITIVE \
                     else name.removeprefix("tirx.")
+        if name in OP_ALIASES:
+            raise RegistrationConflict(f"op {name!r} cannot be registered: it is an alias of "
+                                       f"{OP_ALIASES[name]!r}")
         op = Op(name, cat, namespace=namespace, printer_name=printer_name, effect=CallEffect(effect),
                 dtype_rule=dtype, signature=signature, attrs=dict(attrs))
         return OP_REGISTRY.register(name, op, override=override)
 
     @staticmethod
+    def register_alias(alias: str, name: str) -> None:
+        """Make ``Op.get(alias)`` return the op named ``name`` (registered now or later).
+
+        The alias belongs to the running registration (a backend's load rolls it back with the
+        rest); it cannot shadow an op, and registering the same alias twice for one name is a
+        no-op.
+        """
+        if alias == name or alias in OP_REGISTRY:
+            raise RegistrationConflict(f"op alias {alias!r} would shadow the op of that name")
+        if OP_ALIASES.get(alias) == name:
+            return
+        OP_ALIASES.register(alias, name)
+
+    @staticmethod
+    def aliases_of(name: str) -> list[str]:
+        """The aliases that resolve to the op named ``name``."""
+        return [alias for alias, target in OP_ALIASES.items() if target == name]
+
+    @staticmethod
     def get(name: str) -> Op:
-        op = OP_REGISTRY.get(name)
+        op = _lookup(name)
         if op is None and _ensure_core_ops():
-            op = OP_REGISTRY.get(name)
+            op = _lookup(name)
         if op is None:
             hint = ""
             close = [k for k in OP_REGISTRY if k.endswith(name.split(".")[-1])][:5]
@@ -117,7 +145,7 @@ class Op:
     @staticmethod
     def exists(name: str) -> bool:
         _ensure_core_ops()
-        return name in OP_REGISTRY
+        return _lookup(name) is not None
 
     @staticmethod
     def list(prefix: str = "") -> list[Op]:
@@ -169,6 +197,14 @@ class Op:
 
 
 OP_REGISTRY: Registry[str, Op] = Registry("op")
+OP_ALIASES: Registry[str, str] = Registry("op alias")  # alias -> canonical op name
+
+
+def _lookup(name: str) -> Op | None:
+    op: Op | None = OP_REGISTRY.get(name)
+    if op is None and name in OP_ALIASES:
+        op = OP_REGISTRY.get(OP_ALIASES[name])
+    return op
 
 _core_ops_loaded = False
 

@@ -6,7 +6,7 @@ A backend implements hooks from :mod:`tvm.plugin.hookspec`::
 
     @hookimpl
     def tvm_backend_info():
-        return BackendInfo(name="example", api_range=">=1,<2")
+        return BackendInfo(name="example", api_range=">=2,<3")
 
 Loading, selection and status live in :mod:`tvm.backend`.
 """

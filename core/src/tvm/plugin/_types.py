@@ -11,7 +11,8 @@ __all__ = ["PLUGIN_API_VERSION", "BackendInfo", "DemoCase", "DemoResult", "api_r
 
 # The version of the hook API in tvm/plugin/hookspec.py. Bump it when a hook changes in a way
 # that breaks existing backends; backends declare the range they support in BackendInfo.
-PLUGIN_API_VERSION = 1
+# 2: tvm_builders (the build contract) replaced tvm_build_module and tvm_load_executable.
+PLUGIN_API_VERSION = 2
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 

@@ -18,10 +18,10 @@ How the hooks are called
   They run inside one registration transaction: whatever the backend registers is recorded as
   its own, and if any of them raises, everything is removed again and the backend is marked
   failed. They must be cheap and must not import heavy SDKs (numpy, cuda.*, torch).
-* **Lowering, build and runtime hooks** are broadcast through the plugin manager to every loaded
+* **Lowering, testing and demo hooks** are broadcast through the plugin manager to every loaded
   backend (``tvm.plugin.get_plugin_manager().hook.<name>(...)``, keyword arguments only). The
   ``firstresult`` ones stop at the first implementation that returns something other than
-  ``None``: a backend answers only for targets or files that are its own and returns ``None``
+  ``None``: a backend answers only for targets that are its own and returns ``None``
   otherwise.
 
 Bump :data:`tvm.plugin.PLUGIN_API_VERSION` when a spec changes incompatibly.
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from ..backend.contract import Builder
     from ..target import Target, TargetKind
     from ._types import BackendInfo, DemoCase
 
@@ -131,6 +132,23 @@ def tvm_register_dispatch() -> None:
 
 
 @hookspec
+def tvm_builders() -> dict[str, Builder | str]:
+    """Return the builders of this backend: target kind -> its :class:`tvm.backend.contract.
+    Builder`, as a ``"module:Class"`` reference (``{"cuda": "tvm_backend_cuda.executable:
+    CudaBuilder"}``, imported on the first build for that kind, so registration stays cheap) or
+    an instance.
+
+    A builder declares its frozen options type and three stages (``codegen``: lowered IR to
+    source, ``compile``: source to binary, ``load``: binary to executable); ``tvm.compile``
+    and ``tvm.runtime.load_module`` run them, and core does the rest once for every backend:
+    option parsing, the compile cache, ``TVM_DUMP_DIR`` stage dumps, export and load. Each is
+    registered with :func:`tvm.backend.contract.register_builder`; a second builder for a kind
+    is a conflict unless listed in ``BackendInfo.overrides``. A builder's module may import the
+    backend's own modules at its top; SDKs are imported inside the stages that use them.
+    """
+
+
+@hookspec
 def tvm_tir_pipelines() -> dict[str, Any]:
     """Return named pipeline factories: ``{"trn": trn_pipeline}``.
 
@@ -157,35 +175,20 @@ def tvm_default_pipeline(target: Target) -> str | None:
 
 
 # =============================================================================================
-# Build (broadcast to every loaded backend)
+# Testing (broadcast to every loaded backend)
 # =============================================================================================
 
 
-@hookspec(firstresult=True)
-def tvm_build_module(mod: Any, target: Target, options: dict[str, Any]) -> Any | None:
-    """Generate and compile the device part of lowered ``mod`` for ``target``.
+@hookspec
+def tvm_device_probes() -> dict[str, Any]:
+    """Return the devices this backend can test on: ``{"gpu": probe}``.
 
-    Called by ``tvm.compile`` after the pipeline ran. ``mod`` is the lowered
-    :class:`tvm.ir.IRModule`, ``options`` the compiler options (e.g. ``{"opt_level": 3}``).
-    The backend that owns ``target.kind.name`` returns an executable (callable on arrays, with
-    ``inspect_source()`` and ``export_library(path)``); every other backend returns ``None``.
-    Compiler failures raise :class:`tvm.error.CompileError`. ``firstresult``.
-    """
-
-
-# =============================================================================================
-# Runtime (broadcast to every loaded backend)
-# =============================================================================================
-
-
-@hookspec(firstresult=True)
-def tvm_load_executable(path_or_bytes: str | bytes, header: dict[str, Any]) -> Any | None:
-    """Load an executable saved by ``export_library``.
-
-    Called by ``tvm.runtime.load_module``. ``path_or_bytes`` is the file path (or its
-    contents); ``header`` is the container's parsed header (at least ``"backend"`` and
-    ``"target"``). The backend named by ``header["backend"]`` returns the executable; every
-    other backend returns ``None``. ``firstresult``.
+    Called by tvm's pytest plugin (:mod:`tvm.testing.plugin`). Each key is a pytest marker
+    (``@pytest.mark.gpu``); its probe is a callable taking no arguments that returns ``None``
+    when such a device can run tests here, else the reason it cannot (a test with that marker
+    is then skipped with the reason). Probes run once per test session, only when a test with
+    the marker is collected; they may import the SDK. Not ``firstresult``: when several
+    backends probe one marker, the device is usable when any probe says so.
     """
 
 

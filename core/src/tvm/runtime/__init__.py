@@ -8,15 +8,20 @@
 
 from __future__ import annotations
 
-from .cache import CompileCache, cache_dir, cache_enabled, cache_key
+from .cache import CompileCache, cache_dir, cache_enabled, cache_key, compile_cache
 from .executable import Executable, load_module, read_container, write_container
+from .launch_plan import BoundLaunch, LaunchPlan, LaunchStep
 
 __all__ = [
+    "BoundLaunch",
     "CompileCache",
     "Executable",
+    "LaunchPlan",
+    "LaunchStep",
     "cache_dir",
     "cache_enabled",
     "cache_key",
+    "compile_cache",
     "load_module",
     "read_container",
     "write_container",

@@ -1,14 +1,24 @@
 """The on-disk compile cache: content-addressed binaries under ``~/.cache/tvm``.
 
-``TVM_CACHE_DIR`` moves the cache; ``TVM_CACHE=0`` turns it off. A backend keys an entry by
-everything its binary depends on (:func:`cache_key`: generated source, target, compiler options
-and compiler version); a structural hash is not stable across processes, so keys hash text.
+One cache for every backend and every stage that caches (host shared objects, cubins, NVSHMEM
+links, the Metal emulator's objects): :func:`compile_cache` gives the namespace of one kind of
+entry. ``TVM_CACHE_DIR`` moves the cache (else ``$XDG_CACHE_HOME/tvm``, else
+``~/.cache/tvm``); ``TVM_CACHE=0`` turns it off. A key hashes everything a binary depends on
+(:func:`cache_key`: generated source, target, options, compiler version); a structural hash is
+not stable across processes, so keys hash text.
 
 Each entry is two files under ``<root>/<namespace>/<key[:2]>/``: ``<key>.bin`` (the binary) and
-``<key>.json`` (its size and SHA-256, written last, so it marks the entry complete). Both are
-written to a temporary file and renamed into place (atomic on POSIX). Before an entry is used
-its checksum is verified; a truncated or corrupted entry is deleted and reported as a miss, so
-the caller rebuilds it; it is never loaded.
+``<key>.json`` (its key, size and SHA-256, written last, so it marks the entry complete). Both are
+written to a temporary file and renamed into place (atomic on POSIX). Reading trusts nothing on
+disk: files are opened without following symbolic links and only when they are regular files;
+the key recorded inside the entry must be the key asked for, and the checksum must match. An
+entry failing any of these is removed and reported as a miss, so the caller rebuilds it.
+
+A cache that cannot be used (a read-only or missing directory, a full disk) never fails a
+build: the build goes on without the cache, with one warning per process and namespace.
+
+The cache holds native code that tvm loads and runs: it must be writable only by you (see
+``docs/security.md``). New directories are created with mode 0o700.
 """
 
 from __future__ import annotations
@@ -17,17 +27,26 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
+import threading
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CompileCache", "cache_dir", "cache_enabled", "cache_key"]
+__all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_key",
+           "compile_cache", "iter_entries", "remove_entry"]
 
 CACHE_FORMAT = 1
+_MAX_META = 1 << 20  # a metadata file larger than this is not ours
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in the cache must not block open()
 
 
 def cache_dir() -> Path:
-    """``$TVM_CACHE_DIR``, else ``~/.cache/tvm`` (``$XDG_CACHE_HOME/tvm`` when that is set)."""
+    """``$TVM_CACHE_DIR``, else ``$XDG_CACHE_HOME/tvm``, else ``~/.cache/tvm``."""
     explicit = os.environ.get("TVM_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser()
@@ -45,13 +64,31 @@ def cache_key(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_CACHES: dict[str, CompileCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def compile_cache(namespace: str) -> CompileCache:
+    """The process-wide :class:`CompileCache` of ``namespace`` (one object per namespace, so
+    its hit/miss statistics add up across callers)."""
+    cache = _CACHES.get(namespace)
+    if cache is None:
+        with _CACHES_LOCK:
+            cache = _CACHES.setdefault(namespace, CompileCache(namespace))
+    return cache
+
+
 class CompileCache:
-    """One namespace of the cache (one per backend: ``CompileCache("c")``)."""
+    """One namespace of the cache. Use :func:`compile_cache` rather than constructing one."""
 
     def __init__(self, namespace: str, root: str | os.PathLike[str] | None = None) -> None:
+        if not namespace or "/" in namespace or namespace.startswith("."):
+            raise ValueError(f"invalid cache namespace {namespace!r}")
         self.namespace = namespace
         self._root = Path(root) if root is not None else None
         self.stats = {"hits": 0, "misses": 0, "corrupt": 0}
+        self.errors = 0  # writes that failed (the build went on without the cache)
+        self._warned = False
 
     @property
     def directory(self) -> Path:
@@ -59,18 +96,25 @@ class CompileCache:
 
     def paths(self, key: str) -> tuple[Path, Path]:
         """(binary, metadata) file paths of ``key``."""
+        if len(key) < 3 or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError(f"invalid cache key {key!r}: expected a hex digest")
         folder = self.directory / key[:2]
         return folder / f"{key}.bin", folder / f"{key}.json"
 
+    # -- reading ----------------------------------------------------------------------------
     def get_path(self, key: str) -> Path | None:
-        """The verified binary file of ``key``, or None (missing, or corrupt and now removed)."""
+        """The verified binary file of ``key``, or None (off, missing, or bad and now removed)."""
         if not cache_enabled():
             return None
         bin_path, meta_path = self.paths(key)
-        if not meta_path.exists():
+        try:
+            record = _read_json(meta_path)
+        except FileNotFoundError:
             self.stats["misses"] += 1
             return None
-        if not self._verify(key, bin_path, meta_path):
+        except (OSError, ValueError):
+            record = None
+        if record is None or not self._verify(key, record, bin_path):
             self.stats["corrupt"] += 1
             self.stats["misses"] += 1
             for path in (meta_path, bin_path):
@@ -82,42 +126,145 @@ class CompileCache:
 
     def get(self, key: str) -> bytes | None:
         path = self.get_path(key)
-        return None if path is None else path.read_bytes()
+        if path is None:
+            return None
+        try:
+            return _read_regular(path)
+        except OSError:
+            return None
 
     def metadata(self, key: str) -> dict[str, Any]:
         """The ``meta`` dict stored with ``key`` (empty if none)."""
         try:
-            return dict(json.loads(self.paths(key)[1].read_text("utf-8")).get("meta") or {})
-        except (OSError, ValueError, AttributeError):
+            record = _read_json(self.paths(key)[1])
+            return dict(record.get("meta") or {})
+        except (OSError, ValueError, AttributeError, TypeError):
             return {}
 
+    # -- writing ----------------------------------------------------------------------------
     def put(self, key: str, payload: bytes, meta: dict[str, Any] | None = None) -> Path:
-        """Store ``payload`` under ``key`` atomically; returns the binary's path."""
+        """Store ``payload`` under ``key`` atomically; returns a file holding it (a private
+        temporary file when the cache is off or unusable)."""
         bin_path, meta_path = self.paths(key)
+        if not cache_enabled():
+            return _private_file(payload)
         record = {"format": CACHE_FORMAT, "key": key, "size": len(payload),
                   "sha256": hashlib.sha256(payload).hexdigest(), "meta": meta or {}}
-        if not cache_enabled():
-            # Still needs a file (e.g. to dlopen): write it to a private temporary place.
-            fd, tmp = tempfile.mkstemp(prefix="tvm-nocache-", suffix=".bin")
-            with os.fdopen(fd, "wb") as f:
-                f.write(payload)
-            return Path(tmp)
-        bin_path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(bin_path, payload)
-        _atomic_write(meta_path, json.dumps(record, sort_keys=True).encode("utf-8"))
+        try:
+            _make_dirs(bin_path.parent)
+            _atomic_write(bin_path, payload)
+            _atomic_write(meta_path, json.dumps(record, sort_keys=True).encode("utf-8"))
+        except OSError as err:
+            self._unusable(err)
+            return _private_file(payload)
         return bin_path
 
+    def file_for(self, payload: bytes) -> Path:
+        """A file holding ``payload``, keyed by its own hash (for binaries that must be files
+        to be loaded, e.g. a shared object read from an exported executable)."""
+        key = hashlib.sha256(payload).hexdigest()
+        return self.get_path(key) or self.put(key, payload)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _unusable(self, err: OSError) -> None:
+        self.errors += 1
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(f"tvm: the compile cache at {self.directory} cannot be used ({err}); "
+                      "compiling without it. Set TVM_CACHE_DIR to a writable folder, or "
+                      "TVM_CACHE=0 to silence this", RuntimeWarning, stacklevel=4)
+
     @staticmethod
-    def _verify(key: str, bin_path: Path, meta_path: Path) -> bool:
+    def _verify(key: str, record: Any, bin_path: Path) -> bool:
+        if not isinstance(record, dict):
+            return False
+        if record.get("format") != CACHE_FORMAT or record.get("key") != key:
+            return False
         try:
-            record = json.loads(meta_path.read_text("utf-8"))
-            if record.get("format") != CACHE_FORMAT or record.get("key") != key:
-                return False
-            payload = bin_path.read_bytes()
-        except (OSError, ValueError, AttributeError):
+            payload = _read_regular(bin_path)
+        except OSError:
             return False
         return (len(payload) == record.get("size")
                 and hashlib.sha256(payload).hexdigest() == record.get("sha256"))
+
+
+# -- maintenance (the ``tvm cache`` command) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One complete entry on disk."""
+
+    namespace: str
+    key: str
+    size: int
+    mtime: float
+    binary: Path
+    meta: Path
+
+
+def iter_entries(root: str | os.PathLike[str] | None = None) -> Iterator[CacheEntry]:
+    """Every entry under the cache root (``cache_dir()`` by default), in no particular order."""
+    base = Path(root) if root is not None else cache_dir()
+    if not base.is_dir():
+        return
+    for meta in base.glob("*/??/*.json"):
+        binary = meta.with_suffix(".bin")
+        try:
+            st_meta = os.lstat(meta)
+            st_bin = os.lstat(binary)
+        except OSError:
+            continue
+        if not (stat.S_ISREG(st_meta.st_mode) and stat.S_ISREG(st_bin.st_mode)):
+            continue
+        yield CacheEntry(meta.parent.parent.name, meta.stem, st_bin.st_size + st_meta.st_size,
+                         max(st_bin.st_mtime, st_meta.st_mtime), binary, meta)
+
+
+def remove_entry(entry: CacheEntry) -> None:
+    """Delete one entry (its metadata first, so a half-removed entry reads as missing)."""
+    for path in (entry.meta, entry.binary):
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+# -- files --------------------------------------------------------------------------------------
+
+
+def _read_regular(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of ``path`` if it is a regular file, not followed through a symbolic link."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if limit is not None and st.st_size > limit:
+            raise OSError(f"{path} is larger than {limit} bytes")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(_read_regular(path, _MAX_META).decode("utf-8"))
+
+
+def _make_dirs(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def _private_file(payload: bytes) -> Path:
+    fd, tmp = tempfile.mkstemp(prefix="tvm-nocache-", suffix=".bin")
+    with os.fdopen(fd, "wb") as f:
+        f.write(payload)
+    return Path(tmp)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

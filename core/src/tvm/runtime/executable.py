@@ -2,15 +2,19 @@
 
 An executable is callable on arrays (its entry function), gives its functions by name
 (``ex["name"]``), shows the generated source (``inspect_source()``) and saves itself
-(``export_library(path)``); :func:`load_module` loads such a file through the backend that
-wrote it (hook ``tvm_load_executable``).
+(``export_library(path)``). It is made by a backend's builder (:mod:`tvm.backend.contract`)
+from a binary and its metadata, and that pair is exactly what a file holds: :func:`load_module`
+hands them back to the builder of the file's target kind.
 
 File format (self-describing; readable with ``head -2``)::
 
-    TVM-EXECUTABLE 1\\n
-    {"format_version": 1, "backend": "c", "target": {...}, "entries": [...], "signatures": {...},
-     "source": "...", "payload_size": N, "payload_sha256": "...", ...}\\n
+    TVM-EXECUTABLE 2\\n
+    {"format_version": 2, "backend": "c", "target": {...}, "entries": [...], "source": "...",
+     "builder_format": 1, "metadata": {...}, "payload_size": N, "payload_sha256": "..."}\\n
     <payload: N bytes, the backend's binary>
+
+Loading an executable loads native code (a shared object, a cubin) or data the backend trusts:
+only load files you trust, as with a pickle or a shared library (``docs/security.md``).
 """
 
 from __future__ import annotations
@@ -20,29 +24,37 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from .. import driver as _driver
+from ..backend import contract as _contract
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "Executable", "load_module", "read_container",
            "write_container"]
 
 MAGIC = b"TVM-EXECUTABLE"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class Executable:
     """Base class of every backend's compiled module.
 
-    Subclasses set :attr:`backend`, implement :meth:`get_function`, :meth:`inspect_source`,
-    :meth:`export_payload` (the binary bytes) and may add fields to :meth:`export_header`.
+    A builder's ``load`` makes one from a :class:`~tvm.backend.contract.Binary` and the
+    metadata its ``codegen`` produced (``metadata["source"]`` is the generated source);
+    subclasses implement :meth:`get_function` and may override :meth:`inspect_source`.
+    Export needs nothing more: the file holds the binary and the metadata.
     """
 
     backend: str = ""
 
-    def __init__(self, target: Any, entry_names: list[str]) -> None:
+    def __init__(self, target: Any, entry_names: list[str], *, binary: Any = None,
+                 metadata: Mapping[str, Any] | None = None) -> None:
         self.target = target
         self.entry_names = list(entry_names)
+        self.binary = binary
+        self.metadata: dict[str, Any] = dict(metadata or {})
 
     # -- calling ----------------------------------------------------------------------------------
     @property
@@ -67,33 +79,33 @@ class Executable:
     def get_function(self, name: str) -> Callable[..., Any]:
         raise NotImplementedError
 
+    def _no_function(self, name: str) -> KeyError:
+        return KeyError(f"this executable has no function {name!r}; it has "
+                        f"{sorted(self.entry_names)}")
+
     def inspect_source(self, kind: str = "") -> str:
         """The generated source (C, CUDA C++, ...)."""
-        raise NotImplementedError
+        return str(self.metadata.get("source", ""))
 
     # -- saving -----------------------------------------------------------------------------------
-    def export_header(self) -> dict[str, Any]:
-        """Backend-specific header fields (signatures, compiler, ...)."""
-        return {}
-
-    def export_payload(self) -> bytes:
-        raise NotImplementedError(f"{type(self).__name__} cannot be exported")
-
     def export_library(self, path: str | os.PathLike[str]) -> str:
         """Write this executable to ``path`` (one self-describing file); returns the path."""
+        if self.binary is None:
+            raise NotImplementedError(f"{type(self).__name__} has no binary to export")
         target = self.target
+        kind = target.kind.name if hasattr(target, "kind") else str(target)
+        builder = _contract.get_builder(kind) if kind in _contract.BUILDERS else None
         header: dict[str, Any] = {
-            "backend": self.backend,
+            "backend": builder.name if builder is not None else self.backend,
             "target": target.export() if hasattr(target, "export") else str(target),
             "target_str": str(target),
             "entries": self.entry_names,
+            "source": self.inspect_source(),
+            "builder_format": builder.format if builder is not None else 1,
+            "metadata": self.metadata,
         }
-        try:
-            header["source"] = self.inspect_source()
-        except NotImplementedError:
-            header["source"] = ""
-        header.update(self.export_header())
-        write_container(path, header, self.export_payload())
+        data = self.binary.data if hasattr(self.binary, "data") else bytes(self.binary)
+        write_container(path, header, data)
         return os.fspath(path)
 
     def __repr__(self) -> str:
@@ -153,21 +165,8 @@ def read_container(path_or_bytes: str | os.PathLike[str] | bytes) -> tuple[dict[
 
 
 def load_module(path: str | os.PathLike[str]) -> Executable:
-    """Load a file written by :meth:`Executable.export_library`, through its backend."""
-    header, _ = read_container(path)
-    backend = header.get("backend", "")
-    from ..driver import ensure_builtin_backends
-    from ..plugin import get_plugin_manager
-
-    ensure_builtin_backends()
-    result = get_plugin_manager().hook.tvm_load_executable(path_or_bytes=os.fspath(path),
-                                                          header=header)
-    if result is None:
-        from ..backend import is_loaded, missing_message
-        from ..error import BackendNotInstalledError
-
-        hint = missing_message("backend", backend) if not is_loaded(backend) else None
-        raise BackendNotInstalledError(
-            f"{os.fspath(path)} was written by backend {backend!r}, and no loaded backend can "
-            f"load it" + (f": {hint}" if hint else ""))
-    return result
+    """Load a file written by :meth:`Executable.export_library`, through its target kind's
+    builder. The file holds native code: load only files you trust (``docs/security.md``)."""
+    header, payload = read_container(path)
+    _driver.ensure_builtin_backends()
+    return _contract.load(header, payload, where=os.fspath(path))

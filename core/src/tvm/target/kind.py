@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .._hints import missing_message
 from .._registry import Registry
 from ..error import TargetError
 
@@ -169,8 +170,6 @@ def list_target_kinds() -> dict[str, TargetKind]:
 
 
 def _unknown_kind_message(name: str) -> str:
-    from ..backend import missing_message
-
     hint = missing_message("target kind", name)
     if hint is not None:
         return hint

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from .._hints import missing_message
 from ..error import TargetError
 from .kind import KIND_REGISTRY, TargetKind, get_target_kind
 from .tag import TAG_REGISTRY, get_tag
@@ -199,8 +200,6 @@ def _parse_options(head: str, opts: list[str]) -> dict[str, Any]:
 
 
 def _unknown_name_message(name: str) -> str:
-    from ..backend import missing_message
-
     # A tag's vendor prefix or a kind name may identify the backend that would provide it.
     what = "target tag" if "/" in name else "target kind"
     hint = missing_message(what, name)

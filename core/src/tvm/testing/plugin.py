@@ -1,58 +1,88 @@
 """pytest plugin of tvm-core (entry point ``pytest11``), active wherever tvm-core is installed.
 
-Markers:
-- ``gpu``: needs an NVIDIA GPU; skipped with the reason when none is usable.
-- ``macos``: needs macOS with Metal; skipped elsewhere with the reason.
+Device markers come from the backends: each implements ``tvm_device_probes`` (``{"gpu":
+probe}``), and a test marked ``@pytest.mark.gpu`` is skipped with the probe's reason when no
+loaded backend can run it here. Core knows no device: with no backend probing a marker, its
+tests skip and say so.
 
-The checks are cheap and import no SDK unless a marked test is collected.
+The compile cache of a test session is a fresh temporary folder (``TVM_CACHE_DIR``), so tests
+never read or write the user's cache; set ``TVM_TEST_KEEP_CACHE=1`` to use the normal one.
 """
 
 from __future__ import annotations
 
-import functools
-import sys
+import os
+import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+#: markers every test suite may use; their probes come from backends
+DEVICE_MARKERS = {
+    "gpu": "needs an NVIDIA GPU (skipped without one)",
+    "macos": "needs macOS with a Metal device (skipped elsewhere)",
+}
+_TMP_CACHE: list[Any] = []
+
 
 def pytest_configure(config: Any) -> None:
-    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (skipped without one)")
-    config.addinivalue_line("markers", "macos: needs macOS with a Metal device (skipped elsewhere)")
+    for name, doc in DEVICE_MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+    config.addinivalue_line("markers", "slow: slow tests (subprocesses, timing); CI runs them")
+    if os.environ.get("TVM_TEST_KEEP_CACHE", "").strip() not in ("1", "true", "yes"):
+        tmp = tempfile.TemporaryDirectory(prefix="tvm-test-cache-")
+        _TMP_CACHE.append(tmp)
+        os.environ["TVM_CACHE_DIR"] = tmp.name
 
 
-@functools.cache
-def gpu_unavailable_reason() -> str | None:
-    """None if a CUDA device can be used, else why not."""
-    try:
-        from cuda.bindings import driver
-    except Exception as err:  # no bindings installed, or they fail to load
-        return f"no CUDA device: cuda-bindings unavailable ({err.__class__.__name__}: {err})"
-    try:
-        (res,) = driver.cuInit(0)[:1]
-        if int(res) != 0:
-            return f"no CUDA device: cuInit returned {res}"
-        res, count = driver.cuDeviceGetCount()
-        if int(res) != 0 or count == 0:
-            return "no CUDA device is present"
-    except Exception as err:  # a missing driver library raises here
-        return f"no CUDA device: {err}"
-    return None
+def pytest_unconfigure(config: Any) -> None:
+    while _TMP_CACHE:
+        _TMP_CACHE.pop().cleanup()
 
 
-def macos_unavailable_reason() -> str | None:
-    if sys.platform != "darwin":
-        return f"needs macOS with Metal (this is {sys.platform})"
-    return None
+def device_probes() -> dict[str, list[Callable[[], str | None]]]:
+    """Marker -> the probes the loaded backends gave for it (hook ``tvm_device_probes``)."""
+    from tvm.driver import ensure_builtin_backends
+    from tvm.plugin import get_plugin_manager
+
+    ensure_builtin_backends()
+    out: dict[str, list[Callable[[], str | None]]] = {}
+    for result in get_plugin_manager().hook.tvm_device_probes():
+        for marker, probe in (result or {}).items():
+            out.setdefault(marker, []).append(probe)
+    return out
+
+
+def unavailable_reason(marker: str, probes: dict[str, list[Callable[[], str | None]]] | None = None
+                       ) -> str | None:
+    """None when some loaded backend can run tests marked ``marker`` here, else why not."""
+    found = (probes if probes is not None else device_probes()).get(marker)
+    if not found:
+        return (f"no loaded backend can run tests marked {marker!r} here (the device probe comes "
+                "from the backend that runs them)")
+    reasons = []
+    for probe in found:
+        try:
+            reason = probe()
+        except Exception as err:  # a broken probe means: not usable, and why
+            reason = f"device probe failed: {type(err).__name__}: {err}"
+        if reason is None:
+            return None
+        reasons.append(str(reason))
+    return "; ".join(reasons)
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    for item in items:
-        if item.get_closest_marker("gpu") is not None:
-            reason = gpu_unavailable_reason()
-            if reason:
-                item.add_marker(pytest.mark.skip(reason=reason))
-        if item.get_closest_marker("macos") is not None:
-            reason = macos_unavailable_reason()
-            if reason:
-                item.add_marker(pytest.mark.skip(reason=reason))
+    marked = [(item, m) for item in items for m in DEVICE_MARKERS
+              if item.get_closest_marker(m) is not None]
+    if not marked:
+        return
+    probes = device_probes()
+    reasons: dict[str, str | None] = {}
+    for item, marker in marked:
+        if marker not in reasons:
+            reasons[marker] = unavailable_reason(marker, probes)
+        reason = reasons[marker]
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["assert_allclose", "installed_backends", "random_array", "skip_if_installed", "tolerance"]
+__all__ = ["assert_allclose", "installed_backends", "present_backends", "random_array",
+           "skip_if_installed", "tolerance"]
 
 
 def tolerance(dtype: str) -> tuple[float, float]:
@@ -50,9 +51,19 @@ def installed_backends() -> set[str]:
 
 def skip_if_installed(*names: str) -> Any:
     """A pytest mark skipping a test that checks behaviour without these backends installed
-    (the "pip install tvm-backend-x" hints), in environments where one of them is installed."""
+    (the "pip install tvm-backend-x" hints), in environments where one of them is installed,
+    or loaded in the test process (a source checkout: a backend's tests load it in-process,
+    possibly after this test was collected, so this is decided when the test runs)."""
     import pytest
 
-    present = sorted(set(names) & installed_backends())
-    return pytest.mark.skipif(bool(present), reason=f"backend(s) {present} installed here; this test "
-                              "checks the behaviour without them (it runs in the core session)")
+    condition = f"__import__('tvm.testing.utils', fromlist=['_']).present_backends({names!r})"
+    return pytest.mark.skipif(condition, reason=f"backend(s) {sorted(names)} installed or loaded "
+                              "here; this test checks the behaviour without them (it runs in the "
+                              "core session)")
+
+
+def present_backends(names: tuple[str, ...]) -> list[str]:
+    """Those of ``names`` installed here (entry points) or loaded in this process."""
+    from ..backend import is_loaded
+
+    return sorted(n for n in names if n in installed_backends() or is_loaded(n))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._hints import install_hint_for_backend
 from ..ir import (
     AllocBuffer,
     AssertStmt,
@@ -68,9 +69,5 @@ def __getattr__(name: str) -> Any:
 
 def _missing_hint(name: str) -> str:
     msg = f"module 'tvm.tirx' has no attribute {name!r}"
-    try:
-        from ..backend import install_hint_for_backend
-    except ImportError:
-        return msg
     hint = install_hint_for_backend(name)
     return f"{msg}; {hint}" if hint else msg

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._hints import missing_message
 from .._registry import CORE_OWNER, Registry
 
 __all__ = [
@@ -71,8 +72,6 @@ def get_default_tir_pipeline(target: Any) -> str:
 def _unknown_message(name: str) -> str:
     known = ", ".join(sorted(PIPELINE_MAP.keys())) or "none"
     message = f"unknown TIR pipeline {name!r}; known pipelines: {known}"
-    from ..backend import missing_message
-
     hint = missing_message("tir pipeline", name)
     return f"{message}. {hint}" if hint else message
 

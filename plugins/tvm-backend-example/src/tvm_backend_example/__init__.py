@@ -10,16 +10,19 @@ import importlib
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["op", "pipeline", "plugin", "register_backend", "script", "tags"]
+__all__ = ["codegen", "compiler", "dispatch", "executable", "op", "pipeline", "plugin",
+           "register_backend", "runtime", "script", "tags"]
 
-_LAZY_SUBMODULES = {"op", "pipeline", "plugin", "script", "tags"}
+_LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "pipeline", "plugin",
+                    "runtime", "script", "tags"}
 
 
-def register_backend() -> None:
-    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("example")."""
-    import tvm.backend
+def register_backend() -> Any:
+    """The seed's contract: load this backend (idempotent); installed, the same as
+    ``tvm.backend.load("example")``; in a source checkout, an in-process plugin."""
+    from .plugin import register_backend as _register
 
-    tvm.backend.load("example")
+    return _register()
 
 
 def __getattr__(name: str) -> Any:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.tirx.compilation_pipeline import get_tir_pipeline
+
+__all__ = ["example_pipeline"]
+
 
 def example_pipeline(**kwargs: Any) -> Any:
-    from tvm.tirx.compilation_pipeline import get_tir_pipeline
-
     return get_tir_pipeline("default", **kwargs)

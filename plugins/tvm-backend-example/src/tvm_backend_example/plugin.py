@@ -1,28 +1,47 @@
 """The hooks of the example backend: the only module tvm imports when it loads the backend.
 
-Keep this module cheap: no SDK imports at the top; each hook imports what it registers.
+Hooks only; the work is in the backend's other modules, the layout every backend has:
+
+* ``tags``: the target kind ``example`` and its tags, as data;
+* ``op`` and ``script``: the intrinsic ``tirx.example.fma`` and the ``T.example`` namespace;
+* ``dispatch``: tile-primitive variants (none of its own); ``pipeline``: the TIR pipeline;
+* ``codegen`` (IR to C), ``compiler`` (C to a shared object), ``executable`` (the build
+  contract: options, builder, Executable), ``runtime`` (device access: ctypes).
+
+Keep this module cheap: no SDK import at the top (``import tvm`` must stay fast).
 """
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import Any
 
+import tvm.backend
+from tvm.backend._loader import discovered
 from tvm.plugin import BackendInfo, hookimpl
+from tvm.target import Target, TargetKind
+
+from . import __version__, dispatch, op, tags
+from .pipeline import example_pipeline
+from .script import ExampleNamespace
+
+__all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
 
 NAME = "example"
-KIND = "example"
+KIND = tags.KIND
+DISTRIBUTION = "tvm-backend-example"
 
 
 @hookimpl
 def tvm_backend_info() -> BackendInfo:
-    from . import __version__
-
-    # api_range: the plugin-API versions this backend was written against (core has 1).
+    # api_range: the plugin-API versions this backend was written against (core has 2).
     return BackendInfo(
         name=NAME,
         version=__version__,
-        api_range=">=1,<2",
-        description="a minimal example backend (template)",
+        api_range=">=2,<3",
+        distribution=DISTRIBUTION,
+        description="a minimal example backend (template): C for this CPU, run with ctypes",
     )
 
 
@@ -33,60 +52,52 @@ def tvm_module_aliases() -> dict[str, str]:
 
 
 @hookimpl
-def tvm_target_kinds() -> list[Any]:
-    from tvm.target import Attr, TargetKind
-
-    return [
-        TargetKind(
-            KIND,
-            attrs={
-                "vector_width": Attr(int, 4, "SIMD lanes of the (imaginary) device"),
-                "mcpu": Attr(str, "generic", "the device model"),
-            },
-            default_keys=(KIND, "cpu"),
-            device_type="cpu",
-            validate=_validate,
-            doc="the example backend's target",
-        )
-    ]
-
-
-def _validate(attrs: dict[str, Any]) -> None:
-    if attrs["vector_width"] not in (1, 2, 4, 8, 16):
-        raise ValueError(
-            f"vector_width must be a power of two up to 16, got {attrs['vector_width']}"
-        )
+def tvm_target_kinds() -> list[TargetKind]:
+    return list(tags.KINDS)
 
 
 @hookimpl
 def tvm_target_tags() -> dict[str, dict[str, Any]]:
-    from .tags import TAGS
-
-    return TAGS
+    return dict(tags.TAGS)
 
 
 @hookimpl
 def tvm_register_ops() -> None:
-    from . import op
-
     op.register_ops()
 
 
 @hookimpl
 def tvm_script_namespaces() -> dict[str, object]:
-    from .script import ExampleNamespace
-
     return {"example": ExampleNamespace()}
 
 
 @hookimpl
-def tvm_tir_pipelines() -> dict[str, Any]:
-    from .pipeline import example_pipeline
+def tvm_register_dispatch() -> None:
+    dispatch.register_all()
 
+
+@hookimpl
+def tvm_tir_pipelines() -> dict[str, Any]:
     return {"example": example_pipeline}
 
 
 @hookimpl
-def tvm_default_pipeline(target: Any) -> str | None:
+def tvm_builders() -> dict[str, str]:
+    # named, not imported: executable.py (and the codegen it imports) loads on the first build
+    return {KIND: "tvm_backend_example.executable:ExampleBuilder"}
+
+
+@hookimpl
+def tvm_default_pipeline(target: Target) -> str | None:
     # Broadcast to every backend: answer only for our own targets.
     return "example" if target.kind.name == KIND else None
+
+
+def register_backend() -> ModuleType | None:
+    """Load this backend (idempotent; the seed's contract): through its entry point when the
+    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
+    if tvm.backend.is_loaded(NAME):
+        return sys.modules["tvm_backend_example"]
+    if NAME in discovered():
+        return tvm.backend.load(NAME)
+    return tvm.backend.register_plugin(sys.modules[__name__], NAME, distribution=DISTRIBUTION)

@@ -1,32 +1,42 @@
-"""CUDA device intrinsics: one module per family, each declaring its ops and their codegen rules.
+"""CUDA device intrinsics: one module per family, each declaring every intrinsic once.
 
-Nothing is registered at import. :func:`register_ops` (called by the plugin's
-``tvm_register_ops`` hook, inside the loader's transaction) registers every op as a
-``device_intrin`` with its namespace, printer name, effect, result-type rule, and its CUDA rule.
-The rule contract is in ``_base.py`` and README.md beside this file.
+A declaration (``_spec.intrin`` on the codegen rule) gives the op, its builder (the seed's name
+in ``tvm_backend_cuda.op``), its script path (``T.ptx.wgmma.commit_group``, also its printed
+name), the seed's flat op name (an alias of the op) and the CUDA rule. Nothing is registered at
+import: :func:`register_ops` (called by the plugin's ``tvm_register_ops`` hook, inside the
+loader's transaction) registers every op as a ``device_intrin`` with its namespace, printer
+name, effect, result-type rule and CUDA rule, and its alias. The rule contract is in
+``_base.py`` and README.md beside this file.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from tvm.ir import Op, OpCategory
 from tvm.ir import expr as E
 from tvm.ir.op import OP_REGISTRY
 
-from ._base import SPECS, CodegenContext, Emit, IntrinSpec, Rule
+from ._base import CodegenContext, Emit, Rule
 from ._render import CStyleEmit, SnippetEmit, render
+from ._spec import SPECS, SUGAR, Builder, IntrinSpec, SugarSpec
 
 __all__ = [
     "FAMILIES",
+    "Builder",
     "CodegenContext",
     "CStyleEmit",
     "Emit",
     "IntrinSpec",
     "Rule",
     "SnippetEmit",
+    "SugarSpec",
     "all_specs",
+    "all_sugar",
+    "builders",
     "get_rule",
     "register_ops",
     "render",
@@ -49,15 +59,40 @@ RULE_ATTR = "cuda.intrin_rule"  # the op attribute holding the rule(call, emit) 
 NARGS_ATTR = "cuda.nargs"  # (min, max) operand count of the raw call; max None = any
 
 
-def all_specs() -> list[IntrinSpec]:
+@functools.cache
+def _load_families() -> None:
     for fam in FAMILIES:
         importlib.import_module(f"{__name__}.{fam}")
+
+
+def all_specs() -> list[IntrinSpec]:
+    """Every declared intrinsic, in declaration order."""
+    _load_families()
     return list(SPECS)
 
 
+def all_sugar() -> list[SugarSpec]:
+    """Every convenience builder (a script path over other intrinsics, no op of its own)."""
+    _load_families()
+    return list(SUGAR)
+
+
+@functools.cache
+def builders() -> dict[str, Callable[..., Any]]:
+    """The seed's builder names (``tvm_backend_cuda.op``) -> builder functions."""
+    table: dict[str, Callable[..., Any]] = {}
+    named: list[tuple[str, Callable[..., Any]]] = [(s.builder_name, s.builder) for s in all_specs()]
+    named += [(s.fn.__name__, s.fn) for s in all_sugar() if s.export]
+    for name, fn in named:
+        if name in table:
+            raise ValueError(f"two CUDA intrinsics declare the builder name {name!r}")
+        table[name] = fn
+    return table
+
+
 def register_ops() -> list[Op]:
-    """Register every CUDA/PTX/NVSHMEM intrinsic; ops already registered by this same
-    registration are left alone, so calling it twice is harmless."""
+    """Register every CUDA/PTX/NVSHMEM intrinsic and its seed alias; ops already registered by
+    this same registration are left alone, so calling it twice is harmless."""
     ops = []
     for spec in all_specs():
         existing = OP_REGISTRY.get(spec.name)
@@ -78,6 +113,8 @@ def register_ops() -> list[Op]:
         op.set_attr(RULE_ATTR, spec.rule)
         op.set_attr(NARGS_ATTR, spec.nargs)
         op.set_codegen("cuda", _cstyle_rule(spec.rule))
+        if spec.alias is not None:
+            Op.register_alias(spec.alias, spec.name)
         ops.append(op)
     return ops
 
@@ -85,7 +122,7 @@ def register_ops() -> list[Op]:
 def get_rule(op: Op | str) -> Rule:
     """The ``rule(call, emit)`` of a CUDA intrinsic."""
     op = Op.get(op) if isinstance(op, str) else op
-    rule = op.get_attr(RULE_ATTR)
+    rule: Rule | None = op.get_attr(RULE_ATTR)
     if rule is None:
         raise KeyError(f"{op.name} is not a CUDA intrinsic of tvm-backend-cuda")
     return rule

@@ -1,4 +1,4 @@
-"""The rule contract of CUDA intrinsics, the op declarations, and helpers for writing rules.
+"""The rule contract of CUDA intrinsics and helpers for writing rules.
 
 A *rule* turns one :class:`tvm.ir.Call` of a device intrinsic into CUDA C++::
 
@@ -13,29 +13,25 @@ a call of it. ``emit.ctx`` is the :class:`CodegenContext` (README.md in this fol
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from tvm.error import TVMError
-from tvm.ir import CallEffect, DataType
+from tvm.ir import DataType
 from tvm.ir import expr as E
 
 __all__ = [
     "CodegenContext",
     "Emit",
-    "IntrinSpec",
     "Rule",
-    "SPECS",
+    "arg_dtype",
+    "arg_str",
     "asm",
     "bool_arg",
     "int_arg",
-    "intrin",
+    "matrix_descriptor_rule",
     "str_arg",
 ]
-
-PURE = CallEffect.PURE
-UPDATE = CallEffect.UPDATE_STATE
 
 
 class CodegenContext(Protocol):
@@ -61,59 +57,6 @@ class Emit(Protocol):
 
 
 Rule = Callable[[E.Call, Emit], str]
-DTypeRule = Callable[[Sequence[Any]], "DataType | str"] | str | None
-
-
-@dataclasses.dataclass(frozen=True)
-class IntrinSpec:
-    """One device intrinsic: everything ``register_ops`` needs to register it."""
-
-    name: str  # "tirx.ptx.wgmma_commit_group"
-    namespace: str  # "ptx"
-    printer_name: str  # "ptx.wgmma.commit_group" (its path under T)
-    rule: Rule
-    nargs: tuple[int, int | None]  # operand count range of the raw call, max None = any
-    dtype: DTypeRule = "void"
-    effect: CallEffect = UPDATE
-    script_kwargs: tuple[str, ...] = ()
-    min_arch: int = 0  # the oldest SM the emitted code assembles for
-    max_arch: int | None = None  # the newest, when a later SM dropped the instruction (wgmma)
-    family: str = ""
-
-
-SPECS: list[IntrinSpec] = []
-
-
-def intrin(
-    path: str,
-    *,
-    nargs: int | tuple[int, int | None] = 0,
-    dtype: DTypeRule = "void",
-    effect: CallEffect = UPDATE,
-    flat: str | None = None,
-    script_kwargs: tuple[str, ...] = (),
-    min_arch: int = 0,
-    max_arch: int | None = None,
-) -> Callable[[Rule], Rule]:
-    """Declare the op printed ``T.<path>(...)``; decorates its codegen rule.
-
-    The op name is ``tirx.<namespace>.<flat>`` with ``flat`` defaulting to the rest of the path
-    with dots as underscores (the seed's ``ptx_wgmma_commit_group`` -> ``tirx.ptx.wgmma_commit_group``).
-    """
-    ns, _, rest = path.partition(".")
-    name = f"tirx.{ns}.{flat or rest.replace('.', '_')}"
-    rng = (nargs, nargs) if isinstance(nargs, int) else nargs
-
-    def deco(rule: Rule) -> Rule:
-        family = rule.__module__.rsplit(".", 1)[-1]
-        SPECS.append(
-            IntrinSpec(
-                name, ns, path, rule, rng, dtype, effect, script_kwargs, min_arch, max_arch, family
-            )
-        )
-        return rule
-
-    return deco
 
 
 def arg_dtype(i: int) -> Callable[[Sequence[Any]], DataType]:
@@ -240,3 +183,34 @@ def ctype(emit: Emit, dtype: Any) -> str:
     if header:
         emit.ctx.need_header(header)
     return emit.ctx.c_type(dtype)
+
+
+def matrix_descriptor_rule(
+    helper_name: str, what: str, layout_doc: str, decl: str, bits: str
+) -> Rule:
+    """The rule of an ``encode_matrix_descriptor(desc, addr, ldo, sdo, swizzle)``: a helper packs
+    the start address and the leading/stride byte offsets (each ``>> 4``) at bits 0, 16 and 32,
+    ORed with ``bits`` (the layout from ``swizzle``, after the C declaration ``decl``;
+    ``layout_doc`` says where the bits go)."""
+    head = f"__device__ __forceinline__ unsigned long long {helper_name}("
+    source = (
+        f"// {what}: start address, leading and stride byte offsets (>> 4),\n"
+        f"// {layout_doc}.\n"
+        f"{head}unsigned addr, unsigned ldo,\n"
+        f"{' ' * len(head)}unsigned sdo, int swizzle) {{\n"
+        f"  {decl}\n"
+        "  return (unsigned long long)((addr & 0x3FFFFu) >> 4)\n"
+        "         | ((unsigned long long)((ldo & 0x3FFFFu) >> 4) << 16)\n"
+        f"         | ((unsigned long long)((sdo & 0x3FFFFu) >> 4) << 32) | {bits};\n"
+        "}"
+    )
+
+    def rule(call: E.Call, emit: Emit) -> str:
+        helper(emit, helper_name, source)
+        desc, addr, ldo, sdo, swizzle = call.args
+        return (
+            f"*{ptr(emit, desc, 'unsigned long long')} = {helper_name}({smem_addr(emit, addr)}, "
+            f"(unsigned)({emit(ldo)}), (unsigned)({emit(sdo)}), (int)({emit(swizzle)}))"
+        )
+
+    return rule

@@ -1,11 +1,21 @@
 """``cp.async.bulk`` and the TMA ``cp.async.bulk.tensor`` copies (sm_90+), completing on an
 mbarrier (global->shared) or in a bulk group (shared->global). A tensor map operand is the
 generic address of a ``CUtensorMap`` (a ``const __grid_constant__ CUtensorMap`` kernel
-parameter, or one in global memory)."""
+parameter, or one in global memory).
+
+TMA operands are the seed's: ``(dim, dst, bar, tensormap, cta_mask, cta_group, policy,
+has_policy, *coords)`` for ``g2c``, ``(dim, tensormap, policy, has_policy, *coords)`` for the
+prefetch, ``(dim, src, tensormap, policy, has_policy[, red_op], *coords)`` for ``s2g``; copies
+are in tile mode."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from tvm.ir.expr import Call
+
 from ._base import (
+    Emit,
     asm,
     bool_arg,
     cta_group,
@@ -13,20 +23,30 @@ from ._base import (
     fail,
     gaddr,
     int_arg,
-    intrin,
     is_const,
     ptr,
     smem_addr,
 )
 from ._base import str_arg as S
+from ._spec import build, intrin, resolve_cache_policy, sugar
+
+CTA_GROUP = (1, 2)
+TMA_REDUCTIONS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
 
-def _u64(emit, a):
+def _u64(emit: Emit, a: Any) -> str:
     return f'"l"((unsigned long long)({emit(a)}))'
 
 
-@intrin("ptx.cp_async.bulk", nargs=7, flat="cp_async_bulk", min_arch=90)
-def _bulk_legacy(call, emit):
+@intrin(
+    "ptx.cp_async.bulk",
+    "dtype, shared_ptr, shared_offset, global_ptr, global_offset, bytes, barrier",
+    strings=("dtype",),
+    dtype_forward=True,
+    min_arch=90,
+)
+def _bulk_legacy(call: Call, emit: Emit) -> str:
+    """``cp.async.bulk`` global -> shared completing on ``barrier`` (offsets in ``dtype``)."""
     ct = ctype(emit, S(call, 0))
     sh, sh_off, gl, gl_off, nbytes, bar = call.args[1:]
     dst = f"({ptr(emit, sh, ct)} + ({emit(sh_off)}))"
@@ -42,7 +62,7 @@ def _bulk_legacy(call, emit):
     )
 
 
-def _s2cluster(call, emit):
+def _s2cluster(call: Call, emit: Emit) -> str:
     dst, src, n, bar = call.args
     return asm(
         "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes "
@@ -56,41 +76,69 @@ def _s2cluster(call, emit):
     )
 
 
-_s2cluster.__module__ = __name__
-intrin("ptx.cp_async.bulk.s2c", nargs=4, flat="cp_async_bulk_shared_to_cluster", min_arch=90)(
+intrin(
+    "ptx.cp_async.bulk.s2c",
+    "dst_ptr, src_ptr, size, mbar",
+    name="cp_async_bulk_shared_to_cluster",
+    min_arch=90,
+)(_s2cluster)
+intrin("ptx.cp_async_bulk_s2s_cluster", "dst_ptr, src_ptr, num_bytes, mbarrier", min_arch=90)(
     _s2cluster
 )
-intrin("ptx.cp_async_bulk_s2s_cluster", nargs=4, min_arch=90)(_s2cluster)
 
 
 @intrin("ptx.cp_async.bulk.commit_group", min_arch=90)
-def _bulk_commit(call, emit):
+def _bulk_commit(call: Call, emit: Emit) -> str:
     return asm("cp.async.bulk.commit_group;")
 
 
-@intrin("ptx.cp_async.bulk.wait_group", nargs=2, min_arch=90)
-def _bulk_wait(call, emit):
+@intrin("ptx.cp_async.bulk.wait_group", "n=0, read=True", min_arch=90)
+def _bulk_wait(call: Call, emit: Emit) -> str:
     read = ".read" if bool_arg(call, 1) else ""
     return asm(f"cp.async.bulk.wait_group{read} {int_arg(call, 0)};")
 
 
-@intrin("ptx.cp_async_bulk_g2s_cta", nargs=9, min_arch=90)
-def _g2s_cta(call, emit):
+def _g2s_cta_operands(
+    dst_ptr: Any, src_ptr: Any, num_bytes: Any, mbarrier_ptr: Any, *, cache_hint: str = "",
+    cache_policy: Any = None, ignore_oob: bool = False, ignore_bytes_left: Any = 0,
+    ignore_bytes_right: Any = 0,
+) -> tuple[Any, ...]:
+    """``cp.async.bulk`` of ``num_bytes`` from global memory into this CTA's shared memory."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    ignore = (ignore_bytes_left, ignore_bytes_right)
+    return (dst_ptr, src_ptr, num_bytes, *ignore, mbarrier_ptr, policy, has, int(bool(ignore_oob)))
+
+
+@intrin("ptx.cp_async_bulk_g2s_cta", _g2s_cta_operands, nargs=9, min_arch=90)
+def _g2s_cta(call: Call, emit: Emit) -> str:
     dst, src, n, ign_l, ign_r, bar, policy, _, _ = call.args
     if bool_arg(call, 8) or not (is_const(ign_l, 0) and is_const(ign_r, 0)):
         raise fail(call, "ignore_oob copies are not generated")
     return _g2s(call, emit, dst, src, n, bar, policy, bool_arg(call, 7), None)
 
 
-@intrin("ptx.cp_async_bulk_g2s_cluster", nargs=8, min_arch=90)
-def _g2s_cluster(call, emit):
+def _g2s_cluster_operands(
+    dst_ptr: Any, src_ptr: Any, num_bytes: Any, mbarrier_ptr: Any, *, cache_hint: str = "",
+    cache_policy: Any = None, multicast: bool = False, cta_mask: Any = 0,
+) -> tuple[Any, ...]:
+    """``cp.async.bulk`` from global memory into shared memory of the cluster (multicast to the
+    CTAs of ``cta_mask`` when ``multicast``)."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (dst_ptr, src_ptr, num_bytes, mbarrier_ptr, cta_mask, policy, has, int(bool(multicast)))
+
+
+@intrin("ptx.cp_async_bulk_g2s_cluster", _g2s_cluster_operands, nargs=8, min_arch=90)
+def _g2s_cluster(call: Call, emit: Emit) -> str:
     dst, src, n, bar, mask, policy, _, _ = call.args
     return _g2s(
         call, emit, dst, src, n, bar, policy, bool_arg(call, 6), mask if bool_arg(call, 7) else None
     )
 
 
-def _g2s(call, emit, dst, src, n, bar, policy, hint: bool, mask) -> str:
+def _g2s(
+    call: Call, emit: Emit, dst: Any, src: Any, n: Any, bar: Any, policy: Any, hint: bool,
+    mask: Any,
+) -> str:
     mods = ".multicast::cluster" if mask is not None else ""
     mods += ".L2::cache_hint" if hint else ""
     ins = [
@@ -113,8 +161,17 @@ def _g2s(call, emit, dst, src, n, bar, policy, hint: bool, mask) -> str:
     )
 
 
-@intrin("ptx.cp_async_bulk_s2g", nargs=7, min_arch=90)
-def _bulk_s2g(call, emit):
+def _s2g_operands(
+    dst_ptr: Any, src_ptr: Any, num_bytes: Any, *, cache_hint: str = "", cache_policy: Any = None,
+    cp_mask: bool = False, byte_mask: Any = 0,
+) -> tuple[Any, ...]:
+    """``cp.async.bulk`` of ``num_bytes`` from shared to global memory, in a bulk group."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (dst_ptr, src_ptr, num_bytes, byte_mask, policy, has, int(bool(cp_mask)))
+
+
+@intrin("ptx.cp_async_bulk_s2g", _s2g_operands, nargs=7, min_arch=90)
+def _bulk_s2g(call: Call, emit: Emit) -> str:
     dst, src, n, byte_mask, policy, _, _ = call.args
     if bool_arg(call, 6):
         raise fail(call, "cp_mask copies are not generated")
@@ -136,39 +193,42 @@ def _bulk_s2g(call, emit):
 
 
 # -- tensor (TMA) copies ---------------------------------------------------------------------------
-def _mode(call) -> str:
-    mode = S(call, len(call.args) - 1)
-    if mode not in ("", "tile"):
-        raise fail(call, f"only tile mode TMA copies are generated, got {mode!r}")
-    return ".tile"
-
-
-def _coords(call, emit, coords, first: int, dim: int) -> tuple[str, list[str]]:
+def _coords(
+    call: Call, emit: Emit, coords: list[Any], first: int, dim: int
+) -> tuple[str, list[str]]:
     if len(coords) != dim:
         raise fail(call, f"a {dim}-d copy needs {dim} coordinates, got {len(coords)}")
     names = ", ".join(f"%{first + k}" for k in range(dim))
     return "{" + names + "}", [f'"r"((int)({emit(c)}))' for c in coords]
 
 
-def _dim(call) -> int:
+def _dim(call: Call) -> int:
     d = int_arg(call, 0)
     if not 1 <= d <= 5:
         raise fail(call, f"TMA copies have 1 to 5 dimensions, got {d}")
     return d
 
 
-def _g2c(call, emit, gather4: bool) -> str:
+def _cache_tail(emit: Emit, ins: list[str], hint: bool, policy: Any) -> str:
+    """Append the cache policy operand when ``hint``; the text it adds after the operands."""
+    if not hint:
+        return ""
+    ins.append(_u64(emit, policy))
+    return f", %{len(ins) - 1}"
+
+
+def _g2c(call: Call, emit: Emit, gather4: bool) -> str:
     dim = _dim(call)
     dst, bar, tmap, mask, _, policy, _ = call.args[1:8]
-    coords = call.args[8:-1]
+    coords = list(call.args[8:])
     group = cta_group(call, 5)
     hint = bool_arg(call, 7)
     multicast = not is_const(mask, 0)
-    load = ".tile::gather4" if gather4 else _mode(call)
     if gather4 and (dim != 2 or len(coords) != 5):
         raise fail(call, "tile::gather4 copies are 2-d with 5 coordinates (column, 4 rows)")
     mods = (
-        f".{dim}d.shared::cluster.global{load}.mbarrier::complete_tx::bytes"
+        f".{dim}d.shared::cluster.global{'.tile::gather4' if gather4 else '.tile'}"
+        ".mbarrier::complete_tx::bytes"
         + (".multicast::cluster" if multicast else "")
         + (".cta_group::2" if group == 2 else "")
         + (".L2::cache_hint" if hint else "")
@@ -178,105 +238,147 @@ def _g2c(call, emit, gather4: bool) -> str:
         f'"l"({gaddr(emit, tmap)})',
         f'"r"({smem_addr(emit, bar)})',
     ]
-    if gather4:
-        names = "{" + ", ".join(f"%{3 + k}" for k in range(5)) + "}"
-        ins += [f'"r"((int)({emit(c)}))' for c in coords]
-    else:
-        names, cins = _coords(call, emit, coords, 3, dim)
-        ins += cins
+    names, cins = _coords(call, emit, coords, 3, 5 if gather4 else dim)
+    ins += cins
     tail = ""
     if multicast:
         ins.append(f'"h"((unsigned short)({emit(mask)}))')
         tail += f", %{len(ins) - 1}"
-    if hint:
-        ins.append(_u64(emit, policy))
-        tail += f", %{len(ins) - 1}"
+    tail += _cache_tail(emit, ins, hint, policy)
     return asm(f"cp.async.bulk.tensor{mods} [%0], [%1, {names}], [%2]{tail};", inputs=ins)
+
+
+def _g2c_operands(
+    dim: Any, dst_ptr: Any, bar: Any, tensormap_addr: Any, cta_mask: Any, cta_group: Any,
+    cache_hint: str, *coords: Any, cache_policy: Any = None,
+) -> tuple[Any, ...]:
+    """TMA load of a ``dim``-d box at ``coords`` into ``dst_ptr``, completing on ``bar`` (a
+    pointer, or a 32-bit shared address), multicast to the CTAs of ``cta_mask`` when it is not
+    0."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (dim, dst_ptr, bar, tensormap_addr, cta_mask, cta_group, policy, has, *coords)
 
 
 @intrin(
     "ptx.cp_async.bulk.tensor.g2c",
-    nargs=(10, None),
-    flat="cp_async_bulk_tensor_global_to_cluster",
+    _g2c_operands,
+    nargs=(9, None),
+    name="cp_async_bulk_tensor_global_to_cluster",
+    choices={"cta_group": CTA_GROUP},
     min_arch=90,
 )
-def _tensor_g2c(call, emit):
+def _tensor_g2c(call: Call, emit: Emit) -> str:
     return _g2c(call, emit, False)
 
 
 @intrin(
     "ptx.cp_async.bulk.tensor.g2c_tile_gather4",
-    nargs=(10, None),
-    flat="cp_async_bulk_tensor_tile_gather4_global_to_cluster",
+    _g2c_operands,
+    nargs=(9, None),
+    name="cp_async_bulk_tensor_tile_gather4_global_to_cluster",
+    choices={"cta_group": CTA_GROUP},
     min_arch=100,
 )
-def _tensor_g2c_gather4(call, emit):
+def _tensor_g2c_gather4(call: Call, emit: Emit) -> str:
     return _g2c(call, emit, True)
+
+
+def _prefetch_operands(
+    dim: Any, tensormap_addr: Any, cache_hint: str, *coords: Any, cache_policy: Any = None
+) -> tuple[Any, ...]:
+    """TMA prefetch of a ``dim``-d box at ``coords`` into L2."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (dim, tensormap_addr, policy, has, *coords)
 
 
 @intrin(
     "ptx.cp_async.bulk.tensor.g2c_prefetch",
-    nargs=(6, None),
-    flat="cp_async_bulk_tensor_global_to_cluster_prefetch",
+    _prefetch_operands,
+    nargs=(5, None),
+    name="cp_async_bulk_tensor_global_to_cluster_prefetch",
     min_arch=90,
 )
-def _tensor_prefetch(call, emit):
+def _tensor_prefetch(call: Call, emit: Emit) -> str:
     dim = _dim(call)
     tmap, policy = call.args[1], call.args[2]
     hint = bool_arg(call, 3)
-    names, ins = _coords(call, emit, call.args[4:-1], 1, dim)
-    ins = [f'"l"({gaddr(emit, tmap)})', *ins]
-    tail = ""
-    if hint:
-        ins.append(_u64(emit, policy))
-        tail = f", %{len(ins) - 1}"
-    mods = f".{dim}d.L2.global{_mode(call)}" + (".L2::cache_hint" if hint else "")
+    names, cins = _coords(call, emit, list(call.args[4:]), 1, dim)
+    ins = [f'"l"({gaddr(emit, tmap)})', *cins]
+    tail = _cache_tail(emit, ins, hint, policy)
+    mods = f".{dim}d.L2.global.tile" + (".L2::cache_hint" if hint else "")
     return asm(f"cp.async.bulk.prefetch.tensor{mods} [%0, {names}]{tail};", inputs=ins)
 
 
-def _s2g(call, emit, red_op: str | None) -> str:
+def _s2g(call: Call, emit: Emit, red_op: str | None) -> str:
     dim = _dim(call)
     src, tmap, policy = call.args[1:4]
     hint = bool_arg(call, 4)
     first_coord = 6 if red_op is not None else 5
-    names, cins = _coords(call, emit, call.args[first_coord:-1], 2, dim)
+    names, cins = _coords(call, emit, list(call.args[first_coord:]), 2, dim)
     ins = [f'"r"({smem_addr(emit, src)})', f'"l"({gaddr(emit, tmap)})', *cins]
-    tail = ""
-    if hint:
-        ins.append(_u64(emit, policy))
-        tail = f", %{len(ins) - 1}"
+    tail = _cache_tail(emit, ins, hint, policy)
     hint_mod = ".L2::cache_hint" if hint else ""
-    if red_op is None:
-        return asm(
-            f"cp.async.bulk.tensor.{dim}d.global.shared::cta{_mode(call)}.bulk_group"
-            f"{hint_mod} [%1, {names}], [%0]{tail};",
-            inputs=ins,
-        )
+    instr = "cp.async.bulk.tensor" if red_op is None else "cp.reduce.async.bulk.tensor"
+    red = "" if red_op is None else f".{red_op}"
     return asm(
-        f"cp.reduce.async.bulk.tensor.{dim}d.global.shared::cta.{red_op}{_mode(call)}"
-        f".bulk_group{hint_mod} [%1, {names}], [%0]{tail};",
+        f"{instr}.{dim}d.global.shared::cta{red}.tile.bulk_group{hint_mod} "
+        f"[%1, {names}], [%0]{tail};",
         inputs=ins,
     )
 
 
+def _s2g_tensor_operands(
+    dim: Any, src_ptr: Any, tensormap_addr: Any, cache_hint: str, *coords: Any,
+    cache_policy: Any = None,
+) -> tuple[Any, ...]:
+    """TMA store of the ``dim``-d box at ``coords`` from ``src_ptr``, in a bulk group."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (dim, src_ptr, tensormap_addr, policy, has, *coords)
+
+
 @intrin(
     "ptx.cp_async.bulk.tensor.s2g",
-    nargs=(7, None),
-    flat="cp_async_bulk_tensor_shared_to_global",
+    _s2g_tensor_operands,
+    nargs=(6, None),
+    name="cp_async_bulk_tensor_shared_to_global",
     min_arch=90,
 )
-def _tensor_s2g(call, emit):
+def _tensor_s2g(call: Call, emit: Emit) -> str:
     return _s2g(call, emit, None)
+
+
+def _s2g_reduce_operands(
+    dim: Any, src_ptr: Any, tensormap_addr: Any, cache_hint: str, red_op: str, *coords: Any,
+    cache_policy: Any = None,
+) -> tuple[Any, ...]:
+    """TMA reduction (``red_op``) of the ``dim``-d box at ``coords`` from ``src_ptr`` into
+    global memory, in a bulk group."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (dim, src_ptr, tensormap_addr, policy, has, red_op, *coords)
 
 
 @intrin(
     "ptx.cp_async.bulk.tensor.s2g_reduce",
-    nargs=(8, None),
-    flat="cp_async_bulk_tensor_shared_to_global_reduce",
+    _s2g_reduce_operands,
+    nargs=(7, None),
+    name="cp_async_bulk_tensor_shared_to_global_reduce",
+    strings=("red_op",),
     min_arch=90,
 )
-def _tensor_s2g_reduce(call, emit):
+def _tensor_s2g_reduce(call: Call, emit: Emit) -> str:
     op = S(call, 5)
-    if op not in ("add", "min", "max", "inc", "dec", "and", "or", "xor"):
+    if op not in TMA_REDUCTIONS:
         raise fail(call, f"unknown TMA reduction {op!r}")
     return _s2g(call, emit, op)
+
+
+# The seed's spellings for a barrier given as a 32-bit shared address: the same ops (the rules
+# take a uint32 barrier operand as an address already).
+@sugar("ptx.cp_async.bulk.tensor.g2c_bar_addr", export=False)
+def g2c_bar_addr(*args: Any, **kwargs: Any) -> Call:
+    return build("ptx.cp_async.bulk.tensor.g2c", *args, **kwargs)
+
+
+@sugar("ptx.cp_async.bulk.tensor.g2c_tile_gather4_bar_addr", export=False)
+def g2c_tile_gather4_bar_addr(*args: Any, **kwargs: Any) -> Call:
+    return build("ptx.cp_async.bulk.tensor.g2c_tile_gather4", *args, **kwargs)

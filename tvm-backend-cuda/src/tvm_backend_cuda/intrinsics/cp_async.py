@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from ._base import asm, bool_arg, ctype, fail, gaddr, int_arg, intrin, is_const, ptr, smem_addr
+from typing import Any
+
+from tvm.ir.expr import Call
+
+from ._base import Emit, asm, bool_arg, ctype, fail, gaddr, int_arg, is_const, ptr, smem_addr
 from ._base import str_arg as S
+from ._spec import intrin, resolve_cache_policy
+
+CP_SIZE = (4, 8, 16)
 
 
 def _cp_async_text(
-    call, emit, dst, src, size: int, policy, has_policy: bool, prefetch: int, pred, fill_zero: bool
+    call: Call, emit: Emit, dst: Any, src: Any, size: int, policy: Any, has_policy: bool,
+    prefetch: int, pred: Any, fill_zero: bool,
 ) -> str:
-    if size not in (4, 8, 16):
-        raise fail(call, f"cp.async copies 4, 8 or 16 bytes, got {size}")
+    size = _size(call, size)
     cache = "cg" if size == 16 else "ca"  # .cg (L2 only) exists for 16-byte copies alone
     mods = f".{cache}.shared.global"
     if has_policy:
@@ -37,8 +44,23 @@ def _cp_async_text(
     return asm(text, inputs=ins)
 
 
-@intrin("ptx.cp_async", nargs=8, min_arch=80)
-def _cp_async(call, emit):
+def _cp_async_operands(
+    dst_ptr: Any, src_ptr: Any, cp_size: Any, *, cache_hint: str = "", cache_policy: Any = None,
+    prefetch_size: Any = -1, predicate: Any = -1, fill_mode: str = "",
+) -> tuple[Any, ...]:
+    """``cp.async`` of ``cp_size`` bytes from global ``src_ptr`` to shared ``dst_ptr``."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (dst_ptr, src_ptr, cp_size, policy, has, prefetch_size, predicate, fill_mode)
+
+
+@intrin(
+    "ptx.cp_async",
+    _cp_async_operands,
+    nargs=8,
+    choices={"cp_size": CP_SIZE, "prefetch_size": (-1, 64, 128, 256), "fill_mode": ("", "zero")},
+    min_arch=80,
+)
+def _cp_async(call: Call, emit: Emit) -> str:
     dst, src, _, policy, _, _, pred, _ = call.args
     fill = S(call, 7)
     if fill not in ("", "zero"):
@@ -57,15 +79,20 @@ def _cp_async(call, emit):
     )
 
 
-@intrin("ptx.cp_async.legacy", nargs=6, flat="cp_async_legacy", min_arch=80)
-def _cp_async_legacy(call, emit):
+@intrin(
+    "ptx.cp_async.legacy",
+    "dtype, dst_ptr, dst_offset, src_ptr, src_offset, cp_size",
+    strings=("dtype",),
+    dtype_forward=True,
+    min_arch=80,
+)
+def _cp_async_legacy(call: Call, emit: Emit) -> str:
+    """``cp.async`` with element offsets (in ``dtype`` elements) beside the pointers."""
     ct = ctype(emit, S(call, 0))
     dst, doff, src, soff = call.args[1:5]
     dptr = f"({ptr(emit, dst, ct)} + ({emit(doff)}))"
     sptr = f"({ptr(emit, src, ct)} + ({emit(soff)}))"
-    size = int_arg(call, 5)
-    if size not in (4, 8, 16):
-        raise fail(call, f"cp.async copies 4, 8 or 16 bytes, got {size}")
+    size = _size(call, int_arg(call, 5))
     cache = "cg" if size == 16 else "ca"
     return asm(
         f"cp.async.{cache}.shared.global [%0], [%1], {size};",
@@ -76,18 +103,24 @@ def _cp_async_legacy(call, emit):
     )
 
 
+def _size(call: Call, size: int) -> int:
+    if size not in CP_SIZE:
+        raise fail(call, f"cp.async copies 4, 8 or 16 bytes, got {size}")
+    return size
+
+
 @intrin("ptx.cp_async.commit_group", min_arch=80)
-def _commit_group(call, emit):
+def _commit_group(call: Call, emit: Emit) -> str:
     return asm("cp.async.commit_group;")
 
 
-@intrin("ptx.cp_async.wait_group", nargs=1, min_arch=80)
-def _wait_group(call, emit):
+@intrin("ptx.cp_async.wait_group", "num=0", min_arch=80)
+def _wait_group(call: Call, emit: Emit) -> str:
     return asm(f"cp.async.wait_group {int_arg(call, 0)};")
 
 
-@intrin("ptx.cp_async.mbarrier.arrive", nargs=1, min_arch=80)
-def _cp_async_mbarrier_arrive(call, emit):
+@intrin("ptx.cp_async.mbarrier.arrive", "bar", min_arch=80)
+def _cp_async_mbarrier_arrive(call: Call, emit: Emit) -> str:
     return asm(
         "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];",
         inputs=[f'"r"({smem_addr(emit, call.args[0])})'],

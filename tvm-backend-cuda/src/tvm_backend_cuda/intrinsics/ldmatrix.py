@@ -2,30 +2,67 @@
 
 from __future__ import annotations
 
-from ._base import asm, bool_arg, ctype, fail, int_arg, intrin, lvalue, ptr, smem_addr
+from typing import Any
+
+from tvm.ir.expr import Call
+
+from ._base import Emit, asm, bool_arg, ctype, fail, int_arg, lvalue, ptr, smem_addr
 from ._base import str_arg as S
+from ._spec import intrin
+
+NUM = (1, 2, 4)
+LDMATRIX_DTYPE = (".b16", ".b8", "b16", "b8")
+STMATRIX_SHAPE = ("m8n8", "m16n8")
+STMATRIX_SPACE = ("shared", "shared::cta")
 
 
-def _num(call, i):
+def _num(call: Call, i: int) -> int:
     num = int_arg(call, i)
-    if num not in (1, 2, 4):
+    if num not in NUM:
         raise fail(call, f"num must be 1, 2 or 4, got {num}")
     return num
 
 
-def _regs(n, first):
+def _regs(n: int, first: int) -> str:
     return "{" + ", ".join(f"%{first + k}" for k in range(n)) + "}"
 
 
-@intrin("ptx.ldmatrix", nargs=(5, 8), min_arch=75)
-def _ldmatrix(call, emit):
-    trans, num, dtype = bool_arg(call, 0), _num(call, 1), S(call, 2).lstrip(".")
+def _warp_matrix(call: Call, smem_at: int, role: str) -> tuple[str, int, Any, list[Any]]:
+    """``(".trans" or "", num, shared pointer, registers)`` of an ldmatrix/stmatrix call whose
+    shared pointer is operand ``smem_at``, followed by its ``role`` registers."""
+    trans, num = bool_arg(call, 0), _num(call, 1)
+    smem, *regs = call.args[smem_at:]
+    instr = call.op.name.rsplit(".", 1)[-1]
+    if len(regs) != num:
+        raise fail(call, f"{instr} .x{num} needs {num} {role} registers, got {len(regs)}")
+    return (".trans" if trans else ""), num, smem, regs
+
+
+def _check_registers(name: str, num: Any, smem_ptr: Any, regs: tuple[Any, ...]) -> None:
+    if isinstance(smem_ptr, str) or len(regs) != int(num):
+        raise TypeError(f"{name} .x{num} takes the shared pointer and {num} registers")
+
+
+def _ldmatrix_operands(
+    trans: Any, num: Any, dtype: str, smem_ptr: Any, *dst_handles: Any
+) -> tuple[Any, ...]:
+    """``ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared{dtype}`` into one register per handle."""
+    _check_registers("ldmatrix", num, smem_ptr, dst_handles)
+    return (trans, num, dtype, smem_ptr, *dst_handles)
+
+
+@intrin(
+    "ptx.ldmatrix",
+    _ldmatrix_operands,
+    nargs=(5, 8),
+    choices={"num": NUM, "dtype": LDMATRIX_DTYPE},
+    min_arch=75,
+)
+def _ldmatrix(call: Call, emit: Emit) -> str:
+    dtype = S(call, 2).lstrip(".")
     if dtype != "b16":
         raise fail(call, f"only .b16 ldmatrix is generated, got .{dtype}")
-    smem, *dst = call.args[3:]
-    if len(dst) != num:
-        raise fail(call, f"ldmatrix .x{num} needs {num} destination registers, got {len(dst)}")
-    t = ".trans" if trans else ""
+    t, num, smem, dst = _warp_matrix(call, 3, "destination")
     return asm(
         f"ldmatrix.sync.aligned.m8n8.x{num}{t}.shared.b16 {_regs(num, 0)}, [%{num}];",
         [f'"=r"({lvalue(emit, d, "unsigned")})' for d in dst],
@@ -33,14 +70,26 @@ def _ldmatrix(call, emit):
     )
 
 
-@intrin("ptx.stmatrix", nargs=(7, 10), min_arch=90)
-def _stmatrix(call, emit):
-    trans, num, dtype = bool_arg(call, 0), _num(call, 1), S(call, 2).lstrip(".")
-    shape, space = S(call, 3), S(call, 4)
-    smem, *src = call.args[5:]
-    if len(src) != num:
-        raise fail(call, f"stmatrix .x{num} needs {num} source registers, got {len(src)}")
-    t = ".trans" if trans else ""
+def _stmatrix_operands(
+    trans: Any, num: Any, dtype: str, smem_ptr: Any, *src_handles: Any, shape: str = "m8n8",
+    space: str = "shared",
+) -> tuple[Any, ...]:
+    """``stmatrix.sync.aligned.{shape}.x{num}{.trans}.{space}{dtype}`` from one register per
+    handle."""
+    _check_registers("stmatrix", num, smem_ptr, src_handles)
+    return (trans, num, dtype, shape, space, smem_ptr, *src_handles)
+
+
+@intrin(
+    "ptx.stmatrix",
+    _stmatrix_operands,
+    nargs=(7, 10),
+    choices={"num": NUM, "shape": STMATRIX_SHAPE, "space": STMATRIX_SPACE},
+    min_arch=90,
+)
+def _stmatrix(call: Call, emit: Emit) -> str:
+    dtype, shape, space = S(call, 2).lstrip("."), S(call, 3), S(call, 4)
+    t, num, smem, src = _warp_matrix(call, 5, "source")
     return asm(
         f"stmatrix.sync.aligned.{shape}.x{num}{t}.{space}.{dtype} [%0], {_regs(num, 1)};",
         inputs=[f'"r"({smem_addr(emit, smem)})']
@@ -48,8 +97,13 @@ def _stmatrix(call, emit):
     )
 
 
-@intrin("ptx.ldmatrix_legacy", nargs=8, min_arch=75)
-def _ldmatrix_legacy(call, emit):
+@intrin(
+    "ptx.ldmatrix_legacy",
+    "dtype, trans, num, type, local_ptr, local_offset, smem_ptr, smem_offset",
+    dtype_forward=True,
+    min_arch=75,
+)
+def _ldmatrix_legacy(call: Call, emit: Emit) -> str:
     elem = S(call, 0)
     trans, num, dtype = bool_arg(call, 1), _num(call, 2), S(call, 3).lstrip(".")
     local, local_off, smem, smem_off = call.args[4:]

@@ -4,11 +4,17 @@ addresses."""
 
 from __future__ import annotations
 
-from ._base import asm, helper, intrin, smem_addr
+from typing import Any
+
+from tvm.ir.expr import Call
+
+from ._base import Emit, asm, helper, smem_addr
+from ._base import str_arg as S
+from ._spec import intrin
 
 
-@intrin("ptx.mbarrier.init", nargs=2, min_arch=80)
-def _init(call, emit):
+@intrin("ptx.mbarrier.init", "bar, thread_count", min_arch=80)
+def _init(call: Call, emit: Emit) -> str:
     bar, count = call.args
     return asm(
         "mbarrier.init.shared::cta.b64 [%0], %1;",
@@ -16,7 +22,26 @@ def _init(call, emit):
     )
 
 
-def _remote(text_local: str, text_remote: str, call, emit, extra: list[str]) -> str:
+def _peer(cta_id: Any, pred: Any) -> tuple[Any, ...]:
+    if (cta_id is None) != (pred is None):
+        raise ValueError("give both cta_id and pred, or neither")
+    return () if cta_id is None else (cta_id, pred)
+
+
+def _arrive_operands(bar: Any, cta_id: Any = None, pred: Any = None) -> tuple[Any, ...]:
+    """Arrive on ``bar``; with ``cta_id`` and ``pred``, on that cluster CTA's barrier if pred."""
+    return (bar, *_peer(cta_id, pred))
+
+
+def _arrive_expect_tx_operands(
+    bar: Any, byte_count: Any, cta_id: Any = None, pred: Any = None
+) -> tuple[Any, ...]:
+    """Arrive on ``bar`` expecting ``byte_count`` more bytes of transactions (on a cluster peer's
+    barrier with ``cta_id`` and ``pred``)."""
+    return (bar, byte_count, *_peer(cta_id, pred))
+
+
+def _remote(text_local: str, text_remote: str, call: Call, emit: Emit, extra: list[str]) -> str:
     bar = call.args[0]
     n_extra = len(extra)
     if len(call.args) == 1 + n_extra:
@@ -37,8 +62,8 @@ def _remote(text_local: str, text_remote: str, call, emit, extra: list[str]) -> 
     )
 
 
-@intrin("ptx.mbarrier.arrive", nargs=(1, 3), flat="mbarrier_arrive", min_arch=80)
-def _arrive(call, emit):
+@intrin("ptx.mbarrier.arrive", _arrive_operands, nargs=(1, 3), min_arch=80)
+def _arrive(call: Call, emit: Emit) -> str:
     return _remote(
         "mbarrier.arrive.shared::cta.b64 _, [%0];",
         "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];",
@@ -48,10 +73,8 @@ def _arrive(call, emit):
     )
 
 
-@intrin(
-    "ptx.mbarrier.arrive.expect_tx", nargs=(2, 4), flat="mbarrier_arrive_expect_tx", min_arch=90
-)
-def _arrive_expect_tx(call, emit):
+@intrin("ptx.mbarrier.arrive.expect_tx", _arrive_expect_tx_operands, nargs=(2, 4), min_arch=90)
+def _arrive_expect_tx(call: Call, emit: Emit) -> str:
     nbytes = f'"r"((unsigned)({emit(call.args[1])}))'
     return _remote(
         "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;",
@@ -83,15 +106,15 @@ __device__ __forceinline__ void tvm_mbarrier_wait(unsigned bar, unsigned phase) 
 }"""
 
 
-@intrin("ptx.mbarrier.try_wait", nargs=2, min_arch=80)
-def _try_wait(call, emit):
+@intrin("ptx.mbarrier.try_wait", "bar, phase", min_arch=80)
+def _try_wait(call: Call, emit: Emit) -> str:
     helper(emit, "tvm_mbarrier_wait", _WAIT)
     bar, phase = call.args
     return f"tvm_mbarrier_wait({smem_addr(emit, bar)}, (unsigned)({emit(phase)}))"
 
 
-@intrin("ptx.mbarrier.try_wait_once", nargs=3, dtype="uint32", min_arch=80)
-def _try_wait_once(call, emit):
+@intrin("ptx.mbarrier.try_wait_once", "bar, phase, ticks", dtype="uint32", min_arch=80)
+def _try_wait_once(call: Call, emit: Emit) -> str:
     helper(emit, "tvm_mbarrier_wait", _WAIT)
     bar, phase, ticks = call.args
     return (
@@ -100,10 +123,23 @@ def _try_wait_once(call, emit):
     )
 
 
-@intrin("ptx.mbarrier_test_wait_parity", nargs=5, dtype="uint32", min_arch=80)
-def _test_wait_parity(call, emit):
-    from ._base import str_arg as S
+def _test_wait_parity_operands(
+    barrier: Any, phase: Any, *, sem: str = "", scope: str = "", space: str = "shared::cta"
+) -> tuple[Any, ...]:
+    """``mbarrier.test_wait.parity``: 1 when the phase of ``phase``'s parity has completed."""
+    if bool(sem) != bool(scope):
+        raise ValueError("mbarrier.test_wait.parity: give sem and scope together")
+    return (barrier, phase, sem, scope, space)
 
+
+@intrin(
+    "ptx.mbarrier_test_wait_parity",
+    _test_wait_parity_operands,
+    nargs=5,
+    dtype="uint32",
+    min_arch=80,
+)
+def _test_wait_parity(call: Call, emit: Emit) -> str:
     bar, phase = call.args[:2]
     sem, scope, space = S(call, 2), S(call, 3), S(call, 4)
     mods = "".join(f".{m}" for m in (sem, scope) if m) + f".{space}"

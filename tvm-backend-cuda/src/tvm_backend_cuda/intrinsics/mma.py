@@ -3,11 +3,16 @@ legacy pointer+offset form, and the sparse ``mma.sp`` form for 16-bit inputs."""
 
 from __future__ import annotations
 
-from ._base import asm, bool_arg, fail, int_arg, intrin, lvalue, ptr
+from typing import Any
+
+from tvm.ir.expr import Call
+
+from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, ptr
 from ._base import str_arg as S
+from ._spec import intrin
 
 # PTX spellings of the type names the seed uses, and each type's register constraint/C type.
-_PTX_NAME = {
+PTX_TYPE_NAME = {
     "fp16": "f16",
     "fp32": "f32",
     "fp64": "f64",
@@ -36,11 +41,11 @@ _PTX_NAME = {
 }
 
 
-def _ptx_type(call, i):
+def _ptx_type(call: Call, i: int) -> str:
     t = S(call, i)
-    if t not in _PTX_NAME:
+    if t not in PTX_TYPE_NAME:
         raise fail(call, f"unknown mma data type {t!r}")
-    return _PTX_NAME[t]
+    return PTX_TYPE_NAME[t]
 
 
 def _reg(t: str) -> tuple[str, str]:
@@ -49,8 +54,10 @@ def _reg(t: str) -> tuple[str, str]:
 
 
 def _mma_asm(
-    shape, a_layout, b_layout, d_t, a_t, b_t, c_t, d_regs, a_regs, b_regs, c_regs, satfinite, bit_op
-):
+    shape: str, a_layout: str, b_layout: str, d_t: str, a_t: str, b_t: str, c_t: str,
+    d_regs: list[str], a_regs: list[str], b_regs: list[str], c_regs: list[str],
+    satfinite: bool, bit_op: str,
+) -> str:
     """``mma.sync`` with its operands given as C lvalues (d) and values (a, b, c)."""
     kind = f".{bit_op}.popc" if bit_op else ""
     sat = ".satfinite" if satfinite else ""
@@ -60,7 +67,7 @@ def _mma_asm(
         layouts = ".row.col"
     mnemonic = f"mma.sync.aligned.{shape}{layouts}{sat}.{d_t}.{a_t}.{b_t}.{c_t}{kind}"
     k = 0
-    groups = []
+    groups: list[str] = []
     for regs in (d_regs, a_regs, b_regs, c_regs):
         groups.append("{" + ", ".join(f"%{k + j}" for j in range(len(regs))) + "}")
         k += len(regs)
@@ -71,8 +78,23 @@ def _mma_asm(
     return asm(f"{mnemonic} {', '.join(groups)};", outs, ins, memory=False)
 
 
-@intrin("ptx.mma", nargs=(14, None), min_arch=80)
-def _mma(call, emit):
+def _mma_operands(
+    shape: str, a_layout: str, b_layout: str, d_type: str, a_type: str, b_type: str,
+    c_type: str, d_ptrs: list[Any], a_ptrs: list[Any], b_ptrs: list[Any],
+    c_ptrs: list[Any] | None = None, saturate: bool = False, bit_op: str | None = None,
+) -> tuple[Any, ...]:
+    """``mma.sync``: one pointer per 32-bit register of D, A, B (and C; None = C is zero)."""
+    for n, v in (("d_ptrs", d_ptrs), ("a_ptrs", a_ptrs), ("b_ptrs", b_ptrs)):
+        if not isinstance(v, (list, tuple)):
+            raise TypeError(f"{n} must be a list of register pointers")
+    c = list(c_ptrs) if c_ptrs is not None else []
+    counts = (len(d_ptrs), len(a_ptrs), len(b_ptrs), len(c), c_ptrs is None)
+    head = (shape, a_layout, b_layout, d_type, a_type, b_type, c_type, *counts)
+    return (*head, *d_ptrs, *a_ptrs, *b_ptrs, *c, saturate, *([bit_op] if bit_op is not None else []))
+
+
+@intrin("ptx.mma", _mma_operands, nargs=(14, None), min_arch=80)
+def _mma(call: Call, emit: Emit) -> str:
     shape, a_layout, b_layout = S(call, 0), S(call, 1), S(call, 2)
     d_t, a_t, b_t, c_t = (_ptx_type(call, i) for i in range(3, 7))
     nd, na, nb, nc = (int_arg(call, i) for i in range(7, 11))
@@ -107,8 +129,21 @@ _COUNTS = {
 }
 
 
-@intrin("ptx.mma.legacy", nargs=(14, 15), flat="mma_legacy", min_arch=80)
-def _mma_legacy(call, emit):
+def _mma_legacy_operands(
+    dtype: str, shape: str, A_layout: str, B_layout: str, A_dtype: str, B_dtype: str,
+    C_dtype: str, multiplicand_a: Any, a_index: Any, multiplicand_b: Any, b_index: Any,
+    accumulator: Any, c_index: Any, saturate: Any, operator: str | None = None,
+) -> tuple[Any, ...]:
+    """``mma.sync`` on fragments given as pointer + element offset (the Apache TVM form)."""
+    head = (dtype, shape, A_layout, B_layout, A_dtype, B_dtype, C_dtype)
+    frags = (multiplicand_a, a_index, multiplicand_b, b_index, accumulator, c_index)
+    return (*head, *frags, saturate, *([operator] if operator is not None else []))
+
+
+@intrin(
+    "ptx.mma.legacy", _mma_legacy_operands, nargs=(14, 15), dtype_forward=True, min_arch=80
+)
+def _mma_legacy(call: Call, emit: Emit) -> str:
     shape, a_layout, b_layout = S(call, 1), S(call, 2), S(call, 3)
     a_t, b_t, c_t = (_ptx_type(call, i) for i in (4, 5, 6))
     a_p, a_o, b_p, b_o, acc, c_o = call.args[7:13]
@@ -145,8 +180,15 @@ def _elem_bytes(t: str) -> int:
     }.get(t, 1)
 
 
-@intrin("ptx.mma.sp", nargs=17, flat="mma_sp", min_arch=80)
-def _mma_sp(call, emit):
+@intrin(
+    "ptx.mma.sp",
+    "dtype, shape, A_layout, B_layout, A_dtype, B_dtype, C_dtype, multiplicand_a, a_index, "
+    "multiplicand_b, b_index, accumulator, c_index, metadata, meta_index, sparse_selector, "
+    "saturate",
+    dtype_forward=True,
+    min_arch=80,
+)
+def _mma_sp(call: Call, emit: Emit) -> str:
     shape = S(call, 1)  # sparse mma.sync exists for row.col layouts only
     a_t, b_t, c_t = (_ptx_type(call, i) for i in (4, 5, 6))
     a_p, a_o, b_p, b_o, acc, c_o, meta, m_o, _ = call.args[7:16]
@@ -167,7 +209,10 @@ def _mma_sp(call, emit):
     outs = [f'"=f"({cb}[{k}])' for k in range(4)]
     ins = [f'"r"({ab}[{k}])' for k in range(na)] + [f'"r"({bb}[{k}])' for k in range(nb)]
     ins += [f'"f"({cb}[{k}])' for k in range(4)] + [f'"r"({mb}[0])']
-    g = lambda s, n: "{" + ", ".join(f"%{s + j}" for j in range(n)) + "}"  # noqa: E731
+
+    def g(s: int, n: int) -> str:
+        return "{" + ", ".join(f"%{s + j}" for j in range(n)) + "}"
+
     sat = ".satfinite" if saturate else ""
     text = (
         f"mma.sp.sync.aligned.{shape}.row.col{sat}.f32.{a_t}.{b_t}.f32 {g(0, 4)}, "

@@ -13,8 +13,11 @@ the wheel, compiling such a kernel raises ``BackendNotInstalledError`` naming it
 
 from __future__ import annotations
 
-from ._base import fail, intrin, ptr
+from tvm.ir.expr import Call
+
+from ._base import Emit, fail, ptr
 from ._base import str_arg as S
+from ._spec import DTypeRule, intrin
 
 _SIG = {"set": "NVSHMEM_SIGNAL_SET", "add": "NVSHMEM_SIGNAL_ADD"}
 _CMP = {
@@ -44,18 +47,20 @@ _TYPENAME = {
 }
 
 
-def _headers(emit):
+SIG_OPS = {"sig_op": ("set", "add")}
+
+
+def _headers(emit: Emit) -> None:
     emit.ctx.need_header("nvshmem.h")
     emit.ctx.need_header("nvshmemx.h")
 
 
-def _plain(path: str, fn: str, nargs: int = 0, dtype="void"):
-    def rule(call, emit):
+def _plain(path: str, fn: str, dtype: DTypeRule = "void") -> None:
+    def rule(call: Call, emit: Emit) -> str:
         _headers(emit)
-        return f"{fn}({', '.join(emit(a) for a in call.args)})"
+        return f"{fn}()"
 
-    rule.__module__ = __name__
-    intrin(path, nargs=nargs, dtype=dtype)(rule)
+    intrin(path, dtype=dtype)(rule)
 
 
 _plain("nvshmem.my_pe", "nvshmem_my_pe", dtype="int32")
@@ -65,15 +70,15 @@ _plain("nvshmem.fence", "nvshmem_fence")
 _plain("nvshmem.barrier_all", "nvshmem_barrier_all")
 
 
-def _sig(call, i):
+def _sig(call: Call, i: int) -> str:
     op = S(call, i)
     if op not in _SIG:
         raise fail(call, f"sig_op must be one of {sorted(_SIG)}, got {op!r}")
     return _SIG[op]
 
 
-@intrin("nvshmem.signal_op", nargs=4)
-def _signal_op(call, emit):
+@intrin("nvshmem.signal_op", "sig_addr, signal, sig_op, pe", choices=SIG_OPS)
+def _signal_op(call: Call, emit: Emit) -> str:
     _headers(emit)
     addr, signal, _, pe = call.args
     return (
@@ -82,8 +87,12 @@ def _signal_op(call, emit):
     )
 
 
-@intrin("nvshmem.wait_until", nargs=4)
-def _wait_until(call, emit):
+@intrin(
+    "nvshmem.wait_until",
+    "ivar, cmp, cmp_value, type='uint64_t'",
+    choices={"cmp": ("eq", "ne", "gt", "ge", "lt", "le")},
+)
+def _wait_until(call: Call, emit: Emit) -> str:
     _headers(emit)
     ivar, _, value, _ = call.args
     ctype, cmp = S(call, 3), S(call, 1)
@@ -95,18 +104,17 @@ def _wait_until(call, emit):
     )
 
 
-def _mem(path: str, fn: str):
-    def rule(call, emit):
+def _mem(path: str, fn: str) -> None:
+    def rule(call: Call, emit: Emit) -> str:
         _headers(emit)
         dst, src, n, pe = call.args
         return f"{fn}((void*)({emit(dst)}), (const void*)({emit(src)}), (size_t)({emit(n)}), {emit(pe)})"
 
-    rule.__module__ = __name__
-    intrin(path, nargs=4)(rule)
+    intrin(path, "dst, src, nelems, pe")(rule)
 
 
-def _mem_signal(path: str, fn: str):
-    def rule(call, emit):
+def _mem_signal(path: str, fn: str) -> None:
+    def rule(call: Call, emit: Emit) -> str:
         _headers(emit)
         dst, src, n, sig, signal, _, pe = call.args
         return (
@@ -115,8 +123,7 @@ def _mem_signal(path: str, fn: str):
             f"{emit(pe)})"
         )
 
-    rule.__module__ = __name__
-    intrin(path, nargs=7)(rule)
+    intrin(path, "dst, src, nelems, sig_addr, signal, sig_op, pe", choices=SIG_OPS)(rule)
 
 
 for _what in ("getmem_nbi", "putmem_nbi"):

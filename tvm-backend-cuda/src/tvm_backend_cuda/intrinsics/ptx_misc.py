@@ -4,11 +4,14 @@ float arithmetic forms (DPS ``add/sub/mul/fma`` and the approximations)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tvm.ir import expr as E
+from tvm.ir.expr import Call
 
 from ._base import (
-    PURE,
+    Emit,
+    Rule,
     arg_dtype,
     arg_str,
     asm,
@@ -18,12 +21,12 @@ from ._base import (
     gaddr,
     helper,
     int_arg,
-    intrin,
     lvalue,
     ptr,
     smem_addr,
 )
 from ._base import str_arg as S
+from ._spec import PURE, build, element, intrin, resolve_cache_policy, sugar
 
 # PTX scalar type -> (C type, asm constraint, tvm dtype)
 _PTX_T = {
@@ -37,23 +40,24 @@ _PTX_T = {
     "f64": ("double", "d", "float64"),
 }
 _ATOM_RET = {k: v[2] for k, v in _PTX_T.items()}
+LD_TYPES = ("b32", "u32", "u64", "s32", "f32", "b64", "s64", "f64")
 
 
-def _t(call, i):
+def _t(call: Call, i: int) -> tuple[str, str, str]:
     t = S(call, i)
     if t not in _PTX_T:
         raise fail(call, f"unsupported PTX type {t!r}")
     return _PTX_T[t]
 
 
-def _addr(emit, a, space: str) -> tuple[str, str, str]:
+def _addr(emit: Emit, a: Any, space: str) -> tuple[str, str, str]:
     """(constraint, C type, operand) of an address in PTX state space ``space``."""
     if space.startswith("shared"):
         return "r", "unsigned", smem_addr(emit, a)
     return "l", "unsigned long long", gaddr(emit, a)
 
 
-def _mangle(*parts) -> str:
+def _mangle(*parts: Any) -> str:
     return "_".join(re.sub(r"[^0-9A-Za-z]+", "_", str(p)).strip("_") or "x" for p in parts)
 
 
@@ -74,8 +78,14 @@ __device__ __forceinline__ unsigned tvm_ldg32(unsigned* reg, int guard, const vo
 }"""
 
 
-@intrin("ptx.ldg32", nargs=4, dtype=arg_dtype(0))
-def _ldg32(call, emit):
+def _ldg32_operands(reg: Any, guard: Any, addr: Any, local_addr: Any) -> tuple[Any, ...]:
+    """Guarded 32-bit global load into ``reg`` (a Buffer ``addr`` stands for its first
+    element)."""
+    return (reg, guard, element(addr), local_addr)
+
+
+@intrin("ptx.ldg32", _ldg32_operands, nargs=4, dtype=arg_dtype(0))
+def _ldg32(call: Call, emit: Emit) -> str:
     reg, guard, addr, local = call.args
     helper(emit, "tvm_ldg32", _LDG32)
     value = f"tvm_ldg32({ptr(emit, reg, 'unsigned')}, (int)({emit(guard)}), (const void*)({gaddr(emit, addr)}), (unsigned)({emit(local)}))"
@@ -92,12 +102,12 @@ __device__ __forceinline__ unsigned tvm_elect_sync() {
 
 
 @intrin("ptx.elect_sync", dtype="uint32", min_arch=90)
-def _elect_sync(call, emit):
+def _elect_sync(call: Call, emit: Emit) -> str:
     return helper(emit, "tvm_elect_sync", _ELECT) + "()"
 
 
-@intrin("ptx.setmaxnreg", nargs=2, min_arch=90)
-def _setmaxnreg(call, emit):
+@intrin("ptx.setmaxnreg", "inc, reg_count", min_arch=90)
+def _setmaxnreg(call: Call, emit: Emit) -> str:
     action = "inc" if bool_arg(call, 0) else "dec"
     n = int_arg(call, 1)
     if n % 8 or not 24 <= n <= 256:
@@ -107,10 +117,11 @@ def _setmaxnreg(call, emit):
 
 @intrin(
     "ptx.fetch_register",
-    nargs=2,
+    "bits, reg_name",
+    strings=("reg_name",),
     dtype=lambda a: f"int{a[0].value}" if isinstance(a[0], E.IntImm) else "int32",
 )
-def _fetch_register(call, emit):
+def _fetch_register(call: Call, emit: Emit) -> str:
     bits, name = int_arg(call, 0), S(call, 1)
     if bits not in (32, 64) or not re.fullmatch(r"[a-z_0-9.]+", name):
         raise fail(call, f"cannot read register %{name} as {bits} bits")
@@ -127,8 +138,9 @@ def _fetch_register(call, emit):
     )
 
 
-def _value_helper(emit, fn: str, ret_c: str, con: str, body: str,
-                  params: list[tuple[str, tuple[str, str]]]):
+def _value_helper(
+    emit: Emit, fn: str, ret_c: str, con: str, body: str, params: list[tuple[str, tuple[str, str]]]
+) -> str:
     """A helper returning one asm output: ``body`` uses %0 for it and %1.. for ``params``."""
     decl = ", ".join(f"{t} {n}" for n, (t, _) in params)
     ins = ", ".join(f'"{c}"({n})' for n, (_, c) in params)
@@ -139,8 +151,17 @@ def _value_helper(emit, fn: str, ret_c: str, con: str, body: str,
     return helper(emit, fn, src)
 
 
-@intrin("ptx.ld", nargs=8, dtype=arg_str(2))
-def _ld(call, emit):
+def _ld_operands(
+    addr: Any, return_type: str, ptx_type: str, *, weak: bool = False, space: str = "global",
+    cop: str = "", cache_hint: str = "", cache_policy: Any = None,
+) -> tuple[Any, ...]:
+    """``ld{.weak}{.space}{.cop}{.L2::cache_hint}.{ptx_type}`` of the value at ``addr``."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (addr, policy, return_type, int(bool(weak)), space, cop, ptx_type, has)
+
+
+@intrin("ptx.ld", _ld_operands, nargs=8, dtype=arg_str(2), choices={"ptx_type": LD_TYPES})
+def _ld(call: Call, emit: Emit) -> str:
     addr, policy, _, weak, space, cop, ptype, has = call.args
     ct, con, _ = _t(call, 6)
     hint = bool_arg(call, 7)
@@ -162,28 +183,39 @@ def _ld(call, emit):
     return f"(({ctype(emit, call.dtype)}){fn}({aval}{extra}))"
 
 
-@intrin("ptx.ld_acquire", nargs=5, dtype=arg_str(1))
-def _ld_acquire(call, emit):
+def _ld_ordered(call: Call, emit: Emit, sem: str, space_at: int) -> str:
+    """``ld.acquire.scope.space`` / ``ld.volatile.space`` of operand 0 (the modifiers follow the
+    result and PTX types at operands 1 and 2)."""
     ct, con, _ = _t(call, 2)
-    mods = _dot("acquire", S(call, 3), S(call, 4), S(call, 2))
+    mods = _dot(sem, *(S(call, k) for k in range(3, space_at + 1)), S(call, 2))
     fn = "tvm_ptx_ld_" + _mangle(mods)
-    acon, act, aval = _addr(emit, call.args[0], S(call, 4))
+    acon, act, aval = _addr(emit, call.args[0], S(call, space_at))
     _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
     return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
 
 
-@intrin("ptx.ld_volatile", nargs=4, dtype=arg_str(1))
-def _ld_volatile(call, emit):
-    ct, con, _ = _t(call, 2)
-    mods = _dot("volatile", S(call, 3), S(call, 2))
-    fn = "tvm_ptx_ld_" + _mangle(mods)
-    acon, act, aval = _addr(emit, call.args[0], S(call, 3))
-    _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
-    return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+@intrin(
+    "ptx.ld_acquire",
+    "addr, return_type, ptx_type, *, scope='gpu', space='global'",
+    dtype=arg_str(1),
+    choices={"ptx_type": LD_TYPES},
+)
+def _ld_acquire(call: Call, emit: Emit) -> str:
+    return _ld_ordered(call, emit, "acquire", 4)
 
 
-@intrin("ptx.ld_global_acquire", nargs=2, min_arch=70)
-def _ld_global_acquire(call, emit):
+@intrin(
+    "ptx.ld_volatile",
+    "addr, return_type, ptx_type, *, space='global'",
+    dtype=arg_str(1),
+    choices={"ptx_type": LD_TYPES},
+)
+def _ld_volatile(call: Call, emit: Emit) -> str:
+    return _ld_ordered(call, emit, "volatile", 3)
+
+
+@intrin("ptx.ld_global_acquire", "res, addr", min_arch=70)
+def _ld_global_acquire(call: Call, emit: Emit) -> str:
     res, addr = call.args
     return asm(
         "ld.global.acquire.gpu.b32 %0, [%1];",
@@ -192,7 +224,16 @@ def _ld_global_acquire(call, emit):
     )
 
 
-def _red_atom(call, emit, what: str):
+def _red_atom_operands(
+    address: Any, value: Any, *, sem: str = "", scope: str = "", space: str = "global", op: str,
+    ptx_type: str, cache_hint: str = "", cache_policy: Any = None,
+) -> tuple[Any, ...]:
+    """``{red|atom}{.sem}{.scope}{.space}.op{.L2::cache_hint}.ptx_type [address], value``."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (address, value, policy, sem, scope, space, op, ptx_type, has)
+
+
+def _red_atom(call: Call, emit: Emit, what: str) -> tuple[str, str, bool, str, Any, Any, Any]:
     address, value, policy = call.args[:3]
     ct, con, _ = _t(call, 7)
     hint = bool_arg(call, 8)
@@ -202,8 +243,8 @@ def _red_atom(call, emit, what: str):
     return ct, con, hint, mods, address, value, policy
 
 
-@intrin("ptx.red_scalar", nargs=9)
-def _red_scalar(call, emit):
+@intrin("ptx.red_scalar", _red_atom_operands, nargs=9)
+def _red_scalar(call: Call, emit: Emit) -> str:
     ct, con, hint, mods, address, value, policy = _red_atom(call, emit, "red")
     acon, _, aval = _addr(emit, address, S(call, 5))
     ins = [f'"{acon}"({aval})', f'"{con}"(({ct})({emit(value)}))']
@@ -212,8 +253,8 @@ def _red_scalar(call, emit):
     return asm(f"red{mods} [%0], %1" + (", %2;" if hint else ";"), inputs=ins)
 
 
-@intrin("ptx.atom_scalar", nargs=9, dtype=arg_str(7, _ATOM_RET))
-def _atom_scalar(call, emit):
+@intrin("ptx.atom_scalar", _red_atom_operands, nargs=9, dtype=arg_str(7, _ATOM_RET))
+def _atom_scalar(call: Call, emit: Emit) -> str:
     ct, con, hint, mods, address, value, policy = _red_atom(call, emit, "atom")
     fn = "tvm_ptx_atom_" + _mangle(mods)
     acon, act, aval = _addr(emit, address, S(call, 5))
@@ -227,8 +268,17 @@ def _atom_scalar(call, emit):
     return f"{fn}({aval}, ({ct})({emit(value)}){extra})"
 
 
-@intrin("ptx.st", nargs=(8, None))
-def _st(call, emit):
+def _st_operands(
+    address: Any, *values: Any, weak: bool = False, space: str = "shared", cop: str = "",
+    vec: str = "", ptx_type: str, cache_hint: str = "", cache_policy: Any = None,
+) -> tuple[Any, ...]:
+    """``st{.weak}{.space}{.cop}{.vec}{.L2::cache_hint}.ptx_type [address], values``."""
+    policy, has = resolve_cache_policy(cache_hint, cache_policy)
+    return (address, *values, policy, int(bool(weak)), space, cop, vec, ptx_type, has)
+
+
+@intrin("ptx.st", _st_operands, nargs=(8, None))
+def _st(call: Call, emit: Emit) -> str:
     address, *values = call.args[:-7]
     policy = call.args[-7]
     weak, space, cop, vec, ptype, has = (call.args[-6 + k] for k in range(6))
@@ -255,8 +305,15 @@ def _st(call, emit):
     return asm(f"st{mods} [%0], {regs}{tail}", inputs=ins)
 
 
-@intrin("ptx.st_bulk", nargs=4, min_arch=100)
-def _st_bulk(call, emit):
+def _st_bulk_operands(
+    ptr: Any, num_bytes: Any, *, weak: bool = False, space: str = "shared::cta"
+) -> tuple[Any, ...]:
+    """``st.bulk`` of ``num_bytes`` zero bytes at ``ptr``."""
+    return (ptr, num_bytes, int(bool(weak)), space)
+
+
+@intrin("ptx.st_bulk", _st_bulk_operands, nargs=4, min_arch=100)
+def _st_bulk(call: Call, emit: Emit) -> str:
     p, n, weak, space = call.args
     mods = _dot("weak" if bool_arg(call, 2) else "", S(call, 3))
     return asm(
@@ -265,15 +322,20 @@ def _st_bulk(call, emit):
     )
 
 
-@intrin("ptx.prefetch_tensormap", nargs=2, min_arch=90)
-def _prefetch_tensormap(call, emit):
+@intrin(
+    "ptx.prefetch_tensormap",
+    "tensormap_addr, space=''",
+    choices={"space": ("", "const", "param")},
+    min_arch=90,
+)
+def _prefetch_tensormap(call: Call, emit: Emit) -> str:
     return asm(
         f"prefetch{_dot(S(call, 1))}.tensormap [%0];", inputs=[f'"l"({gaddr(emit, call.args[0])})']
     )
 
 
-@intrin("ptx.fns_b32", nargs=3, dtype="uint32", effect=PURE)
-def _fns(call, emit):
+@intrin("ptx.fns_b32", "mask, base, offset", dtype="uint32", effect=PURE)
+def _fns(call: Call, emit: Emit) -> str:
     fn = _value_helper(
         emit,
         "tvm_ptx_fns_b32",
@@ -286,8 +348,8 @@ def _fns(call, emit):
     return f"{fn}((unsigned)({m}), (unsigned)({b}), (int)({o}))"
 
 
-@intrin("ptx.add_rn_f32_bf16", nargs=2, dtype="float32", effect=PURE)
-def _add_rn_f32_bf16(call, emit):
+@intrin("ptx.add_rn_f32_bf16", "acc, x", dtype="float32", effect=PURE)
+def _add_rn_f32_bf16(call: Call, emit: Emit) -> str:
     emit.ctx.need_header("cuda_bf16.h")
     acc, x = call.args
     xv = emit(x)
@@ -296,8 +358,14 @@ def _add_rn_f32_bf16(call, emit):
     return f"__fadd_rn({emit(acc)}, __bfloat162float({xv}))"
 
 
-@intrin("ptx.mapa", nargs=5, dtype=arg_str(4), min_arch=90)
-def _mapa(call, emit):
+@intrin(
+    "ptx.mapa",
+    "ptr, rank, *, space='', ptx_type='u64', return_type='uint64'",
+    dtype=arg_str(4),
+    choices={"space": ("", "shared::cluster"), "ptx_type": ("u32", "u64")},
+    min_arch=90,
+)
+def _mapa(call: Call, emit: Emit) -> str:
     p, rank = call.args[:2]
     space, ptype = S(call, 2), S(call, 3)
     if ptype == "u32":
@@ -320,42 +388,54 @@ def _mapa(call, emit):
     return out if rt.is_void else f"(({ctype(emit, rt)}){out})"
 
 
-@intrin("ptx.any_sync", nargs=2, dtype="int32")
-def _any_sync(call, emit):
+@sugar("ptx.map_shared_rank")
+def ptx_map_shared_rank(ptr: Any, rank: Any) -> Call:
+    """The generic address of ``ptr`` in the shared memory of cluster CTA ``rank`` (a ``mapa``
+    call; the seed prints it as ``T.ptx.mapa``)."""
+    return build("ptx.mapa", ptr, rank)
+
+
+@intrin("ptx.any_sync", "mask, pred", dtype="int32")
+def _any_sync(call: Call, emit: Emit) -> str:
     return f"__any_sync((unsigned)({emit(call.args[0])}), {emit(call.args[1])})"
 
 
-def _f32_helper(emit, name, body, n):
+def _f32_helper(emit: Emit, name: str, body: str, n: int) -> str:
     params = [(f"x{k}", ("float", "f")) for k in range(n)]
     return _value_helper(emit, name, "float", "f", body, params)
 
 
-@intrin("ptx.exp2", nargs=1, dtype="float32", effect=PURE)
-def _exp2(call, emit):
+@intrin("ptx.exp2", "x", dtype="float32", effect=PURE)
+def _exp2(call: Call, emit: Emit) -> str:
     fn = _f32_helper(emit, "tvm_ptx_ex2", "ex2.approx.ftz.f32 %0, %1;", 1)
     return f"{fn}({emit(call.args[0])})"
 
 
-@intrin("ptx.rcp", nargs=1, dtype="float32", effect=PURE)
-def _rcp(call, emit):
+@intrin("ptx.rcp", "x", dtype="float32", effect=PURE)
+def _rcp(call: Call, emit: Emit) -> str:
     fn = _f32_helper(emit, "tvm_ptx_rcp", "rcp.approx.ftz.f32 %0, %1;", 1)
     return f"{fn}({emit(call.args[0])})"
 
 
-@intrin("ptx.reduce3_min_f32", nargs=3, dtype="float32", effect=PURE)
-def _min3(call, emit):
+@intrin("ptx.reduce3_min_f32", "a, b, c", dtype="float32", effect=PURE)
+def _min3(call: Call, emit: Emit) -> str:
     a, b, c = (emit(x) for x in call.args)
     return f"fminf(fminf({a}, {b}), {c})"
 
 
-@intrin("ptx.reduce3_max_f32", nargs=3, dtype="float32", effect=PURE)
-def _max3(call, emit):
+@intrin("ptx.reduce3_max_f32", "a, b, c", dtype="float32", effect=PURE)
+def _max3(call: Call, emit: Emit) -> str:
     a, b, c = (emit(x) for x in call.args)
     return f"fmaxf(fmaxf({a}, {b}), {c})"
 
 
-@intrin("ptx.max_f32", nargs=4, dtype="float32", effect=PURE)
-def _max_f32(call, emit):
+def _max_f32_operands(a: Any, b: Any, *, ftz: bool = False, nan: bool = False) -> tuple[Any, ...]:
+    """``max{.ftz}{.NaN}.f32``."""
+    return (a, b, int(bool(ftz)), int(bool(nan)))
+
+
+@intrin("ptx.max_f32", _max_f32_operands, nargs=4, dtype="float32", effect=PURE)
+def _max_f32(call: Call, emit: Emit) -> str:
     mods = _dot("ftz" if bool_arg(call, 2) else "", "NaN" if bool_arg(call, 3) else "")
     fn = _f32_helper(emit, "tvm_ptx_max" + _mangle(mods), f"max{mods}.f32 %0, %1, %2;", 2)
     return f"{fn}({emit(call.args[0])}, {emit(call.args[1])})"
@@ -364,8 +444,24 @@ def _max_f32(call, emit):
 _ARITH_T = {"f32": ("float", "f"), "f32x2": ("unsigned long long", "l"), "f64": ("double", "d")}
 
 
-def _arith(op: str, t: str, n_src: int):
-    def rule(call, emit):
+def _arith_operands(op: str, t: str, n_src: int) -> Any:
+    def operands(
+        d_addr: Any, *srcs: Any, rounding: str = "rn", ftz: bool = False, sat: bool = False
+    ) -> tuple[Any, ...]:
+        if len(srcs) != n_src:
+            raise TypeError(f"ptx_{op}_{t} takes d_addr and {n_src} sources, got {len(srcs)}")
+        if t == "f64" and (ftz or sat):
+            raise ValueError(f"PTX {op}.f64 takes neither .ftz nor .sat")
+        if t == "f32x2" and sat:
+            raise ValueError(f"PTX {op}.f32x2 takes no .sat")
+        return (d_addr, *srcs, rounding, int(bool(ftz)), int(bool(sat)))
+
+    operands.__doc__ = f"PTX ``{op}{{.rnd}}{{.ftz}}{{.sat}}.{t} [d_addr], ...`` (result to d_addr)."
+    return operands
+
+
+def _arith(op: str, t: str, n_src: int) -> Rule:
+    def rule(call: Call, emit: Emit) -> str:
         ct, con = _ARITH_T[t]
         rnd = S(call, n_src + 1)
         ftz, sat = bool_arg(call, n_src + 2), bool_arg(call, n_src + 3)
@@ -379,14 +475,15 @@ def _arith(op: str, t: str, n_src: int):
             memory=False,
         )
 
-    rule.__module__ = __name__
     return rule
 
 
-for _op in ("add", "sub", "mul"):
+for _op, _n in (("add", 2), ("sub", 2), ("mul", 2), ("fma", 3)):
     for _t_ in ("f32", "f32x2", "f64"):
-        intrin(f"ptx.{_op}_{_t_}", nargs=6, min_arch=100 if _t_ == "f32x2" else 0)(
-            _arith(_op, _t_, 2)
-        )
-for _t_ in ("f32", "f32x2", "f64"):
-    intrin(f"ptx.fma_{_t_}", nargs=7, min_arch=100 if _t_ == "f32x2" else 0)(_arith("fma", _t_, 3))
+        intrin(
+            f"ptx.{_op}_{_t_}",
+            _arith_operands(_op, _t_, _n),
+            nargs=_n + 4,
+            choices={"rounding": ("rn", "rz", "rm", "rp")},
+            min_arch=100 if _t_ == "f32x2" else 0,
+        )(_arith(_op, _t_, _n))

@@ -3,63 +3,87 @@
 
 from __future__ import annotations
 
-from ._base import asm, bool_arg, fail, intrin
+from tvm.ir.expr import Call
+
+from ._base import Emit, asm, bool_arg, fail
 from ._base import str_arg as S
+from ._spec import intrin
+
+FENCE_SEM = ("sc", "acq_rel")
+FENCE_SCOPE = ("cta", "cluster", "gpu", "sys")
+PROXY_ASYNC_SPACE = ("", "global", "shared::cta", "shared::cluster")
+CLUSTER_ARRIVE_SEM = ("", "release", "relaxed")
 
 
-@intrin("ptx.bar.sync", nargs=2)
-def _bar_sync(call, emit):
-    bid, count = (emit(a) for a in call.args)
-    return asm("bar.sync %0, %1;", inputs=[f'"r"((int)({bid}))', f'"r"((int)({count}))'])
+def _named_barrier(instr: str) -> None:
+    def rule(call: Call, emit: Emit) -> str:
+        bid, count = (emit(a) for a in call.args)
+        return asm(f"{instr} %0, %1;", inputs=[f'"r"((int)({bid}))', f'"r"((int)({count}))'])
+
+    rule.__module__ = __name__
+    intrin(f"ptx.{instr}", "name_bar_id, thread_count")(rule)
 
 
-@intrin("ptx.bar.arrive", nargs=2)
-def _bar_arrive(call, emit):
-    bid, count = (emit(a) for a in call.args)
-    return asm("bar.arrive %0, %1;", inputs=[f'"r"((int)({bid}))', f'"r"((int)({count}))'])
+_named_barrier("bar.sync")
+_named_barrier("bar.arrive")
 
 
-@intrin("ptx.barrier.cluster.arrive", nargs=2, min_arch=90)
-def _cluster_arrive(call, emit):
+@intrin(
+    "ptx.barrier.cluster.arrive",
+    "sem='', aligned=True",
+    choices={"sem": CLUSTER_ARRIVE_SEM},
+    min_arch=90,
+)
+def _cluster_arrive(call: Call, emit: Emit) -> str:
     sem = S(call, 0)
-    if sem not in ("", "release", "relaxed"):
+    if sem not in CLUSTER_ARRIVE_SEM:
         raise fail(call, f"sem must be '', 'release' or 'relaxed', got {sem!r}")
     mods = (f".{sem}" if sem else "") + (".aligned" if bool_arg(call, 1) else "")
     return asm(f"barrier.cluster.arrive{mods};")
 
 
-@intrin("ptx.barrier.cluster.wait", nargs=2, min_arch=90)
-def _cluster_wait(call, emit):
+@intrin("ptx.barrier.cluster.wait", "acquire=False, aligned=True", min_arch=90)
+def _cluster_wait(call: Call, emit: Emit) -> str:
     mods = (".acquire" if bool_arg(call, 0) else "") + (".aligned" if bool_arg(call, 1) else "")
     return asm(f"barrier.cluster.wait{mods};")
 
 
-@intrin("ptx.fence", nargs=2, flat="fence", min_arch=70)
-def _fence(call, emit):
+@intrin(
+    "ptx.fence",
+    "sem, scope",
+    choices={"sem": FENCE_SEM, "scope": FENCE_SCOPE},
+    min_arch=70,
+)
+def _fence(call: Call, emit: Emit) -> str:
     sem, scope = S(call, 0), S(call, 1)
-    if sem not in ("sc", "acq_rel") or scope not in ("cta", "cluster", "gpu", "sys"):
+    if sem not in FENCE_SEM or scope not in FENCE_SCOPE:
         raise fail(call, f"no fence.{sem}.{scope}")
     return asm(f"fence.{sem}.{scope};")
 
 
-@intrin("ptx.fence.proxy_async", nargs=1, flat="fence_proxy_async", min_arch=90)
-def _fence_proxy_async(call, emit):
+@intrin(
+    "ptx.fence.proxy_async",
+    "space=''",
+    choices={"space": PROXY_ASYNC_SPACE},
+    min_arch=90,
+)
+def _fence_proxy_async(call: Call, emit: Emit) -> str:
     space = S(call, 0)
-    if space not in ("", "global", "shared::cta", "shared::cluster"):
+    if space not in PROXY_ASYNC_SPACE:
         raise fail(call, f"no fence.proxy.async.{space}")
     return asm("fence.proxy.async" + (f".{space}" if space else "") + ";")
 
 
-@intrin("ptx.fence.mbarrier_init", flat="fence_mbarrier_init", min_arch=90)
-def _fence_mbarrier_init(call, emit):
+@intrin("ptx.fence.mbarrier_init", min_arch=90)
+def _fence_mbarrier_init(call: Call, emit: Emit) -> str:
     return asm("fence.mbarrier_init.release.cluster;")
 
 
 @intrin("ptx.griddepcontrol.wait", min_arch=90)
-def _gdc_wait(call, emit):
+def _gdc_wait(call: Call, emit: Emit) -> str:
     return asm("griddepcontrol.wait;")
 
 
 @intrin("ptx.griddepcontrol.launch_dependents", min_arch=90)
-def _gdc_launch(call, emit):
+def _gdc_launch(call: Call, emit: Emit) -> str:
     return asm("griddepcontrol.launch_dependents;")

@@ -4,72 +4,67 @@ the shared-memory / instruction descriptors."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tvm.ir import expr as E
+from tvm.ir.expr import Call
 
 from ._base import (
+    Emit,
     asm,
     bool_arg,
     cta_group,
     fail,
-    helper,
     int_arg,
-    intrin,
     is_const,
     lvalue,
+    matrix_descriptor_rule,
     ptr,
     smem_addr,
 )
 from ._base import str_arg as S
+from ._spec import intrin
 
 A = 100  # every op here assembles for sm_100a
+CTA_GROUP = {"cta_group": (1, 2)}
+CP_SHAPES = ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b")
 
 
-@intrin("ptx.tcgen05.alloc", nargs=3, min_arch=A)
-def _alloc(call, emit):
+def _columns(call: Call, emit: Emit, instr: str, first: str) -> str:
+    """``tcgen05.alloc`` / ``dealloc`` of ``n_cols`` columns (``instr`` ends with the PTX text
+    of the first operand, whose input is ``first``)."""
     g = cta_group(call, 2)
-    dst, ncols = call.args[:2]
     return asm(
-        f"tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32 [%0], %1;",
-        inputs=[f'"r"({smem_addr(emit, dst)})', f'"r"((unsigned)({emit(ncols)}))'],
+        f"tcgen05.{instr.replace('.', f'.cta_group::{g}.sync.aligned.', 1)}, %1;",
+        inputs=[f'"r"({first})', f'"r"((unsigned)({emit(call.args[1])}))'],
     )
 
 
-@intrin("ptx.tcgen05.dealloc", nargs=3, min_arch=A)
-def _dealloc(call, emit):
-    g = cta_group(call, 2)
-    taddr, ncols = call.args[:2]
-    return asm(
-        f"tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %0, %1;",
-        inputs=[f'"r"((unsigned)({emit(taddr)}))', f'"r"((unsigned)({emit(ncols)}))'],
-    )
+@intrin("ptx.tcgen05.alloc", "dst_ptr, n_cols, cta_group=1", choices=CTA_GROUP, min_arch=A)
+def _alloc(call: Call, emit: Emit) -> str:
+    return _columns(call, emit, "alloc.shared::cta.b32 [%0]", smem_addr(emit, call.args[0]))
 
 
-@intrin("ptx.tcgen05.relinquish_alloc_permit", nargs=1, min_arch=A)
-def _relinquish(call, emit):
+@intrin("ptx.tcgen05.dealloc", "taddr, n_cols, cta_group=1", choices=CTA_GROUP, min_arch=A)
+def _dealloc(call: Call, emit: Emit) -> str:
+    return _columns(call, emit, "dealloc.b32 %0", f"(unsigned)({emit(call.args[0])})")
+
+
+@intrin("ptx.tcgen05.relinquish_alloc_permit", "cta_group=1", choices=CTA_GROUP, min_arch=A)
+def _relinquish(call: Call, emit: Emit) -> str:
     return asm(f"tcgen05.relinquish_alloc_permit.cta_group::{cta_group(call, 0)}.sync.aligned;")
 
 
-_DESC = """\
-// tcgen05 shared-memory descriptor: start address, leading and stride byte offsets (>> 4),
-// version 1 in bits 46-47, swizzle mode in bits 61-63 (0 none, 2 128B, 4 64B, 6 32B).
-__device__ __forceinline__ unsigned long long tvm_tcgen05_desc(unsigned addr, unsigned ldo,
-                                                               unsigned sdo, int swizzle) {
-  unsigned long long mode = swizzle == 3 ? 2ull : swizzle == 2 ? 4ull : swizzle == 1 ? 6ull : 0ull;
-  return (unsigned long long)((addr & 0x3FFFFu) >> 4)
-         | ((unsigned long long)((ldo & 0x3FFFFu) >> 4) << 16)
-         | ((unsigned long long)((sdo & 0x3FFFFu) >> 4) << 32) | (1ull << 46) | (mode << 61);
-}"""
-
-
-@intrin("ptx.tcgen05.encode_matrix_descriptor", nargs=5, min_arch=A)
-def _encode_matrix_desc(call, emit):
-    helper(emit, "tvm_tcgen05_desc", _DESC)
-    desc, addr, ldo, sdo, swizzle = call.args
-    return (
-        f"*{ptr(emit, desc, 'unsigned long long')} = tvm_tcgen05_desc("
-        f"{smem_addr(emit, addr)}, (unsigned)({emit(ldo)}), (unsigned)({emit(sdo)}), "
-        f"(int)({emit(swizzle)}))"
+intrin("ptx.tcgen05.encode_matrix_descriptor", "desc, addr, ldo, sdo, swizzle", min_arch=A)(
+    matrix_descriptor_rule(
+        "tvm_tcgen05_desc",
+        "tcgen05 shared-memory descriptor",
+        "version 1 in bits 46-47, swizzle mode in bits 61-63 (0 none, 2 128B, 4 64B, 6 32B)",
+        "unsigned long long mode = swizzle == 3 ? 2ull : swizzle == 2 ? 4ull : swizzle == 1 ? "
+        "6ull : 0ull;",
+        "(1ull << 46) | (mode << 61)",
     )
+)
 
 
 _D_FMT = {"f16": 0, "float16": 0, "f32": 1, "float32": 1, "s32": 2, "int32": 2}
@@ -93,22 +88,28 @@ _AB_FMT = {
 }
 
 
-def _fmt(call, i, table):
+def _fmt(call: Call, i: int, table: dict[str, int]) -> int:
     t = S(call, i)
     if t not in table:
         raise fail(call, f"unsupported tcgen05 data type {t!r}")
     return table[t]
 
 
-def _shape_bits(call, m_i: int) -> int:
+def _shape_bits(call: Call, m_i: int) -> int:
     m, n, k = (int_arg(call, m_i + q) for q in range(3))
     if m not in (64, 128, 256) or n % 8 or not 8 <= n <= 256:
         raise fail(call, f"unsupported tcgen05 shape M={m} N={n} K={k}")
     return ((n >> 3) << 17) | ((m >> 4) << 24)
 
 
-@intrin("ptx.tcgen05.encode_instr_descriptor", nargs=14, min_arch=A)
-def _encode_instr(call, emit):
+@intrin(
+    "ptx.tcgen05.encode_instr_descriptor",
+    "desc, *, d_dtype, a_dtype, b_dtype, M, N, K, trans_a, trans_b, n_cta_groups=1, neg_a=False, "
+    "neg_b=False, sat_d=False, is_sparse=False",
+    choices={"n_cta_groups": (1, 2)},
+    min_arch=A,
+)
+def _encode_instr(call: Call, emit: Emit) -> str:
     d = _fmt(call, 1, _D_FMT)
     a, b = _fmt(call, 2, _AB_FMT), _fmt(call, 3, _AB_FMT)
     bits = (d << 4) | (a << 7) | (b << 10) | _shape_bits(call, 4)
@@ -122,8 +123,14 @@ def _encode_instr(call, emit):
 _SF_FMT = {"ue4m3": 0, "float8_e4m3fn": 0, "e4m3": 0, "ue8m0": 1, "float8_e8m0fnu": 1}
 
 
-@intrin("ptx.tcgen05.encode_instr_descriptor_block_scaled", nargs=17, min_arch=A)
-def _encode_instr_bs(call, emit):
+@intrin(
+    "ptx.tcgen05.encode_instr_descriptor_block_scaled",
+    "desc, *, d_dtype, a_dtype, b_dtype, sfa_dtype, sfb_dtype, sfa_tmem_addr, sfb_tmem_addr, M, N, "
+    "K, trans_a, trans_b, n_cta_groups=1, neg_a=False, neg_b=False, is_sparse=False",
+    choices={"n_cta_groups": (1, 2)},
+    min_arch=A,
+)
+def _encode_instr_bs(call: Call, emit: Emit) -> str:
     a, b = _fmt(call, 2, _AB_FMT), _fmt(call, 3, _AB_FMT)
     sf = _fmt(call, 4, _SF_FMT)
     if _fmt(call, 5, _SF_FMT) != sf:
@@ -144,7 +151,7 @@ def _encode_instr_bs(call, emit):
 _LDST_REGS = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4}
 
 
-def _ldst(call, emit, store: bool) -> str:
+def _ldst(call: Call, emit: Emit, store: bool) -> str:
     addr, row, col = call.args[:3]
     shape, num = S(call, 3), int_arg(call, 4)
     flag = bool_arg(call, 5)
@@ -175,27 +182,44 @@ def _ldst(call, emit, store: bool) -> str:
     )
 
 
-@intrin("ptx.tcgen05.ld", nargs=(7, None), min_arch=A)
-def _ld(call, emit):
+def _ld_operands(
+    src_addr: Any, *regs: Any, shape: str, num: Any, row: Any = 0, col: Any = 0,
+    pack: bool = False,
+) -> tuple[Any, ...]:
+    """``tcgen05.ld`` of ``shape``.x``num`` from tensor memory at ``src_addr`` (+ row, col)
+    into ``regs``."""
+    return (src_addr, row, col, shape, num, pack, *regs)
+
+
+def _st_operands(
+    dst_addr: Any, *regs: Any, shape: str, num: Any, row: Any = 0, col: Any = 0,
+    unpack: bool = False,
+) -> tuple[Any, ...]:
+    """``tcgen05.st`` of ``regs`` to tensor memory at ``dst_addr`` (+ row, col)."""
+    return (dst_addr, row, col, shape, num, unpack, *regs)
+
+
+@intrin("ptx.tcgen05.ld", _ld_operands, nargs=(7, None), min_arch=A)
+def _ld(call: Call, emit: Emit) -> str:
     return _ldst(call, emit, False)
 
 
-@intrin("ptx.tcgen05.st", nargs=(7, None), min_arch=A)
-def _st(call, emit):
+@intrin("ptx.tcgen05.st", _st_operands, nargs=(7, None), min_arch=A)
+def _st(call: Call, emit: Emit) -> str:
     return _ldst(call, emit, True)
 
 
-@intrin("ptx.tcgen05.wait.ld", flat="tcgen05_wait_ld", min_arch=A)
-def _wait_ld(call, emit):
+@intrin("ptx.tcgen05.wait.ld", min_arch=A)
+def _wait_ld(call: Call, emit: Emit) -> str:
     return asm("tcgen05.wait::ld.sync.aligned;")
 
 
-@intrin("ptx.tcgen05.wait.st", flat="tcgen05_wait_st", min_arch=A)
-def _wait_st(call, emit):
+@intrin("ptx.tcgen05.wait.st", min_arch=A)
+def _wait_st(call: Call, emit: Emit) -> str:
     return asm("tcgen05.wait::st.sync.aligned;")
 
 
-def _guard(text: str, ins: list[str], pred, emit) -> str:
+def _guard(text: str, ins: list[str], pred: Any, emit: Emit) -> str:
     """Wrap ``text`` as ``@q text`` with q = (pred != 0), unless pred is None."""
     if pred is None:
         return text
@@ -203,8 +227,16 @@ def _guard(text: str, ins: list[str], pred, emit) -> str:
     return f"{{\n.reg .pred q;\nsetp.ne.u32 q, %{len(ins) - 1}, 0;\n@q {text}\n}}"
 
 
-@intrin("ptx.tcgen05.commit", nargs=(3, 4), min_arch=A)
-def _commit(call, emit):
+def _commit_operands(
+    bar: Any, cta_group: Any = 1, cta_mask: Any = 0, *, pred: Any = None
+) -> tuple[Any, ...]:
+    """Arrive on ``bar`` when the tcgen05 operations issued so far complete (on the barriers of
+    the CTAs of ``cta_mask`` when it is not 0; only if ``pred`` when given)."""
+    return (bar, cta_group, cta_mask, *([pred] if pred is not None else []))
+
+
+@intrin("ptx.tcgen05.commit", _commit_operands, nargs=(3, 4), choices=CTA_GROUP, min_arch=A)
+def _commit(call: Call, emit: Emit) -> str:
     g = cta_group(call, 1)
     bar, _, mask = call.args[:3]
     pred = call.args[3] if len(call.args) == 4 else None
@@ -218,8 +250,13 @@ def _commit(call, emit):
     return asm(_guard(text, ins, pred, emit), inputs=ins)
 
 
-@intrin("ptx.tcgen05.cp", nargs=8, min_arch=A)
-def _cp(call, emit):
+@intrin(
+    "ptx.tcgen05.cp",
+    "taddr, src_desc, *, shape, cta_group=1, multicast='', decompress='', row=0, col=0",
+    choices={"shape": CP_SHAPES, **CTA_GROUP},
+    min_arch=A,
+)
+def _cp(call: Call, emit: Emit) -> str:
     taddr, desc = call.args[:2]
     shape, g, multicast, decompress = S(call, 2), cta_group(call, 3), S(call, 4), S(call, 5)
     row, col = call.args[6:8]
@@ -237,21 +274,21 @@ def _cp(call, emit):
     )
 
 
-@intrin("ptx.tcgen05.shift", nargs=2, min_arch=A)
-def _shift(call, emit):
+@intrin("ptx.tcgen05.shift", "taddr, cta_group=1", choices=CTA_GROUP, min_arch=A)
+def _shift(call: Call, emit: Emit) -> str:
     return asm(
         f"tcgen05.shift.cta_group::{cta_group(call, 1)}.down [%0];",
         inputs=[f'"r"((unsigned)({emit(call.args[0])}))'],
     )
 
 
-@intrin("ptx.tcgen05.fence.before_thread_sync", flat="tcgen05_fence_before_thread_sync", min_arch=A)
-def _fence_before(call, emit):
+@intrin("ptx.tcgen05.fence.before_thread_sync", min_arch=A)
+def _fence_before(call: Call, emit: Emit) -> str:
     return asm("tcgen05.fence::before_thread_sync;")
 
 
-@intrin("ptx.tcgen05.fence.after_thread_sync", flat="tcgen05_fence_after_thread_sync", min_arch=A)
-def _fence_after(call, emit):
+@intrin("ptx.tcgen05.fence.after_thread_sync", min_arch=A)
+def _fence_after(call: Call, emit: Emit) -> str:
     return asm("tcgen05.fence::after_thread_sync;")
 
 
@@ -275,14 +312,14 @@ _KIND = {
 }
 
 
-def _kind(call, i) -> str:
+def _kind(call: Call, i: int) -> str:
     t = S(call, i)
     if t not in _KIND:
         raise fail(call, f"no tcgen05.mma kind for {t!r}")
     return _KIND[t]
 
 
-def _mma_text(call, emit, *, sparse: bool, block_scale: bool) -> str:
+def _mma_text(call: Call, emit: Emit, *, sparse: bool, block_scale: bool) -> str:
     """Operands after the three (or five) type strings: d_tmem, a, b_desc, [sfa, sfb], [sp],
     i_desc, use_a_tmem, cta_group, enable_input_d, [scale_input_d, *disable_lanes, [pred]]."""
     n_types = 5 if block_scale else 3
@@ -344,21 +381,64 @@ def _mma_text(call, emit, *, sparse: bool, block_scale: bool) -> str:
     return asm(f"{{\n.reg .pred p;\nsetp.ne.b32 p, %{p_idx}, 0;\n{body}\n}}", inputs=ins)
 
 
-@intrin("ptx.tcgen05.mma", nargs=(15, None), flat="tcgen05_mma", min_arch=A)
-def _mma(call, emit):
-    return _mma_text(call, emit, sparse=False, block_scale=False)
+def _lanes(disable_output_lane: tuple[Any, ...], cta_group: Any) -> list[Any]:
+    return list(disable_output_lane) or [0] * (4 if int(cta_group) == 1 else 8)
 
 
-@intrin("ptx.tcgen05.mma.sp", nargs=(16, None), flat="tcgen05_mma_sp", min_arch=A)
-def _mma_sp(call, emit):
-    return _mma_text(call, emit, sparse=True, block_scale=False)
+def _mma_operands(
+    d_tmem_addr: Any, a_operand: Any, b_desc: Any, i_desc: Any, *disable_output_lane: Any,
+    d_dtype: str, a_dtype: str, b_dtype: str, use_a_tmem: Any, cta_group: Any,
+    enable_input_d: Any = 1, scale_input_d: Any = 0, pred: Any = None,
+) -> tuple[Any, ...]:
+    """``tcgen05.mma``: D (tensor memory) = A (tensor memory or descriptor) x B (descriptor)
+    [+ D], with the instruction descriptor ``i_desc``."""
+    head = (d_dtype, a_dtype, b_dtype, d_tmem_addr, a_operand, b_desc, i_desc)
+    flags = (use_a_tmem, cta_group, enable_input_d, scale_input_d)
+    lanes = _lanes(disable_output_lane, cta_group)
+    return (*head, *flags, *lanes, *([pred] if pred is not None else []))
 
 
-@intrin("ptx.tcgen05.mma.block_scale", nargs=14, flat="tcgen05_mma_block_scale", min_arch=A)
-def _mma_bs(call, emit):
-    return _mma_text(call, emit, sparse=False, block_scale=True)
+def _mma_sp_operands(
+    d_tmem_addr: Any, a_operand: Any, b_desc: Any, sp_tmem_addr: Any, i_desc: Any,
+    *disable_output_lane: Any, d_dtype: str, a_dtype: str, b_dtype: str, use_a_tmem: Any,
+    cta_group: Any, enable_input_d: Any = 1, scale_input_d: Any = 0,
+) -> tuple[Any, ...]:
+    """``tcgen05.mma.sp``: sparse A with its metadata at ``sp_tmem_addr``."""
+    head = (d_dtype, a_dtype, b_dtype, d_tmem_addr, a_operand, b_desc, sp_tmem_addr, i_desc)
+    flags = (use_a_tmem, cta_group, enable_input_d, scale_input_d)
+    return (*head, *flags, *_lanes(disable_output_lane, cta_group))
 
 
-@intrin("ptx.tcgen05.mma.sp.block_scale", nargs=15, flat="tcgen05_mma_sp_block_scale", min_arch=A)
-def _mma_sp_bs(call, emit):
-    return _mma_text(call, emit, sparse=True, block_scale=True)
+def _block_scale_operands(
+    d_tmem_addr: Any, a_operand: Any, b_desc: Any, sfa_tmem_addr: Any, sfb_tmem_addr: Any,
+    i_desc: Any, *, d_dtype: str, a_dtype: str, b_dtype: str, sfa_dtype: str, sfb_dtype: str,
+    use_a_tmem: Any, cta_group: Any, enable_input_d: Any = 1,
+) -> tuple[Any, ...]:
+    """``tcgen05.mma.block_scale``: A and B scaled by the factors at ``sfa/sfb_tmem_addr``."""
+    types = (d_dtype, a_dtype, b_dtype, sfa_dtype, sfb_dtype)
+    ops = (d_tmem_addr, a_operand, b_desc, sfa_tmem_addr, sfb_tmem_addr, i_desc)
+    return (*types, *ops, use_a_tmem, cta_group, enable_input_d)
+
+
+def _sp_block_scale_operands(
+    d_tmem_addr: Any, a_operand: Any, b_desc: Any, sfa_tmem_addr: Any, sfb_tmem_addr: Any,
+    sp_tmem_addr: Any, i_desc: Any, *, d_dtype: str, a_dtype: str, b_dtype: str, sfa_dtype: str,
+    sfb_dtype: str, use_a_tmem: Any, cta_group: Any, enable_input_d: Any = 1,
+) -> tuple[Any, ...]:
+    """``tcgen05.mma.sp.block_scale``: sparse A, block-scaled A and B."""
+    types = (d_dtype, a_dtype, b_dtype, sfa_dtype, sfb_dtype)
+    ops = (d_tmem_addr, a_operand, b_desc, sfa_tmem_addr, sfb_tmem_addr, sp_tmem_addr, i_desc)
+    return (*types, *ops, use_a_tmem, cta_group, enable_input_d)
+
+
+def _mma_variant(path: str, operands: Any, nargs: Any, sparse: bool, block_scale: bool) -> None:
+    def rule(call: Call, emit: Emit) -> str:
+        return _mma_text(call, emit, sparse=sparse, block_scale=block_scale)
+
+    intrin(path, operands, nargs=nargs, choices=CTA_GROUP, min_arch=A)(rule)
+
+
+_mma_variant("ptx.tcgen05.mma", _mma_operands, (15, None), False, False)
+_mma_variant("ptx.tcgen05.mma.sp", _mma_sp_operands, (16, None), True, False)
+_mma_variant("ptx.tcgen05.mma.block_scale", _block_scale_operands, 14, False, True)
+_mma_variant("ptx.tcgen05.mma.sp.block_scale", _sp_block_scale_operands, 15, True, True)

@@ -3,29 +3,35 @@ or A in registers), the shared-memory matrix descriptor, and the register no-op 
 
 from __future__ import annotations
 
-from tvm.ir import expr as E
+from typing import Any
 
-from ._base import asm, bool_arg, fail, helper, int_arg, intrin, lvalue, ptr, smem_addr
+from tvm.ir import expr as E
+from tvm.ir.expr import Call
+
+from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, matrix_descriptor_rule
 from ._base import str_arg as S
-from .mma import _PTX_NAME
+from ._spec import intrin
+from .mma import PTX_TYPE_NAME
+
+# every op here exists on sm_90a alone (sm_100a dropped wgmma): min_arch = max_arch = 90
 
 
 @intrin("ptx.wgmma.fence", min_arch=90, max_arch=90)
-def _fence(call, emit):
+def _fence(call: Call, emit: Emit) -> str:
     return asm("wgmma.fence.sync.aligned;")
 
 
 @intrin("ptx.wgmma.commit_group", min_arch=90, max_arch=90)
-def _commit(call, emit):
+def _commit(call: Call, emit: Emit) -> str:
     return asm("wgmma.commit_group.sync.aligned;")
 
 
-@intrin("ptx.wgmma.wait_group", nargs=1, min_arch=90, max_arch=90)
-def _wait(call, emit):
+@intrin("ptx.wgmma.wait_group", "n", min_arch=90, max_arch=90)
+def _wait(call: Call, emit: Emit) -> str:
     return asm(f"wgmma.wait_group.sync.aligned {int_arg(call, 0)};")
 
 
-def _reg_constraint(a) -> tuple[str, str]:
+def _reg_constraint(a: Any) -> tuple[str, str]:
     dt = a.dtype if isinstance(a, E.PrimExpr) else None
     if dt is None or dt.is_handle:
         return "r", "unsigned"
@@ -36,8 +42,8 @@ def _reg_constraint(a) -> tuple[str, str]:
     return "r", "unsigned"
 
 
-@intrin("ptx.wgmma.noop_barrier", nargs=1, min_arch=90, max_arch=90)
-def _noop_barrier(call, emit):
+@intrin("ptx.wgmma.noop_barrier", "reg", min_arch=90, max_arch=90)
+def _noop_barrier(call: Call, emit: Emit) -> str:
     # an empty asm that "modifies" the register keeps the compiler from moving its uses across
     # the asynchronous wgmma that writes it
     reg = call.args[0]
@@ -45,36 +51,25 @@ def _noop_barrier(call, emit):
     return asm("", [f'"+{con}"({lvalue(emit, reg, ct)})'])
 
 
-_DESC = """\
-// wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets (>> 4),
-// layout type in bits 62-63 (1 = 128B, 2 = 64B, 3 = 32B swizzle, 0 = none).
-__device__ __forceinline__ unsigned long long tvm_wgmma_desc(unsigned addr, unsigned ldo,
-                                                             unsigned sdo, int swizzle) {
-  unsigned long long layout = (unsigned long long)((4 - swizzle) & 3);
-  return (unsigned long long)((addr & 0x3FFFFu) >> 4)
-         | ((unsigned long long)((ldo & 0x3FFFFu) >> 4) << 16)
-         | ((unsigned long long)((sdo & 0x3FFFFu) >> 4) << 32) | (layout << 62);
-}"""
-
-
-@intrin("ptx.wgmma.encode_matrix_descriptor", nargs=5, min_arch=90, max_arch=90)
-def _encode_desc(call, emit):
-    helper(emit, "tvm_wgmma_desc", _DESC)
-    desc, addr, ldo, sdo, swizzle = call.args
-    return (
-        f"*{ptr(emit, desc, 'unsigned long long')} = tvm_wgmma_desc({smem_addr(emit, addr)}, "
-        f"(unsigned)({emit(ldo)}), (unsigned)({emit(sdo)}), (int)({emit(swizzle)}))"
+intrin("ptx.wgmma.encode_matrix_descriptor", "desc, addr, ldo, sdo, swizzle", min_arch=90, max_arch=90)(
+    matrix_descriptor_rule(
+        "tvm_wgmma_desc",
+        "wgmma shared-memory matrix descriptor",
+        "layout type in bits 62-63 (1 = 128B, 2 = 64B, 3 = 32B swizzle, 0 = none)",
+        "unsigned long long layout = (unsigned long long)((4 - swizzle) & 3);",
+        "(layout << 62)",
     )
+)
 
 
-def _t(call, i):
+def _t(call: Call, i: int) -> str:
     t = S(call, i)
-    if t not in _PTX_NAME:
+    if t not in PTX_TYPE_NAME:
         raise fail(call, f"unknown wgmma type {t!r}")
-    return _PTX_NAME[t]
+    return PTX_TYPE_NAME[t]
 
 
-def _scale(call, i) -> int:
+def _scale(call: Call, i: int) -> int:
     a = call.args[i]
     v = a.value if isinstance(a, (E.FloatImm, E.IntImm)) else None
     if v not in (1, -1, 1.0, -1.0):
@@ -82,7 +77,7 @@ def _scale(call, i) -> int:
     return int(v)
 
 
-def _mma_async(call, emit, rs: bool) -> str:
+def _mma_async(call: Call, emit: Emit, rs: bool) -> str:
     m, n, k = int_arg(call, 0), int_arg(call, 1), int_arg(call, 2)
     in_t, out_t = _t(call, 3), _t(call, 4)
     if m != 64 or n % 8 or not 8 <= n <= 256:
@@ -94,6 +89,8 @@ def _mma_async(call, emit, rs: bool) -> str:
     if rs:
         b_desc, *rest = call.args[10:]
         a_regs, accs = rest[:4], rest[4:]
+        if len(a_regs) != 4:
+            raise fail(call, f"wgmma with A in registers takes 4 A registers, got {len(a_regs)}")
     else:
         a_desc, b_desc, *accs = call.args[10:]
         a_regs = []
@@ -132,15 +129,38 @@ def _mma_async(call, emit, rs: bool) -> str:
     return asm(text, outs, ins)
 
 
-@intrin(
-    "ptx.wgmma.mma_async.ss", nargs=(12, None), flat="wgmma_mma_async_ss", min_arch=90, max_arch=90
-)
-def _ss(call, emit):
+def _shape_operands(
+    M: Any, N: Any, K: Any, in_dtype: Any, out_dtype: Any, transA: Any, transB: Any,
+    scaleA: Any, scaleB: Any, scaleD: Any,
+) -> tuple[Any, ...]:
+    return (M, N, K, in_dtype, out_dtype, transA, transB, float(scaleA), float(scaleB), scaleD)
+
+
+def _ss_operands(
+    descA: Any, descB: Any, *accums: Any, M: Any, N: Any, K: Any, in_dtype: Any, out_dtype: Any,
+    transA: Any, transB: Any, scaleA: Any, scaleB: Any, scaleD: Any,
+) -> tuple[Any, ...]:
+    """``wgmma.mma_async`` with A and B as shared-memory descriptors, accumulating into
+    ``accums`` (one register each)."""
+    head = _shape_operands(M, N, K, in_dtype, out_dtype, transA, transB, scaleA, scaleB, scaleD)
+    return (*head, descA, descB, *accums)
+
+
+def _rs_operands(
+    descB: Any, *reg_list: Any, M: Any, N: Any, K: Any, in_dtype: Any, out_dtype: Any,
+    transA: Any, transB: Any, scaleA: Any, scaleB: Any, scaleD: Any,
+) -> tuple[Any, ...]:
+    """``wgmma.mma_async`` with A in registers: ``reg_list`` is the 4 A registers, then the
+    accumulators."""
+    head = _shape_operands(M, N, K, in_dtype, out_dtype, transA, transB, scaleA, scaleB, scaleD)
+    return (*head, descB, *reg_list)
+
+
+@intrin("ptx.wgmma.mma_async.ss", _ss_operands, nargs=(12, None), min_arch=90, max_arch=90)
+def _ss(call: Call, emit: Emit) -> str:
     return _mma_async(call, emit, False)
 
 
-@intrin(
-    "ptx.wgmma.mma_async.rs", nargs=(15, None), flat="wgmma_mma_async_rs", min_arch=90, max_arch=90
-)
-def _rs(call, emit):
+@intrin("ptx.wgmma.mma_async.rs", _rs_operands, nargs=(11, None), min_arch=90, max_arch=90)
+def _rs(call: Call, emit: Emit) -> str:
     return _mma_async(call, emit, True)

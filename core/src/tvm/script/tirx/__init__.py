@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._hints import find_provider
 from ...ir import expr as _E
 from ...ir import stmt as _S
 from ...ir.buffer import Buffer as _Buffer
@@ -418,19 +419,6 @@ def _missing(name: str) -> str:
 
 def _install_hint(name: str) -> str | None:
     if name.startswith("_"):
-        return None
-    try:
-        from ...backend import install_hint_for_namespace
-    except (ImportError, AttributeError):
-        install_hint_for_namespace = None
-    if install_hint_for_namespace is not None:
-        try:
-            return install_hint_for_namespace(name) or None
-        except Exception:  # a hint must never turn an AttributeError into something else
-            return None
-    try:
-        from ...backend._catalogue import find_provider
-    except ImportError:
         return None
     entry = find_provider("script namespace", name)
     if entry is None:

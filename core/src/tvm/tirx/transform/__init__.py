@@ -8,6 +8,7 @@
 - :class:`StmtSimplify` (alias ``Simplify``): arithmetic simplification and clean-up
 - :class:`SplitHostDevice`: device kernels + host launcher (with launch bounds)
 - :func:`function_signature`, :func:`check_arguments`: argument checking before a launch
+- :func:`launch_plans`: the host side of device functions as a list of kernel launches
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from .launch_bounds import (
     extract_launch_bounds,
 )
 from .lower_kernel_form import CLUSTER_EXTENT, KernelFormError, LowerKernelForm
-from .signature import ParamSpec, check_arguments, evaluate, function_signature
+from .signature import (
+    ParamSpec,
+    check_arguments,
+    evaluate,
+    function_signature,
+    launch_plan,
+    launch_plans,
+    signature_from_func,
+)
 from .simplify import Simplify, StmtSimplify, simplify_stmt
 from .split_host_device import LaunchParams, SplitHostDevice, dyn_smem_layout, kernel_params
 from .tile_primitive_dispatch import TilePrimitiveDispatch
@@ -55,5 +64,8 @@ __all__ = [
     "fuse_row_loops",
     "function_signature",
     "kernel_params",
+    "launch_plan",
+    "launch_plans",
+    "signature_from_func",
     "simplify_stmt",
 ]

@@ -21,14 +21,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...error import TVMError
 from ...ir import expr as E
+from ...ir import stmt as S
 from ...ir.buffer import Buffer
 from ...ir.dtype import DataType
-from ...ir.function import PrimFunc
+from ...ir.function import IRModule, PrimFunc
 from ...runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
+from ...runtime.launch_plan import ARRAY, PARAM, SCALAR, LaunchPlan, LaunchStep
 
 __all__ = ["ParamSpec", "VarNames", "check_arguments", "evaluate", "expr_tree",
-           "function_signature", "signature_from_func", "signature_from_specs"]
+           "function_signature", "launch_plan", "launch_plans", "signature_from_func",
+           "signature_from_specs"]
 
 
 @dataclass(frozen=True)
@@ -213,3 +217,72 @@ def check_arguments(specs: Sequence[ParamSpec], args: Sequence[Any], device_type
     _, checker, names = hit
     values = checker(args)
     return {names.vars[n]: v for n, v in values.items() if n in names.vars}
+
+
+# -- launch plans ------------------------------------------------------------------------------
+LAUNCH_KERNEL = "tirx.launch_kernel"
+
+
+def launch_plans(mod: IRModule, device: str, *, target_name: str = "") -> list[LaunchPlan]:
+    """The :class:`~tvm.runtime.launch_plan.LaunchPlan` of every host function of ``mod`` (after
+    ``SplitHostDevice``: functions with ``tirx.is_host``), for device kind ``device``."""
+    return [launch_plan(name, func, mod, device, target_name=target_name)
+            for name, func in mod.functions.items() if func.attrs.get("tirx.is_host")]
+
+
+def launch_plan(name: str, host: PrimFunc, mod: IRModule, device: str, *,
+                target_name: str = "") -> LaunchPlan:
+    """The launch plan of host function ``host``: its signature and its kernel launches. Its
+    body may only launch kernels; anything else is an error naming the function."""
+    where = f"target {target_name!r}: " if target_name else ""
+    names = VarNames()
+    symbol = str(host.attrs.get("global_symbol", name))
+    specs = function_signature(host)
+    signature = signature_from_specs(specs, symbol, device, names)
+    passed: dict[int, int] = {}
+    for i, s in enumerate(specs):
+        passed[id(s.data if s.kind == "buffer" else s.var)] = i
+    steps = []
+    for stmt in _flat(host.body):
+        if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, (E.IntImm, E.FloatImm)):
+            continue
+        call = stmt.value if isinstance(stmt, S.Evaluate) else None
+        if not (isinstance(call, E.Call) and call.op.name == LAUNCH_KERNEL):
+            raise TVMError(f"{where}the host part of `{name}` must only launch kernels, found a "
+                           f"{type(stmt).__name__}; move the computation into the kernel")
+        steps.append(_launch_step(name, call, mod, specs, passed, names, where))
+    return LaunchPlan(signature, tuple(steps))
+
+
+def _launch_step(name: str, call: E.Call, mod: IRModule, specs: Sequence[ParamSpec],
+                 passed: Mapping[int, int], names: VarNames, where: str) -> LaunchStep:
+    kernel_name = str(call.args[0].value)
+    kernel = mod.functions.get(kernel_name)
+    if kernel is None:
+        raise TVMError(f"{where}`{name}` launches `{kernel_name}`, which is not in the module")
+    launch = kernel.attrs["tirx.launch"]
+    args: list[tuple[Any, ...]] = []
+    for j, arg in enumerate(call.args[1:]):
+        dtype = str(kernel.params[j].dtype) if j < len(kernel.params) else str(arg.dtype)
+        index = passed.get(id(arg)) if isinstance(arg, E.Var) else None
+        if index is not None and specs[index].kind == "buffer":
+            args.append((ARRAY, index))
+        elif index is not None:
+            args.append((PARAM, index, dtype))
+        elif isinstance(arg, E.PrimExpr) and not arg.dtype.is_handle:
+            args.append((SCALAR, expr_tree(arg, names), dtype))
+        else:
+            raise TVMError(f"{where}`{name}` passes {arg} to kernel `{kernel_name}`: only "
+                           "buffers, parameters and scalar expressions can cross to a kernel")
+    grid = [expr_tree(g, names) for g in launch.grid]
+    block = [expr_tree(b, names) for b in launch.block]
+    dyn_smem = getattr(launch, "dyn_smem_bytes", None)
+    smem = expr_tree(0 if dyn_smem is None else dyn_smem, names)
+    return LaunchStep(kernel_name, tuple(args), (grid[0], grid[1], grid[2]),
+                      (block[0], block[1], block[2]), smem)
+
+
+def _flat(stmt: Any) -> list[Any]:
+    if isinstance(stmt, S.SeqStmt):
+        return [x for s in stmt.seq for x in _flat(s)]
+    return [stmt]
