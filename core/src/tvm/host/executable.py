@@ -99,6 +99,14 @@ class HostExecutable(Executable):
         self.lib_path = str(binary.file())
         self._lib = load_library(self.lib_path)
         self._loaded: dict[str, HostFunction] = {}
+        self._entry_call: Any = None
+
+    def __call__(self, *args: Any) -> Any:
+        # the per-call path: the entry function's C caller straight away (see runtime.py)
+        call = self._entry_call
+        if call is None:
+            call = self._entry_call = self.get_function(self.entry_name).fast_call
+        return call(*args)
 
     @property
     def source(self) -> str:

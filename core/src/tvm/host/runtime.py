@@ -78,6 +78,11 @@ class HostFunction:
         return self.call_checked(*args)
 
     @property
+    def fast_call(self) -> Any:
+        """What a call runs first: the C caller, else :meth:`call_checked`."""
+        return self._fast if self._fast is not None else self.call_checked
+
+    @property
     def call_path(self) -> str:
         """``"C caller"`` or ``"ctypes"`` (why: :func:`tvm.host.caller.unavailable_reason`)."""
         return "C caller" if self._fast is not None else "ctypes"
