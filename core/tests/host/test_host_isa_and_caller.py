@@ -151,3 +151,17 @@ def test_executables_record_their_isa_and_refuse_a_cpu_without_it(tmp_path) -> N
         "this executable was compiled for x86-64-v9 (-march=x86-64-v9) and needs CPU features "
         "this machine lacks: no_such_feature; compile it again here (tvm.compile), or on the "
         "other machine with the target's mcpu set to a level both CPUs have")
+
+
+def test_an_executable_with_a_c_caller_is_garbage_collected() -> None:
+    import gc
+    import weakref
+
+    ex = tvm.compile(_add([16]), target="c")
+    f = ex.get_function("add")
+    if f.call_path != "C caller":
+        pytest.skip(f"no C caller here: {caller_mod.unavailable_reason()}")
+    gone = weakref.ref(f)
+    del f, ex  # the caller's fallback is a bound method of the function: a cycle
+    gc.collect()
+    assert gone() is None

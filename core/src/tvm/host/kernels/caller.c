@@ -167,8 +167,13 @@ static PyObject* caller_vectorcall(PyObject* callable, PyObject* const* argv, si
   TVMHostValue args[MAX_ARGS], values[MAX_ARGS * 2];
   int64_t slots[MAX_SLOTS];
   char bound[MAX_SLOTS] = {0};
-  if (kwnames != NULL || n != self->nargs || !fast_checks(self, argv, args, slots, bound))
+  if (kwnames != NULL || n != self->nargs || !fast_checks(self, argv, args, slots, bound)) {
+    if (self->fallback == NULL) {
+      PyErr_SetString(PyExc_RuntimeError, "_tvm_host_caller: the caller was cleared");
+      return NULL;
+    }
     return PyObject_Vectorcall(self->fallback, argv, nargsf, kwnames);
+  }
   for (Py_ssize_t v = 0; v < self->nvalues; ++v) {
     const int i = self->value_index[v];
     if (self->value_from[v] == FROM_ARG) values[v] = args[i];
@@ -180,7 +185,7 @@ static PyObject* caller_vectorcall(PyObject* callable, PyObject* const* argv, si
   Py_END_ALLOW_THREADS
   if (status != 0) {
     const char* msg = self->error_fn ? self->error_fn() : NULL;
-    PyErr_Format(self->error_cls, "%U: %s", self->name,
+    PyErr_Format(self->error_cls ? self->error_cls : PyExc_RuntimeError, "%U: %s", self->name,
                  (msg && msg[0]) ? msg : "failed with no message");
     return NULL;
   }
@@ -218,10 +223,24 @@ static PyObject* caller_new(PyTypeObject* type, PyObject* a, PyObject* kw) {
   return (PyObject*)self;
 }
 
+/* The fallback is usually a bound method of the object that holds this Caller: a cycle, which
+ * the garbage collector can break only if it sees the references. */
+static int caller_traverse(Caller* self, visitproc visit, void* arg) {
+  Py_VISIT(self->fallback);
+  Py_VISIT(self->error_cls);
+  return 0;
+}
+
+static int caller_clear(Caller* self) {
+  Py_CLEAR(self->fallback);
+  Py_CLEAR(self->error_cls);
+  return 0;
+}
+
 static void caller_dealloc(Caller* self) {
-  Py_XDECREF(self->fallback);
-  Py_XDECREF(self->error_cls);
-  Py_XDECREF(self->name);
+  PyObject_GC_UnTrack(self);
+  caller_clear(self);
+  Py_CLEAR(self->name);
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
@@ -229,7 +248,9 @@ static PyTypeObject CallerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "_tvm_host_caller.Caller",
     .tp_basicsize = sizeof(Caller),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)caller_traverse,
+    .tp_clear = (inquiry)caller_clear,
     .tp_vectorcall_offset = offsetof(Caller, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_new = caller_new,
