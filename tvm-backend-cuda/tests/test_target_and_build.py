@@ -15,7 +15,7 @@ from tvm_backend_cuda import plugin
 from tvm_backend_cuda.runtime import has_cuda_device
 
 plugin.register_backend()
-tvm.driver.ensure_builtin_backends()  # the host kind 'c' (Jetson tags name it as their host)
+tvm.driver.ensure_builtin_backends()  # the host kind 'llvm' (Jetson tags name it as their host)
 
 
 def test_seed_tags() -> None:
@@ -30,9 +30,10 @@ def test_seed_tags() -> None:
     assert Target("nvidia/nvidia-b200").attrs["arch"] == "sm_100a"
     assert tags["nvidia/tesla-c2050"]["registers_per_block"] == 32768
     orin = Target("nvidia/jetson-agx-orin-64gb")
-    assert orin.attrs["arch"] == "sm_87" and orin.host.kind.name == "c"
+    assert orin.attrs["arch"] == "sm_87" and orin.host.kind.name == "llvm"
+    assert orin.host.attrs["mcpu"] == "cortex-a78" and orin.host.attrs["num-cores"] == 12
     cuda_tags = [n for n, c in tags.items() if c["kind"] == "cuda"]
-    assert len(cuda_tags) >= 90
+    assert len(cuda_tags) >= 244
     for n in cuda_tags:
         t = Target(n)
         assert t.keys == ("cuda", "gpu") and t.attrs["max_threads_per_block"] == 1024

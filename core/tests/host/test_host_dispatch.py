@@ -68,6 +68,7 @@ def test_host_variants_are_registered_for_c_by_the_host_backend() -> None:
     assert table["tirx.tile.sum"]["c"] == ["vector"]
     assert table["tirx.tile.gemm"]["c"] == ["blocked"]
     assert table["tirx.tile.add"]["*"] == ["fallback"]
+    assert table["tirx.tile.gemm"]["llvm"] == ["blocked"]  # the host backend builds llvm too
     assert DISPATCH_REGISTRY.owner_of(("tirx.tile.gemm", "c", "blocked")) == "c"
 
 

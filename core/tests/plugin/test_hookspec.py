@@ -16,6 +16,7 @@ EXPECTED = {
     "tvm_target_kinds",
     "tvm_target_tags",
     "tvm_script_namespaces",
+    "tvm_layout_names",
     "tvm_register_ops",
     "tvm_register_dispatch",
     "tvm_tir_pipelines",

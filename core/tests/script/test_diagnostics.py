@@ -39,8 +39,8 @@ CASES = [
     ("try", "    try:\n        pass\n    except Exception:\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: `try` statements"),
     ("foreign_with", '    with open("never-opened") as fh:\n        pass\n', 3, 9,
-     "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):` "
-     "and `with T.let(v) as x:`"),
+     "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):`, "
+     "`with T.let(v) as x:` and `with Tx.compose_op(...):`"),
     ("generator", "    g = (x for x in range(3))\n", 3, 8,
      "unsupported Python in TVMScript: generator expressions"),
     ("list_comprehension", "    T.evaluate([i for i in range(3)][0])\n", 3, 15,

@@ -303,6 +303,24 @@ def test_compose_ops(compile_c, dtype: str, scope: str) -> None:
     close(r_out, f64(d_out).max(-1), dtype)
 
 
+@pytest.mark.parametrize("scope", SCOPES)
+def test_compose_op_block(compile_c, scope: str) -> None:
+    """``with Tx.compose_op():`` runs its calls in order: (x + y) then exp of that, summed."""
+    from tvm.tirx.operator.tile_primitive.ops import make_compose_op
+
+    rng = np.random.default_rng(11)
+    x, y = rand((4, 8), "float32", rng), rand((4, 8), "float32", rng)
+    X, Y, T1, T2 = (Buffer(n, [4, 8]) for n in ("X", "Y", "T1", "T2"))
+    R = Buffer("R", [4])
+    block = make_compose_op([call("add", T1, X, Y, scope=scope), call("exp", T2, T1, scope=scope),
+                             call("sum", R, T2, scope=scope)], scope=scope)
+    bufs = [R, X, Y, T1, T2]
+    f = func_of(bufs, block) if scope == "thread" else kernel_of(bufs, 8, block)[0]
+    args = [np.zeros(4, "float32"), x, y, np.zeros_like(x), np.zeros_like(x)]
+    compile_c(f, target="c")(*args)
+    close(args[0], np.exp(f64(x) + f64(y)).sum(-1), "float32")
+
+
 def test_kernel_form_several_ops_in_sequence(compile_c) -> None:
     """A row softmax from tile primitives at CTA scope: max, sub, exp, sum, div."""
     rng = np.random.default_rng(10)
@@ -330,7 +348,7 @@ NUMERIC_TESTS = {
     "sum": "test_reductions", "max": "test_reductions", "min": "test_reductions",
     "gemm": "test_gemm", "gemm_async": "test_gemm", "binary_chain": "test_compose_ops",
     "binary_reduce": "test_compose_ops", "unary_reduce": "test_compose_ops",
-    "reduce_negate": "test_compose_ops",
+    "reduce_negate": "test_compose_ops", "compose_op": "test_compose_op_block",
 }
 
 

@@ -56,6 +56,10 @@ def sample_calls(scope: str = "thread") -> dict[str, TilePrimitiveCall]:
         calls[b] = call(b, X, Y, 3.0, **kw)
     for r in REDUCE_OPS:
         calls[r] = call(r, R, X, **kw)
+    from tvm.tirx.operator.tile_primitive.ops import make_compose_op
+
+    calls["compose_op"] = make_compose_op([call("add", X, X, Y, **kw), call("exp", Y, X, **kw)],
+                                          scope=scope)
     return calls
 
 

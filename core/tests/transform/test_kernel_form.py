@@ -164,3 +164,76 @@ def test_nested_scope_id_is_an_error():
     func = PrimFunc([A.data], SeqStmt([Evaluate(op.device_entry()), nested]), {A.data: A}, name="k")
     with pytest.raises(KernelFormError):
         _lower(func)
+
+
+# -- attribute statements and lets among the ids (the seed's launch-bounds programs) ----------
+def _script_kernel(order: str):
+    """The seed's launch-bounds kernel, with ``T.attr`` before, between or after the ids."""
+    from tvm.script import tirx as T
+
+    if order == "attr_first":
+        @T.prim_func
+        def k(A: T.Buffer((4,), "int32")):
+            T.device_entry()
+            T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})
+            bx = T.cta_id([4])
+            tx = T.thread_id([128])
+            if tx == 0:
+                A[bx] = A[bx] + 1
+    elif order == "attr_between":
+        @T.prim_func
+        def k(A: T.Buffer((4,), "int32")):
+            T.device_entry()
+            bx = T.cta_id([4])
+            T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})
+            tx = T.thread_id([128])
+            if tx == 0:
+                A[bx] = A[bx] + 1
+    else:
+        @T.prim_func
+        def k(A: T.Buffer((4,), "int32")):
+            T.device_entry()
+            bx = T.cta_id([4])
+            b2: T.int32 = bx * 2
+            tx = T.thread_id([128])
+            if tx == 0:
+                A[bx] = A[bx] + b2
+    return k
+
+
+@pytest.mark.parametrize("order", ["attr_first", "attr_between", "let_between"])
+def test_attrs_and_lets_may_stand_among_the_ids(order):
+    func = _script_kernel(order)
+    out = LowerKernelForm()(func)["k"]
+    loops, inner = _loops(out.body)
+    assert [(lp.thread_tag, lp.extent.value) for lp in loops[:2]] == [
+        ("blockIdx.x", 4), ("threadIdx.x", 128)]
+    kinds = {type(n).__name__ for n in _walk(inner)}
+    assert "ScopeIdDef" not in kinds
+    if order.startswith("attr"):
+        assert isinstance(inner, ir.AttrStmt)
+        assert inner.attr_key == "tirx.launch_bounds_min_blocks_per_sm" and inner.value.value == 1
+    else:
+        assert isinstance(loops[-1], LetStmt) and loops[-1].var.name == "b2"
+    ir.verify(out)
+    # the printed function parses back to the same function
+    from tvm.script import from_source
+
+    assert_structural_equal(from_source(func.script()), func)
+
+
+def _walk(stmt):
+    found = []
+    ir.post_order_visit(stmt, found.append)
+    return found
+
+
+def test_id_extent_using_an_earlier_let_is_an_error():
+    A = Buffer("A", [8], "float32")
+    n, t = Var("n"), Var("t")
+    body = LetStmt(n, 4, SeqStmt([ScopeIdDef("thread_id", [t], [n * 2]),
+                                  BufferStore(A, FloatImm("float32", 0.0), [t])]))
+    func = PrimFunc([A.data], SeqStmt([Evaluate(op.device_entry()), body]), {A.data: A}, name="k")
+    with pytest.raises(KernelFormError, match="the extent of T.thread_id uses 'n', a let defined "
+                                              "before it in the kernel"):
+        _lower(func)

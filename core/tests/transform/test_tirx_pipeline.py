@@ -32,7 +32,7 @@ STAGES = ["TilePrimitiveDispatch", "FuseRowLoops", "LowerKernelForm", "StmtSimpl
 
 
 def test_factories_return_main_and_finalizers():
-    for factory, name in ((tirx_pipeline, "tirx"), (default_pipeline, "default")):
+    for factory, name in ((tirx_pipeline, "tirx"), (default_pipeline, "s_tir")):
         main, host, device = factory()
         assert isinstance(main, Sequential) and main.pass_name == name
         assert [p.pass_name for p in main] == STAGES

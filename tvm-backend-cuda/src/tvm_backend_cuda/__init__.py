@@ -19,6 +19,9 @@ _LAZY_SUBMODULES = frozenset({"compiler", "runtime", "plugin", "codegen", "scrip
 
 __all__ = ["__version__", "register_backend", "script_namespaces"]
 
+# The seed's module paths: tvm.backend.cuda.target_tags, tvm.tirx.cuda.operator.*
+_LAZY_SUBMODULES |= {"target_tags", "operator"}
+
 
 def register_backend() -> Any:
     """Load this backend into tvm (idempotent): the seed's backend contract."""

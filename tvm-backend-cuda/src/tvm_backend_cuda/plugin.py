@@ -55,6 +55,13 @@ def tvm_target_kinds() -> list[Any]:
 
 
 @hookimpl
+def tvm_layout_names() -> dict[str, Any]:
+    from .layout import layout_names
+
+    return layout_names()
+
+
+@hookimpl
 def tvm_target_tags() -> dict[str, dict[str, Any]]:
     return tags.TAGS
 

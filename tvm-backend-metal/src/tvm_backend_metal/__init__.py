@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 _LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "emulator", "executable", "msl_check", "op",
-                    "plugin", "runtime", "script", "tags", "demo"}
+                    "plugin", "runtime", "script", "tags", "target_tags", "demo"}
 
 
 def register_backend() -> Any:

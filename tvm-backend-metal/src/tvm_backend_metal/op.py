@@ -2,7 +2,8 @@
 
 The seed's SIMD-group matrix ops (8x8 only, as on Apple GPUs; the shape parameters mirror the
 Metal spec) and SIMD shuffles, plus the SIMD-group reductions and barriers the dispatch variants
-use. Each op is a ``device_intrin`` of namespace ``metal``, printed ``T.metal.<name>(...)``.
+use. Each op is a ``device_intrin`` of namespace ``metal``, printed ``T.metal.<name>(...)``; the
+seed's flat names of the matrix ops (``tirx.simdgroup_load``, ...) are aliases.
 
 >>> from tvm_backend_metal import op
 >>> op.simdgroup_load(A_sg.data, 0, T.address_of(A[0]), 8)
@@ -273,3 +274,5 @@ def register_ops() -> None:
                          printer_name=f"{NS}.{name}", effect=effect, dtype=dtype,
                          signature=_signature(name), global_symbol=name)
         op.set_codegen(NS, rules[name])
+        if name in MATRIX_OPS:  # the seed's op names for these are flat: tirx.simdgroup_load
+            Op.register_alias(f"tirx.{name}", op_name(name))

@@ -1,11 +1,10 @@
-"""Target kind ``metal`` and the tags of Apple GPUs: data, one line per tag.
+"""Target tags of Apple GPUs, as data: one line per tag.
 
-The first three are the seed's (``apple/m1-gpu``, ``apple/m1-gpu-restricted``, ``apple/m2-gpu``);
-later chips follow the same limits, from Apple's Metal Feature Set Tables: at most 1024 threads
-per threadgroup, 32 KiB of threadgroup memory, SIMD groups of 32 threads. ``gpu_family`` is the
-Metal GPU family (``apple7`` = M1, ``apple8`` = M2, ``apple9`` = M3 and M4); simdgroup matrices
-need ``apple7`` or later. The seed's tags also named an LLVM host (``arm64-apple-macos``); this
-project has no LLVM target kind, so the chip is recorded as the ``mcpu`` attribute instead.
+The first three are the seed's, with its exact configs: threadgroup limits, 32 KiB of
+threadgroup memory, SIMD groups of 32 threads, and the chip as an ``llvm`` host target
+(``arm64-apple-macos``). Later chips follow with the same limits (Apple's Metal Feature Set
+Tables). The Metal GPU family (``gpu_family``, default ``apple7`` = M1) is a target attribute of
+its own; the M3 and M4 tags set ``apple9``.
 """
 
 from __future__ import annotations
@@ -14,10 +13,33 @@ from typing import Any
 
 from tvm.target import Attr, TargetKind
 
-__all__ = ["KIND", "KINDS", "TAGS", "metal_tag"]
+__all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS"]
+
+_METAL: dict[str, Any] = {"kind": "metal", "max_shared_memory_per_block": 32768,
+                          "thread_warp_size": 32}
+_MACOS: dict[str, Any] = {"kind": "llvm", "mtriple": "arm64-apple-macos"}
+
+# fmt: off
+SEED_TAGS: dict[str, dict[str, Any]] = {
+    "apple/m1-gpu":            {**_METAL, "max_threads_per_block": 1024, "host": {**_MACOS, "mcpu": "apple-m1"}},
+    "apple/m1-gpu-restricted": {**_METAL, "max_threads_per_block": 256, "host": {**_MACOS, "mcpu": "apple-m1"}},
+    "apple/m2-gpu":            {**_METAL, "max_threads_per_block": 1024, "host": {**_MACOS, "mcpu": "apple-m2"}},
+}
+
+EXTRA_TAGS: dict[str, dict[str, Any]] = {
+    "apple/m3-gpu": {**_METAL, "max_threads_per_block": 1024, "gpu_family": "apple9",
+                     "host": {**_MACOS, "mcpu": "apple-m3"}},
+    "apple/m4-gpu": {**_METAL, "max_threads_per_block": 1024, "gpu_family": "apple9",
+                     "host": {**_MACOS, "mcpu": "apple-m4"}},
+}
+# fmt: on
+
+TAGS: dict[str, dict[str, Any]] = {**SEED_TAGS, **EXTRA_TAGS}
+
+
+# -- the target kind (data, and the check of a target's attributes) ------------------------
 
 KIND = "metal"
-_KIB = 1024
 
 
 def _validate(attrs: dict[str, Any]) -> None:
@@ -50,27 +72,3 @@ KINDS = [TargetKind(
     validate=_validate,
     doc="Apple GPUs through the Metal Shading Language.",
 )]
-
-
-def metal_tag(max_threads: int, shared_mem: int, warp_size: int, mcpu: str,
-              gpu_family: str) -> dict[str, Any]:
-    """The config of one Apple GPU tag (the seed's ``_register_metal_tag`` fields)."""
-    return {
-        "kind": KIND,
-        "keys": ["metal", "gpu"],
-        "max_num_threads": max_threads,
-        "max_threads_per_block": max_threads,
-        "max_shared_memory_per_block": shared_mem,
-        "thread_warp_size": warp_size,
-        "mcpu": mcpu,
-        "gpu_family": gpu_family,
-    }
-
-
-TAGS: dict[str, dict[str, Any]] = {
-    "apple/m1-gpu": metal_tag(1024, 32 * _KIB, 32, "apple-m1", "apple7"),
-    "apple/m1-gpu-restricted": metal_tag(256, 32 * _KIB, 32, "apple-m1", "apple7"),
-    "apple/m2-gpu": metal_tag(1024, 32 * _KIB, 32, "apple-m2", "apple8"),
-    "apple/m3-gpu": metal_tag(1024, 32 * _KIB, 32, "apple-m3", "apple9"),
-    "apple/m4-gpu": metal_tag(1024, 32 * _KIB, 32, "apple-m4", "apple9"),
-}

@@ -18,8 +18,8 @@ __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = {
     "access", "codegen", "compiler", "demo", "dispatch", "executable", "isa", "layout",
-    "nki_render", "op", "pipeline",
-    "plugin", "runtime", "script", "simulator", "tags", "transform",
+    "nki_render", "op", "pipeline", "plugin", "runtime", "script", "simulator", "tags",
+    "target_tags", "transform",
 }
 
 __all__ = ["__version__", "register_backend", "script_namespace", "script_namespaces",

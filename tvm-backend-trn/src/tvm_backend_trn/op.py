@@ -3,6 +3,10 @@ and their builders ``nki_<name>``, with the seed's argument lists and defaults.
 
 Arguments are buffers or buffer regions (the tiles an instruction reads and writes), opcode
 strings (``"relu"``, ``"add"``, ``"sum"``) and scalars. Every op returns nothing (``void``).
+The seed's spelling of a whole tile, its first element ``A[0]`` (``A[0, 0]``, ...), stands for
+the buffer ``A`` and is built (and printed) as ``A``; an element elsewhere is an error, since an
+instruction reads a tile, not one element. The seed's flat op names (``tirx.nki_load``) are
+aliases of these ops.
 """
 
 from __future__ import annotations
@@ -63,12 +67,32 @@ def register_ops() -> None:
         Op.register(f"tirx.nki.{name}", category="device_intrin", namespace="nki",
                     printer_name=f"nki.{name}", dtype="void", effect=CallEffect.UPDATE_STATE,
                     signature=params)
+        Op.register_alias(f"tirx.nki_{name}", f"tirx.nki.{name}")
 
 
 def _call(name: str, *args: Any) -> Any:
     from tvm.ir.op import Op
 
-    return Op.get(f"tirx.nki.{name}")(*args)
+    return Op.get(f"tirx.nki.{name}")(*(_tile(name, a) for a in args))
+
+
+def _tile(op: str, arg: Any) -> Any:
+    """A whole buffer for the seed's ``A[0]``; every other argument as it is."""
+    from tvm.ir import BufferLoad, IntImm
+
+    if not isinstance(arg, BufferLoad):
+        return arg
+    if all(isinstance(i, IntImm) and i.value == 0 for i in arg.indices):
+        return arg.buffer
+    name = arg.buffer.name
+    where = ", ".join(str(i) for i in arg.indices)
+    region = ", ".join(f"{i.value}:{i.value + 1}" if isinstance(i, IntImm) else f"{i}:{i} + 1"
+                       for i in arg.indices)
+    raise TypeError(
+        f"T.nki.{op}: {name}[{where}] is one element, but NKI instructions take tiles: pass the "
+        f"buffer ({name}) or a region of it ({name}[{region}] for that one element); only the "
+        f"first element, {name}[{', '.join('0' * len(arg.indices))}], stands for the whole "
+        f"buffer")
 
 
 def _named(name: str) -> Any:

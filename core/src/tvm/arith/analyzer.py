@@ -150,7 +150,12 @@ class Analyzer:
     # -- bounds ----------------------------------------------------------------------------
     def _var_bound(self, v: E.Var) -> ConstIntBound:
         found = self._bounds.get(id(v))
-        return found if found is not None else dtype_bound(v.dtype)
+        if found is not None:
+            return found
+        bound = dtype_bound(v.dtype)
+        if isinstance(v, E.SizeVar):  # sizes are never negative
+            bound = bound.intersect(ConstIntBound(0, bound.max_value))
+        return bound
 
     def _bound(self, e: E.PrimExpr) -> ConstIntBound:
         full = dtype_bound(e.dtype) if e.dtype.lanes == 1 else ConstIntBound.everything()

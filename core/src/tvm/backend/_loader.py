@@ -398,6 +398,8 @@ def _run_registration_hooks(pm: Any, plugin: Any) -> None:
 
             for ns_name, namespace in namespaces.items():
                 register_script_namespace(ns_name, namespace)
+    for result in _call_own(pm, plugin, "tvm_layout_names"):
+        _register_layout_names(_expect(result, dict, "tvm_layout_names", "a dict name -> value"))
     _call_own(pm, plugin, "tvm_register_ops")
     _call_own(pm, plugin, "tvm_register_dispatch")
     for result in _call_own(pm, plugin, "tvm_builders"):
@@ -411,6 +413,19 @@ def _run_registration_hooks(pm: Any, plugin: Any) -> None:
 
             for pipe_name, factory in pipelines.items():
                 register_tir_pipeline(pipe_name, factory)
+
+
+def _register_layout_names(names: dict[str, Any]) -> None:
+    from ..ir.layout import Axis
+    from ..tirx.layout import register_layout_name
+
+    for name, value in names.items():
+        if isinstance(value, Axis):
+            if value.name != name:
+                raise BackendError(f"tvm_layout_names: axis {value.name!r} is listed as {name!r}")
+            Axis.register(name, value.kind)
+        else:
+            register_layout_name(name, value)
 
 
 def _publish(backend: BackendState, results: list[Any]) -> None:

@@ -673,7 +673,19 @@ class CodegenCStyle:
                 self.emit(self.vectorize_pragma)
             self.print_serial_for(loop)
         else:
+            self.print_unroll_hint(loop)
             self.print_serial_for(loop)
+
+    def print_unroll_hint(self, loop: S.For) -> None:
+        """``T.serial(n, unroll=True)`` (annotation ``pragma_unroll``): the unroll pragma before
+        the loop (one naming a count only when the extent is a constant)."""
+        pragma = self.unroll_pragma
+        if not (pragma and loop.annotations.get("pragma_unroll")):
+            return
+        if "{n}" in pragma and not isinstance(loop.extent, E.IntImm):
+            return
+        extent = loop.extent.value if isinstance(loop.extent, E.IntImm) else 0
+        self.emit(pragma.format(n=extent))
 
     def print_serial_for(self, loop: S.For) -> None:
         v = loop.loop_var

@@ -8,6 +8,8 @@ caches the shared objects, dumps the stages and writes/reads exported files.
 
 from __future__ import annotations
 
+import dataclasses
+import platform
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +25,7 @@ from .codegen import generate_c
 from .compiler import get_toolchain, missing_cpu_features
 from .runtime import HostFunction, load_library
 
-__all__ = ["HostBuilder", "HostExecutable", "HostOptions"]
+__all__ = ["HostBuilder", "HostExecutable", "HostOptions", "LlvmBuilder", "LlvmOptions"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,41 @@ class HostBuilder(Builder):
 
     def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> HostExecutable:
         return HostExecutable(target, binary, metadata)
+
+
+@dataclass(frozen=True)
+class LlvmOptions(HostOptions):
+    """Options of kind ``llvm``: those of ``c``; ``mcpu`` is an LLVM CPU name, recorded only
+    (it is not a ``-march`` value)."""
+
+    mcpu: str | None = option(None, "LLVM CPU name (recorded; not passed to the C compiler)")
+
+
+class LlvmBuilder(HostBuilder):
+    """Kind ``llvm`` (Apache TVM's CPU kind): built as C for this machine, like ``c``; a target
+    triple of another architecture is refused."""
+
+    kind = "llvm"
+    options_type = LlvmOptions
+
+    def codegen(self, mod: IRModule, target: Any, options: HostOptions) -> Artifact:
+        _check_native(target)
+        return super().codegen(mod, target, dataclasses.replace(options, mcpu=None))
+
+
+def _check_native(target: Any) -> None:
+    """An ``llvm`` target builds only for this machine: refuse another triple's architecture."""
+    triple = target.attrs.get("mtriple")
+    if not triple:
+        return
+    arch = triple.split("-", 1)[0]
+    here = platform.machine().lower()
+    same = {"x86_64": {"x86_64", "amd64"}, "aarch64": {"aarch64", "arm64"},
+            "arm64": {"aarch64", "arm64"}}.get(arch, {arch})
+    if here not in same:
+        raise TVMError(f"target {target}: cannot build for {triple!r} on this {here} machine; "
+                       f"the llvm kind compiles C for the machine it runs on (drop -mtriple, or "
+                       f"build on a {arch} machine)")
 
 
 class HostExecutable(Executable):

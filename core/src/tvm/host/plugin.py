@@ -46,7 +46,7 @@ def tvm_target_tags() -> dict[str, dict[str, Any]]:
 
 @hookimpl
 def tvm_builders() -> dict[str, str]:
-    return {NAME: "tvm.host.executable:HostBuilder"}
+    return {NAME: "tvm.host.executable:HostBuilder", tags.LLVM: "tvm.host.executable:LlvmBuilder"}
 
 
 @hookimpl
@@ -58,7 +58,7 @@ def tvm_register_dispatch() -> None:
 
 @hookimpl
 def tvm_default_pipeline(target: Target) -> str | None:
-    return "default" if target.kind.name == NAME else None
+    return "default" if target.kind.name in (NAME, tags.LLVM) else None
 
 
 @hookimpl

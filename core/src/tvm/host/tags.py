@@ -6,7 +6,11 @@ from typing import Any
 
 from ..target import Attr, TargetKind
 
-__all__ = ["KINDS", "TAGS"]
+__all__ = ["KINDS", "LLVM", "TAGS"]
+
+#: Apache TVM's CPU kind, spelled with LLVM's triple and CPU names (the host of the seed's
+#: Jetson and Apple tags): built as C for this machine, like ``c``.
+LLVM = "llvm"
 
 
 def _validate(attrs: dict[str, Any]) -> None:
@@ -30,6 +34,21 @@ KINDS = [TargetKind(
     device_type="cpu",
     validate=_validate,
     doc="The host CPU through C and the system C compiler.",
+), TargetKind(
+    LLVM,
+    attrs={
+        "mtriple": Attr(str, doc="LLVM target triple; building needs this machine's"),
+        "mcpu": Attr(str, doc="LLVM CPU name (recorded; not passed to the C compiler)"),
+        "mattr": Attr(tuple, doc="LLVM CPU features (recorded)"),
+        "num-cores": Attr(int, doc="CPU cores (recorded)"),
+        "num_threads": Attr(int, doc="OpenMP threads for parallel loops"),
+        "opt_level": Attr(int, 2, "C compiler optimisation level (-O<n>)"),
+        "cc": Attr(str, doc="C compiler command; default $CC, else cc"),
+    },
+    default_keys=("cpu",),
+    device_type="cpu",
+    validate=_validate,
+    doc="Apache TVM's CPU target: built as C for this machine by the system C compiler.",
 )]
 
 #: ``{"vendor/device": config}``: none for the host (``Target("c")`` is the whole story)

@@ -40,7 +40,8 @@ class Buffer(Node):
     :class:`BufferRegion`.
     """
 
-    _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align")
+    _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align",
+               "axis_separators", "offset_factor")
 
     def __init__(
         self,
@@ -54,6 +55,8 @@ class Buffer(Node):
         data: Var | None = None,
         elem_offset: Any = 0,
         align: int = 0,
+        axis_separators: Sequence[int] | None = None,
+        offset_factor: int = 0,
     ) -> None:
         self.name = name
         self.dtype = DataType(dtype)
@@ -64,6 +67,17 @@ class Buffer(Node):
         self.data = data if data is not None else Var(name, "handle", ptr_dtype=self.dtype, ptr_scope=scope)
         self.elem_offset = convert(elem_offset)
         self.align = int(align)
+        # Apache TVM's: where the flattened (physical) shape splits into several dimensions, and
+        # the factor elem_offset is a multiple of. Recorded, printed and compared; FlattenBuffer
+        # supports only flat (1-D) physical buffers, so it rejects axis separators.
+        self.axis_separators = [int(a) for a in axis_separators or ()]
+        self.offset_factor = int(offset_factor)
+        if any(not 0 < a < len(self.shape) for a in self.axis_separators) or \
+                self.axis_separators != sorted(set(self.axis_separators)):
+            raise ValueError(f"buffer {name}: axis_separators must be increasing dimension "
+                             f"indices in 1..{len(self.shape) - 1}, got {self.axis_separators}")
+        if self.offset_factor < 0:
+            raise ValueError(f"buffer {name}: offset_factor must be >= 0, got {offset_factor}")
 
     @property
     def ndim(self) -> int:
@@ -77,6 +91,16 @@ class Buffer(Node):
                 return None
             out.append(s.value)
         return tuple(out)
+
+    def ptr_to(self, indices: Sequence[Any]) -> PrimExpr:
+        """The address of the element at logical ``indices`` (``T.address_of(A[i, j])``)."""
+        items = list(indices) if isinstance(indices, (list, tuple)) else [indices]
+        if len(items) != len(self.shape):
+            raise IndexError(f"{self.name}.ptr_to: {len(items)} index(es) for a buffer of "
+                             f"{len(self.shape)} dimension(s)")
+        from .op import Op
+
+        return Op.get("tirx.address_of")(BufferLoad(self, items))
 
     def vload(self, indices: Sequence[Any], dtype: str | None = None) -> BufferLoad:
         return BufferLoad(self, list(indices), dtype)

@@ -1,5 +1,6 @@
-"""Data types: ``int8``..``int64``, ``uint8``..``uint64``, ``float16/32/64``, ``bfloat16``,
-``float8_e4m3fn``, ``float8_e5m2``, ``bool``, ``handle``, and vectors such as ``float32x4``."""
+"""Data types: ``int4``..``int64``, ``uint4``..``uint64``, ``float16/32/64``, ``bfloat16``,
+``float8_e4m3fn``, ``float8_e5m2``, ``bool``, ``handle``, ``void`` (also spelled ``""``, as in
+Apache TVM), and vectors such as ``float32x4``."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ __all__ = ["DataType", "dtype_of"]
 _CODES = ("int", "uint", "float", "bfloat", "float8_e4m3fn", "float8_e5m2", "bool", "handle", "void")
 _FIXED_BITS = {"float8_e4m3fn": 8, "float8_e5m2": 8, "bool": 1, "handle": 64, "void": 0}
 _ALLOWED_BITS = {
-    "int": (8, 16, 32, 64),
-    "uint": (8, 16, 32, 64),
+    "int": (4, 8, 16, 32, 64),
+    "uint": (4, 8, 16, 32, 64),
     "float": (16, 32, 64),
     "bfloat": (16,),
 }
@@ -120,6 +121,9 @@ class DataType:
         return (DataType, (str(self),))
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
 @cache
 def _cached(code: str, bits: int, lanes: int) -> DataType:
     return DataType._make(code, bits, lanes)
@@ -129,7 +133,8 @@ def _cached(code: str, bits: int, lanes: int) -> DataType:
 def _parse(spec: str) -> DataType:
     text = spec.strip()
     aliases = {"float": "float32", "int": "int32", "uint": "uint32", "double": "float64",
-               "half": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+               "half": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
+               "": "void"}
     text = aliases.get(text, text)
     m = _PATTERN.match(text)
     if m is None:
@@ -160,6 +165,6 @@ def dtype_of(value: object) -> DataType:
         return DataType("bool")
     if isinstance(value, int):
         return DataType("int32") if -(2**31) <= value < 2**31 else DataType("int64")
-    if isinstance(value, float):
-        return DataType("float32")
+    if isinstance(value, float):  # float32, unless the value needs float64's range
+        return DataType("float64") if _FLOAT32_MAX < abs(value) < float("inf") else DataType("float32")
     raise TypeError(f"cannot infer an IR data type for {type(value).__name__} value {value!r}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from .dtype import DataType, dtype_of
 from .node import Node
+from .type import Type, var_fields
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -17,7 +18,7 @@ __all__ = [
     "EQ", "GE", "GT", "LE", "LT", "NE",
     "Add", "And", "BinaryOp", "Broadcast", "BufferLoad", "Call", "Cast", "CmpOp", "Div",
     "FloatImm", "FloorDiv", "FloorMod", "IntImm", "Let", "Max", "Min", "Mod", "Mul", "Not",
-    "Or", "PrimExpr", "Ramp", "Select", "StringImm", "Sub", "Var", "const", "convert",
+    "Or", "PrimExpr", "Ramp", "Select", "SizeVar", "StringImm", "Sub", "Var", "const", "convert",
 ]
 
 ExprLike = Union["PrimExpr", int, float, bool]
@@ -158,12 +159,24 @@ class Var(PrimExpr):
 
     _fields = ("dtype", "ptr_dtype", "ptr_scope")
 
-    def __init__(self, name: str, dtype: str | DataType = "int32", *,
+    def __init__(self, name: str, dtype: Any = "int32", *,
                  ptr_dtype: str | DataType | None = None, ptr_scope: str | None = None) -> None:
+        if isinstance(dtype, Type):  # tvm.ir.type: PrimType, PointerType, TensorMapType
+            fields = var_fields(dtype)
+            dtype = fields["dtype"]
+            ptr_dtype = ptr_dtype if ptr_dtype is not None else fields["ptr_dtype"]
+            ptr_scope = ptr_scope if ptr_scope is not None else fields["ptr_scope"]
         self.name = name
         self.dtype = DataType(dtype)
         self.ptr_dtype = DataType(ptr_dtype) if ptr_dtype is not None else None
         self.ptr_scope = ptr_scope
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class SizeVar(Var):
+    """A variable known to be non-negative (a size): the analyzer bounds it below by 0."""
 
     def __repr__(self) -> str:
         return self.name
@@ -499,7 +512,7 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
         a = _scalar_for(a, b)
     elif not isinstance(b, PrimExpr):
         b = _scalar_for(b, a)
-    return cls(a, b)
+    return _fold_imm(cls(a, b))
 
 
 def _bit_call(name: str, a: ExprLike, b: ExprLike) -> PrimExpr:
@@ -511,3 +524,45 @@ def _bit_call(name: str, a: ExprLike, b: ExprLike) -> PrimExpr:
         b = _scalar_for(b, a)
     a_, b_ = _promote(a, b)
     return Call(a_.dtype, Op.get(f"tirx.{name}"), [a_, b_])
+
+
+# -- constant folding of immediates (what Python operators on two immediates build) ----------
+def _fold_imm(e: BinaryOp) -> PrimExpr:
+    """``T.int32(3) + 4`` is ``T.int32(7)``: arithmetic on two scalar immediates is folded, as
+    Apache TVM does. Comparisons are not (their truth value is identity, see PrimExpr), nor
+    results that would overflow the type, divisions by zero, or anything else."""
+    a, b = e.a, e.b
+    if not (isinstance(a, (IntImm, FloatImm)) and isinstance(b, (IntImm, FloatImm))):
+        return e
+    if type(a) is not type(b) or a.dtype != b.dtype:
+        return e
+    dt = e.dtype
+    if dt.lanes != 1 or dt.is_bool or not (dt.is_integer or dt.is_float):
+        return e
+    fold = _FOLD_INT if isinstance(a, IntImm) else _FOLD_FLOAT
+    fn = fold.get(type(e))
+    if fn is None or (b.value == 0 and type(e) in _DIVISIONS):
+        return e
+    value = fn(a.value, b.value)
+    if isinstance(a, FloatImm):
+        return FloatImm(dt, value)
+    lo, hi = (0, 2**dt.bits - 1) if dt.is_uint else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
+    return IntImm(dt, value) if lo <= value <= hi else e
+
+
+def _truncdiv(x: int, y: int) -> int:
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y >= 0) else -q
+
+
+_DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
+_FOLD_INT: dict[type, Any] = {
+    Add: lambda x, y: x + y, Sub: lambda x, y: x - y, Mul: lambda x, y: x * y,
+    FloorDiv: lambda x, y: x // y, FloorMod: lambda x, y: x % y,
+    Div: _truncdiv, Mod: lambda x, y: x - _truncdiv(x, y) * y,
+    Min: min, Max: max,
+}
+_FOLD_FLOAT: dict[type, Any] = {
+    Add: lambda x, y: x + y, Sub: lambda x, y: x - y, Mul: lambda x, y: x * y,
+    Div: lambda x, y: x / y, Min: min, Max: max,
+}

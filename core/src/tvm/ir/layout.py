@@ -19,7 +19,7 @@ from .._registry import Registry
 from .expr import PrimExpr, convert
 from .node import Node
 
-__all__ = ["AXES", "Axis", "Iter", "S", "TileLayout"]
+__all__ = ["AXES", "Axis", "Iter", "R", "S", "TileLayout"]
 
 
 class Axis:
@@ -109,6 +109,8 @@ class TileLayout(Node):
     def __init__(self, shard: Sequence[Iter] | _ShardSpec,
                  replica: Sequence[Iter] | _ShardSpec = ()) -> None:
         if isinstance(shard, _ShardSpec):
+            # S[...] + R[...]: one spec carries both
+            replica = getattr(shard, "replica_iters", None) or replica
             shard = shard.iters
         if isinstance(replica, _ShardSpec):
             replica = replica.iters
@@ -183,25 +185,66 @@ class _ShardSpec:
 
 
 class _S:
-    """``S[(e0, e1, ...):(s0, s1@axis, ...)]`` builds the shard iterators of a TileLayout."""
+    """``S[...]`` builds the shard iterators of a TileLayout, in every form Apache TVM accepts:
+    ``S[(e0, e1):(s0, s1 @ axis)]``, ``S[8 : 4 @ laneid]`` (one dimension), ``S[8, 4, 2]`` and
+    ``S[8]`` (extents only: row-major strides on ``m``); a stride may be ``k @ axis``, an axis
+    name (stride 1 on it) or a ``(stride, axis)`` pair. ``S[...] + R[...]`` adds replicas."""
 
     def __getitem__(self, key: Any) -> _ShardSpec:
-        if not isinstance(key, slice) or key.step is not None:
-            raise TypeError("write S[(extents...):(strides...)], e.g. S[(8, 16):(16, 1)]")
+        return _LayoutSpec(_iters_of(key, "S"))
+
+
+def _iters_of(key: Any, what: str) -> list[Iter]:
+    if isinstance(key, slice):
+        if key.step is not None:
+            raise TypeError(f"write {what}[(extents...):(strides...)], e.g. {what}[(8, 16):(16, 1)]")
         extents = key.start if isinstance(key.start, (tuple, list)) else (key.start,)
         strides = key.stop if isinstance(key.stop, (tuple, list)) else (key.stop,)
         if len(extents) != len(strides):
-            raise ValueError(f"S[...] has {len(extents)} extents but {len(strides)} strides")
-        iters = []
-        for e, s in zip(extents, strides):
-            if isinstance(s, AxisStride):
-                iters.append(Iter(e, s.stride, s.axis))
-            else:
-                iters.append(Iter(e, s, "m"))
-        return _ShardSpec(iters)
+            raise ValueError(f"{what}[...] has {len(extents)} extents but {len(strides)} strides")
+    else:  # extents only: row-major on memory
+        extents = tuple(key) if isinstance(key, (tuple, list)) else (key,)
+        strides = tuple(default_strides(extents))
+    return [_iter(e, s) for e, s in zip(extents, strides)]
+
+
+def _iter(extent: Any, stride: Any) -> Iter:
+    if isinstance(stride, AxisStride):
+        return Iter(extent, stride.stride, stride.axis)
+    if isinstance(stride, (str, Axis)):
+        return Iter(extent, 1, stride)
+    if isinstance(stride, tuple) and len(stride) == 2:
+        return Iter(extent, stride[0], stride[1])
+    return Iter(extent, stride, "m")
+
+
+class _LayoutSpec(_ShardSpec):
+    """What ``S[...]`` and ``R[...]`` build; ``+`` joins a shard spec and a replica spec."""
+
+    def __init__(self, iters: list[Iter], replica: list[Iter] | None = None) -> None:
+        super().__init__(iters)
+        self.replica_iters = replica or []
+
+    def __add__(self, other: Any) -> _LayoutSpec:
+        if not isinstance(other, _LayoutSpec):
+            raise TypeError("a layout spec adds only S[...] and R[...] (offsets such as "
+                            "`+ 1 @ laneid` are not supported here)")
+        if self.iters and other.iters:
+            raise TypeError("a TileLayout takes one S[...] (shard) spec")
+        return _LayoutSpec(self.iters or other.iters, self.replica_iters + other.replica_iters)
+
+    __radd__ = __add__
+
+
+class _R:
+    """``R[...]``: replica iterators (on thread axes), in the forms ``S[...]`` takes."""
+
+    def __getitem__(self, key: Any) -> _LayoutSpec:
+        return _LayoutSpec([], _iters_of(key, "R"))
 
 
 S = _S()
+R = _R()
 
 
 def default_strides(shape: Sequence[Any]) -> list[Any]:

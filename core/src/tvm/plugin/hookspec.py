@@ -114,6 +114,17 @@ def tvm_script_namespaces() -> dict[str, object]:
 
 
 @hookspec
+def tvm_layout_names() -> dict[str, Any]:
+    """Return the layout vocabulary this backend adds to :mod:`tvm.tirx.layout`.
+
+    A value that is an :class:`tvm.ir.layout.Axis` (``Axis("TCol", "memory")``) registers that
+    axis (its name is the key); any other value (a layout function such as
+    ``wg_local_layout``) becomes ``tvm.tirx.layout.<name>``. Called after
+    :func:`tvm_script_namespaces`.
+    """
+
+
+@hookspec
 def tvm_register_ops() -> None:
     """Register this backend's ops and intrinsics and attach their codegen rules.
 

@@ -31,9 +31,11 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer, BufferRegion, Range
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
+from ..tirx.operator.tile_primitive.ops import make_compose_op
 from . import ir as _I
 from . import tirx as _T
 from .diagnostics import Source
+from .tirx import tile as _tile
 
 __all__ = ["from_source", "parse_function"]
 
@@ -57,8 +59,7 @@ _UNSUPPORTED: dict[str, str] = {
     "Global": "`global` declarations", "Nonlocal": "`nonlocal` declarations",
     "Delete": "`del` statements", "ClassDef": "class definitions inside a function",
     "FunctionDef": "nested function definitions", "AsyncFunctionDef": "async functions",
-    "AsyncFor": "`async for`", "AsyncWith": "`async with`", "Break": "`break` (use T.break_loop())",
-    "Continue": "`continue` (use T.continue_loop())", "Match": "`match` statements",
+    "AsyncFor": "`async for`", "AsyncWith": "`async with`", "Match": "`match` statements",
     "Lambda": "`lambda` expressions", "ListComp": "list comprehensions",
     "SetComp": "set comprehensions", "DictComp": "dict comprehensions",
     "GeneratorExp": "generator expressions", "Yield": "`yield` (generators)",
@@ -88,6 +89,7 @@ class Parser:
         self.buffer_map: dict[E.Var, Buffer] = {}
         self.params: list[E.Var] = []
         self.top_block: list[ast.stmt] | None = None
+        self.loop_depth = 0  # `for` loops around the statement being parsed (for break/continue)
 
     # -- errors ---------------------------------------------------------------------------
     def err(self, node: ast.AST | None, message: str) -> DiagnosticError:
@@ -242,6 +244,8 @@ class Parser:
                 kwargs.update(self.eval(kw.value))
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
+        if isinstance(func, _T.InlineFunction):
+            return self._inline(func, node, args, kwargs)
         try:
             return func(*args, **kwargs)
         except TypeError as exc:
@@ -251,6 +255,38 @@ class Parser:
             if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
             raise
+
+    def _inline(self, macro: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Parse the body of a ``@T.inline`` function here, its parameters bound to the call's
+        arguments; a body of one ``return <expr>`` gives that expression."""
+        fn = macro.fn
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.err(node, f"{fn.__name__}(): {exc}") from None
+        bound.apply_defaults()
+        try:
+            raw = inspect.getsource(fn)
+            filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        except (OSError, TypeError) as exc:
+            raise self.err(node, f"T.inline function {fn.__name__} needs its source text "
+                                 f"({exc})") from None
+        source = Source.from_snippet(raw, filename, fn.__code__.co_firstlineno)
+        fdef = next(n for n in ast.parse(source.text).body if isinstance(n, ast.FunctionDef))
+        body = [b for b in fdef.body
+                if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+                        and isinstance(b.value.value, str))]
+        saved = (self.src, self.outer, self.scopes, self.top_block)
+        self.src = source
+        self.outer = [_closure_vars(fn), fn.__globals__, _default_globals()]
+        self.scopes = [dict(bound.arguments)]
+        self.top_block = body
+        try:
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                return self.eval(body[0].value)
+            return self.stmts(body, 0)
+        finally:
+            self.src, self.outer, self.scopes, self.top_block = saved
 
     def _let_expr(self, node: ast.Call) -> E.Let:
         if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):
@@ -332,6 +368,16 @@ class Parser:
     def _s_Pass(self, node: ast.Pass, stmts: list[ast.stmt], i: int) -> None:
         return None
 
+    def _s_Break(self, node: ast.Break, stmts: list[ast.stmt], i: int) -> S.Stmt:
+        if not self.loop_depth:
+            raise self.err(node, "`break` outside a loop")
+        return S.Evaluate(_T.break_loop())
+
+    def _s_Continue(self, node: ast.Continue, stmts: list[ast.stmt], i: int) -> S.Stmt:
+        if not self.loop_depth:
+            raise self.err(node, "`continue` outside a loop")
+        return S.Evaluate(_T.continue_loop())
+
     def _s_Expr(self, node: ast.Expr, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # docstrings and string comments
@@ -372,15 +418,18 @@ class Parser:
         raise self.err(node, _unsupported("`while` loops (use a `for` loop over T.serial)"))
 
     def _s_With(self, node: ast.With, stmts: list[ast.stmt], i: int) -> S.Stmt:
-        what = "`with` statements other than `with T.attr({...}):` and `with T.let(v) as x:`"
+        what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:` and "
+                "`with Tx.compose_op(...):`")
         if len(node.items) != 1:
             raise self.err(node, _unsupported(what))
         item = node.items[0]
         expr = item.context_expr
         # Decide from the callee alone: a foreign context manager is never entered or called.
-        if not (isinstance(expr, ast.Call) and self.eval(expr.func) in (_T.attr, _T.let)):
+        if not (isinstance(expr, ast.Call) and _is_with_builder(self.eval(expr.func))):
             raise self.err(expr, _unsupported(what))
         ctx = self.eval(expr)
+        if isinstance(ctx, _tile.ComposeOpSpec) and item.optional_vars is None:
+            return self._compose_op(ctx, node)
         if isinstance(ctx, _T.AttrSpec) and item.optional_vars is None:
             return _attr_chain(ctx.items, ctx.node, self.block(node.body))
         if isinstance(ctx, _T.LetSpec) and isinstance(item.optional_vars, ast.Name):
@@ -388,6 +437,18 @@ class Parser:
             var = E.Var(item.optional_vars.id, ctx.dtype or value.dtype)
             return S.LetStmt(var, value, self.block(node.body, {var.name: var}))
         raise self.err(item.context_expr, _unsupported(what))
+
+    def _compose_op(self, ctx: Any, node: ast.With) -> S.Stmt:
+        body = self.block(node.body)
+        calls = list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+        calls = [c for c in calls if not (isinstance(c, S.Evaluate) and isinstance(c.value, E.IntImm))]
+        for c, stmt_node in zip(calls, node.body):
+            if not isinstance(c, S.TilePrimitiveCall):
+                raise self.err(stmt_node, "the block of `with Tx.compose_op(...)` may hold only "
+                                          f"tile primitive calls (Tx.<op>(...)), not a "
+                                          f"{type(c).__name__}")
+        return make_compose_op(calls, scope=ctx.scope, dispatch=ctx.dispatch,
+                               workspace=ctx.workspace, config=ctx.config)
 
     def _s_If(self, node: ast.If, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         cond = self.eval(node.test)
@@ -434,7 +495,11 @@ class Parser:
         for name, start, ext, _kind, _thread, _ann in loops:
             dt = _loop_dtype(start, ext)
             loop_vars.append(E.Var(name, dt))
-        body = self.block(node.body, {v.name: v for v in loop_vars})
+        self.loop_depth += 1
+        try:
+            body = self.block(node.body, {v.name: v for v in loop_vars})
+        finally:
+            self.loop_depth -= 1
         for var, (_n, start, ext, kind, thread, ann) in reversed(list(zip(loop_vars, loops))):
             body = S.For(var, start, ext, kind, body, thread_tag=thread, annotations=ann)
         return body
@@ -505,7 +570,8 @@ class Parser:
             return None
         name = target.id
         if isinstance(value, _T.VarDecl):
-            self.bind(name, E.Var(value.name or name, value.dtype))
+            cls = E.SizeVar if value.is_size_var else E.Var
+            self.bind(name, cls(value.name or name, value.dtype))
             return None
         if isinstance(value, _T.MetaVar):
             self.bind(name, value.value)
@@ -577,7 +643,7 @@ class Parser:
             if a.annotation is None:
                 raise self.err(a, f"parameter {a.arg} needs a type annotation, e.g. "
                                   f"`{a.arg}: T.int32` or `{a.arg}: T.Buffer((n,), \"float32\")`")
-            if isinstance(a.annotation, ast.Call):
+            if isinstance(a.annotation, ast.Call) and not _is_param_type_call(self, a.annotation):
                 buffer_params.append((a.arg, a.annotation))
                 continue
             ann = self.eval(a.annotation)
@@ -642,6 +708,17 @@ def _loop_dtype(start: Any, ext: Any) -> DataType:
         if isinstance(v, E.PrimExpr) and v.dtype.is_integer:
             return v.dtype
     return DataType("int32")
+
+
+def _is_with_builder(callee: Any) -> bool:
+    """The builders a `with` statement may call: T.attr, T.hint, T.let, Tx[.<scope>].compose_op."""
+    return (callee is _T.attr or callee is _T.hint or callee is _T.let
+            or isinstance(callee, _tile.ComposeOpBuilder))
+
+
+def _is_param_type_call(p: Parser, node: ast.Call) -> bool:
+    """``tm: T.TensorMap()``: a by-value parameter type written as a call (the seed's form)."""
+    return isinstance(p.eval(node.func), _T.ParamType)
 
 
 def _attr_chain(items: dict[str, Any], node: Any, body: S.Stmt) -> S.Stmt:

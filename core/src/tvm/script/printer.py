@@ -29,7 +29,9 @@ Printed forms (the parser accepts all of them):
   otherwise (a result type the op would not infer, or a builder that maps its arguments) it
   prints the exact form ``T.call_intrin("dtype", "op.name", args...)``.
 
-For backend authors: an op whose builder takes keyword-only parameters stores them as its last
+For backend authors: an op whose builder takes its result type as its first argument
+(``T.type_annotation("float32")``) declares the op attribute ``script_dtype=True``. An op whose
+builder takes keyword-only parameters stores them as its last
 arguments and declares their names in the op attribute ``script_kwargs`` (a tuple of str), e.g.
 ``Op.register("tirx.cuda.func_call", ..., script_kwargs=("source_code",))`` prints
 ``T.cuda.func_call("f", 1, source_code="")``.
@@ -63,12 +65,23 @@ _SCOPE_PREFIX = {"thread": "tile", "warp": "warp", "warpgroup": "wg", "cta": "ct
 _LOOP_FUNC = {S.ForKind.PARALLEL: "T.parallel", S.ForKind.VECTORIZED: "T.vectorized",
               S.ForKind.UNROLLED: "T.unroll", S.ForKind.THREAD_BINDING: "T.thread_binding",
               S.ForKind.SERIAL: "T.serial"}
+_COMPOSE_OP = "tirx.tile.compose_op"
 _RESERVED = frozenset(keyword.kwlist) | {"T", "I", "tvm", "range", "print"}
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
-def to_script(node: Any, **kwargs: Any) -> str:
-    """TVMScript text of a PrimFunc, IRModule, statement, expression, region or layout."""
+def to_script(node: Any, *, verbose_expr: bool = False,
+              extra_config: dict[str, Any] | None = None, **kwargs: Any) -> str:
+    """TVMScript text of a PrimFunc, IRModule, statement, expression, region or layout.
+
+    ``verbose_expr=True`` (Apache TVM's option) writes, before a statement or expression, a
+    declaration of every variable and buffer it uses without defining (``n = T.int32()``,
+    ``A = T.Buffer((1,), "float16")``), in order of first use. ``extra_config`` accepts the
+    seed's ``{"tirx.prefix": "T"}`` (the only prefix there is).
+    """
+    prefix = (extra_config or {}).get("tirx.prefix", "T")
+    if prefix != "T":
+        raise ValueError(f"the script prefix is always 'T', got {prefix!r}")
     p = _Printer()
     if isinstance(node, IRModule):
         return p.module(node)
@@ -76,9 +89,16 @@ def to_script(node: Any, **kwargs: Any) -> str:
         return "# from tvm.script import tirx as T\n\n" + "\n".join(p.func(node, None)) + "\n"
     if isinstance(node, S.Stmt):
         p.names.push()
-        p.reserve_free(node)
+        if verbose_expr:
+            p.declare_free(node)
+        else:
+            p.reserve_free(node)
         p.block_body(node)
         return "\n".join(p.out) + "\n"
+    if verbose_expr:
+        p.names.push()
+        p.declare_free(node)
+        return "\n".join([*p.out, p.value(node)])
     return p.value(node)
 
 
@@ -123,9 +143,12 @@ class _Uses(Visitor):
     def __init__(self) -> None:
         self.used: dict[int, E.Var] = {}
         self.defined: set[int] = set()
+        self.order: list[Any] = []  # used vars and buffers, in order of first use
 
     def visit_Var(self, v: E.Var) -> None:
-        self.used.setdefault(id(v), v)
+        if id(v) not in self.used:
+            self.used[id(v)] = v
+            self.order.append(v)
 
     def _define_buffer(self, b: Buffer) -> None:
         self.defined.add(id(b.data))
@@ -135,9 +158,12 @@ class _Uses(Visitor):
             self.visit(b.layout)
 
     def visit_Buffer(self, b: Buffer) -> None:
+        seen = id(b.data) in self.used
         self.used.setdefault(id(b.data), b.data)
         for e in b.shape + b.strides + [b.elem_offset]:
             self.visit(e)
+        if not seen:
+            self.order.append(b)
 
     def visit_For(self, s: S.For) -> None:
         self.defined.add(id(s.loop_var))
@@ -267,7 +293,8 @@ class _Printer:
         if attrs:
             self.line(f"T.func_attr({self.raw(attrs)})")
         for k, v in free.items():
-            self.line(f"{self.names.of[k]} = {self.dtype_ctor(v.dtype)}()")
+            size = "is_size_var=True" if isinstance(v, E.SizeVar) else ""
+            self.line(f"{self.names.of[k]} = {self.dtype_ctor(v.dtype)}({size})")
         for p, buf in handle_bufs:
             args = self.buffer_args(buf)
             self.line(f"{self.names.of[id(buf)]} = T.match_buffer({self.names.of[id(p)]}, {args})")
@@ -293,6 +320,22 @@ class _Printer:
             if k not in uses.defined:
                 self.names.define(v, v.name)
 
+    def declare_free(self, node: Any) -> None:
+        """``n = T.int32()`` / ``A = T.Buffer(...)`` for what ``node`` uses but does not define."""
+        uses = _uses(node)
+        data_of = {id(x.data) for x in uses.order if isinstance(x, Buffer)}
+        for x in uses.order:
+            if isinstance(x, Buffer):
+                if id(x.data) in uses.defined:
+                    continue
+                name = self.names.define(x, x.name)
+                self.names.of[id(x.data)] = name
+                self.line(f"{name} = {self.buffer_decl('T.Buffer', x)}")
+            elif id(x) not in uses.defined and id(x) not in data_of:
+                name = self.names.define(x, x.name)
+                size = "is_size_var=True" if isinstance(x, E.SizeVar) else ""
+                self.line(f"{name} = {self.dtype_ctor(x.dtype)}({size})")
+
     def dtype_ctor(self, dtype: Any) -> str:
         return f"T.{dtype}"
 
@@ -315,6 +358,10 @@ class _Printer:
             parts.append(f"elem_offset={self.expr(buf.elem_offset)}")
         if buf.align:
             parts.append(f"align={buf.align}")
+        if buf.axis_separators:
+            parts.append(f"axis_separators={buf.axis_separators}")
+        if buf.offset_factor:
+            parts.append(f"offset_factor={buf.offset_factor}")
         return ", ".join(parts)
 
     def buffer_decl(self, ctor: str, buf: Buffer) -> str:
@@ -473,7 +520,17 @@ class _Printer:
         self.line(f"{', '.join(names)} = T.{s.kind}([{exts}])")
 
     def s_TilePrimitiveCall(self, s: S.TilePrimitiveCall, last: bool) -> None:
+        if s.op.name == _COMPOSE_OP:
+            self.compose_op(s)
+            return
         self.line(self.tile_call(s))
+
+    def compose_op(self, s: S.TilePrimitiveCall) -> None:
+        """``with T.tile.compose_op(...):`` over the composed calls."""
+        kws = self.tile_keywords(s)
+        self.line(f"with T.{_SCOPE_PREFIX[s.scope]}.compose_op({', '.join(kws)}):")
+        calls: list[S.Stmt] = [c for c in s.args if isinstance(c, S.Stmt)]
+        self.scoped(lambda: self.block(S.SeqStmt(calls)))
 
     def tile_call(self, s: S.TilePrimitiveCall) -> str:
         op_name = s.op.name.removeprefix("tirx.tile.")
@@ -489,13 +546,19 @@ class _Printer:
                 if args[-1] != self.arg(_const_arg(spec.defaults[pname])):
                     break
                 args.pop()
-        if s.dispatch is not None:
-            args.append(f"dispatch={json.dumps(s.dispatch)}")
-        if s.workspace:
-            args.append(f"workspace={self.raw(s.workspace)}")
-        if s.config:
-            args.append(f"config={self.raw(s.config)}")
+        args += self.tile_keywords(s)
         return f"T.{_SCOPE_PREFIX[s.scope]}.{op_name}({', '.join(args)})"
+
+    def tile_keywords(self, s: S.TilePrimitiveCall) -> list[str]:
+        """``dispatch=``, ``workspace=``, ``config=`` of a tile call, where set."""
+        kws = []
+        if s.dispatch is not None:
+            kws.append(f"dispatch={json.dumps(s.dispatch)}")
+        if s.workspace:
+            kws.append(f"workspace={self.raw(s.workspace)}")
+        if s.config:
+            kws.append(f"config={self.raw(s.config)}")
+        return kws
 
     # -- values ---------------------------------------------------------------------------
     def value(self, v: Any) -> str:
@@ -661,6 +724,9 @@ class _Printer:
 
     def e_BinaryOp(self, e: E.BinaryOp) -> tuple[str, int]:
         cls = type(e)
+        if cls in _FOLDED and _imm(e.a) and _imm(e.b):
+            # operators would fold two immediates (T.int32(3) + 4 is 7): name the node instead
+            return f"T.{cls.__name__}({self.typed(e.a)}, {self.expr(e.b)})", _ATOM
         if cls in _INFIX:
             sym, prec = _INFIX[cls]
             return f"{self.left_text(e, prec)} {sym} {self.wrap(e.b, prec + 1)}", prec
@@ -713,17 +779,19 @@ class _Printer:
         npos = len(c.args) - len(kw_names) if len(c.args) >= len(kw_names) else len(c.args)
         if op.category is not OpCategory.TILE_PRIMITIVE:
             fn = _resolve(self.T, op.printer_name)
-            if fn is not None and self._rebuilds(fn, c, npos, kw_names):
-                parts = [self.arg(a) for a in c.args[:npos]]
+            lead = [str(c.dtype)] if op.get_attr("script_dtype") else []
+            if fn is not None and self._rebuilds(fn, c, npos, kw_names, lead):
+                parts = [json.dumps(x) for x in lead] + [self.arg(a) for a in c.args[:npos]]
                 parts += [f"{k}={self.arg(a)}" for k, a in zip(kw_names, c.args[npos:])]
                 return f"T.{op.printer_name}({', '.join(parts)})", _ATOM
         parts = [json.dumps(str(c.dtype)), json.dumps(op.name)] + [self.arg(a) for a in c.args]
         return f"T.call_intrin({', '.join(parts)})", _ATOM
 
-    def _rebuilds(self, fn: Any, c: E.Call, npos: int, kw_names: tuple[str, ...]) -> bool:
+    def _rebuilds(self, fn: Any, c: E.Call, npos: int, kw_names: tuple[str, ...],
+                  lead: list[str]) -> bool:
         from ..ir.structural import structural_equal
 
-        pos = [_as_parsed(a) for a in c.args[:npos]]
+        pos = [*lead, *(_as_parsed(a) for a in c.args[:npos])]
         kws = {k: _as_parsed(a) for k, a in zip(kw_names, c.args[npos:])}
         try:
             rebuilt = fn(*pos, **kws)
@@ -733,6 +801,13 @@ class _Printer:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+_FOLDED = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
+
+
+def _imm(e: Any) -> bool:
+    return isinstance(e, (E.IntImm, E.FloatImm))
+
+
 def _plain(e: Any) -> TypeGuard[E.IntImm]:
     """An immediate printed as a bare Python literal (and so read back as a Python int)."""
     return (isinstance(e, E.IntImm) and e.dtype == "int32"

@@ -33,17 +33,32 @@ def register_tag(name: str, config: Mapping[str, Any], override: bool = False) -
             f"target tag {name!r} is registered twice: by {first} and by "
             f"{_owner_label(current_owner())}; pass override=True to replace it on purpose"
         )
-    stored = copy.deepcopy(dict(config))
+    stored = _copy(dict(config))
     TAG_REGISTRY.register(name, stored, override=True if name in TAG_REGISTRY else override)
-    return copy.deepcopy(stored)
+    return _copy(stored)
 
 
 def get_tag(name: str) -> dict[str, Any] | None:
     """A copy of the config of tag ``name``, or ``None``."""
     config = TAG_REGISTRY.get(name)
-    return None if config is None else copy.deepcopy(config)
+    return None if config is None else _copy(config)
 
 
 def list_tags() -> dict[str, dict[str, Any]]:
     """Every registered tag: name -> a copy of its config."""
-    return {name: copy.deepcopy(cfg) for name, cfg in TAG_REGISTRY.items()}
+    return {name: _copy(cfg) for name, cfg in TAG_REGISTRY.items()}
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a tag config: JSON-like data copied directly (backends register hundreds
+    of tags while ``import tvm`` runs; ``copy.deepcopy`` is several times slower), anything else
+    by ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    if isinstance(value, tuple):
+        return tuple(_copy(v) for v in value)
+    return copy.deepcopy(value)

@@ -34,12 +34,14 @@ from ..ir import (
     Range,
     ScopeIdDef,
     SeqStmt,
+    SizeVar,
     Stmt,
     StringImm,
     TileLayout,
     TilePrimitiveCall,
     Var,
     const,
+    decl_buffer,
 )
 from . import op
 from .op import *  # noqa: F403 - the builtin math builders are part of this facade
@@ -48,11 +50,12 @@ __all__ = [
     "AllocBuffer", "AssertStmt", "AttrStmt", "Buffer", "BufferLoad", "BufferRegion", "BufferStore",
     "Call", "Cast", "DataType", "DeclBuffer", "Evaluate", "FloatImm", "For", "ForKind", "IRModule",
     "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "ScopeIdDef",
-    "SeqStmt", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "const", "op",
+    "SeqStmt", "SizeVar", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "const", "decl_buffer", "op",
     "register_tir_pipeline", "get_tir_pipeline",  # noqa: F405 - resolved by __getattr__
 ] + list(op.__all__)
 
-_LAZY = {"compilation_pipeline", "operator", "transform", "script", "pipeline"}
+_LAZY = {"compilation_pipeline", "operator", "transform", "script", "pipeline", "lang", "layout",
+         "exec_scope"}
 
 
 def __getattr__(name: str) -> Any:

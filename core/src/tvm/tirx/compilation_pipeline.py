@@ -1,8 +1,9 @@
 """The registry of TIR pipelines: ``PIPELINE_MAP``, ``register_tir_pipeline``, ``get_tir_pipeline``.
 
 A pipeline *factory* is a callable ``factory(**kwargs)`` returning what ``tvm.compile`` runs
-(the passes engineer's ``tvm.tirx.pipeline`` defines the shape). Core registers ``default``
-and ``tirx``; backends add theirs through the ``tvm_tir_pipelines`` hook and pick the default
+(the passes engineer's ``tvm.tirx.pipeline`` defines the shape). Core registers ``s_tir``,
+``tirx`` and ``default``, which builds whatever ``s_tir`` is (the seed maps ``"default"`` to
+``"s_tir"``); backends add theirs through the ``tvm_tir_pipelines`` hook and pick the default
 for their targets through ``tvm_default_pipeline``.
 """
 
@@ -77,10 +78,15 @@ def _unknown_message(name: str) -> str:
 
 
 # Core's pipelines live in tvm.tirx.pipeline (passes); import it only when one is built.
-def _default_pipeline(**kwargs: Any) -> Any:
+def _s_tir_pipeline(**kwargs: Any) -> Any:
     from . import pipeline
 
-    return pipeline.default_pipeline(**kwargs)
+    return pipeline.s_tir_pipeline(**kwargs)
+
+
+def _default_pipeline(**kwargs: Any) -> Any:
+    """``"default"`` is ``"s_tir"`` (the registered one, should a backend replace it)."""
+    return PIPELINE_MAP["s_tir"](**kwargs)
 
 
 def _tirx_pipeline(**kwargs: Any) -> Any:
@@ -89,5 +95,6 @@ def _tirx_pipeline(**kwargs: Any) -> Any:
     return pipeline.tirx_pipeline(**kwargs)
 
 
+PIPELINE_MAP.register("s_tir", _s_tir_pipeline, owner=CORE_OWNER)
 PIPELINE_MAP.register("default", _default_pipeline, owner=CORE_OWNER)
 PIPELINE_MAP.register("tirx", _tirx_pipeline, owner=CORE_OWNER)

@@ -20,7 +20,20 @@ __all__ = [
     "continue_loop", "device_entry", "floordiv", "floormod", "fma", "if_then_else", "likely",
     "max", "min", "popcount", "print_buffer", "reinterpret", "ret", "shift_left", "shift_right",
     "thread_return", "truncdiv", "truncmod", "tvm_kernel_replace_point",
+    # markers and annotations
+    "assume", "undef", "selector", "isnullptr", "tvm_tuple", "type_annotation", "dp4a",
+    # wmma fragments (kept in core, as in the seed)
+    "tvm_load_matrix_sync", "tvm_mma_sync", "tvm_bmma_sync", "tvm_fill_fragment",
+    "tvm_store_matrix_sync",
+    # Metal 4 cooperative tensors (kept in core, as in the seed)
+    "cooperative_tensor_fill", "cooperative_tensor_load", "cooperative_tensor_store",
+    "cooperative_tensor_multiply_accumulate",
 ]
+WMMA_OPS = ("tvm_load_matrix_sync", "tvm_mma_sync", "tvm_bmma_sync", "tvm_fill_fragment",
+            "tvm_store_matrix_sync")
+WEBGPU_OPS = ("subgroup_shuffle", "subgroup_shuffle_up", "subgroup_shuffle_down")
+COOPERATIVE_TENSOR_OPS = ("cooperative_tensor_fill", "cooperative_tensor_load",
+                          "cooperative_tensor_store", "cooperative_tensor_multiply_accumulate")
 
 UNARY_MATH = (
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
@@ -59,6 +72,18 @@ def _register_core_ops() -> None:
     Op.register("tirx.thread_return", effect=CallEffect.OPAQUE)
     Op.register("tirx.continue_loop", effect=CallEffect.OPAQUE)
     Op.register("tirx.break_loop", effect=CallEffect.OPAQUE)
+    Op.register("tirx.assume", effect=CallEffect.EXPR_ANNOTATION, dtype="bool")
+    Op.register("tirx.undef", effect=CallEffect.PURE, dtype="int32")
+    Op.register("tirx.selector", effect=CallEffect.EXPR_ANNOTATION, dtype="arg0")
+    Op.register("tirx.isnullptr", effect=pure, dtype="bool")
+    Op.register("tirx.tvm_tuple", effect=CallEffect.EXPR_ANNOTATION, dtype="handle")
+    Op.register("tirx.type_annotation", effect=pure, script_dtype=True)
+    Op.register("tirx.dp4a", effect=pure, dtype="int32")
+    for name in WMMA_OPS + COOPERATIVE_TENSOR_OPS:
+        Op.register(f"tirx.{name}", effect=CallEffect.OPAQUE, dtype="handle")
+    for name in WEBGPU_OPS:  # kept in core, as in the seed (T.webgpu)
+        Op.register(f"tirx.webgpu.{name}", category="device_intrin", namespace="webgpu",
+                    effect=CallEffect.UPDATE_STATE, dtype="arg0")
 
 
 _register_core_ops()
@@ -282,3 +307,134 @@ def continue_loop() -> E.Call:
 
 def break_loop() -> E.Call:
     return _call("break_loop")
+
+
+# -- markers and annotations ------------------------------------------------------------------
+def assume(cond: Any = None) -> E.Call:
+    """Tell the analyzer that ``cond`` holds (``T.assume(n > 0)``); no code is emitted."""
+    return _call("assume", E.convert(True if cond is None else cond))
+
+
+def undef() -> E.Call:
+    """An undefined value: its reads may be replaced by anything."""
+    return _call("undef")
+
+
+def selector(var: Any, pred: Any) -> E.Call:
+    """The unique value of ``var`` among the active threads for which ``pred`` holds
+    (analysis only: it must not reach codegen)."""
+    v = E.convert(var)
+    return E.Call(v.dtype, Op.get("tirx.selector"), [v, E.convert(pred)])
+
+
+def isnullptr(x: Any) -> E.Call:
+    """Whether the handle ``x`` is a null pointer."""
+    return _call("isnullptr", E.convert(x))
+
+
+def tvm_tuple(*value: Any) -> E.Call:
+    """A tuple of values (an annotation argument, e.g. of ``T.attr``)."""
+    return _call("tvm_tuple", *value)
+
+
+def type_annotation(dtype: str | DataType) -> E.Call:
+    """A value that carries only its type (``T.type_annotation("float32")``)."""
+    return E.Call(DataType(dtype), Op.get("tirx.type_annotation"), [])
+
+
+def dp4a(vec1: Any, vec2: Any, acc: Any = 0) -> E.Call:
+    """The dot product of two int8x4 (or uint8x4) vectors plus the int32 ``acc``."""
+    return _call("dp4a", E.convert(vec1), E.convert(vec2), E.convert(acc, "int32"))
+
+
+# -- wmma fragments ----------------------------------------------------------------------------
+def tvm_load_matrix_sync(fragment: Any, m: Any, n: Any, k: Any, index: Any, buffer_ptr: Any,
+                         stride: Any, layout: Any) -> E.Call:
+    """Load the ``index``-th ``m x n x k`` fragment of ``fragment`` from ``buffer_ptr``."""
+    return _call("tvm_load_matrix_sync", fragment, m, n, k, index, buffer_ptr, stride, layout)
+
+
+def tvm_mma_sync(fragment_d: Any, index_d: Any, fragment_a: Any, index_a: Any,
+                 fragment_b: Any, index_b: Any, fragment_c: Any, index_c: Any) -> E.Call:
+    """``d = a * b + c`` on wmma fragments."""
+    return _call("tvm_mma_sync", fragment_d, index_d, fragment_a, index_a, fragment_b, index_b,
+                 fragment_c, index_c)
+
+
+def tvm_bmma_sync(fragment_d: Any, index_d: Any, fragment_a: Any, index_a: Any,
+                  fragment_b: Any, index_b: Any, fragment_c: Any, index_c: Any) -> E.Call:
+    """``d = popc(a xor b) + c`` on 1-bit wmma fragments."""
+    return _call("tvm_bmma_sync", fragment_d, index_d, fragment_a, index_a, fragment_b, index_b,
+                 fragment_c, index_c)
+
+
+def tvm_fill_fragment(fragment: Any, m: Any, n: Any, k: Any, index: Any, value: Any) -> E.Call:
+    """Fill the ``index``-th fragment of ``fragment`` with ``value``."""
+    return _call("tvm_fill_fragment", fragment, m, n, k, index, value)
+
+
+def tvm_store_matrix_sync(fragment: Any, m: Any, n: Any, k: Any, index: Any, buffer_ptr: Any,
+                          stride: Any, layout: Any) -> E.Call:
+    """Store the ``index``-th fragment of ``fragment`` to ``buffer_ptr``."""
+    return _call("tvm_store_matrix_sync", fragment, m, n, k, index, buffer_ptr, stride, layout)
+
+
+# -- Metal 4 cooperative tensors (MetalPerformancePrimitives) ---------------------------------
+def cooperative_tensor_fill(d: Any, index: Any, value: Any, rows: Any, cols: Any) -> E.Call:
+    """Fill the ``index``-th ``rows x cols`` cooperative tensor of ``d`` with ``value``."""
+    return _call("cooperative_tensor_fill", d, index, value, rows, cols)
+
+
+def cooperative_tensor_load(d: Any, index: Any, ptr: Any, stride: Any, rows: Any, cols: Any,
+                            transpose_matrix: Any = False, mma_M: Any = 0,  # noqa: N803
+                            mma_N: Any = 0, mma_K: Any = 0,  # noqa: N803
+                            operand_role: Any = 0) -> E.Call:
+    """Load a cooperative tensor from ``ptr`` (row stride ``stride``); ``mma_M/N/K`` and
+    ``operand_role`` name the matmul it feeds."""
+    return _call("cooperative_tensor_load", d, index, ptr, stride, rows, cols, transpose_matrix,
+                 mma_M, mma_N, mma_K, operand_role)
+
+
+def cooperative_tensor_store(d: Any, index: Any, ptr: Any, stride: Any, rows: Any, cols: Any,
+                             transpose_matrix: Any = False, mma_M: Any = 0,  # noqa: N803
+                             mma_N: Any = 0, mma_K: Any = 0,  # noqa: N803
+                             operand_role: Any = 0) -> E.Call:
+    """Store a cooperative tensor to ``ptr`` (row stride ``stride``)."""
+    return _call("cooperative_tensor_store", d, index, ptr, stride, rows, cols, transpose_matrix,
+                 mma_M, mma_N, mma_K, operand_role)
+
+
+def cooperative_tensor_multiply_accumulate(d: Any, index_d: Any, a: Any, index_a: Any, b: Any,
+                                           index_b: Any, c: Any, index_c: Any, M: Any,  # noqa: N803
+                                           N: Any, K: Any,  # noqa: N803
+                                           transpose_a: Any = False,
+                                           transpose_b: Any = False) -> E.Call:
+    """``d = a @ b + c`` on cooperative tensors of an ``M x N x K`` matmul."""
+    return _call("cooperative_tensor_multiply_accumulate", d, index_d, a, index_a, b, index_b, c,
+                 index_c, M, N, K, transpose_a, transpose_b)
+
+
+# -- WebGPU subgroup shuffles (T.webgpu) --------------------------------------------------------
+class WebGPUNamespace:
+    """``T.webgpu``: subgroup shuffles of WGSL, kept in core as in the seed (no backend here
+    compiles WebGPU; the ops print and parse)."""
+
+    @staticmethod
+    def subgroup_shuffle(var: Any, lane: Any) -> E.Call:
+        return _webgpu("subgroup_shuffle", var, lane)
+
+    @staticmethod
+    def subgroup_shuffle_up(var: Any, delta: Any) -> E.Call:
+        return _webgpu("subgroup_shuffle_up", var, delta)
+
+    @staticmethod
+    def subgroup_shuffle_down(var: Any, delta: Any) -> E.Call:
+        return _webgpu("subgroup_shuffle_down", var, delta)
+
+    def __repr__(self) -> str:
+        return "T.webgpu"
+
+
+def _webgpu(name: str, var: Any, arg: Any) -> E.Call:
+    v = var[0] if hasattr(var, "shape") and not isinstance(var, E.PrimExpr) else E.convert(var)
+    return E.Call(v.dtype, Op.get(f"tirx.webgpu.{name}"), [v, E.convert(arg)])

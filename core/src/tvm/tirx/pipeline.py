@@ -1,4 +1,5 @@
-"""Core's TIR pipelines, ``default`` and ``tirx`` (registered in ``compilation_pipeline``).
+"""Core's TIR pipelines, ``s_tir`` (also ``default``) and ``tirx`` (registered in
+``compilation_pipeline``).
 
 A pipeline factory returns ``(main_pass, finalize_host_passes, finalize_device_passes)``: the
 main pass lowers the module (for device targets down to kernels and a host launcher); the two
@@ -26,7 +27,8 @@ from .transform import (
     VectorizeLoop,
 )
 
-__all__ = ["default_pipeline", "finalize_device_passes", "finalize_host_passes", "tirx_pipeline"]
+__all__ = ["default_pipeline", "finalize_device_passes", "finalize_host_passes", "s_tir_pipeline",
+           "tirx_pipeline"]
 
 
 def _main(name: str, *, disable_vectorize: bool = False, disable_unroll: bool = False,
@@ -69,9 +71,17 @@ def tirx_pipeline(*, disable_vectorize: bool = False, disable_unroll: bool = Fal
     return main, finalize_host_passes, finalize_device_passes
 
 
-def default_pipeline(*, disable_vectorize: bool = False, disable_unroll: bool = False,
-                     split_host_device: bool = True) -> tuple[Sequential, Any, Any]:
-    """The default pipeline: the same stages as :func:`tirx_pipeline`, named ``default``."""
-    main = _main("default", disable_vectorize=disable_vectorize, disable_unroll=disable_unroll,
+def s_tir_pipeline(*, disable_vectorize: bool = False, disable_unroll: bool = False,
+                   split_host_device: bool = True) -> tuple[Sequential, Any, Any]:
+    """The ``s_tir`` pipeline, the seed's default: the same stages as :func:`tirx_pipeline`,
+    named ``s_tir``. (The seed's ``s_tir`` lowers scheduled TIR; this project has no schedule
+    IR, so its default pipeline is the TIRx one.)"""
+    main = _main("s_tir", disable_vectorize=disable_vectorize, disable_unroll=disable_unroll,
                  split_host_device=split_host_device)
     return main, finalize_host_passes, finalize_device_passes
+
+
+def default_pipeline(**kwargs: Any) -> tuple[Sequential, Any, Any]:
+    """The default pipeline: :func:`s_tir_pipeline`, as ``"default"`` maps to ``"s_tir"`` in the
+    seed."""
+    return s_tir_pipeline(**kwargs)

@@ -9,6 +9,11 @@ does both steps.
 * ``unary_reduce(dst, reduce_dst, src, op, reduce_op, axes, bias, scale)``:
   ``activation_reduce`` for a sum over every free axis, else activation + ``tensor_reduce``;
 * ``reduce_negate(dst, src, reduce_op, axes)``: ``tensor_reduce(negate=True)``.
+
+The generic ``compose_op`` (a ``with Tx.compose_op():`` block) has the seed's variant
+``default`` (p10). The seed's raises NotImplementedError (the block was to be rewritten into the
+specific compose ops first); here it lowers the block to its calls one after another, each then
+dispatched to the variants above and beside, since trn has no scalar fallback to fall back on.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from tvm.ir import PrimFunc, TilePrimitiveCall
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
+from tvm.tirx.operator.tile_primitive.fallback.compose import lower_compose_op
 
 from .common import TRN_ONLY, classify, emit, func, nki, nonunit, opname, pdims, region
 from .elementwise import BINARY, UNARY, bias_operand, scale_operand
@@ -127,7 +133,12 @@ def reduce_negate(op: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     return func([emit(nki.nki_tensorreduce(dst, src, rname, True, *axes))])
 
 
+def compose_op(op: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    return lower_compose_op(op, sctx)
+
+
 def register() -> None:
     for name, impl in (("binary_chain", binary_chain), ("binary_reduce", binary_reduce),
-                       ("unary_reduce", unary_reduce), ("reduce_negate", reduce_negate)):
+                       ("unary_reduce", unary_reduce), ("reduce_negate", reduce_negate),
+                       ("compose_op", compose_op)):
         register_dispatch(name, "trn", variant="default", priority=10, when=[TRN_ONLY])(impl)

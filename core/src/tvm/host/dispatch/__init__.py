@@ -1,4 +1,5 @@
-"""Tile-primitive dispatch variants of the host target ``c``.
+"""Tile-primitive dispatch variants of the host target ``c`` (and of ``llvm``, which the host
+backend builds the same way).
 
 Registered by the host plugin's ``tvm_register_dispatch`` hook (:func:`register_all`), through
 the same ``register_dispatch`` API and registration transaction as any backend's variants:

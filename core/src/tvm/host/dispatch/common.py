@@ -9,10 +9,12 @@ from ...tirx.operator.tile_primitive import DispatchContext
 from ...tirx.operator.tile_primitive.common import fold_product, region_of
 from ...tirx.transform.fuse_row_loops import FUSIBLE
 
-__all__ = ["PARALLEL_MIN", "PRIORITY", "contiguous_inner", "parallel_worth", "run_on_thread0",
+__all__ = ["KINDS", "PARALLEL_MIN", "PRIORITY", "contiguous_inner", "parallel_worth", "run_on_thread0",
            "serial_scope"]
 
 PRIORITY = 10  # above core's fallback (-100)
+# The target kinds the host backend builds (both through the host codegen and C compiler).
+KINDS = ("c", "llvm")
 # Elements from which an op is split over OpenMP threads: a fork/join costs microseconds, and
 # far more on a loaded machine (a descheduled thread holds up the join), so only ops of about a
 # hundred microseconds and more are split.

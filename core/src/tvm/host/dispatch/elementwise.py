@@ -38,7 +38,15 @@ from ...tirx.operator.tile_primitive import DispatchContext, predicate, register
 from ...tirx.operator.tile_primitive.common import bound_args
 from ...tirx.operator.tile_primitive.fallback import fallback_impl
 from ...tirx.operator.tile_primitive.ops import TILE_OPS
-from .common import PRIORITY, contiguous_inner, mark, parallel_worth, run_on_thread0, serial_scope
+from .common import (
+    KINDS,
+    PRIORITY,
+    contiguous_inner,
+    mark,
+    parallel_worth,
+    run_on_thread0,
+    serial_scope,
+)
 
 __all__ = ["FAMILIES", "VARIANT", "register", "schedule_loops", "vector_elementwise"]
 
@@ -113,5 +121,6 @@ def register() -> None:
     when = [predicate("serial_scope", serial_scope), predicate("dst_contiguous", _dst_contiguous)]
     for name, spec in TILE_OPS.items():
         if spec.family in FAMILIES or name in _NAMES:
-            register_dispatch(name, "c", variant=VARIANT, priority=PRIORITY,
-                              when=when)(vector_elementwise)
+            for kind in KINDS:
+                register_dispatch(name, kind, variant=VARIANT, priority=PRIORITY,
+                                  when=when)(vector_elementwise)

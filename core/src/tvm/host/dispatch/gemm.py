@@ -43,7 +43,7 @@ from ...tirx.operator.tile_primitive.common import (
     static_bool,
     static_float,
 )
-from .common import PRIORITY, contiguous_inner, run_on_thread0, serial_scope
+from .common import KINDS, PRIORITY, contiguous_inner, run_on_thread0, serial_scope
 
 __all__ = ["VARIANT", "blocked_gemm", "register"]
 
@@ -195,4 +195,6 @@ def register() -> None:
     when = [predicate("serial_scope", serial_scope), predicate("operand_types", _types),
             predicate("D_contiguous", _d_contiguous)]
     for name in ("gemm", "gemm_async"):
-        register_dispatch(name, "c", variant=VARIANT, priority=PRIORITY, when=when)(blocked_gemm)
+        for kind in KINDS:
+            register_dispatch(name, kind, variant=VARIANT, priority=PRIORITY,
+                              when=when)(blocked_gemm)

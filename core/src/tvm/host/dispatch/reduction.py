@@ -47,7 +47,15 @@ from ...tirx.operator.tile_primitive.common import (
 )
 from ...tirx.operator.tile_primitive.fallback.reduce import combine, reduce_stmt
 from ...tirx.operator.tile_primitive.ops import REDUCE_OPS
-from .common import PRIORITY, contiguous_inner, mark, parallel_worth, run_on_thread0, serial_scope
+from .common import (
+    KINDS,
+    PRIORITY,
+    contiguous_inner,
+    mark,
+    parallel_worth,
+    run_on_thread0,
+    serial_scope,
+)
 
 __all__ = ["LANES", "VARIANT", "register", "vector_reduce"]
 
@@ -150,4 +158,6 @@ def register() -> None:
     when = [predicate("serial_scope", serial_scope), predicate("innermost_axis", _innermost_axis),
             predicate("src_contiguous", _src_contiguous)]
     for name in REDUCE_OPS:
-        register_dispatch(name, "c", variant=VARIANT, priority=PRIORITY, when=when)(vector_reduce)
+        for kind in KINDS:
+            register_dispatch(name, kind, variant=VARIANT, priority=PRIORITY,
+                              when=when)(vector_reduce)

@@ -23,13 +23,17 @@ from ...ir import expr as _E
 from ...ir import stmt as _S
 from ...ir.buffer import Buffer as _Buffer
 from ...ir.dtype import DataType
+
+# the arithmetic nodes themselves (T.Add(a, b) builds the node, never folded; the printer uses
+# them for arithmetic on two immediates, which operators fold)
+from ...ir.expr import Add, Cast, Div, FloorDiv, FloorMod, Max, Min, Mod, Mul, Sub, Var  # noqa: F401
 from ...ir.expr import Broadcast as Broadcast
-from ...ir.expr import Cast, Var
 from ...ir.expr import Ramp as Ramp
 from ...ir.expr import Select as Select
 from ...ir.function import PrimFunc
 from ...ir.layout import AXES, Axis, TileLayout
 from ...ir.layout import S as S
+from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
 from ...tirx.op import __all__ as _op_all
 from ..namespace import NAMESPACES
@@ -49,9 +53,10 @@ class ScalarType(str):
     builds typed literals: ``T.float32(0.5)``, ``T.bool(True)``, ``T.int64(3)``; a call on an
     expression casts it; ``n = T.int32()`` in a script declares a variable."""
 
-    def __call__(self, value: Any = None, *, name: str | None = None) -> Any:
+    def __call__(self, value: Any = None, *, name: str | None = None,
+                 is_size_var: bool = False) -> Any:
         if value is None:
-            return VarDecl(DataType(str(self)), name)
+            return VarDecl(DataType(str(self)), name, is_size_var)
         dt = DataType(str(self))
         if isinstance(value, _E.PrimExpr):
             return value if value.dtype == dt else Cast(dt, value)
@@ -68,7 +73,7 @@ class ScalarType(str):
 
 
 _SCALAR_NAMES = (
-    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+    "int4", "int8", "int16", "int32", "int64", "uint4", "uint8", "uint16", "uint32", "uint64", "float16",
     "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2", "bool", "handle",
 )
 for _name in _SCALAR_NAMES:
@@ -94,6 +99,14 @@ class ParamType(ScalarType):
         obj.ptr_scope = ptr_scope
         return obj
 
+    def __call__(self, value: Any = None, *, name: str | None = None,
+                 is_size_var: bool = False) -> Any:
+        """``T.TensorMap()`` is the annotation itself (the seed's spelling: ``tm: T.TensorMap()``)."""
+        if value is None and name is None and not is_size_var:
+            return self
+        raise TypeError(f"T.{self.spelling}() takes no arguments; write `tm: T.{self.spelling}` "
+                        f"or `tm: T.{self.spelling}()` as a parameter annotation")
+
     def __repr__(self) -> str:
         return f"T.{self.spelling}"
 
@@ -109,6 +122,7 @@ class VarDecl:
 
     dtype: DataType
     name: str | None = None
+    is_size_var: bool = False  # a tvm.tirx.SizeVar (known non-negative)
 
 
 # -- buffers ----------------------------------------------------------------------------------
@@ -153,42 +167,74 @@ def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, alig
     return kw
 
 
+def _with_extras(kw: dict[str, Any], axis_separators: Any, offset_factor: int) -> dict[str, Any]:
+    if axis_separators:
+        kw["axis_separators"] = list(axis_separators)
+    if offset_factor:
+        kw["offset_factor"] = offset_factor
+    return kw
+
+
 def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: N802
            scope: str = "global", layout: Any = None, elem_offset: Any = 0,
-           align: int = 0) -> BufferSpec:
+           align: int = 0, axis_separators: Any = None, offset_factor: int = 0) -> BufferSpec:
     """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
     return BufferSpec("param", _shape(shape), str(DataType(dtype)),
-                      _buffer_kwargs(strides, scope, layout, elem_offset, align))
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align),
+                                   axis_separators, offset_factor))
 
 
 def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any = None,
                  scope: str = "global", layout: Any = None, elem_offset: Any = 0,
-                 align: int = 0) -> BufferSpec:
+                 align: int = 0, axis_separators: Any = None,
+                 offset_factor: int = 0) -> BufferSpec:
     """``A = T.match_buffer(a, (n,), "float32")``: the buffer behind handle parameter ``a``."""
     if not isinstance(param, Var) or not param.dtype.is_handle:
         raise TypeError("T.match_buffer expects a `T.handle` parameter as its first argument")
     return BufferSpec("match", _shape(shape), str(DataType(dtype)),
-                      _buffer_kwargs(strides, scope, layout, elem_offset, align), handle=param)
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align),
+                                   axis_separators, offset_factor), handle=param)
 
 
 def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
                  layout: Any = None, strides: Any = None, align: int = 0,
-                 annotations: dict[str, Any] | None = None) -> BufferSpec:
+                 annotations: dict[str, Any] | None = None, axis_separators: Any = None,
+                 offset_factor: int = 0) -> BufferSpec:
     """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
     the block."""
     return BufferSpec("alloc", _shape(shape), str(DataType(dtype)),
-                      _buffer_kwargs(strides, scope, layout, 0, align),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, 0, align),
+                                   axis_separators, offset_factor),
                       annotations=dict(annotations or {}))
+
+
+def alloc_shared(shape: Any, dtype: str = "float32", *, layout: Any = None, strides: Any = None,
+                 align: int = 0, annotations: dict[str, Any] | None = None,
+                 scope: str = "shared") -> BufferSpec:
+    """``A = T.alloc_shared((64,), "float16")``: :func:`alloc_buffer` in ``shared`` memory."""
+    return alloc_buffer(shape, dtype, scope=scope, layout=layout, strides=strides, align=align,
+                        annotations=annotations)
+
+
+def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strides: Any = None,
+                align: int = 0, annotations: dict[str, Any] | None = None,
+                scope: str = "local") -> BufferSpec:
+    """``acc = T.alloc_local((8,), "float32")``: :func:`alloc_buffer` in ``local`` memory
+    (registers)."""
+    return alloc_buffer(shape, dtype, scope=scope, layout=layout, strides=strides, align=align,
+                        annotations=annotations)
 
 
 def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
                 layout: Any = None, strides: Any = None, elem_offset: Any = 0,
-                align: int = 0) -> BufferSpec:
+                align: int = 0, axis_separators: Any = None,
+                offset_factor: int = 0) -> BufferSpec:
     """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory."""
     if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
         raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
     return BufferSpec("decl", _shape(shape), str(DataType(dtype)),
-                      _buffer_kwargs(strides, scope, layout, elem_offset, align, data))
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
+                                                  data), axis_separators, offset_factor))
 
 
 # -- loops ------------------------------------------------------------------------------------
@@ -216,7 +262,19 @@ def _loop(kind: _S.ForKind) -> Callable[..., LoopSpec]:
     return make
 
 
-serial = _loop(_S.ForKind.SERIAL)
+def serial(start: Any, stop: Any = None, *, annotations: dict[str, Any] | None = None,
+           unroll: bool | None = None) -> LoopSpec:
+    """``for i in T.serial(n)`` or ``(start, stop)``: a serial loop. ``unroll=True`` keeps the
+    loop and asks the compiler to unroll it (annotation ``pragma_unroll``: CUDA's ``#pragma
+    unroll``); ``unroll=False`` forbids unrolling (``disable_unroll``), as in the seed."""
+    ann = dict(annotations or {})
+    if unroll is not None:
+        ann["pragma_unroll" if unroll else "disable_unroll"] = True
+    if stop is None:
+        start, stop = 0, start
+    return LoopSpec(_S.ForKind.SERIAL, start, stop, None, ann)
+
+
 parallel = _loop(_S.ForKind.PARALLEL)
 vectorized = _loop(_S.ForKind.VECTORIZED)
 unroll = _loop(_S.ForKind.UNROLLED)
@@ -284,6 +342,20 @@ def attr(items: dict[str, Any], *, node: Any = None) -> AttrSpec:
         if not isinstance(key, str):
             raise TypeError(f"T.attr keys must be strings, got {key!r}")
     return AttrSpec(dict(items), node)
+
+
+HINT = "tirx.hint"
+
+
+def hint(message: str = "", **attrs: Any) -> AttrSpec:
+    """``T.hint("message", key=value, ...)``: a directive for whoever reads the program (a tool,
+    an agent), over the rest of the block or a ``with`` block. It is the attribute statement
+    ``tirx.hint`` (and ``tirx.hint.<key>`` per keyword), which code generation ignores."""
+    if not isinstance(message, str):
+        raise TypeError(f"T.hint expects a message string, got {type(message).__name__}")
+    items: dict[str, Any] = {HINT: message}
+    items.update({f"{HINT}.{k}": v for k, v in attrs.items()})
+    return AttrSpec(items)
 
 
 @dataclass
@@ -361,6 +433,34 @@ def target(config: Any) -> Any:
 # -- functions -------------------------------------------------------------------------------
 
 
+class InlineFunction:
+    """``@T.inline``: a kernel macro. Called inside a ``@T.prim_func`` body, its body is parsed
+    in place with the call's arguments bound to its parameters (names it does not define
+    resolve, as in Python, to its own closure and module); a body that is a single ``return
+    <expr>`` is an expression. Called outside a script, it is an error."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        import functools
+
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"T.inline function {self.fn.__name__}() is parsed into the kernel that "
+                        f"calls it; call it inside a @T.prim_func body")
+
+
+def inline(fn: Any = None) -> Any:
+    """Decorator: ``@T.inline`` (or ``@T.inline()``) makes a kernel macro
+    (:class:`InlineFunction`)."""
+    if fn is None:
+        return InlineFunction
+    if not callable(fn):
+        raise TypeError("T.inline decorates a function: write @T.inline or @T.inline()")
+    return InlineFunction(fn)
+
+
+
 def prim_func(func: Any = None, *, private: bool = False, check_well_formed: bool = True) -> Any:
     """Decorator: parse the function's source into a :class:`~tvm.ir.PrimFunc`.
 
@@ -400,10 +500,21 @@ __all__ = sorted(
 )
 
 
+webgpu = _tirx_op.WebGPUNamespace()
+
+__all__ += ["webgpu", "Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub",
+            "alloc_local", "alloc_shared", "hint", "inline"]
+
+
 def __getattr__(name: str) -> Any:
     ns = NAMESPACES.get(name)
     if ns is not None:
         return ns
+    if name[:1].isalpha() and name[-1:].isdigit():  # vector types: T.int8x4, T.float16x2
+        try:
+            return ScalarType(str(DataType(name)))
+        except ValueError:
+            pass
     raise AttributeError(_missing(name))
 
 

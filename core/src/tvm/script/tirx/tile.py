@@ -13,6 +13,7 @@ arguments bound and checked by it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ...ir.buffer import Buffer, BufferRegion
@@ -20,7 +21,8 @@ from ...ir.op import OP_REGISTRY, Op, OpCategory
 from ...ir.stmt import TilePrimitiveCall
 from ...tirx.operator.tile_primitive import ops as _ops  # noqa: F401 - registers the core tile ops
 
-__all__ = ["ScopeNamespace", "cluster", "cta", "thread", "warp", "warpgroup", "wg"]
+__all__ = ["ComposeOpBuilder", "ComposeOpSpec", "ScopeNamespace", "cluster", "compose_op", "cta",
+           "thread", "warp", "warpgroup", "wg"]
 
 
 _ABSENT = object()
@@ -75,6 +77,38 @@ class _TileOpCaller:
         return f"<tile primitive {self.label}.{self.__name__} ({self.scope} scope)>"
 
 
+@dataclass
+class ComposeOpSpec:
+    """``with Tx.compose_op(...):``: the parser makes one ``tirx.tile.compose_op`` call of the
+    tile primitive calls in the block."""
+
+    scope: str
+    dispatch: str | None
+    workspace: dict[str, Any] | None
+    config: dict[str, Any] | None
+
+
+class ComposeOpBuilder:
+    """``Tx.compose_op(workspace=None, dispatch=None, config=None, **config)``: compose the tile
+    primitive calls of a ``with`` block into one op (a backend may lower them together; the
+    generic fallback runs them in order). Keyword arguments other than these join ``config``,
+    as in the seed (``Tx.compose_op(schedule="A")``)."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+        self.__name__ = "compose_op"
+
+    def __call__(self, *, workspace: dict[str, Any] | None = None, dispatch: str | None = None,
+                 config: dict[str, Any] | None = None, **kwargs: Any) -> ComposeOpSpec:
+        if dispatch is not None and not isinstance(dispatch, str):
+            raise TypeError("Tx.compose_op(dispatch=...) expects a variant name (a str)")
+        merged = {**(config or {}), **kwargs} or None
+        return ComposeOpSpec(self.scope, dispatch, workspace, merged)
+
+    def __repr__(self) -> str:
+        return f"<Tx.compose_op ({self.scope} scope)>"
+
+
 class ScopeNamespace:
     """``Tx.<label>``: tile primitives at one execution scope. Only tile primitives live here."""
 
@@ -87,9 +121,11 @@ class ScopeNamespace:
     def scope(self) -> str:
         return self._scope
 
-    def __getattr__(self, name: str) -> _TileOpCaller:
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        if name == "compose_op":
+            return ComposeOpBuilder(self._scope)
         return _caller(self._ops, name, self._scope, f"Tx.{self._label}",
                        f"'Tx.{self._label}.{name}' is not a tile primitive; the "
                        f"'Tx.{self._label}.' scope prefix applies only to tile primitives")
@@ -120,6 +156,8 @@ warpgroup = ScopeNamespace("warpgroup", "warpgroup")
 wg = ScopeNamespace("warpgroup", "wg")
 warp = ScopeNamespace("warp", "warp")
 thread = ScopeNamespace("thread", "thread")
+
+compose_op = ComposeOpBuilder("thread")
 
 _THREAD_OPS: dict[str, _TileOpCaller] = {}
 

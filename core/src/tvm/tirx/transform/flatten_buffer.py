@@ -105,6 +105,11 @@ class _Flattener(Mutator):
         self.used: set[int] = set()
 
     def flat_of(self, buf: Buffer) -> Buffer:
+        if buf.axis_separators:
+            raise ValueError(
+                f"FlattenBuffer: buffer {buf.name} has axis_separators {buf.axis_separators}, "
+                f"which ask for a physical buffer of {len(buf.axis_separators) + 1} dimensions; "
+                f"the codegens here take 1-D (flat) buffers only: drop axis_separators")
         if is_flat(buf):
             return buf
         found = self.flat.get(id(buf))

@@ -7,6 +7,10 @@ ids, ``threadIdx.x/y/z`` over the thread ids; derived ids are ``LetStmt`` over `
 The block size comes from ``thread_id`` extents, or ``warp_id * 32``, or ``warpgroup_id * 128``
 (they must agree). Cluster ids (``cluster_id``, ``cta_id_in_cluster``) split ``blockIdx`` and
 record the cluster shape as the ``tirx.cluster_extent`` annotation of the ``blockIdx`` loops.
+
+Attribute statements (``T.attr({...})``) and lets (``x: T.let = ...``) may stand before or
+between the ids at the top of the kernel: the ids are taken out of their bodies (a let whose
+variable an id's extent uses is an error). Ids inside loops or branches stay an error.
 """
 
 from __future__ import annotations
@@ -68,10 +72,44 @@ class _Lowerer(Mutator):
         if start is None:
             return super().generic_visit(s)  # type: ignore[return-value]
         head = [self.visit(x) for x in s.seq[:start]]
-        defs = [x for x in s.seq[start:] if isinstance(x, S.ScopeIdDef)]
-        rest = [x for x in s.seq[start:] if not (_is_device_entry(x) or isinstance(x, S.ScopeIdDef))]
+        body = [x for x in s.seq[start:] if not _is_device_entry(x)]
+        rest, defs = _take_ids(body, self.func_name, ())
         kernel = _Kernel(self.func_name, defs).wrap(flatten_seq(rest))
         return flatten_seq([*head, kernel])
+
+
+def _take_ids(stmts: Sequence[S.Stmt], func_name: str,
+              bound: tuple[E.Var, ...]) -> tuple[list[S.Stmt], list[S.ScopeIdDef]]:
+    """The kernel ids at the top of ``stmts`` (also inside the bodies of attribute statements
+    and lets there), and the statements without them."""
+    rest: list[S.Stmt] = []
+    ids: list[S.ScopeIdDef] = []
+    for x in stmts:
+        if isinstance(x, S.ScopeIdDef):
+            _check_not_bound(x, bound, func_name)
+            ids.append(x)
+            continue
+        if isinstance(x, (S.AttrStmt, S.LetStmt)):
+            inner_bound = (*bound, x.var) if isinstance(x, S.LetStmt) else bound
+            body, inner = _take_ids(_stmts_of(x.body), func_name, inner_bound)
+            if inner:
+                x = x.with_fields(body=flatten_seq(body))  # type: ignore[assignment]
+                ids.extend(inner)
+        rest.append(x)
+    return rest, ids
+
+
+def _stmts_of(s: S.Stmt) -> list[S.Stmt]:
+    return list(s.seq) if isinstance(s, S.SeqStmt) else [s]
+
+
+def _check_not_bound(d: S.ScopeIdDef, bound: tuple[E.Var, ...], func_name: str) -> None:
+    used = [v.name for v in bound if any(contains(e, lambda n, v=v: n is v) for e in d.extents)]
+    if used:
+        raise KernelFormError(
+            f"function {func_name}: the extent of T.{d.kind} uses {used[0]!r}, a let defined "
+            f"before it in the kernel; kernel ids are defined for the whole kernel, so their "
+            f"extents may use only parameters and values known before T.device_entry()")
 
 
 class _Kernel:
@@ -105,9 +143,8 @@ class _Kernel:
         cta = self.ids.get("cta_id")
         cluster = self.ids.get("cluster_id")
         in_cluster = self.ids.get("cta_id_in_cluster")
-        if (cluster is None) != (in_cluster is None) and cta is None:
-            raise self.error("T.cluster_id and T.cta_id_in_cluster need each other (or T.cta_id "
-                             "giving the grid)")
+        # T.cluster_id alone: clusters of one CTA (cluster_id is blockIdx); T.cta_id_in_cluster
+        # alone: the grid is one cluster
         dims = max(len(d.vars) for d in (cta, cluster, in_cluster) if d is not None) \
             if any(d is not None for d in (cta, cluster, in_cluster)) else 0
         self._check_dims("cta_id", dims)

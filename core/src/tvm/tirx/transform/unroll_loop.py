@@ -47,10 +47,17 @@ class _Unroller(Mutator):
         if not isinstance(s.extent, E.IntImm) or s.extent.value > self.max_extent:
             return False
         return not contains(body, lambda n: isinstance(n, (S.AllocBuffer, S.DeclBuffer,
-                                                              S.ScopeIdDef, S.LetStmt)))
+                                                              S.ScopeIdDef, S.LetStmt))
+                            or _is_jump(n))
 
 
 def _offset(base: E.PrimExpr, k: int) -> E.PrimExpr:
     if isinstance(base, E.IntImm):
         return E.IntImm(base.dtype, base.value + k)
     return base if k == 0 else E.Add(base, E.IntImm(base.dtype, k))
+
+
+def _is_jump(n: object) -> bool:
+    """``break``/``continue`` (their loop must stay a loop)."""
+    return (isinstance(n, E.Call)
+            and n.op.name in ("tirx.break_loop", "tirx.continue_loop"))

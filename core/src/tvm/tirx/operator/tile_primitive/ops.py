@@ -17,8 +17,8 @@ from typing import Any
 from .... import _registry
 from ....ir.op import CallEffect, Op, OpCategory
 
-__all__ = ["EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec", "core_registration", "get_spec",
-           "make_call"]
+__all__ = ["COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec", "core_registration",
+           "get_spec", "make_call", "make_compose_op"]
 
 # Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
 EXEC_SCOPE_ALIASES = {"wg": "warpgroup"}
@@ -125,6 +125,10 @@ _add(TileOpSpec("unary_reduce", ("dst", "reduce_dst", "src", "op", "reduce_op", 
                 doc="dst = op(src * scale + bias); reduce_dst = reduce_op of dst over axes"))
 _add(TileOpSpec("reduce_negate", ("dst", "src", "reduce_op", "axes"), "compose", ("dst", "src"),
                 {"axes": -1}, doc="dst = -(reduce_op of src over axes)"))
+# ``with Tx.compose_op(...):`` -- the call's arguments are the tile primitive calls of the block
+COMPOSE_OP = "compose_op"
+_add(TileOpSpec(COMPOSE_OP, (), "compose", (),
+                doc="the tile primitive calls of a `with Tx.compose_op(...):` block, as one op"))
 
 
 @contextlib.contextmanager
@@ -179,3 +183,19 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
     scope = EXEC_SCOPE_ALIASES.get(scope, scope)
     return TilePrimitiveCall(Op.get(spec.op_name), bound, scope=scope, dispatch=dispatch,
                              workspace=workspace, config=config)
+
+
+def make_compose_op(calls: list[Any], *, scope: str = "thread", dispatch: str | None = None,
+                    workspace: dict[str, Any] | None = None,
+                    config: dict[str, Any] | None = None) -> Any:
+    """The :class:`~tvm.ir.TilePrimitiveCall` of ``tirx.tile.compose_op`` over ``calls`` (what
+    ``with Tx.compose_op(...):`` builds from the calls of its block)."""
+    from ....ir import TilePrimitiveCall
+
+    bad = [c for c in calls if not isinstance(c, TilePrimitiveCall)]
+    if bad:
+        raise TypeError(f"Tx.compose_op composes tile primitive calls only; got a "
+                        f"{type(bad[0]).__name__}")
+    scope = EXEC_SCOPE_ALIASES.get(scope, scope)
+    return TilePrimitiveCall(Op.get(f"tirx.tile.{COMPOSE_OP}"), list(calls), scope=scope,
+                             dispatch=dispatch, workspace=workspace, config=config)

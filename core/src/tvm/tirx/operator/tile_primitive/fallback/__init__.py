@@ -11,7 +11,12 @@ from __future__ import annotations
 from ..dispatch_context import SERIAL, register_scope_barrier
 from ..dispatcher import Impl, register_dispatch
 from ..ops import TILE_OPS, core_registration
-from .compose import lower_binary_reduce, lower_reduce_negate, lower_unary_reduce
+from .compose import (
+    lower_binary_reduce,
+    lower_compose_op,
+    lower_reduce_negate,
+    lower_unary_reduce,
+)
 from .elementwise import (
     lower_binary,
     lower_binary_chain,
@@ -46,6 +51,7 @@ _BY_NAME: dict[str, Impl] = {
     "binary_reduce": lower_binary_reduce,
     "unary_reduce": lower_unary_reduce,
     "reduce_negate": lower_reduce_negate,
+    "compose_op": lower_compose_op,
 }
 
 

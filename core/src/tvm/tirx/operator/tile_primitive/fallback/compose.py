@@ -10,7 +10,7 @@ from .....ir import Op, PrimFunc, TilePrimitiveCall, seq
 from ..common import MapOpType, ReduceOpType, bound_args
 from ..dispatch_context import DispatchContext
 
-__all__ = ["lower_binary_reduce", "lower_reduce_negate", "lower_unary_reduce"]
+__all__ = ["lower_binary_reduce", "lower_compose_op", "lower_reduce_negate", "lower_unary_reduce"]
 
 
 def _call(name: str, args: list[Any], like: TilePrimitiveCall) -> TilePrimitiveCall:
@@ -46,3 +46,11 @@ def lower_reduce_negate(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimF
     red = ReduceOpType.parse(a["reduce_op"]).value
     return _func(_call(red, [a["dst"], a["src"], a["axes"], False], call),
                  _call("neg", [a["dst"], a["dst"], None, None], call))
+
+
+def lower_compose_op(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    """The composed calls one after another (each then dispatched in turn). The composite's
+    workspace and config are handed to the parts that set none of their own."""
+    parts = [c.replace(workspace=c.workspace or call.workspace, config=c.config or call.config)
+             for c in call.args if isinstance(c, TilePrimitiveCall)]
+    return _func(*parts)

@@ -1,0 +1,58 @@
+"""``tvm.ir.type``: the types of variables, as Apache TVM spells them.
+
+A :class:`tvm.ir.Var` takes one as its ``dtype``: ``Var("x", PrimType("float32"))`` is a
+float32 variable, ``Var("p", PointerType(PrimType("float16"), "shared"))`` a handle to float16
+shared memory, ``Var("tm", TensorMapType())`` a TMA descriptor passed by value (the handle
+``T.TensorMap`` annotates).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dtype import DataType
+from .node import Node
+
+__all__ = ["PointerType", "PrimType", "TensorMapType", "Type", "var_fields"]
+
+
+class Type(Node):
+    """The base of variable types."""
+
+
+class PrimType(Type):
+    """A scalar or vector data type."""
+
+    _fields = ("dtype",)
+
+    def __init__(self, dtype: str | DataType) -> None:
+        self.dtype = DataType(dtype)
+
+
+class PointerType(Type):
+    """A pointer to ``element_type`` in ``storage_scope`` ("" is global memory)."""
+
+    _fields = ("element_type", "storage_scope")
+
+    def __init__(self, element_type: PrimType | str | DataType, storage_scope: str = "") -> None:
+        self.element_type = (element_type if isinstance(element_type, PrimType)
+                             else PrimType(element_type))
+        self.storage_scope = storage_scope
+
+
+class TensorMapType(Type):
+    """A CUDA TMA descriptor (``CUtensorMap``), passed to kernels by value."""
+
+    _fields = ()
+
+
+def var_fields(t: Type) -> dict[str, Any]:
+    """The ``dtype``, ``ptr_dtype`` and ``ptr_scope`` of a :class:`tvm.ir.Var` of type ``t``."""
+    if isinstance(t, PrimType):
+        return {"dtype": t.dtype, "ptr_dtype": None, "ptr_scope": None}
+    if isinstance(t, PointerType):
+        return {"dtype": DataType("handle"), "ptr_dtype": t.element_type.dtype,
+                "ptr_scope": t.storage_scope or None}
+    if isinstance(t, TensorMapType):
+        return {"dtype": DataType("handle"), "ptr_dtype": None, "ptr_scope": "grid_constant"}
+    raise TypeError(f"not a variable type: {t!r}")
