@@ -307,16 +307,17 @@ def test_gemm_matches_numpy(m: int, n: int, k: int, ta: bool, tb: bool) -> None:
 def test_gemm_alpha_beta_bias_row_regions_and_accumulation() -> None:
     m, n, k = 45, 38, 70
     A, B, C, D = Buffer("A", [m, k]), Buffer("B", [k, n]), Buffer("C", [1, n]), Buffer("D", [m, n])
-    Big, E = Buffer("Big", [60, 50]), Buffer("E", [m + 3, n + 4])
-    func = func_of([D, A, B, C, Big, E],
+    Big, E, Bt = Buffer("Big", [60, 50]), Buffer("E", [m + 3, n + 4]), Buffer("Bt", [n, k])
+    func = func_of([D, A, B, C, Big, E, Bt],
                    make_call("gemm", D, A, B, C, alpha=0.5, beta=2.0),        # bias row
                    make_call("gemm", D, A, B, D, beta=1.0),                  # D += A @ B
                    make_call("gemm", E[2:2 + m, 3:3 + n], Big[5:5 + m, 0:k // 2],
                              B[0:k // 2, 0:n]),                              # regions
-                   make_call("gemm_async", E[0:2, 0:n], A[0:2, :], B, accum=True))
+                   make_call("gemm_async", E[0:2, 0:n], A[0:2, :], Bt, accum=True))  # A @ Bt^T
     assert variants_of(func) == ["blocked"] * 4
     a, b, c, big, e = rand((m, k)), rand((k, n)), rand((1, n)), rand((60, 50)), rand((m + 3, n + 4))
-    d, _, _, _, _, e_out = run(func, np.zeros((m, n), "float32"), a, b, c, big, e)
+    d, _, _, _, _, e_out, _ = run(func, np.zeros((m, n), "float32"), a, b, c, big, e,
+                                  np.ascontiguousarray(b.T))
     ab = a.astype(np.float64) @ b
     np.testing.assert_allclose(d, 0.5 * ab + 2.0 * c + ab, rtol=1e-4, atol=1e-3)
     want = e.astype(np.float64).copy()

@@ -121,6 +121,7 @@ def blocked_gemm(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     ta = static_bool(x["transpose_A"], "transpose_A")
     tb = static_bool(x["transpose_B"], "transpose_B")
     if call.op_name.endswith("gemm_async"):
+        tb = not tb  # gemm_async's B is [N, K] unless transpose_B (D (+)= A @ B^T), as in the seed
         accum = static_bool(x["accum"], "accum")
         alpha, beta, c_arg = 1.0, (1.0 if accum else 0.0), (x["D"] if accum else None)
     else:
