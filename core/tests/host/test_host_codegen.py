@@ -66,7 +66,8 @@ def test_scalar_params_and_shape_vars_in_signature() -> None:
 
 def test_openmp_parallel_loop_only_when_available() -> None:
     func = _vadd(kind=ForKind.PARALLEL)
-    assert "#pragma omp parallel for schedule(static)\n  for (int32_t i = 0;" in _src(func, openmp=True)
+    assert ("#pragma omp parallel for schedule(static) num_threads(tvm_host_threads())\n  for "
+            "(int32_t i = 0;") in _src(func, openmp=True)
     assert "#pragma omp" not in _src(func, openmp=False)
     src, _, uses = generate_c(func, openmp=True, num_threads=4)
     assert uses and "#pragma omp parallel for schedule(static) num_threads(4)" in src
@@ -291,7 +292,8 @@ def test_host_thread_binding_becomes_loops() -> None:
         tx, 0, 128, ForKind.THREAD_BINDING, thread_tag="threadIdx.x",
         body=BufferStore(A, A[bx * 128 + tx] + 1.0, [bx * 128 + tx])))
     src = HostCodegen(openmp=True).generate(make_func("k", [A], body))
-    assert ("#pragma omp parallel for schedule(static)\n  for (int32_t bx = 0; bx < 2; ++bx) {\n"
+    assert ("#pragma omp parallel for schedule(static) num_threads(tvm_host_threads())\n"
+            "  for (int32_t bx = 0; bx < 2; ++bx) {\n"
             "    for (int32_t tx = 0; tx < 128; ++tx) {\n") in src
 
 

@@ -165,3 +165,32 @@ def test_an_executable_with_a_c_caller_is_garbage_collected() -> None:
     del f, ex  # the caller's fallback is a bound method of the function: a cycle
     gc.collect()
     assert gone() is None
+
+
+def _runnable() -> int:
+    with open("/proc/loadavg", encoding="utf-8") as f:
+        return int(f.read().split()[3].split("/")[0])
+
+
+def test_parallel_loops_leave_the_cpus_that_other_programs_keep_busy() -> None:
+    import os
+
+    from tvm.ir import For, ForKind
+    from tvm.tirx import op as T
+
+    if not get_toolchain().has_openmp or cpu_features() is None:
+        pytest.skip("needs OpenMP and Linux's /proc")
+    A = Buffer("A", [1], "int32")  # the kernel stores the thread count its parallel loop got
+    i = Var("i")
+    body = For(i, 0, 4, ForKind.PARALLEL,
+               seq([make_call("fill", A, T.call_extern("int32", "omp_get_num_threads"))]))
+    ex = tvm.compile(PrimFunc([A.data], body, {A.data: A}, name="threads"), target="c")
+    assert "num_threads(tvm_host_threads())" in ex.inspect_source()
+    a = np.zeros(1, "int32")
+    before = _runnable()
+    ex(a)
+    after = _runnable()
+    cpus = os.cpu_count() or 1
+    assert 1 <= a[0] <= cpus
+    if min(before, after) > 3 * cpus:  # a busy machine: one thread
+        assert a[0] == 1

@@ -179,9 +179,16 @@ class HostCodegen(CodegenCStyle):
                 self._use_library(call.args[1].value, *entry)
         return super().expr_Call(call)
 
+    def _threads_helper(self) -> str:
+        """``tvm_host_threads``: OpenMP's thread count less the CPUs other programs keep busy
+        (``kernels/threads.c``)."""
+        return self.add_helper("tvm_host_threads", kernel_source("threads.c").strip())
+
     def _use_library(self, name: str, file: str, defines: tuple[tuple[str, str], ...]) -> None:
         if name in self._helpers:
             return
+        if self.openmp:
+            self._threads_helper()
         for dt in ("float16", "bfloat16"):  # the library reads and writes 16-bit floats as bits
             self._need_emulation(DataType(dt))
         head = "\n".join(f"#define {k} {v}" for k, v in defines)
@@ -198,7 +205,8 @@ class HostCodegen(CodegenCStyle):
         self.uses_openmp = True
         label, msg = self._fresh_internal("tvm_par_end"), self._fresh_internal("tvm_par_error")
         decl_at = len(self._lines)
-        clause = f" num_threads({self.num_threads})" if self.num_threads else ""
+        clause = (f" num_threads({self.num_threads})" if self.num_threads
+                  else f" num_threads({self._threads_helper()}())")
         self.emit(f"#pragma omp parallel for schedule(static){clause}")
         state = [label, msg, False]  # the last item: an assert inside needs the error exit
         self._par_labels.append(state)

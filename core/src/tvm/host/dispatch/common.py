@@ -15,9 +15,9 @@ __all__ = ["KINDS", "PARALLEL_MIN", "PRIORITY", "contiguous_inner", "parallel_wo
 PRIORITY = 10  # above core's fallback (-100)
 # The target kinds the host backend builds (both through the host codegen and C compiler).
 KINDS = ("c", "llvm")
-# Elements from which an op is split over OpenMP threads: a fork/join costs microseconds, and
-# far more on a loaded machine (a descheduled thread holds up the join), so only ops of about a
-# hundred microseconds and more are split.
+# Elements from which an op is split over OpenMP threads: a fork/join costs microseconds, so only
+# ops of about a hundred microseconds and more are split (on as many threads as
+# tvm_host_threads() leaves free, kernels/threads.c).
 PARALLEL_MIN = 1 << 17
 
 

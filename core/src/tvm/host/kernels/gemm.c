@@ -11,7 +11,8 @@
  * is packed into NR-wide panels; for each MC-high row block, A's block is packed into MR-high
  * panels; an MR x NR register tile of D is computed from one A panel and one B panel with
  * vector FMAs (GCC/Clang vector extensions: 512-bit with AVX-512, 256-bit with AVX, else 128).
- * OpenMP threads share the packing and take B panels (the jr loop) in turn.
+ * OpenMP threads (as many as tvm_host_threads() says, kernels/threads.c, which the codegen puts
+ * before this file) take disjoint column ranges of D.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* -O2 here: as fast as -O3 for this code (the register tile is unrolled by pragmas) and it
@@ -213,7 +214,7 @@ static int32_t FN(tvm_gemm_core_)(int64_t M, int64_t N, int64_t K, T alpha, cons
   const int parallel = (double)M * (double)N * (double)K >= 262144.0;
   (void)nthreads;
   (void)parallel;
-#pragma omp parallel num_threads(nthreads > 0 ? nthreads : omp_get_max_threads()) if (parallel)
+#pragma omp parallel num_threads(nthreads > 0 ? nthreads : tvm_host_threads()) if (parallel)
   {
     int64_t t = 0, nt = 1;
 #ifdef _OPENMP
