@@ -7,6 +7,8 @@ checker kept. The kernel is a 16-element float32 add (so the time is the call, n
 Rows, all calling the same compiled function:
 
 - ``ex(a, b, c)`` and ``ex.get_function("add")(a, b, c)``: what users call;
+- ``f.call_checked``: the full path (core's argument checker, then ctypes), which every call
+  took before and which now runs when the C caller's checks do not pass;
 - ctypes, pointers extracted before the timing: the floor of a ctypes call;
 - ctypes with a Python fast path (type, dtype, shape and contiguity checks, then the data
   pointer from ``__array_interface__``): the best a pure-Python path does;
@@ -71,6 +73,8 @@ def variants(ex: Any, a: Any, b: Any, c: Any) -> dict[str, Callable[[], Any]]:
     out: dict[str, Callable[[], Any]] = {
         "`ex(a, b, c)` (executable)": lambda: ex(a, b, c),
         "`f(a, b, c)`, f = ex.get_function('add')": lambda: f(a, b, c),
+        "`f.call_checked(a, b, c)`: core's checker + ctypes (the path before; the fallback now)":
+            lambda: f.call_checked(a, b, c),
         "ctypes, pointers extracted beforehand (floor, no checks)": lambda: fn(pa, pb, pc),
         "ctypes + Python fast path (checks, __array_interface__ pointers)":
             lambda: py_fast(a, b, c),
