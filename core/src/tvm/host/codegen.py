@@ -11,13 +11,13 @@ Host specifics: parallel loops (and ``blockIdx.*`` loops of the kernel form) run
 ``#pragma omp parallel for`` when the compiler has OpenMP; other thread-bound loops are serial
 loops; vectorized loops carry ``#pragma GCC ivdep`` and vector expressions are printed lane by
 lane; float16 is ``_Float16`` when the compiler supports it, else (like bfloat16) stored as
-``uint16_t`` and computed in ``float``.
+``uint16_t`` and computed in ``float``. Allocations of any scope up to 64 KiB are stack arrays;
+larger or dynamic ones are heap blocks, freed at the end of their block.
 
 The host's C kernel library (``kernels/*.c``, shipped with the package): ``exp`` of float32 is
 ``tvm_expf`` and float ``max``/``min`` are ``tvm_fmaxf``/``tvm_fminf`` (``kernels/math.c``:
 branch-free, so loops calling them vectorise; exp within 2 ulp, max/min with fmaxf's NaN rule),
-and a
-``T.call_extern`` of a library entry (``tvm_host_gemm_f32``, ``tvm_host_gemm_f64``: the blocked
+and a ``T.call_extern`` of a library entry (``tvm_host_gemm_f32``, ``tvm_host_gemm_f64``: the blocked
 GEMM the host's ``gemm`` dispatch variant calls) brings that entry's source into the module.
 """
 
@@ -101,6 +101,10 @@ class HostCodegen(CodegenCStyle):
     vectorize_pragma = "#pragma GCC ivdep"
     includes = ("stdint.h", "stdbool.h", "stddef.h", "stdio.h", "stdlib.h", "string.h", "math.h")
     op_templates = _HOST_TEMPLATES
+    # A CPU thread's stack is a few MB (and an OpenMP worker's may be less): every allocation,
+    # `local` ones included, above max_stack_bytes goes to the heap (docs/decisions.md, issue 17).
+    stack_scopes = frozenset()
+    max_stack_bytes = 64 * 1024
 
     def __init__(self, target: Any = None, *, openmp: bool = False, float16: bool = False,
                  num_threads: int | None = None) -> None:
