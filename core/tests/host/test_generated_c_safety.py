@@ -39,7 +39,7 @@ def test_symbolic_allocation_size_is_multiplied_with_overflow_checks() -> None:
     src = ex.inspect_source()
     assert ("if (tvm_size_mul(&B_nbytes, (int64_t)(n)) || tvm_size_mul(&B_nbytes, "
             "(int64_t)(m))) {") in src
-    assert "float* B = (float*)tvm_alloc(B_nbytes);" in src
+    assert "float* B = (float*)__builtin_assume_aligned(tvm_alloc(B_nbytes), 64);" in src
     a = np.ones(4, "float32")
     ex(a, 1, 4)
     np.testing.assert_array_equal(a, np.full(4, 2, "float32"))

@@ -142,3 +142,15 @@ def test_empty_arrays_still_check_their_shape_against_each_other() -> None:
     ex = tvm.compile(copy2d, target="c")
     with pytest.raises(ValueError, match="copy2d: argument 'B': expected shape"):
         ex(np.zeros((0, 4), "float32"), np.zeros((0, 5), "float32"))
+
+
+def test_the_c_fast_path_refuses_what_the_full_checker_refuses() -> None:
+    from tvm.host.caller import caller_module
+
+    if caller_module() is None:
+        pytest.skip("no C caller in this environment")
+    ex = tvm.compile(add_one, target="c")
+    with pytest.raises(ValueError, match=READ_ONLY):
+        ex(np.ones(4, "float32"), _read_only_frozen())
+    with pytest.raises(ValueError, match="does not fit in float32"):
+        tvm.compile(fill, target="c")(np.zeros(4, "float32"), 1e300)

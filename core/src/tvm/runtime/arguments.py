@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-__all__ = ["ArgumentChecker", "Dim", "ParamSig", "Signature", "evaluate_tree", "show_dim"]
+__all__ = ["FLOAT_OVERFLOW", "ArgumentChecker", "Dim", "ParamSig", "Signature", "evaluate_tree", "show_dim"]
 
 #: a dimension or stride: an int, a variable name, or an expression tree ``[op, *operands]``
 Dim = Union[int, float, str, list]
@@ -396,7 +396,7 @@ class _ScalarCheck:
             return value
         if isinstance(arg, bool) or not isinstance(arg, (int, float)):
             raise TypeError(f"{self.where}: expected a number ({self.dtype}), got {got}")
-        limit = _FLOAT_OVERFLOW.get(self.dtype)
+        limit = FLOAT_OVERFLOW.get(self.dtype)
         try:
             number = float(arg)
         except OverflowError:
@@ -416,7 +416,7 @@ class _ScalarCheck:
 # which a value rounds to infinity (or to NaN for float8_e4m3fn, which has no infinity).
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
               "float32": 3.4028234663852886e38, "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
-_FLOAT_OVERFLOW = {"float16": 65520.0, "bfloat16": 3.3961775292304e38,
+FLOAT_OVERFLOW = {"float16": 65520.0, "bfloat16": 3.3961775292304e38,
                    "float32": 3.4028235677973366e38, "float8_e4m3fn": 464.0,
                    "float8_e5m2": 61440.0}
 
