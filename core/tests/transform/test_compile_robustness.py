@@ -152,3 +152,17 @@ def test_constant_integer_division_by_zero_is_located() -> None:
     message = _verify_error("A[0] = T.Cast(\"float32\", n // 0)", 'A: T.Buffer((16,), "float32"), '
                                                                   "n: T.int32")
     assert "k.py:5:5: error: integer division by zero: `n // 0`" in message
+
+
+def test_a_parameter_layout_reaching_past_its_shape_is_rejected() -> None:
+    # found by the fuzzer: the argument check passes a (4, 8) array, the kernel wrote at 2**31
+    text = ('from tvm.script import tirx as T\n@T.prim_func\n'
+            'def f(d: T.handle, s: T.handle):\n'
+            '    D = T.match_buffer(d, (4, 8), "float32", '
+            'layout=T.TileLayout(T.S[(4, 8):(1, 2147483647)]))\n'
+            '    S = T.match_buffer(s, (4, 8), "float32")\n'
+            '    T.tile.copy(D, S)\n')
+    with pytest.raises(IRVerifyError, match=r"parameter buffer `D`: its layout reaches element "
+                                            r"15032385532 but an argument of shape \(4, 8\) "
+                                            r"holds 32"):
+        tvm.compile(from_source(text), target="c")

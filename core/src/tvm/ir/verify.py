@@ -79,6 +79,7 @@ class _Verifier(Visitor):
                 self._define_free_shape_vars(dim)
         for b in f.buffer_map.values():
             self._check_shape(b, b.span)
+            self._check_param_span(b)
             for dim in b.shape + b.strides:
                 self.visit(dim)
         self.visit(f.body)
@@ -273,6 +274,26 @@ class _Verifier(Visitor):
         for k, st in enumerate(b.strides):
             if not (isinstance(st, E.PrimExpr) and st.dtype.is_integer):
                 self.err(f"buffer `{b.name}`: stride {k} is not an integer", span)
+
+    def _check_param_span(self, b: Buffer) -> None:
+        """A parameter's layout may not reach past the array the caller passes (its shape's
+        elements): the argument check knows the shape, the kernel would write beyond it."""
+        if b.layout is None or not hasattr(b.layout, "span"):
+            return
+        try:
+            span = b.layout.span("m")
+        except Exception:  # noqa: BLE001 - a layout without a memory axis: nothing to compare
+            return
+        numel = 1
+        for d in b.shape:
+            if not isinstance(d, E.IntImm):
+                return
+            numel *= d.value
+        if isinstance(span, E.IntImm) and span.value > numel:
+            self.err(f"parameter buffer `{b.name}`: its layout reaches element {span.value - 1} "
+                     f"but an argument of shape ({', '.join(str(_const(d)) for d in b.shape)}) "
+                     f"holds {numel}; give the layout strides that stay inside the shape",
+                     b.span)
 
     def _check_access(self, what: str, b: Buffer, indices: list[E.PrimExpr]) -> None:
         self._check_buffer_defined(b)
