@@ -166,3 +166,10 @@ def test_a_parameter_layout_reaching_past_its_shape_is_rejected() -> None:
                                             r"15032385532 but an argument of shape \(4, 8\) "
                                             r"holds 32"):
         tvm.compile(from_source(text), target="c")
+
+
+def test_a_parameter_with_an_element_offset_is_rejected() -> None:
+    message = _verify_error("for i in range(4):\n    A[i] = 1.0",
+                            'A: T.Buffer((4,), "float32", elem_offset=100000000)')
+    assert ("k.py:4:7: error: parameter buffer `A` has elem_offset 100000000; an argument array "
+            "starts at its first element") in message

@@ -276,8 +276,11 @@ class _Verifier(Visitor):
                 self.err(f"buffer `{b.name}`: stride {k} is not an integer", span)
 
     def _check_param_span(self, b: Buffer) -> None:
-        """A parameter's layout may not reach past the array the caller passes (its shape's
-        elements): the argument check knows the shape, the kernel would write beyond it."""
+        """A parameter may not reach past the array the caller passes (its shape's elements):
+        the argument check knows the shape and strides, the kernel would write beyond them."""
+        if not (isinstance(b.elem_offset, E.IntImm) and b.elem_offset.value == 0):
+            self.err(f"parameter buffer `{b.name}` has elem_offset {_text(b.elem_offset)}; an "
+                     "argument array starts at its first element (pass a slice instead)", b.span)
         if b.layout is None or not hasattr(b.layout, "span"):
             return
         try:
