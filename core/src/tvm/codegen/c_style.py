@@ -50,7 +50,7 @@ from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 
-__all__ = ["CodegenCStyle", "FunctionInfo", "OpTemplate", "ParamInfo"]
+__all__ = ["CodegenCStyle", "FunctionInfo", "OpTemplate", "ParamInfo", "const_dims"]
 
 OpRule = Union[str, Callable[["CodegenCStyle", E.Call, list[str]], str]]
 OpTemplate = Union[OpRule, Mapping[str, OpRule]]
@@ -318,6 +318,10 @@ class CodegenCStyle:
     unroll_pragma: ClassVar[str | None] = "#pragma unroll"
     vectorize_pragma: ClassVar[str | None] = None
     op_templates: ClassVar[dict[str, OpTemplate]] = _BASE_TEMPLATES
+    # (name, definition) of the helpers that convert emulated 16-bit floats (``to_storage_fn``,
+    # ``from_storage_fn``, ``round_fn``); a dialect without memcpy supplies its own.
+    float16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _F16_HELPERS
+    bfloat16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _BF16_HELPERS
     includes: ClassVar[tuple[str, ...]] = (
         "stdint.h", "stdbool.h", "stddef.h", "string.h", "math.h",
     )
@@ -479,7 +483,7 @@ class CodegenCStyle:
         return f"tvm_round_{self._emul_suffix(dt)}"
 
     def _need_emulation(self, dt: DataType) -> None:
-        for name, code in (_BF16_HELPERS if dt.code == "bfloat" else _F16_HELPERS):
+        for name, code in (self.bfloat16_helpers if dt.code == "bfloat" else self.float16_helpers):
             self.add_helper(name, code)
 
     def c_type(self, dt: DataType | str) -> str:
@@ -1082,6 +1086,20 @@ def _operands(node: Any) -> list[Any]:
 
 def _positive_const(e: Any) -> bool:
     return isinstance(e, E.IntImm) and e.value > 0
+
+
+def const_dims(dims: Any) -> tuple[int, int, int] | None:
+    """A launch's grid or block as three ints (missing dimensions are 1), or None when a
+    dimension is not a constant."""
+    if dims is None:
+        return None
+    out = []
+    for d in dims:
+        if not isinstance(d, E.IntImm):
+            return None
+        out.append(int(d.value))
+    out += [1] * (3 - len(out))
+    return out[0], out[1], out[2]
 
 
 def _const_numel(buffer: Buffer) -> int | None:
