@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo, _const_numel, const_dims
@@ -34,23 +33,12 @@ from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
 from tvm.ir.function import IRModule, PrimFunc
 
-__all__ = ["DYN_SMEM", "HipCodegen", "KernelInfo", "generate_hip"]
+__all__ = ["DYN_SMEM", "HipCodegen", "generate_hip"]
 
 MIN_BLOCKS_PER_SM = "tirx.launch_bounds_min_blocks_per_sm"
 MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
 DYN_SMEM = "tvm_dyn_smem"
 SIMDS_PER_CU = 4
-
-
-@dataclass
-class KernelInfo:
-    """A printed kernel: its C signature and the size of its dynamic shared memory base."""
-
-    info: FunctionInfo
-
-    @property
-    def name(self) -> str:
-        return self.info.symbol
 
 
 class HipCodegen(CodegenCStyle):
@@ -86,7 +74,7 @@ class HipCodegen(CodegenCStyle):
         self.wave = int(attrs.get("thread_warp_size", 64))
         self.max_threads = int(attrs.get("max_threads_per_block", 1024))
         self.max_lds = int(attrs.get("max_shared_memory_per_block", 65536))
-        self.kernels: list[KernelInfo] = []
+        self.kernels: list[FunctionInfo] = []
         self._func: PrimFunc | None = None
         self._dyn_offsets: dict[int, int] = {}
         self._dyn_align = 16
@@ -114,7 +102,7 @@ class HipCodegen(CodegenCStyle):
         self._dyn_align = max([16, *(buf.align for buf, _ in placed)])
         info = super().add_function(func, name)
         if info.is_kernel:
-            self.kernels.append(KernelInfo(info))
+            self.kernels.append(info)
         return info
 
     def add_helper(self, name: str, code: str) -> str:
@@ -211,7 +199,7 @@ class HipCodegen(CodegenCStyle):
         return super().expr_IntImm(e)
 
 
-def generate_hip(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[KernelInfo]]:
+def generate_hip(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[FunctionInfo]]:
     """(HIP C++ source, the kernels in it) for a lowered module."""
     cg = HipCodegen(target)
     source = cg.generate(mod)

@@ -56,7 +56,7 @@ class RocmBuilder(Builder):
         attrs = target.attrs
         return Artifact(source, {
             "plans": [p.to_dict() for p in plans],
-            "kernels": [k.name for k in kernels],
+            "kernels": [k.symbol for k in kernels],
             "arch": {"mcpu": attrs["mcpu"], "mattr": list(attrs["mattr"])},
         })
 
