@@ -28,8 +28,8 @@ def test_aliases_and_the_seeds_module_name():
 
     assert tvm.backend.load("rocm") is tvm_backend_rocm
     assert tvm.tirx.rocm is tvm_backend_rocm
-    tags = importlib.import_module("tvm.backend.rocm.tags")
-    assert tvm_backend_rocm.target_tags is tags
+    tags = importlib.import_module("tvm.backend.rocm.target_tags")
+    assert tvm_backend_rocm.target_tags is tags and tags.TAGS is tvm_backend_rocm.tags.TAGS
     assert tags.SEED_TAGS == {}  # the seed has no AMD tags: every one is ours
 
 

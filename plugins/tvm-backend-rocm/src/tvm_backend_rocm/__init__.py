@@ -24,7 +24,7 @@ __all__ = ["RocmRuntimeUnavailable", "codegen", "compiler", "dispatch", "executa
            "plugin", "register_backend", "runtime", "script", "tags", "target_tags"]
 
 _LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "plugin", "runtime",
-                    "script", "tags"}
+                    "script", "tags", "target_tags"}
 
 
 def register_backend() -> Any:
@@ -37,8 +37,6 @@ def register_backend() -> Any:
 def __getattr__(name: str) -> Any:
     if name == "RocmRuntimeUnavailable":  # defined with the runtime it is about
         return importlib.import_module(f"{__name__}.runtime").RocmRuntimeUnavailable
-    if name == "target_tags":  # the seed's module name for a backend's tags
-        return importlib.import_module(f"{__name__}.tags")
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
