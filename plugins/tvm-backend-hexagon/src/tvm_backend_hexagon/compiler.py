@@ -69,9 +69,9 @@ def _find(tools_root: str, path: str) -> HexagonCompiler | None:
         if exe and os.access(exe, os.X_OK):
             return HexagonCompiler(exe, _version(exe), True, _cpus(exe, sdk=True))
     for name in _LLVM_NAMES:
-        exe = shutil.which(name, path=path)
-        if exe and "hexagon" in _run([exe, "-print-targets"]).stdout:
-            return HexagonCompiler(exe, _version(exe), False, _cpus(exe, sdk=False))
+        llvm = shutil.which(name, path=path)
+        if llvm and "hexagon" in _run([llvm, "-print-targets"]).stdout:
+            return HexagonCompiler(llvm, _version(llvm), False, _cpus(llvm, sdk=False))
     return None
 
 
