@@ -29,3 +29,10 @@ class TestHexagonConformance(BackendConformance):
 
     def check_compiled(self, ex: Any) -> None:
         assert elf_machine_and_flags(ex.object_file) == (EM_HEXAGON, 0x68)
+
+
+def test_layout():
+    import tvm_backend_hexagon
+    from tvm.testing.layout import check_backend_layout
+
+    check_backend_layout(tvm_backend_hexagon)

@@ -16,3 +16,10 @@ class TestOpenCLConformance(BackendConformance):
         from tvm_backend_opencl.runtime import unavailable_reason
 
         return unavailable_reason()
+
+
+def test_layout():
+    import tvm_backend_opencl
+    from tvm.testing.layout import check_backend_layout
+
+    check_backend_layout(tvm_backend_opencl)

@@ -29,3 +29,10 @@ class TestRocmConformance(BackendConformance):
 
     def check_compiled(self, ex: Any) -> None:
         assert elf_machine_and_mach(ex.code_object) == (EM_AMDGPU, MACH["gfx90a"])
+
+
+def test_layout():
+    import tvm_backend_rocm
+    from tvm.testing.layout import check_backend_layout
+
+    check_backend_layout(tvm_backend_rocm)
