@@ -177,3 +177,36 @@ def test_lowered_module_of_the_tree_reduction_prints_the_barriers():
     mod = tvm.driver.lower(reduce_rows, target="opencl")
     text = "\n".join(f.script() for f in mod.functions.values())
     assert 'T.opencl.barrier("local")' in text and 'T.opencl.barrier("local_global")' in text
+
+
+@T.prim_func
+def host_form(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
+    tmp = T.alloc_buffer((8,), "float32")
+    for i in T.serial(8):
+        Tx.sum(tmp[i:i + 1], A[i:i + 1, 0:16], axes=-1)
+    for i in T.serial(8):
+        B[i] = tmp[i] * 2.0
+
+
+@T.prim_func
+def global_in_many_threads(A: T.Buffer((64,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([64])
+    tmp = T.alloc_buffer((64,), "float32")
+    tmp[tx] = A[tx]
+    A[tx] = tmp[63 - tx]
+
+
+def test_global_allocations_in_kernels():
+    """Host-form code runs as one CTA of one thread: its small allocations are private arrays.
+    In a kernel of several work-items a global allocation would be shared: refused."""
+    src = _source(host_form)
+    assert "reqd_work_group_size(1, 1, 1)" in src
+    assert "  float tmp[8] __attribute__((aligned(16)));" in src.splitlines()
+    with pytest.raises(CodegenError) as err:
+        _source(global_in_many_threads)
+    assert str(err.value) == (
+        "target 'opencl': a kernel cannot allocate buffer `tmp` in scope 'global' (shape [64]): "
+        "allocate it in 'local', 'shared' or 'shared.dyn' with a constant shape, or pass it as a "
+        "parameter")

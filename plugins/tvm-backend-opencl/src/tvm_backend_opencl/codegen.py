@@ -345,7 +345,7 @@ class OpenCLCodegen(CodegenCStyle):
             return
         self._note_type(buffer.dtype)
         n = _const_numel(buffer)
-        if n is None or buffer.scope not in self.stack_scopes:
+        if n is None or not (buffer.scope in self.stack_scopes or self._private_global(buffer)):
             raise CodegenError(
                 f"target 'opencl': a kernel cannot allocate buffer `{buffer.name}` in scope "
                 f"{buffer.scope!r} (shape {list(buffer.shape)}): allocate it in 'local', "
@@ -354,6 +354,17 @@ class OpenCLCodegen(CodegenCStyle):
         self._buffer_ptrs[id(buffer)] = name
         align = self.align_attribute.format(n=max(self.alloc_alignment, buffer.align))
         self.emit(f"{self.storage_type(buffer.dtype)} {name}[{max(n, 1)}] {align};")
+
+    def _private_global(self, buffer: Buffer) -> bool:
+        """A small ``global`` allocation of a kernel of one work-item (host-form code runs as
+        one CTA of one thread) is that work-item's private array: nobody else could see it."""
+        launch = self._func.attrs.get("tirx.launch") if self._func is not None else None
+        one = (1, 1, 1)
+        single = (const_dims(getattr(launch, "block", None)) == one
+                  and const_dims(getattr(launch, "grid", None)) == one)
+        n = _const_numel(buffer) or 0
+        return (buffer.scope == "global" and single
+                and n * buffer.dtype.bytes <= CodegenCStyle.max_stack_bytes)
 
     def assert_fail_lines(self, message: str) -> list[str]:
         # A work-item cannot report: a failed assert ends it (as Apache TVM's OpenCL codegen).
