@@ -57,17 +57,18 @@ def _parse(call: Any) -> _RowReduction:
     for what, buf in (("src", src.buffer), ("dst", dst.buffer)):
         if not buf.dtype.is_float:
             raise DispatchFail(f"{what} `{buf.name}` is {buf.dtype}; this variant takes floats")
-    src_ext = [r.extent for r in src.region]
-    dst_ext = [r.extent for r in dst.region]
-    if not all(isinstance(e, IntImm) for e in [*src_ext, *dst_ext]):
+    extents = [r.extent for r in (*src.region, *dst.region)]
+    if not all(isinstance(e, IntImm) for e in extents):
         raise DispatchFail("the extents of src and dst must be constants")
-    rows = src_ext[0].value if rank == 2 else 1
-    wide = [d for d, e in enumerate(dst_ext) if e.value != 1]
-    if len(wide) > 1 or (wide and dst_ext[wide[0]].value != rows) or (not wide and rows != 1):
-        raise DispatchFail(f"dst extents {[e.value for e in dst_ext]} do not hold one value per "
-                           f"row of src ({rows} rows)")
+    src_ext = [int(e.value) for e in extents[:rank]]  # type: ignore[attr-defined]  # IntImm
+    dst_ext = [int(e.value) for e in extents[rank:]]  # type: ignore[attr-defined]  # IntImm
+    rows = src_ext[0] if rank == 2 else 1
+    wide = [d for d, e in enumerate(dst_ext) if e != 1]
+    if len(wide) > 1 or (wide and dst_ext[wide[0]] != rows) or (not wide and rows != 1):
+        raise DispatchFail(f"dst extents {dst_ext} do not hold one value per row of src "
+                           f"({rows} rows)")
     return _RowReduction(ReduceOpType.parse(call.op_name), src, dst,
-                         static_bool(a["accum"], "accum"), rows, src_ext[-1].value,
+                         static_bool(a["accum"], "accum"), rows, src_ext[-1],
                          wide[0] if wide else None)
 
 
