@@ -47,7 +47,7 @@ def mem_fence(flags: str = "local_global") -> Any:
 
 
 for _builder in (barrier, mem_fence):  # how the printer finds T.opencl.<name>
-    _builder.__tir_op_name__ = op_name(_builder.__name__)  # type: ignore[attr-defined]
+    _builder.__tir_op_name__ = op_name(_builder.__name__)  # type: ignore[attr-defined]  # a function attribute
 
 
 def _rule(name: str) -> Any:

@@ -65,10 +65,12 @@ def hipcc_unavailable_reason() -> str | None:
     return None if find_hipcc() is not None else f"hipcc is not installed; {_INSTALL}"
 
 
-def _run(command: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **_ENV}
-    return subprocess.run(list(command), capture_output=True, text=True, env=env,  # type: ignore[call-overload]
-                          check=False, **kwargs)
+    try:
+        return subprocess.run(list(command), capture_output=True, text=True, env=env, check=False)
+    except OSError as err:  # hipcc vanished or is not executable: report it as a failed run
+        return subprocess.CompletedProcess(list(command), 127, "", str(err))
 
 
 def _version(exe: str) -> str:
