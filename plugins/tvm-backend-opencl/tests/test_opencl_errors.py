@@ -137,3 +137,22 @@ def test_warp_scope_has_no_barrier_on_opencl():
         compile_opencl(warp_sum, check=False)
     assert ("no barrier for scope 'warp' on target 'opencl'; the backend registers one with "
             "register_scope_barrier('opencl', 'warp', fn)") in str(err.value)
+
+
+@T.prim_func
+def passes_a_handle(A: T.Buffer((64,), "float32"), h: T.handle):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([64])
+    A[tx] = T.call_extern("float32", "use", h)
+
+
+def test_a_kernel_takes_no_opaque_handle():
+    from tvm.error import CodegenError
+
+    with pytest.raises(CodegenError) as err:
+        compile_opencl(passes_a_handle, check=False)
+    assert str(err.value) == (
+        "target 'opencl': `passes_a_handle` passes the handle 'h' to kernel "
+        "`passes_a_handle_kernel`: only buffer arguments and scalars can cross to a kernel of "
+        "this target")

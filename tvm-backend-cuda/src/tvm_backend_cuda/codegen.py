@@ -152,6 +152,9 @@ class CudaCodegen(CodegenCStyle):
     unroll_pragma: ClassVar[str | None] = "#pragma unroll"
     vectorize_pragma: ClassVar[str | None] = None
     includes: ClassVar[tuple[str, ...]] = ()
+    kernels_only: ClassVar[bool] = True  # the executable runs the host function's launches
+    helper_prefix: ClassVar[str] = "static __device__ __forceinline__ "
+    int64_suffix: ClassVar[str | None] = "LL"
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)
@@ -177,24 +180,7 @@ class CudaCodegen(CodegenCStyle):
         if header not in self._headers:
             self._headers.append(header)
 
-    def add_helper(self, name: str, code: str) -> str:
-        # core's C helpers are host functions ("static inline"): make them device functions
-        if code.startswith("static inline "):
-            code = "static __device__ __forceinline__ " + code[len("static inline "):]
-        return super().add_helper(name, code)
-
     # -- module -------------------------------------------------------------------------------
-    def generate(self, mod: IRModule | PrimFunc) -> str:
-        if isinstance(mod, PrimFunc):
-            mod = IRModule.from_expr(mod)
-        for name, func in mod.functions.items():
-            if func.attrs.get("tirx.is_host"):
-                continue  # the executable runs the host function's launches itself
-            if not func.attrs.get("tirx.is_kernel"):
-                func = func.with_attr("tirx.is_kernel", True)
-            self.add_function(func, name)
-        return self.finish()
-
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
         self._func = func
         self._dyn_declared = False
@@ -462,15 +448,6 @@ class CudaCodegen(CodegenCStyle):
         return f"{name}{lanes}"
 
     # -- expressions ----------------------------------------------------------------------------
-    def expr_IntImm(self, e: E.IntImm) -> str:
-        dt, v = e.dtype, e.value
-        if dt.bits == 64 and not dt.is_bool:
-            if dt.is_uint:
-                return f"{v}ULL"
-            return "(-9223372036854775807LL - 1)" if v == -(2**63) else (
-                f"({v}LL)" if v < 0 else f"{v}LL")
-        return super().expr_IntImm(e)
-
     def expr_FloatImm(self, e: E.FloatImm) -> str:
         v = e.value
         if not (math.isnan(v) or math.isinf(v)):

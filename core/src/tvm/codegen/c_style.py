@@ -22,6 +22,11 @@ Subclass :class:`CodegenCStyle` and change *data* first:
 * ``type_names``, ``half_type`` / ``bfloat16_type`` (``None`` = no native type: values are
   computed in ``float`` and stored as ``uint16_t`` through conversion helpers), ``barrier``.
 * ``unroll_pragma``, ``vectorize_pragma``.
+* ``kernels_only`` (print the kernels of a split module, not its host part), ``helper_prefix``
+  (``static __device__ __forceinline__`` for the C helpers of device code), ``int64_suffix``
+  (``LL``: 64-bit literals without ``<stdint.h>`` macros), ``typed_handles`` (a handle
+  parameter with a known pointer type is a typed buffer pointer), ``float16_helpers`` /
+  ``bfloat16_helpers`` (the conversions of emulated 16-bit floats).
 * ``op_templates``: builtin op name -> rule. A rule is a template string (``"expf({0})"``; the
   printed arguments are ``{0}``, ``{1}``...; ``{dtype}`` is the C result type), a dict keyed by
   data type (``"float32"``, then the type class ``"float"``/``"int"``/``"uint"``/``"bool"``, then
@@ -322,6 +327,16 @@ class CodegenCStyle:
     # ``from_storage_fn``, ``round_fn``); a dialect without memcpy supplies its own.
     float16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _F16_HELPERS
     bfloat16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _BF16_HELPERS
+    # Device dialects: print only the kernels of a split module (the host part is the
+    # executable's launch plan), every other function as a kernel.
+    kernels_only: ClassVar[bool] = False
+    # What C helpers (written "static inline ...") start with instead (CUDA, HIP: device code).
+    helper_prefix: ClassVar[str] = "static inline "
+    # The suffix of 64-bit integer literals ("LL" -> 5LL, 5ULL); None: INT64_C()/UINT64_C().
+    int64_suffix: ClassVar[str | None] = None
+    # A handle parameter whose pointer type is known is a typed buffer pointer (a kernel
+    # receives buffers as their data handles).
+    typed_handles: ClassVar[bool] = False
     includes: ClassVar[tuple[str, ...]] = (
         "stdint.h", "stdbool.h", "stddef.h", "string.h", "math.h",
     )
@@ -344,6 +359,10 @@ class CodegenCStyle:
         if isinstance(mod, PrimFunc):
             mod = IRModule.from_expr(mod)
         for name, func in mod.functions.items():
+            if self.kernels_only and func.attrs.get("tirx.is_host"):
+                continue
+            if self.kernels_only and not func.attrs.get("tirx.is_kernel"):
+                func = func.with_attr("tirx.is_kernel", True)
             self.add_function(func, name)
         return self.finish()
 
@@ -439,6 +458,8 @@ class CodegenCStyle:
     # -- helpers for rules ------------------------------------------------------------------------
     def add_helper(self, name: str, code: str) -> str:
         """Add a C helper definition (once per translation unit); returns its name."""
+        if code.startswith("static inline ") and self.helper_prefix != "static inline ":
+            code = self.helper_prefix + code[len("static inline "):]
         self._helpers.setdefault(name, code)
         return name
 
@@ -565,6 +586,9 @@ class CodegenCStyle:
                 name = self.var_name(buf.data, buf.name)
                 self._names[id(p)] = name
                 params.append(ParamInfo(buf.name, name, "buffer", str(buf.dtype)))
+            elif p.dtype.is_handle and self.typed_handles and p.ptr_dtype is not None:
+                params.append(ParamInfo(p.name, self.var_name(p), "buffer",
+                                        str(p.ptr_dtype.element_of())))
             elif p.dtype.is_handle:
                 params.append(ParamInfo(p.name, self.var_name(p), "handle", "handle"))
             else:
@@ -792,6 +816,12 @@ class CodegenCStyle:
         dt, v = e.dtype, e.value
         if dt.is_bool:
             return "true" if v else "false"
+        suffix = self.int64_suffix
+        if dt.bits == 64 and suffix is not None:
+            if dt.is_uint:
+                return f"{v}U{suffix}"
+            return f"(-9223372036854775807{suffix} - 1)" if v == -(2**63) else (
+                f"({v}{suffix})" if v < 0 else f"{v}{suffix}")
         if dt.is_uint:
             return f"UINT64_C({v})" if dt.bits == 64 else (f"{v}U" if dt.bits == 32
                                                             else f"(({self.c_type(dt)}){v})")

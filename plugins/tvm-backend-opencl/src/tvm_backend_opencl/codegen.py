@@ -193,6 +193,9 @@ class OpenCLCodegen(CodegenCStyle):
     vectorize_pragma: ClassVar[str | None] = None
     op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
     includes: ClassVar[tuple[str, ...]] = ()
+    kernels_only: ClassVar[bool] = True
+    int64_suffix: ClassVar[str | None] = "L"
+    typed_handles: ClassVar[bool] = True
     float16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _F16_HELPERS
     bfloat16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _BF16_HELPERS
 
@@ -210,17 +213,6 @@ class OpenCLCodegen(CodegenCStyle):
         self._uses_half = False
 
     # -- module ---------------------------------------------------------------------------
-    def generate(self, mod: IRModule | PrimFunc) -> str:
-        if isinstance(mod, PrimFunc):
-            mod = IRModule.from_expr(mod)
-        for name, func in mod.functions.items():
-            if func.attrs.get("tirx.is_host"):
-                continue  # the executable runs the host function's launches itself
-            if not func.attrs.get("tirx.is_kernel"):
-                func = func.with_attr("tirx.is_kernel", True)
-            self.add_function(func, name)
-        return self.finish()
-
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
         from tvm.tirx.transform import dyn_smem_layout
 
@@ -285,19 +277,6 @@ class OpenCLCodegen(CodegenCStyle):
                 f"{self.max_local_bytes}")
 
     # -- parameters -------------------------------------------------------------------------
-    def _collect_params(self, func: PrimFunc) -> list[ParamInfo]:
-        params = super()._collect_params(func)
-        for p, var in zip(params, func.params):
-            # A kernel receives buffers as their data handles: type them by what they point to.
-            if p.kind == "handle" and isinstance(var, E.Var) and var.ptr_dtype is not None:
-                p.kind = "buffer"
-                p.dtype = str(var.ptr_dtype.element_of())
-            elif p.kind == "handle" and func.attrs.get("tirx.is_kernel"):
-                raise CodegenError(
-                    f"target 'opencl': kernel `{func.name}` takes the opaque handle "
-                    f"{p.name!r}; an OpenCL kernel takes buffers and scalars only")
-        return params
-
     def param_decl(self, p: ParamInfo) -> str:
         self._note_type(DataType(p.dtype) if p.kind != "handle" else None)
         if p.kind == "scalar" and DataType(p.dtype).is_bool:
@@ -427,15 +406,6 @@ class OpenCLCodegen(CodegenCStyle):
         return None
 
     # -- expressions ----------------------------------------------------------------------------
-    def expr_IntImm(self, e: E.IntImm) -> str:
-        dt, v = e.dtype, e.value
-        if dt.bits == 64 and not dt.is_bool:
-            if dt.is_uint:
-                return f"{v}UL"
-            return "(-9223372036854775807L - 1)" if v == -(2**63) else (
-                f"({v}L)" if v < 0 else f"{v}L")
-        return super().expr_IntImm(e)
-
     def expr_FloatImm(self, e: E.FloatImm) -> str:
         self._note_type(e.dtype)
         return super().expr_FloatImm(e)

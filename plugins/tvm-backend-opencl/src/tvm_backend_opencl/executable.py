@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tvm.backend.contract import Artifact, Binary, Builder, Options, option
-from tvm.error import CodegenError
 from tvm.ir.function import IRModule
 from tvm.runtime.executable import Executable
-from tvm.runtime.launch_plan import ARRAY, PARAM, BoundLaunch, LaunchPlan
+from tvm.runtime.launch_plan import ARRAY, BoundLaunch, LaunchPlan
 from tvm.tirx.transform.signature import launch_plans
 
 from . import runtime
@@ -59,11 +58,9 @@ class OpenCLBuilder(Builder):
     cached = False
 
     def codegen(self, mod: IRModule, target: Any, options: OpenCLOptions) -> Artifact:
-        source, kernels = generate_opencl(mod, target)
         # The arrays are host (numpy) arrays, copied to and from device buffers: device "cpu".
-        plans = launch_plans(mod, "cpu", target_name=KIND)
-        for plan in plans:
-            _check_arguments(plan)
+        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
+        source, kernels = generate_opencl(mod, target)
         return Artifact(source, {
             "plans": [p.to_dict() for p in plans],
             "kernels": {k.name: {"dyn_smem": k.dyn_smem} for k in kernels},
@@ -86,16 +83,6 @@ class OpenCLBuilder(Builder):
 
     def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> OpenCLExecutable:
         return OpenCLExecutable(target, binary, metadata)
-
-
-def _check_arguments(plan: LaunchPlan) -> None:
-    for step in plan.steps:
-        for ref in step.args:
-            if ref[0] == PARAM and ref[2] == "handle":
-                param = plan.signature.params[ref[1]].name
-                raise CodegenError(f"target 'opencl': `{plan.name}` passes the handle {param!r} "
-                                   f"to kernel `{step.kernel}`: only buffers and scalars can "
-                                   "cross to an OpenCL kernel")
 
 
 class OpenCLFunction:

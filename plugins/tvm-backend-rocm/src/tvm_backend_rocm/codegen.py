@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo, _const_numel, const_dims
+from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, _const_numel, const_dims
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
@@ -66,6 +66,10 @@ class HipCodegen(CodegenCStyle):
     unroll_pragma: ClassVar[str | None] = "#pragma unroll"
     vectorize_pragma: ClassVar[str | None] = None
     includes: ClassVar[tuple[str, ...]] = ("hip/hip_runtime.h",)
+    kernels_only: ClassVar[bool] = True
+    helper_prefix: ClassVar[str] = "static __device__ __forceinline__ "
+    int64_suffix: ClassVar[str | None] = "LL"
+    typed_handles: ClassVar[bool] = True
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)
@@ -81,17 +85,6 @@ class HipCodegen(CodegenCStyle):
         self._dyn_declared = False
 
     # -- module ---------------------------------------------------------------------------
-    def generate(self, mod: IRModule | PrimFunc) -> str:
-        if isinstance(mod, PrimFunc):
-            mod = IRModule.from_expr(mod)
-        for name, func in mod.functions.items():
-            if func.attrs.get("tirx.is_host"):
-                continue  # the host part is the executable's launch plan
-            if not func.attrs.get("tirx.is_kernel"):
-                func = func.with_attr("tirx.is_kernel", True)
-            self.add_function(func, name)
-        return self.finish()
-
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
         from tvm.tirx.transform import dyn_smem_layout
 
@@ -104,12 +97,6 @@ class HipCodegen(CodegenCStyle):
         if info.is_kernel:
             self.kernels.append(info)
         return info
-
-    def add_helper(self, name: str, code: str) -> str:
-        # core's C helpers are host functions ("static inline"): make them device functions
-        if code.startswith("static inline "):
-            code = "static __device__ __forceinline__ " + code[len("static inline "):]
-        return super().add_helper(name, code)
 
     # -- kernel header ----------------------------------------------------------------------
     def function_header(self, info: FunctionInfo) -> str:
@@ -147,16 +134,6 @@ class HipCodegen(CodegenCStyle):
         waves = math.ceil(int(min_blocks) * math.ceil(threads / self.wave) / SIMDS_PER_CU)
         return f"__launch_bounds__({threads}, {waves})"
 
-    # -- parameters -------------------------------------------------------------------------
-    def _collect_params(self, func: PrimFunc) -> list[ParamInfo]:
-        params = super()._collect_params(func)
-        for p, var in zip(params, func.params):
-            # A kernel receives buffers as their data handles: type them by what they point to.
-            if p.kind == "handle" and isinstance(var, E.Var) and var.ptr_dtype is not None:
-                p.kind = "buffer"
-                p.dtype = str(var.ptr_dtype.element_of())
-        return params
-
     # -- statements ---------------------------------------------------------------------------
     def assert_fail_lines(self, message: str) -> list[str]:
         text = message.replace("*/", "* /").replace("\n", " ")
@@ -188,15 +165,6 @@ class HipCodegen(CodegenCStyle):
         ctype = self.storage_type(buffer.dtype)
         self.emit(f"{ctype}* {name} = ({ctype}*)({DYN_SMEM} + {self._dyn_offsets[id(buffer)]});")
 
-    # -- expressions ----------------------------------------------------------------------------
-    def expr_IntImm(self, e: E.IntImm) -> str:
-        dt, v = e.dtype, e.value
-        if dt.bits == 64 and not dt.is_bool:
-            if dt.is_uint:
-                return f"{v}ULL"
-            return "(-9223372036854775807LL - 1)" if v == -(2**63) else (
-                f"({v}LL)" if v < 0 else f"{v}LL")
-        return super().expr_IntImm(e)
 
 
 def generate_hip(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[FunctionInfo]]:
