@@ -17,7 +17,6 @@ from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import Target, TargetKind
 
 from . import __version__, tags
-from .pipeline import adreno_pipeline
 
 __all__ = ["DISTRIBUTION", "NAME", "REQUIRES", "register_backend"]
 
@@ -58,13 +57,20 @@ def tvm_target_tags() -> dict[str, dict[str, Any]]:
 
 @hookimpl
 def tvm_tir_pipelines() -> dict[str, Any]:
-    return {"adreno": adreno_pipeline}
+    return {"adreno": _adreno_pipeline}
 
 
 @hookimpl
 def tvm_default_pipeline(target: Target) -> str | None:
     # The seed's special case, moved out of core: OpenCL targets of Adreno GPUs.
     return "adreno" if target.kind.name == "opencl" and tags.KEY in target.keys else None
+
+
+def _adreno_pipeline(**kwargs: Any) -> tuple[Any, Any, Any]:
+    # imported on first use: the pass machinery stays out of `import tvm`
+    from .pipeline import adreno_pipeline
+
+    return adreno_pipeline(**kwargs)
 
 
 def register_backend() -> ModuleType | None:

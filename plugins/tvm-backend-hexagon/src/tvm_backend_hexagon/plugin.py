@@ -20,8 +20,6 @@ from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import Target, TargetKind
 
 from . import __version__, dispatch, op, tags
-from .compiler import compiler_unavailable_reason
-from .pipeline import hexagon_pipeline
 
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
 
@@ -69,7 +67,7 @@ def tvm_register_dispatch() -> None:
 
 @hookimpl
 def tvm_tir_pipelines() -> dict[str, Any]:
-    return {"hexagon": hexagon_pipeline}
+    return {"hexagon": _hexagon_pipeline}
 
 
 @hookimpl
@@ -86,7 +84,20 @@ def tvm_builders() -> dict[str, str]:
 
 @hookimpl
 def tvm_device_probes() -> dict[str, Callable[[], str | None]]:
-    return {"hexagon_cc": compiler_unavailable_reason}
+    return {"hexagon_cc": _compiler_probe}
+
+
+def _hexagon_pipeline(**kwargs: Any) -> Any:
+    # imported on first use: the pass machinery stays out of `import tvm`
+    from .pipeline import hexagon_pipeline
+
+    return hexagon_pipeline(**kwargs)
+
+
+def _compiler_probe() -> str | None:
+    from .compiler import compiler_unavailable_reason  # subprocess and friends: on first use
+
+    return compiler_unavailable_reason()
 
 
 def register_backend() -> ModuleType | None:

@@ -19,7 +19,6 @@ from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import TargetKind
 
 from . import __version__, dispatch, op, tags
-from .compiler import hipcc_unavailable_reason
 
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
 
@@ -73,7 +72,13 @@ def tvm_builders() -> dict[str, str]:
 
 @hookimpl
 def tvm_device_probes() -> dict[str, Callable[[], str | None]]:
-    return {"hipcc": hipcc_unavailable_reason}
+    return {"hipcc": _hipcc_probe}
+
+
+def _hipcc_probe() -> str | None:
+    from .compiler import hipcc_unavailable_reason  # subprocess and friends: on first use
+
+    return hipcc_unavailable_reason()
 
 
 def register_backend() -> ModuleType | None:
