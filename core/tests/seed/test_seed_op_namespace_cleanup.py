@@ -184,7 +184,10 @@ FLAT_TILE_ONLY = {f"tirx.{n}" for n in (
 
 
 def test_registered_tirx_ops_have_exactly_one_category(cuda, metal, trn):
-    namespaces = {"cuda", "ptx", "nvshmem", "nki", "metal", "webgpu"}
+    from tvm.script.namespace import NAMESPACES
+
+    # the seed's namespaces, and those of any other loaded backend (T.opencl, ...)
+    namespaces = {"cuda", "ptx", "nvshmem", "nki", "metal", "webgpu", *NAMESPACES.keys()}
     lingering = []
     for op in Op.list("tirx."):
         if op.name in FLAT_TILE_ONLY:
