@@ -210,3 +210,18 @@ def test_global_allocations_in_kernels():
         "target 'opencl': a kernel cannot allocate buffer `tmp` in scope 'global' (shape [64]): "
         "allocate it in 'local', 'shared' or 'shared.dyn' with a constant shape, or pass it as a "
         "parameter")
+
+
+@T.prim_func
+def unrolled(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64,), "float32")):
+    T.device_entry()
+    bx = T.cta_id([1])
+    tx = T.thread_id([64])
+    for k in T.serial(8, unroll=True):
+        B[tx] = B[tx] + A[tx, k]
+
+
+def test_unroll_hint_is_opencl_s():
+    lines = _source(unrolled).splitlines()
+    i = lines.index("  __attribute__((opencl_unroll_hint(8)))")
+    assert lines[i + 1] == "  for (int k = 0; k < 8; ++k) {"
