@@ -113,14 +113,6 @@ def test_strided_vector_loads_are_printed_lane_by_lane():
     assert src.count("B[") == 4
 
 
-def test_unroll_and_work_group_size_are_printed_by_data():
-    from tvm_backend_opencl.codegen import OpenCLCodegen
-
-    assert OpenCLCodegen.thread_index_names["threadIdx.y"] == "get_local_id(1)"
-    assert OpenCLCodegen.thread_index_names["blockIdx.z"] == "get_group_id(2)"
-    assert OpenCLCodegen.pointer_qualifiers["shared"] == "__local "
-
-
 @T.prim_func
 def too_wide(A: T.Buffer((2048,), "float32")):
     T.device_entry()
