@@ -1,8 +1,10 @@
-"""Test matrix: one session per distribution, plus all, discovery, lint and typecheck.
+"""Test matrix: one session per distribution, plus all, discovery, docs, lint and typecheck.
 
 Run everything with ``nox`` (the README's test command); one session with ``nox -s core``.
 Each backend session installs core plus that one backend into a fresh venv, so a backend is
-always tested alone with core.
+always tested alone with core. The core session runs on the oldest and the newest supported
+Python; the all session installs every distribution from the wheels that
+``scripts/build_wheels.sh`` builds, as a user would.
 """
 
 from __future__ import annotations
@@ -10,27 +12,37 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import shutil
 
 import nox
 
 ROOT = pathlib.Path(__file__).parent
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_existing_virtualenvs = False
-nox.options.error_on_missing_interpreters = False
+# On CI a missing interpreter is an error (a skipped Python would look like a pass).
+nox.options.error_on_missing_interpreters = bool(os.environ.get("CI"))
 
 PYTHON = os.environ.get("TVM_NOX_PYTHON", "3.11")
+# The oldest and the newest Python that tvm-core supports (requires-python >= 3.10).
+CORE_PYTHONS = ["3.10", "3.13"]
 # Hardware backends: folder name -> extra pytest options.
 BACKENDS = [p.name for p in sorted(ROOT.glob("tvm-backend-*")) if (p / "pyproject.toml").exists()]
-# The seed's smaller backends live under plugins/ (the template there is tested by discovery).
+# The seed's smaller backends live under plugins/ (the template there has its own session).
 BACKENDS += [f"plugins/{p.name}" for p in sorted(ROOT.glob("plugins/tvm-backend-*"))
              if (p / "pyproject.toml").exists() and p.name != "tvm-backend-example"]
 
 
+def _dist(folder: str) -> str:
+    """The distribution in ``folder`` (``plugins/tvm-backend-opencl`` -> ``tvm-backend-opencl``)."""
+    return folder.rsplit("/", 1)[-1]
+
+
 def _short(folder: str) -> str:
-    return folder.rsplit("/", 1)[-1].removeprefix("tvm-backend-")
+    return _dist(folder).removeprefix("tvm-backend-")
 
 
-SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "discovery", "lint", "typecheck"]
+SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery", "docs", "lint",
+            "typecheck"]
 nox.options.sessions = SESSIONS
 
 
@@ -38,9 +50,9 @@ def _pytest(session: nox.Session, *paths: str) -> None:
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=CORE_PYTHONS)
 def core(session: nox.Session) -> None:
-    """Core alone: must pass with no backend installed."""
+    """Core alone, on the oldest and the newest supported Python: must pass with no backend."""
     session.install("./core[test]")
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests")
@@ -56,7 +68,7 @@ def _local_requirements(folder: str) -> list[str]:
     text = (ROOT / folder / "pyproject.toml").read_text(encoding="utf-8")
     deps = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M)
     names = re.findall(r'"(tvm-backend-[a-z0-9-]+)', deps.group(1) if deps else "")
-    return [b for name in names for b in BACKENDS if b.rsplit("/", 1)[-1] == name]
+    return [b for name in names for b in BACKENDS if _dist(b) == name]
 
 
 def _backend_session(folder: str):
@@ -78,12 +90,35 @@ for _folder in BACKENDS:
     globals()[f"session_{_short(_folder).replace('-', '_')}"] = _backend_session(_folder)
 
 
+def _install_wheels(session: nox.Session, *requirements: str) -> None:
+    """Build every distribution's wheel (scripts/build_wheels.sh) and install ``requirements``
+    from them, as a user would: a file a wheel forgets, or a dependency range that does not
+    resolve, fails here, where a source install would hide it."""
+    wheels = ROOT / ".nox" / f"_wheels-{session.name}"
+    shutil.rmtree(wheels, ignore_errors=True)
+    session.install("pip", "hatchling>=1.18")
+    session.run("bash", str(ROOT / "scripts" / "build_wheels.sh"), str(wheels),
+                env={"PYTHON": "python"}, external=True)
+    session.install("--find-links", str(wheels), *requirements)
+    # the tests must import the installed wheels, not the checkout
+    session.run("python", "-c", "import tvm, sys; sys.exit('site-packages' not in tvm.__file__)")
+
+
 @nox.session(name="all", python=PYTHON)
 def all_backends(session: nox.Session) -> None:
-    """Core with every backend installed together."""
-    session.install("./core[test]", *[f"./{b}[test]" for b in BACKENDS])
+    """Core with every backend installed together, from the wheels."""
+    _install_wheels(session, "tvm-core[test]", *[f"{_dist(b)}[test]" for b in BACKENDS])
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests", *[f"{b}/tests" for b in BACKENDS])
+
+
+@nox.session(python=PYTHON)
+def example(session: nox.Session) -> None:
+    """The template backend (plugins/tvm-backend-example) with core, from the wheels: its own
+    tests, tvm's conformance kit among them."""
+    _install_wheels(session, "tvm-core[test]", "tvm-backend-example[test]")
+    session.env["TVM_BACKENDS_STRICT"] = "1"
+    _pytest(session, "plugins/tvm-backend-example/tests")
 
 
 @nox.session(python=PYTHON)
@@ -98,6 +133,16 @@ def discovery(session: nox.Session) -> None:
     session.install("pip", "hatchling>=1.18")
     workdir = ROOT / ".nox" / "_discovery"
     session.run("python", str(ROOT / "plugins" / "discovery_check.py"), str(workdir))
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The user guide: mkdocs in strict mode (any warning fails), then its code examples run
+    as tests (docs/test_guide_examples.py). Every backend is installed, so that the generated
+    compile-options page lists them all."""
+    session.install("mkdocs==1.6.1", "./core[test]", *[f"./{b}" for b in BACKENDS])
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / ".nox" / "_site"))
+    _pytest(session, "docs")
 
 
 @nox.session(python=PYTHON)

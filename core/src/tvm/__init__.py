@@ -6,6 +6,7 @@ when a kernel is compiled or run.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from . import error, ir
@@ -41,6 +42,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'tvm' has no attribute {name!r}")
 
 
+def _configure_logging() -> None:
+    if os.environ.get("TVM_LOG_LEVEL"):
+        from ._logging import configure
+
+        configure()
+
+
 def _autoload() -> None:
     try:
         from .backend import _autoload as run
@@ -49,4 +57,5 @@ def _autoload() -> None:
     run()
 
 
+_configure_logging()
 _autoload()

@@ -1,56 +1,143 @@
-"""``python -m tvm``: ``backends`` lists the installed backends; ``demo`` runs the main job."""
+"""``python -m tvm`` (also the ``tvm`` command): the command line of tvm.
+
+    tvm --version
+    tvm backends [--json]                 installed backends and their state
+    tvm demo [--target c] [--show-source] compile and run the demo kernels, print a table
+    tvm doctor [--json]                   what a bug report needs
+    tvm cache info | clear | prune --max-size 500M
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
-__all__ = ["main"]
+from . import __version__
+from ._suggest import did_you_mean
+
+__all__ = ["main", "parse_size"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a did-you-mean for an unknown command."""
+
+    def error(self, message: str) -> NoReturn:
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            hint = did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
+            message += f"; {hint}" if hint else ""
+        super().error(message)
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
-    import tvm.backend
+    from . import backend
 
-    tvm.backend._autoload()  # a no-op when import tvm already ran it
-    records = tvm.backend.list_backends()
+    backend._autoload()  # a no-op when import tvm already ran it
+    records = backend.list_backends()
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=2))
     else:
-        print(tvm.backend.format_table(records))
+        print(backend.format_table(records))
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    import importlib
+    from . import demo
 
-    try:
-        demo = importlib.import_module("tvm.demo")
-    except ModuleNotFoundError as err:
-        if err.name != "tvm.demo":
-            raise
-        print("python -m tvm demo: this build of tvm-core has no tvm.demo module", file=sys.stderr)
-        return 2
-    result = demo.main(args.demo_args)
-    return int(result or 0)
+    return demo.run(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tvm", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from . import _doctor
+
+    report = _doctor.collect()
+    print(json.dumps(report, indent=2, default=str) if args.json else _doctor.format_report(report))
+    return 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from ._doctor import format_bytes
+    from .runtime import cache
+
+    root = cache.cache_dir()
+    if args.action == "clear":
+        print(f"removed {format_bytes(cache.clear_cache())} from {root}")
+        return 0
+    if args.action == "prune":
+        removed = cache.prune_cache(args.max_size)
+        freed = sum(e.size for e in removed)
+        print(f"removed {len(removed)} entries ({format_bytes(freed)}) from {root}; "
+              f"{format_bytes(cache.cache_size())} left")
+        return 0
+    entries = list(cache.iter_entries())
+    print(f"cache       {root}{'' if cache.cache_enabled() else ' (disabled by TVM_CACHE=0)'}")
+    print(f"size        {format_bytes(cache.cache_size())} in {len(entries)} entries")
+    per: dict[str, list[int]] = {}
+    for e in entries:
+        per.setdefault(e.namespace, []).append(e.size)
+    for name, sizes in sorted(per.items()):
+        print(f"  {name:<10}{len(sizes)} entries, {format_bytes(sum(sizes))}")
+    return 0
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """Bytes of ``500M``, ``2G``, ``100k``, ``1.5GB`` or a plain number (powers of 1024)."""
+    m = _SIZE.match(text)
+    if m is None:
+        raise argparse.ArgumentTypeError(f"invalid size {text!r}: expected e.g. 500M, 2G or 100000")
+    scale = 1024 ** "bkmgt".index((m.group(2) or "b").lower())
+    return int(float(m.group(1)) * scale)
+
+
+def _parser() -> _Parser:
+    from . import demo
+
+    parser = _Parser(prog="tvm", description="tvm: compile tensor kernels for the hardware you "
+                     "have. Each command has --help.")
+    parser.add_argument("--version", action="version", version=_version_text())
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_Parser)
     backends = commands.add_parser("backends", help="list installed backends and their state")
     backends.add_argument("--json", action="store_true", help="print the records as JSON")
     backends.set_defaults(run=_cmd_backends)
-    demo = commands.add_parser("demo", help="compile and run the demo kernels on every backend")
-    demo.add_argument("demo_args", nargs=argparse.REMAINDER, help="passed to tvm.demo.main")
-    demo.set_defaults(run=_cmd_demo)
-    args, extra = parser.parse_known_args(argv)
-    if args.command == "demo":
-        args.demo_args = [*args.demo_args, *extra]  # options such as --target go to the demo
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return int(args.run(args))
+    demo_p = commands.add_parser("demo", help="compile and run the demo kernels, print a table")
+    demo.add_arguments(demo_p)
+    demo_p.set_defaults(run=_cmd_demo)
+    doctor = commands.add_parser("doctor", help="report Python, compilers, backends, devices "
+                                 "and cache (for bug reports)")
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.set_defaults(run=_cmd_doctor)
+    cache = commands.add_parser("cache", help="the compile cache: info, clear, prune")
+    cache.add_argument("action", choices=["info", "clear", "prune"], nargs="?", default="info")
+    cache.add_argument("--max-size", type=parse_size, default=None, metavar="SIZE",
+                       help="prune: delete the oldest entries until the cache is at most SIZE "
+                            "(500M, 2G, ...)")
+    cache.set_defaults(run=_cmd_cache)
+    return parser
+
+
+def _version_text() -> str:
+    return f"tvm-core {__version__} (Python {platform.python_version()})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args: Any = parser.parse_args(list(argv) if argv is not None else None)
+    if args.command == "cache" and args.action == "prune" and args.max_size is None:
+        parser.error("cache prune needs --max-size, e.g. tvm cache prune --max-size 500M")
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:  # `tvm backends | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

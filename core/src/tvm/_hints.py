@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ._suggest import did_you_mean
+
 __all__ = ["CATALOGUE", "BackendView", "CatalogueEntry", "find_provider",
            "install_hint_for_backend", "missing_message", "not_installed_message",
            "set_state_source"]
@@ -140,8 +142,12 @@ def _installed_names() -> str:
 
 
 def not_installed_message(name: str) -> str:
-    """``backend 'x' is not installed; install it with 'pip install ...' (installed: ...)``."""
+    """``backend 'x' is not installed; install it with 'pip install ...' (installed: ...)``, or
+    ``...; did you mean 'cuda'?`` for a name close to an installed or catalogued backend."""
     entry = find_provider("backend", name)
+    hint = "" if entry else did_you_mean(name, [*_installed(), *(e.name for e in CATALOGUE)])
+    if hint:
+        return f"backend {name!r} is not installed; {hint} (installed: {_installed_names()})"
     dist = entry.distribution if entry else f"tvm-backend-{name.replace('_', '-')}"
     return (
         f"backend {name!r} is not installed; install it with 'pip install {dist}' "

@@ -10,15 +10,16 @@ move arrays to and from its device). The exit code is 1 when any row fails.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, no_type_check
+from typing import Any, TextIO, no_type_check
 
 from .plugin import DemoCase, DemoResult
 
-__all__ = ["KERNELS", "DemoKernel", "collect_cases", "format_table", "main", "make_case",
-           "run_cases"]
+__all__ = ["KERNELS", "DemoKernel", "add_arguments", "collect_cases", "format_sources",
+           "format_table", "main", "make_case", "run", "run_cases"]
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,15 @@ def run_kernel(kernel: DemoKernel, target: str, *, to_device: Callable[[Any], An
         times.append((time.perf_counter() - t) * 1e3)
     err = float(np.max(np.abs(got.astype("float64") - expected))) if got.size else 0.0
     ok = bool(np.allclose(got, expected, rtol=kernel.rtol, atol=kernel.atol))
-    return DemoResult(ok, float(np.median(times)), err, note=f"compile {compile_ms:.0f} ms")
+    return DemoResult(ok, float(np.median(times)), err, note=f"compile {compile_ms:.0f} ms",
+                      source=_source_of(ex))
+
+
+def _source_of(ex: Any) -> str:
+    try:
+        return str(ex.inspect_source())
+    except Exception:  # an executable without source text: nothing to show
+        return ""
 
 
 def collect_cases() -> list[DemoCase]:
@@ -199,17 +208,40 @@ def collect_cases() -> list[DemoCase]:
     return cases
 
 
-def run_cases(cases: Sequence[DemoCase]) -> list[tuple[DemoCase, DemoResult]]:
+def run_cases(cases: Sequence[DemoCase], progress: TextIO | None = None
+              ) -> list[tuple[DemoCase, DemoResult]]:
+    """Run every case (a failing one becomes a FAIL row). With ``progress`` (a stream), a line
+    is written when each case starts and when it ends, so a slow compile is never silent."""
     rows = []
-    for case in cases:
+    for i, case in enumerate(cases, 1):
+        label = f"[{i}/{len(cases)}] {case.name} on {case.target} ({case.backend or '-'})"
+        _say(progress, f"{label}: compiling and running ...")
+        t0 = time.perf_counter()
         try:
             result = case.run()
         except Exception as err:  # a failing row must not stop the table
             first = (str(err).strip().splitlines() or [""])[0]
             result = DemoResult(False, float("nan"), float("nan"),
                                 note=f"{type(err).__name__}: {first}"[:200])
+        status = "ok" if result.ok else "FAIL"
+        _say(progress, f"{label}: {status} in {time.perf_counter() - t0:.1f} s")
         rows.append((case, result))
     return rows
+
+
+def _say(stream: TextIO | None, line: str) -> None:
+    if stream is not None:
+        print(line, file=stream, flush=True)
+
+
+def format_sources(rows: Sequence[tuple[DemoCase, DemoResult]]) -> str:
+    """The generated source of every row that has one, each under a header line."""
+    parts = []
+    for case, r in rows:
+        if r.source:
+            parts.append(f"==== {case.name} on {case.target} ({case.backend or '-'}) ====\n"
+                         f"{r.source.rstrip()}\n")
+    return "\n".join(parts)
 
 
 def format_table(rows: Sequence[tuple[DemoCase, DemoResult]]) -> str:
@@ -232,26 +264,44 @@ def _num(value: float, fmt: str) -> str:
     return "-" if value != value else fmt.format(value)  # NaN: not measured
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tvm demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--target", action="append", default=None,
-                        help="only rows whose target kind starts with this (repeatable)")
-    parser.add_argument("--kernel", action="append", default=None,
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``python -m tvm demo``."""
+    parser.add_argument("--target", action="append", default=None, metavar="KIND",
+                        help="only rows whose target starts with this, e.g. c or cuda (repeatable)")
+    parser.add_argument("--kernel", action="append", default=None, metavar="TEXT",
                         help="only rows whose kernel name contains this (repeatable)")
-    ns = parser.parse_args(list(argv) if argv is not None else None)
+    parser.add_argument("--show-source", action="store_true",
+                        help="print the generated source (C, CUDA C++, MSL, ...) of every row")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress lines on stderr, only the table")
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Run the demo for parsed options (see :func:`add_arguments`); the exit code."""
+    progress = None if ns.quiet else sys.stderr
+    _say(progress, "collecting demo kernels from the loaded backends ...")
     cases = collect_cases()
     if ns.target:
         cases = [c for c in cases if any(c.target.startswith(t) for t in ns.target)]
     if ns.kernel:
         cases = [c for c in cases if any(k in c.name for k in ns.kernel)]
     if not cases:
-        print("no demo cases: no loaded backend can run a kernel on this machine")
+        print("no demo cases: no loaded backend can run a kernel on this machine"
+              + (f" for target {', '.join(ns.target)}" if ns.target else ""))
         return 1
-    rows = run_cases(cases)
+    rows = run_cases(cases, progress)
+    if ns.show_source:
+        print(format_sources(rows))
     print(format_table(rows))
     failed = sum(1 for _, r in rows if not r.ok)
     print(f"\n{len(rows) - failed} of {len(rows)} kernels correct")
     return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tvm demo", description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(list(argv) if argv is not None else None))
 
 
 if __name__ == "__main__":

@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .backend import contract
-from .error import TVMError
+from .error import TVMError, trim_internal_frames
 from .ir.function import IRModule, PrimFunc
 
 __all__ = ["compile", "ensure_builtin_backends", "lower", "resolve_target"]
 
 
+@trim_internal_frames
 def compile(  # noqa: A001 - the seed's name: tvm.compile
     func_or_mod: PrimFunc | IRModule,
     target: Any = None,
@@ -48,6 +49,7 @@ def compile(  # noqa: A001 - the seed's name: tvm.compile
         return contract.build(lowered, tgt, opts)
 
 
+@trim_internal_frames
 def lower(func_or_mod: PrimFunc | IRModule, target: Any = None, tir_pipeline: Any = None, *,
           pass_config: Mapping[str, Any] | None = None) -> IRModule:
     """Run the TIR pipeline for ``target`` and return the module the backend compiles."""

@@ -6,6 +6,17 @@ catch one family whatever the hardware.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from .ir.span import Span
+
 __all__ = [
     "BackendError",
     "BackendWarning",
@@ -13,18 +24,52 @@ __all__ = [
     "BackendNotInstalledError",
     "CompileError",
     "DiagnosticError",
+    "DispatchError",
     "DispatchFail",
     "IRVerifyError",
     "DeviceUnavailableError",
+    "LoweringError",
+    "LoweringTypeError",
+    "LoweringValueError",
     "OptionError",
     "RegistrationConflict",
     "TVMError",
     "TargetError",
+    "format_location",
+    "located",
+    "trim_internal_frames",
+    "warn",
 ]
 
 
+def format_location(message: str, filename: str, line: int, column: int, source_line: str = "",
+                    end_column: int | None = None) -> str:
+    """``file:line:col: error: <first line of message>``, the source line with a caret under
+    the spot (``^~~~`` up to ``end_column``), then the rest of the message. Parse errors and
+    errors located at a call's :class:`~tvm.ir.Span` print this way."""
+    first, _, rest = message.partition("\n")
+    text = f"{filename}:{line}:{column + 1}: error: {first}"
+    if source_line:
+        width = max(1, (end_column if end_column is not None else column + 1) - column)
+        text += f"\n    {source_line.rstrip()}\n    {' ' * column}^{'~' * (width - 1)}"
+    return f"{text}\n{rest}" if rest else text
+
+
 class TVMError(Exception):
-    """Base class of every error raised by tvm."""
+    """Base class of every error raised by tvm.
+
+    ``span`` (a :class:`~tvm.ir.Span`, usually None) is where in the user's kernel the error
+    arose; when it is set the error prints like a parse error (file, line, caret).
+    """
+
+    span: Span | None = None
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.span is None:
+            return text
+        s = self.span
+        return format_location(text, s.filename, s.line, s.column, s.text, s.end_column)
 
 
 class IRVerifyError(TVMError, ValueError):
@@ -41,10 +86,7 @@ class DiagnosticError(TVMError, SyntaxError):
         self.lineno_ = lineno
         self.col = col
         self.source_line = source_line
-        caret = ""
-        if source_line:
-            caret = f"\n    {source_line.rstrip()}\n    {' ' * col}^"
-        text = f"{filename}:{lineno}:{col + 1}: error: {message}{caret}"
+        text = format_location(message, filename, lineno, col, source_line)
         super().__init__(text)
         # SyntaxError fields, so tools that understand SyntaxError can point at the spot.
         self.msg = text
@@ -69,7 +111,31 @@ class BackendWarning(RuntimeWarning):
 
 
 class CodegenError(TVMError):
-    """Code generation met something the target cannot express (e.g. an op with no rule)."""
+    """Code generation met something the target cannot express (e.g. an op with no rule); at
+    the call's span when the op call came from the user's script."""
+
+
+class LoweringError(TVMError, RuntimeError):
+    """An error while lowering a tile primitive call or an intrinsic of the user's kernel,
+    reported at the call's span. It wraps errors of other types (``__cause__``)."""
+
+    def __init__(self, message: str, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.span = span
+
+
+class LoweringTypeError(LoweringError, TypeError):
+    """A ``TypeError`` raised while lowering a call, reported at the call's span."""
+
+
+class LoweringValueError(LoweringError, ValueError):
+    """A ``ValueError`` (a shape or data type that does not fit) raised while lowering a call,
+    reported at the call's span."""
+
+
+class DispatchError(LoweringError):
+    """No dispatch variant applies to a tile primitive call; the message has the table of every
+    variant tried and why it declined."""
 
 
 class BackendNotInstalledError(BackendError, ImportError):
@@ -107,3 +173,91 @@ class CompileError(TVMError):
 
 class DispatchFail(TVMError):
     """Raised by a tile-primitive dispatch variant (through ``fail``) to decline a call."""
+
+
+# -- locating errors at the user's source --------------------------------------------------------
+_WRAPPERS: tuple[tuple[type[BaseException], type[LoweringError]], ...] = (
+    (TypeError, LoweringTypeError),
+    (ValueError, LoweringValueError),
+    (LookupError, LoweringValueError),
+)
+
+
+def _located_error(err: Exception, span: Span) -> TVMError:
+    """``err`` itself with its span set (a tvm error), or a :class:`LoweringError` of the
+    matching kind wrapping it (any other exception)."""
+    if isinstance(err, TVMError):
+        if err.span is None:
+            err.span = span
+        return err
+    cls = next((w for base, w in _WRAPPERS if isinstance(err, base)), LoweringError)
+    text = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+    return cls(f"{type(err).__name__}: {text}" if cls is LoweringError else str(text), span)
+
+
+@contextlib.contextmanager
+def located(span: Span | None) -> Iterator[None]:
+    """Errors raised inside the block are reported at ``span`` (the innermost span wins):
+    tvm errors get the span, other exceptions become :class:`LoweringError` subclasses."""
+    if span is None:
+        yield
+        return
+    try:
+        yield
+    except Exception as err:
+        new = _located_error(err, span)
+        if new is err:
+            raise
+        raise new from err
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def trim_internal_frames(fn: _F) -> _F:
+    """Decorator of user-facing entry points (``tvm.compile``): an error located in the user's
+    kernel is re-raised without the compiler's internal frames, as parse errors are. With
+    ``TVM_LOG_LEVEL=DEBUG`` the whole traceback is kept."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TVMError as err:
+            if err.span is None or _keep_frames():
+                raise
+            raise err.with_traceback(None) from None
+
+    return wrapper  # type: ignore[return-value]  # same signature as fn (functools.wraps)
+
+
+def _keep_frames() -> bool:
+    return os.environ.get("TVM_LOG_LEVEL", "").strip().upper() in ("DEBUG", "10")
+
+
+# -- warnings at the user's line -----------------------------------------------------------------
+_INTERNAL_MODULES = ("tvm", "tvm_backend_")
+_IMPORT_MACHINERY = ("<frozen importlib", "<frozen zipimport")
+
+
+def warn(message: str, category: type[Warning] = UserWarning, *, span: Span | None = None,
+         internal: tuple[str, ...] = ()) -> None:
+    """Warn at the user's line: at ``span`` when given (a line of the user's kernel), else at
+    the first frame outside tvm, its backends (``tvm_backend_*``), the import machinery and the
+    modules named in ``internal`` (prefixes of module names)."""
+    if span is not None:
+        warnings.warn_explicit(message, category, span.filename, span.line, module="tvm")
+        return
+    modules = _INTERNAL_MODULES + tuple(internal)
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is warn's caller
+    while frame is not None and _is_internal(frame, modules):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _is_internal(frame: Any, modules: tuple[str, ...]) -> bool:
+    if frame.f_code.co_filename.startswith(_IMPORT_MACHINERY):
+        return True
+    name = str(frame.f_globals.get("__name__", ""))
+    return any(name == m or name.startswith(m if m.endswith("_") else m + ".") for m in modules)

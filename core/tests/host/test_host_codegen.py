@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hostir import loop, make_func
 
+from tvm._registry import snapshot_all
 from tvm.codegen import CodegenCStyle
 from tvm.error import TVMError
 from tvm.host.codegen import HostCodegen, generate_c
@@ -201,6 +202,13 @@ def test_names_are_sanitized_and_unique() -> None:
     assert "int32_t exp_(float* restrict A)" in src
     assert "for (int32_t i = 0; i < 2; ++i)" in src
     assert "for (int32_t i_1 = 2; i_1 < (2 + 2); ++i_1)" in src
+
+
+@pytest.fixture(autouse=True)
+def _restore_registries():
+    restore = snapshot_all()  # ops a test registers must not outlive it (other tests list ops)
+    yield
+    restore()
 
 
 def test_per_op_codegen_rule_wins_over_the_table() -> None:

@@ -210,6 +210,15 @@ def test_autoload_warns_once_naming_the_distribution_and_continues(backends):
     assert tvm.backend.is_loaded("alpha")
 
 
+def test_backend_warning_points_at_the_users_line(backends):
+    # The warning names the line that imported tvm (or triggered the load), not the loader.
+    backends.add("broken", "raise RuntimeError('broken at import')\n", dist="tvm-backend-broken")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tvm._autoload()  # what `import tvm` runs, one frame deeper than tvm.backend._autoload
+    assert [w.filename for w in caught] == [__file__]
+
+
 def test_strict_mode_raises(backends, monkeypatch):
     backends.add("broken", "raise RuntimeError('broken at import')\n")
     monkeypatch.setenv("TVM_BACKENDS_STRICT", "1")

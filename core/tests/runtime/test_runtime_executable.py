@@ -11,6 +11,7 @@ import pytest
 from hostir import identity, loop, make_func
 
 import tvm
+from tvm._registry import snapshot_all
 from tvm.error import BackendNotInstalledError, CompileError, TVMError
 from tvm.host import compiler as host_compiler
 from tvm.ir import Buffer, BufferStore, Call, ForKind, Op, PrimFunc, Var
@@ -282,6 +283,14 @@ def test_missing_compiler_is_a_compile_error_with_the_command(monkeypatch) -> No
     assert "command: /nonexistent/bin/tvm-test-cc -O1" in str(err)
 
 
+@pytest.fixture
+def _restore_registries():
+    restore = snapshot_all()  # the test's own op must not outlive it (other tests list ops)
+    yield
+    restore()
+
+
+@pytest.mark.usefixtures("_restore_registries")
 def test_broken_source_is_a_compile_error_with_log_and_command() -> None:
     op = Op.register("tirx.test_runtime.broken", category="device_intrin",
                      namespace="test_runtime", effect=1, dtype="arg0", override=True)

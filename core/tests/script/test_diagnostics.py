@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import traceback
 
 import pytest
@@ -61,7 +62,7 @@ CASES = [
      "expression/builtin calls"),
     ("scope_prefix", "    T.cta.exp10(A, A)\n", 3, 4,
      "'Tx.cta.exp10' is not a tile primitive; the 'Tx.cta.' scope prefix applies only to tile "
-     "primitives"),
+     "primitives; did you mean 'exp' or 'exp2'?"),
     ("syntax_error", "    A[0, 0] = = 1\n", 3, 14, "invalid syntax"),
     ("nested_def", "    def g():\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: nested function definitions"),
@@ -80,6 +81,8 @@ def test_diagnostic(case: str, body: str, line: int, col: int, message: str | No
         text = '@T.prim_func\ndef f(A: T.Buffer((16, 16), "float32"), n):\n' + body
         message = ("parameter n needs a type annotation, e.g. `n: T.int32` or "
                    "`n: T.Buffer((n,), \"float32\")`")
+    if case == "builder_keyword" and sys.version_info >= (3, 13):
+        message += ". Did you mean 'scope'?"  # Python 3.13's own suggestion
     with pytest.raises(DiagnosticError) as info:
         from_source(text, filename="kernel.py")
     err = info.value

@@ -78,7 +78,8 @@ def test_scope_prefix_applies_only_to_tile_primitives() -> None:
     with pytest.raises(AttributeError) as info:
         Tx.cta.exp10  # noqa: B018 - the attribute access is what raises
     assert str(info.value) == ("'Tx.cta.exp10' is not a tile primitive; the 'Tx.cta.' scope "
-                               "prefix applies only to tile primitives")
+                               "prefix applies only to tile primitives; did you mean 'exp' or "
+                               "'exp2'?")
     with pytest.raises(AttributeError, match="'Tx.wg.device_entry' is not a tile primitive"):
         T.wg.device_entry  # noqa: B018
 

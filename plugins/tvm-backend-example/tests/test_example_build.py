@@ -120,3 +120,42 @@ def test_cache_off(private_cache, monkeypatch):
     _check(tvm.compile(axpb, target="example"))
     _check(tvm.compile(axpb, target="example", cache=False))
     assert _files(private_cache) == []
+
+
+def test_tile_primitive_lowers_through_the_backends_variant():
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.operator.tile_primitive import lower_tile_primitives
+
+    @T.prim_func
+    def axpy(X: T.Buffer((64,), "float32"), Y: T.Buffer((64,), "float32"),
+             Z: T.Buffer((64,), "float32")):
+        Tx.fma(Z, X, T.float32(2), Y)
+
+    trace = []
+    lower_tile_primitives(axpy, "example/demo-board", trace=trace)
+    assert trace == [("tirx.tile.fma", "thread", "example_fma")]
+    ex = tvm.compile(axpy, target="example/demo-board")
+    assert "Z[i0] = ((X[i0]) * (2.0f) + (Y[i0]));" in ex.inspect_source()  # T.example.fma
+    x, y, z = np.arange(64, dtype="float32"), np.ones(64, "float32"), np.zeros(64, "float32")
+    ex(x, y, z)
+    np.testing.assert_array_equal(z, 2 * x + 1)
+
+
+def test_other_tile_primitives_use_cores_fallback_with_the_serial_barrier():
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.operator.tile_primitive import lower_tile_primitives
+
+    @T.prim_func
+    def row_sum(A: T.Buffer((8, 16), "float32"), S: T.Buffer((8,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([1])
+        tx = T.thread_id([32])
+        Tx.cta.sum(S, A, axes=-1)
+
+    trace = []
+    lower_tile_primitives(row_sum, "example", trace=trace)
+    assert trace == [("tirx.tile.sum", "cta", "fallback")]
+    a = np.random.default_rng(0).standard_normal((8, 16)).astype("float32")
+    s = np.zeros(8, "float32")
+    tvm.compile(row_sum, target="example")(a, s)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)

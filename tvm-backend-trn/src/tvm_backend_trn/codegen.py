@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from tvm.error import CompileError
+from tvm.error import CompileError, located
 from tvm.ir import (
     AllocBuffer,
     AssertStmt,
@@ -239,12 +239,13 @@ class _Lowering:
                                f"kernels are made of T.nki.* instructions")
         name = call.op.name.removeprefix("tirx.nki.")
         emit = getattr(self, f"nki_{name}")
-        try:
-            out = emit(*call.args)
-        except TypeError as err:
-            raise CompileError(f"T.nki.{name}: bad arguments ({err})") from None
-        except AccessError as err:
-            raise CompileError(f"T.nki.{name}: {err}") from None
+        with located(call.span):  # a T.nki call of the user's kernel (or of a Tx call's variant)
+            try:
+                out = emit(*call.args)
+            except TypeError as err:
+                raise CompileError(f"T.nki.{name}: bad arguments ({err})") from None
+            except AccessError as err:
+                raise CompileError(f"T.nki.{name}: {err}") from None
         return out if isinstance(out, tuple) else (out,)
 
     # -- operands -------------------------------------------------------------------------

@@ -13,13 +13,13 @@ import importlib
 import os
 import sys
 import threading
-import warnings
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .. import _hints, _registry, error
+from .. import _hints, _logging, _registry, error
 from ..error import BackendError, BackendNotInstalledError
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
 from ..plugin import manager as _manager
@@ -251,6 +251,13 @@ def _autoload() -> None:
 
 
 def _load_one(backend: BackendState) -> None:
+    start = time.perf_counter()
+    _load_one_timed(backend)
+    _logging.log(__name__, 20, "backend %s (%s): %s in %.1f ms", backend.name,
+                 _describe(backend), backend.state, (time.perf_counter() - start) * 1e3)
+
+
+def _load_one_timed(backend: BackendState) -> None:
     _registry.owner_labels[backend.name] = backend.entry.distribution or backend.name
     try:
         plugin = backend.entry.load()
@@ -511,7 +518,7 @@ def _warn(backend: BackendState | None, err: BaseException) -> None:
             f"{backend.reason}. TVM_BACKENDS=-{backend.name} skips it; TVM_BACKENDS_STRICT=1 makes "
             "this an error"
         )
-    warnings.warn(message, _warning_class(), stacklevel=3)
+    error.warn(message, _warning_class())  # at the user's `import tvm` (or load) line
 
 
 def _warning_class() -> type[Warning]:

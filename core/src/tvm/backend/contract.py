@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .._registry import Registry
+from .._suggest import did_you_mean
 from ..error import BackendError, BackendNotInstalledError, OptionError, TVMError
 from ..runtime.cache import cache_key, compile_cache
 
@@ -102,10 +103,12 @@ class Options:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(options) - set(fields))
         if unknown:
+            close = "; ".join(f"{name!r}: {hint}" for name in unknown
+                              if (hint := did_you_mean(name, fields)))
             raise OptionError(
                 f"unknown compile option(s) {unknown} for target {target.kind.name!r}; "
                 f"known: {', '.join(sorted(fields))} (help: {cls.__module__}."
-                f"{cls.__qualname__})")
+                f"{cls.__qualname__})" + (f"; {close}" if close else ""))
         hints = _type_hints(cls)
         values: dict[str, Any] = {}
         for name in fields:

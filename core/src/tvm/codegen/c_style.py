@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
-from ..error import CodegenError
+from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -807,6 +807,10 @@ class CodegenCStyle:
         if method is None:
             raise CodegenError(f"target {self.target_kind!r}: codegen cannot print "
                            f"{type(e).__name__} {e!r}")
+        span = getattr(e, "span", None)
+        if span is not None:  # an op call of the user's script: errors point at its line
+            with located(span):
+                return method(e)
         return method(e)
 
     def expr_Var(self, v: E.Var) -> str:

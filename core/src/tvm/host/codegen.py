@@ -9,7 +9,8 @@ Host specifics: parallel loops (and ``blockIdx.*`` loops of the kernel form) run
 ``#pragma omp parallel for`` when the compiler has OpenMP; other thread-bound loops are serial
 loops; vectorized loops carry ``#pragma GCC ivdep`` and vector expressions are printed lane by
 lane; float16 is ``_Float16`` when the compiler supports it, else (like bfloat16) stored as
-``uint16_t`` and computed in ``float``.
+``uint16_t`` and computed in ``float``. Allocations of any scope up to 64 KiB are stack arrays;
+larger or dynamic ones are heap blocks, freed at the end of their block.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ class HostCodegen(CodegenCStyle):
     unroll_pragma = "#pragma GCC unroll {n}"
     vectorize_pragma = "#pragma GCC ivdep"
     includes = ("stdint.h", "stdbool.h", "stddef.h", "stdio.h", "stdlib.h", "string.h", "math.h")
+    # A CPU thread's stack is a few MB (and an OpenMP worker's may be less): every allocation,
+    # `local` ones included, above max_stack_bytes goes to the heap (docs/decisions.md, issue 17).
+    stack_scopes = frozenset()
+    max_stack_bytes = 64 * 1024
 
     def __init__(self, target: Any = None, *, openmp: bool = False, float16: bool = False,
                  num_threads: int | None = None) -> None:

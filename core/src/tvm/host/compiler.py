@@ -9,17 +9,21 @@ command line; the sources of a failed build are kept so that the command can be 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 from ..error import CompileError
 
 __all__ = ["Toolchain", "get_toolchain"]
+
+_LOG = logging.getLogger(__name__)
 
 _OPENMP_PROBE = "#include <omp.h>\nint tvm_probe(void) { return omp_get_max_threads(); }\n"
 _FLOAT16_PROBE = ("_Float16 tvm_probe(_Float16 a, _Float16 b) { return a * b + (_Float16)1.0f; }\n"
@@ -73,7 +77,9 @@ class Toolchain:
         with open(src, "w", encoding="utf-8") as f:
             f.write(source)
         cmd = [*self.command, *flags, src, "-o", out, "-lm"]
+        start = time.perf_counter()
         proc = self._run(cmd, f"compiling {what}")
+        _LOG.info("%s (%.0f ms)", shlex.join(cmd), (time.perf_counter() - start) * 1e3)
         if proc.returncode != 0:
             # Keep workdir: the command in the message must stay runnable.
             raise CompileError(

@@ -46,6 +46,7 @@ from .function import IRModule, PrimFunc
 from .layout import AXES, Axis, ComposeLayout, Iter, S, SwizzleLayout, TileLayout
 from .node import Node
 from .op import OP_REGISTRY, CallEffect, Op, OpCategory
+from .span import Span
 from .stmt import (
     EXEC_SCOPES,
     SCOPE_ID_KINDS,
@@ -77,7 +78,7 @@ __all__ = [
     "DataType", "DeclBuffer", "Div", "Evaluate", "FloatImm", "FloorDiv", "FloorMod", "For",
     "ForKind", "IRModule", "IfThenElse", "IntImm", "Iter", "Let", "LetStmt", "Max", "Min", "Mod",
     "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PrimExpr", "PrimFunc", "Ramp",
-    "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "SizeVar", "Stmt", "StringImm", "Sub",
+    "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "SizeVar", "Span", "Stmt", "StringImm", "Sub",
     "TileLayout", "TilePrimitiveCall", "Var", "Visitor", "assert_structural_equal", "const",
     "convert", "decl_buffer", "post_order_visit", "seq", "structural_equal", "structural_hash",
     "substitute", "verify", "verify_errors",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from .dtype import DataType, dtype_of
 from .node import Node
+from .span import Span
 from .type import Type, var_fields
 
 if TYPE_CHECKING:
@@ -31,6 +32,10 @@ class PrimExpr(Node):
     ``a % b`` is :class:`FloorMod`; ``a == b`` is :class:`EQ`, whose truth value (for ``in`` and
     dict look-ups) is object identity.
     """
+
+    #: where the node was written (the parser sets it on calls); not part of the structure:
+    #: equality, hashing and printing ignore it, rewrites keep it
+    span: Span | None = None
 
     dtype: DataType
 

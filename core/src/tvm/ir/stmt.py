@@ -9,6 +9,7 @@ from typing import Any
 from .buffer import Buffer, BufferRegion
 from .expr import PrimExpr, StringImm, Var, convert
 from .node import Node
+from .span import Span
 
 __all__ = [
     "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
@@ -19,6 +20,10 @@ __all__ = [
 
 class Stmt(Node):
     """Base of statements."""
+
+    #: where the node was written (the parser sets it on calls); not part of the structure:
+    #: equality, hashing and printing ignore it, rewrites keep it
+    span: Span | None = None
 
 
 class BufferStore(Stmt):
@@ -208,7 +213,9 @@ class TilePrimitiveCall(Stmt):
             raise TypeError(f"Unknown field(s) for TilePrimitiveCall.replace: {unknown}")
         kw = {k: getattr(self, k) for k in self._REPLACEABLE}
         kw.update(changes)
-        return TilePrimitiveCall(kw.pop("op"), kw.pop("args"), **kw)
+        new = TilePrimitiveCall(kw.pop("op"), kw.pop("args"), **kw)
+        new.span = self.span
+        return new
 
     def with_workspace(self, workspace: dict[str, Any]) -> TilePrimitiveCall:
         return self.replace(workspace=workspace)

@@ -60,6 +60,8 @@ class DemoResult:
     time_ms: float
     max_abs_error: float = 0.0
     note: str = ""
+    #: the generated source (C, CUDA C++, MSL, ...): ``python -m tvm demo --show-source`` prints it
+    source: str = ""
 
 
 @dataclass(frozen=True)

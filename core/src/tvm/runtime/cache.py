@@ -27,19 +27,23 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import stat
 import tempfile
 import threading
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_key",
-           "compile_cache", "iter_entries", "remove_entry"]
+from .. import _logging
+from ..error import warn
+
+__all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_key", "cache_size",
+           "clear_cache", "compile_cache", "iter_entries", "prune_cache", "remove_entry"]
 
 CACHE_FORMAT = 1
+_DEBUG = 10  # logging.DEBUG: this module is imported by `import tvm`, logging is not
 _MAX_META = 1 << 20  # a metadata file larger than this is not ours
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in the cache must not block open()
@@ -111,6 +115,7 @@ class CompileCache:
             record = _read_json(meta_path)
         except FileNotFoundError:
             self.stats["misses"] += 1
+            _logging.log(__name__, _DEBUG, "cache miss %s/%s", self.namespace, key)
             return None
         except (OSError, ValueError):
             record = None
@@ -122,6 +127,7 @@ class CompileCache:
                     path.unlink()
             return None
         self.stats["hits"] += 1
+        _logging.log(__name__, _DEBUG, "cache hit %s/%s", self.namespace, key)
         return bin_path
 
     def get(self, key: str) -> bytes | None:
@@ -171,9 +177,9 @@ class CompileCache:
         if self._warned:
             return
         self._warned = True
-        warnings.warn(f"tvm: the compile cache at {self.directory} cannot be used ({err}); "
-                      "compiling without it. Set TVM_CACHE_DIR to a writable folder, or "
-                      "TVM_CACHE=0 to silence this", RuntimeWarning, stacklevel=4)
+        warn(f"tvm: the compile cache at {self.directory} cannot be used ({err}); compiling "
+             "without it. Set TVM_CACHE_DIR to a writable folder, or TVM_CACHE=0 to silence "
+             "this", RuntimeWarning)
 
     @staticmethod
     def _verify(key: str, record: Any, bin_path: Path) -> bool:
@@ -227,6 +233,46 @@ def remove_entry(entry: CacheEntry) -> None:
     for path in (entry.meta, entry.binary):
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def cache_size(root: str | os.PathLike[str] | None = None) -> int:
+    """Bytes taken by every regular file under the cache root (entries and leftovers)."""
+    base = Path(root) if root is not None else cache_dir()
+    total = 0
+    for path in base.rglob("*") if base.is_dir() else ():
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
+    return total
+
+
+def clear_cache(root: str | os.PathLike[str] | None = None) -> int:
+    """Delete everything under the cache root; returns the bytes freed."""
+    base = Path(root) if root is not None else cache_dir()
+    freed = cache_size(base)
+    for child in base.iterdir() if base.is_dir() else ():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                child.unlink()
+    return freed
+
+
+def prune_cache(max_bytes: int, root: str | os.PathLike[str] | None = None) -> list[CacheEntry]:
+    """Delete the oldest entries until the entries take at most ``max_bytes``; returns what
+    was deleted."""
+    entries = sorted(iter_entries(root), key=lambda e: (e.mtime, e.namespace, e.key))
+    total = sum(e.size for e in entries)
+    removed = []
+    for entry in entries:
+        if total <= max_bytes:
+            break
+        remove_entry(entry)
+        total -= entry.size
+        removed.append(entry)
+    return removed
 
 
 # -- files --------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import linecache
 from dataclasses import dataclass
 
 from ..error import DiagnosticError
+from ..ir.span import Span
 
 __all__ = ["DiagnosticError", "Source"]
 
@@ -50,6 +51,16 @@ class Source:
         if 1 <= local <= len(lines):
             return " " * self.col_offset + lines[local - 1] if self.col_offset else lines[local - 1]
         return ""
+
+    def span(self, node: ast.AST) -> Span:
+        """Where ``node`` is in the file: its first line, and its columns on that line."""
+        lineno = getattr(node, "lineno", 1) + self.line_offset
+        col = getattr(node, "col_offset", 0) + self.col_offset
+        text = self.line(lineno)
+        end = getattr(node, "end_col_offset", None)
+        same_line = getattr(node, "end_lineno", None) == getattr(node, "lineno", 1)
+        end_col = end + self.col_offset if end is not None and same_line else len(text.rstrip())
+        return Span(self.filename, lineno, col, max(end_col, col + 1), text)
 
     def error(self, node: ast.AST | None, message: str) -> DiagnosticError:
         """A :class:`DiagnosticError` pointing at ``node`` (or at the first line without one)."""

@@ -253,7 +253,7 @@ class Parser:
         if isinstance(func, _T.InlineFunction):
             return self._inline(func, node, args, kwargs)
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
         except TypeError as exc:
             # "alloc_buffer() got ..." -> "T.alloc_buffer() got ...": name it as written
             name = getattr(func, "__name__", "")
@@ -261,6 +261,9 @@ class Parser:
             if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
             raise
+        if isinstance(result, (S.TilePrimitiveCall, E.Call)) and result.span is None:
+            result.span = self.src.span(node)  # errors while lowering it point here
+        return result
 
     def _inline(self, macro: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Parse the body of a ``@T.inline`` function here, its parameters bound to the call's

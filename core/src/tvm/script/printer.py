@@ -539,13 +539,18 @@ class _Printer:
         if spec is not None:
             from ..ir.stmt import _const_arg
 
+            keep: list[str] = []  # defaults that must be written (explicit_with), by keyword
             while args and len(args) <= len(spec.params):
                 pname = spec.params[len(args) - 1]
                 if pname not in spec.defaults:
                     break
                 if args[-1] != self.arg(_const_arg(spec.defaults[pname])):
                     break
+                guard = spec.explicit_with.get(pname, ("",))[0]
+                if guard and s.args[spec.params.index(guard)] is not None:
+                    keep.insert(0, f"{pname}={args[-1]}")
                 args.pop()
+            args += keep
         args += self.tile_keywords(s)
         return f"T.{_SCOPE_PREFIX[s.scope]}.{op_name}({', '.join(args)})"
 

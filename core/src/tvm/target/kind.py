@@ -9,6 +9,7 @@ from typing import Any
 
 from .._hints import missing_message
 from .._registry import Registry
+from .._suggest import did_you_mean
 from ..error import TargetError
 
 __all__ = [
@@ -174,4 +175,5 @@ def _unknown_kind_message(name: str) -> str:
     if hint is not None:
         return hint
     known = ", ".join(sorted(KIND_REGISTRY.keys())) or "none"
-    return f"unknown target kind {name!r}; registered kinds: {known}"
+    hint = did_you_mean(name, KIND_REGISTRY.keys())
+    return f"unknown target kind {name!r}; {hint + ' ' if hint else ''}registered kinds: {known}"

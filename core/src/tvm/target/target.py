@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._hints import missing_message
+from .._suggest import did_you_mean
 from ..error import TargetError
 from .kind import KIND_REGISTRY, TargetKind, get_target_kind
 from .tag import TAG_REGISTRY, get_tag
@@ -206,9 +207,11 @@ def _unknown_name_message(name: str) -> str:
     if hint is not None:
         return hint
     kinds = ", ".join(sorted(KIND_REGISTRY.keys())) or "none"
+    hint = did_you_mean(name, [*KIND_REGISTRY.keys(), *TAG_REGISTRY.keys()])
     return (
-        f"unknown target {name!r}: no target kind or tag of that name is registered "
-        f"(kinds: {kinds}; {len(TAG_REGISTRY)} tags, see tvm.target.list_tags())"
+        f"unknown target {name!r}: no target kind or tag of that name is registered"
+        f"{'; ' + hint if hint else ''} (kinds: {kinds}; {len(TAG_REGISTRY)} tags, see "
+        "tvm.target.list_tags())"
     )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextvars
+import logging
 import os
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +16,8 @@ if TYPE_CHECKING:
     from ._pass import Pass
 
 __all__ = ["PassContext", "PassInfo", "PassInstrument"]
+
+_LOG = logging.getLogger("tvm.transform")
 
 _stack: contextvars.ContextVar[tuple[PassContext, ...]] = contextvars.ContextVar(
     "tvm_pass_context_stack", default=()
@@ -132,10 +136,13 @@ class PassContext:
         for inst in self.instruments:
             _hook(inst, "run_before_pass")(mod, info)
         self._depth += 1
+        start = time.perf_counter()
         try:
             out = p.transform_module(mod, self)
         finally:
             self._depth -= 1
+        if not p.is_composite:
+            _LOG.debug("pass %s: %.2f ms", info.name, (time.perf_counter() - start) * 1e3)
         for inst in self.instruments:
             _hook(inst, "run_after_pass")(out, info)
         if not p.is_composite:

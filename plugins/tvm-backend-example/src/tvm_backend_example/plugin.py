@@ -4,7 +4,7 @@ Hooks only; the work is in the backend's other modules, the layout every backend
 
 * ``tags``: the target kind ``example`` and its tags, as data;
 * ``op`` and ``script``: the intrinsic ``tirx.example.fma`` and the ``T.example`` namespace;
-* ``dispatch``: tile-primitive variants (none of its own); ``pipeline``: the TIR pipeline;
+* ``dispatch``: the scope barrier and a tile-primitive variant; ``pipeline``: the TIR pipeline;
 * ``codegen`` (IR to C), ``compiler`` (C to a shared object), ``executable`` (the build
   contract: options, builder, Executable), ``runtime`` (device access: ctypes).
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import tvm.backend
 from tvm.backend._loader import discovered
-from tvm.plugin import BackendInfo, hookimpl
+from tvm.plugin import BackendInfo, DemoCase, hookimpl
 from tvm.target import Target, TargetKind
 
 from . import __version__, dispatch, op, tags
@@ -91,6 +91,14 @@ def tvm_builders() -> dict[str, str]:
 def tvm_default_pipeline(target: Target) -> str | None:
     # Broadcast to every backend: answer only for our own targets.
     return "example" if target.kind.name == KIND else None
+
+
+@hookimpl
+def tvm_demo_cases() -> list[DemoCase]:
+    # Rows of `python -m tvm demo`: core's demo kernels, built for and run on the demo board.
+    from tvm.demo import KERNELS, make_case
+
+    return [make_case(kernel, "example/demo-board", backend=NAME) for kernel in KERNELS]
 
 
 def register_backend() -> ModuleType | None:

@@ -11,4 +11,10 @@ from __future__ import annotations
 
 from tvm.host.runtime import HostFunction, load_library
 
-__all__ = ["HostFunction", "load_library"]
+__all__ = ["HostFunction", "device_unavailable_reason", "load_library"]
+
+
+def device_unavailable_reason() -> str | None:
+    """None when kernels can run here, else why not (the conformance kit then only compiles).
+    The example device is this CPU, so always None; a real backend asks its driver."""
+    return None

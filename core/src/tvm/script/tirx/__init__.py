@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._hints import find_provider
+from ..._suggest import did_you_mean
 from ...ir import expr as _E
 from ...ir import stmt as _S
 from ...ir.buffer import Buffer as _Buffer
@@ -528,7 +529,8 @@ def __dir__() -> list[str]:
 
 def _missing(name: str) -> str:
     msg = f"module 'tvm.script.tirx' has no attribute {name!r}"
-    hint = _install_hint(name)
+    public = [n for n in __dir__() if not n.startswith("_")]
+    hint = _install_hint(name) or (did_you_mean(name, public) if not name.startswith("_") else "")
     return f"{msg}; {hint}" if hint else msg
 
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..._suggest import did_you_mean
 from ...ir.buffer import Buffer, BufferRegion
 from ...ir.op import OP_REGISTRY, Op, OpCategory
 from ...ir.stmt import TilePrimitiveCall
 from ...tirx.operator.tile_primitive import ops as _ops  # noqa: F401 - registers the core tile ops
+from ...tirx.operator.tile_primitive.common import simplify_regions
 
 __all__ = ["ComposeOpBuilder", "ComposeOpSpec", "ScopeNamespace", "cluster", "compose_op", "cta",
            "thread", "warp", "warpgroup", "wg"]
@@ -36,21 +38,23 @@ def _tile_op(name: str) -> Op | None:
 
 
 class _TileOpCaller:
-    """``Tx.<op>`` / ``Tx.<scope>.<op>``: builds one TilePrimitiveCall statement."""
+    """``Tx.<op>`` / ``Tx.<scope>.<op>``: builds one TilePrimitiveCall statement.
 
-    __slots__ = ("__name__", "__tir_tile_op__", "label", "op", "scope")
+    The instances are only the implementation: :func:`_make_caller` wraps each in a plain
+    function carrying the op's real signature and help text, so ``help(Tx.sum)`` and
+    ``inspect.signature(Tx.sum)`` show ``sum(dst, src, axes=-1, accum=False, *, ...)``.
+    """
 
-    def __init__(self, op: Op, scope: str, label: str) -> None:
+    __slots__ = ("op", "scope")
+
+    def __init__(self, op: Op, scope: str) -> None:
         self.op = op
         self.scope = scope
-        self.label = label
-        self.__name__ = op.name.removeprefix("tirx.tile.")
-        self.__tir_tile_op__ = op.name
 
     def __call__(self, *args: Any, dispatch: str | None = None,
                  workspace: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
                  **kwargs: Any) -> TilePrimitiveCall:
-        name = self.__name__
+        name = self.op.name.removeprefix("tirx.tile.")
         spec = self.op.get_attr("tile_spec")
         if spec is not None:
             # The tile-only check comes first: `Tx.exp(x)` on an expression is a T.exp mix-up,
@@ -70,11 +74,30 @@ class _TileOpCaller:
             bound = list(args)
         if dispatch is not None and not isinstance(dispatch, str):
             raise TypeError(f"Tx.{name}(dispatch=...) expects a variant name (a str)")
-        return TilePrimitiveCall(self.op, bound, scope=self.scope, dispatch=dispatch,
-                                 workspace=workspace, config=config)
+        return simplify_regions(TilePrimitiveCall(self.op, bound, scope=self.scope,
+                                                  dispatch=dispatch, workspace=workspace,
+                                                  config=config))
 
-    def __repr__(self) -> str:
-        return f"<tile primitive {self.label}.{self.__name__} ({self.scope} scope)>"
+
+def _make_caller(op: Op, scope: str, label: str) -> Any:
+    """A function ``Tx.<op>`` (or ``Tx.<scope>.<op>``) with the op's signature and help."""
+    impl = _TileOpCaller(op, scope)
+    name = op.name.removeprefix("tirx.tile.")
+
+    def caller(*args: Any, **kwargs: Any) -> TilePrimitiveCall:
+        return impl(*args, **kwargs)
+
+    spec = op.get_attr("tile_spec")
+    caller.__name__ = name
+    caller.__qualname__ = f"{label}.{name}"
+    caller.__module__ = __name__
+    caller.__doc__ = spec.help_text() if spec is not None else f"The tile primitive {op.name}."
+    if spec is not None:
+        caller.__signature__ = spec.python_signature()  # type: ignore[attr-defined]
+    caller.op = op  # type: ignore[attr-defined]
+    caller.scope = scope  # type: ignore[attr-defined]
+    caller.__tir_tile_op__ = op.name  # type: ignore[attr-defined]
+    return caller
 
 
 @dataclass
@@ -115,7 +138,7 @@ class ScopeNamespace:
     def __init__(self, scope: str, label: str) -> None:
         self._scope = scope
         self._label = label
-        self._ops: dict[str, _TileOpCaller] = {}
+        self._ops: dict[str, Any] = {}
 
     @property
     def scope(self) -> str:
@@ -137,15 +160,15 @@ class ScopeNamespace:
         return f"<Tx.{self._label}: tile primitives at {self._scope} scope>"
 
 
-def _caller(cache: dict[str, _TileOpCaller], name: str, scope: str, label: str,
-            missing: str) -> _TileOpCaller:
+def _caller(cache: dict[str, Any], name: str, scope: str, label: str, missing: str) -> Any:
     op = _tile_op(name)
     if op is None:
         cache.pop(name, None)
-        raise AttributeError(missing)
+        hint = did_you_mean(name, [o.name.removeprefix("tirx.tile.") for o in Op.list("tirx.tile.")])
+        raise AttributeError(f"{missing}; {hint}" if hint else missing)
     got = cache.get(name)
     if got is None or got.op is not op:  # re-registered (e.g. by a test) -> new caller
-        got = _TileOpCaller(op, scope, label)
+        got = _make_caller(op, scope, label)
         cache[name] = got
     return got
 
@@ -159,7 +182,7 @@ thread = ScopeNamespace("thread", "thread")
 
 compose_op = ComposeOpBuilder("thread")
 
-_THREAD_OPS: dict[str, _TileOpCaller] = {}
+_THREAD_OPS: dict[str, Any] = {}
 
 
 def __getattr__(name: str) -> Any:

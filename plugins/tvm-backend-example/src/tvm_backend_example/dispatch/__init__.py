@@ -1,20 +1,61 @@
-"""Tile-primitive dispatch variants of target kind ``example``: none of its own yet.
+"""Tile-primitive variants of target kind ``example``, and how its threads synchronise.
 
-Core's generic variants serve this kind. A variant for it is registered here, e.g.::
+:func:`register_all` runs from the plugin's ``tvm_register_dispatch`` hook. It registers:
 
-    from tvm.tirx.operator.tile_primitive import register_dispatch
-
-    @register_dispatch("add", "example", variant="vectorized")
-    def add_vectorized(op_call, sctx): ...
-
-and :func:`register_all` (called by the plugin's ``tvm_register_dispatch`` hook) imports the
-modules that do so.
+- the scope barrier. The example device runs a kernel's threads one after another (its code
+  is C on this CPU), so its barrier is ``SERIAL``: a collective call (``Tx.cta.sum``) is done by
+  the scope's thread 0 and needs no barrier. A GPU registers a function building its barrier
+  statement per scope instead (``__syncthreads()`` for ``cta``); without one, core's generic
+  variants decline wide-scope calls and say which barrier is missing;
+- one variant: ``Tx.fma`` at thread scope on float32 becomes loops of the device's own
+  ``T.example.fma`` intrinsic (priority 10). Everything else is lowered by core's generic
+  ``fallback`` variant (priority -100), so a new backend runs every tile primitive from its
+  first day and replaces what it can do better, one variant at a time.
 """
 
 from __future__ import annotations
 
-__all__ = ["register_all"]
+from typing import Any
+
+from tvm.ir import BufferStore, For, ForKind, PrimFunc, Stmt, Var, const
+from tvm.tirx.operator.tile_primitive import (
+    SERIAL,
+    fail,
+    predicate,
+    register_dispatch,
+    register_scope_barrier,
+)
+from tvm.tirx.operator.tile_primitive.common import Operand, bound_args, region_of
+
+from ..op import fma
+from ..tags import KIND
+
+__all__ = ["lower_fma", "register_all"]
 
 
 def register_all() -> None:
-    """Register this backend's variants (none: core's generic ones apply)."""
+    """Register this backend's scope barrier and variants."""
+    register_scope_barrier(KIND, "*", SERIAL)
+    register_dispatch("fma", KIND, variant="example_fma", priority=10,
+                      when=[predicate("float32", _float32)])(lower_fma)
+
+
+def _float32(call: Any, sctx: Any) -> tuple[bool, str]:
+    dtype = region_of(bound_args(call)["dst"]).buffer.dtype
+    return str(dtype) == "float32", f"T.example.fma is float32 only, dst is {dtype}"
+
+
+def lower_fma(call: Any, sctx: Any) -> PrimFunc:
+    """``dst[i...] = T.example.fma(src1[i...], src2[i...], src3[i...])``, one loop per
+    dimension; sources broadcast over ``dst`` (a scalar source is the same everywhere)."""
+    if sctx.scope_kind != "thread":
+        fail("only at thread scope (the generic fallback spreads wider scopes)")
+    args = bound_args(call)
+    dst = region_of(args["dst"])
+    srcs = [Operand(args[name], name).bind(dst.shape) for name in ("src1", "src2", "src3")]
+    idx = [Var(f"i{k}", "int32") for k in range(len(dst.shape))]
+    value = fma(*(s.load(idx) for s in srcs))
+    body: Stmt = BufferStore(dst.buffer, value, [r.min + i for r, i in zip(dst.region, idx)])
+    for var, extent in reversed(list(zip(idx, dst.shape))):
+        body = For(var, const(0, "int32"), extent, ForKind.SERIAL, body)
+    return PrimFunc([], body)

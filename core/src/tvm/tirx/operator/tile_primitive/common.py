@@ -1,7 +1,7 @@
 """Helpers shared by dispatch variants: op-kind enums, static argument reading, constant-folding
 index arithmetic, operand broadcasting and compute data types.
 
-Backend variants may use these too; they depend only on ``tvm.ir``.
+Backend variants may use these too; they depend only on ``tvm.ir`` and ``tvm.arith``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
+from ....arith import Analyzer
 from ....error import DispatchFail
 from ....ir import (
     Buffer,
@@ -20,6 +21,7 @@ from ....ir import (
     FloatImm,
     IntImm,
     PrimExpr,
+    Range,
     StringImm,
     TilePrimitiveCall,
     const,
@@ -31,7 +33,7 @@ from .ops import get_spec
 __all__ = [
     "MapOpType", "Operand", "ReduceOpType", "bound_args", "broadcast_map", "cast_to",
     "compute_dtype", "expr_equal", "fold_add", "fold_mul", "is_one", "normalize_axes",
-    "region_of", "static_bool", "static_float", "static_int", "static_ints",
+    "region_of", "simplify_regions", "static_bool", "static_float", "static_int", "static_ints",
 ]
 
 
@@ -165,10 +167,38 @@ def is_one(e: Any) -> bool:
 
 
 def expr_equal(a: Any, b: Any) -> bool:
+    """Whether two extents are equal: as constants, structurally, or because their difference
+    simplifies to 0 (``(i + 1) * 32 - i * 32`` equals ``32``)."""
     ia, ib = _int(a), _int(b)
     if ia is not None and ib is not None:
         return ia == ib
-    return structural_equal(convert(a), convert(b))
+    a_, b_ = convert(a), convert(b)
+    return structural_equal(a_, b_) or Analyzer().can_prove_equal(a_, b_)
+
+
+def simplify_regions(call: TilePrimitiveCall) -> TilePrimitiveCall:
+    """``call`` with the extents of its region arguments simplified, so that a slice written
+    ``A[i * 32:(i + 1) * 32]`` has extent ``32`` before any variant checks shapes (the call
+    itself when nothing changes)."""
+    args = [_simplified_region(a) if isinstance(a, BufferRegion) else a for a in call.args]
+    if all(x is y for x, y in zip(args, call.args)):
+        return call
+    return call.replace(args=args)
+
+
+def _simplified_region(region: BufferRegion) -> BufferRegion:
+    """Extents that simplify to a constant become that constant; others stay as written (the
+    analyzer's canonical form, ``k * -1 + 64`` for ``64 - k``, would only print worse)."""
+    if all(isinstance(r.extent, IntImm) for r in region.region):
+        return region
+    ana = Analyzer()
+    ranges = []
+    for r in region.region:
+        ext = r.extent if isinstance(r.extent, IntImm) else ana.simplify(r.extent)
+        ranges.append(Range(r.min, ext) if isinstance(ext, IntImm) and ext is not r.extent else r)
+    if all(r is o for r, o in zip(ranges, region.region)):
+        return region
+    return BufferRegion(region.buffer, ranges)
 
 
 def fold_add(a: Any, b: Any) -> PrimExpr:

@@ -19,8 +19,9 @@ Variants of one (op, kind) pair, together with those registered for every kind (
 tried by ``(-priority, variant name)``; a kind's own variant hides a ``"*"`` variant of the same
 name. Each variant's predicates (``when=[...]``) run first; the first variant whose predicates
 pass and whose impl returns a PrimFunc wins. ``dispatch="name"`` on the call tries only that
-variant. When nothing applies, a ``RuntimeError`` shows a table of every variant and why it did
-not apply.
+variant. When nothing applies, a :class:`~tvm.error.DispatchError` (a ``RuntimeError``) shows a
+table of every variant and why it did not apply; while lowering a parsed kernel it points at the
+call's line (every error raised while lowering a call does).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ...._registry import Registry
-from ....error import DispatchFail
+from ....error import DispatchError, DispatchFail, LoweringError, located, trim_internal_frames
 from ....ir import (
     AttrStmt,
     Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
+    Call,
     DeclBuffer,
     Evaluate,
     For,
@@ -54,10 +56,11 @@ from ....ir import (
     Stmt,
     TilePrimitiveCall,
     Var,
+    post_order_visit,
     seq,
     substitute,
 )
-from .common import fold_add
+from .common import fold_add, simplify_regions
 from .dispatch_context import DispatchCallbacks, DispatchContext, ThreadInfo
 
 __all__ = [
@@ -277,7 +280,8 @@ def _try(case: DispatchCase, op_call: TilePrimitiveCall, sctx: DispatchContext) 
 
 
 def dispatch(op_call: TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutcome:
-    """Choose the variant for ``op_call``; RuntimeError with the table of attempts if none."""
+    """Choose the variant for ``op_call``; :class:`~tvm.error.DispatchError` with the table of
+    attempts if none applies."""
     kind = sctx.target_kind
     cases = get_variants(op_call.op, kind)
     failure = _Failure(op_call.op.name, kind, op_call.scope)
@@ -287,17 +291,17 @@ def dispatch(op_call: TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutco
             known = ", ".join(c.variant for c in cases) or "none"
             failure.note = (f"no variant named '{op_call.dispatch}' is registered "
                             f"(registered for this op/target: {known})")
-            raise RuntimeError(failure.message())
+            raise DispatchError(failure.message())
         cases = forced
     if not cases:
         failure.note = "no registered variants for this op/target"
-        raise RuntimeError(failure.message())
+        raise DispatchError(failure.message())
     for case in cases:
         got = _try(case, op_call, sctx)
         if isinstance(got, PrimFunc):
             return DispatchOutcome(case, got)
         failure.attempts.append(got)
-    raise RuntimeError(failure.message())
+    raise DispatchError(failure.message())
 
 
 # -- binding a variant's PrimFunc to the call -----------------------------------------------------
@@ -380,6 +384,7 @@ class _Rebind(Mutator):
 
 
 # -- the lowering ---------------------------------------------------------------------------------
+@trim_internal_frames
 def lower_tile_primitives(func: PrimFunc | IRModule, target: Any = None, *,
                           trace: list[tuple[str, str, str]] | None = None) -> Any:
     """Replace every tile primitive call of ``func`` (or of every function of a module) by the
@@ -468,9 +473,15 @@ class _Lowering(Mutator):
         return [*self.defs, ScopeIdDef("thread_id", [v for v, _ in loops], [e for _, e in loops])]
 
     def visit_TilePrimitiveCall(self, node: TilePrimitiveCall) -> Any:
+        # Errors raised while lowering the call (and the calls its variant emits) are reported
+        # at the line of the user's call.
+        with located(node.span):
+            return self._lower_call(simplify_regions(node))
+
+    def _lower_call(self, node: TilePrimitiveCall) -> Any:
         if self.depth >= MAX_NESTING:
-            raise RuntimeError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
-                               f"(more than {MAX_NESTING} levels); a variant returns its own call?")
+            raise LoweringError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
+                                f"(more than {MAX_NESTING} levels); a variant returns its own call?")
         threads = ThreadInfo.from_defs(self._thread_defs(), self.in_kernel)
         threads.loops = tuple(self.loops)
         sctx = DispatchContext(self.target, node.scope, op_call=node, threads=threads,
@@ -479,11 +490,24 @@ class _Lowering(Mutator):
         if self.trace is not None:
             self.trace.append((node.op.name, node.scope, outcome.variant))
         body = bind_to_call(outcome.func, node)
+        if node.span is not None:
+            _stamp_span(body, node.span)
         self.depth += 1
         try:
             return self.visit(body)
         finally:
             self.depth -= 1
+
+
+def _stamp_span(body: Stmt, span: Any) -> None:
+    """Calls a variant emitted for a user's call carry that call's span, so that errors about
+    them later (in codegen) point at the user's line."""
+
+    def stamp(node: Any) -> None:
+        if isinstance(node, (Call, TilePrimitiveCall)) and node.span is None:
+            node.span = span
+
+    post_order_visit(body, stamp)
 
 
 def _place_prologue(body: Stmt, cb: DispatchCallbacks) -> Stmt:

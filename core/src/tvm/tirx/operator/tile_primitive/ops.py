@@ -10,6 +10,8 @@ Every op also takes ``workspace=`` and ``dispatch=`` (and ``config=``) keywords.
 from __future__ import annotations
 
 import contextlib
+import inspect
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,13 +19,16 @@ from typing import Any
 from .... import _registry
 from ....ir.op import CallEffect, Op, OpCategory
 
-__all__ = ["COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec", "core_registration",
-           "get_spec", "make_call", "make_compose_op"]
+__all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
+           "core_registration", "get_spec", "make_call", "make_compose_op", "reference_markdown"]
 
 # Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
 EXEC_SCOPE_ALIASES = {"wg": "warpgroup"}
 
 _NO_DEFAULT = object()
+
+#: keyword-only arguments of every tile primitive call
+COMMON_KEYWORDS = ("dispatch", "workspace", "config")
 
 
 @dataclass(frozen=True)
@@ -32,7 +37,10 @@ class TileOpSpec:
 
     ``params`` are the parameter names in order; ``defaults`` gives defaults of trailing ones;
     ``buffer_params`` must be a Buffer or BufferRegion (the tile-only check); ``family`` groups
-    ops lowered the same way (copy, unary, binary, reduce, gemm, ...).
+    ops lowered the same way (copy, unary, binary, reduce, gemm, ...). ``explicit_with`` maps a
+    parameter to ``(guard, hint)``: when the ``guard`` argument is passed, the parameter must be
+    given explicitly, because its default would silently ignore the guard (gemm: ``beta``
+    defaults to 0, which ignores ``C``); the printer always writes it then.
     """
 
     name: str
@@ -41,6 +49,8 @@ class TileOpSpec:
     buffer_params: tuple[str, ...] = ("dst",)
     defaults: dict[str, Any] = field(default_factory=dict)
     doc: str = ""
+    explicit_with: dict[str, tuple[str, str]] = field(default_factory=dict)
+    details: str = ""
 
     @property
     def op_name(self) -> str:
@@ -52,6 +62,7 @@ class TileOpSpec:
             raise TypeError(f"Tx.{self.name} takes at most {len(self.params)} arguments "
                             f"({', '.join(self.params)}), got {len(args)}")
         out: list[Any] = list(args)
+        explicit = set(self.params[:len(args)]) | set(kwargs)
         for name in self.params[len(args):]:
             if name in kwargs:
                 out.append(kwargs.pop(name))
@@ -66,13 +77,49 @@ class TileOpSpec:
         if kwargs:
             raise TypeError(f"Tx.{self.name} got unexpected keyword argument(s) {sorted(kwargs)} "
                             f"(signature: {self.signature()})")
+        self._check_explicit(out, explicit)
         return out
+
+    def _check_explicit(self, bound: list[Any], explicit: set[str]) -> None:
+        for pname, (guard, hint) in self.explicit_with.items():
+            if pname in explicit or bound[self.params.index(guard)] is None:
+                continue
+            raise ValueError(f"Tx.{self.name}: {guard} is passed but {pname} is left at its "
+                             f"default {self.defaults[pname]!r}, which ignores {guard} "
+                             f"({self.doc}); {hint}")
 
     def signature(self) -> str:
         parts = []
         for p in self.params:
             parts.append(f"{p}={self.defaults[p]!r}" if p in self.defaults else p)
         return f"{self.name}({', '.join(parts)})"
+
+    def python_signature(self) -> inspect.Signature:
+        """The signature of ``Tx.<op>``: the op's parameters, then the keyword-only
+        ``dispatch``, ``workspace`` and ``config`` every tile primitive takes."""
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [inspect.Parameter(p, kind, default=self.defaults.get(p, inspect.Parameter.empty))
+                  for p in self.params]
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+                   for k in COMMON_KEYWORDS]
+        return inspect.Signature(params)
+
+    def help_text(self) -> str:
+        """The docstring of ``Tx.<op>`` (what ``help(Tx.<op>)`` shows under the signature, and
+        the op's entry in the user guide's tile-op reference)."""
+        n = self.name
+        buffers = ", ".join(self.buffer_params)
+        paragraphs = [
+            self.doc,
+            self.details,
+            f"{buffers} take a Buffer or a region of one, such as A[0:32, k:k + 32].",
+            f"Tx.{n} runs at thread scope: the calling thread does all of it. Tx.warp.{n}, "
+            f"Tx.warpgroup.{n} (or Tx.wg.{n}), Tx.cta.{n} and Tx.cluster.{n} run it with the "
+            "threads of that scope.",
+            "Keywords of every tile primitive: dispatch= forces a variant by name, workspace= "
+            "passes named scratch buffers, config= passes static options to the variant.",
+        ]
+        return "\n\n".join(textwrap.fill(p, 88) for p in paragraphs if p)
 
 
 UNARY_OPS = ("exp", "exp2", "log", "sqrt", "rsqrt", "reciprocal", "abs", "neg", "silu", "tanh", "sigmoid", "relu")
@@ -86,51 +133,112 @@ def _add(spec: TileOpSpec) -> None:
     TILE_OPS[spec.name] = spec
 
 
-_add(TileOpSpec("copy", ("dst", "src"), "copy", ("dst", "src"), doc="dst = src"))
+_BROADCAST = ("Buffer sources broadcast over dst as in NumPy (unit dimensions repeat; shapes that "
+              "differ only by unit dimensions match).")
+_FLOAT16 = "float16 and bfloat16 values are computed in float32 and rounded when stored."
+
+_add(TileOpSpec("copy", ("dst", "src"), "copy", ("dst", "src"), doc="dst = src",
+                details=f"Copies src into dst element by element. {_BROADCAST} The two may have "
+                        "different layouts and scopes (global, shared, local); elements are "
+                        "matched by logical index."))
 _add(TileOpSpec("copy_async", ("dst", "src"), "copy", ("dst", "src"),
-                doc="dst = src, asynchronously (completion is the variant's contract)"))
-_add(TileOpSpec("fill", ("dst", "value"), "fill", doc="dst[...] = value"))
-_add(TileOpSpec("memset", ("dst", "value"), "fill", doc="dst[...] = value"))
-_add(TileOpSpec("zero", ("dst",), "fill", doc="dst[...] = 0"))
-_add(TileOpSpec("cast", ("dst", "src"), "cast", ("dst", "src"), doc="dst = cast(src, dst.dtype)"))
+                doc="dst = src, asynchronously (completion is the variant's contract)",
+                details="A backend's asynchronous variant issues the copy (cp.async, TMA, DMA) and "
+                        "the kernel waits for it with that backend's intrinsics. The generic "
+                        "fallback copies synchronously, so the result is the same everywhere."))
+_add(TileOpSpec("fill", ("dst", "value"), "fill", doc="dst[...] = value",
+                details="Sets every element of dst to value, a scalar expression."))
+_add(TileOpSpec("memset", ("dst", "value"), "fill", doc="dst[...] = value",
+                details="The same as fill (the seed's name for it)."))
+_add(TileOpSpec("zero", ("dst",), "fill", doc="dst[...] = 0",
+                details="Sets every element of dst to zero."))
+_add(TileOpSpec("cast", ("dst", "src"), "cast", ("dst", "src"), doc="dst = cast(src, dst.dtype)",
+                details=f"Copies src into dst, converting each element to dst's data type. "
+                        f"{_BROADCAST}"))
+_UNARY_MATH = {"exp": "e ** x", "exp2": "2 ** x", "log": "the natural logarithm of x",
+               "sqrt": "the square root of x", "rsqrt": "1 / sqrt(x)", "reciprocal": "1 / x",
+               "abs": "|x|", "neg": "-x", "silu": "x * sigmoid(x)", "tanh": "tanh(x)",
+               "sigmoid": "1 / (1 + exp(-x))", "relu": "max(x, 0)"}
 for _u in UNARY_OPS:
     _add(TileOpSpec(_u, ("dst", "src", "bias", "scale"), "unary", ("dst", "src"),
-                    {"bias": None, "scale": None}, doc=f"dst = {_u}(src * scale + bias)"))
+                    {"bias": None, "scale": None}, doc=f"dst = {_u}(src * scale + bias)",
+                    details=f"Element-wise {_u}(x) = {_UNARY_MATH[_u]}, where x = src * scale + "
+                            "bias. scale and bias are optional; each is a scalar expression or a "
+                            f"buffer broadcast over dst. {_FLOAT16}"))
+_BINARY_MATH = {"add": "src1 + src2", "sub": "src1 - src2", "mul": "src1 * src2",
+                "fdiv": "src1 / src2 (integers divide with floor semantics, as numpy's //)",
+                "maximum": "max(src1, src2)", "minimum": "min(src1, src2)"}
 for _b in BINARY_OPS:
     _add(TileOpSpec(_b, ("dst", "src1", "src2"), "binary", ("dst",),
-                    doc=f"dst = {_b}(src1, src2); a source may be a scalar"))
-_add(TileOpSpec("fma", ("dst", "src1", "src2", "src3"), "fma", ("dst",), doc="dst = src1 * src2 + src3"))
+                    doc=f"dst = {_b}(src1, src2); a source may be a scalar",
+                    details=f"Element-wise dst = {_BINARY_MATH[_b]}. Either source may be a "
+                            f"scalar expression (the same for every element). {_BROADCAST} "
+                            f"{_FLOAT16}"))
+_add(TileOpSpec("fma", ("dst", "src1", "src2", "src3"), "fma", ("dst",), doc="dst = src1 * src2 + src3",
+                details=f"Element-wise fused multiply-add. Any source may be a scalar. {_BROADCAST}"))
 _add(TileOpSpec("select", ("dst", "true_value", "false_value", "pred"), "select", ("dst",),
                 doc="dst = pred ? true_value : false_value (pred: a bool expression of the element "
-                    "indices, a bool buffer, or a scalar)"))
+                    "indices, a bool buffer, or a scalar)",
+                details="pred is a bool (or nonzero) buffer broadcast over dst, a scalar "
+                        "expression, or a Python callable of dst's element indices "
+                        "(lambda i, j: i >= j). The values are scalars or broadcast buffers."))
 for _r in REDUCE_OPS:
     _add(TileOpSpec(_r, ("dst", "src", "axes", "accum"), "reduce", ("dst", "src"),
                     {"axes": -1, "accum": False},
-                    doc=f"dst = {_r} of src over axes (dst keeps the other axes); accum adds to dst"))
+                    doc=f"dst = {_r} of src over axes (dst keeps the other axes); accum adds to dst",
+                    details="axes is an axis or a list of axes of src (negative ones count from "
+                            "the end). dst has src's other axes, either dropped ([M, N] -> [M]) or "
+                            "kept with extent 1 ([M, N] -> [M, 1]). With accum=True the old value "
+                            f"of dst takes part in the reduction. {_FLOAT16}"))
 _add(TileOpSpec("gemm", ("D", "A", "B", "C", "transpose_A", "transpose_B", "alpha", "beta"), "gemm",
                 ("D", "A", "B"), {"C": None, "transpose_A": False, "transpose_B": False, "alpha": 1.0, "beta": 0.0},
-                doc="D = alpha * op(A) @ op(B) + beta * C"))
+                doc="D = alpha * op(A) @ op(B) + beta * C",
+                details="op(X) is X, or X transposed when transpose_X is true. D is M x N, op(A) "
+                        "M x K and op(B) K x N (leading dimensions of extent 1 are allowed). As in "
+                        "BLAS, C is not read when it is None or beta is 0. C may be D itself: "
+                        "Tx.gemm(D, A, B, D, beta=1.0) accumulates into D. C may also broadcast "
+                        "over D (a bias row). When C is passed, beta must be given too: its "
+                        "default 0 would ignore C. Products accumulate in float32 for 16-bit "
+                        "inputs.",
+                explicit_with={"beta": ("C", "pass beta=1.0 to add C (accumulate: D = A @ B + C), "
+                                             "or beta=0.0 to overwrite D without reading C")}))
 _add(TileOpSpec("gemm_async", ("D", "A", "B", "transpose_A", "transpose_B", "accum"), "gemm",
                 ("D", "A", "B"), {"transpose_A": False, "transpose_B": False, "accum": False},
                 doc="D[M, N] (+)= A @ B^T with A [M, K] and B [N, K] (both K-major, as the tensor "
                     "cores and the seed take them); transpose_A: A is [K, M]; transpose_B: B is "
-                    "[K, N]; issued asynchronously"))
+                    "[K, N]; issued asynchronously",
+                details="With accum=True the product is added to D, else it overwrites D. A "
+                        "backend's asynchronous variant (wgmma, tcgen05) issues it and the kernel "
+                        "waits with that backend's intrinsics; the generic fallback computes it "
+                        "synchronously."))
 _add(TileOpSpec("permute_layout", ("dst", "src"), "copy", ("dst", "src"),
-                doc="dst = src where the two buffers have different layouts"))
+                doc="dst = src where the two buffers have different layouts",
+                details="Elements are matched by logical index; only where they live changes."))
+_OP_NAMES = ("op1, op2 and op name binary ops: 'add', 'sub', 'mul', 'fdiv' (or 'div'), 'maximum' "
+             "(or 'max'), 'minimum' (or 'min').")
 _add(TileOpSpec("binary_chain", ("dst", "src1", "src2", "src3", "op1", "op2"), "compose", ("dst",),
-                doc="dst = (src1 op1 src2) op2 src3"))
+                doc="dst = (src1 op1 src2) op2 src3",
+                details=f"One element-wise pass; src3 may be dst. {_OP_NAMES}"))
 _add(TileOpSpec("binary_reduce", ("dst", "reduce_dst", "src1", "src2", "op", "reduce_op", "axes"),
                 "compose", ("dst", "reduce_dst"), {"axes": -1},
-                doc="dst = src1 op src2; reduce_dst = reduce_op of dst over axes"))
+                doc="dst = src1 op src2; reduce_dst = reduce_op of dst over axes",
+                details=f"{_OP_NAMES} reduce_op is 'sum', 'max' or 'min'; axes as in sum."))
 _add(TileOpSpec("unary_reduce", ("dst", "reduce_dst", "src", "op", "reduce_op", "axes", "bias", "scale"),
                 "compose", ("dst", "reduce_dst", "src"), {"axes": -1, "bias": None, "scale": None},
-                doc="dst = op(src * scale + bias); reduce_dst = reduce_op of dst over axes"))
+                doc="dst = op(src * scale + bias); reduce_dst = reduce_op of dst over axes",
+                details="op names a unary op (exp, log, relu, ...); reduce_op is 'sum', 'max' or "
+                        "'min'; axes as in sum. Used for softmax-style passes."))
 _add(TileOpSpec("reduce_negate", ("dst", "src", "reduce_op", "axes"), "compose", ("dst", "src"),
-                {"axes": -1}, doc="dst = -(reduce_op of src over axes)"))
+                {"axes": -1}, doc="dst = -(reduce_op of src over axes)",
+                details="reduce_op is 'sum', 'max' or 'min'; axes as in sum."))
 # ``with Tx.compose_op(...):`` -- the call's arguments are the tile primitive calls of the block
 COMPOSE_OP = "compose_op"
 _add(TileOpSpec(COMPOSE_OP, (), "compose", (),
-                doc="the tile primitive calls of a `with Tx.compose_op(...):` block, as one op"))
+                doc="the tile primitive calls of a `with Tx.compose_op(...):` block, as one op",
+                details="Written `with Tx.compose_op(workspace=None, dispatch=None, config=None, "
+                        "**config):` around tile primitive calls; other keywords join config, as "
+                        "in the seed. A backend may lower the calls together; the generic "
+                        "fallback runs them in order."))
 
 
 @contextlib.contextmanager
@@ -185,6 +293,25 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
     scope = EXEC_SCOPE_ALIASES.get(scope, scope)
     return TilePrimitiveCall(Op.get(spec.op_name), bound, scope=scope, dispatch=dispatch,
                              workspace=workspace, config=config)
+
+
+def reference_markdown() -> str:
+    """The user guide's tile-op reference: every registered tile primitive with a spec, its
+    signature and its help text, exactly as ``help(Tx.<op>)`` shows them."""
+    specs = sorted((op.get_attr("tile_spec") for op in Op.list("tirx.tile.")
+                    if op.get_attr("tile_spec") is not None), key=lambda sp: sp.name)
+    out = ["# Tile primitive reference", "",
+           "Generated from the op registry (`tirx.tile.*`): each entry is what "
+           "`help(Tx.<op>)` prints. Every op is also `Tx.<scope>.<op>` for the scopes `warp`, "
+           "`warpgroup` (`wg`), `cta` and `cluster`.", ""]
+    for spec in specs:
+        if not spec.params:  # a statement form (`with Tx.compose_op(...):`), not a call
+            text = "\n\n".join(textwrap.fill(p, 88) for p in (spec.doc, spec.details) if p)
+            out += [f"## `Tx.{spec.name}`", "", "```text", text, "```", ""]
+            continue
+        out += [f"## `Tx.{spec.name}`", "", "```text",
+                f"{spec.name}{spec.python_signature()}", "", spec.help_text(), "```", ""]
+    return "\n".join(out)
 
 
 def make_compose_op(calls: list[Any], *, scope: str = "thread", dispatch: str | None = None,
