@@ -3,6 +3,9 @@ probe's reason where the device is missing, whether or not core lists the marker
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 pytest_plugins = ["pytester"]
 
 CONFTEST = '''
@@ -49,7 +52,12 @@ def test_needs_nothing():
 '''
 
 
-def test_a_backend_probe_defines_its_marker(pytester):
+def test_a_backend_probe_defines_its_marker(pytester, monkeypatch):
+    import tvm
+
+    # the subprocess imports this tvm (installed, or the checkout's relative PYTHONPATH)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(Path(tvm.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]))
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(TESTS)
     result = pytester.runpytest_subprocess("-p", "tvm.testing.plugin", "-rs", "-p",
