@@ -21,7 +21,7 @@ def test_host_backend_registers_kind_c_through_hooks() -> None:
     assert tvm.backend.is_loaded("c")
     t = Target("c")
     assert t.kind.device_type == "cpu" and t.keys == ("c", "cpu")
-    assert dict(t.attrs) == {"opt_level": 2}
+    assert dict(t.attrs) == {"opt_level": 3}
     t2 = Target({"kind": "c", "mcpu": "native", "num_threads": 4, "cc": "gcc"})
     assert t2.attrs["mcpu"] == "native" and t2.attrs["num_threads"] == 4
     with pytest.raises(TargetError, match="opt_level must be 0..3"):

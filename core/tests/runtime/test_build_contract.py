@@ -63,7 +63,7 @@ def test_one_unknown_option_error_and_type_errors() -> None:
 
 def test_describe_lists_every_option_with_its_doc() -> None:
     rows = {name: (tp, default, doc) for name, tp, default, doc in HostOptions.describe()}
-    assert rows["opt_level"] == ("int", 2, "optimisation level of the C compiler (-O<n>)")
+    assert rows["opt_level"] == ("int", 3, "optimisation level of the C compiler (-O<n>)")
     assert rows["cache"][1] is True
 
 

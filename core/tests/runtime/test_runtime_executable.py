@@ -208,7 +208,7 @@ def test_cache_hit_skips_the_compiler(tmp_path, count_compiles) -> None:
     a, b, c = _arrays()
     ex(a, b, c)
     np.testing.assert_array_equal(c, a + b)
-    _build(opt_level=3)  # other compiler options: another entry
+    _build(opt_level=2)  # other compiler options: another entry
     assert len(count_compiles) == 2 and len(_entry_files(root)) == 2
     _build(cache=False)
     assert len(count_compiles) == 3
@@ -303,7 +303,7 @@ def test_broken_source_is_a_compile_error_with_log_and_command() -> None:
     err = info.value
     assert "the C compiler failed (exit code" in str(err) and "compiling the C source of broken" in str(err)
     assert "this_is_not_declared" in err.log and "--- compiler output ---" in str(err)
-    assert " -O2 -fPIC -shared " in err.command and err.command.split()[-4].endswith("module.c")
+    assert " -O3 -fPIC -shared " in err.command and err.command.split()[-4].endswith("module.c")
     source = err.command.split()[-4]
     assert os.path.exists(source)  # kept, so the command can be re-run
     assert "this_is_not_declared(A[i])" in Path(source).read_text()

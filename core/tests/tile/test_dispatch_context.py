@@ -156,7 +156,7 @@ def test_host_form_prologue_goes_first(host_target: Target) -> None:
         s.add_alloc_buffer(tmp)
         return PrimFunc([], BufferStore(tmp, 0.0, [0]))
 
-    register_dispatch("zero", "c", variant="tmp", priority=1)(impl)
+    register_dispatch("zero", "c", variant="tmp", priority=20)(impl)  # above the host's own
     body = lower_tile_primitives(func_of([A], call("zero", A)), host_target).body
     assert isinstance(body.seq[0], AllocBuffer) and body.seq[0].buffer is tmp
     assert isinstance(body.seq[1], BufferStore) and body.seq[1].buffer is tmp

@@ -174,7 +174,8 @@ def test_large_host_local_buffer_goes_to_the_heap_and_runs():
     # It used to be a 16 MB stack array: the process died with a segfault and no message.
     ex = tvm.compile(big_local, target="c")
     src = ex.inspect_source()
-    assert "float* tmp = (float*)tvm_alloc((size_t)(4194304) * sizeof(float));" in src
+    assert ("float* tmp = (float*)__builtin_assume_aligned(tvm_alloc((size_t)(4194304) * "
+            "sizeof(float)), 64);") in src
     assert "free(tmp);" in src
     assert "float small[16]" in src  # small ones stay on the stack
     a = np.arange(BIG, dtype="float32")

@@ -27,7 +27,7 @@ from tvm.tirx.pipeline import default_pipeline, tirx_pipeline
 from tvm.tirx.transform import check_arguments, evaluate, function_signature
 from tvm.transform import PassContext, Sequential
 
-STAGES = ["TilePrimitiveDispatch", "LowerKernelForm", "StmtSimplify", "FlattenBuffer",
+STAGES = ["TilePrimitiveDispatch", "FuseRowLoops", "LowerKernelForm", "StmtSimplify", "FlattenBuffer",
           "VectorizeLoop", "UnrollLoop", "StmtSimplify", "SplitHostDevice"]
 
 
@@ -41,7 +41,7 @@ def test_factories_return_main_and_finalizers():
 
 def test_registry_builds_core_pipelines():
     main, _, _ = get_tir_pipeline("tirx", disable_vectorize=True)
-    assert main[4].options() == {"enable": False}
+    assert main[5].options() == {"enable": False}
     main, _, _ = get_tir_pipeline("default", split_host_device=False, disable_unroll=True)
     assert [p.pass_name for p in main] == [s for s in STAGES if s not in ("SplitHostDevice", "UnrollLoop")]
 
@@ -49,8 +49,8 @@ def test_registry_builds_core_pipelines():
 def test_pipeline_prints_its_stages():
     main, _, _ = tirx_pipeline()
     assert str(main).splitlines() == [
-        "Sequential('tirx', [", "  TilePrimitiveDispatch(),", "  LowerKernelForm(),",
-        "  StmtSimplify(),", "  FlattenBuffer(),", "  VectorizeLoop(enable=True),",
+        "Sequential('tirx', [", "  TilePrimitiveDispatch(),", "  FuseRowLoops(),",
+        "  LowerKernelForm(),", "  StmtSimplify(),", "  FlattenBuffer(),", "  VectorizeLoop(enable=True),",
         "  UnrollLoop(max_extent=1024),", "  StmtSimplify(),", "  SplitHostDevice(),", "])"]
 
 
@@ -73,10 +73,10 @@ def test_end_to_end_device_lowering(gpu_target, tmp_path):
     with PassContext(dump_dir=tmp_path):
         mod = main(func)
         mod = host_fn()(mod)
-    assert sorted(p.name for p in tmp_path.iterdir())[:9] == [
-        "00_input.py", "01_TilePrimitiveDispatch.py", "02_LowerKernelForm.py", "03_StmtSimplify.py",
-        "04_FlattenBuffer.py", "05_VectorizeLoop.py", "06_UnrollLoop.py", "07_StmtSimplify.py",
-        "08_SplitHostDevice.py"]
+    assert sorted(p.name for p in tmp_path.iterdir())[:10] == [
+        "00_input.py", "01_TilePrimitiveDispatch.py", "02_FuseRowLoops.py", "03_LowerKernelForm.py",
+        "04_StmtSimplify.py", "05_FlattenBuffer.py", "06_VectorizeLoop.py", "07_UnrollLoop.py",
+        "08_StmtSimplify.py", "09_SplitHostDevice.py"]
     kernel = mod["scale_kernel"]
     ir.verify(kernel)
     launch = kernel.attrs["tirx.launch"]

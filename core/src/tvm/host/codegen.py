@@ -3,7 +3,9 @@
 Each PrimFunc becomes an exported ``int32_t <name>(T* restrict A, ..., int32_t n, ...)`` taking
 its buffers as pointers and its scalars by value, followed by the symbolic extents the caller
 derives from the arrays. It returns 0, or -1 after recording a message that
-``tvm_c_get_last_error()`` returns (failed asserts, failed allocations).
+``tvm_c_get_last_error()`` returns (failed asserts, failed allocations). Beside it,
+``int32_t <name>__tvm_packed(const TVMHostValue* args)`` takes the same parameters as one array
+of values (pointers, int64, double), for the runtime's C caller (``kernels/caller.c``).
 
 Host specifics: parallel loops (and ``blockIdx.*`` loops of the kernel form) run through
 ``#pragma omp parallel for`` when the compiler has OpenMP; other thread-bound loops are serial
@@ -11,22 +13,31 @@ loops; vectorized loops carry ``#pragma GCC ivdep`` and vector expressions are p
 lane; float16 is ``_Float16`` when the compiler supports it, else (like bfloat16) stored as
 ``uint16_t`` and computed in ``float``. Allocations of any scope up to 64 KiB are stack arrays;
 larger or dynamic ones are heap blocks, freed at the end of their block.
+
+The host's C kernel library (``kernels/*.c``, shipped with the package): ``exp`` of float32 is
+``tvm_expf`` and float ``max``/``min`` are ``tvm_fmaxf``/``tvm_fminf`` (``kernels/math.c``:
+branch-free, so loops calling them vectorise; exp within 2 ulp, max/min with fmaxf's NaN rule),
+and a ``T.call_extern`` of a library entry (``tvm_host_gemm_f32``, ``tvm_host_gemm_f64``: the blocked
+GEMM the host's ``gemm`` dispatch variant calls) brings that entry's source into the module.
 """
 
 from __future__ import annotations
 
+import functools
+from importlib import resources
 from typing import Any
 
-from ..codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo
+from ..codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 
-__all__ = ["ERROR_SYMBOL", "HostCodegen", "generate_c"]
+__all__ = ["ERROR_SYMBOL", "LIBRARY", "PACKED_SUFFIX", "HostCodegen", "generate_c", "kernel_source"]
 
 ERROR_SYMBOL = "tvm_c_get_last_error"
+PACKED_SUFFIX = "__tvm_packed"
 
 _PREAMBLE = """\
 #define TVM_EXPORT __attribute__((visibility("default")))
@@ -35,6 +46,9 @@ _PREAMBLE = """\
 static _Thread_local char tvm_last_error[1024];
 
 TVM_EXPORT const char* tvm_c_get_last_error(void) { return tvm_last_error; }
+
+/* One argument of a packed entry point (<name>__tvm_packed): the runtime's C caller fills them. */
+typedef union { void* p; int64_t i; double f; } TVMHostValue;
 
 static int32_t tvm_fail(const char* message) {
   snprintf(tvm_last_error, sizeof(tvm_last_error), "%s", message);
@@ -47,6 +61,36 @@ static void* tvm_alloc(size_t nbytes) {
 }"""
 
 
+@functools.cache
+def kernel_source(file: str) -> str:
+    """The text of ``tvm/host/kernels/<file>``."""
+    return (resources.files(__package__ or "tvm.host") / "kernels" / file).read_text("utf-8")
+
+
+# Library entries a kernel may call with T.call_extern: name -> (file, #defines before it).
+LIBRARY: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "tvm_host_gemm_f32": ("gemm.c", (("TVM_GEMM_T", "float"), ("TVM_GEMM_SFX", "f32"))),
+    "tvm_host_gemm_f64": ("gemm.c", (("TVM_GEMM_T", "double"), ("TVM_GEMM_SFX", "f64"))),
+}
+
+
+def _math(cg: CodegenCStyle, name: str) -> str:
+    cg.add_helper("tvm_host_math", kernel_source("math.c").strip())
+    return name
+
+
+def _rule_expf(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    return f"{_math(cg, 'tvm_expf')}({args[0]})"
+
+
+_HOST_TEMPLATES: dict[str, OpTemplate] = {
+    **CodegenCStyle.op_templates,
+    "tirx.exp": {"float32": _rule_expf, "float64": "exp({0})"},
+    "tirx.sigmoid": {"float32": lambda cg, call, args: f"(1.0f / (1.0f + {_rule_expf(cg, call, [f'-({args[0]})'])}))",
+                     "float64": "(1.0 / (1.0 + exp(-({0}))))"},
+}
+
+
 class HostCodegen(CodegenCStyle):
     """C for the host: OpenMP parallel loops, serial thread loops, status-returning entries."""
 
@@ -56,6 +100,7 @@ class HostCodegen(CodegenCStyle):
     unroll_pragma = "#pragma GCC unroll {n}"
     vectorize_pragma = "#pragma GCC ivdep"
     includes = ("stdint.h", "stdbool.h", "stddef.h", "stdio.h", "stdlib.h", "string.h", "math.h")
+    op_templates = _HOST_TEMPLATES
     # A CPU thread's stack is a few MB (and an OpenMP worker's may be less): every allocation,
     # `local` ones included, above max_stack_bytes goes to the heap (docs/decisions.md, issue 17).
     stack_scopes = frozenset()
@@ -73,11 +118,88 @@ class HostCodegen(CodegenCStyle):
     def preamble_lines(self) -> list[str]:
         return [*super().preamble_lines(), "", _PREAMBLE]
 
+    def print_function_body(self, func: PrimFunc) -> None:
+        # Alignment the IR declares (T.Buffer(..., align=64)) is checked once at entry, then
+        # promised to the compiler (aligned vector loads and stores).
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            if buf is None or buf.align <= buf.dtype.bytes or buf.align & (buf.align - 1):
+                continue
+            ptr, n = self.buffer_ptr(buf), buf.align
+            msg = (f"argument '{buf.name}' is not aligned to {n} bytes "
+                   f"(its buffer declares align={n}); pass an array allocated with that alignment")
+            self.emit(f"if (((uintptr_t){ptr} & {n - 1}u) != 0) {{")
+            self.emit(f"  return tvm_fail({self.c_string(msg)});")
+            self.emit("}")
+            ctype = self.storage_type(buf.dtype)
+            self.emit(f"{ptr} = ({ctype}*)__builtin_assume_aligned({ptr}, {n});")
+        super().print_function_body(func)
+
+    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+        info = super().add_function(func, name)
+        if not info.is_kernel:
+            self._chunks.append(self._packed_entry(info))
+        return info
+
+    def _packed_entry(self, info: FunctionInfo) -> str:
+        """``<symbol>__tvm_packed(args)``: the function with its parameters read from an array."""
+        args = []
+        for k, p in enumerate(info.params):
+            if p.kind == "buffer":
+                args.append(f"({self.storage_type(DataType(p.dtype))}*)args[{k}].p")
+            elif p.kind == "handle":
+                args.append(f"args[{k}].p")
+            else:
+                dt = DataType(p.dtype)
+                field = "f" if dt.is_float or dt.code == "bfloat" else "i"
+                ctype = self.param_decl(p).rsplit(" ", 1)[0]
+                args.append(f"({ctype})args[{k}].{field}")
+        call = f"{info.symbol}({', '.join(args)})"
+        return (f"{self.function_prefix}int32_t {info.symbol}{PACKED_SUFFIX}"
+                f"(const TVMHostValue* args) {{\n  {'(void)args; ' if not args else ''}"
+                f"return {call};\n}}")
+
     def param_decl(self, p: ParamInfo) -> str:
         # ctypes has no half type: 16-bit float scalars cross the boundary as float.
         if p.kind == "scalar" and DataType(p.dtype).is_float and DataType(p.dtype).bits == 16:
             return f"float {p.c_name}"
         return super().param_decl(p)
+
+    def expr_Max(self, e: E.Max) -> str:
+        return self._minmax(e, "max") if e.dtype.is_float else super().expr_Max(e)
+
+    def expr_Min(self, e: E.Min) -> str:
+        return self._minmax(e, "min") if e.dtype.is_float else super().expr_Min(e)
+
+    def _minmax(self, e: E.BinaryOp, what: str) -> str:
+        fns = {"float32": _math(self, f"tvm_f{what}f") + "({0}, {1})",
+               "float64": f"tvm_f{what}({{0}}, {{1}})"}
+        return self._float_call(e, fns)
+
+    def expr_Call(self, call: E.Call) -> str:
+        if call.op.name == "tirx.call_extern" and isinstance(call.args[1], E.StringImm):
+            entry = LIBRARY.get(call.args[1].value)
+            if entry is not None:
+                self._use_library(call.args[1].value, *entry)
+        return super().expr_Call(call)
+
+    def _threads_helper(self) -> str:
+        """``tvm_host_threads``: OpenMP's thread count less the CPUs other programs keep busy
+        (``kernels/threads.c``)."""
+        return self.add_helper("tvm_host_threads", kernel_source("threads.c").strip())
+
+    def _use_library(self, name: str, file: str, defines: tuple[tuple[str, str], ...]) -> None:
+        if name in self._helpers:
+            return
+        if self.openmp:
+            self._threads_helper()
+        for dt in ("float16", "bfloat16"):  # the library reads and writes 16-bit floats as bits
+            self._need_emulation(DataType(dt))
+        head = "\n".join(f"#define {k} {v}" for k, v in defines)
+        tail = "\n".join(f"#undef {k}" for k, _ in defines)
+        self.add_helper(name, f"{head}\n{kernel_source(file).strip()}\n{tail}")
+        # the library parallelises with OpenMP where the compiler has it (else runs serially)
+        self.uses_openmp = self.uses_openmp or self.openmp
 
     # -- loops ------------------------------------------------------------------------------------
     def print_parallel_for(self, loop: S.For) -> None:
@@ -87,7 +209,8 @@ class HostCodegen(CodegenCStyle):
         self.uses_openmp = True
         label, msg = self._fresh_internal("tvm_par_end"), self._fresh_internal("tvm_par_error")
         decl_at = len(self._lines)
-        clause = f" num_threads({self.num_threads})" if self.num_threads else ""
+        clause = (f" num_threads({self.num_threads})" if self.num_threads
+                  else f" num_threads({self._threads_helper()}())")
         self.emit(f"#pragma omp parallel for schedule(static){clause}")
         state = [label, msg, False]  # the last item: an assert inside needs the error exit
         self._par_labels.append(state)
@@ -139,7 +262,8 @@ class HostCodegen(CodegenCStyle):
     def print_heap_alloc(self, buffer: Buffer, name: str, ctype: str) -> None:
         size = buffer.shape[0] if len(buffer.shape) == 1 else _product(buffer.shape)
         count = self.print_expr(size)
-        self.emit(f"{ctype}* {name} = ({ctype}*)tvm_alloc((size_t)({count}) * sizeof({ctype}));")
+        self.emit(f"{ctype}* {name} = ({ctype}*)__builtin_assume_aligned("
+                  f"tvm_alloc((size_t)({count}) * sizeof({ctype})), 64);")
         self.emit(f"if ({name} == NULL) {{")
         self._indent += 1
         for line in self.assert_fail_lines(f"out of memory allocating buffer {buffer.name}"):

@@ -22,7 +22,7 @@ from ..runtime.arguments import Signature
 from ..runtime.executable import Executable
 from ..tirx.transform.signature import signature_from_func
 from .codegen import generate_c
-from .compiler import get_toolchain
+from .compiler import get_toolchain, missing_cpu_features
 from .runtime import HostFunction, load_library
 
 __all__ = ["HostBuilder", "HostExecutable", "HostOptions", "LlvmBuilder", "LlvmOptions"]
@@ -33,9 +33,10 @@ class HostOptions(Options):
     """Compile options of target kind ``c`` (``tvm.compile(f, "c", opt_level=3)``); the target's
     attributes of the same names are the defaults."""
 
-    opt_level: int = option(2, "optimisation level of the C compiler (-O<n>)")
+    opt_level: int = option(3, "optimisation level of the C compiler (-O<n>)")
     cc: str | None = option(None, "the C compiler command (default: $CC, else cc)")
-    mcpu: str | None = option(None, "passed as -march=<mcpu> (e.g. native)")
+    mcpu: str | None = option(None, "passed as -march=<mcpu> (e.g. native, x86-64-v3); default: "
+                                    "the best x86-64 level this CPU and compiler support")
     num_threads: int | None = option(None, "OpenMP threads of parallel loops (default: "
                                            "OpenMP's choice)")
     extra_flags: tuple[str, ...] = option((), "extra compiler flags")
@@ -63,6 +64,8 @@ class HostBuilder(Builder):
             "functions": {f.name: f.to_dict() for f in functions},
             "arguments": {n: s.to_dict() for n, s in _signatures(mod, functions).items()},
             "compiler": compiler,
+            # the CPU features the binary may use: loading refuses a CPU without them
+            "isa": toolchain.isa_for(options.mcpu).to_dict(),
         })
 
     def compile_key(self, artifact: Artifact, options: HostOptions) -> Any:
@@ -128,9 +131,19 @@ class HostExecutable(Executable):
         self.functions = {f.name: f for f in functions}
         self.signatures = {n: Signature.from_dict(arguments[n]) for n in self.functions}
         self.compiler = dict(metadata.get("compiler") or {})
+        self.isa = dict(metadata.get("isa") or {})
+        _check_isa(self.isa)
         self.lib_path = str(binary.file())
         self._lib = load_library(self.lib_path)
         self._loaded: dict[str, HostFunction] = {}
+        self._entry_call: Any = None
+
+    def __call__(self, *args: Any) -> Any:
+        # the per-call path: the entry function's C caller straight away (see runtime.py)
+        call = self._entry_call
+        if call is None:
+            call = self._entry_call = self.get_function(self.entry_name).fast_call
+        return call(*args)
 
     @property
     def source(self) -> str:
@@ -145,6 +158,20 @@ class HostExecutable(Executable):
             raise self._no_function(name)
         func = self._loaded[name] = HostFunction(self._lib, info, self.signatures[name])
         return func
+
+
+def _check_isa(isa: Mapping[str, Any]) -> None:
+    """Refuse, before dlopen, a binary that needs CPU features this machine lacks (it would
+    die of an illegal instruction on its first vector instruction)."""
+    missing = missing_cpu_features(list(isa.get("features") or ()))
+    if not missing:
+        return
+    flags = " ".join(isa.get("flags") or ()) or "its default flags"
+    raise TVMError(
+        f"this executable was compiled for {isa.get('name', 'another CPU')} ({flags}) and needs "
+        f"CPU features this machine lacks: {', '.join(missing)}; compile it again here "
+        f"(tvm.compile), or on the other machine with the target's mcpu set to a level both "
+        f"CPUs have (e.g. Target({{'kind': 'c', 'mcpu': 'x86-64-v2'}}))")
 
 
 def _describe(names: Sequence[str]) -> str:

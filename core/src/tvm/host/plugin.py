@@ -50,6 +50,13 @@ def tvm_builders() -> dict[str, str]:
 
 
 @hookimpl
+def tvm_register_dispatch() -> None:
+    from .dispatch import register_all
+
+    register_all()
+
+
+@hookimpl
 def tvm_default_pipeline(target: Target) -> str | None:
     return "default" if target.kind.name in (NAME, tags.LLVM) else None
 

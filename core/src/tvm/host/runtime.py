@@ -7,6 +7,11 @@ zero-copy with ``numpy.from_dlpack``), scalars and the shape variables derived f
 as numbers. A non-zero status from
 C (a failed assert, an allocation failure) raises :class:`~tvm.error.TVMError` with the message
 the C code recorded.
+
+That is the full path. Numpy arrays (and Python numbers) normally take the fast one: the C
+caller of :mod:`.caller` checks them against a plan precomputed from the same signature and
+calls the kernel's packed entry point; anything its checks do not pass - another array type, a
+wrong argument - goes to the full path, which accepts it or raises the checker's message.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 from ..codegen.c_style import FunctionInfo
 from ..error import TVMError
 from ..runtime.arguments import ArgumentChecker, Signature
+from .caller import make_caller
 from .codegen import ERROR_SYMBOL
 
 __all__ = ["HostFunction", "load_library"]
@@ -49,6 +55,8 @@ class HostFunction:
         self._plan = [(p.kind, index.get(id(p), -1),
                        signature.params[index[id(p)]].var if id(p) in index else None,
                        p.source[0] if p.source else None) for p in info.params]
+        # the C caller (None where it cannot be built or the signature needs the full path)
+        self._fast = make_caller(lib, info, signature, self.call_checked, TVMError)
 
     @staticmethod
     def _ctype(kind: str, dtype: str) -> Any:
@@ -64,6 +72,23 @@ class HostFunction:
         return self.info.name
 
     def __call__(self, *args: Any) -> None:
+        fast = self._fast
+        if fast is not None:
+            return fast(*args)  # type: ignore[no-any-return]
+        return self.call_checked(*args)
+
+    @property
+    def fast_call(self) -> Any:
+        """What a call runs first: the C caller, else :meth:`call_checked`."""
+        return self._fast if self._fast is not None else self.call_checked
+
+    @property
+    def call_path(self) -> str:
+        """``"C caller"`` or ``"ctypes"`` (why: :func:`tvm.host.caller.unavailable_reason`)."""
+        return "C caller" if self._fast is not None else "ctypes"
+
+    def call_checked(self, *args: Any) -> None:
+        """The full path: core's argument checker, then the call through ctypes."""
         values = self._check(args)
         arrays = [_as_numpy(a) for a in args]  # keeps DLPack views alive during the call
         c_args: list[Any] = []

@@ -14,7 +14,7 @@ LLVM = "llvm"
 
 
 def _validate(attrs: dict[str, Any]) -> None:
-    if not 0 <= attrs.get("opt_level", 2) <= 3:
+    if not 0 <= attrs.get("opt_level", 3) <= 3:
         raise ValueError(f"opt_level must be 0..3, got {attrs['opt_level']}")
     if attrs.get("num_threads", 1) < 1:
         raise ValueError(f"num_threads must be >= 1, got {attrs['num_threads']}")
@@ -23,9 +23,11 @@ def _validate(attrs: dict[str, Any]) -> None:
 KINDS = [TargetKind(
     "c",
     attrs={
-        "mcpu": Attr(str, doc="CPU to tune for: passed as -march=<mcpu> (e.g. native)"),
+        "mcpu": Attr(str, doc="CPU to compile for: passed as -march=<mcpu> (e.g. native, "
+                              "x86-64-v3); default: the best x86-64 level this CPU and "
+                              "compiler support"),
         "num_threads": Attr(int, doc="OpenMP threads for parallel loops"),
-        "opt_level": Attr(int, 2, "C compiler optimisation level (-O<n>)"),
+        "opt_level": Attr(int, 3, "C compiler optimisation level (-O<n>)"),
         "cc": Attr(str, doc="C compiler command; default $CC, else cc"),
     },
     default_keys=("c", "cpu"),

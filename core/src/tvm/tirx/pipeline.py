@@ -7,7 +7,7 @@ functions return the Sequentials run on the host and device functions before cod
 
 Main pass stages::
 
-    TilePrimitiveDispatch -> LowerKernelForm -> StmtSimplify -> FlattenBuffer
+    TilePrimitiveDispatch -> FuseRowLoops -> LowerKernelForm -> StmtSimplify -> FlattenBuffer
       -> VectorizeLoop -> UnrollLoop -> StmtSimplify -> SplitHostDevice
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 from ..transform import Pass, Sequential
 from .transform import (
     FlattenBuffer,
+    FuseRowLoops,
     LowerKernelForm,
     SplitHostDevice,
     StmtSimplify,
@@ -34,6 +35,7 @@ def _main(name: str, *, disable_vectorize: bool = False, disable_unroll: bool = 
           split_host_device: bool = True) -> Sequential:
     passes: list[Pass] = [
         TilePrimitiveDispatch(),
+        FuseRowLoops(),
         LowerKernelForm(),
         StmtSimplify(),
         FlattenBuffer(),

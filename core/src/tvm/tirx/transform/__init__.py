@@ -1,6 +1,7 @@
 """The TIRx passes, one file each, and the argument-signature helpers runtimes use.
 
 - :class:`TilePrimitiveDispatch`: tile-primitive calls -> the chosen variants' bodies
+- :class:`FuseRowLoops`: neighbouring loops variants marked fusible -> one loop
 - :class:`LowerKernelForm`: ``T.device_entry()`` and kernel ids -> thread-bound loops and lets
 - :class:`FlattenBuffer`: N-D buffer accesses -> 1-D
 - :class:`VectorizeLoop`, :class:`UnrollLoop`: annotated loops
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 from .flatten_buffer import FlattenBuffer, flat_index, flatten_buffer
+from .fuse_row_loops import FUSIBLE, FuseRowLoops, fuse_row_loops
 from .launch_bounds import (
     LAUNCH_BOUNDS_KEYS,
     MAX_BLOCKS_PER_CLUSTER,
@@ -37,10 +39,12 @@ from .vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CLUSTER_EXTENT",
+    "FUSIBLE",
     "LAUNCH_BOUNDS_KEYS",
     "MAX_BLOCKS_PER_CLUSTER",
     "MIN_BLOCKS_PER_SM",
     "FlattenBuffer",
+    "FuseRowLoops",
     "KernelFormError",
     "LaunchParams",
     "LowerKernelForm",
@@ -57,6 +61,7 @@ __all__ = [
     "extract_launch_bounds",
     "flat_index",
     "flatten_buffer",
+    "fuse_row_loops",
     "function_signature",
     "kernel_params",
     "launch_plan",

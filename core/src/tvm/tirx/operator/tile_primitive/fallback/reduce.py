@@ -45,10 +45,11 @@ from ..dispatch_context import DispatchContext
 from ._scope import run_at_scope
 from .elementwise import dst_region
 
-__all__ = ["lower_reduce", "reduce_stmt"]
+__all__ = ["combine", "lower_reduce", "reduce_stmt"]
 
 
-def _combine(kind: ReduceOpType, acc: PrimExpr, v: PrimExpr) -> PrimExpr:
+def combine(kind: ReduceOpType, acc: PrimExpr, v: PrimExpr) -> PrimExpr:
+    """``acc`` combined with ``v`` by the reduction ``kind``."""
     if kind is ReduceOpType.SUM:
         return acc + v
     if kind is ReduceOpType.MAX:
@@ -115,7 +116,7 @@ def _reduce_one(kind: ReduceOpType, dst: BufferRegion, dst_idx: list[PrimExpr], 
         init = const(0, acc_dt)
     else:  # max/min start from the first element: no infinities needed
         init = src_at({ax: zero for ax in axes})
-    update: Stmt = BufferStore(acc, _combine(kind, BufferLoad(acc, [zero]), src_at(red_vars)), [zero])
+    update: Stmt = BufferStore(acc, combine(kind, BufferLoad(acc, [zero]), src_at(red_vars)), [zero])
     for v, ext in reversed(loops):
         update = For(v, const(0, v.dtype), ext, ForKind.SERIAL, update)
     return seq([
