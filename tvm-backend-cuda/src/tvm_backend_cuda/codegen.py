@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo, _const_numel
+from tvm.codegen.c_style import CudaStyleCodegen, FunctionInfo, ParamInfo, _const_numel
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -124,37 +124,17 @@ def _rule_arity(rule: Any) -> int:
     return n
 
 
-class CudaCodegen(CodegenCStyle):
-    """CUDA C++ kernels from lowered PrimFuncs (see the module docstring)."""
+class CudaCodegen(CudaStyleCodegen):
+    """CUDA C++ kernels from lowered PrimFuncs (see the module docstring). The CUDA-style data
+    (kernel prefix, ``__restrict__``, ``__shared__``, thread indices, ``__syncthreads()``, plain
+    C++ types) is core's :class:`~tvm.codegen.c_style.CudaStyleCodegen`, shared with HIP."""
 
     target_kind: ClassVar[str] = "cuda"
-    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
-    function_prefix: ClassVar[str] = "static __device__ "
-    restrict_keyword: ClassVar[str] = "__restrict__"
-    storage_qualifiers: ClassVar[dict[str, str]] = {"shared": "__shared__ "}
-    align_attribute: ClassVar[str] = "__attribute__((aligned({n})))"
-    alloc_alignment: ClassVar[int] = 16
-    max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
-    stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})
-    thread_index_names: ClassVar[dict[str, str]] = {
-        f"{kind}.{axis}": f"{kind}.{axis}"
-        for kind in ("threadIdx", "blockIdx") for axis in "xyz"
-    }
-    # Plain C++ types: NVRTC has no <stdint.h> without a toolkit.
+    # Plain C++ types (NVRTC has no <stdint.h> without a toolkit), and NVIDIA's fp8 types.
     type_names: ClassVar[dict[str, str]] = {
-        "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
-        "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
-        "uint64": "unsigned long long", "float32": "float", "float64": "double", "bool": "bool",
-        "handle": "void*", "void": "void",
+        **CudaStyleCodegen.type_names,
         "float8_e4m3fn": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2",
     }
-    barrier: ClassVar[str | None] = "__syncthreads()"
-    unroll_pragma: ClassVar[str | None] = "#pragma unroll"
-    vectorize_pragma: ClassVar[str | None] = None
-    includes: ClassVar[tuple[str, ...]] = ()
-    kernels_only: ClassVar[bool] = True  # the executable runs the host function's launches
-    helper_prefix: ClassVar[str] = "static __device__ __forceinline__ "
-    int64_suffix: ClassVar[str | None] = "LL"
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)

@@ -55,7 +55,8 @@ from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 
-__all__ = ["CodegenCStyle", "FunctionInfo", "OpTemplate", "ParamInfo", "const_dims"]
+__all__ = ["CodegenCStyle", "CudaStyleCodegen", "FunctionInfo", "OpTemplate", "ParamInfo",
+           "const_dims"]
 
 OpRule = Union[str, Callable[["CodegenCStyle", E.Call, list[str]], str]]
 OpTemplate = Union[OpRule, Mapping[str, OpRule]]
@@ -1120,6 +1121,38 @@ def _operands(node: Any) -> list[Any]:
 
 def _positive_const(e: Any) -> bool:
     return isinstance(e, E.IntImm) and e.value > 0
+
+
+class CudaStyleCodegen(CodegenCStyle):
+    """The data CUDA-style dialects share (CUDA C++, HIP): ``extern "C" __global__`` kernels,
+    ``static __device__`` functions and helpers, ``__restrict__``, ``__shared__`` arrays (no heap
+    in a kernel), ``threadIdx``/``blockIdx``, ``__syncthreads()``, plain C++ integer types and
+    ``LL`` literals (no ``<stdint.h>`` needed), kernels only (the host part is a launch plan).
+    A dialect sets its ``target_kind`` and ``includes`` and adds what differs."""
+
+    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
+    function_prefix: ClassVar[str] = "static __device__ "
+    restrict_keyword: ClassVar[str] = "__restrict__"
+    storage_qualifiers: ClassVar[dict[str, str]] = {"shared": "__shared__ "}
+    alloc_alignment: ClassVar[int] = 16
+    max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
+    stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})
+    thread_index_names: ClassVar[dict[str, str]] = {
+        f"{kind}.{axis}": f"{kind}.{axis}" for kind in ("threadIdx", "blockIdx") for axis in "xyz"
+    }
+    type_names: ClassVar[dict[str, str]] = {
+        "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
+        "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+        "uint64": "unsigned long long", "float32": "float", "float64": "double", "bool": "bool",
+        "handle": "void*", "void": "void",
+    }
+    barrier: ClassVar[str | None] = "__syncthreads()"
+    unroll_pragma: ClassVar[str | None] = "#pragma unroll"
+    vectorize_pragma: ClassVar[str | None] = None
+    includes: ClassVar[tuple[str, ...]] = ()
+    kernels_only: ClassVar[bool] = True
+    helper_prefix: ClassVar[str] = "static __device__ __forceinline__ "
+    int64_suffix: ClassVar[str | None] = "LL"
 
 
 def const_dims(dims: Any) -> tuple[int, int, int] | None:

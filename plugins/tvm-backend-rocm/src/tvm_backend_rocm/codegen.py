@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, _const_numel, const_dims
+from tvm.codegen.c_style import CudaStyleCodegen, FunctionInfo, _const_numel, const_dims
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
@@ -41,34 +41,12 @@ DYN_SMEM = "tvm_dyn_smem"
 SIMDS_PER_CU = 4
 
 
-class HipCodegen(CodegenCStyle):
-    """HIP C++ kernels from lowered PrimFuncs (see the module docstring)."""
+class HipCodegen(CudaStyleCodegen):
+    """HIP C++ kernels from lowered PrimFuncs (see the module docstring): core's CUDA-style data,
+    HIP's header, and typed kernel pointers."""
 
     target_kind: ClassVar[str] = "rocm"
-    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
-    function_prefix: ClassVar[str] = "static __device__ "
-    restrict_keyword: ClassVar[str] = "__restrict__"
-    storage_qualifiers: ClassVar[dict[str, str]] = {"shared": "__shared__ "}
-    align_attribute: ClassVar[str] = "__attribute__((aligned({n})))"
-    alloc_alignment: ClassVar[int] = 16
-    max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
-    stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})
-    thread_index_names: ClassVar[dict[str, str]] = {
-        f"{kind}.{axis}": f"{kind}.{axis}" for kind in ("threadIdx", "blockIdx") for axis in "xyz"
-    }
-    type_names: ClassVar[dict[str, str]] = {
-        "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
-        "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
-        "uint64": "unsigned long long", "float32": "float", "float64": "double",
-        "bool": "bool", "handle": "void*", "void": "void",
-    }
-    barrier: ClassVar[str | None] = "__syncthreads()"
-    unroll_pragma: ClassVar[str | None] = "#pragma unroll"
-    vectorize_pragma: ClassVar[str | None] = None
     includes: ClassVar[tuple[str, ...]] = ("hip/hip_runtime.h",)
-    kernels_only: ClassVar[bool] = True
-    helper_prefix: ClassVar[str] = "static __device__ __forceinline__ "
-    int64_suffix: ClassVar[str | None] = "LL"
     typed_handles: ClassVar[bool] = True
 
     def __init__(self, target: Any = None) -> None:
