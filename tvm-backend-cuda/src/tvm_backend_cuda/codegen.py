@@ -41,7 +41,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CudaStyleCodegen, FunctionInfo, ParamInfo, _const_numel
+from tvm.codegen.c_style import (
+    CudaStyleCodegen,
+    FunctionInfo,
+    ParamInfo,
+    _const_numel,
+    const_dims,
+)
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -208,10 +214,10 @@ class CudaCodegen(CudaStyleCodegen):
     def _kernel_attributes(self, func: PrimFunc) -> str:
         launch = func.attrs.get("tirx.launch")
         parts: list[str] = []
-        cluster = _const_dims(getattr(launch, "cluster", None))
+        cluster = const_dims(getattr(launch, "cluster", None))
         if cluster is not None and cluster != (1, 1, 1):
             parts.append(f"__cluster_dims__({cluster[0]}, {cluster[1]}, {cluster[2]})")
-        block = _const_dims(getattr(launch, "block", None))
+        block = const_dims(getattr(launch, "block", None))
         min_blocks = _positive_attr(func, MIN_BLOCKS_PER_SM)
         max_cluster = _positive_attr(func, MAX_BLOCKS_PER_CLUSTER)
         if block is not None:
@@ -458,19 +464,6 @@ class CudaCodegen(CudaStyleCodegen):
 
 
 # -- helpers --------------------------------------------------------------------------------------
-
-
-def _const_dims(dims: Any) -> tuple[int, int, int] | None:
-    if dims is None:
-        return None
-    out = []
-    for d in dims:
-        if not isinstance(d, E.IntImm):
-            return None
-        out.append(int(d.value))
-    while len(out) < 3:
-        out.append(1)
-    return out[0], out[1], out[2]
 
 
 def _positive_attr(func: PrimFunc, key: str) -> int | None:
