@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 
 import nox
@@ -26,8 +27,22 @@ PYTHON = os.environ.get("TVM_NOX_PYTHON", "3.11")
 CORE_PYTHONS = ["3.10", "3.13"]
 # Hardware backends: folder name -> extra pytest options.
 BACKENDS = [p.name for p in sorted(ROOT.glob("tvm-backend-*")) if (p / "pyproject.toml").exists()]
-SESSIONS = ["core", *[b.removeprefix("tvm-backend-") for b in BACKENDS], "all", "example",
-            "discovery", "docs", "lint", "typecheck"]
+# The seed's smaller backends live under plugins/ (the template there has its own session).
+BACKENDS += [f"plugins/{p.name}" for p in sorted(ROOT.glob("plugins/tvm-backend-*"))
+             if (p / "pyproject.toml").exists() and p.name != "tvm-backend-example"]
+
+
+def _dist(folder: str) -> str:
+    """The distribution in ``folder`` (``plugins/tvm-backend-opencl`` -> ``tvm-backend-opencl``)."""
+    return folder.rsplit("/", 1)[-1]
+
+
+def _short(folder: str) -> str:
+    return _dist(folder).removeprefix("tvm-backend-")
+
+
+SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery", "docs", "lint",
+            "typecheck"]
 nox.options.sessions = SESSIONS
 
 
@@ -47,22 +62,32 @@ def core(session: nox.Session) -> None:
 BACKEND_EXTRAS = {"tvm-backend-cuda": "test,nvshmem"}
 
 
+def _local_requirements(folder: str) -> list[str]:
+    """The folders of this repository's backends that ``folder``'s distribution depends on
+    (adreno: opencl), found in its pyproject's dependencies: not on PyPI, so installed from here."""
+    text = (ROOT / folder / "pyproject.toml").read_text(encoding="utf-8")
+    deps = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M)
+    names = re.findall(r'"(tvm-backend-[a-z0-9-]+)', deps.group(1) if deps else "")
+    return [b for name in names for b in BACKENDS if _dist(b) == name]
+
+
 def _backend_session(folder: str):
-    short = folder.removeprefix("tvm-backend-")
+    short = _short(folder)
 
     @nox.session(name=short, python=PYTHON)
     def _session(session: nox.Session) -> None:
         extras = BACKEND_EXTRAS.get(folder, "test")
-        session.install("./core[test]", f"./{folder}[{extras}]")
+        needs = [f"./{b}" for b in _local_requirements(folder)]
+        session.install("./core[test]", *needs, f"./{folder}[{extras}]")
         session.env["TVM_BACKENDS_STRICT"] = "1"
         _pytest(session, f"{folder}/tests")
 
-    _session.__doc__ = f"Core plus {folder} alone."
+    _session.__doc__ = f"Core plus {folder} alone (and the backends it requires)."
     return _session
 
 
 for _folder in BACKENDS:
-    globals()[f"session_{_folder.replace('-', '_')}"] = _backend_session(_folder)
+    globals()[f"session_{_short(_folder).replace('-', '_')}"] = _backend_session(_folder)
 
 
 def _install_wheels(session: nox.Session, *requirements: str) -> None:
@@ -82,7 +107,7 @@ def _install_wheels(session: nox.Session, *requirements: str) -> None:
 @nox.session(name="all", python=PYTHON)
 def all_backends(session: nox.Session) -> None:
     """Core with every backend installed together, from the wheels."""
-    _install_wheels(session, "tvm-core[test]", *[f"{b}[test]" for b in BACKENDS])
+    _install_wheels(session, "tvm-core[test]", *[f"{_dist(b)}[test]" for b in BACKENDS])
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests", *[f"{b}/tests" for b in BACKENDS])
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the wheel of every distribution in this repository into dist/ (or the folder given):
-# tvm-core, each tvm-backend-*, and the template plugin. Then, without a package index for ours:
+# tvm-core, each tvm-backend-* and plugins/tvm-backend-* (the template among them). Then,
+# without a package index for ours:
 #
 #   pip install --find-links dist tvm-backend-cuda      # pulls tvm-core from dist/ too
 #
@@ -12,7 +13,7 @@ out="${1:-dist}"
 python="${PYTHON:-python3}"
 mkdir -p "$out"
 projects=(./core)
-for p in ./tvm-backend-* ./plugins/tvm-backend-example; do
+for p in ./tvm-backend-* ./plugins/tvm-backend-*; do
   [ -f "$p/pyproject.toml" ] && projects+=("$p")
 done
 isolation=()

@@ -6,11 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step() { echo "==> $*" >&2; }
+step "system packages of the smaller backends (scripts/system-deps.sh; installs them as root)"
+bash scripts/system-deps.sh >&2
 step "creating the virtual environment .venv"
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 pkgs=(./core)
-for b in tvm-backend-*; do
+for b in tvm-backend-* plugins/tvm-backend-*; do
+  [ "$b" = plugins/tvm-backend-example ] && continue  # the template, not a device backend
   [ -f "$b/pyproject.toml" ] && pkgs+=("./$b")
 done
 step "installing ${pkgs[*]} (pip; the CUDA backend brings NVRTC, about 75 MB the first time)"

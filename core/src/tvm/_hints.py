@@ -71,6 +71,42 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
         (),
         "Apple GPUs: Metal Shading Language",
     ),
+    CatalogueEntry(
+        "opencl",
+        "tvm-backend-opencl",
+        ("opencl",),
+        ("opencl",),
+        (),
+        (),
+        "OpenCL devices: OpenCL C run through pyopencl (CPUs through PoCL)",
+    ),
+    CatalogueEntry(
+        "rocm",
+        "tvm-backend-rocm",
+        (),
+        ("rocm",),
+        ("amd/",),
+        (),
+        "AMD GPUs: HIP C++ compiled with hipcc",
+    ),
+    CatalogueEntry(
+        "hexagon",
+        "tvm-backend-hexagon",
+        (),
+        ("hexagon",),
+        ("qcom/hexagon",),
+        (),
+        "Qualcomm Hexagon DSPs: C compiled for the DSP",
+    ),
+    CatalogueEntry(
+        "adreno",
+        "tvm-backend-adreno",
+        (),
+        (),
+        ("qcom/adreno",),
+        ("adreno",),
+        "Qualcomm Adreno GPUs: tags and the adreno pipeline over OpenCL and Vulkan",
+    ),
 )
 
 

@@ -41,7 +41,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, ParamInfo, _const_numel
+from tvm.codegen.c_style import (
+    CudaStyleCodegen,
+    FunctionInfo,
+    ParamInfo,
+    _const_numel,
+    const_dims,
+)
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -124,34 +130,17 @@ def _rule_arity(rule: Any) -> int:
     return n
 
 
-class CudaCodegen(CodegenCStyle):
-    """CUDA C++ kernels from lowered PrimFuncs (see the module docstring)."""
+class CudaCodegen(CudaStyleCodegen):
+    """CUDA C++ kernels from lowered PrimFuncs (see the module docstring). The CUDA-style data
+    (kernel prefix, ``__restrict__``, ``__shared__``, thread indices, ``__syncthreads()``, plain
+    C++ types) is core's :class:`~tvm.codegen.c_style.CudaStyleCodegen`, shared with HIP."""
 
     target_kind: ClassVar[str] = "cuda"
-    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
-    function_prefix: ClassVar[str] = "static __device__ "
-    restrict_keyword: ClassVar[str] = "__restrict__"
-    storage_qualifiers: ClassVar[dict[str, str]] = {"shared": "__shared__ "}
-    align_attribute: ClassVar[str] = "__attribute__((aligned({n})))"
-    alloc_alignment: ClassVar[int] = 16
-    max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
-    stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})
-    thread_index_names: ClassVar[dict[str, str]] = {
-        f"{kind}.{axis}": f"{kind}.{axis}"
-        for kind in ("threadIdx", "blockIdx") for axis in "xyz"
-    }
-    # Plain C++ types: NVRTC has no <stdint.h> without a toolkit.
+    # Plain C++ types (NVRTC has no <stdint.h> without a toolkit), and NVIDIA's fp8 types.
     type_names: ClassVar[dict[str, str]] = {
-        "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
-        "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
-        "uint64": "unsigned long long", "float32": "float", "float64": "double", "bool": "bool",
-        "handle": "void*", "void": "void",
+        **CudaStyleCodegen.type_names,
         "float8_e4m3fn": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2",
     }
-    barrier: ClassVar[str | None] = "__syncthreads()"
-    unroll_pragma: ClassVar[str | None] = "#pragma unroll"
-    vectorize_pragma: ClassVar[str | None] = None
-    includes: ClassVar[tuple[str, ...]] = ()
     # A failed run-time bounds check prints its message, then traps (assert_fail_lines).
     bounds_report: ClassVar[str] = 'printf("tvm: %s (block %d, thread %d)\\n", message, ' \
         "(int)blockIdx.x, (int)threadIdx.x)"
@@ -180,24 +169,7 @@ class CudaCodegen(CodegenCStyle):
         if header not in self._headers:
             self._headers.append(header)
 
-    def add_helper(self, name: str, code: str) -> str:
-        # core's C helpers are host functions ("static inline"): make them device functions
-        if code.startswith("static inline "):
-            code = "static __device__ __forceinline__ " + code[len("static inline "):]
-        return super().add_helper(name, code)
-
     # -- module -------------------------------------------------------------------------------
-    def generate(self, mod: IRModule | PrimFunc) -> str:
-        if isinstance(mod, PrimFunc):
-            mod = IRModule.from_expr(mod)
-        for name, func in mod.functions.items():
-            if func.attrs.get("tirx.is_host"):
-                continue  # the executable runs the host function's launches itself
-            if not func.attrs.get("tirx.is_kernel"):
-                func = func.with_attr("tirx.is_kernel", True)
-            self.add_function(func, name)
-        return self.finish()
-
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
         self._func = func
         self._dyn_declared = False
@@ -245,10 +217,10 @@ class CudaCodegen(CodegenCStyle):
     def _kernel_attributes(self, func: PrimFunc) -> str:
         launch = func.attrs.get("tirx.launch")
         parts: list[str] = []
-        cluster = _const_dims(getattr(launch, "cluster", None))
+        cluster = const_dims(getattr(launch, "cluster", None))
         if cluster is not None and cluster != (1, 1, 1):
             parts.append(f"__cluster_dims__({cluster[0]}, {cluster[1]}, {cluster[2]})")
-        block = _const_dims(getattr(launch, "block", None))
+        block = const_dims(getattr(launch, "block", None))
         min_blocks = _positive_attr(func, MIN_BLOCKS_PER_SM)
         max_cluster = _positive_attr(func, MAX_BLOCKS_PER_CLUSTER)
         if block is not None:
@@ -465,15 +437,6 @@ class CudaCodegen(CodegenCStyle):
         return f"{name}{lanes}"
 
     # -- expressions ----------------------------------------------------------------------------
-    def expr_IntImm(self, e: E.IntImm) -> str:
-        dt, v = e.dtype, e.value
-        if dt.bits == 64 and not dt.is_bool:
-            if dt.is_uint:
-                return f"{v}ULL"
-            return "(-9223372036854775807LL - 1)" if v == -(2**63) else (
-                f"({v}LL)" if v < 0 else f"{v}LL")
-        return super().expr_IntImm(e)
-
     def expr_FloatImm(self, e: E.FloatImm) -> str:
         v = e.value
         if not (math.isnan(v) or math.isinf(v)):
@@ -504,19 +467,6 @@ class CudaCodegen(CodegenCStyle):
 
 
 # -- helpers --------------------------------------------------------------------------------------
-
-
-def _const_dims(dims: Any) -> tuple[int, int, int] | None:
-    if dims is None:
-        return None
-    out = []
-    for d in dims:
-        if not isinstance(d, E.IntImm):
-            return None
-        out.append(int(d.value))
-    while len(out) < 3:
-        out.append(1)
-    return out[0], out[1], out[2]
 
 
 def _positive_attr(func: PrimFunc, key: str) -> int | None:

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tvm.backend.contract import Artifact, Binary, Builder, Options, option
-from tvm.error import CodegenError
 from tvm.ir.function import IRModule
 from tvm.runtime.executable import Executable
-from tvm.runtime.launch_plan import ARRAY, PARAM, LaunchPlan, LaunchStep
+from tvm.runtime.launch_plan import ARRAY, LaunchPlan, LaunchStep
 from tvm.tirx.transform.signature import launch_plans
 
 from . import runtime
@@ -65,9 +64,7 @@ class MetalBuilder(Builder):
     def codegen(self, mod: IRModule, target: Any, options: MetalOptions) -> Artifact:
         source, _ = generate_msl(mod, target)
         # The arrays are host (numpy) arrays, copied to and from Metal buffers: device "cpu".
-        plans = launch_plans(mod, "cpu", target_name=KIND)
-        for plan in plans:
-            _check_arguments(plan)
+        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
         kernels = sorted({s.kernel for p in plans for s in p.steps})
         return Artifact(source, {"plans": [p.to_dict() for p in plans], "kernels": kernels})
 
@@ -78,16 +75,6 @@ class MetalBuilder(Builder):
 
     def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> MetalExecutable:
         return MetalExecutable(target, binary, metadata)
-
-
-def _check_arguments(plan: LaunchPlan) -> None:
-    for step in plan.steps:
-        for ref in step.args:
-            if ref[0] == PARAM and ref[2] == "handle":
-                param = plan.signature.params[ref[1]].name
-                raise CodegenError(f"target 'metal': `{plan.name}` passes the handle {param!r} "
-                                   f"to kernel `{step.kernel}`: only buffer arguments and "
-                                   "scalars can cross to a Metal kernel")
 
 
 class MetalFunction:

@@ -22,6 +22,11 @@ Subclass :class:`CodegenCStyle` and change *data* first:
 * ``type_names``, ``half_type`` / ``bfloat16_type`` (``None`` = no native type: values are
   computed in ``float`` and stored as ``uint16_t`` through conversion helpers), ``barrier``.
 * ``unroll_pragma``, ``vectorize_pragma``.
+* ``kernels_only`` (print the kernels of a split module, not its host part), ``helper_prefix``
+  (``static __device__ __forceinline__`` for the C helpers of device code), ``int64_suffix``
+  (``LL``: 64-bit literals without ``<stdint.h>`` macros), ``typed_handles`` (a handle
+  parameter with a known pointer type is a typed buffer pointer), ``float16_helpers`` /
+  ``bfloat16_helpers`` (the conversions of emulated 16-bit floats).
 * ``op_templates``: builtin op name -> rule. A rule is a template string (``"expf({0})"``; the
   printed arguments are ``{0}``, ``{1}``...; ``{dtype}`` is the C result type), a dict keyed by
   data type (``"float32"``, then the type class ``"float"``/``"int"``/``"uint"``/``"bool"``, then
@@ -52,7 +57,8 @@ from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 from .bounds import BOUNDS_MESSAGE, Division, bounds_check_enabled, statement_checks
 
-__all__ = ["CodegenCStyle", "FunctionInfo", "OpTemplate", "ParamInfo"]
+__all__ = ["CodegenCStyle", "CudaStyleCodegen", "FunctionInfo", "OpTemplate", "ParamInfo",
+           "const_dims"]
 
 OpRule = Union[str, Callable[["CodegenCStyle", E.Call, list[str]], str]]
 OpTemplate = Union[OpRule, Mapping[str, OpRule]]
@@ -324,6 +330,20 @@ class CodegenCStyle:
     # (CUDA: printf, as the trap that follows loses the message); a target may define the
     # macro itself before the source (the Metal emulator records the message).
     bounds_report: ClassVar[str] = "((void)0)"
+    # (name, definition) of the helpers that convert emulated 16-bit floats (``to_storage_fn``,
+    # ``from_storage_fn``, ``round_fn``); a dialect without memcpy supplies its own.
+    float16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _F16_HELPERS
+    bfloat16_helpers: ClassVar[tuple[tuple[str, str], ...]] = _BF16_HELPERS
+    # Device dialects: print only the kernels of a split module (the host part is the
+    # executable's launch plan), every other function as a kernel.
+    kernels_only: ClassVar[bool] = False
+    # What C helpers (written "static inline ...") start with instead (CUDA, HIP: device code).
+    helper_prefix: ClassVar[str] = "static inline "
+    # The suffix of 64-bit integer literals ("LL" -> 5LL, 5ULL); None: INT64_C()/UINT64_C().
+    int64_suffix: ClassVar[str | None] = None
+    # A handle parameter whose pointer type is known is a typed buffer pointer (a kernel
+    # receives buffers as their data handles).
+    typed_handles: ClassVar[bool] = False
     includes: ClassVar[tuple[str, ...]] = (
         "stdint.h", "stdbool.h", "stddef.h", "string.h", "math.h",
     )
@@ -348,6 +368,10 @@ class CodegenCStyle:
         if isinstance(mod, PrimFunc):
             mod = IRModule.from_expr(mod)
         for name, func in mod.functions.items():
+            if self.kernels_only and func.attrs.get("tirx.is_host"):
+                continue
+            if self.kernels_only and not func.attrs.get("tirx.is_kernel"):
+                func = func.with_attr("tirx.is_kernel", True)
             self.add_function(func, name)
         return self.finish()
 
@@ -471,6 +495,8 @@ class CodegenCStyle:
     # -- helpers for rules ------------------------------------------------------------------------
     def add_helper(self, name: str, code: str) -> str:
         """Add a C helper definition (once per translation unit); returns its name."""
+        if code.startswith("static inline ") and self.helper_prefix != "static inline ":
+            code = self.helper_prefix + code[len("static inline "):]
         self._helpers.setdefault(name, code)
         return name
 
@@ -515,7 +541,7 @@ class CodegenCStyle:
         return f"tvm_round_{self._emul_suffix(dt)}"
 
     def _need_emulation(self, dt: DataType) -> None:
-        for name, code in (_BF16_HELPERS if dt.code == "bfloat" else _F16_HELPERS):
+        for name, code in (self.bfloat16_helpers if dt.code == "bfloat" else self.float16_helpers):
             self.add_helper(name, code)
 
     def c_type(self, dt: DataType | str) -> str:
@@ -598,6 +624,9 @@ class CodegenCStyle:
                 name = self.var_name(buf.data, buf.name)
                 self._names[id(p)] = name
                 params.append(ParamInfo(buf.name, name, "buffer", str(buf.dtype)))
+            elif p.dtype.is_handle and self.typed_handles and p.ptr_dtype is not None:
+                params.append(ParamInfo(p.name, self.var_name(p), "buffer",
+                                        str(p.ptr_dtype.element_of())))
             elif p.dtype.is_handle:
                 params.append(ParamInfo(p.name, self.var_name(p), "handle", "handle"))
             else:
@@ -906,6 +935,12 @@ class CodegenCStyle:
         dt, v = e.dtype, e.value
         if dt.is_bool:
             return "true" if v else "false"
+        suffix = self.int64_suffix
+        if dt.bits == 64 and suffix is not None:
+            if dt.is_uint:
+                return f"{v}U{suffix}"
+            return f"(-9223372036854775807{suffix} - 1)" if v == -(2**63) else (
+                f"({v}{suffix})" if v < 0 else f"{v}{suffix}")
         if dt.is_uint:
             return f"UINT64_C({v})" if dt.bits == 64 else (f"{v}U" if dt.bits == 32
                                                             else f"(({self.c_type(dt)}){v})")
@@ -1261,6 +1296,52 @@ def _short(text: str, limit: int = 80) -> str:
 
 def _const_int(e: Any) -> Any:
     return e.value if isinstance(e, E.IntImm) else e
+
+
+class CudaStyleCodegen(CodegenCStyle):
+    """The data CUDA-style dialects share (CUDA C++, HIP): ``extern "C" __global__`` kernels,
+    ``static __device__`` functions and helpers, ``__restrict__``, ``__shared__`` arrays (no heap
+    in a kernel), ``threadIdx``/``blockIdx``, ``__syncthreads()``, plain C++ integer types and
+    ``LL`` literals (no ``<stdint.h>`` needed), kernels only (the host part is a launch plan).
+    A dialect sets its ``target_kind`` and ``includes`` and adds what differs."""
+
+    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
+    function_prefix: ClassVar[str] = "static __device__ "
+    restrict_keyword: ClassVar[str] = "__restrict__"
+    storage_qualifiers: ClassVar[dict[str, str]] = {"shared": "__shared__ "}
+    alloc_alignment: ClassVar[int] = 16
+    max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
+    stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})
+    thread_index_names: ClassVar[dict[str, str]] = {
+        f"{kind}.{axis}": f"{kind}.{axis}" for kind in ("threadIdx", "blockIdx") for axis in "xyz"
+    }
+    type_names: ClassVar[dict[str, str]] = {
+        "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
+        "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+        "uint64": "unsigned long long", "float32": "float", "float64": "double", "bool": "bool",
+        "handle": "void*", "void": "void",
+    }
+    barrier: ClassVar[str | None] = "__syncthreads()"
+    unroll_pragma: ClassVar[str | None] = "#pragma unroll"
+    vectorize_pragma: ClassVar[str | None] = None
+    includes: ClassVar[tuple[str, ...]] = ()
+    kernels_only: ClassVar[bool] = True
+    helper_prefix: ClassVar[str] = "static __device__ __forceinline__ "
+    int64_suffix: ClassVar[str | None] = "LL"
+
+
+def const_dims(dims: Any) -> tuple[int, int, int] | None:
+    """A launch's grid or block as three ints (missing dimensions are 1), or None when a
+    dimension is not a constant."""
+    if dims is None:
+        return None
+    out = []
+    for d in dims:
+        if not isinstance(d, E.IntImm):
+            return None
+        out.append(int(d.value))
+    out += [1] * (3 - len(out))
+    return out[0], out[1], out[2]
 
 
 def _const_numel(buffer: Buffer) -> int | None:

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-#: markers every test suite may use; their probes come from backends
+#: markers every test suite may use; their probes come from backends (a backend's probe of a
+#: marker not listed here works the same; its tests register the marker)
 DEVICE_MARKERS = {
     "gpu": "needs an NVIDIA GPU (skipped without one)",
     "macos": "needs macOS with a Metal device (skipped elsewhere)",
@@ -74,11 +75,16 @@ def unavailable_reason(marker: str, probes: dict[str, list[Callable[[], str | No
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    marked = [(item, m) for item in items for m in DEVICE_MARKERS
+    used = {m.name for item in items for m in item.iter_markers()}
+    if not used:
+        return
+    # The markers of DEVICE_MARKERS, and any other a loaded backend probes (``opencl``, ...).
+    probes = device_probes() if used - {"parametrize", "slow", "usefixtures"} else {}
+    markers = (set(DEVICE_MARKERS) | set(probes)) & used
+    marked = [(item, m) for item in items for m in sorted(markers)
               if item.get_closest_marker(m) is not None]
     if not marked:
         return
-    probes = device_probes()
     reasons: dict[str, str | None] = {}
     for item, marker in marked:
         if marker not in reasons:

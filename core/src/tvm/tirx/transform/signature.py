@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...error import TVMError
+from ...error import CodegenError, TVMError
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.buffer import Buffer
@@ -267,11 +267,28 @@ def check_arguments(specs: Sequence[ParamSpec], args: Sequence[Any], device_type
 LAUNCH_KERNEL = "tirx.launch_kernel"
 
 
-def launch_plans(mod: IRModule, device: str, *, target_name: str = "") -> list[LaunchPlan]:
+def launch_plans(mod: IRModule, device: str, *, target_name: str = "", handles: bool = True
+                 ) -> list[LaunchPlan]:
     """The :class:`~tvm.runtime.launch_plan.LaunchPlan` of every host function of ``mod`` (after
-    ``SplitHostDevice``: functions with ``tirx.is_host``), for device kind ``device``."""
-    return [launch_plan(name, func, mod, device, target_name=target_name)
-            for name, func in mod.functions.items() if func.attrs.get("tirx.is_host")]
+    ``SplitHostDevice``: functions with ``tirx.is_host``), for device kind ``device``.
+    ``handles=False`` (Metal, OpenCL: kernels bind buffers and scalars only) makes an opaque
+    handle passed to a kernel a :class:`~tvm.error.CodegenError`."""
+    plans = [launch_plan(name, func, mod, device, target_name=target_name)
+             for name, func in mod.functions.items() if func.attrs.get("tirx.is_host")]
+    if not handles:
+        for plan in plans:
+            _refuse_handles(plan, target_name)
+    return plans
+
+
+def _refuse_handles(plan: LaunchPlan, target_name: str) -> None:
+    for step in plan.steps:
+        for ref in step.args:
+            if ref[0] == PARAM and ref[2] == "handle":
+                param = plan.signature.params[ref[1]].name
+                raise CodegenError(f"target {target_name!r}: `{plan.name}` passes the handle "
+                                   f"{param!r} to kernel `{step.kernel}`: only buffer arguments "
+                                   "and scalars can cross to a kernel of this target")
 
 
 def launch_plan(name: str, host: PrimFunc, mod: IRModule, device: str, *,

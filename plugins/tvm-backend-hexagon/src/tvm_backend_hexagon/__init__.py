@@ -1,0 +1,43 @@
+"""tvm-backend-hexagon: the seed's Qualcomm Hexagon tags, and C for Hexagon DSPs compiled into
+object files.
+
+After ``import tvm`` this package is also ``tvm.backend.hexagon`` and ``tvm.tirx.hexagon``.
+Submodules load lazily (none imports anything heavy at import time):
+
+* :mod:`~tvm_backend_hexagon.plugin`: the hooks; :mod:`~tvm_backend_hexagon.tags` (also
+  ``target_tags``, the seed's name): the target kind and the seed's ``qcom/hexagon-*`` tags;
+* :mod:`~tvm_backend_hexagon.pipeline`: the ``hexagon`` pipeline (no host/device split);
+* :mod:`~tvm_backend_hexagon.codegen`: lowered IR to C; :mod:`~tvm_backend_hexagon.compiler`:
+  the Hexagon SDK's compiler, or an LLVM clang with the Hexagon target;
+* :mod:`~tvm_backend_hexagon.executable`: the build contract (``HexagonBuilder``) and what
+  ``tvm.compile(f, target="qcom/hexagon-v68")`` returns;
+* :mod:`~tvm_backend_hexagon.runtime`: running needs the Hexagon SDK (calls raise
+  :class:`HexagonRuntimeUnavailable`, a :class:`tvm.error.DeviceUnavailableError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["HexagonRuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op",
+           "pipeline", "plugin", "register_backend", "runtime", "script", "tags", "target_tags"]
+
+_LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "pipeline", "plugin",
+                    "runtime", "script", "tags", "target_tags"}
+
+
+def register_backend() -> Any:
+    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("hexagon")."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "HexagonRuntimeUnavailable":  # defined with the runtime it is about
+        return importlib.import_module(f"{__name__}.runtime").HexagonRuntimeUnavailable
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,19 @@
+"""The ``hexagon`` TIR pipeline: core's TIRx stages without the host/device split.
+
+A Hexagon function runs on the DSP whole (its host is the DSP's own scalar core), so nothing is
+split off into kernels and launches: the kernel form's CTAs and threads become loops, as on the
+host target. ``tvm_default_pipeline`` picks it for targets of kind ``hexagon``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.tirx.compilation_pipeline import get_tir_pipeline
+
+__all__ = ["hexagon_pipeline"]
+
+
+def hexagon_pipeline(**kwargs: Any) -> Any:
+    kwargs.setdefault("split_host_device", False)
+    return get_tir_pipeline("tirx", **kwargs)

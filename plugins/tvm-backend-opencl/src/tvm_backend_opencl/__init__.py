@@ -1,0 +1,58 @@
+"""tvm-backend-opencl: OpenCL C for OpenCL devices (GPUs, and CPUs through PoCL).
+
+After ``import tvm`` this package is also ``tvm.backend.opencl`` and ``tvm.tirx.opencl``.
+Submodules load lazily (none imports anything heavy at import time):
+
+* :mod:`~tvm_backend_opencl.plugin`: the hooks; :mod:`~tvm_backend_opencl.tags`: the target kind;
+* :mod:`~tvm_backend_opencl.op` and :mod:`~tvm_backend_opencl.script`: ``tirx.opencl.barrier``
+  and ``mem_fence``, the ``T.opencl`` namespace;
+* :mod:`~tvm_backend_opencl.codegen`: lowered IR to OpenCL C; :mod:`~tvm_backend_opencl.dispatch`:
+  the work-group barrier and the ``workgroup_tree`` reduction;
+* :mod:`~tvm_backend_opencl.compiler`: the compile stage (a build check on the device);
+* :mod:`~tvm_backend_opencl.executable`: the build contract (``OpenCLBuilder``) and what
+  ``tvm.compile(f, target="opencl")`` returns;
+* :mod:`~tvm_backend_opencl.runtime`: devices, programs and launches through pyopencl; without a
+  driver, calls raise :class:`OpenCLRuntimeUnavailable` (a
+  :class:`tvm.error.DeviceUnavailableError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = [
+    "OpenCLRuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op", "plugin",
+    "register_backend", "runtime", "script", "script_namespace", "script_namespaces", "tags",
+]
+
+_LAZY_SUBMODULES = {"codegen", "compiler", "demo", "dispatch", "executable", "op", "plugin",
+                    "runtime", "script", "tags"}
+
+
+def register_backend() -> Any:
+    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("opencl")."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def script_namespaces(**_: Any) -> dict[str, Any]:
+    """The OpenCL-owned TVMScript namespaces."""
+    from .script import OpenCLNamespace
+
+    return {"opencl": OpenCLNamespace()}
+
+
+def script_namespace(**kwargs: Any) -> Any:
+    """The ``T.opencl`` namespace object."""
+    return script_namespaces(**kwargs)["opencl"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OpenCLRuntimeUnavailable":  # defined with the runtime it is about
+        return importlib.import_module(f"{__name__}.runtime").OpenCLRuntimeUnavailable
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,179 @@
+"""Row reductions (``sum``, ``max``, ``min`` over the last axis) by a whole OpenCL work-group.
+
+Core's fallback gives each destination element to one work-item, so a few long rows leave most
+of a work-group idle. The ``workgroup_tree`` variant (priority 10, ``cta`` scope, fewer rows
+than work-items, a power-of-two work-group) reduces one row at a time with every work-item:
+
+1. each work-item folds the columns ``tid, tid + T, tid + 2T, ...`` into a private value;
+2. the ``T`` partial values meet in a ``__local`` array and are halved ``log2(T)`` times, with a
+   ``barrier(CLK_LOCAL_MEM_FENCE)`` after each step;
+3. work-item 0 writes the row's result (combined with the old value under ``accum=True``).
+
+A barrier after each row orders the scratch array's reuse and publishes the result. Values are
+accumulated in float32 (float64 for double data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tvm.error import DispatchFail
+
+__all__ = ["register"]
+
+REDUCE_OPS = ("sum", "max", "min")
+VARIANT = "workgroup_tree"
+
+
+@dataclass
+class _RowReduction:
+    """``src[M, N]`` (or ``[N]``) reduced over its last axis into one value per row of ``dst``."""
+
+    kind: Any
+    src: Any
+    dst: Any
+    accum: bool
+    rows: int
+    cols: int
+    dst_axis: int | None  # the axis of dst that runs over the rows (None: a single row)
+
+
+def _parse(call: Any) -> _RowReduction:
+    from tvm.ir import IntImm
+    from tvm.tirx.operator.tile_primitive.common import (
+        ReduceOpType,
+        bound_args,
+        normalize_axes,
+        region_of,
+        static_bool,
+    )
+
+    a = bound_args(call)
+    src, dst = region_of(a["src"]), region_of(a["dst"])
+    rank = len(src.region)
+    if rank not in (1, 2) or normalize_axes(a["axes"], rank) != [rank - 1]:
+        raise DispatchFail("this variant reduces the last axis of a 1-D or 2-D region")
+    for what, buf in (("src", src.buffer), ("dst", dst.buffer)):
+        if not buf.dtype.is_float:
+            raise DispatchFail(f"{what} `{buf.name}` is {buf.dtype}; this variant takes floats")
+    extents = [r.extent for r in (*src.region, *dst.region)]
+    if not all(isinstance(e, IntImm) for e in extents):
+        raise DispatchFail("the extents of src and dst must be constants")
+    src_ext = [int(e.value) for e in extents[:rank]]  # type: ignore[attr-defined]  # IntImm
+    dst_ext = [int(e.value) for e in extents[rank:]]  # type: ignore[attr-defined]  # IntImm
+    rows = src_ext[0] if rank == 2 else 1
+    wide = [d for d, e in enumerate(dst_ext) if e != 1]
+    if len(wide) > 1 or (wide and dst_ext[wide[0]] != rows) or (not wide and rows != 1):
+        raise DispatchFail(f"dst extents {dst_ext} do not hold one value per row of src "
+                           f"({rows} rows)")
+    return _RowReduction(ReduceOpType.parse(call.op_name), src, dst,
+                         static_bool(a["accum"], "accum"), rows, src_ext[-1],
+                         wide[0] if wide else None)
+
+
+def _threads(sctx: Any) -> int:
+    from tvm.ir import IntImm
+
+    if not sctx.is_cta:
+        raise DispatchFail(f"scope is {sctx.scope_kind}; this variant needs a whole work-group")
+    n = sctx.thread_extent()
+    if not isinstance(n, IntImm) or n.value < 2 or n.value & (n.value - 1):
+        raise DispatchFail(f"the work-group has {n} work-items; the tree needs a constant "
+                           "power of two")
+    return n.value
+
+
+def _applies(call: Any, sctx: Any) -> tuple[bool, str]:
+    red, threads = _parse(call), _threads(sctx)
+    if red.rows >= threads:
+        return False, (f"{red.rows} rows for {threads} work-items: every work-item has a row "
+                       "of its own in the fallback")
+    return True, ""
+
+
+def _lower(call: Any, sctx: Any) -> Any:
+    from tvm.ir import (
+        AllocBuffer,
+        Buffer,
+        BufferLoad,
+        BufferStore,
+        DataType,
+        Evaluate,
+        For,
+        ForKind,
+        IfThenElse,
+        Max,
+        Min,
+        PrimFunc,
+        Var,
+        const,
+        seq,
+    )
+    from tvm.tirx.operator.tile_primitive.common import (
+        ReduceOpType,
+        cast_to,
+        fold_add,
+        region_indices,
+    )
+
+    from .. import op
+
+    red, threads = _parse(call), _threads(sctx)
+    acc_dt = DataType("float64" if red.src.buffer.dtype.bits == 64 else "float32")
+
+    def combine(x: Any, y: Any) -> Any:
+        if red.kind is ReduceOpType.SUM:
+            return x + y
+        return Max(x, y) if red.kind is ReduceOpType.MAX else Min(x, y)
+
+    identity = const({ReduceOpType.SUM: 0.0, ReduceOpType.MAX: float("-inf"),
+                      ReduceOpType.MIN: float("inf")}[red.kind], acc_dt)
+    tid = sctx.thread_index()
+    zero = const(0, "int32")
+    acc = Buffer("red_acc", [1], acc_dt, scope="local")
+    scratch = Buffer("red_scratch", [threads], acc_dt, scope="shared")
+    sctx.add_alloc_buffer(scratch)  # __local memory is declared once, in the kernel's scope
+    row, k = Var("row", "int32"), Var("red_k", "int32")
+    col = k * threads + tid
+
+    def src_at(r: Any, c: Any) -> Any:
+        rel = [r, c] if len(red.src.region) == 2 else [c]
+        return cast_to(BufferLoad(red.src.buffer, region_indices(red.src, rel)), acc_dt)
+
+    fold = BufferStore(acc, combine(BufferLoad(acc, [zero]), src_at(row, col)), [zero])
+    trips = -(-red.cols // threads)
+    steps = []
+    half = threads // 2
+    local_barrier = Evaluate(op.barrier("local"))
+    while half >= 1:
+        pair = combine(BufferLoad(scratch, [tid]), BufferLoad(scratch, [tid + half]))
+        steps += [IfThenElse(tid < half, BufferStore(scratch, pair, [tid])), local_barrier]
+        half //= 2
+    dst_idx = [fold_add(r.min, row) if d == red.dst_axis else r.min
+               for d, r in enumerate(red.dst.region)]
+    result = BufferLoad(scratch, [zero])
+    if red.accum:
+        result = combine(cast_to(BufferLoad(red.dst.buffer, dst_idx), acc_dt), result)
+    after = "local" if red.dst.buffer.scope in ("shared", "shared.dyn") else "local_global"
+    body = seq([
+        BufferStore(acc, identity, [zero]),
+        For(k, zero, const(trips, "int32"), ForKind.SERIAL,
+            fold if red.cols % threads == 0 else IfThenElse(col < red.cols, fold)),
+        BufferStore(scratch, BufferLoad(acc, [zero]), [tid]),
+        local_barrier,
+        *steps,
+        IfThenElse(tid == 0, BufferStore(red.dst.buffer, cast_to(result, red.dst.buffer.dtype),
+                                         dst_idx)),
+        Evaluate(op.barrier(after)),  # the scratch is reused; the result is visible
+    ])
+    return PrimFunc([], seq([AllocBuffer(acc),
+                             For(row, zero, const(red.rows, "int32"), ForKind.SERIAL, body)]))
+
+
+def register() -> None:
+    from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
+
+    for name in REDUCE_OPS:
+        register_dispatch(name, "opencl", variant=VARIANT, priority=10,
+                          when=[predicate("few_long_rows", _applies)])(_lower)

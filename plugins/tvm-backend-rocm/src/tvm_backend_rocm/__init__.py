@@ -1,0 +1,42 @@
+"""tvm-backend-rocm: HIP C++ for AMD GPUs, compiled to code objects with hipcc.
+
+After ``import tvm`` this package is also ``tvm.backend.rocm`` and ``tvm.tirx.rocm``. Submodules
+load lazily (none imports anything heavy at import time):
+
+* :mod:`~tvm_backend_rocm.plugin`: the hooks; :mod:`~tvm_backend_rocm.tags`: the target kind
+  (``mcpu`` validated, the wavefront size) and the AMD Instinct and Radeon tags;
+* :mod:`~tvm_backend_rocm.codegen`: lowered IR to HIP (CUDA-style printing, as data);
+  :mod:`~tvm_backend_rocm.dispatch`: the barriers of core's fallback variants;
+* :mod:`~tvm_backend_rocm.compiler`: hipcc, for one architecture, without a GPU;
+* :mod:`~tvm_backend_rocm.executable`: the build contract (``RocmBuilder``) and what
+  ``tvm.compile(f, target="rocm")`` returns;
+* :mod:`~tvm_backend_rocm.runtime`: no launcher in this version (calls raise
+  :class:`RocmRuntimeUnavailable`, a :class:`tvm.error.DeviceUnavailableError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["RocmRuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op",
+           "plugin", "register_backend", "runtime", "script", "tags", "target_tags"]
+
+_LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "plugin", "runtime",
+                    "script", "tags", "target_tags"}
+
+
+def register_backend() -> Any:
+    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("rocm")."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RocmRuntimeUnavailable":  # defined with the runtime it is about
+        return importlib.import_module(f"{__name__}.runtime").RocmRuntimeUnavailable
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

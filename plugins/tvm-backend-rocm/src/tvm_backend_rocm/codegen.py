@@ -1,0 +1,152 @@
+"""HIP C++ from lowered IR, on core's C-style codegen base.
+
+HIP is CUDA's dialect for AMD GPUs, so the printing is CUDA-style, and the differences from C
+are data (class attributes below), as in the CUDA backend, which this module does not import:
+``extern "C" __global__``, ``__restrict__``, ``__shared__``, ``threadIdx``/``blockIdx``,
+``__syncthreads()``, ``_Float16`` for ``float16`` (clang's native half on AMDGPU), ``bfloat16``
+stored as 16 bits and computed in ``float``. Where HIP differs from CUDA:
+
+* ``#include <hip/hip_runtime.h>`` (no NVRTC-style header-free translation units);
+* ``__launch_bounds__(N, W)``: HIP's second operand is the minimum number of *wavefronts per
+  execution unit* (SIMD), not CUDA's blocks per multiprocessor, so
+  ``tirx.launch_bounds_min_blocks_per_sm = M`` becomes ``W = ceil(M * ceil(N / wave) / 4)``
+  (four SIMDs per compute unit); AMD GPUs have no thread-block clusters, so a kernel that runs in
+  clusters is refused;
+* core's helpers (``static inline``) become ``static __device__ __forceinline__``.
+
+A kernel (``tirx.is_kernel``) is printed as::
+
+    extern "C" __global__ void __launch_bounds__(128) vadd_kernel(float* __restrict__ A, ...) {
+      const int bx = (int)blockIdx.x;
+      ...
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from tvm.codegen.c_style import CudaStyleCodegen, FunctionInfo, _const_numel, const_dims
+from tvm.error import CodegenError
+from tvm.ir import expr as E
+from tvm.ir.buffer import Buffer
+from tvm.ir.function import IRModule, PrimFunc
+
+__all__ = ["DYN_SMEM", "HipCodegen", "generate_hip"]
+
+MIN_BLOCKS_PER_SM = "tirx.launch_bounds_min_blocks_per_sm"
+MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
+DYN_SMEM = "tvm_dyn_smem"
+SIMDS_PER_CU = 4
+
+
+class HipCodegen(CudaStyleCodegen):
+    """HIP C++ kernels from lowered PrimFuncs (see the module docstring): core's CUDA-style data,
+    HIP's header, and typed kernel pointers."""
+
+    target_kind: ClassVar[str] = "rocm"
+    includes: ClassVar[tuple[str, ...]] = ("hip/hip_runtime.h",)
+    typed_handles: ClassVar[bool] = True
+
+    def __init__(self, target: Any = None) -> None:
+        super().__init__(target)
+        self.half_type = "_Float16"
+        attrs = target.attrs if target is not None else {}
+        self.wave = int(attrs.get("thread_warp_size", 64))
+        self.max_threads = int(attrs.get("max_threads_per_block", 1024))
+        self.max_lds = int(attrs.get("max_shared_memory_per_block", 65536))
+        self.kernels: list[FunctionInfo] = []
+        self._func: PrimFunc | None = None
+        self._dyn_offsets: dict[int, int] = {}
+        self._dyn_align = 16
+        self._dyn_declared = False
+
+    # -- module ---------------------------------------------------------------------------
+    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+        from tvm.tirx.transform import dyn_smem_layout
+
+        self._func = func
+        self._dyn_declared = False
+        placed, _ = dyn_smem_layout(func.body)
+        self._dyn_offsets = {id(buf): off for buf, off in placed}
+        self._dyn_align = max([16, *(buf.align for buf, _ in placed)])
+        info = super().add_function(func, name)
+        if info.is_kernel:
+            self.kernels.append(info)
+        return info
+
+    # -- kernel header ----------------------------------------------------------------------
+    def function_header(self, info: FunctionInfo) -> str:
+        header = super().function_header(info)
+        if not info.is_kernel or self._func is None:
+            return header
+        bounds = self._launch_bounds(info, self._func)
+        if not bounds:
+            return header
+        prefix = f"{self.kernel_prefix}{self.kernel_return_type} "
+        return prefix + bounds + " " + header[len(prefix):]
+
+    def _launch_bounds(self, info: FunctionInfo, func: PrimFunc) -> str:
+        launch = func.attrs.get("tirx.launch")
+        cluster = const_dims(getattr(launch, "cluster", None))
+        if (cluster is not None and cluster != (1, 1, 1)) or func.attrs.get(MAX_BLOCKS_PER_CLUSTER):
+            raise CodegenError(f"target 'rocm': kernel `{info.name}` runs in thread-block "
+                               "clusters, which AMD GPUs do not have")
+        block = const_dims(getattr(launch, "block", None))
+        min_blocks = func.attrs.get(MIN_BLOCKS_PER_SM)
+        if isinstance(min_blocks, E.IntImm):
+            min_blocks = min_blocks.value
+        if block is None:
+            if min_blocks is not None:
+                raise CodegenError(f"target 'rocm': kernel `{info.name}`: launch-bounds hints "
+                                   "need a block of constant size")
+            return ""
+        threads = block[0] * block[1] * block[2]
+        if threads > self.max_threads:
+            raise CodegenError(
+                f"target 'rocm': kernel `{info.name}` has blocks of {threads} threads {block}, "
+                f"more than the target's max_threads_per_block={self.max_threads}")
+        if min_blocks is None:
+            return f"__launch_bounds__({threads})"
+        waves = math.ceil(int(min_blocks) * math.ceil(threads / self.wave) / SIMDS_PER_CU)
+        return f"__launch_bounds__({threads}, {waves})"
+
+    # -- statements ---------------------------------------------------------------------------
+    def assert_fail_lines(self, message: str) -> list[str]:
+        text = message.replace("*/", "* /").replace("\n", " ")
+        return [f"__builtin_trap();  /* {text} */"]
+
+    def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
+        if buffer.scope == "shared.dyn":
+            self._print_dyn_alloc(buffer)
+            return
+        n = _const_numel(buffer)
+        if n is None or buffer.scope not in self.stack_scopes:
+            raise CodegenError(
+                f"target 'rocm': a kernel cannot allocate buffer `{buffer.name}` in scope "
+                f"{buffer.scope!r} (shape {list(buffer.shape)}): allocate it in 'local', "
+                "'shared' or 'shared.dyn' with a constant shape, or pass it as a parameter")
+        name = self.var_name(buffer.data, buffer.name)
+        self._buffer_ptrs[id(buffer)] = name
+        qual = self.storage_qualifiers.get(buffer.scope, "")
+        align = self.align_attribute.format(n=max(self.alloc_alignment, buffer.align))
+        self.emit(f"{qual}{self.storage_type(buffer.dtype)} {name}[{max(n, 1)}] {align};")
+
+    def _print_dyn_alloc(self, buffer: Buffer) -> None:
+        if not self._dyn_declared:
+            self.emit(f"extern __shared__ __attribute__((aligned({self._dyn_align}))) "
+                      f"unsigned char {DYN_SMEM}[];")
+            self._dyn_declared = True
+        name = self.var_name(buffer.data, buffer.name)
+        self._buffer_ptrs[id(buffer)] = name
+        ctype = self.storage_type(buffer.dtype)
+        self.emit(f"{ctype}* {name} = ({ctype}*)({DYN_SMEM} + {self._dyn_offsets[id(buffer)]});")
+
+
+
+def generate_hip(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[FunctionInfo]]:
+    """(HIP C++ source, the kernels in it) for a lowered module."""
+    cg = HipCodegen(target)
+    source = cg.generate(mod)
+    return source, cg.kernels
