@@ -69,6 +69,24 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
         (),
         "Apple GPUs: Metal Shading Language",
     ),
+    CatalogueEntry(
+        "vulkan",
+        "tvm-backend-vulkan",
+        (),
+        ("vulkan",),
+        (),
+        (),
+        "Vulkan compute: GLSL compiled to SPIR-V, run through the vulkan binding",
+    ),
+    CatalogueEntry(
+        "webgpu",
+        "tvm-backend-webgpu",
+        (),
+        ("webgpu",),
+        (),
+        (),
+        "WebGPU: WGSL compute shaders, run through wgpu-py",
+    ),
 )
 
 

@@ -363,7 +363,7 @@ class GLSLCodegen(CodegenCStyle):
         flag = _TYPE_FLAGS.get(str(dt))
         if flag is not None and not self._attr(flag, False):
             raise CodegenError(f"data type {dt} needs a device with {flag}=True; target "
-                               f"{str(self.target)!r} does not declare it (add "
+                               f"{self.target_kind!r} does not declare it (add "
                                f"\"{flag}\": True to the target if the device has it)")
         ext = _TYPE_EXTENSIONS.get(str(dt))
         if ext:
