@@ -239,9 +239,12 @@ def test_gemm(compile_c, m: int, n: int, k: int, ta: bool, tb: bool, dtype: str,
     close(got, alpha * (oa @ ob) + beta * f64(c), t)
     got = run(compile_c, lambda D, A, B: call("gemm", D, A, B, D, ta, tb, beta=1.0), [d, a, b], [dtype] * 3, scope)
     close(got, oa @ ob + f64(d), t)
-    got = run(compile_c, lambda D, A, B: call("gemm_async", D, A, B, ta, tb, True), [d, a, b], [dtype] * 3, scope)
+    # gemm_async takes B as [N, K] (K-major) unless transpose_B, as the seed does
+    got = run(compile_c, lambda D, A, B: call("gemm_async", D, A, B, ta, not tb, True), [d, a, b],
+              [dtype] * 3, scope)
     close(got, oa @ ob + f64(d), t)
-    got = run(compile_c, lambda D, A, B: call("gemm_async", D, A, B, ta, tb), [d, a, b], [dtype] * 3, scope)
+    got = run(compile_c, lambda D, A, B: call("gemm_async", D, A, B, ta, not tb), [d, a, b],
+              [dtype] * 3, scope)
     close(got, oa @ ob, t)
 
 

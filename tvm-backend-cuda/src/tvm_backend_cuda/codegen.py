@@ -65,6 +65,7 @@ typedef struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; } CUt
 
 _VECTOR_NAMES = {"float32": "float", "int32": "int", "uint32": "uint"}
 _LANE_FIELDS = "xyzw"
+_CHUNK_TYPES = {16: "uint4", 8: "uint2", 4: "unsigned int"}
 
 
 @dataclass
@@ -167,6 +168,7 @@ class CudaCodegen(CodegenCStyle):
         self._vector_align: dict[str, int] = {}
         self._param_names: dict[int, str] = {}
         self._temp_names: dict[int, str] = {}
+        self._temp_lanes: dict[int, str] = {}  # vector loads read into register arrays
         self._grid_constants: set[int] = set()  # ids of T.TensorMap parameters
 
     # -- the rule context (intrinsics/README.md) ------------------------------------------------
@@ -324,7 +326,7 @@ class CudaCodegen(CodegenCStyle):
     def print_vector_store(self, stmt: S.BufferStore, lanes: int) -> None:
         vtype = self._vector_type(stmt.buffer, stmt.indices, lanes)
         if vtype is None or not self._vectorizable(stmt.value, lanes):
-            super().print_vector_store(stmt, lanes)
+            self._print_chunked_store(stmt, lanes)
             return
         temps: list[str] = []
         for load in _vector_loads(stmt.value):
@@ -346,7 +348,84 @@ class CudaCodegen(CodegenCStyle):
         self.emit(f"*({vtype}*)(&{self.buffer_ptr(stmt.buffer)}[{base}]) = "
                   f"make_{vtype}({', '.join(values)});")
 
+    def _print_chunked_store(self, stmt: S.BufferStore, lanes: int) -> None:
+        """A vector store of any element type: every contiguous, provably aligned vector load
+        of the value is read with 16-, 8- or 4-byte accesses into a register array (its lanes
+        read back through a typed pointer, which the compiler keeps in registers), and the
+        store is written the same way when its target allows, else lane by lane (``local``
+        targets: registers)."""
+        loads = _vector_loads(stmt.value)
+        for load in loads:
+            plan = self._chunk_plan(load.buffer, load.indices, lanes)
+            if plan is None:
+                continue
+            ctype, width = plan
+            tmp = self._fresh("vec")
+            self.emit(f"{ctype} {tmp}[{lanes // width}];")
+            base = _ramp_base(load.indices[0])
+            ptr = self.buffer_ptr(load.buffer)
+            for c in range(lanes // width):
+                at = self.flat_index(load.buffer, [base + c * width if c else base])
+                self.emit(f"{tmp}[{c}] = *(const {ctype}*)(&{ptr}[{at}]);")
+            elem = self.storage_type(load.buffer.dtype.element_of())
+            self._temp_lanes[id(load)] = f"((const {elem}*){tmp})"
+        try:
+            values = [self._lane_of(stmt.value, k) for k in range(lanes)]
+            plan = self._chunk_plan(stmt.buffer, stmt.indices, lanes)
+            if plan is None:
+                for k, value in enumerate(values):
+                    indices = [self.lane(i, k) for i in stmt.indices]
+                    self._print_scalar_store(stmt.buffer, indices, value)
+                return
+            ctype, width = plan
+            tmp = self._fresh("st")
+            elem = self.storage_type(stmt.buffer.dtype.element_of())
+            self.emit(f"{ctype} {tmp}[{lanes // width}];")
+            for k, value in enumerate(values):
+                self.emit(f"(({elem}*){tmp})[{k}] = {self.print_expr(value)};")
+            base = _ramp_base(stmt.indices[0])
+            ptr = self.buffer_ptr(stmt.buffer)
+            for c in range(lanes // width):
+                at = self.flat_index(stmt.buffer, [base + c * width if c else base])
+                self.emit(f"*({ctype}*)(&{ptr}[{at}]) = {tmp}[{c}];")
+        finally:
+            for load in loads:
+                self._temp_lanes.pop(id(load), None)
+
+    def _chunk_plan(self, buffer: Buffer, indices: list[Any], lanes: int) -> tuple[str, int] | None:
+        """(C type of one access, elements per access) for reading or writing ``lanes``
+        contiguous elements of ``buffer`` at a provably aligned index with 16/8/4-byte
+        accesses; None when that cannot be shown (or for registers)."""
+        if len(indices) != 1 or buffer.scope not in ("global", "shared", "shared.dyn"):
+            return None
+        dt = buffer.dtype.element_of()
+        if self.is_emulated(dt) or dt.bits % 8 or dt.is_bool:
+            return None
+        index = indices[0]
+        if not (isinstance(index, E.Ramp) and _is_const(index.stride, 1)):
+            return None
+        param = self._param_names.get(id(buffer.data))
+        if buffer.scope == "global" and param is None:
+            return None  # a view of unknown alignment
+        total = lanes * dt.bytes
+        for nbytes in (16, 8, 4):
+            width = nbytes // dt.bytes
+            if width < 1 or total % nbytes or nbytes < dt.bytes:
+                continue
+            offset = buffer.elem_offset
+            if not _multiple_of(index.base, width) or not (
+                    _is_const(offset, 0) or _multiple_of(offset, width)):
+                continue
+            if param is not None:
+                self._vector_align[param] = max(self._vector_align.get(param, 0), nbytes)
+            return _CHUNK_TYPES[nbytes], width
+        return None
+
     def _lane_of(self, e: Any, lane: int) -> Any:
+        if isinstance(e, E.BufferLoad) and id(e) in self._temp_lanes:
+            v = E.Var("lane", e.dtype.element_of())
+            self._names[id(v)] = f"{self._temp_lanes[id(e)]}[{lane}]"
+            return v
         if isinstance(e, E.BufferLoad) and id(e) in self._temp_names:
             v = E.Var("lane", e.dtype.element_of())
             self._names[id(v)] = f"{self._temp_names[id(e)]}.{_LANE_FIELDS[lane]}"
@@ -469,6 +548,17 @@ def _multiple_of(e: Any, n: int) -> bool:
         return _multiple_of(e.a, n) and _multiple_of(e.b, n)
     if isinstance(e, E.Cast):
         return _multiple_of(e.value, n)
+    if isinstance(e, E.Call) and len(e.args) == 2:  # swizzled offsets: xor, shifts, masks
+        a, b = e.args
+        name = e.op.name
+        if name in ("tirx.bitwise_xor", "tirx.bitwise_or"):
+            return _multiple_of(a, n) and _multiple_of(b, n)
+        if name == "tirx.shift_left" and isinstance(b, E.IntImm) and 0 <= b.value < 63:
+            step = 1 << b.value
+            return step % n == 0 or _multiple_of(a, n // math.gcd(n, step))
+        if name == "tirx.bitwise_and":
+            return any(isinstance(x, E.IntImm) and x.value % n == 0 for x in (a, b)) or \
+                _multiple_of(a, n) or _multiple_of(b, n)
     return False
 
 

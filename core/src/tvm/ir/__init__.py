@@ -43,7 +43,7 @@ from .expr import (
     convert,
 )
 from .function import IRModule, PrimFunc
-from .layout import AXES, Axis, Iter, S, TileLayout
+from .layout import AXES, Axis, ComposeLayout, Iter, S, SwizzleLayout, TileLayout
 from .node import Node
 from .op import OP_REGISTRY, CallEffect, Op, OpCategory
 from .stmt import (
@@ -73,6 +73,7 @@ __all__ = [
     "AXES", "EQ", "EXEC_SCOPES", "GE", "GT", "LE", "LT", "NE", "OP_REGISTRY", "SCOPE_ID_KINDS",
     "Add", "AllocBuffer", "And", "AssertStmt", "AttrStmt", "Axis", "BinaryOp", "Broadcast",
     "Buffer", "BufferLoad", "BufferRegion", "BufferStore", "Call", "CallEffect", "Cast", "CmpOp",
+    "ComposeLayout", "SwizzleLayout",
     "DataType", "DeclBuffer", "Div", "Evaluate", "FloatImm", "FloorDiv", "FloorMod", "For",
     "ForKind", "IRModule", "IfThenElse", "IntImm", "Iter", "Let", "LetStmt", "Max", "Min", "Mod",
     "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PrimExpr", "PrimFunc", "Ramp",

@@ -7,7 +7,7 @@ from typing import Any
 
 from .dtype import DataType
 from .expr import BufferLoad, IntImm, PrimExpr, Var, convert
-from .layout import TileLayout
+from .layout import ComposeLayout, TileLayout
 from .node import Node
 
 __all__ = ["Buffer", "BufferRegion", "Range", "decl_buffer"]
@@ -51,7 +51,7 @@ class Buffer(Node):
         *,
         strides: Sequence[Any] | None = None,
         scope: str = "global",
-        layout: TileLayout | None = None,
+        layout: TileLayout | ComposeLayout | None = None,
         data: Var | None = None,
         elem_offset: Any = 0,
         align: int = 0,

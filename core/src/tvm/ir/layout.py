@@ -19,7 +19,7 @@ from .._registry import Registry
 from .expr import PrimExpr, convert
 from .node import Node
 
-__all__ = ["AXES", "Axis", "Iter", "R", "S", "TileLayout"]
+__all__ = ["AXES", "Axis", "ComposeLayout", "Iter", "R", "S", "SwizzleLayout", "TileLayout"]
 
 
 class Axis:
@@ -177,6 +177,113 @@ class TileLayout(Node):
         strides = ", ".join(str(it.stride) if it.axis.name == "m" else f"{it.stride}@{it.axis.name}"
                             for it in self.shard)
         return f"TileLayout(S[({ext}):({strides})])"
+
+
+class SwizzleLayout(Node):
+    """An XOR swizzle of memory offsets (CUTLASS's ``Swizzle<B, M, S>``; TVM's SwizzleLayout).
+
+    On an offset ``a`` (in elements): the ``swizzle_len`` bits of ``a`` starting at bit
+    ``per_element`` are XORed with the ``swizzle_len`` bits starting at bit ``per_element +
+    atom_len``. ``2 ** per_element`` consecutive elements (one 16-byte chunk for the shared
+    memory swizzles of the tensor cores and TMA) stay together; the chunk index within a row of
+    ``2 ** swizzle_len`` chunks is permuted by the row index. Blocks of
+    ``2 ** (per_element + atom_len + swizzle_len)`` elements map onto themselves, so the span of
+    a layout composed with it is unchanged when it is a multiple of that block.
+
+    It acts on memory offsets only; :class:`ComposeLayout` applies it after a TileLayout.
+    """
+
+    _fields = ("per_element", "swizzle_len", "atom_len")
+    __script_ctor__ = "SwizzleLayout"
+
+    def __init__(self, per_element: int, swizzle_len: int, atom_len: int) -> None:
+        for name, v in (("per_element", per_element), ("swizzle_len", swizzle_len),
+                        ("atom_len", atom_len)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"SwizzleLayout: {name} must be a non-negative int, got {v!r}")
+        if swizzle_len > atom_len:
+            raise ValueError(f"SwizzleLayout: swizzle_len ({swizzle_len}) must not exceed "
+                             f"atom_len ({atom_len}); the XORed bit ranges would overlap")
+        self.per_element = per_element
+        self.swizzle_len = swizzle_len
+        self.atom_len = atom_len
+
+    @property
+    def block(self) -> int:
+        """Elements in one block that the swizzle permutes within."""
+        return 1 << (self.per_element + self.atom_len + self.swizzle_len)
+
+    def swizzle(self, offset: Any) -> Any:
+        """The swizzled offset: an int for an int, else an expression."""
+        if self.swizzle_len == 0:
+            return offset
+        mask = (1 << self.swizzle_len) - 1
+        shift = self.per_element + self.atom_len
+        value = _val(offset)
+        if isinstance(value, int):
+            return convert(value ^ (((value >> shift) & mask) << self.per_element))
+        e = convert(offset)
+        return e ^ (((e >> shift) & mask) << self.per_element)
+
+    def is_memory_only(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return (f"SwizzleLayout(per_element={self.per_element}, swizzle_len={self.swizzle_len}, "
+                f"atom_len={self.atom_len})")
+
+
+class ComposeLayout(Node):
+    """``layout_B`` then ``layout_A``: the TileLayout ``layout_B`` maps logical elements to
+    offsets, the :class:`SwizzleLayout` ``layout_A`` permutes the memory offsets (as TVM's
+    ``ComposeLayout(swizzle, tile)``). Thread axes of ``layout_B`` pass through."""
+
+    _fields = ("layout_A", "layout_B")
+    __script_ctor__ = "ComposeLayout"
+
+    def __init__(self, layout_A: SwizzleLayout, layout_B: TileLayout) -> None:  # noqa: N803
+        if not isinstance(layout_A, SwizzleLayout):
+            raise TypeError(f"ComposeLayout: layout_A must be a SwizzleLayout, got "
+                            f"{type(layout_A).__name__}")
+        if not isinstance(layout_B, TileLayout):
+            raise TypeError(f"ComposeLayout: layout_B must be a TileLayout, got "
+                            f"{type(layout_B).__name__}")
+        self.layout_A = layout_A
+        self.layout_B = layout_B
+
+    @property
+    def shard(self) -> list[Iter]:
+        return self.layout_B.shard
+
+    @property
+    def replica(self) -> list[Iter]:
+        return self.layout_B.replica
+
+    def axes(self) -> list[Axis]:
+        return self.layout_B.axes()
+
+    def size(self, axis: str | None = None) -> PrimExpr:
+        return self.layout_B.size(axis)
+
+    def span(self, axis: str = "m") -> PrimExpr:
+        span = self.layout_B.span(axis)
+        block = self.layout_A.block
+        value = _val(span)
+        if axis == "m" and isinstance(value, int) and value % block:
+            return convert((value + block - 1) // block * block)
+        return span
+
+    def is_memory_only(self) -> bool:
+        return self.layout_B.is_memory_only()
+
+    def apply(self, indices: Sequence[Any], shape: Sequence[Any]) -> dict[str, PrimExpr]:
+        coords = self.layout_B.apply(indices, shape)
+        if "m" in coords:
+            coords["m"] = self.layout_A.swizzle(coords["m"])
+        return coords
+
+    def __repr__(self) -> str:
+        return f"ComposeLayout({self.layout_A!r}, {self.layout_B!r})"
 
 
 class _ShardSpec:

@@ -6,6 +6,12 @@ resolve to script variables first, then to the function's closure, the defining 
 and its globals), and each statement becomes IR. Python operators on IR values build IR through
 the :class:`~tvm.ir.PrimExpr` overloads; ``and``/``or``/``not`` build ``And``/``Or``/``Not``.
 
+Script helpers (objects whose class defines ``__tvm_script_bind__(self, name) -> Stmt | None``,
+such as the CUDA backend's ``Pipeline`` and ``SMEMPool``) are bound by ``x = Helper(...)``: the
+parser binds ``x`` to the object and places the statements the hook returns (allocations,
+initialisation) at that point of the block; their methods return statements or expressions.
+What they emit is ordinary IR, so the function prints and parses back without them.
+
 Builders in ``T`` that describe statements (``T.alloc_buffer``, ``T.cta_id``, ``T.attr``,
 ``T.serial``, ...) return spec objects; the parser turns them into statements using the
 assignment target and the rest of the block (``x = expr`` is a ``LetStmt`` over the statements
@@ -579,6 +585,11 @@ class Parser:
         if isinstance(value, (E.PrimExpr, bool, int, float)):
             return self._let(name, value, None, stmts, i)
         self.bind(name, value)  # a Python value (layout, region, tuple...): bound as is
+        bind_hook = getattr(type(value), "__tvm_script_bind__", None)
+        if bind_hook is not None:
+            # a script helper (a pipeline, a shared-memory pool): it learns its name and gives
+            # the statements that set it up (allocations, initialisation), or None
+            return bind_hook(value, name)
         return None
 
     def _bind_tuple(self, target: ast.expr, value: Any) -> None:

@@ -636,7 +636,9 @@ class _Printer:
             return f"{lo.value}:{lo.value + ext.value}"
         return f"{self.expr(lo)}:{self.wrap(lo, _ADD)} + {self.wrap(ext, _ADD + 1)}"
 
-    def layout(self, lay: TileLayout) -> str:
+    def layout(self, lay: Any) -> str:
+        if not isinstance(lay, TileLayout):  # ComposeLayout, SwizzleLayout: their constructor
+            return self.arg(lay)
         text = f"T.TileLayout({self.shard(lay.shard)}"
         if lay.replica:
             text += f", replica={self.shard(lay.replica)}"

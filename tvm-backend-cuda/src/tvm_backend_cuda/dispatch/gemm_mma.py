@@ -104,8 +104,8 @@ def mma_accumulator_layout(m: int, n: int, warps_m: int = 1, warps_n: int = 1) -
     return TileLayout(iters)
 
 
-def _layout_key(layout: TileLayout | None) -> tuple[Any, ...] | None:
-    if layout is None:
+def _layout_key(layout: Any) -> tuple[Any, ...] | None:
+    if not isinstance(layout, TileLayout):  # none, or swizzled: not an accumulator layout
         return None
     out = []
     for it in layout.shard:

@@ -59,7 +59,8 @@ from tvm.tirx.operator.tile_primitive.common import (
     static_bool,
 )
 
-__all__ = ["VARIANT", "register", "warp_shuffle_reduce"]
+__all__ = ["LOCAL_VARIANT", "SHARED_VARIANT", "VARIANT", "local_reduce", "register",
+           "warp_shuffle_reduce"]
 
 VARIANT = "warp_shuffle"
 PRIORITY = 10
@@ -218,3 +219,173 @@ def register() -> None:
     for name in ("sum", "max", "min"):
         register_dispatch(name, "cuda", variant=VARIANT, priority=PRIORITY,
                           when=when)(warp_shuffle_reduce)
+    register_register_variants()
+
+
+# -- registers: `local` ----------------------------------------------------------------------------
+
+LOCAL_VARIANT = "local"
+SHARED_VARIANT = "shared"
+_IDENTITY = {ReduceOpType.SUM: 0.0}
+
+
+def _identity(kind: ReduceOpType, dt: Any) -> PrimExpr:
+    from tvm.ir import DataType, FloatImm
+
+    d = DataType(str(dt))
+    if kind is ReduceOpType.SUM:
+        return const(0, d)
+    if d.is_float:
+        return FloatImm(d, float("-inf") if kind is ReduceOpType.MAX else float("inf"))
+    bits = d.bits
+    if d.is_uint:
+        return IntImm(d, 0 if kind is ReduceOpType.MAX else (1 << bits) - 1)
+    return IntImm(d, -(1 << (bits - 1)) if kind is ReduceOpType.MAX else (1 << (bits - 1)) - 1)
+
+
+def _register_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    if sctx.scope_kind == "cluster":
+        return False, ("scope cluster: a register tile is reduced within one CTA (thread, warp, "
+                       "warpgroup or cta)")
+    return True, ""
+
+
+def _local_src(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    a = bound_args(call)
+    src = a["src"]
+    if not isinstance(src, (Buffer, BufferRegion)) or region_of(src).buffer.scope != "local":
+        return False, "src is not in registers (local)"
+    return True, ""
+
+
+def _shared_src(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    a = bound_args(call)
+    src = a["src"]
+    if not isinstance(src, (Buffer, BufferRegion)) or \
+            not region_of(src).buffer.scope.startswith("shared"):
+        return False, "src is not in shared memory"
+    return True, ""
+
+
+def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    """Registers: each thread combines its own elements (unrolled), then, for a region spread
+    over the scope's threads, the threads combine: a butterfly of warp shuffles, and across
+    warps one partial per warp through shared memory, every thread reading them all. A
+    ``local`` dst receives the total in every thread; a shared or global dst is written by
+    thread 0 of the scope (then a barrier)."""
+    from ._tiles import flat_view, is_distributed, owned
+
+    a = bound_args(call)
+    kind = ReduceOpType.parse(call.op_name)
+    dst, src = a["dst"], a["src"]
+    if not isinstance(dst, (Buffer, BufferRegion)):
+        fail("dst must be a buffer or buffer region")
+    dst, src = region_of(dst), region_of(src)
+    accum = static_bool(a["accum"], "accum")
+    if not is_distributed(src):
+        fail("src is private to each thread (the core fallback reduces it per thread)")
+    axes = normalize_axes(a["axes"], len(src.region))
+    kept = [d for d in range(len(src.region)) if d not in axes and not is_one(src.region[d].extent)]
+    if kept:
+        fail("a register tile spread over threads is reduced as a whole (all its axes)")
+    if not all(is_one(r.extent) for r in dst.region):
+        fail("dst must be one element")
+    acc_dt = compute_dtype([src.buffer.dtype, dst.buffer.dtype])
+    if kind is not ReduceOpType.SUM and not (src.buffer.dtype.is_float or dst.buffer.dtype.is_float):
+        acc_dt = src.buffer.dtype
+    if str(acc_dt) not in _SHUFFLE_TYPES:
+        fail(f"no warp shuffle for the accumulator type {acc_dt}")
+    n = sctx.thread_extent()
+    if not isinstance(n, IntImm):
+        fail("the scope's thread count is not constant")
+    nthreads = n.value
+    if nthreads > 32 and nthreads % 32:
+        fail(f"the scope has {nthreads} threads, not a multiple of 32")
+    if nthreads < 32 and nthreads & (nthreads - 1):
+        fail(f"the scope has {nthreads} threads, not a power of two")
+
+    own = owned(src, sctx)
+    view = flat_view(src.buffer, "regs")
+    # one partial per vector lane: independent chains the core can overlap, then a tree
+    parts = own.lanes if own.lanes & (own.lanes - 1) == 0 else 1
+    acc = Buffer("red_acc", [parts], acc_dt, scope="local")
+    zero = const(0, "int32")
+    slot = own.lane if parts > 1 else zero
+    load = cast_to(BufferLoad(view, [fold_add(own.m, own.lane)]), acc_dt)
+    update = BufferStore(acc, _combine(kind, BufferLoad(acc, [slot]), load), [slot])
+    partial = own.wrap(update, vectorize=False)
+    stmts: list[Stmt] = [AllocBuffer(acc)]
+    stmts += [BufferStore(acc, _identity(kind, acc_dt), [const(i, "int32")]) for i in range(parts)]
+    stmts += [_decl(view), partial]
+    step = parts // 2
+    while step >= 1:
+        for i in range(step):
+            a_i, b_i = const(i, "int32"), const(i + step, "int32")
+            stmts.append(BufferStore(acc, _combine(kind, BufferLoad(acc, [a_i]),
+                                                   BufferLoad(acc, [b_i])), [a_i]))
+        step //= 2
+    shfl = Op.get(SHFL_OP)
+    mask = IntImm("uint32", 0xFFFFFFFF)
+    width = min(nthreads, 32)
+    m = width // 2
+    while m >= 1:
+        stmts.append(BufferStore(acc, _combine(kind, BufferLoad(acc, [zero]), shfl(
+            mask, BufferLoad(acc, [zero]), const(m, "int32"), const(32, "int32"))), [zero]))
+        m //= 2
+    nwarps = max(1, nthreads // 32)
+    tid = sctx.thread_index()
+    if nwarps > 1:
+        scratch = _scratch(sctx, acc_dt, nwarps)
+        lane = tid % 32
+        warp = tid // 32
+        stmts.append(IfThenElse(lane == 0, BufferStore(scratch, BufferLoad(acc, [zero]), [warp])))
+        barrier = sctx.barrier()
+        if barrier is not None:
+            stmts.append(barrier)
+        total: PrimExpr = BufferLoad(scratch, [zero])
+        for w in range(1, nwarps):
+            total = _combine(kind, total, BufferLoad(scratch, [const(w, "int32")]))
+        stmts.append(BufferStore(acc, total, [zero]))
+        if barrier is not None and sctx.threads.loops:
+            # in a loop the call runs again and rewrites its scratch: wait for every reader
+            stmts.append(barrier)
+    dst_idx = [r.min for r in dst.region]
+    result: PrimExpr = BufferLoad(acc, [zero])
+    if accum:
+        result = _combine(kind, cast_to(BufferLoad(dst.buffer, dst_idx), acc_dt), result)
+    write: Stmt = BufferStore(dst.buffer, cast_to(result, dst.buffer.dtype), dst_idx)
+    if dst.buffer.scope != "local":
+        write = IfThenElse(tid == 0, write)
+        barrier = sctx.barrier()
+        stmts.append(write if barrier is None else seq([write, barrier]))
+    else:
+        stmts.append(write)
+    return PrimFunc([], seq(stmts))
+
+
+def _decl(view: Buffer) -> Stmt:
+    from tvm.ir import DeclBuffer
+
+    return DeclBuffer(view)
+
+
+def _scratch(sctx: DispatchContext, dtype: Any, nwarps: int) -> Buffer:
+    """A fresh shared array of one partial per warp for this call."""
+    count = sctx.cache_get(("cuda.red_scratch",), 0)
+    sctx.cache_set(("cuda.red_scratch",), count + 1)
+    buf = Buffer(f"red_scratch{count if count else ''}", [nwarps], dtype, scope="shared")
+    sctx.add_alloc_buffer(buf)
+    return buf
+
+
+def register_register_variants() -> None:
+    when: list[Any] = [predicate("scope", _register_scope),
+                       predicate("shuffle", _shuffle_registered),
+                       predicate("operands", _local_src)]
+    for name in ("sum", "max", "min"):
+        register_dispatch(name, "cuda", variant=LOCAL_VARIANT, priority=PRIORITY,
+                          when=when)(local_reduce)
+        register_dispatch(name, "cuda", variant=SHARED_VARIANT, priority=PRIORITY,
+                          when=[predicate("scope", _scope_ok),
+                                predicate("shuffle", _shuffle_registered),
+                                predicate("operands", _shared_src)])(warp_shuffle_reduce)

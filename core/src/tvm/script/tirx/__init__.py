@@ -32,7 +32,9 @@ from ...ir.expr import Ramp as Ramp
 from ...ir.expr import Select as Select
 from ...ir.function import PrimFunc
 from ...ir.layout import AXES, Axis, TileLayout
+from ...ir.layout import ComposeLayout as ComposeLayout
 from ...ir.layout import S as S
+from ...ir.layout import SwizzleLayout as SwizzleLayout
 from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
 from ...tirx.op import __all__ as _op_all
@@ -155,8 +157,9 @@ def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, alig
     if strides:
         kw["strides"] = list(_shape(strides))
     if layout is not None:
-        if not isinstance(layout, TileLayout):
-            raise TypeError(f"layout must be a T.TileLayout, got {type(layout).__name__}")
+        if not isinstance(layout, (TileLayout, ComposeLayout)):
+            raise TypeError(f"layout must be a T.TileLayout (or a T.ComposeLayout of a "
+                            f"T.SwizzleLayout and a T.TileLayout), got {type(layout).__name__}")
         kw["layout"] = layout
     if elem_offset is not None and not (isinstance(elem_offset, int) and elem_offset == 0):
         kw["elem_offset"] = elem_offset
@@ -490,7 +493,8 @@ __all__ = sorted(
     | set(_SCALAR_NAMES)
     | set(_S.SCOPE_ID_KINDS)
     | {
-        "Broadcast", "Buffer", "Cast", "Let", "Ramp", "S", "Select", "TensorMap", "TileLayout",
+        "Broadcast", "Buffer", "Cast", "ComposeLayout", "Let", "Ramp", "S", "Select",
+        "SwizzleLayout", "TensorMap", "TileLayout",
         "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
         "launch_params", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",

@@ -2,9 +2,8 @@
 dispatch modules in :mod:`tvm_backend_cuda.dispatch`.
 
 Each family module re-exports the public names of the dispatch modules :data:`FAMILIES` lists
-for it (the same objects). The seed's families without CUDA-specific code here
-(``permute_layout``, ``exec_scope_utils``, ``layout_utils``, ``gemm_utils``) have no alias: those
-tile primitives run through core's generic fallback on CUDA.
+for it (the same objects). The seed's helper modules without CUDA-specific code here (``exec_scope_utils``, ``layout_utils``,
+``gemm_utils``) have no alias.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "reduction": ("reduction",),
     "common": ("common",),
     "tma_utils": ("tma_utils",),
+    "permute_layout": ("permute_layout",),
 }
 
 _DISPATCH = "tvm_backend_cuda.dispatch"
@@ -39,6 +39,8 @@ def reexport(namespace: dict[str, Any], family: str) -> None:
         if names is None:
             names = [n for n in vars(module) if not n.startswith("_")]
         for name in names:
+            if name in exported:
+                continue  # several modules define it (VARIANT, register): the first one's
             namespace[name] = getattr(module, name)
             exported.append(name)
     namespace["__all__"] = exported

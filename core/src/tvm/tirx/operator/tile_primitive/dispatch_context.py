@@ -91,6 +91,9 @@ class ThreadInfo:
     named: dict[str, PrimExpr] = field(default_factory=dict)
     var_ranges: dict[Var, Range] = field(default_factory=dict)
     in_kernel: bool = False
+    #: the loops (not thread-bound) around the call, outermost first: a variant whose scratch
+    #: memory is reused when the call runs again needs to know whether it can run again
+    loops: tuple[Var, ...] = ()
 
     @staticmethod
     def from_defs(defs: Sequence[ScopeIdDef], in_kernel: bool = False) -> ThreadInfo:

@@ -422,6 +422,7 @@ class _Lowering(Mutator):
         self.thread_loops: dict[str, tuple[Var, PrimExpr]] = {}
         self.in_kernel = False
         self.depth = 0
+        self.loops: list[Var] = []
 
     def visit_SeqStmt(self, node: SeqStmt) -> Any:
         # index definitions hold for the rest of the enclosing sequence
@@ -451,7 +452,13 @@ class _Lowering(Mutator):
                 return self.generic_visit(node)
             finally:
                 del self.thread_loops[tag]
-        return self.generic_visit(node)
+        if node.kind is ForKind.THREAD_BINDING:
+            return self.generic_visit(node)
+        self.loops.append(node.loop_var)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.loops.pop()
 
     def _thread_defs(self) -> list[ScopeIdDef]:
         if not self.thread_loops:
@@ -464,8 +471,9 @@ class _Lowering(Mutator):
         if self.depth >= MAX_NESTING:
             raise RuntimeError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
                                f"(more than {MAX_NESTING} levels); a variant returns its own call?")
-        sctx = DispatchContext(self.target, node.scope, op_call=node,
-                               threads=ThreadInfo.from_defs(self._thread_defs(), self.in_kernel),
+        threads = ThreadInfo.from_defs(self._thread_defs(), self.in_kernel)
+        threads.loops = tuple(self.loops)
+        sctx = DispatchContext(self.target, node.scope, op_call=node, threads=threads,
                                callbacks=self.callbacks)
         outcome = dispatch(node, sctx)
         if self.trace is not None:

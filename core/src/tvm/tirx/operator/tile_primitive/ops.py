@@ -112,7 +112,9 @@ _add(TileOpSpec("gemm", ("D", "A", "B", "C", "transpose_A", "transpose_B", "alph
                 doc="D = alpha * op(A) @ op(B) + beta * C"))
 _add(TileOpSpec("gemm_async", ("D", "A", "B", "transpose_A", "transpose_B", "accum"), "gemm",
                 ("D", "A", "B"), {"transpose_A": False, "transpose_B": False, "accum": False},
-                doc="D (+)= op(A) @ op(B), issued asynchronously"))
+                doc="D[M, N] (+)= A @ B^T with A [M, K] and B [N, K] (both K-major, as the tensor "
+                    "cores and the seed take them); transpose_A: A is [K, M]; transpose_B: B is "
+                    "[K, N]; issued asynchronously"))
 _add(TileOpSpec("permute_layout", ("dst", "src"), "copy", ("dst", "src"),
                 doc="dst = src where the two buffers have different layouts"))
 _add(TileOpSpec("binary_chain", ("dst", "src1", "src2", "src3", "op1", "op2"), "compose", ("dst",),

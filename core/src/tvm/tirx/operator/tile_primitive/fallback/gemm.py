@@ -1,5 +1,5 @@
 """Generic lowering of ``gemm`` (D = alpha * op(A) @ op(B) + beta * C) and ``gemm_async``
-(D (+)= op(A) @ op(B), done synchronously). Each element of D is computed by one thread with a
+(D (+)= A @ B^T, done synchronously; B is ``[N, K]`` unless ``transpose_B``, as in the seed). Each element of D is computed by one thread with a
 local accumulator (float32 for 16-bit floats, int32 for integers). ``C=None`` or a constant
 ``beta == 0`` means C is not read, as in BLAS; C may be D itself or broadcast over D (a bias
 row)."""
@@ -134,5 +134,5 @@ def lower_gemm_async(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc
     accum = static_bool(x["accum"], "accum")
     return PrimFunc([], gemm_stmt(sctx, x["D"], x["A"], x["B"], x["D"] if accum else None,
                                   static_bool(x["transpose_A"], "transpose_A"),
-                                  static_bool(x["transpose_B"], "transpose_B"), 1.0,
+                                  not static_bool(x["transpose_B"], "transpose_B"), 1.0,
                                   1.0 if accum else 0.0))

@@ -1,0 +1,44 @@
+"""Run one GEMM a few times so ``ncu`` can profile it (the profile behind docs/perf.md's GEMM note).
+
+    ncu --clock-control none -k regex:gemm_sm90 -s 2 -c 1 --section ... \\
+        python bench/gemm_ncu.py ours 4096 4096 4096
+    ncu --clock-control none -k regex:'nvjet|gemm|xmma|cutlass' -s 2 -c 1 ... \\
+        python bench/gemm_ncu.py cublas 4096 4096 4096
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def main() -> int:
+    import torch
+
+    which, m, n, k = sys.argv[1], *(int(x) for x in sys.argv[2:5])
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    if which == "ours":
+        from kernels.gemm import gemm, tensor_maps
+
+        import tvm
+        from tvm_backend_cuda.plugin import register_backend
+
+        register_backend()
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        ex = tvm.compile(gemm(m, n, k, num_ctas=sms), target={"kind": "cuda", "arch": "sm_90a"})
+        maps = tensor_maps(a, b, c)
+        for _ in range(4):
+            ex(a, b, c, *maps)
+    else:
+        for _ in range(4):
+            torch.matmul(a, b.T, out=c)
+    torch.cuda.synchronize()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

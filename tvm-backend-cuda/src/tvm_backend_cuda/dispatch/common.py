@@ -1,0 +1,110 @@
+"""Helpers shared by the CUDA dispatch variants (the seed's ``common`` and
+``exec_scope_utils``): arch checks, scope checks, extents, descriptor arithmetic."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tvm.ir import Buffer, BufferRegion, Cast, IntImm, PrimExpr, TilePrimitiveCall, const
+from tvm.tirx.operator.tile_primitive import DispatchContext, fail
+from tvm.tirx.operator.tile_primitive.common import bound_args, region_of
+
+__all__ = [
+    "dst_src",
+    "exec_scope_ok",
+    "is_cuda",
+    "thread_to_cta_scope",
+    "get_st_extent",
+    "match_scope",
+    "next_power_of_2",
+    "single_thread",
+    "sm_version",
+    "sm_version_ok",
+    "smem_desc_add_16B_offset",
+]
+
+
+def sm_version(target: Any) -> int | None:
+    """80 for sm_80, 90 for sm_90a, ...; None when the target names no arch."""
+    arch = target.attrs.get("arch") if target is not None else None
+    if not arch:
+        return None
+    digits = "".join(ch for ch in str(arch)[3:] if ch.isdigit())
+    return int(digits) if digits else None
+
+
+def sm_version_ok(sctx: DispatchContext, minimum: int, *, exact: int | None = None) -> tuple[bool, str]:
+    """(True, "") when the target's arch is at least ``minimum`` (or is ``exact``). A target
+    without an arch passes (the GPU decides at build time)."""
+    v = sm_version(sctx.target)
+    if v is None:
+        return True, ""
+    if exact is not None and v != exact:
+        return False, f"needs sm_{exact}a; the target is sm_{v}"
+    if v < minimum:
+        return False, f"needs sm_{minimum} or newer; the target is sm_{v}"
+    return True, ""
+
+
+def match_scope(scope: str, *patterns: str) -> bool:
+    """``scope`` is one of ``patterns``; ``"shared*"`` matches ``shared`` and ``shared.dyn``."""
+    return any(p.endswith("*") and scope.startswith(p[:-1]) or scope == p for p in patterns)
+
+
+def exec_scope_ok(sctx: DispatchContext, *scopes: str) -> tuple[bool, str]:
+    if sctx.scope_kind in scopes:
+        return True, ""
+    return False, f"scope {sctx.scope_kind} (needs {', '.join(scopes)})"
+
+
+def single_thread(sctx: DispatchContext) -> bool:
+    return sctx.scope_kind == "thread" or sctx.is_single_thread()
+
+
+def get_st_extent(region: BufferRegion) -> tuple[list[PrimExpr], list[PrimExpr]]:
+    """(starts, extents) of a region."""
+    return [r.min for r in region.region], [r.extent for r in region.region]
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def smem_desc_add_16B_offset(desc: PrimExpr, offset: Any) -> PrimExpr:  # noqa: N802 - seed name
+    """The descriptor of the operand ``16 * offset`` bytes after ``desc``'s (the start address
+    field, in 16-byte units, is the low bits)."""
+    if isinstance(offset, int) and offset == 0:
+        return desc
+    off = offset if isinstance(offset, PrimExpr) else const(offset, "uint64")
+    if off.dtype != desc.dtype:
+        off = Cast(desc.dtype, off)
+    return desc + off
+
+
+def static_extents(extents: Sequence[Any]) -> list[int] | None:
+    out = []
+    for e in extents:
+        if not isinstance(e, IntImm):
+            return None
+        out.append(e.value)
+    return out
+
+
+def is_cuda(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    """Predicate: the target is CUDA (the seed's ``sctx.is_target("cuda")``)."""
+    return (True, "") if sctx.is_target("cuda") else (False, "non-cuda target")
+
+
+def thread_to_cta_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    """Predicate: thread, warp, warpgroup or cta scope (the CUDA copy/elementwise scopes)."""
+    return exec_scope_ok(sctx, "thread", "warp", "warpgroup", "cta")
+
+
+def dst_src(call: TilePrimitiveCall) -> tuple[BufferRegion, BufferRegion]:
+    """The ``dst`` and ``src`` arguments of a copy-like call as regions (declines otherwise)."""
+    a = bound_args(call)
+    dst, src = a["dst"], a["src"]
+    if not isinstance(dst, (Buffer, BufferRegion)) or not isinstance(src, (Buffer, BufferRegion)):
+        fail("dst and src must be buffers or buffer regions")
+    return region_of(dst), region_of(src)

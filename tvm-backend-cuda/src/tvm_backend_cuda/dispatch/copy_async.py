@@ -1,0 +1,479 @@
+"""``copy_async`` on CUDA: TMA, ``cp.async`` (LDGSTS), cluster shared memory, tensor memory.
+
+| variant | priority | moves | completes |
+|---|---|---|---|
+| ``ldgsts`` | 20 | global -> shared, 4/8/16 bytes a thread (sm_80+) | ``cp.async`` group: ``config={"commit": True}`` commits, ``"wait": n`` waits for all but ``n`` groups |
+| ``tma`` | 10 | global <-> shared, one bulk tensor copy per swizzle-atom column block (sm_90+) | loads: on the mbarrier ``config["mbar"]`` (the caller announces the bytes: ``Pipeline.producer_commit``); stores: a bulk group, waited for unless ``config={"wait": False}`` |
+| ``dsmem`` | 10 | shared -> the shared memory of another CTA of the cluster (sm_90+) | on the mbarrier ``config["mbar"]`` of the destination CTA (``cp.async.bulk.shared::cluster``) |
+| ``smem->tmem`` | 10 | shared -> tensor memory (``tcgen05.cp``, sm_100a) | ``tcgen05.commit`` by the caller |
+| ``tmem<->local`` | 10 | tensor memory <-> registers (``tcgen05.ld``/``st``, sm_100a) | ``tcgen05.wait::ld``/``st`` (emitted) |
+
+**TMA** (``dispatch="tma"``). The global operand is a region of a global buffer; the shared
+one a region of a shared buffer whose layout is row-major or a TMA swizzle
+(:func:`~.tma_utils.tma_shared_layout`, ``SMEMPool.alloc_mma``). The box is the region's
+extents (innermost first); a swizzled tile wider than one atom row goes as one copy per
+column block of ``atom_cols`` elements. Out-of-bounds rows and columns of a load are filled
+with zeros by the hardware (and clipped on a store), so a region may hang over the edge of the
+buffer and any shape works. The tensor map is a ``T.TensorMap`` parameter given as
+``config={"tensor_map": TM}``, encoded on the host for that buffer with that box and swizzle:
+:func:`~.tma_utils.encode_tensor_map` does it from the array and the shared tile
+(``docs/decisions.md``, issue 12, says why it is not yet derived at launch).
+At thread scope the calling thread issues the copies; at warp, warpgroup and CTA scope thread 0
+of the scope does (a store at CTA scope first fences the shared writes of every thread into the
+async proxy and meets at a barrier).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.ir import (
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    Evaluate,
+    IfThenElse,
+    IntImm,
+    PrimExpr,
+    PrimFunc,
+    Stmt,
+    TilePrimitiveCall,
+    Var,
+    const,
+    seq,
+    structural_equal,
+)
+from tvm.tirx.op import address_of
+from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
+from tvm.tirx.operator.tile_primitive.common import fold_add
+
+from .. import op as _op
+from .common import dst_src, is_cuda, match_scope, sm_version_ok
+from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
+
+__all__ = ["register", "tma_boxes"]
+
+GRID_CONSTANT = "grid_constant"
+
+
+
+
+def _config(call: TilePrimitiveCall, key: str, default: Any = None) -> Any:
+    return call.config.get(key, default)
+
+
+# -- predicates --------------------------------------------------------------------------------
+
+
+
+
+def _sm90(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    ok, why = sm_version_ok(sctx, 90)
+    return ok, (f"TMA {why}" if not ok else "")
+
+
+def _tma_direction(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    dst, src = dst_src(call)
+    ds, ss = dst.buffer.scope, src.buffer.scope
+    if ss == "global" and match_scope(ds, "shared*") or ds == "global" and match_scope(ss, "shared*"):
+        return True, ""
+    return False, f"copies {ss} -> {ds}; TMA moves global <-> shared"
+
+
+def _tma_tensor_map(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    tm = _config(call, "tensor_map")
+    if tm is None:
+        return False, ("no tensor map: pass config={'tensor_map': TM}, a T.TensorMap parameter "
+                       "encoded for the global buffer (tma_utils.encode_tensor_map)")
+    if not (isinstance(tm, Var) and tm.ptr_scope == GRID_CONSTANT):
+        return False, f"config['tensor_map'] must be a T.TensorMap parameter, got {tm!r}"
+    return True, ""
+
+
+def _tma_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    if sctx.scope_kind == "cluster":
+        return False, "scope cluster (TMA copies are issued per CTA: thread, warp, warpgroup, cta)"
+    return True, ""
+
+
+# -- the boxes ---------------------------------------------------------------------------------
+
+
+def tma_boxes(global_region: BufferRegion, shared_region: BufferRegion) -> tuple[list[int], int]:
+    """(box extents outermost first, number of column blocks) of a TMA copy between the two
+    regions: the box is the global region's extents with the innermost cut to one swizzle atom
+    row when the shared buffer is swizzled."""
+    extents = []
+    for r in global_region.region:
+        if not isinstance(r.extent, IntImm):
+            fail(f"the global region {global_region!r} has a non-constant extent")
+        extents.append(r.extent.value)
+    if len(extents) > 5:
+        fail(f"TMA copies boxes of at most 5 dims, the region has {len(extents)}")
+    inner = extents[-1]
+    sbuf = shared_region.buffer
+    cols = box_columns(sbuf.layout, sbuf.dtype, inner)
+    if inner % cols:
+        fail(f"the innermost extent {inner} is not a whole number of {cols}-element swizzle "
+             "atom rows")
+    if cols * sbuf.dtype.bytes % 16:
+        fail(f"a TMA box row must be a multiple of 16 bytes; {cols} x {sbuf.dtype} is not")
+    box = extents[:-1] + [cols]
+    if any(b > 256 for b in box):
+        fail(f"TMA box dims are at most 256; the box is {box}")
+    return box, inner // cols
+
+
+def _shared_element(region: BufferRegion, offset_cols: int) -> BufferLoad:
+    """The first element of the region, ``offset_cols`` further along its innermost dim."""
+    idx = [r.min for r in region.region]
+    idx[-1] = fold_add(idx[-1], const(offset_cols, idx[-1].dtype))
+    return BufferLoad(region.buffer, idx)
+
+
+def _check_sizes(glob: BufferRegion, shared: BufferRegion) -> None:
+    def numel(reg: BufferRegion) -> int | None:
+        n = 1
+        for r in reg.region:
+            if not isinstance(r.extent, IntImm):
+                return None
+            n *= r.extent.value
+        return n
+
+    g, s = numel(glob), numel(shared)
+    if g is not None and s is not None and g != s:
+        fail(f"the global region has {g} elements, the shared one {s}")
+    if glob.buffer.dtype != shared.buffer.dtype:
+        fail(f"TMA copies without converting: {glob.buffer.dtype} vs {shared.buffer.dtype}")
+    layout = shared.buffer.layout
+    if get_swizzle_mode_from_layout(layout) is SwizzleMode.SWIZZLE_NONE and layout is not None:
+        from tvm.ir import TileLayout
+
+        shape = shared.buffer.static_shape()
+        if shape is None or not structural_equal(layout, TileLayout.row_major(list(shape))):
+            fail("an unswizzled TMA box lands row-major; the shared buffer's layout is not "
+                 "(use tma_shared_layout(dtype, 'none', shape) or no layout)")
+
+
+def _single_issuer(sctx: DispatchContext, body: Stmt) -> Stmt:
+    if sctx.scope_kind == "thread" or sctx.is_single_thread():
+        return body
+    return IfThenElse(sctx.thread_index() == 0, body)
+
+
+def tma_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    dst, src = dst_src(call)
+    load = src.buffer.scope == "global"
+    glob, shared = (src, dst) if load else (dst, src)
+    _check_sizes(glob, shared)
+    box, blocks = tma_boxes(glob, shared)
+    tm = _config(call, "tensor_map")
+    rank = len(box)
+    coords_outer_first = [r.min for r in glob.region]
+    cache_hint = _config(call, "cache_hint", "")
+    issues: list[Stmt] = []
+    for j in range(blocks):
+        coords = list(coords_outer_first)
+        coords[-1] = fold_add(coords[-1], const(j * box[-1], coords[-1].dtype))
+        inner_first = list(reversed(coords))
+        smem = _shared_element(shared, j * box[-1])
+        if load:
+            mbar = _config(call, "mbar")
+            if mbar is None:
+                fail("a TMA load completes on an mbarrier: pass config={'mbar': bar[stage]}")
+            issues.append(Evaluate(_op.ptx_cp_async_bulk_tensor_global_to_cluster(
+                rank, smem, mbar, tm, _config(call, "cta_mask", 0), _config(call, "cta_group", 1),
+                cache_hint, *inner_first)))
+        else:
+            issues.append(Evaluate(_op.ptx_cp_async_bulk_tensor_shared_to_global(
+                rank, smem, tm, cache_hint, *inner_first)))
+    if load:
+        return PrimFunc([], _single_issuer(sctx, seq(issues)))
+    issues.append(Evaluate(_op.ptx_cp_async_bulk_commit_group()))
+    if _config(call, "wait", True):
+        issues.append(Evaluate(_op.ptx_cp_async_bulk_wait_group(0, True)))
+    store = _single_issuer(sctx, seq(issues))
+    if sctx.scope_kind == "thread" or sctx.is_single_thread():
+        return PrimFunc([], seq([Evaluate(_op.ptx_fence_proxy_async("shared::cta")), store]))
+    barrier = sctx.barrier()
+    pre: list[Stmt] = [Evaluate(_op.ptx_fence_proxy_async("shared::cta"))]
+    if barrier is not None:
+        pre.append(barrier)
+    return PrimFunc([], seq([*pre, store]))
+
+
+# -- ldgsts (cp.async) -------------------------------------------------------------------------
+
+
+def _sm80(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    ok, why = sm_version_ok(sctx, 80)
+    return ok, (f"cp.async {why}" if not ok else "")
+
+
+def _ldgsts_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    dst, src = dst_src(call)
+    if not (src.buffer.scope == "global" and match_scope(dst.buffer.scope, "shared*")):
+        return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; cp.async moves global -> shared"
+    if "tensor_map" in call.config or "mbar" in call.config:
+        return False, "a TMA-style call (config names a tensor_map or mbar)"
+    if dst.buffer.dtype != src.buffer.dtype:
+        return False, "cp.async copies bytes: dst and src must have one dtype"
+    if sctx.scope_kind == "cluster":
+        return False, "scope cluster (cp.async is per CTA)"
+    return True, ""
+
+
+def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    """The scope's threads issue ``cp.async`` of 16 (8, 4) bytes each, round-robin over the
+    region, then commit a group; ``config={"wait": n}`` waits until at most ``n`` groups are
+    pending and meets at the scope's barrier (without it the copy stays in flight: wait with
+    ``T.ptx.cp_async.wait_group`` + a barrier, or a later call's ``wait``)."""
+    from tvm.ir import For, ForKind, Var
+
+    from ._tiles import declare, flat_view, layout_offset, unflatten
+    from .copy import _chunk_elems
+
+    dst, src = dst_src(call)
+    exts = []
+    for r in dst.region:
+        if not isinstance(r.extent, IntImm):
+            fail("ldgsts needs constant extents")
+        exts.append(r.extent.value)
+    total = 1
+    for e in exts:
+        total *= e
+    dtype = dst.buffer.dtype
+    layouts = [b.layout for b in (dst.buffer, src.buffer) if b.layout is not None]
+    inner = src.region[-1].extent
+    if not isinstance(inner, IntImm):
+        fail("ldgsts needs constant extents")
+    w = _chunk_elems(dtype, min(exts[-1], inner.value), layouts)
+    if w * dtype.bytes < 4:
+        fail(f"rows of {exts[-1]} x {dtype} do not split into 4-byte pieces")
+    chunks = total // w
+    n = sctx.thread_extent()
+    if not isinstance(n, IntImm):
+        fail("ldgsts needs a constant thread count")
+    k = Var("cp_k", "int32")
+    trips = -(-chunks // n.value)
+    c = sctx.thread_index() if trips == 1 else k * n.value + sctx.thread_index()
+    start = c * w
+    views: list[Buffer] = []
+
+    def element(region: BufferRegion) -> BufferLoad:
+        idx = [fold_add(x.min, i) for x, i in
+               zip(region.region, unflatten(start, [x.extent for x in region.region]))]
+        if region.buffer.layout is None:
+            return BufferLoad(region.buffer, idx)
+        view = flat_view(region.buffer, "flat")
+        views.append(view)
+        return BufferLoad(view, [layout_offset(region.buffer, idx)])
+
+    body: Stmt = Evaluate(_op.ptx_cp_async(element(dst), element(src), w * dtype.bytes))
+    if chunks % n.value:
+        body = IfThenElse(c < chunks, body)
+    if trips > 1:
+        body = For(k, const(0, "int32"), const(trips, "int32"),
+                   ForKind.UNROLLED if trips <= 16 else ForKind.SERIAL, body)
+    stmts = [declare(views, body), Evaluate(_op.ptx_cp_async_commit_group())]
+    wait = _config(call, "wait")
+    if wait is not None:
+        stmts.append(Evaluate(_op.ptx_cp_async_wait_group(wait)))
+        barrier = sctx.barrier()
+        if barrier is not None:
+            stmts.append(barrier)
+    return PrimFunc([], seq(stmts))
+
+
+# -- dsmem (cluster shared memory) -----------------------------------------------------------
+
+
+def _dsmem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    dst, src = dst_src(call)
+    if not (match_scope(dst.buffer.scope, "shared*") and match_scope(src.buffer.scope, "shared*")):
+        return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; dsmem moves shared -> shared"
+    if "cta_id" not in call.config or "mbar" not in call.config:
+        return False, ("dsmem needs config={'cta_id': <destination CTA in the cluster>, "
+                       "'mbar': <its barrier element>}")
+    if dst.buffer.dtype != src.buffer.dtype:
+        return False, "dsmem copies bytes: dst and src must have one dtype"
+    return True, ""
+
+
+def _contiguous_bytes(region: BufferRegion) -> int:
+    """Bytes of a region that is one contiguous run of its buffer (else declines)."""
+    buf = region.buffer
+    if buf.layout is not None:
+        fail(f"{buf.name} has a layout; dsmem copies contiguous row-major regions")
+    shape = buf.static_shape()
+    exts = [r.extent.value if isinstance(r.extent, IntImm) else None for r in region.region]
+    if shape is None or None in exts:
+        fail("dsmem needs constant shapes")
+    # row-major contiguity: after the first dim with extent > 1, every dim is whole
+    seen = False
+    for d, (e, s) in enumerate(zip(exts, shape)):
+        lo = region.region[d].min
+        if seen and (e != s or not (isinstance(lo, IntImm) and lo.value == 0)):
+            fail(f"the region of {buf.name} is not contiguous")
+        if e is not None and e > 1:
+            seen = True
+    n = 1
+    for e in exts:
+        n *= e or 1
+    return n * buf.dtype.bytes
+
+
+def dsmem_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    """One ``cp.async.bulk.shared::cluster.shared::cta`` of the (contiguous) region into the
+    shared memory of cluster CTA ``config["cta_id"]``, completing on its mbarrier
+    ``config["mbar"]`` (the receiver announces the bytes with ``arrive.expect_tx``). Issued by
+    thread 0 of the scope."""
+    dst, src = dst_src(call)
+    nbytes = _contiguous_bytes(src)
+    if _contiguous_bytes(dst) != nbytes:
+        fail("dst and src differ in size")
+    if nbytes % 16:
+        fail(f"bulk copies move multiples of 16 bytes, the region has {nbytes}")
+    rank = _config(call, "cta_id")
+    mbar = _config(call, "mbar")
+    first = BufferLoad(dst.buffer, [r.min for r in dst.region])
+    # mapa takes the shared address (a handle), not the element's value
+    remote_dst = _op.ptx_mapa(address_of(first), rank, space="shared::cluster", ptx_type="u32",
+                              return_type="uint32")
+    if not isinstance(mbar, BufferLoad):
+        fail("config['mbar'] must be a barrier element, e.g. bar[0]")
+    remote_bar = _op.ptx_mapa(address_of(mbar), rank, space="shared::cluster", ptx_type="u32",
+                              return_type="uint32")
+    src_first = BufferLoad(src.buffer, [r.min for r in src.region])
+    issue = Evaluate(_op.ptx_cp_async_bulk_shared_to_cluster(remote_dst, src_first, nbytes,
+                                                             remote_bar))
+    pre = Evaluate(_op.ptx_fence_proxy_async("shared::cta"))
+    return PrimFunc([], seq([pre, _single_issuer(sctx, issue)]))
+
+
+# -- tensor memory (sm_100a) -----------------------------------------------------------------
+
+
+def _sm100(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    ok, why = sm_version_ok(sctx, 100)
+    return ok, (f"tcgen05 {why}" if not ok else "")
+
+
+def _smem_tmem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    dst, src = dst_src(call)
+    if dst.buffer.scope != "tmem" or not match_scope(src.buffer.scope, "shared*"):
+        return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; smem->tmem moves shared -> tmem"
+    return True, ""
+
+
+def _tmem_local_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    dst, src = dst_src(call)
+    pair = {dst.buffer.scope, src.buffer.scope}
+    if pair != {"tmem", "local"}:
+        return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; tmem<->local moves tmem <-> registers"
+    reg = dst if dst.buffer.scope == "local" else src
+    if reg.buffer.dtype.bits != 32:
+        return False, "tcgen05.ld/st move 32-bit registers"
+    if sctx.scope_kind != "warpgroup":
+        return False, f"scope {sctx.scope_kind} (a warpgroup reaches the 128 TMEM lanes)"
+    return True, ""
+
+
+def _tmem_addr(region: BufferRegion) -> PrimExpr:
+    """TMEM address of the region's first element: the buffer's address (its elem_offset,
+    see lang.TMEMPool) + (row << 16) + column."""
+    buf = region.buffer
+    row, col = region.region[0].min, region.region[1].min
+    return buf.elem_offset + (row << 16) + col
+
+
+def smem_to_tmem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    """``tcgen05.cp.128x256b``: a ``[128, C]`` tile of 32-bit columns from shared memory laid
+    out in 8 x 16-byte core matrices (``mma_shared_layout(.., SWIZZLE_NONE, ..)``), 8 columns
+    per instruction, issued by one thread (the caller commits with ``tcgen05.commit``)."""
+    from ..lang.smem_desc import SmemDescriptor  # noqa: F401 - documents the descriptor kind
+    from .tma_utils import SwizzleMode
+
+    dst, src = dst_src(call)
+    if get_swizzle_mode_from_layout(src.buffer.layout) is not SwizzleMode.SWIZZLE_NONE:
+        fail("smem->tmem copies from an unswizzled core-matrix layout")
+    rows = dst.region[0].extent
+    cols = dst.region[1].extent
+    if not (isinstance(rows, IntImm) and rows.value == 128 and isinstance(cols, IntImm)):
+        fail("smem->tmem copies a [128, C] tile")
+    if cols.value % 8:
+        fail("smem->tmem copies 8 columns (256 bits) at a time")
+    eb = src.buffer.dtype.bytes
+    per_row = 16 // eb  # elements of one core-matrix row
+    desc = Buffer("cp_desc", [1], "uint64", scope="local")
+    stmts: list[Stmt] = []
+    base = _tmem_addr(dst)
+    for j in range(cols.value // 8):
+        idx = [r.min for r in src.region]
+        idx[-1] = fold_add(idx[-1], const(j * 32 // eb, "int32"))
+        addr = BufferLoad(src.buffer, idx)
+        # leading byte offset: to the next core matrix along K (128 rows x 16 bytes further);
+        # stride byte offset: to the next 8-row group (8 x 16 bytes)
+        stmts.append(Evaluate(_op.ptx_tcgen05_encode_matrix_descriptor(
+            BufferLoad(desc, [const(0, "int32")]), addr, 128 * 16, 8 * 16, 0)))
+        stmts.append(Evaluate(_op.ptx_tcgen05_cp(base, BufferLoad(desc, [const(0, "int32")]),
+                                                 shape="128x256b", col=j * 8)))
+    del per_row
+    from tvm.ir import AllocBuffer
+
+    return PrimFunc([], _single_issuer(sctx, seq([AllocBuffer(desc), *stmts])))
+
+
+def tmem_local(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    """``tcgen05.ld``/``st`` ``.32x32b``: at warpgroup scope thread ``t`` owns row ``t`` of a
+    ``[128, C]`` TMEM tile (warp ``w`` reaches lanes ``32w..32w+31``); its registers (a local
+    ``[C]`` buffer, or the row of a ``[128, C]`` one laid out over ``tid``) hold the columns.
+    Up to 32 columns per instruction; a ``wait::ld``/``st`` follows."""
+    from ._tiles import flat_view
+
+    dst, src = dst_src(call)
+    load = src.buffer.scope == "tmem"
+    tm, reg = (src, dst) if load else (dst, src)
+    cols = tm.region[1].extent
+    if not isinstance(cols, IntImm):
+        fail("the TMEM region needs a constant column count")
+    view = flat_view(reg.buffer, "regs")
+    warp = sctx.thread_index() // 32
+    base = _tmem_addr(tm)
+    stmts: list[Stmt] = []
+    c = 0
+    while c < cols.value:
+        num = 1
+        while num * 2 <= min(32, cols.value - c):
+            num *= 2
+        regs = [BufferLoad(view, [const(c + q, "int32")]) for q in range(num)]
+        addr = base + ((warp * 32) << 16)
+        if load:
+            stmts.append(Evaluate(_op.ptx_tcgen05_ld(addr, *regs, shape="32x32b", num=num,
+                                                     col=c)))
+        else:
+            stmts.append(Evaluate(_op.ptx_tcgen05_st(addr, *regs, shape="32x32b", num=num,
+                                                     col=c)))
+        c += num
+    stmts.append(Evaluate(_op.ptx_tcgen05_wait_ld() if load else _op.ptx_tcgen05_wait_st()))
+    from tvm.ir import DeclBuffer
+
+    return PrimFunc([], seq([DeclBuffer(view), *stmts]))
+
+
+def register() -> None:
+    cuda = predicate("target", is_cuda)
+    register_dispatch("copy_async", "cuda", variant="tma", priority=10, when=[
+        cuda, predicate("arch", _sm90),
+        predicate("direction", _tma_direction), predicate("tensor_map", _tma_tensor_map),
+        predicate("scope", _tma_scope),
+    ])(tma_copy)
+    register_dispatch("copy_async", "cuda", variant="ldgsts", priority=20, when=[
+        cuda, predicate("arch", _sm80), predicate("operands", _ldgsts_operands)])(ldgsts_copy)
+    register_dispatch("copy_async", "cuda", variant="dsmem", priority=10, when=[
+        cuda, predicate("arch", _sm90), predicate("operands", _dsmem_operands)])(dsmem_copy)
+    register_dispatch("copy_async", "cuda", variant="smem->tmem", priority=10, when=[
+        cuda, predicate("arch", _sm100), predicate("operands", _smem_tmem_operands)])(smem_to_tmem)
+    register_dispatch("copy_async", "cuda", variant="tmem<->local", priority=10, when=[
+        cuda, predicate("arch", _sm100), predicate("operands", _tmem_local_operands)])(tmem_local)
+

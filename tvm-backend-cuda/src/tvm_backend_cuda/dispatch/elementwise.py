@@ -1,0 +1,237 @@
+"""Element-wise tile primitives on CUDA (unary, binary, ``fma``, ``fill``/``memset``/``zero``).
+
+| variant | priority | operands |
+|---|---|---|
+| ``reg`` | 10 | every buffer operand in registers (``local``): the destination spread over the scope's threads by its layout (or private to each thread); sources laid out like it, or private per-thread buffers broadcast over it (a ``(1,)`` scalar register), or scalars. Each thread computes its own elements: unrolled, the innermost register group a vector. No barrier. |
+| ``smem`` | 10 | every buffer operand in shared memory: the scope's threads take vectors of up to 16 bytes round-robin (a laid-out buffer through its layout, per vector), then a barrier of the scope. |
+
+16-bit floats are computed in float32 and rounded when stored (as the fallback does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tvm.ir import (
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    BufferStore,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimExpr,
+    PrimFunc,
+    Stmt,
+    TilePrimitiveCall,
+    Var,
+    const,
+    seq,
+)
+from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
+from tvm.tirx.operator.tile_primitive.common import (
+    MapOpType,
+    Operand,
+    bound_args,
+    cast_to,
+    compute_dtype,
+    fold_add,
+    region_of,
+)
+from tvm.tirx.operator.tile_primitive.fallback.elementwise import (
+    FLOAT_ONLY,
+    apply_binary,
+    apply_unary,
+)
+from tvm.tirx.operator.tile_primitive.ops import BINARY_OPS, UNARY_OPS
+
+from ._tiles import declare, flat_view, is_distributed, is_local, layout_offset, owned, unflatten
+from .common import is_cuda, match_scope, thread_to_cta_scope
+from .copy import _chunk_elems
+
+__all__ = ["ELEMENTWISE_OPS", "register"]
+
+FILL_OPS = ("fill", "memset", "zero")
+ELEMENTWISE_OPS = (*UNARY_OPS, *BINARY_OPS, "fma", *FILL_OPS)
+
+_SOURCES: dict[str, tuple[str, ...]] = {"fma": ("src1", "src2", "src3")}
+for _u in UNARY_OPS:
+    _SOURCES[_u] = ("src", "scale", "bias")
+for _b in BINARY_OPS:
+    _SOURCES[_b] = ("src1", "src2")
+for _f in FILL_OPS:
+    _SOURCES[_f] = ("value",)
+
+
+def _args(call: TilePrimitiveCall) -> tuple[BufferRegion, dict[str, Any]]:
+    a = bound_args(call)
+    dst = a["dst"]
+    if not isinstance(dst, (Buffer, BufferRegion)):
+        fail("dst must be a buffer or buffer region")
+    srcs = {n: a.get(n, 0 if n == "value" else None) for n in _SOURCES[call.op_name]}
+    return region_of(dst), {n: v for n, v in srcs.items() if v is not None}
+
+
+def _buffer_operands(call: TilePrimitiveCall) -> list[BufferRegion]:
+    dst, srcs = _args(call)
+    return [dst] + [region_of(v) for v in srcs.values() if isinstance(v, (Buffer, BufferRegion))]
+
+
+
+
+
+
+def _all_local(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    for r in _buffer_operands(call):
+        if not is_local(r):
+            return False, f"{r.buffer.name} is in '{r.buffer.scope}' memory (reg needs all local)"
+    return True, ""
+
+
+def _all_shared(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    for r in _buffer_operands(call):
+        if not match_scope(r.buffer.scope, "shared*"):
+            return False, f"{r.buffer.name} is in '{r.buffer.scope}' memory (smem needs all shared)"
+    return True, ""
+
+
+def _value_fn(call: TilePrimitiveCall, dst: BufferRegion, ops: dict[str, Operand],
+              ) -> Callable[[dict[str, PrimExpr]], PrimExpr]:
+    """The element's value from its operands' values."""
+    name = call.op_name
+    if name in FILL_OPS:
+        return lambda v: v["value"]
+    dts = [dst.buffer.dtype, *(o.dtype for o in ops.values()
+                                if not o.is_scalar or o.dtype.is_float)]
+    if name == "fma":
+        cdt = compute_dtype(dts)
+        return lambda v: cast_to(v["src1"], cdt) * cast_to(v["src2"], cdt) + cast_to(v["src3"],
+                                                                                      cdt)
+    if name in BINARY_OPS:
+        cdt = compute_dtype(dts)
+        return lambda v: apply_binary(name, cast_to(v["src1"], cdt), cast_to(v["src2"], cdt))
+    cdt = compute_dtype(dts, needs_float=MapOpType.parse(name).value in FLOAT_ONLY)
+
+    def unary(v: dict[str, PrimExpr]) -> PrimExpr:
+        x = cast_to(v["src"], cdt)
+        if "scale" in v:
+            x = x * cast_to(v["scale"], cdt)
+        if "bias" in v:
+            x = x + cast_to(v["bias"], cdt)
+        return apply_unary(name, x)
+
+    return unary
+
+
+def ew_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    from .copy import _same_registers
+
+    dst, srcs = _args(call)
+    own = owned(dst, sctx)
+    dview = flat_view(dst.buffer, "regs")
+    views = [dview]
+    at = fold_add(own.m, own.lane)
+    exts = [r.extent for r in dst.region]
+    rel = unflatten(own.r, exts)
+    if own.lanes > 1:
+        rel[-1] = fold_add(rel[-1], own.lane)
+    ops = {n: Operand(v, n).bind(exts) for n, v in srcs.items()}
+    values: dict[str, PrimExpr] = {}
+    for n, o in ops.items():
+        if o.region is not None and is_distributed(o.region):
+            if not _same_registers(dst, o.region, sctx):
+                fail(f"{n} is spread over the threads differently from dst")
+            view = flat_view(o.region.buffer, "regs")
+            views.append(view)
+            values[n] = BufferLoad(view, [at])
+        elif o.region is not None and is_distributed(dst) and _full_size(o.region, exts):
+            fail(f"{n} is a per-thread buffer of dst's full size; dst is spread over threads")
+        else:
+            values[n] = o.load(rel)
+    value = _value_fn(call, dst, ops)(values)
+    body = BufferStore(dview, cast_to(value, dst.buffer.dtype), [at])
+    return PrimFunc([], declare(views, own.wrap(body)))
+
+
+def _full_size(region: BufferRegion, exts: list[PrimExpr]) -> bool:
+    n = 1
+    for r in region.region:
+        if not isinstance(r.extent, IntImm):
+            return False
+        n *= r.extent.value
+    return n > 1
+
+
+def ew_smem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    dst, srcs = _args(call)
+    exts = []
+    for r in dst.region:
+        if not isinstance(r.extent, IntImm):
+            fail("smem needs constant extents")
+        exts.append(r.extent.value)
+    total = 1
+    for e in exts:
+        total *= e
+    layouts = [r.buffer.layout for r in _buffer_operands(call) if r.buffer.layout is not None]
+    w = _chunk_elems(dst.buffer.dtype, exts[-1], layouts)
+    n = sctx.thread_extent()
+    if not isinstance(n, IntImm):
+        fail("smem needs a constant thread count")
+    chunks = total // w
+    trips = -(-chunks // n.value)
+    k = Var("ew_k", "int32")
+    lane = Var("ew_v", "int32")
+    c = sctx.thread_index() if trips == 1 else k * n.value + sctx.thread_index()
+    start = unflatten(c * w, [const(e, "int32") for e in exts])
+    rel = list(start)
+    rel[-1] = fold_add(rel[-1], lane)
+    views: list[Buffer] = []
+    ops = {n_: Operand(v, n_).bind(dst.shape) for n_, v in srcs.items()}
+    values = {n_: _load_laid_out(o, rel, start, lane, views) for n_, o in ops.items()}
+    value = _value_fn(call, dst, ops)(values)
+    dbuf, didx = _addr(dst, start, lane, views)
+    body: Stmt = BufferStore(dbuf, cast_to(value, dst.buffer.dtype), didx)
+    body = For(lane, const(0, "int32"), const(w, "int32"),
+               ForKind.VECTORIZED if w > 1 else ForKind.SERIAL, body)
+    if chunks % n.value:
+        body = IfThenElse(c < chunks, body)
+    if trips > 1:
+        body = For(k, const(0, "int32"), const(trips, "int32"),
+                   ForKind.UNROLLED if trips <= 16 else ForKind.SERIAL, body)
+    stmts = [declare(views, body)]
+    barrier = sctx.barrier()
+    if barrier is not None:
+        stmts.append(barrier)
+    return PrimFunc([], seq(stmts))
+
+
+def _addr(region: BufferRegion, start: list[PrimExpr], lane: PrimExpr,
+          views: list[Buffer]) -> tuple[Buffer, list[PrimExpr]]:
+    idx = [fold_add(r.min, i) for r, i in zip(region.region, start)]
+    if region.buffer.layout is None:
+        idx[-1] = fold_add(idx[-1], lane)
+        return region.buffer, idx
+    view = flat_view(region.buffer, "flat")
+    views.append(view)
+    return view, [fold_add(layout_offset(region.buffer, idx), lane)]
+
+
+def _load_laid_out(o: Operand, rel: list[PrimExpr], start: list[PrimExpr], lane: PrimExpr,
+                   views: list[Buffer]) -> PrimExpr:
+    if o.region is None or o.region.buffer.layout is None:
+        return o.load(rel)
+    if len(o.region.region) != len(start):
+        return o.load(rel)
+    buf, idx = _addr(o.region, start, lane, views)
+    return BufferLoad(buf, idx)
+
+
+def register() -> None:
+    base = [predicate("target", is_cuda), predicate("scope", thread_to_cta_scope)]
+    for name in ELEMENTWISE_OPS:
+        register_dispatch(name, "cuda", variant="reg", priority=10,
+                          when=[*base, predicate("operands", _all_local)])(ew_reg)
+        register_dispatch(name, "cuda", variant="smem", priority=10,
+                          when=[*base, predicate("operands", _all_shared)])(ew_smem)

@@ -1,0 +1,163 @@
+"""``gemm_async`` on Blackwell's ``tcgen05.mma`` (sm_100a), accumulators in tensor memory.
+
+Variant ``tcgen05`` (priority 10, as in the seed) for ``Tx.gemm_async(D, A, B, transpose_A,
+transpose_B, accum)`` at thread scope (the calling thread issues) or warp scope (one elected
+lane issues): ``D[M, N] (+)= A @ B^T``.
+
+- **D** is a float32 tile of tensor memory (scope ``tmem``, ``TMEMPool.alloc``): lane ``r`` holds
+  row ``r``, column ``c`` of the tile its 32-bit column ``c``; its TMEM address is the buffer's
+  ``elem_offset`` (lane in bits 16-31, column in 0-15). ``M`` is 128 rows per CTA (the
+  instruction's M is 128, or 256 with ``config={"cta_group": 2}``, where the CTA pair's two
+  128-row halves make one MMA and each CTA holds half of B's N rows).
+- **A** and **B** are shared-memory regions, A ``[M, K]`` and B ``[N, K]`` (``transpose_*``:
+  ``[K, M]`` / ``[K, N]``), addressed through descriptors derived from their layouts
+  (:mod:`.mma_desc`: the seed's contiguous-axis slicing rule and its errors), float16 / bfloat16
+  (K steps of 16) or float8 e4m3 / e5m2 (K steps of 32).
+- ``accum``: false overwrites D (``enable_input_d`` is off for the first K step).
+
+The call issues ``K / MMA_K`` x ``N / N_inst`` MMAs and nothing else: completion is the
+caller's ``T.ptx.tcgen05.commit`` to an mbarrier (the seed's contract).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.error import DispatchFail
+from tvm.ir import (
+    BufferRegion,
+    Cast,
+    Evaluate,
+    IfThenElse,
+    IntImm,
+    LetStmt,
+    Op,
+    PrimExpr,
+    PrimFunc,
+    Stmt,
+    StringImm,
+    TilePrimitiveCall,
+    Var,
+    const,
+    seq,
+)
+from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
+from tvm.tirx.operator.tile_primitive.common import bound_args, static_bool
+
+from . import mma_desc
+
+__all__ = ["PRIORITY", "VARIANT", "gemm_tcgen05", "instr_descriptor", "register"]
+
+VARIANT = "tcgen05"
+PRIORITY = 10
+_SMEM = ("shared", "shared.dyn")
+# (the ptx type name, the A/B format code of the instruction descriptor, MMA K)
+_IN = {"float16": ("f16", 0, 16), "bfloat16": ("bf16", 1, 16), "float8_e4m3fn": ("e4m3", 0, 32),
+       "float8_e5m2": ("e5m2", 1, 32)}
+_OPS = ("tirx.ptx.tcgen05_mma", "tirx.cuda.cvta_generic_to_shared", "tirx.ptx.elect_sync")
+_U64 = "uint64"
+
+
+def instr_descriptor(in_dtype: str, m: int, n: int, mn_major_a: bool, mn_major_b: bool) -> int:
+    """The 32-bit instruction descriptor of a dense ``tcgen05.mma`` with float32 accumulators:
+    D format (1 = f32) in bits 4-5, A and B formats in 7-9 and 10-12, A/B transpose (MN-major)
+    in bits 15/16, N >> 3 in 17-22, M >> 4 in 24-28."""
+    fmt = _IN[in_dtype][1]
+    return ((1 << 4) | (fmt << 7) | (fmt << 10) | (int(mn_major_a) << 15) |
+            (int(mn_major_b) << 16) | ((n >> 3) << 17) | ((m >> 4) << 24))
+
+
+# -- predicates ----------------------------------------------------------------------------------
+def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    if sctx.scope_kind not in ("thread", "warp"):
+        return False, (f"scope {sctx.scope_kind} (tcgen05.mma is issued by one thread: "
+                       f"Tx.gemm_async, or Tx.warp.gemm_async with an elected lane)")
+    return True, ""
+
+
+def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    arch = mma_desc.target_arch(sctx)
+    if not arch.startswith("sm_10") or not arch.endswith("a"):
+        return False, f"tcgen05 needs sm_100a (or sm_10Xa); target arch is {arch or 'unset'}"
+    return True, ""
+
+
+# -- the variant ----------------------------------------------------------------------------------
+def _tmem_tile(d: BufferRegion) -> tuple[int, int, PrimExpr]:
+    """(rows, cols, TMEM address of the region's first element) of a float32 TMEM region."""
+    buf = d.buffer
+    if buf.scope != "tmem" or str(buf.dtype) != "float32":
+        fail(f"D is a {buf.dtype} buffer in '{buf.scope}' memory; tcgen05 accumulates into a "
+             f"float32 tensor-memory tile (TMEMPool.alloc)")
+    axes = [it.axis.name for it in (buf.layout.shard if buf.layout is not None else [])]
+    if len(d.region) != 2 or axes != ["TLane", "TCol"]:
+        fail(f"D must be a 2-d TMEM tile (layout TLane x TCol), got layout {buf.layout}")
+    ext = [r.extent for r in d.region]
+    if not all(isinstance(e, IntImm) for e in ext):
+        fail(f"D's extents {[str(e) for e in ext]} must be constant")
+    row0, col0 = d.region[0].min, d.region[1].min
+    addr = buf.elem_offset + (Cast("uint32", row0) << 16) + col0 \
+        if not (isinstance(row0, IntImm) and row0.value == 0) else buf.elem_offset + col0
+    return ext[0].value, ext[1].value, addr  # type: ignore[attr-defined]
+
+
+def gemm_tcgen05(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+    x = bound_args(call)
+    ta = static_bool(x["transpose_A"], "transpose_A")
+    tb = static_bool(x["transpose_B"], "transpose_B")
+    cta_group = call.config.get("cta_group", 1)
+    if cta_group not in (1, 2):
+        raise DispatchFail(f"config 'cta_group' must be 1 or 2, got {cta_group!r}")
+    d, a, b = (mma_desc.operand_region(x[name], name) for name in ("D", "A", "B"))
+    M, N, d_addr = _tmem_tile(d)
+    in_dt = str(a.buffer.dtype)
+    if in_dt not in _IN or str(b.buffer.dtype) != in_dt:
+        fail(f"A is {a.buffer.dtype} and B is {b.buffer.dtype}; tcgen05 (kind f16 / f8f6f4) "
+             f"takes float16, bfloat16, float8_e4m3fn or float8_e5m2, the same for both")
+    for name, r in (("A", a), ("B", b)):
+        if r.buffer.scope not in _SMEM:
+            fail(f"{name} is in '{r.buffer.scope}' memory; this variant reads A and B from "
+                 f"shared memory")
+    if M != 128:
+        fail(f"D has {M} rows; the variant issues M = 128 per CTA (cta_group {cta_group})")
+    n_local = N // cta_group
+    step = 8 * cta_group
+    if N % step or n_local % 8:
+        fail(f"N = {N} must be a multiple of {step} for cta_group {cta_group}")
+    n_inst = next(w for w in range(min(N, 256), step - 1, -step) if N % w == 0)
+    ptx_t, _, mma_k = _IN[in_dt]
+    pa = mma_desc.plan_operand(a, transposed=ta, mma_mn=128, mma_k=mma_k, name="A")
+    pb = mma_desc.plan_operand(b, transposed=tb, mma_mn=n_inst // cta_group, mma_k=mma_k,
+                               name="B")
+    if pa.mn != M or pb.mn != n_local or pa.k != pb.k:
+        fail(f"A is {pa.mn} x {pa.k} (M x K), B is {pb.mn} x {pb.k} (N x K), D is [{M}, {N}]"
+             + (" (each CTA of the pair holds N / 2 rows of B)" if cta_group == 2 else ""))
+    accum = x["accum"]
+    idesc = instr_descriptor(in_dt, 128 * cta_group, n_inst, pa.desc.mn_major, pb.desc.mn_major)
+    da, db = Var("tcgen05_desc_a", _U64), Var("tcgen05_desc_b", _U64)
+    op = Op.get("tirx.ptx.tcgen05_mma")
+    mmas: list[Stmt] = []
+    for k_step in range(pa.k // mma_k):
+        enable = mma_desc.accum_flag(accum) if k_step == 0 else const(1, "int32")
+        for nt in range(N // n_inst):
+            a_desc = da + const(pa.start(0, k_step) >> 4, _U64)
+            b_desc = db + const(pb.start(nt, k_step) >> 4, _U64)
+            tmem = d_addr + nt * n_inst if nt else d_addr
+            mmas.append(Evaluate(op(
+                StringImm("float32"), StringImm(ptx_t), StringImm(ptx_t), tmem, a_desc, b_desc,
+                const(idesc, "uint32"), IntImm("bool", 0), const(cta_group, "int32"), enable,
+                const(0, "int32"), *[const(0, "uint32")] * (4 * cta_group))))
+    body: Stmt = seq(mmas)
+    if sctx.scope_kind == "warp":
+        elect = Op.get("tirx.ptx.elect_sync")()
+        body = IfThenElse(elect != const(0, "uint32"), body)
+    body = LetStmt(db, pb.value(b, "tcgen05"), body)
+    body = LetStmt(da, pa.value(a, "tcgen05"), body)
+    return PrimFunc([], body)
+
+
+def register() -> None:
+    when: list[Any] = [predicate("single_thread_or_warp", _scope_ok),
+                       predicate("sm_100a", _arch_ok), predicate("intrinsics", mma_desc.intrinsics_present(_OPS))]
+    register_dispatch("gemm_async", "cuda", variant=VARIANT, priority=PRIORITY,
+                      when=when)(gemm_tcgen05)

@@ -1,0 +1,185 @@
+"""Tile schedulers for persistent kernels: which output tile a CTA works on next.
+
+A persistent kernel launches about one CTA per SM and loops over tiles. The scheduler keeps
+the CTA's current linear tile number in a ``local`` register; ``valid`` says whether it is
+below the tile count, ``m_idx`` / ``n_idx`` (and ``b_idx`` for 3-D) are its coordinates,
+``advance()`` moves to the CTA's next tile (``+ num_ctas``). A script has no ``while``, so the
+loop runs ``max_iters`` times with a guard::
+
+    sched = PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=132, cta_id=bx, group_m=8)
+    for _ in T.serial(sched.max_iters):
+        if sched.valid:
+            ...  # tile (sched.m_idx, sched.n_idx)
+        sched.advance()
+
+**Grouped rasterisation** (``group_m``): tiles are numbered in groups of ``group_m`` tile rows;
+inside a group the tile row changes fastest, so the CTAs running at one time share A-row
+panels and B-column panels in L2 (Triton's "grouped ordering").
+
+:class:`ClusterPersistentScheduler2D` hands out work per cluster: each step a cluster takes a
+``cluster_m x cluster_n`` block of tiles (grouped as above, over blocks) and the CTA takes the
+tile at its position in the cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm.ir import Buffer, BufferLoad, BufferStore, PrimExpr, Stmt, const
+from tvm.ir import expr as E
+
+from ._emit import alloc, as_expr, seq_of, static_int
+
+__all__ = [
+    "BaseTileScheduler",
+    "ClusterPersistentScheduler2D",
+    "GroupMajor3D",
+    "PersistentTileScheduler2D",
+]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _grouped(t: PrimExpr, rows: int, cols: int, group: int) -> tuple[PrimExpr, PrimExpr]:
+    """(row, col) of linear tile ``t`` in a ``rows x cols`` grid, grouped by ``group`` rows."""
+    if group <= 1:
+        return t // cols, t % cols
+    if group >= rows:
+        return t % rows, t // rows
+    per_group = group * cols
+    g = t // per_group
+    first = g * group
+    size = E.Min(const(rows, t.dtype) - first, const(group, t.dtype))
+    local = t % per_group
+    return first + local % size, local // size
+
+
+class BaseTileScheduler:
+    """The linear-tile register and the persistent loop; subclasses map it to coordinates.
+
+    ``num_tiles``: work units in all; ``num_ctas`` (or clusters): how many take turns;
+    ``worker``: this CTA's (or cluster's) number, an expression.
+    """
+
+    def __init__(self, num_tiles: int, num_workers: int, worker: Any, *,
+                 name: str = "tile") -> None:
+        self.num_tiles = static_int(num_tiles, f"{type(self).__name__}: tiles", minimum=1)
+        self.num_workers = static_int(num_workers, f"{type(self).__name__}: workers",
+                                      minimum=1)
+        self.worker = as_expr(worker)
+        self.reg = Buffer(name, [1], "int32", scope="local")
+
+    def __tvm_script_bind__(self, name: str) -> Stmt:
+        self.reg.name = f"{name}_tile"
+        self.reg.data.name = self.reg.name
+        return self.init()
+
+    def init(self) -> Stmt:
+        return seq_of([alloc(self.reg), BufferStore(self.reg, self.worker, [const(0, "int32")])])
+
+    @property
+    def tile(self) -> PrimExpr:
+        """This worker's current linear tile number."""
+        return BufferLoad(self.reg, [const(0, "int32")])
+
+    @property
+    def valid(self) -> PrimExpr:
+        return E.LT(self.tile, const(self.num_tiles, "int32"))
+
+    @property
+    def max_iters(self) -> int:
+        """Loop trips that let every worker see all its tiles."""
+        return _ceil_div(self.num_tiles, self.num_workers)
+
+    def advance(self) -> Stmt:
+        return BufferStore(self.reg, self.tile + self.num_workers, [const(0, "int32")])
+
+    next_tile = advance
+
+
+class PersistentTileScheduler2D(BaseTileScheduler):
+    """``m_tiles x n_tiles`` output tiles over ``num_ctas`` persistent CTAs, grouped by
+    ``group_m`` tile rows for L2 reuse (``group_m=1``: row-major order)."""
+
+    def __init__(self, m_tiles: int, n_tiles: int, *, num_ctas: int, cta_id: Any,
+                 group_m: int = 8, name: str = "tile") -> None:
+        self.m_tiles = static_int(m_tiles, "PersistentTileScheduler2D: m_tiles", minimum=1)
+        self.n_tiles = static_int(n_tiles, "PersistentTileScheduler2D: n_tiles", minimum=1)
+        self.group_m = static_int(group_m, "PersistentTileScheduler2D: group_m", minimum=1)
+        super().__init__(self.m_tiles * self.n_tiles, num_ctas, cta_id, name=name)
+
+    def coords(self, tile: PrimExpr | None = None) -> tuple[PrimExpr, PrimExpr]:
+        return _grouped(self.tile if tile is None else tile, self.m_tiles, self.n_tiles,
+                        self.group_m)
+
+    @property
+    def m_idx(self) -> PrimExpr:
+        return self.coords()[0]
+
+    @property
+    def n_idx(self) -> PrimExpr:
+        return self.coords()[1]
+
+
+class ClusterPersistentScheduler2D(BaseTileScheduler):
+    """Persistent clusters: each step, cluster ``cluster_id`` takes a block of ``cluster_m x
+    cluster_n`` tiles; CTA ``cta_in_cluster`` (row-major in the block) takes its tile. The tile
+    grid must be a whole number of blocks (pad the problem or pick the cluster shape)."""
+
+    def __init__(self, m_tiles: int, n_tiles: int, *, num_clusters: int, cluster_id: Any,
+                 cta_in_cluster: Any, cluster_m: int = 2, cluster_n: int = 1,
+                 group_m: int = 8, name: str = "tile") -> None:
+        self.m_tiles = static_int(m_tiles, "ClusterPersistentScheduler2D: m_tiles", minimum=1)
+        self.n_tiles = static_int(n_tiles, "ClusterPersistentScheduler2D: n_tiles", minimum=1)
+        self.cluster_m = static_int(cluster_m, "ClusterPersistentScheduler2D: cluster_m",
+                                    minimum=1)
+        self.cluster_n = static_int(cluster_n, "ClusterPersistentScheduler2D: cluster_n",
+                                    minimum=1)
+        if self.m_tiles % self.cluster_m or self.n_tiles % self.cluster_n:
+            raise ValueError(f"ClusterPersistentScheduler2D: {self.m_tiles} x {self.n_tiles} "
+                             f"tiles are not whole {self.cluster_m} x {self.cluster_n} cluster "
+                             "blocks")
+        self.group_m = static_int(group_m, "ClusterPersistentScheduler2D: group_m", minimum=1)
+        self.cta_in_cluster = as_expr(cta_in_cluster)
+        self.blocks_m = self.m_tiles // self.cluster_m
+        self.blocks_n = self.n_tiles // self.cluster_n
+        super().__init__(self.blocks_m * self.blocks_n, num_clusters, cluster_id, name=name)
+
+    @property
+    def m_idx(self) -> PrimExpr:
+        bm, _ = _grouped(self.tile, self.blocks_m, self.blocks_n, self.group_m)
+        return bm * self.cluster_m + self.cta_in_cluster // self.cluster_n
+
+    @property
+    def n_idx(self) -> PrimExpr:
+        _, bn = _grouped(self.tile, self.blocks_m, self.blocks_n, self.group_m)
+        return bn * self.cluster_n + self.cta_in_cluster % self.cluster_n
+
+
+class GroupMajor3D(BaseTileScheduler):
+    """``batch x m_tiles x n_tiles`` tiles, batch outermost, each batch grouped as
+    :class:`PersistentTileScheduler2D`."""
+
+    def __init__(self, batch: int, m_tiles: int, n_tiles: int, *, num_ctas: int, cta_id: Any,
+                 group_m: int = 8, name: str = "tile") -> None:
+        self.batch = static_int(batch, "GroupMajor3D: batch", minimum=1)
+        self.m_tiles = static_int(m_tiles, "GroupMajor3D: m_tiles", minimum=1)
+        self.n_tiles = static_int(n_tiles, "GroupMajor3D: n_tiles", minimum=1)
+        self.group_m = static_int(group_m, "GroupMajor3D: group_m", minimum=1)
+        super().__init__(self.batch * self.m_tiles * self.n_tiles, num_ctas, cta_id, name=name)
+
+    @property
+    def b_idx(self) -> PrimExpr:
+        return self.tile // (self.m_tiles * self.n_tiles)
+
+    @property
+    def m_idx(self) -> PrimExpr:
+        return _grouped(self.tile % (self.m_tiles * self.n_tiles), self.m_tiles, self.n_tiles,
+                        self.group_m)[0]
+
+    @property
+    def n_idx(self) -> PrimExpr:
+        return _grouped(self.tile % (self.m_tiles * self.n_tiles), self.m_tiles, self.n_tiles,
+                        self.group_m)[1]
