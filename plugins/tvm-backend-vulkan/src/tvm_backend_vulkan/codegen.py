@@ -46,19 +46,7 @@ KERNEL_MARKER = "// kernel: "
 GLSL_VERSION = "#version 450"
 
 # Words of GLSL (keywords, reserved words, builtin functions a name could shadow).
-_GLSL_RESERVED = frozenset("""
-attribute const uniform varying buffer shared coherent volatile restrict readonly writeonly
-atomic_uint layout centroid flat smooth noperspective patch sample break continue do for while
-switch case default if else subroutine in out inout float double int void bool true false
-invariant precise discard return mat2 mat3 mat4 dmat2 dmat3 dmat4 vec2 vec3 vec4 ivec2 ivec3
-ivec4 bvec2 bvec3 bvec4 dvec2 dvec3 dvec4 uint uvec2 uvec3 uvec4 lowp mediump highp precision
-sampler1D sampler2D sampler3D image1D image2D struct common partition active asm class union
-enum typedef template this resource goto inline noinline public static extern external
-interface long short half fixed unsigned superp input output filter sizeof cast namespace
-using main barrier min max abs sign floor ceil trunc round fract mod clamp mix step exp exp2
-log log2 sqrt pow sin cos tan asin acos atan sinh cosh tanh isnan isinf fma dot length
-int8_t int16_t int64_t uint8_t uint16_t uint64_t float16_t float64_t
-""".split())
+_GLSL_RESERVED = frozenset(["attribute", "const", "uniform", "varying", "buffer", "shared", "coherent", "volatile", "restrict", "readonly", "writeonly", "atomic_uint", "layout", "centroid", "flat", "smooth", "noperspective", "patch", "sample", "break", "continue", "do", "for", "while", "switch", "case", "default", "if", "else", "subroutine", "in", "out", "inout", "float", "double", "int", "void", "bool", "true", "false", "invariant", "precise", "discard", "return", "mat2", "mat3", "mat4", "dmat2", "dmat3", "dmat4", "vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "bvec2", "bvec3", "bvec4", "dvec2", "dvec3", "dvec4", "uint", "uvec2", "uvec3", "uvec4", "lowp", "mediump", "highp", "precision", "sampler1D", "sampler2D", "sampler3D", "image1D", "image2D", "struct", "common", "partition", "active", "asm", "class", "union", "enum", "typedef", "template", "this", "resource", "goto", "inline", "noinline", "public", "static", "extern", "external", "interface", "long", "short", "half", "fixed", "unsigned", "superp", "input", "output", "filter", "sizeof", "cast", "namespace", "using", "main", "barrier", "min", "max", "abs", "sign", "floor", "ceil", "trunc", "round", "fract", "mod", "clamp", "mix", "step", "exp", "exp2", "log", "log2", "sqrt", "pow", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "isnan", "isinf", "fma", "dot", "length", "int8_t", "int16_t", "int64_t", "uint8_t", "uint16_t", "uint64_t", "float16_t", "float64_t"])
 
 # Math of GLSL.std.450: float32 everywhere, float64 only where GLSL has the double overload.
 _F32_ONLY = {

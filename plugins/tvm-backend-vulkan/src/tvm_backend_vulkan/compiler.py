@@ -50,7 +50,7 @@ def missing_tools() -> list[str]:
     return [name for name in TOOLS if shutil.which(name) is None]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tool_versions() -> dict[str, str]:
     """The first line of each tool's version (part of the cache key)."""
     out = {}

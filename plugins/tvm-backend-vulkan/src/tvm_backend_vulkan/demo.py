@@ -13,7 +13,7 @@ from typing import Any, no_type_check
 
 from tvm.plugin import DemoCase
 
-__all__ = ["GPU_KERNELS", "TARGET", "demo_cases", "softmax_kernel", "tiled_matmul_kernel"]
+__all__ = ["TARGET", "demo_cases", "gpu_kernels", "softmax_kernel", "tiled_matmul_kernel"]
 
 TARGET = "vulkan"
 SOFTMAX_M, SOFTMAX_N, SOFTMAX_THREADS = 64, 256, 64
@@ -86,7 +86,8 @@ def _softmax_ref(a: Any, _b: Any) -> Any:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _gpu_kernels() -> list[Any]:
+def gpu_kernels() -> list[Any]:
+    """The demo kernels (core's vector add, a row softmax, a tiled matmul)."""
     from tvm.demo import KERNELS, DemoKernel
 
     return [
@@ -100,12 +101,6 @@ def _gpu_kernels() -> list[Any]:
                    lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
                    rtol=1e-4, atol=1e-3),
     ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "GPU_KERNELS":  # built on first use: tvm.demo is imported only then
-        return _gpu_kernels()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def demo_cases() -> list[DemoCase]:
@@ -124,4 +119,4 @@ def demo_cases() -> list[DemoCase]:
     if not runtime.is_available():
         return []
     backend = f"vulkan ({runtime.device_info()['name'].split(' (')[0]})"
-    return [make_case(k, TARGET, backend=backend, repeat=3) for k in _gpu_kernels()]
+    return [make_case(k, TARGET, backend=backend, repeat=3) for k in gpu_kernels()]
