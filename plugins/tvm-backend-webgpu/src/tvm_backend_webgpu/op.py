@@ -69,4 +69,11 @@ def register_ops() -> None:
     for op_name, builtin in SHUFFLES.items():
         op = Op.get(op_name)
         op.set_codegen(NS, _shuffle_rule(op_name, builtin))
-        record_undo(lambda op=op: op.attrs.pop(f"codegen.{NS}", None))
+        record_undo(_forget_rule(op))
+
+
+def _forget_rule(op: Any) -> Callable[[], None]:
+    def undo() -> None:
+        op.attrs.pop(f"codegen.{NS}", None)
+
+    return undo
