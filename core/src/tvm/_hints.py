@@ -107,6 +107,24 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
         ("adreno",),
         "Qualcomm Adreno GPUs: tags and the adreno pipeline over OpenCL and Vulkan",
     ),
+    CatalogueEntry(
+        "vulkan",
+        "tvm-backend-vulkan",
+        (),
+        ("vulkan",),
+        (),
+        (),
+        "Vulkan compute: GLSL compiled to SPIR-V, run through the vulkan binding",
+    ),
+    CatalogueEntry(
+        "webgpu",
+        "tvm-backend-webgpu",
+        (),
+        ("webgpu",),
+        (),
+        (),
+        "WebGPU: WGSL compute shaders, run through wgpu-py",
+    ),
 )
 
 

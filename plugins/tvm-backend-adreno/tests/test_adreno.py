@@ -37,22 +37,23 @@ def test_every_seed_tag_with_the_seed_config():
     assert (len(registered), digest) == SEED_DIGEST
 
 
-def test_record_requires_opencl_loaded_before_it():
+def test_record_requires_opencl_and_vulkan_loaded_before_it():
     records = {r.name: r for r in tvm.backend.list_backends()}
     adreno = records["adreno"]
     assert (adreno.state, adreno.requires, adreno.n_tags, adreno.pipelines) == (
-        "loaded", ("opencl",), 5, ("adreno",))
+        "loaded", ("opencl", "vulkan"), 5, ("adreno",))
     assert adreno.target_kinds == ()
-    assert records["opencl"].state == "loaded"
+    assert records["opencl"].state == records["vulkan"].state == "loaded"
     assert tvm.tirx.adreno is tvm_backend_adreno
 
 
-def test_loading_adreno_alone_loads_opencl_first():
+def test_loading_adreno_alone_loads_opencl_and_vulkan_first():
     code = ("import tvm.backend, tvm_backend_adreno; tvm_backend_adreno.register_backend(); "
-            "print(tvm.backend.is_loaded('opencl'), tvm.backend.is_loaded('adreno'))")
+            "print(tvm.backend.is_loaded('opencl'), tvm.backend.is_loaded('vulkan'), "
+            "tvm.backend.is_loaded('adreno'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=_env(TVM_BACKENDS="none"))
-    assert out.stdout.split() == ["True", "True"]
+    assert out.stdout.split() == ["True", "True", "True"]
 
 
 def _env(**extra: str) -> dict[str, str]:

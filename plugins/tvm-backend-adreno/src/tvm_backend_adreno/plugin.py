@@ -23,7 +23,7 @@ __all__ = ["DISTRIBUTION", "NAME", "REQUIRES", "register_backend"]
 NAME = "adreno"
 DISTRIBUTION = "tvm-backend-adreno"
 #: the backends whose kinds the Adreno tags use; they load before this one
-REQUIRES = ("opencl",)
+REQUIRES = ("opencl", "vulkan")
 
 
 @hookimpl

@@ -1,0 +1,44 @@
+"""tvm-backend-vulkan: Vulkan compute shaders (GLSL compiled to SPIR-V).
+
+After ``import tvm`` this package is also ``tvm.backend.vulkan`` and ``tvm.tirx.vulkan``.
+Submodules load lazily (none imports anything heavy at import time):
+
+* :mod:`~tvm_backend_vulkan.plugin`: the hooks; :mod:`~tvm_backend_vulkan.tags`: the target
+  kind ``vulkan``;
+* :mod:`~tvm_backend_vulkan.codegen`: lowered IR to GLSL compute shaders;
+  :mod:`~tvm_backend_vulkan.dispatch`: the workgroup barrier of core's tile-primitive variants;
+* :mod:`~tvm_backend_vulkan.compiler`: GLSL to SPIR-V with glslangValidator, checked by
+  spirv-val;
+* :mod:`~tvm_backend_vulkan.executable`: the build contract (``VulkanBuilder``) and what
+  ``tvm.compile(f, target="vulkan")`` returns;
+* :mod:`~tvm_backend_vulkan.runtime`: the device, through the ``vulkan`` binding; without a
+  Vulkan driver, calls raise :class:`VulkanRuntimeUnavailable` (a
+  :class:`tvm.error.DeviceUnavailableError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["VulkanRuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op",
+           "plugin", "register_backend", "runtime", "script", "tags"]
+
+_LAZY_SUBMODULES = {"codegen", "compiler", "demo", "dispatch", "executable", "op", "plugin",
+                    "runtime", "script", "tags"}
+
+
+def register_backend() -> Any:
+    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("vulkan")."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "VulkanRuntimeUnavailable":  # defined with the runtime it is about
+        return importlib.import_module(f"{__name__}.runtime").VulkanRuntimeUnavailable
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,43 @@
+"""tvm-backend-webgpu: WebGPU compute shaders in WGSL, run through wgpu-py.
+
+After ``import tvm`` this package is also ``tvm.backend.webgpu`` and ``tvm.tirx.webgpu``.
+Submodules load lazily (none imports anything heavy at import time):
+
+* :mod:`~tvm_backend_webgpu.plugin`: the hooks; :mod:`~tvm_backend_webgpu.tags`: the target
+  kind ``webgpu``;
+* :mod:`~tvm_backend_webgpu.op`: the WGSL rules of core's ``T.webgpu`` subgroup shuffles;
+* :mod:`~tvm_backend_webgpu.codegen`: lowered IR to WGSL; :mod:`~tvm_backend_webgpu.dispatch`:
+  the workgroup barrier of core's tile-primitive variants;
+* :mod:`~tvm_backend_webgpu.compiler`: packages the WGSL (and validates it with wgpu-native);
+* :mod:`~tvm_backend_webgpu.executable`: the build contract (``WebGPUBuilder``) and what
+  ``tvm.compile(f, target="webgpu")`` returns;
+* :mod:`~tvm_backend_webgpu.runtime`: the device, through wgpu-py; without an adapter, calls
+  raise :class:`WebGPURuntimeUnavailable` (a :class:`tvm.error.DeviceUnavailableError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["WebGPURuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op",
+           "plugin", "register_backend", "runtime", "script", "tags"]
+
+_LAZY_SUBMODULES = {"codegen", "compiler", "demo", "dispatch", "executable", "op", "plugin",
+                    "runtime", "script", "tags"}
+
+
+def register_backend() -> Any:
+    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("webgpu")."""
+    from .plugin import register_backend as _register
+
+    return _register()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WebGPURuntimeUnavailable":  # defined with the runtime it is about
+        return importlib.import_module(f"{__name__}.runtime").WebGPURuntimeUnavailable
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,488 @@
+"""Lowered IR to WGSL compute shaders (one module per kernel), on core's C-style codegen base.
+
+WGSL keeps C's expressions and control flow, so most of it is data: type names (``i32``,
+``u32``, ``f32``), typed literals (``3i``, ``2u``, ``0.5f``), conversion calls (``f32(x)``), its
+builtins (``inverseSqrt``, ``countOneBits``, ``bitcast<u32>``) and the thread indices. The
+declarations differ, and are overridden here: ``let`` and ``var`` with types after the name,
+``for (var k: i32 = 0; ...; k++)``, ``array<f32, N>`` allocations (``var<workgroup>`` at module
+scope for shared memory), ``select`` for ``?:``, ``_ = e;`` for a value computed for its
+effect, and the entry point's signature. A kernel's buffers are storage bindings in order, its
+scalars one uniform struct bound after them (WebGPU has no push constants), and its workgroup
+size pipeline-overridable constants set per launch from the launch plan's block::
+
+    // kernel: vadd_kernel
+    override tvm_block_x: u32 = 1u;
+    ...
+    @group(0) @binding(0) var<storage, read_write> A: array<f32>;
+    struct tvm_args_t { n: i32, }
+    @group(0) @binding(3) var<uniform> tvm_args: tvm_args_t;
+
+    @compute @workgroup_size(tvm_block_x, tvm_block_y, tvm_block_z)
+    fn vadd_kernel(@builtin(workgroup_id) tvm_group: vec3<u32>,
+                   @builtin(local_invocation_id) tvm_local: vec3<u32>) {
+      let n: i32 = tvm_args.n;
+      let bx: i32 = i32(tvm_group.x);
+      ...
+
+:func:`generate_wgsl` returns the modules joined into one source (each starts with its
+``// kernel:`` line, :func:`split_modules` splits on it) and each kernel's
+:class:`KernelLayout`, which the runtime follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
+from tvm.error import CodegenError
+from tvm.ir import expr as E
+from tvm.ir import stmt as S
+from tvm.ir.buffer import Buffer
+from tvm.ir.dtype import DataType
+from tvm.ir.function import IRModule, PrimFunc
+
+__all__ = ["KERNEL_MARKER", "KernelLayout", "WGSLCodegen", "generate_wgsl", "split_modules"]
+
+KERNEL_MARKER = "// kernel: "
+BLOCK_CONSTANTS = ("tvm_block_x", "tvm_block_y", "tvm_block_z")
+INF_BITS = "bitcast<f32>(0x7f800000u)"
+
+# WGSL keywords and reserved words (https://www.w3.org/TR/WGSL/#reserved-words), and the
+# builtins a kernel name could shadow.
+_WGSL_RESERVED = frozenset(["alias", "break", "case", "const", "const_assert", "continue", "continuing", "default", "diagnostic", "discard", "else", "enable", "false", "fn", "for", "if", "let", "loop", "override", "requires", "return", "struct", "switch", "true", "var", "while", "NULL", "Self", "abstract", "active", "alignas", "alignof", "as", "asm", "asm_fragment", "async", "attribute", "auto", "await", "become", "cast", "catch", "class", "co_await", "co_return", "co_yield", "coherent", "column_major", "common", "compile", "compile_fragment", "concept", "const_cast", "consteval", "constexpr", "constinit", "crate", "debugger", "decltype", "delete", "demote", "demote_to_helper", "do", "dynamic_cast", "enum", "explicit", "export", "extends", "extern", "external", "fallthrough", "filter", "final", "finally", "friend", "from", "fxgroup", "get", "goto", "groupshared", "highp", "impl", "implements", "import", "inline", "instanceof", "interface", "layout", "lowp", "macro", "macro_rules", "match", "mediump", "meta", "mod", "module", "move", "mut", "mutable", "namespace", "new", "nil", "noexcept", "noinline", "nointerpolation", "non_coherent", "noncoherent", "noperspective", "null", "nullptr", "of", "operator", "package", "packoffset", "partition", "pass", "patch", "pixelfragment", "precise", "precision", "premerge", "priv", "protected", "pub", "public", "readonly", "ref", "regardless", "register", "reinterpret_cast", "require", "resource", "restrict", "self", "set", "shared", "sizeof", "smooth", "snorm", "static", "static_assert", "static_cast", "std", "subroutine", "super", "target", "template", "this", "thread_local", "throw", "trait", "try", "type", "typedef", "typeid", "typename", "typeof", "union", "unless", "unorm", "unsafe", "unsized", "use", "using", "varying", "virtual", "volatile", "wgsl", "where", "with", "writeonly", "yield", "bool", "f16", "f32", "i32", "u32", "vec2", "vec3", "vec4", "mat2x2", "mat3x3", "mat4x4", "array", "atomic", "ptr", "sampler", "texture_2d", "main", "min", "max", "abs", "select", "exp", "exp2", "log", "log2", "sqrt", "pow", "sin", "cos", "tan", "floor", "ceil", "round", "trunc", "fma"])
+
+_F32 = {
+    "tirx.exp": "exp({0})", "tirx.exp2": "exp2({0})",
+    "tirx.exp10": "exp2(({0}) * 3.3219280948873622f)",
+    "tirx.log": "log({0})", "tirx.log2": "log2({0})",
+    "tirx.log10": "(log2({0}) * 0.30102999566398120f)", "tirx.log1p": "log(1.0f + ({0}))",
+    "tirx.sqrt": "sqrt({0})", "tirx.rsqrt": "inverseSqrt({0})",
+    "tirx.sin": "sin({0})", "tirx.cos": "cos({0})", "tirx.tan": "tan({0})",
+    "tirx.asin": "asin({0})", "tirx.acos": "acos({0})", "tirx.atan": "atan({0})",
+    "tirx.sinh": "sinh({0})", "tirx.cosh": "cosh({0})", "tirx.tanh": "tanh({0})",
+    "tirx.sigmoid": "(1.0f / (1.0f + exp(-({0}))))",
+    # WGSL's round() rounds half to even, like numpy.round
+    "tirx.floor": "floor({0})", "tirx.ceil": "ceil({0})", "tirx.round": "round({0})",
+    "tirx.nearbyint": "round({0})", "tirx.trunc": "trunc({0})", "tirx.fabs": "abs({0})",
+    "tirx.pow": "pow({0}, {1})", "tirx.fmod": "(({0}) % ({1}))", "tirx.atan2": "atan2({0}, {1})",
+    "tirx.hypot": "sqrt(({0}) * ({0}) + ({1}) * ({1}))",
+    "tirx.copysign": "bitcast<f32>((bitcast<u32>({0}) & 0x7fffffffu) | "
+                     "(bitcast<u32>({1}) & 0x80000000u))",
+    "tirx.fma": "fma({0}, {1}, {2})",
+    "tirx.isnan": "(({0}) != ({0}))", "tirx.isinf": f"(abs({{0}}) == {INF_BITS})",
+    "tirx.isfinite": f"(abs({{0}}) < {INF_BITS})",
+}
+
+
+def _rule_unsupported(what: str) -> Any:
+    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+        raise CodegenError(f"op `{call.op.name}` is not supported on target "
+                           f"{cg.target_kind!r}: {what}")
+
+    return rule
+
+
+def _rule_abs(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    return args[0] if call.dtype.is_uint or call.dtype.is_bool else f"abs({args[0]})"
+
+
+def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    return f"bitcast<{cg.storage_type(call.dtype)}>({args[1]})"
+
+
+_TEMPLATES: dict[str, OpTemplate] = {
+    **CodegenCStyle.op_templates,
+    **{name: {"float32": rule} for name, rule in _F32.items()},
+    "tirx.abs": _rule_abs,
+    "tirx.popcount": "countOneBits({0})",
+    "tirx.clz": "countLeadingZeros({0})",
+    "tirx.reinterpret": _rule_reinterpret,
+    "tirx.shift_left": "(({0}) << u32({1}))",
+    "tirx.shift_right": "(({0}) >> u32({1}))",
+    "tirx.if_then_else": "select({2}, {1}, {0})",
+    "tirx.erf": _rule_unsupported("WGSL has no erf"),
+    "tirx.nextafter": _rule_unsupported("WGSL has no nextafter"),
+    "tirx.address_of": _rule_unsupported("WGSL has no pointers into storage buffers"),
+}
+
+
+@dataclass
+class KernelLayout:
+    """How one kernel's parameters are bound, in parameter order: ``("buffer", binding,
+    dtype)`` or ``("uniform", offset, dtype)``; the uniform struct (``uniform_size`` bytes) is
+    at binding ``uniform_binding``."""
+
+    name: str
+    params: list[tuple[str, int, str]] = field(default_factory=list)
+    uniform_size: int = 0
+    uniform_binding: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "params": [list(p) for p in self.params],
+                "uniform_size": self.uniform_size, "uniform_binding": self.uniform_binding}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> KernelLayout:
+        return KernelLayout(str(d["name"]), [(str(k), int(i), str(t)) for k, i, t in d["params"]],
+                            int(d["uniform_size"]), int(d["uniform_binding"]))
+
+
+class WGSLCodegen(CodegenCStyle):
+    """One WGSL module for one kernel. See the module docstring."""
+
+    target_kind: ClassVar[str] = "webgpu"
+    restrict_keyword: ClassVar[str] = ""
+    align_attribute: ClassVar[str] = ""
+    thread_index_names: ClassVar[dict[str, str]] = {
+        "blockIdx.x": "tvm_group.x", "blockIdx.y": "tvm_group.y", "blockIdx.z": "tvm_group.z",
+        "threadIdx.x": "tvm_local.x", "threadIdx.y": "tvm_local.y", "threadIdx.z": "tvm_local.z",
+    }
+    type_names: ClassVar[dict[str, str]] = {
+        "int32": "i32", "uint32": "u32", "float32": "f32", "bool": "bool",
+    }
+    unroll_pragma: ClassVar[str | None] = None
+    op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
+    includes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, target: Any = None) -> None:
+        super().__init__(target)
+        self._workgroup_decls: list[tuple[str, int]] = []  # (declaration, bytes)
+        self._handle_types: dict[int, DataType] = {}
+        self.layout: KernelLayout | None = None
+        self.uses_subgroups = False
+
+    def target_attr(self, name: str, default: Any) -> Any:
+        attrs = getattr(self.target, "attrs", None) or {}
+        return attrs.get(name, default)
+
+    # -- structure ------------------------------------------------------------------------
+    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+        if not func.attrs.get("tirx.is_kernel"):
+            raise CodegenError(
+                f"target {self.target_kind!r}: function `{name or func.name}` is not a kernel; "
+                "only the kernels of the split module (tirx.is_kernel) become WGSL, the host "
+                "part runs in Python")
+        self._handle_types = _pointee_types(func)
+        return super().add_function(func, name)
+
+    def print_function_body(self, func: PrimFunc) -> None:
+        self._push_scope()
+        for p in self._cur_info.params:
+            if p.kind == "scalar":
+                self.emit(f"let {p.c_name}: {self.c_type(DataType(p.dtype))} = "
+                          f"tvm_args.{p.c_name};")
+        self.print_stmt(func.body)
+        self._pop_scope()
+
+    def function_header(self, info: FunctionInfo) -> str:
+        self.layout = self._layout(info)
+        builtins = ("@builtin(workgroup_id) tvm_group: vec3<u32>, "
+                    "@builtin(local_invocation_id) tvm_local: vec3<u32>")
+        return (f"@compute @workgroup_size({', '.join(BLOCK_CONSTANTS)})\n"
+                f"fn {info.symbol}({builtins})")
+
+    def _layout(self, info: FunctionInfo) -> KernelLayout:
+        layout = KernelLayout(info.symbol)
+        binding = offset = 0
+        for p in info.params:
+            if p.kind == "shape_var":
+                raise CodegenError(f"target {self.target_kind!r}: kernel `{info.name}` has a "
+                                   f"symbolic extent `{p.name}` that is not passed to it")
+            if p.kind in ("buffer", "handle"):
+                dtype = self._elem_type(p)
+                if dtype.is_bool:
+                    raise CodegenError(f"target {self.target_kind!r}: buffer `{p.name}` holds "
+                                       "bool, which WGSL cannot store; use int32 or uint8 "
+                                       "arrays of 0/1")
+                layout.params.append(("buffer", binding, str(dtype)))
+                binding += 1
+                continue
+            dt = DataType(p.dtype)
+            if str(dt) not in ("int32", "uint32", "float32"):
+                raise CodegenError(f"target {self.target_kind!r}: scalar argument `{p.name}` of "
+                                   f"kernel `{info.name}` has type {dt}; WGSL uniforms hold "
+                                   "int32, uint32 and float32")
+            layout.params.append(("uniform", offset, str(dt)))
+            offset += 4
+        limit = self.target_attr("max_storage_buffers_per_shader_stage", 8)
+        if binding > limit:
+            raise CodegenError(f"target {self.target_kind!r}: kernel `{info.name}` binds "
+                               f"{binding} storage buffers; the target allows {limit} "
+                               "(max_storage_buffers_per_shader_stage)")
+        layout.uniform_size = -(-offset // 16) * 16
+        layout.uniform_binding = binding
+        return layout
+
+    def _elem_type(self, p: ParamInfo) -> DataType:
+        if p.kind == "buffer":
+            return DataType(p.dtype)
+        var_id = next((k for k, n in self._names.items() if n == p.c_name), None)
+        dtype = self._handle_types.get(var_id) if var_id is not None else None
+        if dtype is None:
+            raise CodegenError(f"target {self.target_kind!r}: cannot tell the element type of "
+                               f"pointer argument `{p.name}`; give it a buffer")
+        return dtype
+
+    def preamble_lines(self) -> list[str]:
+        assert self.layout is not None
+        info = self._cur_info
+        lines = [f"override {c}: u32 = 1u;" for c in BLOCK_CONSTANTS]
+        if self.uses_subgroups:
+            # The WGSL standard asks for `enable subgroups;`; wgpu-native's WGSL front end
+            # does not accept it yet and takes the builtins from the device's feature alone.
+            lines.append("// uses subgroup builtins: the device needs the 'subgroup' feature")
+        members = []
+        for p, (kind, slot, dtype) in zip(info.params, self.layout.params):
+            wtype = self.storage_type(DataType(dtype))
+            if kind == "buffer":
+                lines.append(f"@group(0) @binding({slot}) var<storage, read_write> "
+                             f"{p.c_name}: array<{wtype}>;")
+            else:
+                members.append(f"{p.c_name}: {wtype},")
+        if members:
+            lines.append(f"struct tvm_args_t {{ {' '.join(members)} }}")
+            lines.append(f"@group(0) @binding({self.layout.uniform_binding}) var<uniform> "
+                         "tvm_args: tvm_args_t;")
+        return lines + [decl for decl, _ in self._workgroup_decls]
+
+    def finish(self) -> str:
+        return f"{KERNEL_MARKER}{self._cur_info.symbol}\n" + super().finish()
+
+    def assert_fail_lines(self, message: str) -> list[str]:
+        return ["return;"]
+
+    # -- statements -------------------------------------------------------------------------
+    def print_thread_binding(self, loop: S.For) -> None:
+        tag = loop.thread_tag or ""
+        builtin = self.thread_index_names.get(tag)
+        if builtin is None:
+            raise CodegenError(f"target {self.target_kind!r} has no thread index {tag!r} "
+                               f"(loop over `{loop.loop_var.name}`)")
+        name = self.var_name(loop.loop_var)
+        self._nonneg_vars.add(id(loop.loop_var))
+        wtype = self.c_type(loop.loop_var.dtype)
+        self.emit(f"let {name}: {wtype} = {wtype}({builtin});")
+        self.print_stmt(loop.body)
+
+    def print_serial_for(self, loop: S.For) -> None:
+        v = loop.loop_var
+        if isinstance(loop.min, E.IntImm) and loop.min.value >= 0:
+            self._nonneg_vars.add(id(v))
+        name, wtype = self.var_name(v), self.c_type(v.dtype)
+        lo = self.print_expr(loop.min)
+        if isinstance(loop.min, E.IntImm) and loop.min.value == 0:
+            hi = self.print_expr(loop.extent)
+        else:
+            hi = f"({lo} + {self.print_expr(loop.extent)})"
+        self.emit(f"for (var {name}: {wtype} = {lo}; {name} < {hi}; {name}++) {{")
+        self.print_block(loop.body)
+        self.emit("}")
+
+    def stmt_LetStmt(self, stmt: S.LetStmt) -> None:
+        v = stmt.var
+        if v.dtype.is_handle:
+            raise CodegenError(f"target {self.target_kind!r}: `{v.name}` is a pointer; WGSL "
+                               "cannot point into a storage buffer (index the buffer instead)")
+        if self._nonneg(stmt.value):
+            self._nonneg_vars.add(id(v))
+        name = self.var_name(v)
+        self.emit(f"let {name}: {self.c_type(v.dtype)} = {self.print_expr(stmt.value)};")
+        self.print_stmt(stmt.body)
+
+    def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
+        name = self.var_name(buffer.data, buffer.name)
+        self._buffer_ptrs[id(buffer)] = name
+        n = _numel(buffer)
+        if n is None:
+            raise CodegenError(f"target {self.target_kind!r} cannot allocate buffer "
+                               f"`{buffer.name}` of dynamic shape {buffer.shape} in a shader: "
+                               "give it a constant shape, or pass it as an argument")
+        decl = f"{name}: array<{self.storage_type(buffer.dtype)}, {max(n, 1)}>;"
+        if buffer.scope not in ("shared", "shared.dyn"):
+            self.emit(f"var {decl}")
+            return
+        size = n * buffer.dtype.bytes
+        used = sum(b for _, b in self._workgroup_decls) + size
+        limit = self.target_attr("max_shared_memory_per_block", 16384)
+        if used > limit:
+            raise CodegenError(f"target {self.target_kind!r}: shared buffer `{buffer.name}` "
+                               f"brings the kernel's workgroup memory to {used} bytes; the "
+                               f"target allows {limit} (max_shared_memory_per_block)")
+        self._workgroup_decls.append((f"var<workgroup> {decl}", size))
+
+    def stmt_DeclBuffer(self, stmt: S.DeclBuffer) -> None:
+        data = stmt.buffer.data
+        pointee = self._handle_types.get(id(data))
+        if pointee is not None and pointee != stmt.buffer.dtype.element_of():
+            raise CodegenError(f"target {self.target_kind!r}: buffer `{stmt.buffer.name}` views "
+                               f"`{data.name}` ({pointee}) as {stmt.buffer.dtype}; WGSL cannot "
+                               "reinterpret memory, keep one element type per buffer")
+        super().stmt_DeclBuffer(stmt)
+
+    def stmt_Evaluate(self, stmt: S.Evaluate) -> None:
+        value = stmt.value
+        if isinstance(value, (E.IntImm, E.FloatImm)):
+            return
+        if isinstance(value, E.Call) and value.op.name == "tirx.ret":
+            self.emit(f"return {self.print_expr(value.args[0])};")
+            return
+        text = self.print_expr(value)
+        if not text:
+            return
+        # WGSL drops a value only through the phony assignment
+        void = not isinstance(value, E.PrimExpr) or value.dtype.is_void
+        self.emit(f"{text};" if void else f"_ = {text};")
+
+    # -- types ------------------------------------------------------------------------------
+    def storage_type(self, dt: DataType | str) -> str:
+        dt = DataType(dt).element_of()
+        name = self.type_names.get(str(dt))
+        if name is None:
+            raise CodegenError(f"data type {dt} is not supported by target {self.target_kind!r} "
+                               f"(WGSL computes {', '.join(self.type_names)})")
+        return name
+
+    def c_type(self, dt: DataType | str) -> str:
+        dt = DataType(dt)
+        if dt.lanes > 1:
+            raise CodegenError(f"target {self.target_kind!r}: vector type {dt} is printed lane "
+                               "by lane")
+        return self.storage_type(dt)
+
+    def _sanitize(self, hint: str) -> str:
+        name = super()._sanitize(hint)
+        if name.startswith("_"):
+            name = "v" + name
+        return name + "_" if name in _WGSL_RESERVED else name
+
+    # -- expressions ------------------------------------------------------------------------
+    def expr_IntImm(self, e: E.IntImm) -> str:
+        dt, v = e.dtype, e.value
+        if dt.is_bool:
+            return "true" if v else "false"
+        self.storage_type(dt)
+        if dt.is_uint:
+            return f"{v}u"
+        if v == -(2**31):
+            return "(-2147483647i - 1i)"
+        return f"({v}i)" if v < 0 else f"{v}i"
+
+    def expr_FloatImm(self, e: E.FloatImm) -> str:
+        v = e.value
+        self.storage_type(e.dtype)
+        if v != v:
+            return "bitcast<f32>(0x7fc00000u)"
+        if v in (float("inf"), float("-inf")):
+            return INF_BITS if v > 0 else "bitcast<f32>(0xff800000u)"
+        text = repr(v)
+        if "e" not in text and "." not in text:
+            text += ".0"
+        return f"({text}f)" if v < 0 else f"{text}f"
+
+    def expr_StringImm(self, e: E.StringImm) -> str:
+        raise CodegenError(f"target {self.target_kind!r}: WGSL has no strings ({e.value!r})")
+
+    def expr_Cast(self, e: E.Cast) -> str:
+        value = self.print_expr(e.value)
+        if e.dtype == e.value.dtype:
+            return value
+        return f"{self.c_type(e.dtype)}({value})"
+
+    def expr_Select(self, e: E.Select) -> str:
+        c, t, f = (self.print_expr(x) for x in (e.condition, e.true_value, e.false_value))
+        return f"select({f}, {t}, {c})"
+
+    def expr_Min(self, e: E.Min) -> str:
+        return f"min({self.print_expr(e.a)}, {self.print_expr(e.b)})"
+
+    def expr_Max(self, e: E.Max) -> str:
+        return f"max({self.print_expr(e.a)}, {self.print_expr(e.b)})"
+
+    def expr_Mod(self, e: E.Mod) -> str:
+        # WGSL's % truncates (C's fmod for floats): TIR's Mod
+        return self._arith(e, "%")
+
+    def expr_FloorDiv(self, e: E.FloorDiv) -> str:
+        if e.dtype.is_float:
+            return f"floor({self.print_expr(e.a)} / {self.print_expr(e.b)})"
+        return super().expr_FloorDiv(e)
+
+    def expr_FloorMod(self, e: E.FloorMod) -> str:
+        if e.dtype.is_float:
+            a, b = self.print_expr(e.a), self.print_expr(e.b)
+            return f"({a} - floor({a} / {b}) * {b})"
+        return super().expr_FloorMod(e)
+
+    def _int_helper(self, e: E.BinaryOp, what: str) -> str:
+        t = self.c_type(e.dtype)
+        body = "select(q, q - 1i, r != 0i && ((r < 0i) != (b < 0i)))" if what == "floordiv" \
+            else "select(r, r + b, r != 0i && ((r < 0i) != (b < 0i)))"
+        self.add_helper(f"tvm_{what}_{t}",
+                        f"fn tvm_{what}_{t}(a: {t}, b: {t}) -> {t} {{\n"
+                        f"  let q = a / b;\n  let r = a % b;\n  return {body};\n}}")
+        return f"tvm_{what}_{t}({self.print_expr(e.a)}, {self.print_expr(e.b)})"
+
+    def expr_Call(self, call: E.Call) -> str:
+        if call.op.name == "tirx.call_extern" and isinstance(call.args[1], E.StringImm):
+            # a WGSL builtin: its name and type arguments are strings, which WGSL has not
+            args = ", ".join(self.print_expr(a) for a in call.args[2:])
+            return f"{call.args[1].value}({args})"
+        return super().expr_Call(call)
+
+
+def _numel(buffer: Buffer) -> int | None:
+    n = 1
+    for s in buffer.shape:
+        if not isinstance(s, E.IntImm):
+            return None
+        n *= s.value
+    return n
+
+
+def _pointee_types(func: PrimFunc) -> dict[int, DataType]:
+    """Element type of each pointer parameter, from the buffers viewing it."""
+    from tvm.ir.visitor import post_order_visit
+
+    types: dict[int, DataType] = {}
+    for p in func.params:
+        if p.dtype.is_handle and p.ptr_dtype is not None:
+            types[id(p)] = p.ptr_dtype.element_of()
+    for p, buf in func.buffer_map.items():
+        types.setdefault(id(p), buf.dtype.element_of())
+
+    def visit(n: Any) -> None:
+        if isinstance(n, (S.DeclBuffer, S.AllocBuffer, E.BufferLoad, S.BufferStore)):
+            types.setdefault(id(n.buffer.data), n.buffer.dtype.element_of())
+
+    post_order_visit(func.body, visit)
+    return types
+
+
+def generate_wgsl(mod: IRModule | PrimFunc, target: Any = None
+                  ) -> tuple[str, list[KernelLayout]]:
+    """(the WGSL of every kernel of ``mod``, joined; each kernel's binding layout)."""
+    if isinstance(mod, PrimFunc):
+        mod = IRModule.from_expr(mod)
+    kernels = {n: f for n, f in mod.functions.items() if f.attrs.get("tirx.is_kernel")}
+    if not kernels:
+        raise CodegenError("generate_wgsl: the module has no kernel (tirx.is_kernel); lower it "
+                           "with the target's pipeline first (tvm.compile does)")
+    modules, layouts = [], []
+    for name, func in kernels.items():
+        cg = WGSLCodegen(target)
+        cg.add_function(func, name)
+        modules.append(cg.finish())
+        assert cg.layout is not None
+        layouts.append(cg.layout)
+    return "\n".join(modules), layouts
+
+
+def split_modules(source: str) -> dict[str, str]:
+    """The WGSL module of each kernel in a joined source, by kernel name."""
+    out: dict[str, str] = {}
+    for chunk in source.split(KERNEL_MARKER)[1:]:
+        name, _, _ = chunk.partition("\n")
+        out[name.strip()] = KERNEL_MARKER + chunk
+    return out

@@ -1,0 +1,29 @@
+"""Tile primitives on WebGPU: core's generic variants, synchronised by the workgroup barrier.
+
+Core's ``fallback`` variants deal a CTA-scope op's elements round-robin to the workgroup's
+invocations and put the scope's barrier after it; this module says what that barrier is in WGSL
+(:func:`~tvm_backend_webgpu.op.workgroup_barrier`). A subgroup's width is the adapter's (8 on
+lavapipe, 32 or 64 on GPUs), so no warp-scope barrier is registered: a warp-scope tile op on
+WebGPU fails with core's message naming the missing barrier.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["KIND", "register_all", "scope_barrier"]
+
+KIND = "webgpu"
+
+
+def scope_barrier(sctx: Any, scope: str) -> Any:
+    """The barrier of a CTA (workgroup) on WebGPU."""
+    from ..op import workgroup_barrier
+
+    return workgroup_barrier()
+
+
+def register_all() -> None:
+    from tvm.tirx.operator.tile_primitive import register_scope_barrier
+
+    register_scope_barrier(KIND, "cta", scope_barrier)

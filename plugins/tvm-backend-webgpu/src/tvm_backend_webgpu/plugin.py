@@ -1,0 +1,94 @@
+"""The hooks of the WebGPU backend (entry point ``webgpu = "tvm_backend_webgpu.plugin"``).
+
+Hooks only; the work is in the backend's other modules (the layout every backend has):
+``tags`` (the target kind), ``op`` (the WGSL rules of core's ``T.webgpu`` ops, the barrier
+builtins), ``script`` (``T.webgpu`` stays core's, as in the seed), ``dispatch`` (the workgroup
+barrier of core's variants), ``codegen`` (IR to WGSL), ``compiler`` (packages and checks the
+WGSL), ``executable`` (the build contract and the Executable), ``runtime`` (the device, through
+wgpu-py). Nothing heavy is imported here (no numpy, no wgpu): those load when a kernel compiles
+or runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import tvm.backend
+from tvm.backend._loader import discovered
+from tvm.plugin import BackendInfo, DemoCase, hookimpl
+from tvm.target import TargetKind
+
+from . import __version__, dispatch, op, runtime, tags
+from .demo import demo_cases
+
+__all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
+
+NAME = "webgpu"
+KIND = tags.KIND
+DISTRIBUTION = "tvm-backend-webgpu"
+
+
+@hookimpl
+def tvm_backend_info() -> BackendInfo:
+    return BackendInfo(
+        name=NAME,
+        version=__version__,
+        api_range=">=2,<3",
+        distribution=DISTRIBUTION,
+        description="WebGPU: WGSL compute shaders, run through wgpu-py (lavapipe on a CPU)",
+    )
+
+
+@hookimpl
+def tvm_module_aliases() -> dict[str, str]:
+    # tvm.backend.webgpu and tvm.tirx.webgpu both name this package.
+    return {NAME: "tvm_backend_webgpu"}
+
+
+@hookimpl
+def tvm_target_kinds() -> list[TargetKind]:
+    return list(tags.KINDS)
+
+
+@hookimpl
+def tvm_target_tags() -> dict[str, dict[str, Any]]:
+    return dict(tags.TAGS)
+
+
+@hookimpl
+def tvm_register_ops() -> None:
+    op.register_ops()
+
+
+@hookimpl
+def tvm_register_dispatch() -> None:
+    dispatch.register_all()
+
+
+@hookimpl
+def tvm_builders() -> dict[str, str]:
+    # named, not imported: executable.py (and the codegen it imports) loads on the first build
+    return {KIND: "tvm_backend_webgpu.executable:WebGPUBuilder"}
+
+
+@hookimpl
+def tvm_device_probes() -> dict[str, Callable[[], str | None]]:
+    return {"webgpu": runtime.unavailable_reason}
+
+
+@hookimpl
+def tvm_demo_cases() -> list[DemoCase]:
+    return demo_cases()
+
+
+def register_backend() -> ModuleType | None:
+    """Load this backend (idempotent; the seed's contract): through its entry point when the
+    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
+    if tvm.backend.is_loaded(NAME):
+        return sys.modules["tvm_backend_webgpu"]
+    if NAME in discovered():
+        return tvm.backend.load(NAME)
+    return tvm.backend.register_plugin(sys.modules[__name__], NAME, distribution=DISTRIBUTION)
