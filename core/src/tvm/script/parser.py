@@ -916,6 +916,12 @@ def parse_function(fn: Any, *, private: bool = False,
 def _parse_ast(source: Source) -> ast.Module:
     """``ast.parse`` with every failure located: syntax errors where Python says, and
     expressions too deep for Python's parser (or ours) at their line."""
+    nul = source.text.find("\0")
+    if nul >= 0:  # Python < 3.12 raises a bare ValueError for it
+        line = source.text.count("\n", 0, nul) + 1
+        col = nul - (source.text.rfind("\n", 0, nul) + 1)
+        raise source.error(_syntax_node(SyntaxError("", (None, line, col + 1, None))),
+                           "the source contains a null character (\\0); remove it") from None
     try:
         tree = ast.parse(source.text, source.filename)
     except SyntaxError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import logging
 import os
 import re
 import time
@@ -11,13 +10,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import _logging
+
 if TYPE_CHECKING:
     from ..ir import IRModule
     from ._pass import Pass
 
 __all__ = ["PassContext", "PassInfo", "PassInstrument"]
 
-_LOG = logging.getLogger("tvm.transform")
+_DEBUG = 10  # logging.DEBUG, without importing logging (see tvm._logging)
+
 
 _stack: contextvars.ContextVar[tuple[PassContext, ...]] = contextvars.ContextVar(
     "tvm_pass_context_stack", default=()
@@ -142,7 +144,8 @@ class PassContext:
         finally:
             self._depth -= 1
         if not p.is_composite:
-            _LOG.debug("pass %s: %.2f ms", info.name, (time.perf_counter() - start) * 1e3)
+            _logging.log("tvm.transform", _DEBUG, "pass %s: %.2f ms", info.name,
+                         (time.perf_counter() - start) * 1e3)
         for inst in self.instruments:
             _hook(inst, "run_after_pass")(out, info)
         if not p.is_composite:
