@@ -31,15 +31,11 @@ class FakeBackends:
         self.root = root
         self.entries: list[EntryPointInfo] = []
         self.loader = _loader._Loader(scan=lambda: list(self.entries))
-        self.shadowed: dict[str, Any] = {}  # real modules a fake package of that name hides
-
 
     def package(self, package: str, files: dict[str, str]) -> Path:
         """Write package ``package`` with ``files`` (relative name -> source)."""
         pkg = self.root / package
         pkg.mkdir(parents=True, exist_ok=True)
-        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
-            self.shadowed[name] = sys.modules.pop(name)  # e.g. the real tvm_backend_cuda
         files = {"__init__.py": "", **files}
         for rel, source in files.items():
             path = pkg / rel
@@ -97,7 +93,6 @@ def backends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         _registry.owner_labels.clear()
         _registry.owner_labels.update(labels)
         _forget_fake_modules(str(fake.root))
-        sys.modules.update(fake.shadowed)
 
 
 def _forget_fake_modules(root: str) -> None:

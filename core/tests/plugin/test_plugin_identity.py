@@ -45,6 +45,9 @@ def _autoload_warnings() -> list[str]:
 
 @pytest.mark.parametrize("name", ["dupe", "cuda"])
 def test_two_distributions_offering_one_name_is_a_reported_conflict(backends, name):
+    if f"tvm_backend_{name}" in sys.modules:
+        pytest.skip(f"the real tvm_backend_{name} is imported in this process; the conflict over "
+                    "its name is checked in the core session, where it is not installed")
     backends.add(name, KIND.format(kind=f"{name}_first"), dist=f"tvm-backend-{name}")
     _second_dist(backends, name, f"other_{name}", f"someone-elses-{name}",
                  KIND.format(kind=f"{name}_2"))

@@ -24,6 +24,7 @@ from ._loader import (
     is_loaded,
     load,
     load_all,
+    load_or_register,
     missing_message,
     register_plugin,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "load_all",
     "missing_message",
     "parse_selection",
+    "load_or_register",
     "register_plugin",
 ]
 

@@ -34,6 +34,7 @@ __all__ = [
     "is_loaded",
     "load",
     "load_all",
+    "load_or_register",
     "register_plugin",
 ]
 
@@ -212,6 +213,25 @@ def register_plugin(plugin: Any, name: str, *, distribution: str = "") -> Module
         if existing is None:
             backends[name] = BackendState(name, ep)
     return load(name)
+
+
+def load_or_register(name: str, plugin: ModuleType, *, distribution: str,
+                     requires: tuple[str, ...] = ()) -> ModuleType | None:
+    """The body of every backend's ``register_backend()`` (the seed's contract; idempotent).
+
+    Loads backend ``name`` through its entry point when its distribution is installed, else (a
+    source checkout on ``PYTHONPATH``) registers its hooks module ``plugin`` in-process, after
+    the backends it ``requires`` (each found as ``tvm_backend_<dep>.plugin``). Returns the
+    backend's package.
+    """
+    if name in discovered():  # installed, or registered in-process already
+        result = load(name)
+    else:
+        for dep in requires:
+            if dep not in discovered():
+                importlib.import_module(f"tvm_backend_{dep}.plugin").register_backend()
+        result = register_plugin(plugin, name, distribution=distribution)
+    return result if result is not None else sys.modules.get(plugin.__package__ or "")
 
 
 def _autoload() -> None:

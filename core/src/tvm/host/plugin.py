@@ -69,12 +69,6 @@ def tvm_demo_cases() -> list[DemoCase]:
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent): through its entry point when tvm-core is installed,
     else (a source checkout on PYTHONPATH) as an in-process plugin of tvm-core."""
-    from .. import backend
+    from .. import backend  # tvm.backend imports this module's package lazily, not at import
 
-    if backend.is_loaded(NAME):
-        return sys.modules[__package__ or "tvm.host"]
-    from ..backend._loader import discovered
-
-    if NAME in discovered():
-        return backend.load(NAME)
-    return backend.register_plugin(sys.modules[__name__], NAME, distribution="tvm-core")
+    return backend.load_or_register(NAME, sys.modules[__name__], distribution="tvm-core")

@@ -12,7 +12,6 @@ from types import ModuleType
 from typing import Any
 
 import tvm.backend
-from tvm.backend._loader import discovered
 from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import Target, TargetKind
 
@@ -74,15 +73,7 @@ def _adreno_pipeline(**kwargs: Any) -> tuple[Any, Any, Any]:
 
 
 def register_backend() -> ModuleType | None:
-    """Load this backend and the ones it requires (idempotent; the seed's contract): through the
-    entry points when the distributions are installed, else (a source checkout on PYTHONPATH) as
-    in-process plugins."""
-    if tvm.backend.is_loaded(NAME):
-        return sys.modules["tvm_backend_adreno"]
-    if NAME in discovered():
-        return tvm.backend.load(NAME)
-    import importlib
-
-    for dep in REQUIRES:  # what the loader does for installed backends
-        importlib.import_module(f"tvm_backend_{dep}").register_backend()
-    return tvm.backend.register_plugin(sys.modules[__name__], NAME, distribution=DISTRIBUTION)
+    """Load this backend (idempotent; the seed's contract): through its entry point when the
+    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
+    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION,
+                                        requires=REQUIRES)

@@ -16,7 +16,6 @@ from types import ModuleType
 from typing import Any
 
 import tvm.backend
-from tvm.backend._loader import discovered
 from tvm.plugin import BackendInfo, DemoCase, hookimpl
 from tvm.target import TargetKind
 
@@ -82,8 +81,4 @@ def tvm_demo_cases() -> list[DemoCase]:
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    if tvm.backend.is_loaded(NAME):
-        return sys.modules["tvm_backend_vulkan"]
-    if NAME in discovered():
-        return tvm.backend.load(NAME)
-    return tvm.backend.register_plugin(sys.modules[__name__], NAME, distribution=DISTRIBUTION)
+    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)

@@ -9,7 +9,7 @@ from tvm.ir.expr import Call
 
 from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, ptr
 from ._base import str_arg as S
-from ._spec import intrin
+from ._spec import build, intrin, sugar
 
 # PTX spellings of the type names the seed uses, and each type's register constraint/C type.
 PTX_TYPE_NAME = {
@@ -163,6 +163,13 @@ def _mma_legacy(call: Call, emit: Emit) -> str:
     b = [f"((unsigned*){bb})[{k}]" for k in range(nb)]
     c = [f"(({cc}*){cb})[{k}]" for k in range(nc)]
     return _mma_asm(shape, a_layout, b_layout, c_t, a_t, b_t, c_t, c, a, b, c, saturate, bit_op)
+
+
+@sugar("ptx.mma.sp_legacy")
+def ptx_mma_sp_legacy(*args: Any, **kwargs: Any) -> Call:
+    """The seed's name for sparse ``mma.sync`` on fragments given as pointer + element offset;
+    ``T.ptx.mma.sp`` takes that form already, so this builds the same call."""
+    return build("ptx.mma.sp", *args, **kwargs)
 
 
 def _elem_bytes(t: str) -> int:
