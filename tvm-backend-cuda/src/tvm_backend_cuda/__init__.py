@@ -25,16 +25,20 @@ _LAZY_SUBMODULES |= {"target_tags", "operator"}
 
 def register_backend() -> Any:
     """Load this backend into tvm (idempotent): the seed's backend contract."""
-    from .plugin import register_backend as _register
+    # The plugin imports tvm, whose autoload imports this plugin: at the package's top that is a
+    # cycle (`import tvm_backend_cuda` before tvm would hand tvm a half-run plugin).
+    from .plugin import register_backend as _register  # noqa: PLC0415 - cycle through tvm
 
     return _register()
 
 
 def script_namespaces(**_: Any) -> dict[str, Any]:
     """New ``T.cuda``, ``T.ptx`` and ``T.nvshmem`` namespace objects (the seed's helper)."""
-    from .script import CUDANamespace, NVSHMEMNamespace, PTXNamespace
+    # script imports tvm: at the package's top, the same cycle as register_backend's.
+    from . import script  # noqa: PLC0415 - cycle through tvm
 
-    return {"cuda": CUDANamespace(), "ptx": PTXNamespace(), "nvshmem": NVSHMEMNamespace()}
+    return {"cuda": script.CUDANamespace(), "ptx": script.PTXNamespace(),
+            "nvshmem": script.NVSHMEMNamespace()}
 
 
 def __getattr__(name: str) -> ModuleType:

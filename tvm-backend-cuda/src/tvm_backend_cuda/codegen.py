@@ -53,6 +53,9 @@ from tvm.ir import expr as E
 from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.tirx.transform import dyn_smem_layout
+
+from .compiler import needed_headers
 
 __all__ = ["CudaCodegen", "KernelInfo", "generate_cuda", "sm_version"]
 
@@ -174,8 +177,6 @@ class CudaCodegen(CudaStyleCodegen):
         self._func = func
         self._dyn_declared = False
         self._vector_align = {}
-        from tvm.tirx.transform import dyn_smem_layout
-
         placed, _ = dyn_smem_layout(func.body)
         self._dyn_offsets = {id(buf): off for buf, off in placed}
         # The base must be as aligned as the most aligned buffer: the offsets only keep the
@@ -188,8 +189,6 @@ class CudaCodegen(CudaStyleCodegen):
 
     def finish(self) -> str:
         body = super().finish()
-        from .compiler import needed_headers
-
         headers = list(self._headers)
         for h in needed_headers(body):
             if h not in headers:

@@ -25,6 +25,8 @@ from pathlib import Path
 from tvm.error import CompileError, TargetError
 from tvm.runtime.cache import cache_dir, cache_key, compile_cache
 
+from .tags import parse_arch
+
 __all__ = [
     "CompiledCuda",
     "compile_cuda",
@@ -40,8 +42,6 @@ __all__ = [
 # Bump when the meaning of a cache key changes.
 _CACHE_FORMAT = 2
 _CACHE = "cuda-nvrtc"
-
-_ARCH_RE = re.compile(r"^sm_(\d{2,3})([af]?)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,23 +59,7 @@ class CompiledCuda:
 
 
 # -- arch --------------------------------------------------------------------------------------
-
-
-def parse_arch(arch: str) -> tuple[int, str]:
-    """``"sm_90a"`` -> ``(90, "a")``. Raises TargetError for anything else."""
-    m = _ARCH_RE.match(arch) if isinstance(arch, str) else None
-    if m is None:
-        raise TargetError(
-            f"invalid CUDA arch {arch!r}: expected 'sm_XX' or 'sm_XXa' (e.g. 'sm_80', 'sm_90a', "
-            "'sm_100a')"
-        )
-    major_minor, suffix = int(m.group(1)), m.group(2)
-    if suffix and major_minor < 90:
-        raise TargetError(
-            f"invalid CUDA arch {arch!r}: the '{suffix}' suffix exists from sm_90 on "
-            f"(use 'sm_{major_minor}')"
-        )
-    return major_minor, suffix
+# parse_arch is in tags (loaded with the plugin): runtime reaches it without this module.
 
 
 def _check_supported(arch: str) -> None:

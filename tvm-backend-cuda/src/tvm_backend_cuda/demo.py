@@ -12,6 +12,8 @@ from typing import Any, no_type_check
 
 from tvm.demo import KERNELS, DemoKernel, make_case
 from tvm.plugin import DemoCase
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
 
 __all__ = ["GPU_KERNELS", "demo_cases"]
 
@@ -23,9 +25,6 @@ TILE = 16
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def softmax_kernel(m: int = SOFTMAX_M, n: int = SOFTMAX_N, threads: int = 128) -> Any:
     """One CTA per row: the row max and sum go through the warp-shuffle reduction variant."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     @T.prim_func
     def softmax(A: T.Buffer((m, n), "float32"), B: T.Buffer((m, n), "float32")):
         T.device_entry()
@@ -45,9 +44,6 @@ def softmax_kernel(m: int = SOFTMAX_M, n: int = SOFTMAX_N, threads: int = 128) -
 def matmul_kernel(size: int = MATMUL, t: int = TILE) -> Any:
     """C = A @ B in float32: a 16x16 tile per CTA, one output per thread, operands staged in
     shared memory with ``Tx.cta.copy`` (core's fallback plus this backend's CTA barrier)."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     n = size
 
     @T.prim_func

@@ -57,6 +57,7 @@ from typing import Any
 from tvm.error import BackendNotInstalledError, CompileError
 from tvm.runtime.cache import cache_key, compile_cache
 
+from . import runtime as rt
 from .compiler import compile_cuda, include_dirs, parse_arch
 from .compiler import toolchain_key as toolchain_key_nvrtc
 from .runtime import CudaModule
@@ -619,12 +620,10 @@ class NvshmemContext:
                         f"NVSHMEM is already initialised in this process as PE {cur.rank} of "
                         f"{cur.world_size} on cuda:{cur.device}; finalize() it first")
                 return cur
-            from .runtime import _require_device
-
             n_dev = _device_count()
             if device is None:
                 device = rank % max(n_dev, 1)
-            _require_device(device)
+            rt._require_device(device)
             _prepare_env(env, symmetric_size, single_host=True)
             lib = _host_lib()
             if unique_id is None:
@@ -897,8 +896,6 @@ def _collective_launch(ctx: NvshmemContext, kernel: Any, grid: Any, block: Any,
                        args: Sequence[Any], shmem: int, stream: Any) -> None:
     from cuda.core import LaunchConfig, launch
 
-    from . import runtime as rt
-
     values, device, kind = kernel._marshal(args)
     if device < 0:
         device = kernel.module.device_id
@@ -965,16 +962,12 @@ def _prepare_env(env: Mapping[str, str] | None, symmetric_size: int | str | None
 
 
 def _device_count() -> int:
-    from .runtime import _probe
-
-    return _probe()[0]
+    return rt._probe()[0]
 
 
 def _set_device(device: int) -> None:
     """Make ``device``'s primary context current (NVSHMEM, torch and cuda.core share it)."""
     from cuda.core import Device
-
-    from . import runtime as rt
 
     dev = Device(device)
     dev.set_current()
@@ -1001,8 +994,6 @@ def _device_arch(device: int) -> str:
 
 
 def _stream_handle(stream: Any) -> int:
-    from . import runtime as rt
-
     return int(rt._explicit_stream(stream).handle)
 
 

@@ -21,6 +21,8 @@ from typing import Any, cast
 
 from tvm.error import DeviceUnavailableError
 
+from .tags import parse_arch
+
 __all__ = [
     "CudaKernel",
     "CudaModule",
@@ -807,8 +809,6 @@ class CudaModule:
         """Fail with a clear message before the driver's CUDA_ERROR_NO_BINARY_FOR_GPU."""
         if not self.arch:
             return
-        from .compiler import parse_arch
-
         num, suffix = parse_arch(self.arch)
         major, minor = dev.compute_capability
         dev_num = major * 10 + minor

@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tvm.error import TargetError
 from tvm.target import Attr, TargetKind
 
-__all__ = ["EXTRA_TAGS", "KINDS", "SEED_TAGS", "TAGS", "validate_arch"]
+__all__ = ["EXTRA_TAGS", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "validate_arch"]
 
 _CUDA: dict[str, Any] = {
     "kind": "cuda", "keys": ["cuda", "gpu"], "max_shared_memory_per_block": 49152,
@@ -355,6 +356,24 @@ TAGS: dict[str, dict[str, Any]] = {**SEED_TAGS, **EXTRA_TAGS}
 # -- the target kind (data, and the check of a target's attributes) -----------------------------------------------------------------------------
 
 _ARCH = re.compile(r"^sm_(\d{2,3})(a?)$")
+_ARCH_RE = re.compile(r"^sm_(\d{2,3})([af]?)$")  # what NVRTC compiles for: 'f' too
+
+
+def parse_arch(arch: str) -> tuple[int, str]:
+    """``"sm_90a"`` -> ``(90, "a")``. Raises TargetError for anything else."""
+    m = _ARCH_RE.match(arch) if isinstance(arch, str) else None
+    if m is None:
+        raise TargetError(
+            f"invalid CUDA arch {arch!r}: expected 'sm_XX' or 'sm_XXa' (e.g. 'sm_80', 'sm_90a', "
+            "'sm_100a')"
+        )
+    major_minor, suffix = int(m.group(1)), m.group(2)
+    if suffix and major_minor < 90:
+        raise TargetError(
+            f"invalid CUDA arch {arch!r}: the '{suffix}' suffix exists from sm_90 on "
+            f"(use 'sm_{major_minor}')"
+        )
+    return major_minor, suffix
 
 
 def validate_arch(arch: str) -> str:

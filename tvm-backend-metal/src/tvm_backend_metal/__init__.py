@@ -38,14 +38,17 @@ _LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "emulator", "executable",
 
 def register_backend() -> Any:
     """The seed's contract: load this backend (idempotent); same as tvm.backend.load("metal")."""
-    from .plugin import register_backend as _register
+    # The plugin imports tvm, whose autoload imports this plugin: at the package's top that is a
+    # cycle (`import tvm_backend_metal` before tvm would hand tvm a half-run plugin).
+    from .plugin import register_backend as _register  # noqa: PLC0415 - cycle through tvm
 
     return _register()
 
 
 def script_namespaces(**_: Any) -> dict[str, Any]:
     """The seed's helper: the Metal-owned TVMScript namespaces."""
-    from .script import MetalNamespace
+    # script imports tvm (through op): at the package's top, the same cycle as register_backend's.
+    from .script import MetalNamespace  # noqa: PLC0415 - cycle through tvm
 
     return {"metal": MetalNamespace()}
 

@@ -31,10 +31,12 @@ from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.ir.visitor import post_order_visit
+
+from .op import SIMDGROUP_SCOPE
 
 __all__ = ["MetalCodegen", "SIMDGROUP_SCOPE", "generate_msl"]
 
-SIMDGROUP_SCOPE = "metal.simdgroup"
 _MATRIX_ELEMS = 64  # an 8x8 simdgroup matrix
 
 # Words of MSL (and of the metal namespace) that generated names must avoid.
@@ -273,8 +275,6 @@ def _numel(buffer: Buffer) -> int | None:
 def _pointee_types(func: PrimFunc) -> tuple[dict[int, DataType], dict[int, str]]:
     """Element type and storage scope of each handle parameter, from the buffers viewing it
     (a kernel receives data handles; its DeclBuffers and accesses say what they point to)."""
-    from tvm.ir.visitor import post_order_visit
-
     types: dict[int, DataType] = {}
     scopes: dict[int, str] = {}
     for p in func.params:

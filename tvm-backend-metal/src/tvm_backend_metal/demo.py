@@ -12,7 +12,13 @@ import shutil
 import time
 from typing import Any
 
+import tvm
+from tvm.demo import KERNELS, DemoKernel, make_case
 from tvm.plugin import DemoCase, DemoResult
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
+from . import runtime
 
 __all__ = ["TARGET", "demo_cases"]
 
@@ -21,9 +27,6 @@ SG_M = SG_N = SG_K = 64
 
 
 def _simdgroup_matmul() -> Any:
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     m, n, k = SG_M, SG_N, SG_K
 
     @T.prim_func
@@ -43,8 +46,6 @@ def _simdgroup_matmul() -> Any:
 
 
 def _kernels() -> list[Any]:
-    from tvm.demo import KERNELS, DemoKernel
-
     def inputs(rng: Any) -> list[Any]:
         import numpy as np
 
@@ -59,10 +60,6 @@ def _kernels() -> list[Any]:
 
 
 def demo_cases() -> list[DemoCase]:
-    from tvm.demo import make_case
-
-    from . import runtime
-
     if runtime.is_available():
         return [make_case(k, TARGET, backend="metal") for k in _kernels()]
     if shutil.which("g++") is None and shutil.which("clang++") is None:
@@ -73,8 +70,6 @@ def demo_cases() -> list[DemoCase]:
 def _emulated_case(kernel: Any) -> DemoCase:
     def run() -> DemoResult:
         import numpy as np
-
-        import tvm
 
         rng = np.random.default_rng(0)
         args = kernel.inputs(rng)

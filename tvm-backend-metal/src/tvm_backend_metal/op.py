@@ -15,9 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 from tvm.error import TVMError
+from tvm.ir import expr as E
+from tvm.ir.buffer import Buffer
+from tvm.ir.op import CallEffect, Op
 
 __all__ = [
     "OPS",
+    "SIMDGROUP_SCOPE",
     "make_filled_simdgroup_matrix",
     "register_ops",
     "simd_broadcast",
@@ -44,6 +48,8 @@ REDUCE_OPS = ("simd_sum", "simd_max", "simd_min")
 BARRIER_OPS = ("threadgroup_barrier", "simdgroup_barrier")
 # Every op this backend registers (short names; the op is tirx.metal.<name>).
 OPS = MATRIX_OPS + SHUFFLE_OPS + REDUCE_OPS + BARRIER_OPS
+# The storage scope of a buffer of 8x8 simdgroup matrices (the codegen declares it as such).
+SIMDGROUP_SCOPE = "metal.simdgroup"
 # mem_flags of the barriers, by the string argument of T.metal.threadgroup_barrier(...).
 MEM_FLAGS = {
     "threadgroup": "mem_flags::mem_threadgroup",
@@ -61,23 +67,16 @@ def op_name(name: str) -> str:
 
 
 def _call(name: str, *args: Any, dtype: Any = None) -> Any:
-    from tvm.ir.op import Op
-
     return Op.get(op_name(name))(*args, dtype=dtype)
 
 
 def _handle(d: Any) -> Any:
     """The seed passes ``A.data``; a Buffer is accepted for it too."""
-    from tvm.ir.buffer import Buffer
-
     return d.data if isinstance(d, Buffer) else d
 
 
 def _scalar(var: Any) -> Any:
     """A Buffer stands for its first element (``var[0]``), as in the seed."""
-    from tvm.ir import expr as E
-    from tvm.ir.buffer import Buffer
-
     if isinstance(var, Buffer):
         return var[0]
     return E.convert(var)
@@ -182,8 +181,6 @@ def _check_mem(mem: Any) -> None:
 
 
 def _const_int(call: Any, pos: int, what: str) -> int:
-    from tvm.ir import expr as E
-
     arg = call.args[pos]
     if not isinstance(arg, E.IntImm):
         raise TVMError(f"`{call.op.name}`: {what} must be a constant, got {arg}")
@@ -218,8 +215,6 @@ def _rule_mma(cg: Any, call: Any, args: list[str]) -> str:
 
 def _rule_barrier(name: str) -> Callable[[Any, Any, list[str]], str]:
     def rule(cg: Any, call: Any, args: list[str]) -> str:
-        from tvm.ir import expr as E
-
         mem = call.args[0].value if isinstance(call.args[0], E.StringImm) else "threadgroup"
         return f"{name}({MEM_FLAGS[mem]})"
 
@@ -261,8 +256,6 @@ def _codegen_rules() -> dict[str, Any]:
 
 def register_ops() -> None:
     """Register every ``tirx.metal.*`` op with its MSL rule (the ``tvm_register_ops`` hook)."""
-    from tvm.ir.op import CallEffect, Op
-
     rules = _codegen_rules()
     for name in OPS:
         # All of them are ordered with respect to each other and to divergent control flow (a

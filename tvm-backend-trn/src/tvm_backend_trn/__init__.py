@@ -28,14 +28,17 @@ __all__ = ["__version__", "register_backend", "script_namespace", "script_namesp
 
 def register_backend() -> Any:
     """Load this backend into tvm (idempotent): the seed's backend contract."""
-    from .plugin import register_backend as _register
+    # The plugin imports tvm, whose autoload imports this plugin: at the package's top that is a
+    # cycle (`import tvm_backend_trn` before tvm would hand tvm a half-run plugin).
+    from .plugin import register_backend as _register  # noqa: PLC0415 - cycle through tvm
 
     return _register()
 
 
 def script_namespace(op_wrapper: Any = None) -> Any:
     """A new ``T.nki`` namespace object (the seed's helper)."""
-    from .script import NKINamespace
+    # script imports tvm (through op): at the package's top, the same cycle as register_backend's.
+    from .script import NKINamespace  # noqa: PLC0415 - cycle through tvm
 
     return NKINamespace(op_wrapper)
 

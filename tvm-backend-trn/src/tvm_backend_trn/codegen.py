@@ -40,6 +40,7 @@ from tvm.ir import (
     StringImm,
     TilePrimitiveCall,
     Var,
+    post_order_visit,
 )
 from tvm.ir import expr as E
 
@@ -52,6 +53,7 @@ from .access import (
     axis_span,
     buffer_layout,
     group_aps,
+    region_of,
     single_ap,
     to_affine,
     view_of,
@@ -489,8 +491,6 @@ def _buffer_of(arg: Any) -> Buffer:
 
 
 def _region(arg: Any) -> BufferRegion:
-    from .access import region_of
-
     return region_of(arg)
 
 
@@ -520,8 +520,6 @@ def _float(value: Any, what: str) -> float:
 
 
 def _free_vars(e: Any) -> list[Var]:
-    from tvm.ir import post_order_visit
-
     found: list[Var] = []
 
     def visit(node: Any) -> None:

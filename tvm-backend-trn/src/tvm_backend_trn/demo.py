@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
+from tvm.demo import DemoKernel, make_case
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
+from .layout import trainium_layout as tl
+
 __all__ = ["KERNELS", "demo_cases", "gemm_kernel", "softmax_kernel"]
 
 TARGET = "aws/trn1/trn1.2xlarge"
@@ -13,11 +19,6 @@ TARGET = "aws/trn1/trn1.2xlarge"
 @no_type_check  # TVMScript: the parser, not Python, gives the annotations meaning
 def gemm_kernel(m: int = 512, k: int = 512, n: int = 1024, dtype: str = "float32") -> Any:
     """``C = A @ B`` through SBUF, nc_matmul tiles accumulating in PSUM, and back."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
-    from .layout import trainium_layout as tl
-
     @T.prim_func
     def gemm(A: T.Buffer((m, k), dtype), B: T.Buffer((k, n), dtype),
              C: T.Buffer((m, n), dtype)):
@@ -35,9 +36,6 @@ def gemm_kernel(m: int = 512, k: int = 512, n: int = 1024, dtype: str = "float32
 @no_type_check  # TVMScript
 def softmax_kernel(rows: int = 128, cols: int = 512) -> Any:
     """Row softmax: rows on partitions, max/exp/sum/divide along the free axis."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     @T.prim_func
     def softmax(X: T.Buffer((rows, cols), "float32"), Y: T.Buffer((rows, cols), "float32")):
         x = T.alloc_buffer((rows, cols), "float32", scope="trn.sbuf")
@@ -62,8 +60,6 @@ def _softmax_ref(x: Any, y: Any) -> Any:
 
 
 def _kernels() -> list[Any]:
-    from tvm.demo import DemoKernel
-
     def gemm_inputs(rng: Any) -> list[Any]:
         return [rng.standard_normal((512, 512)).astype("float32"),
                 rng.standard_normal((512, 1024)).astype("float32"),
@@ -85,6 +81,4 @@ KERNELS = _kernels
 
 
 def demo_cases() -> list[Any]:
-    from tvm.demo import make_case
-
     return [make_case(k, TARGET, backend="trn", repeat=3) for k in _kernels()]

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir import BufferLoad, IntImm
+from tvm.ir.op import CallEffect, Op
+
 __all__ = [
     "NKI_OPS",
     "nki_activation",
@@ -61,8 +64,6 @@ NKI_OPS: dict[str, tuple[str, ...]] = {
 
 def register_ops() -> None:
     """Register the 16 NKI ops (called by the ``tvm_register_ops`` hook, once per load)."""
-    from tvm.ir.op import CallEffect, Op
-
     for name, params in NKI_OPS.items():
         Op.register(f"tirx.nki.{name}", category="device_intrin", namespace="nki",
                     printer_name=f"nki.{name}", dtype="void", effect=CallEffect.UPDATE_STATE,
@@ -71,15 +72,11 @@ def register_ops() -> None:
 
 
 def _call(name: str, *args: Any) -> Any:
-    from tvm.ir.op import Op
-
     return Op.get(f"tirx.nki.{name}")(*(_tile(name, a) for a in args))
 
 
 def _tile(op: str, arg: Any) -> Any:
     """A whole buffer for the seed's ``A[0]``; every other argument as it is."""
-    from tvm.ir import BufferLoad, IntImm
-
     if not isinstance(arg, BufferLoad):
         return arg
     if all(isinstance(i, IntImm) and i.value == 0 for i in arg.indices):

@@ -13,29 +13,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.tirx.transform import StmtSimplify, TilePrimitiveDispatch
+from tvm.transform import Sequential
+
+from .transform import LowerTrainiumLayout, TrnNaiveAllocator, TrnPrivateBufferAlloc
+
 __all__ = ["finalize_device_passes_trn", "finalize_host_passes", "trn_pipeline"]
 
 
 def finalize_host_passes() -> Any:
-    from tvm.transform import Sequential
-
     return Sequential([], name="finalize_host_trn")
 
 
 def finalize_device_passes_trn() -> Any:
-    from tvm.tirx.transform import StmtSimplify
-    from tvm.transform import Sequential
-
     return Sequential([StmtSimplify()], name="finalize_device_trn")
 
 
 def trn_pipeline(**_: Any) -> tuple[Any, Any, Any]:
     """``(main_pass, finalize_host_passes, finalize_device_passes_trn)``."""
-    from tvm.tirx.transform import StmtSimplify, TilePrimitiveDispatch
-    from tvm.transform import Sequential
-
-    from .transform import LowerTrainiumLayout, TrnNaiveAllocator, TrnPrivateBufferAlloc
-
     main = Sequential([
         TrnPrivateBufferAlloc(),
         TrnNaiveAllocator(),

@@ -20,8 +20,6 @@ from tvm.plugin import BackendInfo, DemoCase, hookimpl
 from tvm.target import Target, TargetKind
 
 from . import __version__, dispatch, layout, op, tags
-from .demo import demo_cases
-from .pipeline import trn_pipeline
 from .script import NKINamespace
 
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
@@ -72,7 +70,15 @@ def tvm_register_dispatch() -> None:
 
 @hookimpl
 def tvm_tir_pipelines() -> dict[str, Any]:
-    return {"trn": trn_pipeline}
+    return {"trn": _trn_pipeline}
+
+
+def _trn_pipeline(**kwargs: Any) -> tuple[Any, Any, Any]:
+    # The pass machinery (tvm.transform, tvm.tirx.transform and this backend's passes) loads
+    # when a pipeline is built, not at `import tvm`.
+    from .pipeline import trn_pipeline  # noqa: PLC0415 - import-time budget: the passes
+
+    return trn_pipeline(**kwargs)
 
 
 @hookimpl
@@ -91,6 +97,10 @@ def tvm_demo_cases() -> list[DemoCase]:
     # The simulator needs numpy and ml_dtypes; check without importing them.
     if importlib.util.find_spec("numpy") is None:
         return []
+    # The demo brings tvm.demo and argparse and builds its kernels from TVMScript: only when the
+    # demo runs, never at `import tvm`.
+    from .demo import demo_cases  # noqa: PLC0415 - import-time budget: the demo's modules
+
     return demo_cases()
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .isa import Kernel
+from .simulator import simulate
 
 __all__ = ["run_kernel"]
 
@@ -22,8 +23,6 @@ def run_kernel(kernel: Kernel, args: Sequence[Any], *, target: Any = None,
     """Simulate ``kernel`` on ``args`` (one array per HBM tensor, in order); ``stats``
     receives the simulator's instruction counts; ``bounds_check`` as in ``simulate``."""
     import numpy as np
-
-    from .simulator import simulate
 
     arrays = [a if isinstance(a, np.ndarray) else np.from_dlpack(a) for a in args]
     inputs = {t.name: a for t, a in zip(kernel.tensors, arrays) if t.kind == "input"}

@@ -26,6 +26,7 @@ from tvm.error import BoundsCheckError, TVMError
 
 from . import isa
 from .isa import AP, HbmTensor, Kernel, Loop, evaluate
+from .nki_render import NkiRenderer
 
 __all__ = ["TRN1", "TRN2", "HardwareModel", "SimulatorError", "simulate"]
 
@@ -281,8 +282,6 @@ class _Machine:
             self.counts[s.name] = self.counts.get(s.name, 0) + 1
 
     def _where(self, ins: isa.Instr, env: dict[str, int]) -> str:
-        from .nki_render import NkiRenderer
-
         try:
             text = NkiRenderer(self.kernel).instr(ins)
         except Exception:  # the rendering itself may hit the same broken rule

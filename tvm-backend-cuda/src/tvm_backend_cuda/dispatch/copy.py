@@ -34,8 +34,9 @@ from tvm.ir import (
     Var,
     const,
     seq,
+    structural_equal,
 )
-from tvm.ir.layout import Iter
+from tvm.ir.layout import Axis, Iter
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
 from tvm.tirx.operator.tile_primitive.common import cast_to, fold_add
 
@@ -138,8 +139,6 @@ def copy_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
 def _same_registers(a: BufferRegion, b: BufferRegion, sctx: DispatchContext) -> bool:
     """Both register regions put each element in the same thread at the same offset."""
-    from tvm.ir import structural_equal
-
     if a.buffer.layout is None and b.buffer.layout is None:
         return structural_equal(a.buffer.shape, b.buffer.shape) and all(
             structural_equal(x.min, y.min) and structural_equal(x.extent, y.extent)
@@ -249,8 +248,6 @@ def ldmatrix_layout(rows: int, cols: int) -> TileLayout:
     if rows % 8 or cols % 8:
         raise ValueError(f"ldmatrix_layout: {rows} x {cols} is not a whole number of 8x8 blocks")
     rb, cb = rows // 8, cols // 8
-    from tvm.ir.layout import Axis
-
     lane = Axis.get("laneid")
     return TileLayout([Iter(rb, cb * 2), Iter(8, 4, lane), Iter(cb, 2), Iter(4, 1, lane),
                        Iter(2, 1)])
@@ -266,8 +263,6 @@ def _ldst_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
     shape = reg.buffer.static_shape()
     if shape is None or len(shape) != 2 or shape[0] % 8 or shape[1] % 8:
         return False, "the registers must be a whole 2-D tile of 8x8 blocks"
-    from tvm.ir import structural_equal
-
     if not structural_equal(reg.buffer.layout, ldmatrix_layout(*shape)):
         return False, "the registers are not in the ldmatrix fragment layout (ldmatrix_layout)"
     if [r.extent for r in smem.region][-2:] != [const(s, "int32") for s in shape] and not all(

@@ -28,15 +28,20 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.ir import (
+    AllocBuffer,
     Buffer,
     BufferLoad,
     BufferRegion,
+    DeclBuffer,
     Evaluate,
+    For,
+    ForKind,
     IfThenElse,
     IntImm,
     PrimExpr,
     PrimFunc,
     Stmt,
+    TileLayout,
     TilePrimitiveCall,
     Var,
     const,
@@ -48,7 +53,9 @@ from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, r
 from tvm.tirx.operator.tile_primitive.common import fold_add
 
 from .. import op as _op
+from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import dst_src, is_cuda, match_scope, sm_version_ok
+from .copy import _chunk_elems
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
 __all__ = ["register", "tma_boxes"]
@@ -147,8 +154,6 @@ def _check_sizes(glob: BufferRegion, shared: BufferRegion) -> None:
         fail(f"TMA copies without converting: {glob.buffer.dtype} vs {shared.buffer.dtype}")
     layout = shared.buffer.layout
     if get_swizzle_mode_from_layout(layout) is SwizzleMode.SWIZZLE_NONE and layout is not None:
-        from tvm.ir import TileLayout
-
         shape = shared.buffer.static_shape()
         if shape is None or not structural_equal(layout, TileLayout.row_major(list(shape))):
             fail("an unswizzled TMA box lands row-major; the shared buffer's layout is not "
@@ -228,11 +233,6 @@ def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     region, then commit a group; ``config={"wait": n}`` waits until at most ``n`` groups are
     pending and meets at the scope's barrier (without it the copy stays in flight: wait with
     ``T.ptx.cp_async.wait_group`` + a barrier, or a later call's ``wait``)."""
-    from tvm.ir import For, ForKind, Var
-
-    from ._tiles import declare, flat_view, layout_offset, unflatten
-    from .copy import _chunk_elems
-
     dst, src = dst_src(call)
     exts = []
     for r in dst.region:
@@ -390,10 +390,8 @@ def _tmem_addr(region: BufferRegion) -> PrimExpr:
 def smem_to_tmem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     """``tcgen05.cp.128x256b``: a ``[128, C]`` tile of 32-bit columns from shared memory laid
     out in 8 x 16-byte core matrices (``mma_shared_layout(.., SWIZZLE_NONE, ..)``), 8 columns
-    per instruction, issued by one thread (the caller commits with ``tcgen05.commit``)."""
-    from ..lang.smem_desc import SmemDescriptor  # noqa: F401 - documents the descriptor kind
-    from .tma_utils import SwizzleMode
-
+    per instruction, issued by one thread (the caller commits with ``tcgen05.commit``); the
+    descriptor is the one ``lang.smem_desc.SmemDescriptor("tcgen05")`` holds."""
     dst, src = dst_src(call)
     if get_swizzle_mode_from_layout(src.buffer.layout) is not SwizzleMode.SWIZZLE_NONE:
         fail("smem->tmem copies from an unswizzled core-matrix layout")
@@ -419,8 +417,6 @@ def smem_to_tmem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         stmts.append(Evaluate(_op.ptx_tcgen05_cp(base, BufferLoad(desc, [const(0, "int32")]),
                                                  shape="128x256b", col=j * 8)))
     del per_row
-    from tvm.ir import AllocBuffer
-
     return PrimFunc([], _single_issuer(sctx, seq([AllocBuffer(desc), *stmts])))
 
 
@@ -429,8 +425,6 @@ def tmem_local(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     ``[128, C]`` TMEM tile (warp ``w`` reaches lanes ``32w..32w+31``); its registers (a local
     ``[C]`` buffer, or the row of a ``[128, C]`` one laid out over ``tid``) hold the columns.
     Up to 32 columns per instruction; a ``wait::ld``/``st`` follows."""
-    from ._tiles import flat_view
-
     dst, src = dst_src(call)
     load = src.buffer.scope == "tmem"
     tm, reg = (src, dst) if load else (dst, src)
@@ -456,8 +450,6 @@ def tmem_local(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
                                                      col=c)))
         c += num
     stmts.append(Evaluate(_op.ptx_tcgen05_wait_ld() if load else _op.ptx_tcgen05_wait_st()))
-    from tvm.ir import DeclBuffer
-
     return PrimFunc([], seq([DeclBuffer(view), *stmts]))
 
 

@@ -49,7 +49,7 @@ from tvm.tirx.operator.tile_primitive.ops import BINARY_OPS, UNARY_OPS
 
 from ._tiles import declare, flat_view, is_distributed, is_local, layout_offset, owned, unflatten
 from .common import is_cuda, match_scope, thread_to_cta_scope
-from .copy import _chunk_elems
+from .copy import _chunk_elems, _same_registers
 
 __all__ = ["ELEMENTWISE_OPS", "register"]
 
@@ -126,8 +126,6 @@ def _value_fn(call: TilePrimitiveCall, dst: BufferRegion, ops: dict[str, Operand
 
 
 def ew_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    from .copy import _same_registers
-
     dst, srcs = _args(call)
     own = owned(dst, sctx)
     dview = flat_view(dst.buffer, "regs")

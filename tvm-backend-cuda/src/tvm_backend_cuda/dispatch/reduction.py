@@ -28,6 +28,9 @@ from tvm.ir import (
     BufferLoad,
     BufferRegion,
     BufferStore,
+    DataType,
+    DeclBuffer,
+    FloatImm,
     For,
     ForKind,
     IfThenElse,
@@ -58,6 +61,8 @@ from tvm.tirx.operator.tile_primitive.common import (
     region_of,
     static_bool,
 )
+
+from ._tiles import flat_view, is_distributed, owned
 
 __all__ = ["LOCAL_VARIANT", "SHARED_VARIANT", "VARIANT", "local_reduce", "register",
            "warp_shuffle_reduce"]
@@ -230,8 +235,6 @@ _IDENTITY = {ReduceOpType.SUM: 0.0}
 
 
 def _identity(kind: ReduceOpType, dt: Any) -> PrimExpr:
-    from tvm.ir import DataType, FloatImm
-
     d = DataType(str(dt))
     if kind is ReduceOpType.SUM:
         return const(0, d)
@@ -273,8 +276,6 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     warps one partial per warp through shared memory, every thread reading them all. A
     ``local`` dst receives the total in every thread; a shared or global dst is written by
     thread 0 of the scope (then a barrier)."""
-    from ._tiles import flat_view, is_distributed, owned
-
     a = bound_args(call)
     kind = ReduceOpType.parse(call.op_name)
     dst, src = a["dst"], a["src"]
@@ -364,8 +365,6 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
 
 def _decl(view: Buffer) -> Stmt:
-    from tvm.ir import DeclBuffer
-
     return DeclBuffer(view)
 
 

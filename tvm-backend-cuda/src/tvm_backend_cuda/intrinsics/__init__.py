@@ -20,7 +20,7 @@ from tvm.ir import Op, OpCategory
 from tvm.ir import expr as E
 from tvm.ir.op import OP_REGISTRY
 
-from ._base import CodegenContext, Emit, Rule
+from ._base import RULE_ATTR, CodegenContext, Emit, Rule, get_rule
 from ._render import CStyleEmit, SnippetEmit, render
 from ._spec import SPECS, SUGAR, Builder, IntrinSpec, SugarSpec
 
@@ -55,7 +55,6 @@ FAMILIES = (
     "tcgen05",
     "nvshmem",
 )
-RULE_ATTR = "cuda.intrin_rule"  # the op attribute holding the rule(call, emit) of this package
 NARGS_ATTR = "cuda.nargs"  # (min, max) operand count of the raw call; max None = any
 
 
@@ -117,15 +116,6 @@ def register_ops() -> list[Op]:
             Op.register_alias(spec.alias, spec.name)
         ops.append(op)
     return ops
-
-
-def get_rule(op: Op | str) -> Rule:
-    """The ``rule(call, emit)`` of a CUDA intrinsic."""
-    op = Op.get(op) if isinstance(op, str) else op
-    rule: Rule | None = op.get_attr(RULE_ATTR)
-    if rule is None:
-        raise KeyError(f"{op.name} is not a CUDA intrinsic of tvm-backend-cuda")
-    return rule
 
 
 def _cstyle_rule(rule: Rule) -> Any:

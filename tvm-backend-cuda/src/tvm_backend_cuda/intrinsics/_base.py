@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from tvm.error import TVMError
-from tvm.ir import DataType
+from tvm.ir import DataType, Op
 from tvm.ir import expr as E
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "arg_str",
     "asm",
     "bool_arg",
+    "get_rule",
     "int_arg",
     "matrix_descriptor_rule",
     "str_arg",
@@ -57,6 +58,17 @@ class Emit(Protocol):
 
 
 Rule = Callable[[E.Call, Emit], str]
+
+RULE_ATTR = "cuda.intrin_rule"  # the op attribute holding the rule(call, emit) of this package
+
+
+def get_rule(op: Op | str) -> Rule:
+    """The ``rule(call, emit)`` of a CUDA intrinsic."""
+    op = Op.get(op) if isinstance(op, str) else op
+    rule: Rule | None = op.get_attr(RULE_ATTR)
+    if rule is None:
+        raise KeyError(f"{op.name} is not a CUDA intrinsic of tvm-backend-cuda")
+    return rule
 
 
 def arg_dtype(i: int) -> Callable[[Sequence[Any]], DataType]:

@@ -10,6 +10,8 @@ from tvm.ir import DataType
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
 
+from ._base import get_rule
+
 _C_TYPES = {
     "bool": "bool",
     "int8": "signed char",
@@ -139,8 +141,6 @@ class SnippetEmit:
         if isinstance(e, E.Call):
             if e.op.name == "tirx.address_of":
                 return f"(&({self(e.args[0])}))"
-            from . import get_rule
-
             return get_rule(e.op)(e, self)
         raise TypeError(f"SnippetEmit cannot render {type(e).__name__}")
 

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir import Evaluate
+from tvm.tirx.operator.tile_primitive import register_scope_barrier
+
+from .. import op
+
 __all__ = ["register_all", "scope_barrier"]
 
 KIND = "metal"
@@ -25,21 +30,17 @@ def scope_barrier(sctx: Any, scope: str) -> Any:
     """The barrier of a scope on Metal: ``threadgroup_barrier`` for a threadgroup (CTA),
     ``simdgroup_barrier`` for a SIMD group (warp); both order device and threadgroup memory,
     since a tile op may write either."""
-    from tvm.ir import Evaluate
-
-    from .. import op
-
     if scope == "cta":
         return Evaluate(op.threadgroup_barrier("device_threadgroup"))
     return Evaluate(op.simdgroup_barrier("device_threadgroup"))
 
 
 def register_all() -> None:
-    from tvm.tirx.operator.tile_primitive import register_scope_barrier
-
     register_scope_barrier(KIND, "cta", scope_barrier)
     register_scope_barrier(KIND, "warp", scope_barrier)
-    from . import elementwise, gemm, reduction  # noqa: F401 - their top level registers
+    # The variant modules load when the hook runs, not when the plugin is imported (a backend
+    # that is incompatible or fails its checks never pays for them).
+    from . import elementwise, gemm, reduction  # noqa: PLC0415 - import-time budget (variants)
 
     for module in (elementwise, gemm, reduction):
         module.register()

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tvm.error import DispatchFail
+from tvm.ir import Evaluate, IntImm
+
+from .. import op
 
 SIMD_WIDTH = 32
 
@@ -23,8 +26,6 @@ class SimdThreads:
 def simd_threads(sctx: Any) -> SimdThreads:
     """Lane and SIMD group of the calling thread at a ``cta`` or ``warp`` scope; declines when
     the scope's threads are not whole SIMD groups of a constant count."""
-    from tvm.ir import IntImm
-
     if sctx.scope_kind not in ("cta", "warp"):
         raise DispatchFail(f"scope is {sctx.scope_kind}; this variant runs at cta or warp scope")
     n = sctx.thread_extent()
@@ -43,10 +44,6 @@ def simd_threads(sctx: Any) -> SimdThreads:
 def barrier_after(sctx: Any, *buffers: Any) -> Any:
     """The barrier that makes the call's writes visible to its scope: only threadgroup memory
     is fenced when every written buffer lives there."""
-    from tvm.ir import Evaluate
-
-    from .. import op
-
     mem = ("threadgroup" if all(b.scope in ("shared", "shared.dyn") for b in buffers)
            else "device_threadgroup")
     if sctx.scope_kind == "warp":

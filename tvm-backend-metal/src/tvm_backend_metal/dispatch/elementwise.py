@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir import Evaluate, Mutator, PrimFunc
+from tvm.ir import expr as E
+from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
+from tvm.tirx.operator.tile_primitive.common import bound_args, region_of
+from tvm.tirx.operator.tile_primitive.fallback import fallback_impl
+from tvm.tirx.operator.tile_primitive.ops import TILE_OPS
+
+from .. import op
+
 __all__ = ["ELEMENTWISE_OPS", "register"]
 
 VARIANT = "threadgroup"
@@ -19,8 +28,6 @@ PRIORITY = 10
 
 
 def _elementwise_ops() -> tuple[str, ...]:
-    from tvm.tirx.operator.tile_primitive.ops import TILE_OPS
-
     return tuple(name for name, spec in TILE_OPS.items()
                  if spec.family in ("copy", "cast", "fill", "unary", "binary", "fma", "select")
                  and name not in ("copy_async", "permute_layout"))
@@ -30,8 +37,6 @@ ELEMENTWISE_OPS: tuple[str, ...] = ()
 
 
 def _cta_into_threadgroup_memory(call: Any, sctx: Any) -> tuple[bool, str]:
-    from tvm.tirx.operator.tile_primitive.common import bound_args, region_of
-
     if not sctx.is_cta:
         return False, f"scope is {sctx.scope_kind}, not cta"
     if sctx.is_single_thread():
@@ -43,9 +48,6 @@ def _cta_into_threadgroup_memory(call: Any, sctx: Any) -> tuple[bool, str]:
 
 
 def _lower(call: Any, sctx: Any) -> Any:
-    from tvm.ir import PrimFunc
-    from tvm.tirx.operator.tile_primitive.fallback import fallback_impl
-
     func = fallback_impl(call.op_name)(call, sctx)
     return PrimFunc(func.params, _narrow_barriers(func.body), func.buffer_map, func.attrs)
 
@@ -53,11 +55,6 @@ def _lower(call: Any, sctx: Any) -> Any:
 def _narrow_barriers(body: Any) -> Any:
     """The generic lowering's barrier fences device memory too; only threadgroup memory was
     written, so fence that alone."""
-    from tvm.ir import Evaluate, Mutator
-    from tvm.ir import expr as E
-
-    from .. import op
-
     target = op.op_name("threadgroup_barrier")
 
     class _Narrow(Mutator):
@@ -71,8 +68,6 @@ def _narrow_barriers(body: Any) -> Any:
 
 
 def register() -> None:
-    from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
-
     global ELEMENTWISE_OPS
     ELEMENTWISE_OPS = _elementwise_ops()
     when = [predicate("cta_into_threadgroup_memory", _cta_into_threadgroup_memory)]

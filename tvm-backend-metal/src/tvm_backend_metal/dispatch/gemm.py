@@ -13,7 +13,34 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.error import DispatchFail
+from tvm.ir import (
+    AllocBuffer,
+    Buffer,
+    BufferLoad,
+    Evaluate,
+    FloatImm,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimFunc,
+    Var,
+    const,
+    seq,
+)
+from tvm.tirx.op import address_of
+from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
+from tvm.tirx.operator.tile_primitive.common import (
+    bound_args,
+    expr_equal,
+    fold_add,
+    region_of,
+    static_bool,
+    static_float,
+)
 
+from .. import op
+from ..op import SIMDGROUP_SCOPE
 from ._simd import barrier_after, ceil_div, simd_threads
 
 __all__ = ["register"]
@@ -26,9 +53,6 @@ class _Operand:
     """A 2-D region: logical ``rows x cols`` (after the transpose flag), its leading dimension."""
 
     def __init__(self, arg: Any, name: str, transpose: bool = False) -> None:
-        from tvm.ir import IntImm
-        from tvm.tirx.operator.tile_primitive.common import region_of
-
         if arg is None:
             raise DispatchFail(f"{name} is missing")
         self.region = region_of(arg)
@@ -56,10 +80,6 @@ class _Operand:
 
     def ptr(self, row: Any, col: Any) -> Any:
         """``&op(X)[row, col]`` of an 8x8 tile's first element (stored order when transposed)."""
-        from tvm.ir import BufferLoad
-        from tvm.tirx.op import address_of
-        from tvm.tirx.operator.tile_primitive.common import fold_add
-
         r, c = (col, row) if self.transpose else (row, col)
         mins = [rng.min for rng in self.region.region]
         return address_of(BufferLoad(self.buffer, [fold_add(mins[0], r), fold_add(mins[1], c)]))
@@ -67,13 +87,6 @@ class _Operand:
 
 class _Gemm:
     def __init__(self, call: Any) -> None:
-        from tvm.tirx.operator.tile_primitive.common import (
-            bound_args,
-            expr_equal,
-            static_bool,
-            static_float,
-        )
-
         a = bound_args(call)
         self.d = _Operand(a["D"], "D")
         self.a = _Operand(a["A"], "A", static_bool(a["transpose_A"], "transpose_A"))
@@ -102,23 +115,6 @@ class _Gemm:
 
 
 def _lower(call: Any, sctx: Any) -> Any:
-    from tvm.ir import (
-        AllocBuffer,
-        Buffer,
-        Evaluate,
-        FloatImm,
-        For,
-        ForKind,
-        IfThenElse,
-        PrimFunc,
-        Var,
-        const,
-        seq,
-    )
-
-    from .. import op
-    from ..codegen import SIMDGROUP_SCOPE
-
     g = _Gemm(call)
     st = simd_threads(sctx)
     mats = Buffer("simd_mats", [3 * 64], g.dtype, scope=SIMDGROUP_SCOPE)
@@ -157,7 +153,5 @@ def _checks(call: Any, sctx: Any) -> tuple[bool, str]:
 
 
 def register() -> None:
-    from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
-
     register_dispatch("gemm", "metal", variant="simdgroup_matrix", priority=20,
                       when=[predicate("simdgroup_matrix_gemm", _checks)])(_lower)

@@ -18,7 +18,39 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.error import DispatchFail
+from tvm.ir import (
+    AllocBuffer,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    DataType,
+    Evaluate,
+    FloatImm,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    Max,
+    Min,
+    PrimFunc,
+    Stmt,
+    Var,
+    const,
+    seq,
+)
+from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
+from tvm.tirx.operator.tile_primitive.common import (
+    ReduceOpType,
+    bound_args,
+    cast_to,
+    fold_add,
+    normalize_axes,
+    region_indices,
+    region_of,
+    static_bool,
+)
 
+from .. import op
 from ._simd import SIMD_WIDTH, barrier_after, ceil_div, simd_threads
 
 __all__ = ["register"]
@@ -30,15 +62,6 @@ class _Rows:
     """A reduction over the last axis: ``src[M, N] -> dst[M]`` (or ``[M, 1]``; M may be 1)."""
 
     def __init__(self, call: Any) -> None:
-        from tvm.ir import IntImm
-        from tvm.tirx.operator.tile_primitive.common import (
-            ReduceOpType,
-            bound_args,
-            normalize_axes,
-            region_of,
-            static_bool,
-        )
-
         a = bound_args(call)
         self.kind = ReduceOpType.parse(call.op_name)
         self.src = region_of(a["src"])
@@ -71,47 +94,29 @@ class _Rows:
 
     @property
     def acc_dtype(self) -> Any:
-        from tvm.ir import DataType
-
         return DataType("float32")
 
     def identity(self) -> Any:
-        from tvm.ir import FloatImm
-        from tvm.tirx.operator.tile_primitive.common import ReduceOpType
-
         if self.kind is ReduceOpType.SUM:
             return FloatImm(self.acc_dtype, 0.0)
         return FloatImm(self.acc_dtype, float("-inf") if self.kind is ReduceOpType.MAX
                         else float("inf"))
 
     def combine(self, acc: Any, value: Any) -> Any:
-        from tvm.ir import Max, Min
-        from tvm.tirx.operator.tile_primitive.common import ReduceOpType
-
         if self.kind is ReduceOpType.SUM:
             return acc + value
         return Max(acc, value) if self.kind is ReduceOpType.MAX else Min(acc, value)
 
     def simd_reduce(self, value: Any) -> Any:
-        from tvm.tirx.operator.tile_primitive.common import ReduceOpType
-
-        from .. import op
-
         fn = {ReduceOpType.SUM: op.simd_sum, ReduceOpType.MAX: op.simd_max,
               ReduceOpType.MIN: op.simd_min}[self.kind]
         return fn(value)
 
     def load(self, row: Any, col: Any) -> Any:
-        from tvm.ir import BufferLoad
-        from tvm.tirx.operator.tile_primitive.common import cast_to, region_indices
-
         rel = [row, col] if self.rank == 2 else [col]
         return cast_to(BufferLoad(self.src.buffer, region_indices(self.src, rel)), self.acc_dtype)
 
     def store(self, row: Any, value: Any) -> Any:
-        from tvm.ir import BufferLoad, BufferStore
-        from tvm.tirx.operator.tile_primitive.common import cast_to, fold_add
-
         idx = [fold_add(r.min, row) if d == self.dst_dim else r.min
                for d, r in enumerate(self.dst.region)]
         if self.accum:
@@ -120,15 +125,11 @@ class _Rows:
 
 
 def _local_acc(rows: _Rows) -> Any:
-    from tvm.ir import Buffer
-
     return Buffer("red_acc", [1], rows.acc_dtype, scope="local")
 
 
 def _strided_partial(rows: _Rows, acc: Any, row: Any, start: Any, step: int) -> list[Any]:
     """``acc = identity; for col in start, start+step, ... < N: acc = combine(acc, src)``."""
-    from tvm.ir import BufferLoad, BufferStore, For, ForKind, IfThenElse, Stmt, Var, const
-
     zero = const(0, "int32")
     k = Var("red_k", "int32")
     col = k * step + start
@@ -142,19 +143,6 @@ def _strided_partial(rows: _Rows, acc: Any, row: Any, start: Any, step: int) -> 
 
 def _lower_simdgroup(call: Any, sctx: Any) -> Any:
     """Each SIMD group reduces whole rows."""
-    from tvm.ir import (
-        AllocBuffer,
-        BufferLoad,
-        BufferStore,
-        For,
-        ForKind,
-        IfThenElse,
-        PrimFunc,
-        Var,
-        const,
-        seq,
-    )
-
     rows = _Rows(call)
     st = simd_threads(sctx)
     acc = _local_acc(rows)
@@ -175,23 +163,6 @@ def _lower_simdgroup(call: Any, sctx: Any) -> Any:
 
 def _lower_threadgroup(call: Any, sctx: Any) -> Any:
     """The whole threadgroup reduces each row; SIMD-group partials meet in threadgroup memory."""
-    from tvm.ir import (
-        AllocBuffer,
-        Buffer,
-        BufferLoad,
-        BufferStore,
-        Evaluate,
-        For,
-        ForKind,
-        IfThenElse,
-        PrimFunc,
-        Var,
-        const,
-        seq,
-    )
-
-    from .. import op
-
     if not sctx.is_cta:
         raise DispatchFail(f"scope is {sctx.scope_kind}; this variant needs a whole threadgroup")
     rows = _Rows(call)
@@ -239,8 +210,6 @@ def _checks(call: Any, sctx: Any) -> tuple[bool, str]:
 
 
 def register() -> None:
-    from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
-
     for name in REDUCE_OPS:
         register_dispatch(name, "metal", variant="simdgroup", priority=20,
                           when=[predicate("row_reduction", _checks),

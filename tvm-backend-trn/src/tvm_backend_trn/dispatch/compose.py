@@ -24,7 +24,7 @@ from tvm.ir import PrimFunc, TilePrimitiveCall
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
 from tvm.tirx.operator.tile_primitive.fallback.compose import lower_compose_op
 
-from .common import TRN_ONLY, classify, emit, func, nki, nonunit, opname, pdims, region
+from .common import TRN_ONLY, Operand, classify, emit, func, nki, nonunit, opname, pdims, region
 from .elementwise import BINARY, UNARY, bias_operand, scale_operand
 from .reduction import COMBINE, check_reduce, normalize_axes
 
@@ -78,8 +78,6 @@ def binary_chain(op: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     if s2.kind != "tile" and s3.kind != "tile":
         return func([emit(nki.nki_scalar_tensor_scalar(dst, s1.value, s2.value, s3.value,
                                                        op1, op2))])
-    from .common import Operand
-
     first = _binary(dst, s1, s2, op1)
     return func([first, _binary(dst, Operand("tile", dst), s3, op2)])
 

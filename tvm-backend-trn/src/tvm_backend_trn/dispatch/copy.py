@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ir import BufferRegion, Evaluate, PrimFunc, Range, TilePrimitiveCall
+from tvm.ir import BufferRegion, Evaluate, PrimFunc, Range, TilePrimitiveCall, seq
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
 
 from .common import (
@@ -113,8 +113,6 @@ def _is_zero(e: Any) -> bool:
 
 
 def _seq(*stmts: Any) -> Any:
-    from tvm.ir import seq
-
     return seq(list(stmts))
 
 

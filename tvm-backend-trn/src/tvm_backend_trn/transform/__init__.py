@@ -11,36 +11,20 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # the real names for the type checker; at run time they load lazily
-    from .lower_trainium_layout import LowerTrainiumLayout
-    from .naive_allocator import TrnNaiveAllocator
-    from .private_buffer_alloc import TrnPrivateBufferAlloc
+from tvm.tirx.transform import TilePrimitiveDispatch
+from tvm.transform import Sequential
+
+from .lower_trainium_layout import LowerTrainiumLayout
+from .naive_allocator import TrnNaiveAllocator
+from .private_buffer_alloc import TrnPrivateBufferAlloc
 
 __all__ = ["LowerTIRx", "LowerTrainiumLayout", "TrnNaiveAllocator", "TrnPrivateBufferAlloc"]
-
-_LAZY = {
-    "TrnPrivateBufferAlloc": ".private_buffer_alloc",
-    "TrnNaiveAllocator": ".naive_allocator",
-    "LowerTrainiumLayout": ".lower_trainium_layout",
-}
 
 
 def LowerTIRx() -> Any:  # noqa: N802 - the seed's pass-constructor spelling
     """The backend's composite lowering: dispatch, then Trainium layouts."""
-    from tvm.tirx.transform import TilePrimitiveDispatch
-    from tvm.transform import Sequential
-
-    from .lower_trainium_layout import LowerTrainiumLayout
-
     return Sequential([TilePrimitiveDispatch(), LowerTrainiumLayout()],
                       name="tirx.backend.trn.LowerTIRx")
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)

@@ -15,6 +15,7 @@ from typing import Any
 
 from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc, TilePrimitiveCall, seq
 from tvm.ir.function import IRModule
+from tvm.tirx.operator.tile_primitive import DispatchContext, dispatch
 from tvm.tirx.transform._util import target_of
 from tvm.transform import PassContext, PrimFuncPass
 
@@ -47,8 +48,6 @@ class _Alloc(Mutator):
         self.shared: dict[tuple[Any, ...], Buffer] = {}
 
     def visit_TilePrimitiveCall(self, node: TilePrimitiveCall) -> Any:
-        from tvm.tirx.operator.tile_primitive import DispatchContext, dispatch
-
         state: dict[str, Any] = {}
         sctx = DispatchContext(self.target, node.scope, op_call=node, shared_state=state)
         sctx.alloc_only = True
