@@ -39,6 +39,7 @@ from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.ir.visitor import post_order_visit
 
 __all__ = ["KERNEL_MARKER", "GLSLCodegen", "KernelLayout", "generate_glsl", "split_shaders"]
 
@@ -486,8 +487,6 @@ def _decl_bytes(decl: str) -> int:
 def _pointee_types(func: PrimFunc) -> dict[int, DataType]:
     """Element type of each pointer parameter, from the buffers viewing it (a kernel receives
     data handles; its DeclBuffers and accesses say what they point to)."""
-    from tvm.ir.visitor import post_order_visit
-
     types: dict[int, DataType] = {}
     for p in func.params:
         if p.dtype.is_handle and p.ptr_dtype is not None:

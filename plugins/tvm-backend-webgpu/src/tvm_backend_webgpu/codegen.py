@@ -42,6 +42,7 @@ from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.ir.visitor import post_order_visit
 
 __all__ = ["KERNEL_MARKER", "KernelLayout", "WGSLCodegen", "generate_wgsl", "split_modules"]
 
@@ -443,8 +444,6 @@ def _numel(buffer: Buffer) -> int | None:
 
 def _pointee_types(func: PrimFunc) -> dict[int, DataType]:
     """Element type of each pointer parameter, from the buffers viewing it."""
-    from tvm.ir.visitor import post_order_visit
-
     types: dict[int, DataType] = {}
     for p in func.params:
         if p.dtype.is_handle and p.ptr_dtype is not None:
