@@ -10,7 +10,7 @@ from vk_helpers import compile_vulkan
 
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
-from tvm_backend_vulkan.demo import softmax_kernel, tiled_matmul_kernel
+from tvm.shader.demo import softmax_kernel, tiled_matmul_kernel
 
 pytestmark = pytest.mark.usefixtures("vulkan_device")
 

@@ -10,7 +10,7 @@ from wg_helpers import SUBGROUPS, compile_webgpu
 
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
-from tvm_backend_webgpu.demo import softmax_kernel, tiled_matmul_kernel
+from tvm.shader.demo import softmax_kernel, tiled_matmul_kernel
 
 pytestmark = pytest.mark.usefixtures("webgpu_device")
 
