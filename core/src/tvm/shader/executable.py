@@ -2,7 +2,7 @@
 
 A backend's builder prints one shader per kernel with a layout saying how the kernel's
 parameters are bound, and turns every host function into core's
-:class:`~tvm.runtime.launch_plan.LaunchPlan` (:func:`plan_artifact`, which also checks what a
+:class:`~tvm.runtime.launch_plan.LaunchPlan` (:func:`plan_artifact`, which also refuses what a
 shader cannot take: handles, workgroups over the target's limit). Its executable subclasses
 :class:`ShaderExecutable`, saying how a bound launch becomes the runtime's launch
 (:meth:`~ShaderExecutable.launch`) and how launches run (:meth:`~ShaderExecutable.run`); a
@@ -19,7 +19,7 @@ from ..backend.contract import Artifact, Binary
 from ..error import CodegenError
 from ..ir.function import IRModule
 from ..runtime.executable import Executable
-from ..runtime.launch_plan import PARAM, BoundLaunch, LaunchPlan
+from ..runtime.launch_plan import BoundLaunch, LaunchPlan
 from ..tirx.transform.signature import launch_plans
 
 __all__ = ["ShaderExecutable", "ShaderFunction", "check_launch_plan", "plan_artifact"]
@@ -30,8 +30,9 @@ def plan_artifact(mod: IRModule, target: Any, kind: str, source: str,
     """The codegen stage's artifact: ``source`` (every kernel's shader), the launch plans of
     ``mod``'s host functions (checked by :func:`check_launch_plan`) and each kernel's parameter
     layout (anything with ``to_dict()``)."""
-    # The arrays are host (numpy) arrays, copied to and from GPU buffers: device "cpu".
-    plans = launch_plans(mod, "cpu", target_name=kind)
+    # The arrays are host (numpy) arrays, copied to and from GPU buffers: device "cpu"; a
+    # kernel binds buffers and scalars only (handles=False refuses an opaque handle).
+    plans = launch_plans(mod, "cpu", target_name=kind, handles=False)
     for plan in plans:
         check_launch_plan(plan, target, kind)
     return Artifact(source, {"plans": [p.to_dict() for p in plans],
@@ -39,16 +40,10 @@ def plan_artifact(mod: IRModule, target: Any, kind: str, source: str,
 
 
 def check_launch_plan(plan: LaunchPlan, target: Any, kind: str) -> None:
-    """What a shader cannot take: a handle argument (only buffers and scalars cross to a
-    kernel), or more threads per workgroup than the target's ``max_threads_per_block``."""
+    """What a shader cannot take: more threads per workgroup than the target's
+    ``max_threads_per_block``."""
     limit = target.attrs.get("max_threads_per_block", 256)
     for step in plan.steps:
-        for ref in step.args:
-            if ref[0] == PARAM and ref[2] == "handle":
-                param = plan.signature.params[ref[1]].name
-                raise CodegenError(f"target {kind!r}: `{plan.name}` passes the handle {param!r} "
-                                   f"to kernel `{step.kernel}`: only buffers and scalars can "
-                                   "cross to a shader")
         if all(isinstance(b, int) for b in step.block):
             threads = step.block[0] * step.block[1] * step.block[2]  # type: ignore[operator]
             if threads > limit:
