@@ -15,7 +15,8 @@ import tvm.backend
 from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import Target, TargetKind
 
-from . import __version__, tags
+from . import tags
+from ._version import __version__
 
 __all__ = ["DISTRIBUTION", "NAME", "REQUIRES", "register_backend"]
 
@@ -66,8 +67,7 @@ def tvm_default_pipeline(target: Target) -> str | None:
 
 
 def _adreno_pipeline(**kwargs: Any) -> tuple[Any, Any, Any]:
-    # imported on first use: the pass machinery stays out of `import tvm`
-    from .pipeline import adreno_pipeline
+    from .pipeline import adreno_pipeline  # noqa: PLC0415 - it imports tvm.transform, kept out of `import tvm`
 
     return adreno_pipeline(**kwargs)
 

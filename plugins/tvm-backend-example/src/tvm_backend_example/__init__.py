@@ -9,20 +9,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+# tvm first: its autoload may import this package's plugin (an installed entry point),
+# which then finds the package half-imported; the plugin needs only _version from it.
+import tvm  # noqa: F401 - loads the installed backends before .plugin below
+
+from ._version import __version__ as __version__
+from .plugin import register_backend
+
 __all__ = ["codegen", "compiler", "dispatch", "executable", "op", "pipeline", "plugin",
            "register_backend", "runtime", "script", "tags"]
 
 _LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "pipeline", "plugin",
                     "runtime", "script", "tags"}
-
-
-def register_backend() -> Any:
-    """The seed's contract: load this backend (idempotent); installed, the same as
-    ``tvm.backend.load("example")``; in a source checkout, an in-process plugin."""
-    from .plugin import register_backend as _register
-
-    return _register()
 
 
 def __getattr__(name: str) -> Any:

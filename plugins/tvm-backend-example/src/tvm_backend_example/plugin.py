@@ -18,10 +18,12 @@ from types import ModuleType
 from typing import Any
 
 import tvm.backend
+from tvm.demo import KERNELS, make_case
 from tvm.plugin import BackendInfo, DemoCase, hookimpl
 from tvm.target import Target, TargetKind
 
-from . import __version__, dispatch, op, tags
+from . import dispatch, op, tags
+from ._version import __version__
 from .pipeline import example_pipeline
 from .script import ExampleNamespace
 
@@ -95,8 +97,6 @@ def tvm_default_pipeline(target: Target) -> str | None:
 @hookimpl
 def tvm_demo_cases() -> list[DemoCase]:
     # Rows of `python -m tvm demo`: core's demo kernels, built for and run on the demo board.
-    from tvm.demo import KERNELS, make_case
-
     return [make_case(kernel, "example/demo-board", backend=NAME) for kernel in KERNELS]
 
 

@@ -2,7 +2,8 @@
 object files.
 
 After ``import tvm`` this package is also ``tvm.backend.hexagon`` and ``tvm.tirx.hexagon``.
-Submodules load lazily (none imports anything heavy at import time):
+Importing it imports tvm and the hooks (``plugin``); the other submodules load lazily
+(none imports anything heavy at import time):
 
 * :mod:`~tvm_backend_hexagon.plugin`: the hooks; :mod:`~tvm_backend_hexagon.tags` (also
   ``target_tags``, the seed's name): the target kind and the seed's ``qcom/hexagon-*`` tags;
@@ -20,19 +21,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+# tvm first: its autoload may import this package's plugin (an installed entry point),
+# which then finds the package half-imported; the plugin needs only _version from it.
+import tvm  # noqa: F401 - loads the installed backends before .plugin below
+
+from ._version import __version__ as __version__
+from .plugin import register_backend
+
 __all__ = ["HexagonRuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op",
            "pipeline", "plugin", "register_backend", "runtime", "script", "tags", "target_tags"]
 
 _LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "pipeline", "plugin",
                     "runtime", "script", "tags", "target_tags"}
-
-
-def register_backend() -> Any:
-    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("hexagon")."""
-    from .plugin import register_backend as _register
-
-    return _register()
 
 
 def __getattr__(name: str) -> Any:

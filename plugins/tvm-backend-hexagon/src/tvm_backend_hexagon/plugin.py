@@ -18,7 +18,9 @@ import tvm.backend
 from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import Target, TargetKind
 
-from . import __version__, dispatch, op, tags
+from . import dispatch, op, tags
+from ._version import __version__
+from .pipeline import hexagon_pipeline
 
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
 
@@ -66,7 +68,7 @@ def tvm_register_dispatch() -> None:
 
 @hookimpl
 def tvm_tir_pipelines() -> dict[str, Any]:
-    return {"hexagon": _hexagon_pipeline}
+    return {"hexagon": hexagon_pipeline}
 
 
 @hookimpl
@@ -86,15 +88,8 @@ def tvm_device_probes() -> dict[str, Callable[[], str | None]]:
     return {"hexagon_cc": _compiler_probe}
 
 
-def _hexagon_pipeline(**kwargs: Any) -> Any:
-    # imported on first use: the pass machinery stays out of `import tvm`
-    from .pipeline import hexagon_pipeline
-
-    return hexagon_pipeline(**kwargs)
-
-
 def _compiler_probe() -> str | None:
-    from .compiler import compiler_unavailable_reason  # subprocess and friends: on first use
+    from .compiler import compiler_unavailable_reason  # noqa: PLC0415 - compiler.py imports subprocess; probes run only under pytest
 
     return compiler_unavailable_reason()
 

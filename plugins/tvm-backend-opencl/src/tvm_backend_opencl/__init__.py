@@ -1,7 +1,8 @@
 """tvm-backend-opencl: OpenCL C for OpenCL devices (GPUs, and CPUs through PoCL).
 
 After ``import tvm`` this package is also ``tvm.backend.opencl`` and ``tvm.tirx.opencl``.
-Submodules load lazily (none imports anything heavy at import time):
+Importing it imports tvm and the hooks (``plugin``); the other submodules load lazily
+(none imports anything heavy at import time):
 
 * :mod:`~tvm_backend_opencl.plugin`: the hooks; :mod:`~tvm_backend_opencl.tags`: the target kind;
 * :mod:`~tvm_backend_opencl.op` and :mod:`~tvm_backend_opencl.script`: ``tirx.opencl.barrier``
@@ -21,7 +22,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+# tvm first: its autoload may import this package's plugin (an installed entry point),
+# which then finds the package half-imported; the plugin needs only _version from it.
+import tvm  # noqa: F401 - loads the installed backends before .plugin below
+
+from ._version import __version__ as __version__
+from .plugin import register_backend
+from .script import OpenCLNamespace
+
 __all__ = [
     "OpenCLRuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op", "plugin",
     "register_backend", "runtime", "script", "script_namespace", "script_namespaces", "tags",
@@ -31,17 +39,9 @@ _LAZY_SUBMODULES = {"codegen", "compiler", "demo", "dispatch", "executable", "op
                     "runtime", "script", "tags"}
 
 
-def register_backend() -> Any:
-    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("opencl")."""
-    from .plugin import register_backend as _register
-
-    return _register()
-
 
 def script_namespaces(**_: Any) -> dict[str, Any]:
     """The OpenCL-owned TVMScript namespaces."""
-    from .script import OpenCLNamespace
-
     return {"opencl": OpenCLNamespace()}
 
 

@@ -46,6 +46,8 @@ from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.ir.visitor import post_order_visit
+from tvm.tirx.transform import dyn_smem_layout
 
 __all__ = ["DYN_SMEM", "KernelInfo", "OpenCLCodegen", "generate_opencl"]
 
@@ -214,8 +216,6 @@ class OpenCLCodegen(CodegenCStyle):
 
     # -- module ---------------------------------------------------------------------------
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
-        from tvm.tirx.transform import dyn_smem_layout
-
         self._func = func
         self._hoisted = set()
         placed, total = dyn_smem_layout(func.body)
@@ -259,8 +259,6 @@ class OpenCLCodegen(CodegenCStyle):
         return f"__attribute__((reqd_work_group_size({block[0]}, {block[1]}, {block[2]})))\n"
 
     def _check_local_memory(self, info: FunctionInfo, func: PrimFunc, dyn_bytes: int) -> None:
-        from tvm.ir.visitor import post_order_visit
-
         static = 0
 
         def visit(n: Any) -> None:
@@ -291,8 +289,6 @@ class OpenCLCodegen(CodegenCStyle):
 
     def _hoist_local_arrays(self, func: PrimFunc) -> None:
         """``__local`` arrays may only be declared in the kernel's outermost scope."""
-        from tvm.ir.visitor import post_order_visit
-
         found: list[S.AllocBuffer] = []
 
         def visit(n: Any) -> None:

@@ -12,11 +12,13 @@ driver's log and a command that reproduces the build::
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
-import tempfile
 from collections.abc import Sequence
+
+from tvm.error import TVMError
+
+from . import runtime
+from .runtime import repro_command
 
 __all__ = ["check_build", "package_source", "repro_command"]
 
@@ -31,25 +33,11 @@ def check_build(source: str, *, device_type: str = "all", platform: str = "",
     """Build ``source`` on the target's device when there is one; returns the device's name,
     or None when no device is here to build on (the build then happens at the first run).
     A failed build raises :class:`~tvm.error.CompileError`."""
-    from . import runtime
-
     if not runtime.is_available(device_type, platform):
         return None
     device = runtime.device_for(device_type, platform)
     device.program(source, options, what=what)
     return device.name
-
-
-def repro_command(source: str, options: str = "") -> str:
-    """Write ``source`` to a kept temporary file; the command that builds it again."""
-    folder = tempfile.mkdtemp(prefix="tvm-opencl-")
-    path = os.path.join(folder, "kernels.cl")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
-    command = [sys.executable, "-m", "tvm_backend_opencl.compiler", path]
-    if options:
-        command += ["--options", options]
-    return shlex.join(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,8 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     with open(ns.file, encoding="utf-8") as f:
         source = f.read()
-    from tvm.error import TVMError
-
     try:
         name = check_build(source, device_type=ns.device_type, platform=ns.platform,
                            options=ns.options, what=ns.file)
@@ -73,9 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return 1
     if name is None:
-        from .runtime import unavailable_reason
-
-        print(f"no OpenCL device: {unavailable_reason(ns.device_type, ns.platform)}",
+        print(f"no OpenCL device: {runtime.unavailable_reason(ns.device_type, ns.platform)}",
               file=sys.stderr)
         return 2
     print(f"built {ns.file} for {name}")

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
+from tvm.demo import KERNELS, DemoKernel, make_case
 from tvm.plugin import DemoCase
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
+from . import runtime
 
 __all__ = ["TARGET", "demo_cases"]
 
@@ -15,9 +20,6 @@ ROWS, COLS, THREADS = 8, 4096, 256
 
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def _row_sum() -> Any:
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     m, n = ROWS, COLS
 
     @T.prim_func
@@ -31,8 +33,6 @@ def _row_sum() -> Any:
 
 
 def _kernels() -> list[Any]:
-    from tvm.demo import KERNELS, DemoKernel
-
     def inputs(rng: Any) -> list[Any]:
         import numpy as np
 
@@ -45,10 +45,6 @@ def _kernels() -> list[Any]:
 
 
 def demo_cases() -> list[DemoCase]:
-    from tvm.demo import make_case
-
-    from . import runtime
-
     reason = runtime.unavailable_reason()
     if reason is not None:
         return []  # no OpenCL device here: nothing to run

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir import expr as E
+from tvm.ir.op import CallEffect, Op
+
 __all__ = ["FENCE_FLAGS", "OPS", "barrier", "mem_fence", "op_name", "register_ops"]
 
 NS = "opencl"
@@ -28,8 +31,6 @@ def op_name(name: str) -> str:
 
 
 def _call(name: str, flags: str) -> Any:
-    from tvm.ir.op import Op
-
     if not (isinstance(flags, str) and flags in FENCE_FLAGS):
         raise ValueError(f"T.opencl.{name}: unknown memory {flags!r}; expected one of "
                          f"{sorted(FENCE_FLAGS)}")
@@ -52,8 +53,6 @@ for _builder in (barrier, mem_fence):  # how the printer finds T.opencl.<name>
 
 def _rule(name: str) -> Any:
     def rule(cg: Any, call: Any, args: list[str]) -> str:
-        from tvm.ir import expr as E
-
         arg = call.args[0]
         flags = arg.value if isinstance(arg, E.StringImm) else str(arg)
         return f"{name}({FENCE_FLAGS[flags]})"
@@ -63,8 +62,6 @@ def _rule(name: str) -> Any:
 
 def register_ops() -> None:
     """Register every ``tirx.opencl.*`` op with its OpenCL C rule (``tvm_register_ops``)."""
-    from tvm.ir.op import CallEffect, Op
-
     for name in OPS:
         op = Op.register(op_name(name), category="device_intrin", namespace=NS,
                          printer_name=f"{NS}.{name}", effect=CallEffect.UPDATE_STATE,

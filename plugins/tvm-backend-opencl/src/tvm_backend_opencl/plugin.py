@@ -18,8 +18,8 @@ import tvm.backend
 from tvm.plugin import BackendInfo, DemoCase, hookimpl
 from tvm.target import TargetKind
 
-from . import __version__, dispatch, op, runtime, tags
-from .demo import demo_cases
+from . import dispatch, op, runtime, tags
+from ._version import __version__
 from .script import OpenCLNamespace
 
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
@@ -84,6 +84,8 @@ def tvm_device_probes() -> dict[str, Callable[[], str | None]]:
 
 @hookimpl
 def tvm_demo_cases() -> list[DemoCase]:
+    from .demo import demo_cases  # noqa: PLC0415 - TVMScript kernels and tvm.demo: only for `python -m tvm demo`
+
     return demo_cases()
 
 

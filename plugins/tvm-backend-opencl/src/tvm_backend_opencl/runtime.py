@@ -10,6 +10,10 @@ the CPU driver PoCL (Debian: ``apt-get install pocl-opencl-icd``) runs the same 
 from __future__ import annotations
 
 import hashlib
+import os
+import shlex
+import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,11 +21,23 @@ from typing import Any
 from tvm.error import CompileError, DeviceUnavailableError
 
 __all__ = ["Device", "OpenCLRuntimeUnavailable", "Program", "device_for", "is_available",
-           "unavailable_reason"]
+           "repro_command", "unavailable_reason"]
 
 _INSTALL = ("install an OpenCL driver (on Debian/Ubuntu for the CPU: apt-get install "
             "pocl-opencl-icd; `bash scripts/system-deps.sh` as root installs it)")
 
+
+def repro_command(source: str, options: str = "") -> str:
+    """Write ``source`` to a kept temporary file; the command that builds it again
+    (``python -m tvm_backend_opencl.compiler``: a failed build's report names it)."""
+    folder = tempfile.mkdtemp(prefix="tvm-opencl-")
+    path = os.path.join(folder, "kernels.cl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    command = [sys.executable, "-m", "tvm_backend_opencl.compiler", path]
+    if options:
+        command += ["--options", options]
+    return shlex.join(command)
 
 class OpenCLRuntimeUnavailable(DeviceUnavailableError):
     """No OpenCL runtime or device here (pyopencl missing, no driver, no matching device)."""
@@ -138,8 +154,6 @@ class Device:
         try:
             return Program(cl, cl.Program(self.context, source).build(options=options.split()))
         except cl.RuntimeError as err:  # a failed clBuildProgram (pyopencl's RuntimeError)
-            from .compiler import repro_command
-
             raise CompileError(f"the OpenCL driver could not build {what} for {self.name}",
                                log=str(err), command=repro_command(source, options)) from None
 

@@ -19,19 +19,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+# tvm first: its autoload may import this package's plugin (an installed entry point),
+# which then finds the package half-imported; the plugin needs only _version from it.
+import tvm  # noqa: F401 - loads the installed backends before .plugin below
+
+from ._version import __version__ as __version__
+from .plugin import register_backend
+
 __all__ = ["RocmRuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op",
            "plugin", "register_backend", "runtime", "script", "tags", "target_tags"]
 
 _LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "plugin", "runtime",
                     "script", "tags", "target_tags"}
-
-
-def register_backend() -> Any:
-    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("rocm")."""
-    from .plugin import register_backend as _register
-
-    return _register()
 
 
 def __getattr__(name: str) -> Any:

@@ -32,6 +32,7 @@ from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.tirx.transform import dyn_smem_layout
 
 __all__ = ["DYN_SMEM", "HipCodegen", "generate_hip"]
 
@@ -64,8 +65,6 @@ class HipCodegen(CudaStyleCodegen):
 
     # -- module ---------------------------------------------------------------------------
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
-        from tvm.tirx.transform import dyn_smem_layout
-
         self._func = func
         self._dyn_declared = False
         placed, _ = dyn_smem_layout(func.body)

@@ -17,7 +17,8 @@ import tvm.backend
 from tvm.plugin import BackendInfo, hookimpl
 from tvm.target import TargetKind
 
-from . import __version__, dispatch, op, tags
+from . import dispatch, op, tags
+from ._version import __version__
 
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
 
@@ -75,7 +76,7 @@ def tvm_device_probes() -> dict[str, Callable[[], str | None]]:
 
 
 def _hipcc_probe() -> str | None:
-    from .compiler import hipcc_unavailable_reason  # subprocess and friends: on first use
+    from .compiler import hipcc_unavailable_reason  # noqa: PLC0415 - compiler.py imports subprocess; probes run only under pytest
 
     return hipcc_unavailable_reason()
 

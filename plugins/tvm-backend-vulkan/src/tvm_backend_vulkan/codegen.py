@@ -1,4 +1,4 @@
-"""Lowered IR to GLSL compute shaders (one per kernel), on core's C-style codegen base.
+"""Lowered IR to GLSL compute shaders (one per kernel), on core's shader codegen (tvm.shader).
 
 GLSL differs from C mostly by data: type names (``int``, ``uint``, ``int64_t``), overloaded math
 without suffixes (``exp``, ``inversesqrt``, ``roundEven``), the thread indices
@@ -32,17 +32,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
+from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.shader.codegen import KERNEL_MARKER, ShaderCodegen, generate_shaders, shader_templates
+from tvm.shader.codegen import split_kernels as split_shaders
 
 __all__ = ["KERNEL_MARKER", "GLSLCodegen", "KernelLayout", "generate_glsl", "split_shaders"]
 
-KERNEL_MARKER = "// kernel: "
 GLSL_VERSION = "#version 450"
 
 # Words of GLSL (keywords, reserved words, builtin functions a name could shadow).
@@ -75,21 +76,6 @@ _F32_F64 = {
 }
 
 
-def _rule_unsupported(what: str) -> Any:
-    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
-        raise CodegenError(f"op `{call.op.name}` is not supported on target "
-                           f"{cg.target_kind!r}: {what}")
-
-    return rule
-
-
-def _rule_abs(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
-    dt = call.dtype
-    if dt.is_uint or dt.is_bool:
-        return args[0]
-    return f"abs({args[0]})"
-
-
 def _rule_popcount(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     _require_32bit(cg, call)
     return f"{cg.c_type(call.dtype)}(bitCount({args[0]}))"
@@ -120,21 +106,17 @@ def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"{fn}({args[1]})"
 
 
-_TEMPLATES: dict[str, OpTemplate] = {
-    **CodegenCStyle.op_templates,
-    **{name: {"float32": rule} for name, rule in _F32_ONLY.items()},
-    **{name: {"float32": rule, "float64": rule.replace("0.0f", "0.0").replace("1.0f", "1.0")}
-       for name, rule in _F32_F64.items()},
-    "tirx.abs": _rule_abs,
-    "tirx.popcount": _rule_popcount,
-    "tirx.clz": _rule_clz,
-    "tirx.reinterpret": _rule_reinterpret,
-    "tirx.erf": _rule_unsupported("GLSL has no erf"),
-    "tirx.nextafter": _rule_unsupported("GLSL has no nextafter"),
-    "tirx.address_of": _rule_unsupported("GLSL has no pointers"),
-    "tirx.fma": {"float32": "fma({0}, {1}, {2})", "float64": "fma({0}, {1}, {2})",
-                 "default": "(({0}) * ({1}) + ({2}))"},
-}
+_TEMPLATES: dict[str, OpTemplate] = shader_templates(
+    "GLSL",
+    {name: {"float32": rule} for name, rule in _F32_ONLY.items()},
+    {name: {"float32": rule, "float64": rule.replace("0.0f", "0.0").replace("1.0f", "1.0")}
+     for name, rule in _F32_F64.items()},
+    {"tirx.popcount": _rule_popcount,
+     "tirx.clz": _rule_clz,
+     "tirx.reinterpret": _rule_reinterpret,
+     "tirx.fma": {"float32": "fma({0}, {1}, {2})", "float64": "fma({0}, {1}, {2})",
+                  "default": "(({0}) * ({1}) + ({2}))"}},
+)
 
 # Extensions a shader needs: by data type, and by GLSL builtin a call_extern names.
 _TYPE_EXTENSIONS = {
@@ -178,12 +160,13 @@ class KernelLayout:
         return sum(1 for p in self.params if p[0] == "buffer")
 
 
-class GLSLCodegen(CodegenCStyle):
+class GLSLCodegen(ShaderCodegen):
     """One GLSL compute shader for one kernel. See the module docstring."""
 
     target_kind: ClassVar[str] = "vulkan"
-    restrict_keyword: ClassVar[str] = ""
-    align_attribute: ClassVar[str] = ""
+    language: ClassVar[str] = "GLSL"
+    reserved_words: ClassVar[frozenset[str]] = _GLSL_RESERVED
+    reserved_prefix: ClassVar[str] = "gl_"
     thread_index_names: ClassVar[dict[str, str]] = {
         "blockIdx.x": "gl_WorkGroupID.x", "blockIdx.y": "gl_WorkGroupID.y",
         "blockIdx.z": "gl_WorkGroupID.z", "threadIdx.x": "gl_LocalInvocationID.x",
@@ -193,32 +176,23 @@ class GLSLCodegen(CodegenCStyle):
         "int32": "int", "uint32": "uint", "float32": "float", "float64": "double",
         "int64": "int64_t", "uint64": "uint64_t", "bool": "bool", "void": "void",
     }
-    unroll_pragma: ClassVar[str | None] = None
     op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
-    includes: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)
         self._extensions: dict[str, None] = {}
         self._shared_decls: list[str] = []
-        self._handle_types: dict[int, DataType] = {}
         self.layout: KernelLayout | None = None
 
-    # -- target facts ---------------------------------------------------------------------
-    def _attr(self, name: str, default: Any) -> Any:
-        attrs = getattr(self.target, "attrs", None) or {}
-        return attrs.get(name, default)
+    def let_line(self, name: str, ctype: str, value: str) -> str:
+        return f"const {ctype} {name} = {value};"
+
+    def use_builtin(self, name: str) -> None:
+        ext = EXTERN_EXTENSIONS.get(name)
+        if ext:
+            self._extensions.setdefault(ext)
 
     # -- structure ------------------------------------------------------------------------
-    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
-        if not func.attrs.get("tirx.is_kernel"):
-            raise CodegenError(
-                f"target {self.target_kind!r}: function `{name or func.name}` is not a kernel; "
-                "only the kernels of the split module (tirx.is_kernel) become shaders, the host "
-                "part runs in Python")
-        self._handle_types = _pointee_types(func)
-        return super().add_function(func, name)
-
     def function_header(self, info: FunctionInfo) -> str:
         self.layout = self._layout(info)
         return "void main()"
@@ -227,9 +201,7 @@ class GLSLCodegen(CodegenCStyle):
         layout = KernelLayout(info.symbol)
         binding = offset = 0
         for p in info.params:
-            if p.kind == "shape_var":
-                raise CodegenError(f"target {self.target_kind!r}: kernel `{info.name}` has a "
-                                   f"symbolic extent `{p.name}` that is not passed to it")
+            self.check_param(info, p)
             if p.kind in ("buffer", "handle"):
                 layout.params.append(("buffer", binding, str(self._elem_type(p))))
                 binding += 1
@@ -249,21 +221,11 @@ class GLSLCodegen(CodegenCStyle):
         return layout
 
     def _check_limits(self, info: FunctionInfo, layout: KernelLayout) -> None:
-        limit = self._attr("max_push_constants_size", 128)
+        limit = self.target_attr("max_push_constants_size", 128)
         if layout.push_size > limit:
             raise CodegenError(f"target {self.target_kind!r}: the scalar arguments of kernel "
                                f"`{info.name}` take {layout.push_size} bytes of push constants; "
                                f"the target allows {limit} (max_push_constants_size)")
-
-    def _elem_type(self, p: ParamInfo) -> DataType:
-        if p.kind == "buffer":
-            return DataType(p.dtype)
-        var_id = next((k for k, n in self._names.items() if n == p.c_name), None)
-        dtype = self._handle_types.get(var_id) if var_id is not None else None
-        if dtype is None:
-            raise CodegenError(f"target {self.target_kind!r}: cannot tell the element type of "
-                               f"pointer argument `{p.name}`; give it a buffer")
-        return dtype
 
     def preamble_lines(self) -> list[str]:
         assert self.layout is not None
@@ -284,62 +246,20 @@ class GLSLCodegen(CodegenCStyle):
                          f"{' '.join(members)} }};")
         return lines + self._shared_decls
 
-    def finish(self) -> str:
-        return f"{KERNEL_MARKER}{self._cur_info.symbol}\n" + super().finish()
-
-    def assert_fail_lines(self, message: str) -> list[str]:
-        # A shader cannot report: a failed assert ends the invocation.
-        return ["return;"]
-
-    def print_thread_binding(self, loop: S.For) -> None:
-        tag = loop.thread_tag or ""
-        builtin = self.thread_index_names.get(tag)
-        if builtin is None:
-            raise CodegenError(f"target {self.target_kind!r} has no thread index {tag!r} "
-                               f"(loop over `{loop.loop_var.name}`)")
-        name = self.var_name(loop.loop_var)
-        self._nonneg_vars.add(id(loop.loop_var))
-        ctype = self.c_type(loop.loop_var.dtype)
-        self.emit(f"const {ctype} {name} = {ctype}({builtin});")
-        self.print_stmt(loop.body)
-
     def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
         name = self.var_name(buffer.data, buffer.name)
         self._buffer_ptrs[id(buffer)] = name
-        n = _numel(buffer)
-        if n is None:
-            raise CodegenError(f"target {self.target_kind!r} cannot allocate buffer "
-                               f"`{buffer.name}` of dynamic shape {buffer.shape} in a shader: "
-                               "give it a constant shape, or pass it as an argument")
+        n = self.alloc_numel(buffer)
         ctype = self.storage_type(buffer.dtype)
         if buffer.scope in ("shared", "shared.dyn"):
-            self._check_shared(buffer, n)
+            self.reserve_shared(buffer, n)
             self._shared_decls.append(f"shared {ctype} {name}[{max(n, 1)}];")
             return
         self.emit(f"{ctype} {name}[{max(n, 1)}];")
 
-    def _check_shared(self, buffer: Buffer, n: int) -> None:
-        used = sum(_decl_bytes(d) for d in self._shared_decls) + n * buffer.dtype.bytes
-        limit = self._attr("max_shared_memory_per_block", 16384)
-        if used > limit:
-            raise CodegenError(f"target {self.target_kind!r}: shared buffer `{buffer.name}` "
-                               f"brings the kernel's shared memory to {used} bytes; the target "
-                               f"allows {limit} (max_shared_memory_per_block)")
-
     def stmt_LetStmt(self, stmt: S.LetStmt) -> None:
-        if stmt.var.dtype.is_handle:
-            raise CodegenError(f"target {self.target_kind!r}: `{stmt.var.name}` is a pointer; "
-                               "GLSL has no pointers (index the buffer instead)")
+        self.refuse_pointer(stmt.var)
         super().stmt_LetStmt(stmt)
-
-    def stmt_DeclBuffer(self, stmt: S.DeclBuffer) -> None:
-        data = stmt.buffer.data
-        pointee = self._handle_types.get(id(data))
-        if pointee is not None and pointee != stmt.buffer.dtype.element_of():
-            raise CodegenError(f"target {self.target_kind!r}: buffer `{stmt.buffer.name}` views "
-                               f"`{data.name}` ({pointee}) as {stmt.buffer.dtype}; GLSL cannot "
-                               "reinterpret memory, keep one element type per buffer")
-        super().stmt_DeclBuffer(stmt)
 
     # -- types ------------------------------------------------------------------------------
     def storage_type(self, dt: DataType | str) -> str:
@@ -349,7 +269,7 @@ class GLSLCodegen(CodegenCStyle):
             raise CodegenError(f"data type {dt} is not supported by target {self.target_kind!r} "
                                f"(it compiles {', '.join(self._supported())})")
         flag = _TYPE_FLAGS.get(str(dt))
-        if flag is not None and not self._attr(flag, False):
+        if flag is not None and not self.target_attr(flag, False):
             raise CodegenError(f"data type {dt} needs a device with {flag}=True; target "
                                f"{self.target_kind!r} does not declare it (add "
                                f"\"{flag}\": True to the target if the device has it)")
@@ -360,14 +280,7 @@ class GLSLCodegen(CodegenCStyle):
 
     def _supported(self) -> list[str]:
         return [t for t in self.type_names if t not in ("void",)
-                and (t not in _TYPE_FLAGS or self._attr(_TYPE_FLAGS[t], False))]
-
-    # -- names ------------------------------------------------------------------------------
-    def _sanitize(self, hint: str) -> str:
-        name = super()._sanitize(hint)
-        if name.startswith("gl_"):
-            name = "v_" + name
-        return name + "_" if name in _GLSL_RESERVED else name
+                and (t not in _TYPE_FLAGS or self.target_attr(_TYPE_FLAGS[t], False))]
 
     # -- expressions ------------------------------------------------------------------------
     def expr_IntImm(self, e: E.IntImm) -> str:
@@ -396,22 +309,6 @@ class GLSLCodegen(CodegenCStyle):
         text += "lf" if dt.bits == 64 else "f"
         return f"({text})" if v < 0 else text
 
-    def expr_StringImm(self, e: E.StringImm) -> str:
-        raise CodegenError(f"target {self.target_kind!r}: GLSL has no strings ({e.value!r})")
-
-    def expr_Cast(self, e: E.Cast) -> str:
-        dst, src = e.dtype, e.value.dtype
-        value = self.print_expr(e.value)
-        if dst == src:
-            return value
-        return f"{self.c_type(dst)}({value})"
-
-    def expr_Min(self, e: E.Min) -> str:
-        return f"min({self.print_expr(e.a)}, {self.print_expr(e.b)})"
-
-    def expr_Max(self, e: E.Max) -> str:
-        return f"max({self.print_expr(e.a)}, {self.print_expr(e.b)})"
-
     def expr_Mod(self, e: E.Mod) -> str:
         a, b = self.print_expr(e.a), self.print_expr(e.b)
         if e.dtype.is_float:
@@ -419,11 +316,6 @@ class GLSLCodegen(CodegenCStyle):
         if e.dtype.is_uint or (self._nonneg(e.a) and self._nonneg(e.b)):
             return f"({a} % {b})"
         return self._int_helper(e, "truncmod")
-
-    def expr_FloorDiv(self, e: E.FloorDiv) -> str:
-        if e.dtype.is_float:
-            return f"floor({self.print_expr(e.a)} / {self.print_expr(e.b)})"
-        return super().expr_FloorDiv(e)
 
     def expr_FloorMod(self, e: E.FloorMod) -> str:
         if e.dtype.is_float:
@@ -453,79 +345,9 @@ class GLSLCodegen(CodegenCStyle):
                             " : r;\n}")
         return f"tvm_{what}_{suffix}({self.print_expr(e.a)}, {self.print_expr(e.b)})"
 
-    def expr_Call(self, call: E.Call) -> str:
-        if call.op.name == "tirx.call_extern" and isinstance(call.args[1], E.StringImm):
-            # a GLSL builtin: its name and type arguments are strings, which GLSL has not
-            name = call.args[1].value
-            ext = EXTERN_EXTENSIONS.get(name)
-            if ext:
-                self._extensions.setdefault(ext)
-            return f"{name}({', '.join(self.print_expr(a) for a in call.args[2:])})"
-        return super().expr_Call(call)
-
-
-def _numel(buffer: Buffer) -> int | None:
-    n = 1
-    for s in buffer.shape:
-        if not isinstance(s, E.IntImm):
-            return None
-        n *= s.value
-    return n
-
-
-_DECL_BYTES = {"float": 4, "int": 4, "uint": 4, "bool": 4, "double": 8, "int64_t": 8,
-               "uint64_t": 8}
-
-
-def _decl_bytes(decl: str) -> int:
-    """Bytes of a ``shared <type> name[n];`` declaration."""
-    _, ctype, rest = decl.split(" ", 2)
-    return _DECL_BYTES.get(ctype, 4) * int(rest.split("[", 1)[1].split("]", 1)[0])
-
-
-def _pointee_types(func: PrimFunc) -> dict[int, DataType]:
-    """Element type of each pointer parameter, from the buffers viewing it (a kernel receives
-    data handles; its DeclBuffers and accesses say what they point to)."""
-    from tvm.ir.visitor import post_order_visit
-
-    types: dict[int, DataType] = {}
-    for p in func.params:
-        if p.dtype.is_handle and p.ptr_dtype is not None:
-            types[id(p)] = p.ptr_dtype.element_of()
-    for p, buf in func.buffer_map.items():
-        types.setdefault(id(p), buf.dtype.element_of())
-
-    def visit(n: Any) -> None:
-        if isinstance(n, (S.DeclBuffer, S.AllocBuffer, E.BufferLoad, S.BufferStore)):
-            types.setdefault(id(n.buffer.data), n.buffer.dtype.element_of())
-
-    post_order_visit(func.body, visit)
-    return types
-
 
 def generate_glsl(mod: IRModule | PrimFunc, target: Any = None
                   ) -> tuple[str, list[KernelLayout]]:
     """(the GLSL of every kernel of ``mod``, joined; each kernel's parameter layout)."""
-    if isinstance(mod, PrimFunc):
-        mod = IRModule.from_expr(mod)
-    kernels = {n: f for n, f in mod.functions.items() if f.attrs.get("tirx.is_kernel")}
-    if not kernels:
-        raise CodegenError("generate_glsl: the module has no kernel (tirx.is_kernel); lower it "
-                           "with the target's pipeline first (tvm.compile does)")
-    shaders, layouts = [], []
-    for name, func in kernels.items():
-        cg = GLSLCodegen(target)
-        cg.add_function(func, name)
-        shaders.append(cg.finish())
-        assert cg.layout is not None
-        layouts.append(cg.layout)
-    return "\n".join(shaders), layouts
+    return generate_shaders(GLSLCodegen, mod, target, what="generate_glsl")
 
-
-def split_shaders(source: str) -> dict[str, str]:
-    """The shader of each kernel in a joined source (:func:`generate_glsl`), by kernel name."""
-    out: dict[str, str] = {}
-    for chunk in source.split(KERNEL_MARKER)[1:]:
-        name, _, _ = chunk.partition("\n")
-        out[name.strip()] = KERNEL_MARKER + chunk
-    return out

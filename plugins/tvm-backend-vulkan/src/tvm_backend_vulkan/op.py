@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir import Evaluate, SeqStmt
+from tvm.tirx.op import call_extern
+
 __all__ = ["OPS", "extern", "workgroup_barrier"]
 
 #: this backend registers no op of its own
@@ -20,16 +23,12 @@ OPS: tuple[str, ...] = ()
 
 def extern(name: str, *args: Any, dtype: str = "void") -> Any:
     """``T.call_extern(dtype, name, *args)``: a call of the GLSL builtin ``name``."""
-    from tvm.tirx.op import call_extern
-
     return call_extern(dtype, name, *args)
 
 
 def workgroup_barrier() -> Any:
     """Every invocation of the workgroup waits here, and what it wrote to shared and buffer
     memory before is visible to the others after it."""
-    from tvm.ir import Evaluate, SeqStmt
-
     return SeqStmt([Evaluate(extern("memoryBarrierShared")),
                     Evaluate(extern("memoryBarrierBuffer")),
                     Evaluate(extern("barrier"))])

@@ -1,7 +1,8 @@
 """tvm-backend-webgpu: WebGPU compute shaders in WGSL, run through wgpu-py.
 
 After ``import tvm`` this package is also ``tvm.backend.webgpu`` and ``tvm.tirx.webgpu``.
-Submodules load lazily (none imports anything heavy at import time):
+Importing it imports tvm and the hooks (``plugin``); the other submodules load lazily
+(none imports anything heavy at import time):
 
 * :mod:`~tvm_backend_webgpu.plugin`: the hooks; :mod:`~tvm_backend_webgpu.tags`: the target
   kind ``webgpu``;
@@ -20,19 +21,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+# tvm first: its autoload may import this package's plugin (an installed entry point),
+# which then finds the package half-imported; the plugin needs only _version from it.
+import tvm  # noqa: F401 - loads the installed backends before .plugin below
+
+from ._version import __version__ as __version__
+from .plugin import register_backend
+
 __all__ = ["WebGPURuntimeUnavailable", "codegen", "compiler", "dispatch", "executable", "op",
            "plugin", "register_backend", "runtime", "script", "tags"]
 
 _LAZY_SUBMODULES = {"codegen", "compiler", "demo", "dispatch", "executable", "op", "plugin",
                     "runtime", "script", "tags"}
-
-
-def register_backend() -> Any:
-    """The seed's contract: load this backend (idempotent); same as tvm.backend.load("webgpu")."""
-    from .plugin import register_backend as _register
-
-    return _register()
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,5 @@
-"""Lowered IR to WGSL compute shaders (one module per kernel), on core's C-style codegen base.
+"""Lowered IR to WGSL compute shaders (one module per kernel), on core's shader codegen
+(tvm.shader).
 
 WGSL keeps C's expressions and control flow, so most of it is data: type names (``i32``,
 ``u32``, ``f32``), typed literals (``3i``, ``2u``, ``0.5f``), conversion calls (``f32(x)``), its
@@ -35,17 +36,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
+from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
+from tvm.shader.codegen import (
+    KERNEL_MARKER,
+    ShaderCodegen,
+    generate_shaders,
+    rule_unsupported,
+    shader_templates,
+)
+from tvm.shader.codegen import split_kernels as split_modules
 
 __all__ = ["KERNEL_MARKER", "KernelLayout", "WGSLCodegen", "generate_wgsl", "split_modules"]
 
-KERNEL_MARKER = "// kernel: "
 BLOCK_CONSTANTS = ("tvm_block_x", "tvm_block_y", "tvm_block_z")
 INF_BITS = "bitcast<f32>(0x7f800000u)"
 
@@ -76,36 +84,21 @@ _F32 = {
 }
 
 
-def _rule_unsupported(what: str) -> Any:
-    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
-        raise CodegenError(f"op `{call.op.name}` is not supported on target "
-                           f"{cg.target_kind!r}: {what}")
-
-    return rule
-
-
-def _rule_abs(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
-    return args[0] if call.dtype.is_uint or call.dtype.is_bool else f"abs({args[0]})"
-
-
 def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"bitcast<{cg.storage_type(call.dtype)}>({args[1]})"
 
 
-_TEMPLATES: dict[str, OpTemplate] = {
-    **CodegenCStyle.op_templates,
-    **{name: {"float32": rule} for name, rule in _F32.items()},
-    "tirx.abs": _rule_abs,
-    "tirx.popcount": "countOneBits({0})",
-    "tirx.clz": "countLeadingZeros({0})",
-    "tirx.reinterpret": _rule_reinterpret,
-    "tirx.shift_left": "(({0}) << u32({1}))",
-    "tirx.shift_right": "(({0}) >> u32({1}))",
-    "tirx.if_then_else": "select({2}, {1}, {0})",
-    "tirx.erf": _rule_unsupported("WGSL has no erf"),
-    "tirx.nextafter": _rule_unsupported("WGSL has no nextafter"),
-    "tirx.address_of": _rule_unsupported("WGSL has no pointers into storage buffers"),
-}
+_TEMPLATES: dict[str, OpTemplate] = shader_templates(
+    "WGSL",
+    {name: {"float32": rule} for name, rule in _F32.items()},
+    {"tirx.popcount": "countOneBits({0})",
+     "tirx.clz": "countLeadingZeros({0})",
+     "tirx.reinterpret": _rule_reinterpret,
+     "tirx.shift_left": "(({0}) << u32({1}))",
+     "tirx.shift_right": "(({0}) >> u32({1}))",
+     "tirx.if_then_else": "select({2}, {1}, {0})",
+     "tirx.address_of": rule_unsupported("WGSL has no pointers into storage buffers")},
+)
 
 
 @dataclass
@@ -129,12 +122,13 @@ class KernelLayout:
                             int(d["uniform_size"]), int(d["uniform_binding"]))
 
 
-class WGSLCodegen(CodegenCStyle):
+class WGSLCodegen(ShaderCodegen):
     """One WGSL module for one kernel. See the module docstring."""
 
     target_kind: ClassVar[str] = "webgpu"
-    restrict_keyword: ClassVar[str] = ""
-    align_attribute: ClassVar[str] = ""
+    language: ClassVar[str] = "WGSL"
+    reserved_words: ClassVar[frozenset[str]] = _WGSL_RESERVED
+    reserved_prefix: ClassVar[str] = "_"
     thread_index_names: ClassVar[dict[str, str]] = {
         "blockIdx.x": "tvm_group.x", "blockIdx.y": "tvm_group.y", "blockIdx.z": "tvm_group.z",
         "threadIdx.x": "tvm_local.x", "threadIdx.y": "tvm_local.y", "threadIdx.z": "tvm_local.z",
@@ -142,37 +136,24 @@ class WGSLCodegen(CodegenCStyle):
     type_names: ClassVar[dict[str, str]] = {
         "int32": "i32", "uint32": "u32", "float32": "f32", "bool": "bool",
     }
-    unroll_pragma: ClassVar[str | None] = None
     op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
-    includes: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)
-        self._workgroup_decls: list[tuple[str, int]] = []  # (declaration, bytes)
-        self._handle_types: dict[int, DataType] = {}
+        self._workgroup_decls: list[str] = []
         self.layout: KernelLayout | None = None
         self.uses_subgroups = False
 
-    def target_attr(self, name: str, default: Any) -> Any:
-        attrs = getattr(self.target, "attrs", None) or {}
-        return attrs.get(name, default)
+    def let_line(self, name: str, ctype: str, value: str) -> str:
+        return f"let {name}: {ctype} = {value};"
 
     # -- structure ------------------------------------------------------------------------
-    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
-        if not func.attrs.get("tirx.is_kernel"):
-            raise CodegenError(
-                f"target {self.target_kind!r}: function `{name or func.name}` is not a kernel; "
-                "only the kernels of the split module (tirx.is_kernel) become WGSL, the host "
-                "part runs in Python")
-        self._handle_types = _pointee_types(func)
-        return super().add_function(func, name)
-
     def print_function_body(self, func: PrimFunc) -> None:
         self._push_scope()
         for p in self._cur_info.params:
             if p.kind == "scalar":
-                self.emit(f"let {p.c_name}: {self.c_type(DataType(p.dtype))} = "
-                          f"tvm_args.{p.c_name};")
+                self.emit(self.let_line(p.c_name, self.c_type(DataType(p.dtype)),
+                                        f"tvm_args.{p.c_name}"))
         self.print_stmt(func.body)
         self._pop_scope()
 
@@ -187,9 +168,7 @@ class WGSLCodegen(CodegenCStyle):
         layout = KernelLayout(info.symbol)
         binding = offset = 0
         for p in info.params:
-            if p.kind == "shape_var":
-                raise CodegenError(f"target {self.target_kind!r}: kernel `{info.name}` has a "
-                                   f"symbolic extent `{p.name}` that is not passed to it")
+            self.check_param(info, p)
             if p.kind in ("buffer", "handle"):
                 dtype = self._elem_type(p)
                 if dtype.is_bool:
@@ -215,16 +194,6 @@ class WGSLCodegen(CodegenCStyle):
         layout.uniform_binding = binding
         return layout
 
-    def _elem_type(self, p: ParamInfo) -> DataType:
-        if p.kind == "buffer":
-            return DataType(p.dtype)
-        var_id = next((k for k, n in self._names.items() if n == p.c_name), None)
-        dtype = self._handle_types.get(var_id) if var_id is not None else None
-        if dtype is None:
-            raise CodegenError(f"target {self.target_kind!r}: cannot tell the element type of "
-                               f"pointer argument `{p.name}`; give it a buffer")
-        return dtype
-
     def preamble_lines(self) -> list[str]:
         assert self.layout is not None
         info = self._cur_info
@@ -245,27 +214,9 @@ class WGSLCodegen(CodegenCStyle):
             lines.append(f"struct tvm_args_t {{ {' '.join(members)} }}")
             lines.append(f"@group(0) @binding({self.layout.uniform_binding}) var<uniform> "
                          "tvm_args: tvm_args_t;")
-        return lines + [decl for decl, _ in self._workgroup_decls]
-
-    def finish(self) -> str:
-        return f"{KERNEL_MARKER}{self._cur_info.symbol}\n" + super().finish()
-
-    def assert_fail_lines(self, message: str) -> list[str]:
-        return ["return;"]
+        return lines + self._workgroup_decls
 
     # -- statements -------------------------------------------------------------------------
-    def print_thread_binding(self, loop: S.For) -> None:
-        tag = loop.thread_tag or ""
-        builtin = self.thread_index_names.get(tag)
-        if builtin is None:
-            raise CodegenError(f"target {self.target_kind!r} has no thread index {tag!r} "
-                               f"(loop over `{loop.loop_var.name}`)")
-        name = self.var_name(loop.loop_var)
-        self._nonneg_vars.add(id(loop.loop_var))
-        wtype = self.c_type(loop.loop_var.dtype)
-        self.emit(f"let {name}: {wtype} = {wtype}({builtin});")
-        self.print_stmt(loop.body)
-
     def print_serial_for(self, loop: S.For) -> None:
         v = loop.loop_var
         if isinstance(loop.min, E.IntImm) and loop.min.value >= 0:
@@ -282,44 +233,23 @@ class WGSLCodegen(CodegenCStyle):
 
     def stmt_LetStmt(self, stmt: S.LetStmt) -> None:
         v = stmt.var
-        if v.dtype.is_handle:
-            raise CodegenError(f"target {self.target_kind!r}: `{v.name}` is a pointer; WGSL "
-                               "cannot point into a storage buffer (index the buffer instead)")
+        self.refuse_pointer(v)
         if self._nonneg(stmt.value):
             self._nonneg_vars.add(id(v))
         name = self.var_name(v)
-        self.emit(f"let {name}: {self.c_type(v.dtype)} = {self.print_expr(stmt.value)};")
+        self.emit(self.let_line(name, self.c_type(v.dtype), self.print_expr(stmt.value)))
         self.print_stmt(stmt.body)
 
     def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
         name = self.var_name(buffer.data, buffer.name)
         self._buffer_ptrs[id(buffer)] = name
-        n = _numel(buffer)
-        if n is None:
-            raise CodegenError(f"target {self.target_kind!r} cannot allocate buffer "
-                               f"`{buffer.name}` of dynamic shape {buffer.shape} in a shader: "
-                               "give it a constant shape, or pass it as an argument")
+        n = self.alloc_numel(buffer)
         decl = f"{name}: array<{self.storage_type(buffer.dtype)}, {max(n, 1)}>;"
         if buffer.scope not in ("shared", "shared.dyn"):
             self.emit(f"var {decl}")
             return
-        size = n * buffer.dtype.bytes
-        used = sum(b for _, b in self._workgroup_decls) + size
-        limit = self.target_attr("max_shared_memory_per_block", 16384)
-        if used > limit:
-            raise CodegenError(f"target {self.target_kind!r}: shared buffer `{buffer.name}` "
-                               f"brings the kernel's workgroup memory to {used} bytes; the "
-                               f"target allows {limit} (max_shared_memory_per_block)")
-        self._workgroup_decls.append((f"var<workgroup> {decl}", size))
-
-    def stmt_DeclBuffer(self, stmt: S.DeclBuffer) -> None:
-        data = stmt.buffer.data
-        pointee = self._handle_types.get(id(data))
-        if pointee is not None and pointee != stmt.buffer.dtype.element_of():
-            raise CodegenError(f"target {self.target_kind!r}: buffer `{stmt.buffer.name}` views "
-                               f"`{data.name}` ({pointee}) as {stmt.buffer.dtype}; WGSL cannot "
-                               "reinterpret memory, keep one element type per buffer")
-        super().stmt_DeclBuffer(stmt)
+        self.reserve_shared(buffer, n)
+        self._workgroup_decls.append(f"var<workgroup> {decl}")
 
     def stmt_Evaluate(self, stmt: S.Evaluate) -> None:
         value = stmt.value
@@ -351,12 +281,6 @@ class WGSLCodegen(CodegenCStyle):
                                "by lane")
         return self.storage_type(dt)
 
-    def _sanitize(self, hint: str) -> str:
-        name = super()._sanitize(hint)
-        if name.startswith("_"):
-            name = "v" + name
-        return name + "_" if name in _WGSL_RESERVED else name
-
     # -- expressions ------------------------------------------------------------------------
     def expr_IntImm(self, e: E.IntImm) -> str:
         dt, v = e.dtype, e.value
@@ -381,33 +305,13 @@ class WGSLCodegen(CodegenCStyle):
             text += ".0"
         return f"({text}f)" if v < 0 else f"{text}f"
 
-    def expr_StringImm(self, e: E.StringImm) -> str:
-        raise CodegenError(f"target {self.target_kind!r}: WGSL has no strings ({e.value!r})")
-
-    def expr_Cast(self, e: E.Cast) -> str:
-        value = self.print_expr(e.value)
-        if e.dtype == e.value.dtype:
-            return value
-        return f"{self.c_type(e.dtype)}({value})"
-
     def expr_Select(self, e: E.Select) -> str:
         c, t, f = (self.print_expr(x) for x in (e.condition, e.true_value, e.false_value))
         return f"select({f}, {t}, {c})"
 
-    def expr_Min(self, e: E.Min) -> str:
-        return f"min({self.print_expr(e.a)}, {self.print_expr(e.b)})"
-
-    def expr_Max(self, e: E.Max) -> str:
-        return f"max({self.print_expr(e.a)}, {self.print_expr(e.b)})"
-
     def expr_Mod(self, e: E.Mod) -> str:
         # WGSL's % truncates (C's fmod for floats): TIR's Mod
         return self._arith(e, "%")
-
-    def expr_FloorDiv(self, e: E.FloorDiv) -> str:
-        if e.dtype.is_float:
-            return f"floor({self.print_expr(e.a)} / {self.print_expr(e.b)})"
-        return super().expr_FloorDiv(e)
 
     def expr_FloorMod(self, e: E.FloorMod) -> str:
         if e.dtype.is_float:
@@ -424,65 +328,9 @@ class WGSLCodegen(CodegenCStyle):
                         f"  let q = a / b;\n  let r = a % b;\n  return {body};\n}}")
         return f"tvm_{what}_{t}({self.print_expr(e.a)}, {self.print_expr(e.b)})"
 
-    def expr_Call(self, call: E.Call) -> str:
-        if call.op.name == "tirx.call_extern" and isinstance(call.args[1], E.StringImm):
-            # a WGSL builtin: its name and type arguments are strings, which WGSL has not
-            args = ", ".join(self.print_expr(a) for a in call.args[2:])
-            return f"{call.args[1].value}({args})"
-        return super().expr_Call(call)
-
-
-def _numel(buffer: Buffer) -> int | None:
-    n = 1
-    for s in buffer.shape:
-        if not isinstance(s, E.IntImm):
-            return None
-        n *= s.value
-    return n
-
-
-def _pointee_types(func: PrimFunc) -> dict[int, DataType]:
-    """Element type of each pointer parameter, from the buffers viewing it."""
-    from tvm.ir.visitor import post_order_visit
-
-    types: dict[int, DataType] = {}
-    for p in func.params:
-        if p.dtype.is_handle and p.ptr_dtype is not None:
-            types[id(p)] = p.ptr_dtype.element_of()
-    for p, buf in func.buffer_map.items():
-        types.setdefault(id(p), buf.dtype.element_of())
-
-    def visit(n: Any) -> None:
-        if isinstance(n, (S.DeclBuffer, S.AllocBuffer, E.BufferLoad, S.BufferStore)):
-            types.setdefault(id(n.buffer.data), n.buffer.dtype.element_of())
-
-    post_order_visit(func.body, visit)
-    return types
-
 
 def generate_wgsl(mod: IRModule | PrimFunc, target: Any = None
                   ) -> tuple[str, list[KernelLayout]]:
     """(the WGSL of every kernel of ``mod``, joined; each kernel's binding layout)."""
-    if isinstance(mod, PrimFunc):
-        mod = IRModule.from_expr(mod)
-    kernels = {n: f for n, f in mod.functions.items() if f.attrs.get("tirx.is_kernel")}
-    if not kernels:
-        raise CodegenError("generate_wgsl: the module has no kernel (tirx.is_kernel); lower it "
-                           "with the target's pipeline first (tvm.compile does)")
-    modules, layouts = [], []
-    for name, func in kernels.items():
-        cg = WGSLCodegen(target)
-        cg.add_function(func, name)
-        modules.append(cg.finish())
-        assert cg.layout is not None
-        layouts.append(cg.layout)
-    return "\n".join(modules), layouts
+    return generate_shaders(WGSLCodegen, mod, target, what="generate_wgsl")
 
-
-def split_modules(source: str) -> dict[str, str]:
-    """The WGSL module of each kernel in a joined source, by kernel name."""
-    out: dict[str, str] = {}
-    for chunk in source.split(KERNEL_MARKER)[1:]:
-        name, _, _ = chunk.partition("\n")
-        out[name.strip()] = KERNEL_MARKER + chunk
-    return out

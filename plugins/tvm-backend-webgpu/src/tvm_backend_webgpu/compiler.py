@@ -10,6 +10,7 @@ validate every module first, raising :class:`~tvm.error.CompileError` with its r
 
 from __future__ import annotations
 
+from . import runtime
 from .codegen import split_modules
 
 __all__ = ["check_wgsl", "package_wgsl"]
@@ -18,8 +19,6 @@ __all__ = ["check_wgsl", "package_wgsl"]
 def check_wgsl(source: str) -> None:
     """Parse and validate every module of ``source`` with wgpu-native (needs a WebGPU device:
     raises the runtime's WebGPURuntimeUnavailable without one)."""
-    from . import runtime
-
     for name, module in split_modules(source).items():
         runtime.check_module(module, name)
 

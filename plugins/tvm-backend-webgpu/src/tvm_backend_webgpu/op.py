@@ -14,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tvm._registry import record_undo
 from tvm.error import CodegenError
+from tvm.ir import Evaluate, SeqStmt
+from tvm.ir.op import Op
+from tvm.tirx.op import call_extern
 
 __all__ = ["SHUFFLES", "extern", "register_ops", "workgroup_barrier"]
 
@@ -30,16 +34,12 @@ _SHUFFLE_TYPES = ("float32", "int32", "uint32")
 
 def extern(name: str, *args: Any, dtype: str = "void") -> Any:
     """``T.call_extern(dtype, name, *args)``: a call of the WGSL builtin ``name``."""
-    from tvm.tirx.op import call_extern
-
     return call_extern(dtype, name, *args)
 
 
 def workgroup_barrier() -> Any:
     """Every invocation of the workgroup waits here, and its writes to workgroup and storage
     memory before are visible to the others after it."""
-    from tvm.ir import Evaluate, SeqStmt
-
     return SeqStmt([Evaluate(extern("storageBarrier")), Evaluate(extern("workgroupBarrier"))])
 
 
@@ -63,9 +63,6 @@ def _shuffle_rule(op_name: str, builtin: str) -> Callable[[Any, Any, list[str]],
 def register_ops() -> None:
     """Attach the WGSL rule of each ``tirx.webgpu.*`` op (the ``tvm_register_ops`` hook); the
     rules leave with the backend if its registration is rolled back."""
-    from tvm._registry import record_undo
-    from tvm.ir.op import Op
-
     for op_name, builtin in SHUFFLES.items():
         op = Op.get(op_name)
         op.set_codegen(NS, _shuffle_rule(op_name, builtin))

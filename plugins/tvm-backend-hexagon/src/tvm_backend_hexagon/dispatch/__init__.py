@@ -5,12 +5,12 @@ scope, with no barrier."""
 
 from __future__ import annotations
 
+from tvm.tirx.operator.tile_primitive import SERIAL, register_scope_barrier
+
 __all__ = ["KIND", "register_all"]
 
 KIND = "hexagon"
 
 
 def register_all() -> None:
-    from tvm.tirx.operator.tile_primitive import SERIAL, register_scope_barrier
-
     register_scope_barrier(KIND, "*", SERIAL)

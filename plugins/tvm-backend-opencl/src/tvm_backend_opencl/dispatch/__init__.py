@@ -14,6 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir import Evaluate
+from tvm.tirx.operator.tile_primitive import register_scope_barrier
+
+from .. import op
+from . import reduction
+
 __all__ = ["KIND", "register_all", "scope_barrier"]
 
 KIND = "opencl"
@@ -21,17 +27,9 @@ KIND = "opencl"
 
 def scope_barrier(sctx: Any, scope: str) -> Any:
     """``barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)``: a tile op may write either."""
-    from tvm.ir import Evaluate
-
-    from .. import op
-
     return Evaluate(op.barrier("local_global"))
 
 
 def register_all() -> None:
-    from tvm.tirx.operator.tile_primitive import register_scope_barrier
-
-    from . import reduction
-
     register_scope_barrier(KIND, "cta", scope_barrier)
     reduction.register()

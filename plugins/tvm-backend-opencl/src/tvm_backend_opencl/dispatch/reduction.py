@@ -19,6 +19,37 @@ from dataclasses import dataclass
 from typing import Any
 
 from tvm.error import DispatchFail
+from tvm.ir import (
+    AllocBuffer,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    DataType,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    Max,
+    Min,
+    PrimFunc,
+    Var,
+    const,
+    seq,
+)
+from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
+from tvm.tirx.operator.tile_primitive.common import (
+    ReduceOpType,
+    bound_args,
+    cast_to,
+    fold_add,
+    normalize_axes,
+    region_indices,
+    region_of,
+    static_bool,
+)
+
+from .. import op
 
 __all__ = ["register"]
 
@@ -40,15 +71,6 @@ class _RowReduction:
 
 
 def _parse(call: Any) -> _RowReduction:
-    from tvm.ir import IntImm
-    from tvm.tirx.operator.tile_primitive.common import (
-        ReduceOpType,
-        bound_args,
-        normalize_axes,
-        region_of,
-        static_bool,
-    )
-
     a = bound_args(call)
     src, dst = region_of(a["src"]), region_of(a["dst"])
     rank = len(src.region)
@@ -73,8 +95,6 @@ def _parse(call: Any) -> _RowReduction:
 
 
 def _threads(sctx: Any) -> int:
-    from tvm.ir import IntImm
-
     if not sctx.is_cta:
         raise DispatchFail(f"scope is {sctx.scope_kind}; this variant needs a whole work-group")
     n = sctx.thread_extent()
@@ -93,32 +113,6 @@ def _applies(call: Any, sctx: Any) -> tuple[bool, str]:
 
 
 def _lower(call: Any, sctx: Any) -> Any:
-    from tvm.ir import (
-        AllocBuffer,
-        Buffer,
-        BufferLoad,
-        BufferStore,
-        DataType,
-        Evaluate,
-        For,
-        ForKind,
-        IfThenElse,
-        Max,
-        Min,
-        PrimFunc,
-        Var,
-        const,
-        seq,
-    )
-    from tvm.tirx.operator.tile_primitive.common import (
-        ReduceOpType,
-        cast_to,
-        fold_add,
-        region_indices,
-    )
-
-    from .. import op
-
     red, threads = _parse(call), _threads(sctx)
     acc_dt = DataType("float64" if red.src.buffer.dtype.bits == 64 else "float32")
 
@@ -172,8 +166,6 @@ def _lower(call: Any, sctx: Any) -> Any:
 
 
 def register() -> None:
-    from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
-
     for name in REDUCE_OPS:
         register_dispatch(name, "opencl", variant=VARIANT, priority=10,
                           when=[predicate("few_long_rows", _applies)])(_lower)

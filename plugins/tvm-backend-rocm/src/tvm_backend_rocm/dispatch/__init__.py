@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir import Evaluate, Op, StringImm
+from tvm.tirx.operator.tile_primitive import register_scope_barrier
+
 __all__ = ["KIND", "register_all"]
 
 KIND = "rocm"
@@ -20,15 +23,11 @@ BARRIERS = {"cta": "__syncthreads", "warp": "__builtin_amdgcn_wave_barrier"}
 
 
 def scope_barrier(sctx: Any, scope: str) -> Any:
-    from tvm.ir import Evaluate, Op, StringImm
-
     call = Op.get("tirx.call_extern")(StringImm("void"), StringImm(BARRIERS[scope]),
                                       dtype="void")
     return Evaluate(call)
 
 
 def register_all() -> None:
-    from tvm.tirx.operator.tile_primitive import register_scope_barrier
-
     for scope in BARRIERS:
         register_scope_barrier(KIND, scope, scope_barrier)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.tirx.operator.tile_primitive import register_scope_barrier
+
+from ..op import workgroup_barrier
+
 __all__ = ["KIND", "register_all", "scope_barrier"]
 
 KIND = "webgpu"
@@ -18,12 +22,8 @@ KIND = "webgpu"
 
 def scope_barrier(sctx: Any, scope: str) -> Any:
     """The barrier of a CTA (workgroup) on WebGPU."""
-    from ..op import workgroup_barrier
-
     return workgroup_barrier()
 
 
 def register_all() -> None:
-    from tvm.tirx.operator.tile_primitive import register_scope_barrier
-
     register_scope_barrier(KIND, "cta", scope_barrier)

@@ -1,0 +1,109 @@
+"""The executable of a shader-style backend: lowered IR -> shaders + launch plans -> device.
+
+A backend's builder prints one shader per kernel with a layout saying how the kernel's
+parameters are bound, and turns every host function into core's
+:class:`~tvm.runtime.launch_plan.LaunchPlan` (:func:`plan_artifact`, which also refuses what a
+shader cannot take: handles, workgroups over the target's limit). Its executable subclasses
+:class:`ShaderExecutable`, saying how a bound launch becomes the runtime's launch
+(:meth:`~ShaderExecutable.launch`) and how launches run (:meth:`~ShaderExecutable.run`); a
+call checks the arguments with core's checker (:meth:`LaunchPlan.bind`), evaluates the launch
+sizes and runs the launches in one submission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ..backend.contract import Artifact, Binary
+from ..error import CodegenError
+from ..ir.function import IRModule
+from ..runtime.executable import Executable
+from ..runtime.launch_plan import BoundLaunch, LaunchPlan
+from ..tirx.transform.signature import launch_plans
+
+__all__ = ["ShaderExecutable", "ShaderFunction", "check_launch_plan", "plan_artifact"]
+
+
+def plan_artifact(mod: IRModule, target: Any, kind: str, source: str,
+                  layouts: Sequence[Any]) -> Artifact:
+    """The codegen stage's artifact: ``source`` (every kernel's shader), the launch plans of
+    ``mod``'s host functions (checked by :func:`check_launch_plan`) and each kernel's parameter
+    layout (anything with ``to_dict()``)."""
+    # The arrays are host (numpy) arrays, copied to and from GPU buffers: device "cpu"; a
+    # kernel binds buffers and scalars only (handles=False refuses an opaque handle).
+    plans = launch_plans(mod, "cpu", target_name=kind, handles=False)
+    for plan in plans:
+        check_launch_plan(plan, target, kind)
+    return Artifact(source, {"plans": [p.to_dict() for p in plans],
+                             "layouts": [layout.to_dict() for layout in layouts]})
+
+
+def check_launch_plan(plan: LaunchPlan, target: Any, kind: str) -> None:
+    """What a shader cannot take: more threads per workgroup than the target's
+    ``max_threads_per_block``."""
+    limit = target.attrs.get("max_threads_per_block", 256)
+    for step in plan.steps:
+        if all(isinstance(b, int) for b in step.block):
+            threads = step.block[0] * step.block[1] * step.block[2]  # type: ignore[operator]
+            if threads > limit:
+                raise CodegenError(f"target {kind!r}: kernel `{step.kernel}` runs {threads} "
+                                   f"threads per workgroup; the target allows {limit} "
+                                   "(max_threads_per_block)")
+
+
+class ShaderFunction:
+    """One entry function; calling it checks the arguments and runs its kernels."""
+
+    def __init__(self, exe: ShaderExecutable, plan: LaunchPlan) -> None:
+        self._exe = exe
+        self.plan = plan
+        self._check = plan.checker()
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    def launches(self, args: Sequence[Any]) -> list[Any]:
+        """Every launch with its sizes evaluated and its arguments bound (nothing runs)."""
+        return [self._exe.launch(bound) for bound in self.plan.bind(args, self._check)]
+
+    def __call__(self, *args: Any) -> None:
+        self._exe.run(self.launches(args))
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{p.name}: {p.dtype}" for p in self.plan.signature.params)
+        return f"<{type(self).__name__} {self.name}({params})>"
+
+
+class ShaderExecutable(Executable):
+    """A module's shaders (the binary), each kernel's parameter layout and the launch plans of
+    its functions. Subclasses set ``backend``, ``layout_type`` (the layout class, with
+    ``from_dict``) and ``function_type``, and define :meth:`launch` and :meth:`run`."""
+
+    layout_type: ClassVar[Any]
+    function_type: ClassVar[type[ShaderFunction]] = ShaderFunction
+
+    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"]]
+        super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
+        self.plans = {p.name: p for p in plans}
+        self.layouts = {d["name"]: self.layout_type.from_dict(d) for d in metadata["layouts"]}
+        self._functions: dict[str, ShaderFunction] = {}
+
+    def get_function(self, name: str) -> ShaderFunction:
+        func = self._functions.get(name)
+        if func is None:
+            plan = self.plans.get(name)
+            if plan is None:
+                raise self._no_function(name)
+            func = self._functions[name] = self.function_type(self, plan)
+        return func
+
+    def launch(self, bound: BoundLaunch) -> Any:
+        """The runtime's launch of one bound launch step (its kernel's shader and layout)."""
+        raise NotImplementedError
+
+    def run(self, launches: list[Any]) -> None:
+        """Run ``launches`` in order, in one submission; arrays are updated in place."""
+        raise NotImplementedError
