@@ -196,14 +196,24 @@ def _source_of(ex: Any) -> str:
         return ""
 
 
-def collect_cases() -> list[DemoCase]:
-    """Every demo row of every loaded backend (hook ``tvm_demo_cases``)."""
+def collect_cases(targets: Sequence[str] | None = None) -> list[DemoCase]:
+    """Every demo row of every loaded backend (hook ``tvm_demo_cases``). With ``targets``, only
+    the backends with a target kind starting with one of them are asked, so the others do not
+    probe their devices."""
+    from .backend import list_backends
     from .driver import ensure_builtin_backends
     from .plugin import get_plugin_manager
 
     ensure_builtin_backends()
+    pm = get_plugin_manager()
+    hook = pm.hook.tvm_demo_cases
+    if targets:
+        others = [pm.get_plugin(r.name) for r in list_backends() if r.state == "loaded"
+                  and not any(k.startswith(t) for k in r.target_kinds for t in targets)]
+        hook = pm.subset_hook_caller("tvm_demo_cases",
+                                     remove_plugins=[p for p in others if p is not None])
     cases: list[DemoCase] = []
-    for result in reversed(get_plugin_manager().hook.tvm_demo_cases()):
+    for result in reversed(hook()):
         cases.extend(result or [])
     return cases
 
@@ -280,7 +290,7 @@ def run(ns: argparse.Namespace) -> int:
     """Run the demo for parsed options (see :func:`add_arguments`); the exit code."""
     progress = None if ns.quiet else sys.stderr
     _say(progress, "collecting demo kernels from the loaded backends ...")
-    cases = collect_cases()
+    cases = collect_cases(ns.target)
     if ns.target:
         cases = [c for c in cases if any(c.target.startswith(t) for t in ns.target)]
     if ns.kernel:
