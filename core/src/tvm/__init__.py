@@ -6,10 +6,12 @@ when a kernel is compiled or run.
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from . import error, ir
+from . import _logging, error, ir
+from .backend import _autoload as _autoload_backends
 from .ir import IRModule
 
 __version__ = "0.1.0"
@@ -31,10 +33,8 @@ _LAZY_MODULES = {"tirx", "script", "target", "transform", "runtime", "backend", 
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
     if name == "compile":
-        from .driver import compile as _compile
+        from .driver import compile as _compile  # noqa: PLC0415 - the driver (targets, pipelines, passes) loads on first use
 
         return _compile
     if name in _LAZY_MODULES:
@@ -44,17 +44,11 @@ def __getattr__(name: str) -> Any:
 
 def _configure_logging() -> None:
     if os.environ.get("TVM_LOG_LEVEL"):
-        from ._logging import configure
-
-        configure()
+        _logging.configure()
 
 
 def _autoload() -> None:
-    try:
-        from .backend import _autoload as run
-    except ImportError:  # the plugin system is not built yet in this checkout
-        return
-    run()
+    _autoload_backends()
 
 
 _configure_logging()

@@ -17,8 +17,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from . import __version__
+from . import __version__, _doctor, backend, demo
+from ._doctor import format_bytes
 from ._suggest import did_you_mean
+from .runtime import cache
 
 __all__ = ["main", "parse_size"]
 
@@ -35,8 +37,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
-    from . import backend
-
     backend._autoload()  # a no-op when import tvm already ran it
     records = backend.list_backends()
     if args.json:
@@ -47,23 +47,16 @@ def _cmd_backends(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from . import demo
-
     return demo.run(args)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from . import _doctor
-
     report = _doctor.collect()
     print(json.dumps(report, indent=2, default=str) if args.json else _doctor.format_report(report))
     return 0
 
 
 def _cmd_cache(args: argparse.Namespace) -> int:
-    from ._doctor import format_bytes
-    from .runtime import cache
-
     root = cache.cache_dir()
     if args.action == "clear":
         print(f"removed {format_bytes(cache.clear_cache())} from {root}")
@@ -98,8 +91,6 @@ def parse_size(text: str) -> int:
 
 
 def _parser() -> _Parser:
-    from . import demo
-
     parser = _Parser(prog="tvm", description="tvm: compile tensor kernels for the hardware you "
                      "have. Each command has --help.")
     parser.add_argument("--version", action="version", version=_version_text())
@@ -115,12 +106,12 @@ def _parser() -> _Parser:
                                  "and cache (for bug reports)")
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_cmd_doctor)
-    cache = commands.add_parser("cache", help="the compile cache: info, clear, prune")
-    cache.add_argument("action", choices=["info", "clear", "prune"], nargs="?", default="info")
-    cache.add_argument("--max-size", type=parse_size, default=None, metavar="SIZE",
+    cache_p = commands.add_parser("cache", help="the compile cache: info, clear, prune")
+    cache_p.add_argument("action", choices=["info", "clear", "prune"], nargs="?", default="info")
+    cache_p.add_argument("--max-size", type=parse_size, default=None, metavar="SIZE",
                        help="prune: delete the oldest entries until the cache is at most SIZE "
                             "(500M, 2G, ...)")
-    cache.set_defaults(run=_cmd_cache)
+    cache_p.set_defaults(run=_cmd_cache)
     return parser
 
 

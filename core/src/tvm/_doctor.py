@@ -15,7 +15,10 @@ import subprocess
 import sys
 from typing import Any
 
-from . import __version__
+from . import __version__, backend
+from .backend import ensure_builtin_backends
+from .host.compiler import get_toolchain
+from .plugin import get_plugin_manager
 from .runtime import cache
 
 __all__ = ["ENV_VARS", "collect", "format_report"]
@@ -67,8 +70,6 @@ def _compiler(name: str) -> dict[str, str] | None:
 
 
 def _host_compiler() -> dict[str, Any]:
-    from .host.compiler import get_toolchain
-
     try:
         tc = get_toolchain()
         return {"command": tc.display, "version": tc.version, "openmp": tc.has_openmp,
@@ -88,10 +89,6 @@ def _cache() -> dict[str, Any]:
 
 
 def _backends() -> list[dict[str, Any]]:
-    from . import backend
-    from .driver import ensure_builtin_backends
-    from .plugin import get_plugin_manager
-
     backend._autoload()
     ensure_builtin_backends()
     rows = [r.to_dict() for r in backend.list_backends()]

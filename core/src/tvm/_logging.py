@@ -26,7 +26,7 @@ def configure() -> None:
     text = os.environ.get("TVM_LOG_LEVEL", "").strip()
     if not text:
         return
-    import logging
+    import logging  # noqa: PLC0415 - logging costs milliseconds; imported only when TVM_LOG_LEVEL is set
 
     level: Any = int(text) if text.isdigit() else logging.getLevelName(text.upper())
     if not isinstance(level, int):

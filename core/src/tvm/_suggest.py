@@ -11,7 +11,7 @@ __all__ = ["did_you_mean"]
 def did_you_mean(name: str, candidates: Iterable[str], *, n: int = 3) -> str:
     """``"did you mean 'cuda'?"`` (up to ``n`` close candidates, closest first), or ``""`` when
     nothing is close. Matching ignores case."""
-    import difflib
+    import difflib  # noqa: PLC0415 - difflib (with heapq) is not part of import tvm; imported when a name is unknown
 
     by_lower: dict[str, str] = {}
     for c in sorted(set(candidates)):

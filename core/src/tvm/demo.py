@@ -16,7 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO, no_type_check
 
-from .plugin import DemoCase, DemoResult
+import tvm
+
+from .backend import ensure_builtin_backends, list_backends
+from .plugin import DemoCase, DemoResult, get_plugin_manager
 
 __all__ = ["KERNELS", "DemoKernel", "add_arguments", "collect_cases", "format_sources",
            "format_table", "main", "make_case", "run", "run_cases"]
@@ -45,10 +48,16 @@ MATMUL_M = MATMUL_N = MATMUL_K = 256
 TILE = 32
 
 
+def _tvmscript() -> Any:
+    """``tvm.script.tirx`` (``T``; ``T.tile`` is ``Tx``), imported when a kernel is built."""
+    from .script import tirx  # noqa: PLC0415 - tvm.script (~30 ms): the host backend imports this module at import tvm
+
+    return tirx
+
+
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def _vector_add() -> Any:
-    from tvm.script import tirx as T
-
+    T = _tvmscript()
     n, threads = VADD_N, 128
 
     @T.prim_func
@@ -64,9 +73,8 @@ def _vector_add() -> Any:
 
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def _softmax() -> Any:
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
+    T = _tvmscript()
+    Tx = T.tile
     m, n = SOFTMAX_M, SOFTMAX_N
 
     @T.prim_func
@@ -85,9 +93,8 @@ def _softmax() -> Any:
 
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def _matmul() -> Any:
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
+    T = _tvmscript()
+    Tx = T.tile
     m, n, k, t = MATMUL_M, MATMUL_N, MATMUL_K, TILE
 
     @T.prim_func
@@ -160,8 +167,6 @@ def run_kernel(kernel: DemoKernel, target: str, *, to_device: Callable[[Any], An
     """Compile, run and check one kernel; the time is the median of ``repeat`` runs."""
     import numpy as np
 
-    import tvm
-
     rng = np.random.default_rng(0)
     host_args = kernel.inputs(rng)
     expected = kernel.reference(*host_args)
@@ -200,10 +205,6 @@ def collect_cases(targets: Sequence[str] | None = None) -> list[DemoCase]:
     """Every demo row of every loaded backend (hook ``tvm_demo_cases``). With ``targets``, only
     the backends with a target kind starting with one of them are asked, so the others do not
     probe their devices."""
-    from .backend import list_backends
-    from .driver import ensure_builtin_backends
-    from .plugin import get_plugin_manager
-
     ensure_builtin_backends()
     pm = get_plugin_manager()
     hook = pm.hook.tvm_demo_cases

@@ -17,11 +17,15 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .backend import contract
-from .error import TVMError, trim_internal_frames
+from .backend import contract, ensure_builtin_backends
+from .error import trim_internal_frames
 from .ir.depth import recursion_guard
 from .ir.function import IRModule, PrimFunc
 from .ir.verify import verify
+from .target import Target
+from .tirx.compilation_pipeline import get_default_tir_pipeline, get_tir_pipeline
+from .transform import Pass, PassContext
+from .transform._context import _default
 
 __all__ = ["compile", "ensure_builtin_backends", "lower", "resolve_target"]
 
@@ -67,23 +71,10 @@ def lower(func_or_mod: PrimFunc | IRModule, target: Any = None, tir_pipeline: An
 
 def resolve_target(target: Any) -> Any:
     """A :class:`~tvm.target.Target` from what ``tvm.compile`` accepts."""
-    from .target import Target
-
     ensure_builtin_backends()
     if target is None:
         return Target.current() or Target("c")
     return target if isinstance(target, Target) else Target(target)
-
-
-def ensure_builtin_backends() -> None:
-    """Make sure the host backend is loaded (a source checkout has no entry point for it)."""
-    from .backend import is_loaded
-
-    if is_loaded("c"):
-        return
-    from .host.plugin import register_backend
-
-    register_backend()
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -104,8 +95,6 @@ def _as_module(func_or_mod: Any, target: Any) -> IRModule:
 
 
 def _pipeline(spec: Any, target: Any) -> tuple[Any, Any, Any]:
-    from .tirx.compilation_pipeline import get_default_tir_pipeline, get_tir_pipeline
-
     if spec is None:
         spec = get_default_tir_pipeline(target)
     if isinstance(spec, str):
@@ -138,10 +127,6 @@ def _as_pass(step: Any) -> Callable[[IRModule], Any] | None:
     taking no arguments (``finalize_host_passes``)."""
     if step is None:
         return None
-    try:
-        from .transform import Pass
-    except ImportError:
-        Pass = ()  # type: ignore[assignment,misc]  # noqa: N806 - no pass infrastructure yet
     if isinstance(step, Pass) or not callable(step):
         return step
     try:
@@ -168,14 +153,6 @@ def _finalize(mod: IRModule, host: Any, device: Any) -> IRModule:
 
 @contextlib.contextmanager
 def _pass_context(config: Mapping[str, Any] | None, target: Any) -> Iterator[None]:
-    try:
-        from .transform import PassContext
-        from .transform._context import _default
-    except ImportError:
-        if config:
-            raise TVMError("pass_config needs tvm.transform, which is not available") from None
-        yield
-        return
     current = PassContext.current()
     if current is not _default() and not config:
         yield  # the caller's own PassContext: keep its options and instruments as they are

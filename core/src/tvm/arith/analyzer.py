@@ -17,7 +17,7 @@ from ..ir import expr as E
 from ..ir.buffer import Range
 from ..ir.dtype import DataType
 from ..ir.structural import structural_equal
-from ..ir.visitor import Mutator
+from ..ir.visitor import Mutator, substitute
 from .bound import ConstIntBound, dtype_bound, floordiv_bound, truncdiv_bound
 from .linear import Linear, is_scalar_int, to_linear
 
@@ -582,8 +582,6 @@ class _Rewriter(Mutator):
     def visit_Let(self, e: E.Let) -> E.PrimExpr:
         value = self.visit(e.value)
         if isinstance(value, (E.IntImm, E.FloatImm, E.Var)):
-            from ..ir.visitor import substitute
-
             return self.visit(substitute(e.body, {e.var: value}))
         if is_scalar_int(value):
             # bound only (a Range), so the variable is not replaced by its value in the body

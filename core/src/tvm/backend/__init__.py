@@ -20,6 +20,7 @@ from typing import Any
 from .._hints import CATALOGUE, CatalogueEntry
 from ._loader import _autoload as _autoload  # called at the end of tvm/__init__.py
 from ._loader import (
+    ensure_builtin_backends,
     install_hint_for_backend,
     is_loaded,
     load,
@@ -36,6 +37,7 @@ __all__ = [
     "BackendRecord",
     "CatalogueEntry",
     "Selection",
+    "ensure_builtin_backends",
     "format_table",
     "install_hint_for_backend",
     "is_loaded",

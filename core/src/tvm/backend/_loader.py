@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import _hints, _logging, _registry, error
 from ..error import BackendError, BackendNotInstalledError
+from ..ir.layout import Axis
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
 from ..plugin import manager as _manager
 from . import _aliases, _discovery, contract
@@ -30,6 +31,7 @@ __all__ = [
     "BackendState",
     "builtin_distribution",
     "discovered",
+    "ensure_builtin_backends",
     "install_hint_for_backend",
     "is_loaded",
     "load",
@@ -175,6 +177,15 @@ def load(name: str) -> ModuleType | None:
         finally:
             _loader.loading.remove(name)
         return _result_of(backend)
+
+
+def ensure_builtin_backends() -> None:
+    """Make sure the host backend is loaded (a source checkout has no entry point for it)."""
+    if is_loaded("c"):
+        return
+    from ..host.plugin import register_backend  # noqa: PLC0415 - tvm.host.plugin (tvm.target, tvm.demo) loads at import tvm through its entry point when installed; in a source checkout, here
+
+    register_backend()
 
 
 def load_all() -> list[str]:
@@ -424,22 +435,20 @@ def _call_own(pm: Any, plugin: Any, hook: str) -> list[Any]:
 
 
 def _run_registration_hooks(pm: Any, plugin: Any) -> None:
+    # The registries below live in modules that are not part of `import tvm`: each is imported
+    # when the first backend registers something in it.
     for result in _call_own(pm, plugin, "tvm_target_kinds"):
-        from ..target import register_target_kind
-
         for kind in _expect(result, (list, tuple), "tvm_target_kinds", "a list of TargetKind"):
-            register_target_kind(kind)
+            _targets().register_target_kind(kind)
     for result in _call_own(pm, plugin, "tvm_target_tags"):
-        from ..target import register_tag
-
         for tag, config in _expect(
             result, dict, "tvm_target_tags", "a dict name -> config"
         ).items():
-            register_tag(tag, config)
+            _targets().register_tag(tag, config)
     for result in _call_own(pm, plugin, "tvm_script_namespaces"):
         namespaces = _expect(result, dict, "tvm_script_namespaces", "a dict name -> namespace")
         if namespaces:
-            from ..script.namespace import register_script_namespace
+            from ..script.namespace import register_script_namespace  # noqa: PLC0415 - tvm.script (parser, printer, tile primitives: ~30 ms) is not part of import tvm
 
             for ns_name, namespace in namespaces.items():
                 register_script_namespace(ns_name, namespace)
@@ -454,15 +463,21 @@ def _run_registration_hooks(pm: Any, plugin: Any) -> None:
     for result in _call_own(pm, plugin, "tvm_tir_pipelines"):
         pipelines = _expect(result, dict, "tvm_tir_pipelines", "a dict name -> factory")
         if pipelines:
-            from ..tirx.compilation_pipeline import register_tir_pipeline
+            from ..tirx.compilation_pipeline import register_tir_pipeline  # noqa: PLC0415 - tvm.tirx (it registers the builtin ops) and tvm.target are not part of import tvm
 
             for pipe_name, factory in pipelines.items():
                 register_tir_pipeline(pipe_name, factory)
 
 
+def _targets() -> ModuleType:
+    """``tvm.target``, where backends' target kinds and tags are registered."""
+    from .. import target  # noqa: PLC0415 - tvm.target (4 modules, ~3 ms) is not part of import tvm in a source checkout
+
+    return target
+
+
 def _register_layout_names(names: dict[str, Any]) -> None:
-    from ..ir.layout import Axis
-    from ..tirx.layout import register_layout_name
+    from ..tirx.layout import register_layout_name  # noqa: PLC0415 - tvm.tirx (it registers the builtin ops) and tvm.target are not part of import tvm
 
     for name, value in names.items():
         if isinstance(value, Axis):

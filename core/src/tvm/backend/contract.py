@@ -29,13 +29,15 @@ Core owns everything around the stages, once for every backend (:func:`build`, :
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import importlib
 import json
 import os
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -44,6 +46,7 @@ from .._registry import Registry
 from .._suggest import did_you_mean
 from ..error import BackendError, BackendNotInstalledError, OptionError, TVMError
 from ..runtime.cache import cache_key, compile_cache
+from . import _loader  # _loader imports this module: its names are read at call time
 
 if TYPE_CHECKING:
     from ..ir.function import IRModule
@@ -307,12 +310,10 @@ def get_builder(kind: str) -> Builder:
     if isinstance(entry, str):
         found = _RESOLVED.get((kind, entry))
         return found if found is not None else _resolve(kind, entry)
-    from ._loader import loaded_names, missing_message
-
-    hint = missing_message("target kind", kind)
+    hint = _loader.missing_message("target kind", kind)
     raise BackendNotInstalledError(
         hint or f"no loaded backend builds target kind {kind!r}; loaded backends: "
-                f"{', '.join(loaded_names()) or 'none'} (kinds with a builder: "
+                f"{', '.join(_loader.loaded_names()) or 'none'} (kinds with a builder: "
                 f"{', '.join(sorted(BUILDERS)) or 'none'}). tvm.backend.list_backends() shows "
                 "why a backend is missing")
 
@@ -349,14 +350,32 @@ def _check_builder(builder: Any, kind: str) -> None:
 # Core's side: build and load
 # =============================================================================================
 
+#: the ``bounds_check`` option of the build in progress (what the code generators read, through
+#: :func:`tvm.codegen.bounds.bounds_check_enabled`); None: no build, or no opinion
+_BOUNDS_CHECK: contextvars.ContextVar[bool | None] = contextvars.ContextVar("tvm_bounds_check",
+                                                                            default=None)
+
+
+@contextlib.contextmanager
+def bounds_check_scope(value: bool | None) -> Iterator[None]:
+    """The build option for the code generated inside the block (``None``: no opinion)."""
+    token = _BOUNDS_CHECK.set(value)
+    try:
+        yield
+    finally:
+        _BOUNDS_CHECK.reset(token)
+
+
+def build_bounds_check() -> bool | None:
+    """The ``bounds_check`` option of the build in progress (set by :func:`bounds_check_scope`)."""
+    return _BOUNDS_CHECK.get()
+
 
 def build(mod: IRModule, target: Target, options: Mapping[str, Any] | Options) -> Executable:
     """Run the stages of ``target``'s builder on lowered ``mod``, with the cache and dumps.
     ``options`` are ``tvm.compile``'s keywords, or already parsed :class:`Options`."""
     builder = get_builder(target.kind.name)
     opts = options if isinstance(options, Options) else builder.options_type.parse(target, options)
-    from ..codegen.bounds import bounds_check_scope  # codegen is heavy: not at import tvm
-
     with bounds_check_scope(opts.bounds_check):  # what the codegens read
         artifact = builder.codegen(mod, target, opts)
     dump = _StageDump.open(builder.kind)
@@ -397,16 +416,14 @@ def _split(result: Any) -> tuple[bytes, dict[str, Any]]:
 
 def load(header: Mapping[str, Any], payload: bytes, *, where: str = "this file") -> Executable:
     """The executable of an exported file's header and payload, through its kind's builder."""
-    from ..target import Target
+    from ..target import Target  # noqa: PLC0415 - tvm.target (4 modules, ~3 ms) is not part of import tvm in a source checkout
 
     config = header.get("target")
     target_config: Mapping[str, Any] = config if isinstance(config, Mapping) else {}
     kind = target_config.get("kind")
     if not (isinstance(kind, str) and kind in BUILDERS):
-        from ._loader import is_loaded, missing_message
-
         backend = str(header.get("backend", ""))
-        hint = missing_message("backend", backend) if not is_loaded(backend) else None
+        hint = _loader.missing_message("backend", backend) if not _loader.is_loaded(backend) else None
         raise BackendNotInstalledError(
             f"{where} was written by backend {backend!r}, and no loaded backend can load it "
             f"(target kind {kind!r})" + (f": {hint}" if hint else ""))
@@ -439,7 +456,7 @@ class _StageDump:
 
     @classmethod
     def open(cls, kind: str) -> _StageDump:
-        from ..transform import PassContext
+        from ..transform import PassContext  # noqa: PLC0415 - tvm.transform is not part of import tvm; a build runs after lowering loaded it
 
         folder = PassContext.current().dump_dir
         env = os.environ.get("TVM_DUMP_DIR")

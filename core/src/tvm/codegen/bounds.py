@@ -17,16 +17,17 @@ checks every access pattern against its tensor's dimensions.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backend.contract import bounds_check_scope, build_bounds_check
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
+from ..ir.visitor import substitute
+from ..transform import PassContext
 
 __all__ = ["BOUNDS_CHECK_ATTR", "BOUNDS_MESSAGE", "Access", "Division", "bounds_check_enabled",
            "bounds_check_scope", "statement_accesses", "statement_checks"]
@@ -38,32 +39,19 @@ BOUNDS_MESSAGE = "bounds check failed:"
 _ENV = "TVM_BOUNDS_CHECK"
 _TRUE = ("1", "true", "yes", "on")
 
-
-_SCOPE: contextvars.ContextVar[bool | None] = contextvars.ContextVar("tvm_bounds_check",
-                                                                     default=None)
-
-
-@contextlib.contextmanager
-def bounds_check_scope(value: bool | None) -> Iterator[None]:
-    """The build option for the code generated inside the block (``None``: no opinion)."""
-    token = _SCOPE.set(value)
-    try:
-        yield
-    finally:
-        _SCOPE.reset(token)
-
+# bounds_check_scope (the build option for the code generated inside it) is the build
+# contract's: core's build runs codegen inside it, and the contract is part of `import tvm`.
 
 def bounds_check_enabled(mod: Any = None, options: Mapping[str, Any] | None = None) -> bool:
     """Whether run-time bounds checks are asked for (see the module docstring)."""
     if options is not None and options.get("bounds_check") is not None:
         return bool(options["bounds_check"])
-    if _SCOPE.get() is not None:  # the build option of the build in progress
-        return bool(_SCOPE.get())
+    scoped = build_bounds_check()
+    if scoped is not None:  # the build option of the build in progress
+        return bool(scoped)
     attrs = getattr(mod, "attrs", None)
     if isinstance(attrs, Mapping) and attrs.get(BOUNDS_CHECK_ATTR) is not None:
         return bool(attrs[BOUNDS_CHECK_ATTR])
-    from ..transform import PassContext
-
     config = PassContext.current().config
     if config.get(BOUNDS_CHECK_ATTR) is not None:
         return bool(config[BOUNDS_CHECK_ATTR])
@@ -143,8 +131,6 @@ def _collect(e: Any, guards: list[E.PrimExpr], out: list[Any]) -> None:
         _collect(e.a, guards, out)
         _collect(e.b, [*guards, e.a if isinstance(e, E.And) else E.Not(e.a)], out)
     elif isinstance(e, E.Let):
-        from ..ir.visitor import substitute
-
         _collect(substitute(e.body, {e.var: e.value}), guards, out)
     else:
         for _, value in e.fields():

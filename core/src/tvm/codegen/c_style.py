@@ -55,6 +55,7 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
+from ..ir.visitor import substitute
 from .bounds import BOUNDS_MESSAGE, Division, bounds_check_enabled, statement_checks
 
 __all__ = ["CodegenCStyle", "CudaStyleCodegen", "FunctionInfo", "OpTemplate", "ParamInfo",
@@ -1106,8 +1107,6 @@ class CodegenCStyle:
 
     def expr_Let(self, e: E.Let) -> str:
         # C has no let-expression; the value is pure, so substitute it.
-        from ..ir.visitor import substitute
-
         return self.print_expr(substitute(e.body, {e.var: e.value}))
 
     def expr_Ramp(self, e: E.Ramp) -> str:
@@ -1213,8 +1212,6 @@ class CodegenCStyle:
         if isinstance(e, E.Call):
             return E.Call(e.dtype.element_of(), e.op, [self.lane(a, lane) for a in e.args])
         if isinstance(e, E.Let):
-            from ..ir.visitor import substitute
-
             return self.lane(substitute(e.body, {e.var: e.value}), lane)
         raise CodegenError(f"target {self.target_kind!r}: cannot split a {e.dtype} "
                        f"{type(e).__name__} into lanes")

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtype import DataType
-from .expr import BufferLoad, Cast, IntImm, PrimExpr, Var, convert
+from .expr import Add, BufferLoad, Cast, IntImm, PrimExpr, Var, convert
 from .layout import ComposeLayout, TileLayout
 from .node import Node
+from .op import Op
 from .span import Span
 
 __all__ = ["Buffer", "BufferRegion", "Range", "as_int64", "const_span", "decl_buffer", "wide_index"]
@@ -101,8 +102,6 @@ class Buffer(Node):
         if len(items) != len(self.shape):
             raise IndexError(f"{self.name}.ptr_to: {len(items)} index(es) for a buffer of "
                              f"{len(self.shape)} dimension(s)")
-        from .op import Op
-
         return Op.get("tirx.address_of")(BufferLoad(self, items))
 
     def vload(self, indices: Sequence[Any], dtype: str | None = None) -> BufferLoad:
@@ -169,11 +168,9 @@ def _sub(hi: Any, lo: PrimExpr) -> PrimExpr:
     if isinstance(lo, IntImm) and lo.value == 0:
         return hi
     # A[k*32:k*32+32] -> extent 32 when hi is literally lo + c
-    from .expr import Add
-
     if isinstance(hi, Add) and hi.a is lo and isinstance(hi.b, IntImm):
         return hi.b
-    from .structural import structural_equal
+    from .structural import structural_equal  # noqa: PLC0415 - a cycle: structural compares buffers, statements and functions, whose modules import this one
 
     if isinstance(hi, Add) and isinstance(hi.b, IntImm) and structural_equal(hi.a, lo):
         return hi.b

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any, Union
 from ..error import IRVerifyError
 from .dtype import DataType, dtype_of
 from .node import Node
+from .op import Op
 from .span import Span
 from .type import Type, var_fields
 
 if TYPE_CHECKING:
     from .buffer import Buffer
-    from .op import Op
 
 __all__ = [
     "EQ", "GE", "GT", "LE", "LT", "NE",
@@ -119,8 +119,6 @@ class PrimExpr(Node):
     def __invert__(self) -> PrimExpr:
         if self.dtype.is_bool:
             return Not(self)
-        from .op import Op
-
         return Call(self.dtype, Op.get("tirx.bitwise_not"), [self])
 
     # comparisons ---------------------------------------------------------------------------
@@ -408,8 +406,6 @@ class Call(PrimExpr):
     _fields = ("dtype", "op", "args")
 
     def __init__(self, dtype: str | DataType, op: Op | str, args: Sequence[Any]) -> None:
-        from .op import Op
-
         self.dtype = DataType(dtype)
         self.op = Op.get(op) if isinstance(op, str) else op
         self.args = [_convert_arg(a) for a in args]
@@ -539,8 +535,6 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
 
 
 def _bit_call(name: str, a: ExprLike, b: ExprLike) -> PrimExpr:
-    from .op import Op
-
     if not isinstance(a, PrimExpr):
         a = _scalar_for(a, convert(b))
     if not isinstance(b, PrimExpr):

@@ -6,11 +6,30 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .buffer import Buffer
-from .expr import Var
+from .expr import Var, convert
 from .node import Node
 from .stmt import Stmt
 
-__all__ = ["IRModule", "PrimFunc"]
+__all__ = ["IRModule", "LaunchParams", "PrimFunc"]
+
+
+class LaunchParams(Node):
+    """How a kernel is launched: ``grid``, ``block``, ``cluster`` (3 expressions each, over the
+    host function's scalar parameters and buffer shapes) and ``dyn_smem_bytes``."""
+
+    _fields = ("grid", "block", "cluster", "dyn_smem_bytes")
+    __script_ctor__ = "launch_params"  # prints as T.launch_params(grid=..., ...)
+
+    def __init__(self, grid: list[Any], block: list[Any], cluster: list[Any] | None = None,
+                 dyn_smem_bytes: Any = 0) -> None:
+        self.grid = [convert(x) for x in grid]
+        self.block = [convert(x) for x in block]
+        self.cluster = [convert(x) for x in (cluster or [1, 1, 1])]
+        self.dyn_smem_bytes = convert(dyn_smem_bytes)
+
+    def __repr__(self) -> str:
+        return (f"LaunchParams(grid={self.grid}, block={self.block}, cluster={self.cluster}, "
+                f"dyn_smem_bytes={self.dyn_smem_bytes})")
 
 
 class PrimFunc(Node):

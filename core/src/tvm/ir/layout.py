@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._registry import Registry
-from .expr import PrimExpr, convert
+from .expr import IntImm, PrimExpr, convert
 from .node import Node
 
 __all__ = ["AXES", "Axis", "ComposeLayout", "Iter", "R", "S", "SwizzleLayout", "TileLayout"]
@@ -365,8 +365,6 @@ def default_strides(shape: Sequence[Any]) -> list[Any]:
 
 # constant-folding helpers, so layouts of constant shapes stay readable
 def _val(x: Any) -> Any:
-    from .expr import IntImm
-
     if isinstance(x, IntImm):
         return x.value
     return x

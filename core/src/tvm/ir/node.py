@@ -39,7 +39,7 @@ class Node:
 
     def script(self, **kwargs: Any) -> str:
         """TVMScript text of this node."""
-        from ..script.printer import to_script
+        from ..script.printer import to_script  # noqa: PLC0415 - the printer loads tvm.script (parser, tile primitives: ~30 ms), not part of import tvm
 
         return to_script(self, **kwargs)
 

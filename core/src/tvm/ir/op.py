@@ -23,8 +23,9 @@ import enum
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._registry import Registry
+from .._registry import Registry, core_scope
 from ..error import RegistrationConflict
+from . import expr as _expr  # expr imports this module: its names are read at call time
 from .dtype import DataType
 
 __all__ = ["OP_ALIASES", "OP_REGISTRY", "CallEffect", "Op", "OpCategory"]
@@ -174,20 +175,16 @@ class Op:
         if callable(rule):
             return DataType(rule(args))
         if rule == "arg0":
-            from .expr import PrimExpr
-
             for a in args:
-                if isinstance(a, PrimExpr):
+                if isinstance(a, _expr.PrimExpr):
                     return a.dtype
             return DataType("void")
         return DataType(rule)
 
     def __call__(self, *args: Any, dtype: str | DataType | None = None) -> Any:
         """Build a :class:`~tvm.ir.Call` of this op (the result type from its rule)."""
-        from .expr import Call, _convert_arg
-
-        conv = [_convert_arg(a) for a in args]
-        return Call(dtype if dtype is not None else self.infer_dtype(conv), self, conv)
+        conv = [_expr._convert_arg(a) for a in args]
+        return _expr.Call(dtype if dtype is not None else self.infer_dtype(conv), self, conv)
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
@@ -215,11 +212,7 @@ def _ensure_core_ops() -> bool:
     if _core_ops_loaded:
         return False
     _core_ops_loaded = True
-    from .._registry import core_scope
-
     with core_scope():
-        import importlib
-
-        importlib.import_module("tvm.tirx.op")
-        importlib.import_module("tvm.tirx.operator.tile_primitive.ops")
+        # Importing registers them: tvm.tirx (the package) the builtins, then ops the tile primitives.
+        from ..tirx.operator.tile_primitive import ops  # noqa: F401, PLC0415 - neither is part of import tvm (tvm.ir is)
     return True

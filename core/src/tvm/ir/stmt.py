@@ -9,6 +9,7 @@ from typing import Any
 from .buffer import Buffer, BufferRegion
 from .expr import PrimExpr, StringImm, Var, convert
 from .node import Node
+from .op import Op
 from .span import Span
 
 __all__ = [
@@ -193,8 +194,6 @@ class TilePrimitiveCall(Stmt):
     def __init__(self, op: Any, args: Sequence[Any], *, scope: str = "thread",
                  dispatch: str | None = None, workspace: dict[str, Any] | None = None,
                  config: dict[str, Any] | None = None) -> None:
-        from .op import Op
-
         if scope not in EXEC_SCOPES:
             raise ValueError(f"unknown execution scope {scope!r}; expected one of {EXEC_SCOPES}")
         self.op = Op.get(op) if isinstance(op, str) else op

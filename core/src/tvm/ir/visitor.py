@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import expr as E
 from .buffer import Buffer
-from .expr import PrimExpr, Var
+from .expr import PrimExpr, Var, convert
 from .node import Node
 
 __all__ = ["Mutator", "Visitor", "post_order_visit", "substitute"]
@@ -88,8 +89,6 @@ class Mutator:
 
 def _refresh_dtype(node: Node) -> None:
     """Keep derived dtypes right after children change (e.g. a comparison stays bool)."""
-    from . import expr as E
-
     if isinstance(node, (E.CmpOp, E.Let, E.Select, E.Not)):
         return
     if isinstance(node, E.BinaryOp) and isinstance(node.a, PrimExpr):
@@ -113,8 +112,6 @@ def post_order_visit(node: Any, fn: Callable[[Any], None]) -> None:
 
 def substitute(node: Any, vmap: Mapping[Var, Any] | Callable[[Var], Any]) -> Any:
     """Replace variables by expressions (a mapping, or a function returning None to keep)."""
-    from .expr import convert
-
     lookup: Callable[[Var], Any]
     if callable(vmap):
         lookup = vmap

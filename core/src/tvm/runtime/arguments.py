@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from ..ir.dtype import DataType
+
 __all__ = ["FLOAT_OVERFLOW", "ArgumentChecker", "Dim", "ParamSig", "Signature", "evaluate_tree", "show_dim"]
 
 #: a dimension or stride: an int, a variable name, or an expression tree ``[op, *operands]``
@@ -191,8 +193,6 @@ def _canon_dtype(name: str) -> str:
                "float8_e5m2": "float8_e5m2"}
     name = aliases.get(name, name)
     try:
-        from ..ir.dtype import DataType
-
         return str(DataType(name))
     except (ValueError, TypeError):
         return name

@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import driver as _driver
+# Modules, not names: both are still being imported when they import this module.
+from ..backend import _loader as _backend_loader
 from ..backend import contract as _contract
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "Executable", "load_module", "read_container",
@@ -168,5 +169,5 @@ def load_module(path: str | os.PathLike[str]) -> Executable:
     """Load a file written by :meth:`Executable.export_library`, through its target kind's
     builder. The file holds native code: load only files you trust (``docs/security.md``)."""
     header, payload = read_container(path)
-    _driver.ensure_builtin_backends()
+    _backend_loader.ensure_builtin_backends()
     return _contract.load(header, payload, where=os.fspath(path))

@@ -7,6 +7,7 @@ sets module attributes.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..ir.function import IRModule, PrimFunc
@@ -19,8 +20,6 @@ _ATTRS_KEY = "__tvm_module_attrs__"
 
 def module_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     """Module attributes, written as a statement of an ``@I.ir_module`` class body."""
-    import sys
-
     # A class body's frame locals are its namespace: leave the attributes there for ir_module.
     sys._getframe(1).f_locals[_ATTRS_KEY] = dict(attrs)
     return dict(attrs)

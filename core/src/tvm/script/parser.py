@@ -34,6 +34,8 @@ import tokenize
 from collections.abc import Callable
 from typing import Any
 
+import tvm
+
 from ..error import DiagnosticError
 from ..ir import expr as E
 from ..ir import stmt as S
@@ -971,8 +973,6 @@ def _syntax_node(exc: SyntaxError) -> ast.AST:
 
 
 def _default_globals() -> dict[str, Any]:
-    import tvm
-
     return {"T": _T, "I": _I, "tvm": tvm}
 
 

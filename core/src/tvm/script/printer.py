@@ -52,7 +52,11 @@ from ..ir.function import IRModule, PrimFunc
 from ..ir.layout import Axis, Iter, TileLayout
 from ..ir.node import Node
 from ..ir.op import OpCategory
+from ..ir.stmt import _const_arg
+from ..ir.structural import structural_equal
 from ..ir.visitor import Visitor
+from . import tirx as _tirx
+from .tirx import PARAM_TYPES
 
 __all__ = ["to_script"]
 
@@ -209,15 +213,10 @@ class _Printer:
         self.out: list[str] = []
         self.indent = 0
         self.data_of: dict[int, str] = {}  # buffer data var id -> "A.data"
-        self._t: Any = None
 
     @property
     def T(self) -> Any:  # noqa: N802 - the facade's own name
-        if self._t is None:
-            from . import tirx
-
-            self._t = tirx
-        return self._t
+        return _tirx
 
     def line(self, text: str) -> None:
         self.out.append("    " * self.indent + text)
@@ -313,8 +312,6 @@ class _Printer:
     def param_type(self, p: E.Var) -> str:
         """A scalar or handle parameter's annotation: ``T.int32``, ``T.handle``, ``T.TensorMap``."""
         if p.dtype.is_handle and p.ptr_scope is not None:
-            from .tirx import PARAM_TYPES
-
             special = PARAM_TYPES.get(p.ptr_scope)
             if special is not None:
                 return repr(special)
@@ -543,8 +540,6 @@ class _Printer:
         args = [self.arg(a) for a in s.args]
         spec = s.op.get_attr("tile_spec")
         if spec is not None:
-            from ..ir.stmt import _const_arg
-
             keep: list[str] = []  # defaults that must be written (explicit_with), by keyword
             while args and len(args) <= len(spec.params):
                 pname = spec.params[len(args) - 1]
@@ -802,8 +797,6 @@ class _Printer:
 
     def _rebuilds(self, fn: Any, c: E.Call, npos: int, kw_names: tuple[str, ...],
                   lead: list[str]) -> bool:
-        from ..ir.structural import structural_equal
-
         pos = [*lead, *(_as_parsed(a) for a in c.args[:npos])]
         kws = {k: _as_parsed(a) for k, a in zip(kw_names, c.args[npos:])}
         try:

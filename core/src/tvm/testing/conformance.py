@@ -45,6 +45,8 @@ import tempfile
 from collections.abc import Callable
 from typing import Any, ClassVar, no_type_check
 
+import tvm
+
 __all__ = ["CHECKS", "KERNELS", "BackendConformance", "NotRun", "run_backend_conformance"]
 
 VADD_N, VADD_THREADS = 1024, 128
@@ -110,8 +112,6 @@ class BackendConformance:
 
     # -- helpers the checks use -------------------------------------------------------------
     def compile(self, func: Any) -> Any:
-        import tvm
-
         if isinstance(func, str):
             func = self.kernel(func)
         ex = tvm.compile(func, target=self.target, **self.compile_options)
@@ -135,7 +135,7 @@ class BackendConformance:
 
     # -- the tests --------------------------------------------------------------------------
     def _check(self, name: str) -> None:
-        import pytest
+        import pytest  # noqa: PLC0415 - pytest is not a dependency of tvm-core: run_backend_conformance runs without it
 
         if self.target is None:
             pytest.skip("set `target` on the BackendConformance subclass")
@@ -168,10 +168,16 @@ class BackendConformance:
 # -- kernels --------------------------------------------------------------------------------------
 
 
+def _tvmscript() -> Any:
+    """``tvm.script.tirx`` (``T``; ``T.tile`` is ``Tx``), imported when a kernel is built."""
+    from ..script import tirx  # noqa: PLC0415 - tvm.script (~30 ms): tvm.testing is imported by tvm's pytest plugin at the start of every session
+
+    return tirx
+
+
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def vector_add_kernel(dtype: str = "float32") -> Any:
-    from tvm.script import tirx as T
-
+    T = _tvmscript()
     n, threads = VADD_N, VADD_THREADS
 
     @T.prim_func
@@ -187,9 +193,8 @@ def vector_add_kernel(dtype: str = "float32") -> Any:
 @no_type_check  # TVMScript
 def elementwise_kernel() -> Any:
     """B = exp(A * 0.5) + A, then C = max(B, 1.25) - A, through CTA-scope tile primitives."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
+    T = _tvmscript()
+    Tx = T.tile
     m, n = ROWS, COLS
 
     @T.prim_func
@@ -209,9 +214,8 @@ def elementwise_kernel() -> Any:
 @no_type_check  # TVMScript
 def reduction_kernel() -> Any:
     """Row sums and row maxima of A with CTA-scope reductions."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
+    T = _tvmscript()
+    Tx = T.tile
     m, n = ROWS, COLS
 
     @T.prim_func
@@ -229,9 +233,8 @@ def reduction_kernel() -> Any:
 @no_type_check  # TVMScript
 def gemm_kernel() -> Any:
     """D = 0.5 * A @ B^T + 2 * C with a CTA-scope Tx.gemm."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
+    T = _tvmscript()
+    Tx = T.tile
     m, n, k = GEMM_M, GEMM_N, GEMM_K
 
     @T.prim_func
@@ -310,8 +313,6 @@ def check_export_and_load(kit: BackendConformance) -> None:
     """``export_library`` writes a file that ``tvm.runtime.load_module`` turns back into an
     executable with the same source and the same results."""
     import numpy as np
-
-    import tvm
 
     ex = kit.compile("vector_add")
     with tempfile.TemporaryDirectory(prefix="tvm-conformance-") as tmp:

@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from tvm.backend import ensure_builtin_backends
+from tvm.plugin import get_plugin_manager
+
 #: markers every test suite may use; their probes come from backends (a backend's probe of a
 #: marker not listed here works the same; its tests register the marker)
 DEVICE_MARKERS = {
@@ -44,9 +47,6 @@ def pytest_unconfigure(config: Any) -> None:
 
 def device_probes() -> dict[str, list[Callable[[], str | None]]]:
     """Marker -> the probes the loaded backends gave for it (hook ``tvm_device_probes``)."""
-    from tvm.driver import ensure_builtin_backends
-    from tvm.plugin import get_plugin_manager
-
     ensure_builtin_backends()
     out: dict[str, list[Callable[[], str | None]]] = {}
     for result in get_plugin_manager().hook.tvm_device_probes():

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backend import is_loaded
+from ..backend._discovery import scan_entry_points
+
 __all__ = ["assert_allclose", "installed_backends", "present_backends", "random_array",
            "skip_if_installed", "tolerance"]
 
@@ -44,8 +47,6 @@ def assert_allclose(actual: Any, desired: Any, dtype: str | None = None, **kwarg
 
 def installed_backends() -> set[str]:
     """Names of the backends whose distributions are installed (entry points; nothing imported)."""
-    from ..backend._discovery import scan_entry_points
-
     return {ep.name for ep in scan_entry_points()}
 
 
@@ -54,7 +55,7 @@ def skip_if_installed(*names: str) -> Any:
     (the "pip install tvm-backend-x" hints), in environments where one of them is installed,
     or loaded in the test process (a source checkout: a backend's tests load it in-process,
     possibly after this test was collected, so this is decided when the test runs)."""
-    import pytest
+    import pytest  # noqa: PLC0415 - pytest is not a dependency of tvm-core: the other helpers work without it
 
     condition = f"__import__('tvm.testing.utils', fromlist=['_']).present_backends({names!r})"
     return pytest.mark.skipif(condition, reason=f"backend(s) {sorted(names)} installed or loaded "
@@ -64,6 +65,4 @@ def skip_if_installed(*names: str) -> Any:
 
 def present_backends(names: tuple[str, ...]) -> list[str]:
     """Those of ``names`` installed here (entry points) or loaded in this process."""
-    from ..backend import is_loaded
-
     return sorted(n for n in names if n in installed_backends() or is_loaded(n))

@@ -5,6 +5,7 @@ Backend packages appear here once loaded: ``tvm.tirx.cuda`` is ``tvm_backend_cud
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from .._hints import install_hint_for_backend
@@ -44,6 +45,7 @@ from ..ir import (
     decl_buffer,
 )
 from . import op
+from .compilation_pipeline import get_tir_pipeline, register_tir_pipeline
 from .op import *  # noqa: F403 - the builtin math builders are part of this facade
 
 __all__ = [
@@ -51,22 +53,16 @@ __all__ = [
     "Call", "Cast", "DataType", "DeclBuffer", "Evaluate", "FloatImm", "For", "ForKind", "IRModule",
     "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "ScopeIdDef",
     "SeqStmt", "SizeVar", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "const", "decl_buffer", "op",
-    "register_tir_pipeline", "get_tir_pipeline",  # noqa: F405 - resolved by __getattr__
+    "register_tir_pipeline", "get_tir_pipeline",
 ] + list(op.__all__)
 
-_LAZY = {"compilation_pipeline", "operator", "transform", "script", "pipeline", "lang", "layout",
+_LAZY = {"operator", "transform", "script", "pipeline", "lang", "layout",
          "exec_scope"}
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
-    if name in ("register_tir_pipeline", "get_tir_pipeline"):
-        from . import compilation_pipeline
-
-        return getattr(compilation_pipeline, name)
     raise AttributeError(_missing_hint(name))
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from .._hints import missing_message
 from .._registry import CORE_OWNER, Registry
+from ..plugin import get_plugin_manager
+from ..target import Target
 
 __all__ = [
     "PIPELINE_MAP",
@@ -61,9 +63,6 @@ def get_tir_pipeline(name: str | None = None, **kwargs: Any) -> Any:
 def get_default_tir_pipeline(target: Any) -> str:
     """The pipeline name for ``target``: the first backend's ``tvm_default_pipeline`` answer,
     or ``"default"``."""
-    from ..plugin import get_plugin_manager
-    from ..target import Target
-
     if not isinstance(target, Target):
         target = Target(target)
     answer = get_plugin_manager().hook.tvm_default_pipeline(target=target)
@@ -77,11 +76,15 @@ def _unknown_message(name: str) -> str:
     return f"{message}. {hint}" if hint else message
 
 
-# Core's pipelines live in tvm.tirx.pipeline (passes); import it only when one is built.
-def _s_tir_pipeline(**kwargs: Any) -> Any:
-    from . import pipeline
+def _core_pipelines() -> Any:
+    """``tvm.tirx.pipeline``, where core's pipelines live, imported when one is built."""
+    from . import pipeline  # noqa: PLC0415 - the passes (tvm.tirx.transform, tvm.arith: ~20 ms) load when a pipeline is built, not with tvm.tirx
 
-    return pipeline.s_tir_pipeline(**kwargs)
+    return pipeline
+
+
+def _s_tir_pipeline(**kwargs: Any) -> Any:
+    return _core_pipelines().s_tir_pipeline(**kwargs)
 
 
 def _default_pipeline(**kwargs: Any) -> Any:
@@ -90,9 +93,7 @@ def _default_pipeline(**kwargs: Any) -> Any:
 
 
 def _tirx_pipeline(**kwargs: Any) -> Any:
-    from . import pipeline
-
-    return pipeline.tirx_pipeline(**kwargs)
+    return _core_pipelines().tirx_pipeline(**kwargs)
 
 
 PIPELINE_MAP.register("s_tir", _s_tir_pipeline, owner=CORE_OWNER)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._hints import install_hint_for_backend as _install_hint
 from .._registry import Registry
 from ..ir import layout as _layout
 from ..ir.layout import AXES, Axis, Iter, R, S, TileLayout
@@ -56,9 +57,7 @@ def _missing(name: str) -> str:
     msg = f"module 'tvm.tirx.layout' has no attribute {name!r}"
     for backend, names in _PROVIDERS.items():
         if name in names:
-            from ..backend import install_hint_for_backend
-
-            hint = install_hint_for_backend(backend)
+            hint = _install_hint(backend)
             return (f"{msg}: {name} comes with the {backend} backend"
                     + (f"; {hint}" if hint else ""))
     return msg

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _logging
+from ..ir.node import Node
 
 if TYPE_CHECKING:
     from ..ir import IRModule
@@ -179,8 +180,6 @@ def module_text(mod: Any) -> str:
     try:
         return mod.script()
     except Exception as err:  # a dump must never stop compilation
-        from ..ir.node import Node
-
         plain = Node.__repr__(mod) if isinstance(mod, Node) else repr(mod)
         return f"# TVMScript printing failed ({type(err).__name__}: {err}); plain form:\n{plain}\n"
 

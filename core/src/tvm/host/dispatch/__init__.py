@@ -20,13 +20,13 @@ must run instead.
 
 from __future__ import annotations
 
+from . import elementwise, gemm, reduction
+
 __all__ = ["register_all"]
 
 
 def register_all() -> None:
     """Register the host variants (a re-load after a rollback registers them again)."""
-    from . import elementwise, gemm, reduction
-
     elementwise.register()
     reduction.register()
     gemm.register()

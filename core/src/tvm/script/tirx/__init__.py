@@ -15,6 +15,8 @@ still shows up here; ``T.tile`` is :mod:`tvm.script.tirx.tile` (``Tx``), and ``T
 from __future__ import annotations
 
 import builtins
+import functools as _functools
+import inspect as _inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,11 +34,13 @@ from ...ir.expr import Add, Cast, Div, FloorDiv, FloorMod, Max, Min, Mod, Mul, S
 from ...ir.expr import Broadcast as Broadcast
 from ...ir.expr import Ramp as Ramp
 from ...ir.expr import Select as Select
+from ...ir.function import LaunchParams as _LaunchParams
 from ...ir.function import PrimFunc
 from ...ir.layout import AXES, Axis, TileLayout
 from ...ir.layout import ComposeLayout as ComposeLayout
 from ...ir.layout import S as S
 from ...ir.layout import SwizzleLayout as SwizzleLayout
+from ...target import Target as _Target
 from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
 from ...tirx.op import __all__ as _op_all
@@ -448,16 +452,12 @@ tid = AXES["tid"]
 
 def launch_params(grid: Any, block: Any, cluster: Any = None, dyn_smem_bytes: Any = 0) -> Any:
     """How a split-off kernel is launched (an attribute of device functions)."""
-    from ...tirx.transform.split_host_device import LaunchParams
-
-    return LaunchParams(grid, block, cluster, dyn_smem_bytes)
+    return _LaunchParams(grid, block, cluster, dyn_smem_bytes)
 
 
 def target(config: Any) -> Any:
     """``T.target({...})``: a :class:`tvm.target.Target` (how function attributes print one)."""
-    from ...target import Target
-
-    return Target(config)
+    return _Target(config)
 
 
 # -- functions -------------------------------------------------------------------------------
@@ -470,10 +470,8 @@ class InlineFunction:
     <expr>`` is an expression. Called outside a script, it is an error."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
-        import functools
-
         self.fn = fn
-        functools.update_wrapper(self, fn)
+        _functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"T.inline function {self.fn.__name__}() is parsed into the kernel that "
@@ -496,11 +494,9 @@ def prim_func(func: Any = None, *, private: bool = False, check_well_formed: boo
 
     ``@T.prim_func`` or ``@T.prim_func(private=True)`` (no ``global_symbol`` attribute).
     """
-    import inspect
+    from ..parser import parse_function  # noqa: PLC0415 - a cycle: the parser reads T's spec classes when it is imported
 
-    from ..parser import parse_function
-
-    frame = inspect.currentframe()
+    frame = _inspect.currentframe()
     caller = frame.f_back if frame is not None else None
     outer = dict(caller.f_locals) if caller is not None else {}
     del frame, caller

@@ -10,6 +10,7 @@ one raises an ImportError that names the distribution to install.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 from typing import Any
 
@@ -42,8 +43,6 @@ def redirect(namespace: dict[str, Any], module: str) -> None:
 
 
 def _installed(package: str) -> bool:
-    import importlib.util
-
     try:
         return importlib.util.find_spec(package) is not None
     except (ImportError, ValueError):  # None in sys.modules, or a broken package

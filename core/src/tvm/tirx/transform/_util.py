@@ -8,6 +8,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ...ir.visitor import Visitor
+from ...target import Target
 
 __all__ = ["contains", "is_device_target", "is_no_op", "no_op", "target_of"]
 
@@ -15,8 +16,6 @@ __all__ = ["contains", "is_device_target", "is_no_op", "no_op", "target_of"]
 def target_of(func: PrimFunc | None = None, ctx: Any = None) -> Any:
     """The target a function compiles for: its ``target`` attribute, else the PassContext's
     ``config["target"]``, else ``Target.current()``; None when none is known."""
-    from ...target import Target
-
     found = func.attrs.get("target") if func is not None else None
     if found is None and ctx is not None:
         found = ctx.config.get("target")

@@ -18,10 +18,9 @@ from ...arith import Analyzer
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.buffer import Buffer
-from ...ir.function import IRModule, PrimFunc
-from ...ir.node import Node
+from ...ir.function import IRModule, LaunchParams, PrimFunc
 from ...ir.op import Op
-from ...ir.visitor import Visitor, substitute
+from ...ir.visitor import Visitor, post_order_visit, substitute
 from ...transform import ModulePass, PassContext
 from ._util import contains, flatten_seq, is_device_target, target_of
 from .launch_bounds import extract_launch_bounds
@@ -36,25 +35,6 @@ DYN_SMEM_ALIGN = 16
 
 def _launch_op() -> Op:
     return Op.get(LAUNCH_KERNEL)  # a core builtin, registered in tvm.tirx.op
-
-
-class LaunchParams(Node):
-    """How a kernel is launched: ``grid``, ``block``, ``cluster`` (3 expressions each, over the
-    host function's scalar parameters and buffer shapes) and ``dyn_smem_bytes``."""
-
-    _fields = ("grid", "block", "cluster", "dyn_smem_bytes")
-    __script_ctor__ = "launch_params"  # prints as T.launch_params(grid=..., ...)
-
-    def __init__(self, grid: list[Any], block: list[Any], cluster: list[Any] | None = None,
-                 dyn_smem_bytes: Any = 0) -> None:
-        self.grid = [E.convert(x) for x in grid]
-        self.block = [E.convert(x) for x in block]
-        self.cluster = [E.convert(x) for x in (cluster or [1, 1, 1])]
-        self.dyn_smem_bytes = E.convert(dyn_smem_bytes)
-
-    def __repr__(self) -> str:
-        return (f"LaunchParams(grid={self.grid}, block={self.block}, cluster={self.cluster}, "
-                f"dyn_smem_bytes={self.dyn_smem_bytes})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,8 +236,6 @@ def dyn_smem_layout(body: S.Stmt) -> tuple[list[tuple[Buffer, int]], int]:
             total = (total + align - 1) // align * align
             placed.append((n.buffer, total))
             total += size
-
-    from ...ir.visitor import post_order_visit
 
     post_order_visit(body, visit)
     return placed, total

@@ -32,6 +32,6 @@ class TilePrimitiveDispatch(PrimFuncPass):
                 f"function {func.name} calls tile primitives but no target is known; compile "
                 f"with tvm.compile(..., target=...), set the function's 'target' attribute or "
                 f"use 'with tvm.target.Target(...):'")
-        from ..operator.tile_primitive.dispatcher import lower_tile_primitives
+        from ..operator.tile_primitive.dispatcher import lower_tile_primitives  # noqa: PLC0415 - the tile-primitive machinery (~15 ms) loads when the first kernel that calls one is lowered
 
         return lower_tile_primitives(func, target)

@@ -33,6 +33,7 @@ from typing import Any, NoReturn
 from ...._registry import Registry
 from ....error import DispatchError, DispatchFail, LoweringError, located, trim_internal_frames
 from ....ir import (
+    AllocBuffer,
     AttrStmt,
     Buffer,
     BufferLoad,
@@ -60,6 +61,7 @@ from ....ir import (
     seq,
     substitute,
 )
+from ....target import Target
 from .common import fold_add, simplify_regions
 from .dispatch_context import DispatchCallbacks, DispatchContext, ThreadInfo
 
@@ -403,8 +405,6 @@ def lower_tile_primitives(func: PrimFunc | IRModule, target: Any = None, *,
 
 
 def _as_target(target: Any) -> Any:
-    from ....target import Target
-
     if target is None:
         target = Target.current()
         if target is None:
@@ -513,8 +513,6 @@ def _stamp_span(body: Stmt, span: Any) -> None:
 def _place_prologue(body: Stmt, cb: DispatchCallbacks) -> Stmt:
     if cb.empty:
         return body
-    from ....ir import AllocBuffer
-
     device = [AllocBuffer(b) for b in cb.allocs] + list(cb.device_init)
     return _insert(body, device, list(cb.host_init))
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .... import _registry
+from ....ir import Buffer, BufferRegion, TilePrimitiveCall
 from ....ir.op import CallEffect, Op, OpCategory
 
 __all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
@@ -282,8 +283,6 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
 
     This is what ``Tx.<op>(...)`` and ``Tx.<scope>.<op>(...)`` build.
     """
-    from ....ir import Buffer, BufferRegion, TilePrimitiveCall
-
     spec = get_spec(name)
     bound = spec.bind(args, dict(kwargs))
     for pname, value in zip(spec.params, bound):
@@ -319,8 +318,6 @@ def make_compose_op(calls: list[Any], *, scope: str = "thread", dispatch: str | 
                     config: dict[str, Any] | None = None) -> Any:
     """The :class:`~tvm.ir.TilePrimitiveCall` of ``tirx.tile.compose_op`` over ``calls`` (what
     ``with Tx.compose_op(...):`` builds from the calls of its block)."""
-    from ....ir import TilePrimitiveCall
-
     bad = [c for c in calls if not isinstance(c, TilePrimitiveCall)]
     if bad:
         raise TypeError(f"Tx.compose_op composes tile primitive calls only; got a "

@@ -22,6 +22,7 @@ from .....ir import (
     PrimFunc,
     Select,
     TilePrimitiveCall,
+    convert,
 )
 from .....tirx import op as T
 from ..common import (
@@ -208,7 +209,5 @@ def lower_select(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
 
 def _as_bool(e: Any) -> PrimExpr:
-    from .....ir import convert
-
     e = convert(e)
     return e if e.dtype.is_bool else e != _zero(e.dtype)
