@@ -51,7 +51,7 @@ def _case(name: str, ok: bool = True, raises: bool = False) -> DemoCase:
 
 
 def test_table_and_exit_code(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setattr(demo, "collect_cases", lambda: [_case("good"), _case("wrong", ok=False),
+    monkeypatch.setattr(demo, "collect_cases", lambda targets=None: [_case("good"), _case("wrong", ok=False),
                                                         _case("crash", raises=True)])
     assert demo.main([]) == 1
     out = capsys.readouterr().out.splitlines()
@@ -61,7 +61,7 @@ def test_table_and_exit_code(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     assert out[3].split() == ["wrong", "c", "c", "1.250", "3.00e-07", "FAIL"]
     assert out[4].split() == ["crash", "c", "c", "-", "-", "FAIL", "RuntimeError:", "boom"]
     assert out[-1] == "1 of 3 kernels correct"
-    monkeypatch.setattr(demo, "collect_cases", lambda: [_case("good")])
+    monkeypatch.setattr(demo, "collect_cases", lambda targets=None: [_case("good")])
     assert demo.main(["--kernel", "good"]) == 0
     assert demo.main(["--target", "cuda"]) == 1  # nothing selected
 

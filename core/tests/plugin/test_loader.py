@@ -543,3 +543,31 @@ def test_optional_unknown_hook_is_allowed(backends):
     )
     tvm.backend.load("future")
     assert KIND_REGISTRY.owner_of("future_kind") == "future"
+
+
+def test_demo_rows_for_a_target_ask_only_backends_of_that_kind(backends):
+    # `python -m tvm demo --target c` must not make other backends probe their devices.
+    from tvm import demo
+
+    for name in ("probed", "other"):
+        backends.add(name, f"""
+            ASKED = []
+
+            @hookimpl
+            def tvm_target_kinds():
+                from tvm.target import TargetKind
+                return [TargetKind("{name}_kind")]
+
+            @hookimpl
+            def tvm_demo_cases():
+                ASKED.append(True)
+                return []
+            """)
+        tvm.backend.load(name)
+    import tvm_backend_other.plugin as other
+    import tvm_backend_probed.plugin as probed
+
+    demo.collect_cases(["probed"])
+    assert (probed.ASKED, other.ASKED) == ([True], [])
+    demo.collect_cases()
+    assert (probed.ASKED, other.ASKED) == ([True, True], [True])
