@@ -243,7 +243,7 @@ class _Block:
         if name.endswith("_sync") or name.endswith("_group") or name in (
                 "tirx.cuda.warpgroup_sync", "tirx.ptx.fence_proxy_async"):
             return  # barriers, fences, cp.async groups: the threads run in lock step
-        if name == "tirx.ptx.cp_async":  # done at once
+        if name == "tirx.ptx.cp_async" and len(v.args) == 8:  # done at once (not the legacy form)
             dst, src, size = v.args[0], v.args[1], int(v.args[2].value)
             for t in active:
                 n = size // dst.buffer.dtype.bytes

@@ -85,6 +85,19 @@ def test_golden_ldmatrix_mma_cp_async(cuda_ns: None) -> None:
         '"r"((unsigned)__cvta_generic_to_shared((void*)(sh))), "l"((unsigned long long)(gl)) : '
         '"memory")'
     )
+    # the legacy five-operand form: pointers plus offsets in elements of the call's type
+    text, _, headers = render(T.ptx.cp_async("float16", sh, i, gl, 8, 16), 80)
+    assert text == (
+        'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : '
+        '"r"((unsigned)__cvta_generic_to_shared((((half*)(sh)) + (i)))), '
+        '"l"((unsigned long long)((((half*)(gl)) + (8)))) : "memory")'
+    )
+    assert headers == ["cuda_fp16.h"]
+    assert render(T.ptx.cp_async.legacy("int32", sh, 4, gl, 0, 4), 80)[0] == (
+        'asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : '
+        '"r"((unsigned)__cvta_generic_to_shared((((int*)(sh)) + (4)))), '
+        '"l"((unsigned long long)((((int*)(gl)) + (0)))) : "memory")'
+    )
 
 
 def test_golden_tma_mbarrier_tcgen05(cuda_ns: None) -> None:
@@ -574,7 +587,7 @@ def _kernel(calls: list[Call], arch: int, extra_prelude: str = "") -> str:
     lines = []
     for call in calls:
         text = emit(call)
-        if call.dtype.is_void:
+        if call.op.infer_dtype(call.args).is_void:  # a statement (the legacy cp.async is typed)
             lines.append(f"  {text};")
         else:
             lines.append(f"  sink += (unsigned long long)({text});")

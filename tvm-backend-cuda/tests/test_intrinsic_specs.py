@@ -29,6 +29,7 @@ from tvm.script import tirx as T
 from tvm.tirx.op import call_intrin
 from tvm_backend_cuda import op as cuda_op
 from tvm_backend_cuda.intrinsics import IntrinSpec, all_specs, all_sugar, builders
+from tvm_backend_cuda.intrinsics._spec import spec_at
 from tvm_backend_cuda.plugin import register_backend
 
 register_backend()  # for the NVRTC kernel below; the cuda_ns fixture registers over it
@@ -62,26 +63,31 @@ def _round_trip(func: PrimFunc) -> str:
 def test_every_declared_intrinsic(cuda_ns: None, spec: IntrinSpec) -> None:
     op = Op.get(spec.name)
     assert op.category is OpCategory.DEVICE_INTRIN and op.namespace == spec.namespace
-    assert op.printer_name == spec.path
+    # an alternative operand form (form_of=) prints as the op it is a form of
+    assert op.printer_name == spec.printer_name == (spec.form_of or spec.path)
     # the builder of tvm_backend_cuda.op, with the declared signature
     builder = getattr(cuda_op, spec.builder_name)
     assert builder is spec.builder and builder.__name__ == spec.builder_name
     assert inspect.signature(builder) == spec.signature
     # the script path: T.<path> builds the op
     member = _ns(spec.path)
-    assert member.__tir_op_name__ == spec.name
+    assert member.__tir_op_name__ == (None if spec.form_of else spec.name)
     assert spec.path in EXAMPLES, f"no example for T.{spec.path}: add one to COMPILE"
     call = member(*EXAMPLES[spec.path])
     assert isinstance(call, Call) and call.op is op
-    # the printed form, T.<path>(...), parses back to the same call and the same text
+    # the printed form, T.<printer path>(...), parses back to the same call and the same text
     text = _round_trip(_func(call))
-    assert f"T.{spec.path}(" in text and "T.call_intrin" not in text
-    # the codegen rule, reached through the op's CUDA codegen attribute
-    assert op.get_codegen("cuda").__wrapped__ is spec.rule
+    assert f"T.{spec.printer_name}(" in text and "T.call_intrin" not in text
+    # the codegen rule, reached through the op's CUDA codegen attribute (the op's rule hands
+    # an alternative form's calls to the form's rule)
+    op_spec = spec_at(spec.form_of) if spec.form_of else spec
+    assert op.get_codegen("cuda").__wrapped__ is op_spec.codegen_rule
+    assert spec in op_spec.forms or spec.form_of is None
     arch = max(spec.min_arch, 80)
     code, _, _ = render(call, arch)
     assert code.strip()
-    # the seed's flat name resolves to the same op
+    # the seed's flat name resolves to the same op (a form has none of its own)
+    assert spec.alias is None or spec.form_of is None
     if spec.alias is not None:
         assert Op.get(spec.alias) is op
         assert call_intrin(call.dtype, spec.alias, *call.args).op is op
@@ -90,9 +96,12 @@ def test_every_declared_intrinsic(cuda_ns: None, spec: IntrinSpec) -> None:
 def test_the_spec_table_is_consistent() -> None:
     paths = [s.path for s in SPECS] + [s.path for s in all_sugar()]
     assert len(paths) == len(set(paths))
-    assert len({s.name for s in SPECS}) == len(SPECS)
+    own = [s for s in SPECS if s.form_of is None]  # the specs that declare an op
+    assert len({s.name for s in own}) == len(own)
+    assert {s.name for s in SPECS} == {s.name for s in own}
+    assert [s.path for s in SPECS if s.form_of] == ["ptx.cp_async.legacy"]
     assert {s.namespace for s in SPECS} == {"cuda", "ptx", "nvshmem"}
-    assert sorted(s.path for s in SPECS if s.alias is None) == [
+    assert sorted(s.path for s in own if s.alias is None) == [
         "cuda.__activemask", "cuda.__shfl_down_sync", "cuda.__shfl_sync",
         "cuda.__shfl_up_sync", "cuda.__shfl_xor_sync",
     ]
@@ -397,3 +406,77 @@ def test_sample_kernel_compiles_with_nvrtc_for_sm90a() -> None:
                  "tvm_warp_reduce(", "ex2.approx.ftz.f32", "__shfl_xor_sync(__activemask()",
                  "barrier.cluster.arrive.release.aligned", "griddepcontrol.launch_dependents"):
         assert text in src, text
+
+
+# -- the seed's legacy cp.async: a five-operand form of tirx.ptx.cp_async ------------------------
+def test_legacy_cp_async_builds_the_cp_async_op_typed_by_its_dtype(cuda_ns: None) -> None:
+    sh, gl = H["sh"], H["gl"]
+    call = cuda_op.ptx_cp_async_legacy("float16", sh, 0, gl, 8, 16)
+    assert call.op is Op.get("tirx.ptx.cp_async") is Op.get("tirx.ptx_cp_async")
+    assert str(call.dtype) == "float16" and len(call.args) == 5
+    assert not Op.exists("tirx.ptx.cp_async_legacy")
+    assert inspect.signature(cuda_op.ptx_cp_async_legacy).parameters.keys() == {
+        "dtype", "shared_ptr", "shared_offset", "global_ptr", "global_offset", "bytes"
+    }
+    # T.ptx.cp_async.legacy is its dtype-forward member; six positional arguments with a str
+    # first build the same call through T.ptx.cp_async
+    assert_structural_equal(T.ptx.cp_async.legacy(sh, 0, gl, 8, 16, dtype="float16"), call)
+    assert_structural_equal(T.ptx.cp_async("float16", sh, 0, gl, 8, 16), call)
+    # the modern form keeps its eight operands (a dtype= keyword is dropped)
+    modern = T.ptx.cp_async(sh, gl, 16, dtype="float16")
+    assert modern.op is call.op and len(modern.args) == 8 and modern.dtype.is_void
+    assert_structural_equal(modern, cuda_op.ptx_cp_async(sh, gl, 16))
+    with pytest.raises(TypeError, match="dtype must be a str"):
+        cuda_op.ptx_cp_async_legacy(3, sh, 0, gl, 8, 16)
+
+
+def test_legacy_cp_async_parses_and_round_trips(cuda_ns: None) -> None:
+    sh, gl = H["sh"], H["gl"]
+    raw = Op.get("tirx.ptx.cp_async")(sh, i, gl, i * 8, 16, dtype="int32")
+    text = _round_trip(_func(raw))
+    assert 'T.ptx.cp_async("int32", sh, i, gl, i * 8, 16)' in text
+    assert "T.call_intrin" not in text
+    parsed = from_source(
+        "from tvm.script import tirx as T\n\n@T.prim_func\ndef f(sh: T.handle, gl: T.handle):\n"
+        '    T.ptx.cp_async("float16", sh, 0, gl, 8, 16)\n'
+    )
+    call = parsed.body.value
+    assert call.op is Op.get("tirx.ptx.cp_async") and str(call.dtype) == "float16"
+    assert [a.value for a in call.args[1::2]] == [0, 8]
+    assert call.args[4].value == 16 and len(call.args) == 5
+    # both forms in one function print each its way and read back
+    modern = cuda_op.ptx_cp_async(sh, gl, 16, cache_hint="evict_last")
+    func = PrimFunc([sh, gl, i], SeqStmt([Evaluate(raw), Evaluate(modern)]), {}, name="f")
+    text = _round_trip(func)
+    assert f'T.ptx.cp_async(sh, gl, 16, T.uint64({0x14F0000000000000}), 1, -1, -1, "")' in text
+
+
+@no_type_check
+def _legacy_cp_async_kernel() -> Any:
+    @T.prim_func
+    def legacy_copy(A: T.Buffer((1024,), "float16"), B: T.Buffer((1024,), "float16")):
+        T.device_entry()
+        bx = T.cta_id([8])
+        tx = T.thread_id([16])
+        sm = T.alloc_buffer((128,), "float16", scope="shared", align=16)
+        T.ptx.cp_async("float16", sm.data, tx * 8, A.data, bx * 128 + tx * 8, 16)
+        T.ptx.cp_async.legacy(sm.data, tx * 8 + 4, A.data, bx * 128 + tx * 8 + 4, 8,
+                              dtype="float16")
+        T.ptx.cp_async.commit_group()
+        T.ptx.cp_async.wait_group(0)
+        T.cuda.cta_sync()
+        for k in range(8):
+            B[bx * 128 + tx * 8 + k] = sm[tx * 8 + k]
+
+    return legacy_copy
+
+
+def test_legacy_cp_async_kernel_compiles_with_nvrtc() -> None:
+    kernel = _legacy_cp_async_kernel()
+    assert _round_trip(kernel).count('T.ptx.cp_async("float16", sm.data, ') == 2
+    ex = tvm.compile(kernel, target={"kind": "cuda", "arch": "sm_80"})
+    assert ex.cubin[:4] == b"\x7fELF"
+    src = ex.inspect_source()
+    assert "cp.async.cg.shared.global [%0], [%1], 16;" in src
+    assert "cp.async.ca.shared.global [%0], [%1], 8;" in src
+    assert "__cvta_generic_to_shared((((half*)(" in src

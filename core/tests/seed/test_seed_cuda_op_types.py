@@ -9,10 +9,6 @@ import pytest
 from tvm import tirx
 from tvm.ir import Op
 
-# The seed builds its legacy cp.async as a 5-operand call of the same op as the 8-operand
-# T.ptx.cp_async; here the legacy form is its own op (T.ptx.cp_async.legacy).
-PENDING = "ptx_cp_async_legacy builds tirx.ptx.cp_async_legacy, not the seed's shared op"
-
 A = tirx.decl_buffer([32], "int4", scope="local")
 B = tirx.decl_buffer([16], "uint4", scope="local")
 C = tirx.decl_buffer([4], "int32", scope="local")
@@ -24,27 +20,24 @@ LO = tirx.decl_buffer([8], "float16", scope="local")
 CASES = [
     ("ptx_mma_legacy", "tirx.ptx.mma_legacy",
      lambda c: c.ptx_mma_legacy("int32", "m8n8k32", "row", "col", "int4", "uint4", "int32", A.data, 0,
-                                B.data, 0, C.data, 0, False), False),
+                                B.data, 0, C.data, 0, False)),
     ("ptx_mma_sp_legacy", "tirx.ptx.mma_sp",
      lambda c: c.ptx_mma_sp_legacy("int32", "m8n8k32", "row", "col", "int4", "uint4", "int32", A.data,
-                                   0, B.data, 0, C.data, 0, D.data, 0, 0, False), False),
+                                   0, B.data, 0, C.data, 0, D.data, 0, 0, False)),
     ("mma_store", "tirx.mma_store",
-     lambda c: c.mma_store("int32", 16, 16, C.data, W.data, W.elem_offset, 4), False),
+     lambda c: c.mma_store("int32", 16, 16, C.data, W.data, W.elem_offset, 4)),
     ("mma_fill", "tirx.mma_fill",
-     lambda c: c.mma_fill("int32", 8, W.data, W.elem_offset), False),
+     lambda c: c.mma_fill("int32", 8, W.data, W.elem_offset)),
     ("ptx_ldmatrix", "tirx.ptx.ldmatrix",
-     lambda c: c.ptx_ldmatrix(False, 4, ".b16", SH.data, LO.data, LO.data, LO.data, LO.data),
-     False),
+     lambda c: c.ptx_ldmatrix(False, 4, ".b16", SH.data, LO.data, LO.data, LO.data, LO.data)),
     ("ptx_cp_async_legacy", "tirx.ptx.cp_async",
-     lambda c: c.ptx_cp_async_legacy("float16", SH.data, 0, LO.data, 0, 16), True),
+     lambda c: c.ptx_cp_async_legacy("float16", SH.data, 0, LO.data, 0, 16)),
     ("ptx_cp_async_bulk", "tirx.ptx.cp_async_bulk",
-     lambda c: c.ptx_cp_async_bulk("float16", SH.data, 0, LO.data, 0, 16, 0), False),
+     lambda c: c.ptx_cp_async_bulk("float16", SH.data, 0, LO.data, 0, 16, 0)),
 ]
 
 
-@pytest.mark.parametrize("name, seed_op, build", [
-    pytest.param(n, o, b, marks=pytest.mark.xfail(strict=True, reason=PENDING)) if pending
-    else pytest.param(n, o, b) for n, o, b, pending in CASES])
+@pytest.mark.parametrize("name, seed_op, build", CASES, ids=[c[0] for c in CASES])
 def test_cuda_builder_builds_the_seed_op(cuda, name, seed_op, build):
     from tvm.backend.cuda import op as cuda_op
 

@@ -9,6 +9,8 @@ each op its attribute path as printer name. A member accepts the builder's own s
 which is what the printer writes (``T.ptx.tcgen05.ld(addr, 0, 0, "32x32b", 2, T.bool(False),
 r0, r1)``): with no keyword arguments, arguments the builder cannot bind (a ``TypeError``) are
 taken as raw operands when their count fits the op. A ``ValueError`` (a bad value) propagates.
+The member of an op with an alternative operand form (``form_of=``) also takes that form's printed
+form, the call's dtype then its operands: ``T.ptx.cp_async("float16", dst, 0, src, 8, 16)``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ class Member(Builder):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         spec = self.spec
+        if not kwargs:  # an alternative form's printed form: T.<path>("<dtype>", *operands)
+            call = spec.form_call(args)
+            if call is not None:
+                return call
         if "dtype" in kwargs:
             dtype = kwargs.pop("dtype")
             if spec.dtype_forward:
@@ -60,8 +66,9 @@ class Member(Builder):
         return self.spec.path.rsplit(".", 1)[-1]
 
     @property
-    def __tir_op_name__(self) -> str:
-        return self.spec.name
+    def __tir_op_name__(self) -> str | None:
+        # an alternative form does not name its op: the op prints at its own path
+        return None if self.spec.form_of else self.spec.name
 
     def __repr__(self) -> str:
         return f"<T.{self.spec.path}>"

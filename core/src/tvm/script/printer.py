@@ -30,7 +30,9 @@ Printed forms (the parser accepts all of them):
   prints the exact form ``T.call_intrin("dtype", "op.name", args...)``.
 
 For backend authors: an op whose builder takes its result type as its first argument
-(``T.type_annotation("float32")``) declares the op attribute ``script_dtype=True``. An op whose
+(``T.type_annotation("float32")``) declares the op attribute ``script_dtype=True``; a tuple of
+operand counts instead (``script_dtype=(5,)``) means only calls with that many operands print
+their type first (an op with a second operand form typed by its builder). An op whose
 builder takes keyword-only parameters stores them as its last
 arguments and declares their names in the op attribute ``script_kwargs`` (a tuple of str), e.g.
 ``Op.register("tirx.cuda.func_call", ..., script_kwargs=("source_code",))`` prints
@@ -787,7 +789,7 @@ class _Printer:
         npos = len(c.args) - len(kw_names) if len(c.args) >= len(kw_names) else len(c.args)
         if op.category is not OpCategory.TILE_PRIMITIVE:
             fn = _resolve(self.T, op.printer_name)
-            lead = [str(c.dtype)] if op.get_attr("script_dtype") else []
+            lead = [str(c.dtype)] if _dtype_leads(op.get_attr("script_dtype"), c) else []
             if fn is not None and self._rebuilds(fn, c, npos, kw_names, lead):
                 parts = [json.dumps(x) for x in lead] + [self.arg(a) for a in c.args[:npos]]
                 parts += [f"{k}={self.arg(a)}" for k, a in zip(kw_names, c.args[npos:])]
@@ -818,6 +820,14 @@ def _plain(e: Any) -> TypeGuard[E.IntImm]:
     """An immediate printed as a bare Python literal (and so read back as a Python int)."""
     return (isinstance(e, E.IntImm) and e.dtype == "int32"
             and _INT32_MIN <= e.value <= _INT32_MAX)
+
+
+def _dtype_leads(script_dtype: Any, c: E.Call) -> bool:
+    """Whether ``c`` prints its result type as first argument (the op attribute ``script_dtype``:
+    True for every call, or the operand counts of the calls that do)."""
+    if isinstance(script_dtype, tuple):
+        return len(c.args) in script_dtype
+    return bool(script_dtype)
 
 
 def _as_parsed(a: Any) -> Any:

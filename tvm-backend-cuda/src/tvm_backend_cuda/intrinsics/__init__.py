@@ -55,7 +55,9 @@ FAMILIES = (
     "tcgen05",
     "nvshmem",
 )
-NARGS_ATTR = "cuda.nargs"  # (min, max) operand count of the raw call; max None = any
+# (min, max) operand count of the raw call; max None = any (an alternative form's count is on its
+# declaration, IntrinSpec.forms)
+NARGS_ATTR = "cuda.nargs"
 
 
 @functools.cache
@@ -94,10 +96,17 @@ def register_ops() -> list[Op]:
     this same registration are left alone, so calling it twice is harmless."""
     ops = []
     for spec in all_specs():
+        if spec.form_of is not None:  # a second operand form of another spec's op
+            continue
+        rule = spec.codegen_rule
         existing = OP_REGISTRY.get(spec.name)
-        if existing is not None and existing.get_attr(RULE_ATTR) is spec.rule:
+        if existing is not None and existing.get_attr(RULE_ATTR) is rule:
             ops.append(existing)
             continue
+        # the forms print their dtype first: T.ptx.cp_async("float16", dst, ...) (core printer)
+        form_attrs: dict[str, Any] = {}
+        if spec.forms:
+            form_attrs["script_dtype"] = tuple(f.nargs[0] for f in spec.forms)
         op = Op.register(
             spec.name,
             category=OpCategory.DEVICE_INTRIN,
@@ -108,10 +117,11 @@ def register_ops() -> list[Op]:
             script_kwargs=spec.script_kwargs,
             min_arch=spec.min_arch,
             max_arch=spec.max_arch,
+            **form_attrs,
         )
-        op.set_attr(RULE_ATTR, spec.rule)
+        op.set_attr(RULE_ATTR, rule)
         op.set_attr(NARGS_ATTR, spec.nargs)
-        op.set_codegen("cuda", _cstyle_rule(spec.rule))
+        op.set_codegen("cuda", _cstyle_rule(rule))
         if spec.alias is not None:
             Op.register_alias(spec.alias, spec.name)
         ops.append(op)

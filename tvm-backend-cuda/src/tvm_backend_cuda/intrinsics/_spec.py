@@ -24,6 +24,13 @@ counts). ``choices`` and ``strings`` check arguments by name before any operand 
 value outside its choices raises ``ValueError``, a non-string where a string is required
 ``TypeError`` (so the script namespace falls back to the raw operand form, see ``script.py``).
 
+A declaration may also be a second operand form of an op declared before it (``form_of=`` that
+op's path): it has its own builder and script path but no op of its own, its calls are calls of
+that op told apart by their operand count, with the call's result type given by the builder
+(:class:`Typed`), and they print (and parse) as ``T.<that path>("<dtype>", *operands)``. The
+seed's legacy cp.async (``ptx_cp_async_legacy``: five operands, the element type as the call's
+type) is one.
+
 Convenience builders over other intrinsics (``cuda_warp_sum`` builds ``warp_reduce``) have no op
 of their own; :func:`sugar` declares them with their script path.
 """
@@ -41,7 +48,7 @@ from typing import Any
 from tvm.ir import Buffer, CallEffect, DataType, Op, const
 from tvm.ir import expr as E
 
-from ._base import Rule
+from ._base import Emit, Rule
 
 __all__ = [
     "PURE",
@@ -99,6 +106,7 @@ class IntrinSpec:
     strings: tuple[str, ...] = ()
     dtype_forward: bool = False  # the script member moves a dtype= keyword to the front
     family: str = ""
+    form_of: str | None = None  # an alternative operand form of the op declared at this path
 
     @property
     def namespace(self) -> str:
@@ -110,7 +118,38 @@ class IntrinSpec:
 
     @property
     def printer_name(self) -> str:
-        return self.path
+        """The op's printed path (an alternative form prints as the op it is a form of)."""
+        return self.form_of or self.path
+
+    @property
+    def forms(self) -> tuple[IntrinSpec, ...]:
+        """The alternative operand forms of this spec's op (declared with ``form_of=``)."""
+        return tuple(_FORMS.get(self.path, ()))
+
+    def form_call(self, args: Sequence[Any]) -> E.Call | None:
+        """The call an alternative form prints as ``T.<path>("<dtype>", *operands)``, if ``args``
+        is that (a str, then as many operands as some form of this op has); else None."""
+        if not args or not isinstance(args[0], str):
+            return None
+        if not any(f.fits(len(args) - 1) for f in self.forms):
+            return None
+        return Op.get(self.name)(*args[1:], dtype=args[0])
+
+    @functools.cached_property
+    def codegen_rule(self) -> Rule:
+        """The op's rule: an alternative form's for a call of its operand count, else ``rule``
+        (worked out when the ops are registered, after every family has declared its forms)."""
+        forms = self.forms
+        if not forms:
+            return self.rule
+
+        def rule(call: E.Call, emit: Emit) -> str:
+            n = len(call.args)
+            form = next((f for f in forms if f.fits(n)), None)
+            return (form or self).rule(call, emit)
+
+        rule.__doc__ = inspect.getdoc(self.rule)
+        return rule
 
     # What needs the builder's signature is worked out on first use: loading the backend
     # registers every op but builds none.
@@ -137,7 +176,7 @@ class IntrinSpec:
     def doc(self) -> str:
         own = "" if isinstance(self.params, str) else inspect.getdoc(self.params)
         doc = own or inspect.getdoc(self.rule) or ""
-        head = f"Build a call of ``{self.name}``, printed ``T.{self.path}(...)``."
+        head = f"Build a call of ``{self.name}``, printed ``T.{self.printer_name}(...)``."
         return head + (f"\n\n{doc}" if doc else "")
 
     def fits(self, n_operands: int) -> bool:
@@ -212,6 +251,7 @@ class SugarSpec:
 SPECS: list[IntrinSpec] = []
 SUGAR: list[SugarSpec] = []
 _BY_PATH: dict[str, IntrinSpec] = {}
+_FORMS: dict[str, list[IntrinSpec]] = {}  # an op's path -> its alternative operand forms
 
 
 def intrin(
@@ -230,12 +270,17 @@ def intrin(
     script_kwargs: tuple[str, ...] = (),
     min_arch: int = 0,
     max_arch: int | None = None,
+    form_of: str | None = None,
 ) -> Callable[[Rule], Rule]:
     """Declare the intrinsic printed ``T.<path>(...)``; decorates its codegen rule.
 
     ``params`` is the builder's parameter list (operands = arguments) or a function from the
     builder's arguments to the operands; with a function, ``nargs`` gives the raw operand count
     (an int, or ``(min, max)`` with ``max`` None for any).
+
+    ``form_of`` makes this an alternative operand form of the op declared at that path (see the
+    module docstring): ``params`` is then a function returning :class:`Typed` operands, ``nargs``
+    a count the op's own form does not take, and there is no op or alias of its own.
     """
     ns, _, rest = path.partition(".")
     suffix = name or rest.replace(".", "_")
@@ -248,6 +293,13 @@ def intrin(
     rng_t = (rng, rng) if isinstance(rng, int) else rng
     builder_name = builder or f"{ns}_{suffix}"
     alias_name = (f"tirx.{builder_name}" if alias is True else alias) or None
+    if form_of is not None:
+        host = _BY_PATH.get(form_of)
+        if host is None or host.form_of is not None or host.namespace != ns:
+            raise ValueError(f"intrin({path!r}): form_of={form_of!r} is no op declared before it")
+        if rng_t[0] != rng_t[1] or any(f.fits(rng_t[0]) for f in (host, *host.forms)):
+            raise ValueError(f"intrin({path!r}): a form needs an operand count of its own")
+        suffix, alias_name = host.op_suffix, None
     family = str(sys._getframe(1).f_globals.get("__name__", "")).rsplit(".", 1)[-1]
 
     def deco(rule: Rule) -> Rule:
@@ -270,9 +322,12 @@ def intrin(
             strings=strings,
             dtype_forward=dtype_forward,
             family=family,
+            form_of=form_of,
         )
         SPECS.append(spec)
         _BY_PATH[path] = spec
+        if form_of is not None:
+            _FORMS.setdefault(form_of, []).append(spec)
         return rule
 
     return deco

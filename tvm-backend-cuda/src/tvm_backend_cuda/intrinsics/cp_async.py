@@ -8,7 +8,7 @@ from tvm.ir.expr import Call
 
 from ._base import Emit, asm, bool_arg, ctype, fail, gaddr, int_arg, is_const, ptr, smem_addr
 from ._base import str_arg as S
-from ._spec import intrin, resolve_cache_policy
+from ._spec import Typed, intrin, resolve_cache_policy
 
 CP_SIZE = (4, 8, 16)
 
@@ -79,20 +79,33 @@ def _cp_async(call: Call, emit: Emit) -> str:
     )
 
 
+def _cp_async_legacy_operands(
+    dtype: str, shared_ptr: Any, shared_offset: Any, global_ptr: Any, global_offset: Any,
+    bytes: Any,
+) -> Typed:
+    """The seed's legacy ``cp.async``: ``bytes`` bytes from ``global_ptr + global_offset`` to
+    ``shared_ptr + shared_offset`` (offsets in ``dtype`` elements), a five-operand call of
+    ``tirx.ptx.cp_async`` typed ``dtype``, printed ``T.ptx.cp_async("dtype", dst, dst_off, src,
+    src_off, bytes)``."""
+    return Typed(dtype, (shared_ptr, shared_offset, global_ptr, global_offset, bytes))
+
+
 @intrin(
     "ptx.cp_async.legacy",
-    "dtype, dst_ptr, dst_offset, src_ptr, src_offset, cp_size",
+    _cp_async_legacy_operands,
+    nargs=5,
+    form_of="ptx.cp_async",
     strings=("dtype",),
     dtype_forward=True,
     min_arch=80,
 )
 def _cp_async_legacy(call: Call, emit: Emit) -> str:
-    """``cp.async`` with element offsets (in ``dtype`` elements) beside the pointers."""
-    ct = ctype(emit, S(call, 0))
-    dst, doff, src, soff = call.args[1:5]
+    """``cp.async`` with element offsets (in elements of the call's type) beside the pointers."""
+    ct = ctype(emit, call.dtype)
+    dst, doff, src, soff = call.args[:4]
     dptr = f"({ptr(emit, dst, ct)} + ({emit(doff)}))"
     sptr = f"({ptr(emit, src, ct)} + ({emit(soff)}))"
-    size = _size(call, int_arg(call, 5))
+    size = _size(call, int_arg(call, 4))
     cache = "cg" if size == 16 else "ca"
     return asm(
         f"cp.async.{cache}.shared.global [%0], [%1], {size};",
