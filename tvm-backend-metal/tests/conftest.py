@@ -15,11 +15,13 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-import tvm.driver
+import tvm.backend
+from tvm_backend_metal import register_backend
 
-# The Apple tags name an ``llvm`` host target, a kind of core's host backend (a source checkout
-# on PYTHONPATH has no entry point that would load it).
-tvm.driver.ensure_builtin_backends()
+# The Apple tags name an ``llvm`` host target, a kind of core's host backend, and every test
+# needs this backend: a source checkout on PYTHONPATH has no entry point that would load them.
+tvm.backend.ensure_builtin_backends()
+register_backend()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -26,6 +26,7 @@ class _NoDevice(BackendConformance):
 def test_without_a_device_checks_compile_and_report_why_they_did_not_run() -> None:
     outcomes = run_backend_conformance("c", _NoDevice())
     assert set(outcomes) == set(CHECKS)
+    assert outcomes.pop("cache") == "passed"  # compiling is all the cache check needs
     for outcome in outcomes.values():
         assert outcome == "not run: compiled for c; not run: no test device here"
 

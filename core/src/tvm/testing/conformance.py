@@ -39,13 +39,18 @@ tile primitives at CTA scope, so they mean the same on a CPU and on a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar, no_type_check
 
 import tvm
+
+from ..backend import contract
+from ..target import Target
 
 __all__ = ["CHECKS", "KERNELS", "BackendConformance", "NotRun", "run_backend_conformance"]
 
@@ -163,6 +168,9 @@ class BackendConformance:
 
     def test_argument_checks(self) -> None:
         self._check("argument_checks")
+
+    def test_cache_follows_the_environment(self) -> None:
+        self._check("cache")
 
 
 # -- kernels --------------------------------------------------------------------------------------
@@ -373,6 +381,51 @@ KERNELS: dict[str, Callable[[], Any]] = {
 }
 
 #: Every check, by name, in the order they run.
+@contextlib.contextmanager
+def _environ(**values: str | None) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def check_cache(kit: BackendConformance) -> None:
+    """The compile cache follows the environment as for every backend: entries under
+    ``$TVM_CACHE_DIR``, else under ``$XDG_CACHE_HOME/tvm`` (for a builder whose compile stage
+    is not free, ``cached = True``), and nothing written with ``TVM_CACHE=0``."""
+    kind = Target(kit.target).kind.name
+    cached = contract.get_builder(kind).cached
+    with tempfile.TemporaryDirectory(prefix="tvm-conformance-cache-") as tmp:
+        root = Path(tmp)
+        with _environ(TVM_CACHE=None, TVM_CACHE_DIR=str(root / "explicit"),
+                      XDG_CACHE_HOME=str(root / "xdg")):
+            kit.compile("vector_add")
+        with _environ(TVM_CACHE=None, TVM_CACHE_DIR=None, XDG_CACHE_HOME=str(root / "xdg")):
+            kit.compile("vector_add")
+        with _environ(TVM_CACHE="0", TVM_CACHE_DIR=None, XDG_CACHE_HOME=str(root / "off")):
+            kit.compile("vector_add")
+        explicit, xdg = _files(root / "explicit"), _files(root / "xdg" / "tvm")
+        off = _files(root / "off")
+    assert not off, f"{kind}: TVM_CACHE=0 still wrote {[str(p) for p in off]}"
+    if cached:
+        assert explicit, f"{kind}: nothing was cached under TVM_CACHE_DIR"
+        assert xdg, f"{kind}: nothing was cached under $XDG_CACHE_HOME/tvm (no TVM_CACHE_DIR)"
+
+
 CHECKS: dict[str, Callable[[BackendConformance], None]] = {
     "vector_add": check_vector_add,
     "elementwise": check_elementwise,
@@ -380,6 +433,7 @@ CHECKS: dict[str, Callable[[BackendConformance], None]] = {
     "gemm": check_gemm,
     "export_and_load": check_export_and_load,
     "argument_checks": check_argument_checks,
+    "cache": check_cache,
 }
 
 
