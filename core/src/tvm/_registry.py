@@ -23,7 +23,9 @@ __all__ = [
     "Registry",
     "allow_overrides",
     "current_owner",
+    "defer",
     "owner_scope",
+    "run_deferred",
     "snapshot_all",
     "transaction",
 ]
@@ -73,9 +75,11 @@ def core_scope() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def transaction(owner: str) -> Iterator[None]:
-    """Run registrations as ``owner``; on an exception undo all of them and re-raise."""
-    undo: list[Callable[[], None]] = []
+def transaction(owner: str, journal: list[Callable[[], None]] | None = None) -> Iterator[None]:
+    """Run registrations as ``owner``; on an exception undo all of them and re-raise. With
+    ``journal``, the undo steps are kept there, so the caller can undo a committed registration
+    later (the loader does when a backend's deferred registration fails)."""
+    undo: list[Callable[[], None]] = journal if journal is not None else []
     token_owner = _owner.set(owner)
     token_journal = _journal.set(undo)
     try:
@@ -105,12 +109,69 @@ def allow_overrides(keys: frozenset[str] | set[str] | tuple[str, ...]) -> Iterat
         _allowed_overrides.reset(token)
 
 
+@dataclass(eq=False)  # identity: one handed-in registration
+class _Deferred:
+    owner: str
+    run: Callable[[], None]
+    overrides: frozenset[str]
+    on_error: Callable[[BaseException], None]
+
+
+# Registrations a backend hands in while it loads but that run on first use: its dispatch
+# variants, whose modules cost tens of milliseconds that `import tvm` should not pay.
+_deferred: list[_Deferred] = []
+_deferred_lock = threading.RLock()
+_deferred_running = threading.local()
+
+
+def defer(owner: str, run: Callable[[], None], *,
+          on_error: Callable[[BaseException], None]) -> None:
+    """Have :func:`run_deferred` call ``run`` as ``owner`` (in a transaction of its own, with
+    the overrides allowed now); ``on_error(exc)`` if it raises. Inside a transaction, the
+    deferral is undone with it."""
+    item = _Deferred(owner, run, _allowed_overrides.get(), on_error)
+    with _deferred_lock:
+        _deferred.append(item)
+
+    def discard() -> None:
+        with _deferred_lock:
+            if item in _deferred:
+                _deferred.remove(item)
+
+    record_undo(discard)
+
+
+def run_deferred() -> None:
+    """Run the deferred registrations, in the order they were handed in (once each). Readers
+    of a registry that deferred registrations fill (the dispatcher) call this first."""
+    if not _deferred:
+        return
+    with _deferred_lock:
+        if getattr(_deferred_running, "active", False):
+            return  # a deferred registration reading the registry it is filling
+        _deferred_running.active = True
+        try:
+            while _deferred:
+                item = _deferred.pop(0)
+                try:
+                    with transaction(item.owner), allow_overrides(item.overrides):
+                        item.run()
+                except BaseException as err:
+                    item.on_error(err)
+        finally:
+            _deferred_running.active = False
+
+
 def snapshot_all() -> Callable[[], None]:
     """Capture every registry's entries; the returned function restores them (for tests)."""
     with _lock:
         saved = [(reg, dict(reg._entries)) for reg in Registry._all]
+    with _deferred_lock:
+        saved_deferred = list(_deferred)
 
     def restore() -> None:
+        with _deferred_lock:
+            _deferred[:] = saved_deferred
         with _lock:
             for reg, entries in saved:
                 reg._entries.clear()

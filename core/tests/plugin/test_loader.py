@@ -8,10 +8,12 @@ import warnings
 import pytest
 
 import tvm.backend
+from tvm import _registry
 from tvm.error import BackendError, BackendNotInstalledError, RegistrationConflict
 from tvm.plugin import get_plugin_manager
 from tvm.target import KIND_REGISTRY, TAG_REGISTRY, Target
 from tvm.tirx.compilation_pipeline import PIPELINE_MAP
+from tvm.tirx.operator.tile_primitive import get_variants  # core's tile ops, before a snapshot
 
 FULL = """
 COUNTS = {"kinds": 0}
@@ -127,6 +129,8 @@ def test_requirements_load_first(backends):
     tvm.backend.load("top")
     import tvm_backend_base
 
+    assert tvm_backend_base.ORDER == []  # dispatch variants register on first use
+    _registry.run_deferred()
     assert tvm_backend_base.ORDER == ["base", "top"]
     assert tvm.backend.is_loaded("base")
 
@@ -171,29 +175,87 @@ def test_import_failure_is_recorded_and_raised_again(backends):
     assert "RuntimeError: broken at import" in record.reason
 
 
+def _assert_rolled_back(backends, name: str) -> None:
+    assert f"{name}_kind" not in KIND_REGISTRY
+    assert f"{name}/board" not in TAG_REGISTRY
+    assert f"{name}_pipe" not in PIPELINE_MAP
+    from tvm.ir.op import OP_REGISTRY
+
+    assert f"tirx.{name}_ns.nop" not in OP_REGISTRY
+    assert not hasattr(tvm.backend, name)
+    plugin = backends.loader.backends[name].plugin
+    assert not get_plugin_manager().is_registered(plugin)
+    with pytest.raises(ModuleNotFoundError):
+        __import__(f"tvm.backend.{name}")
+
+
 def test_hook_failure_rolls_back_everything(backends):
     backends.add(
         "bad",
         full("bad")
         + """
 @hookimpl
-def tvm_register_dispatch():
-    raise ValueError("dispatch exploded")
+def tvm_register_ops():
+    raise ValueError("ops exploded")
 """,
     )
-    with pytest.raises(BackendError, match="ValueError: dispatch exploded"):
+    with pytest.raises(BackendError, match="ValueError: ops exploded"):
         tvm.backend.load("bad")
-    assert "bad_kind" not in KIND_REGISTRY
-    assert "bad/board" not in TAG_REGISTRY
-    assert "bad_pipe" not in PIPELINE_MAP
-    from tvm.ir.op import OP_REGISTRY
+    _assert_rolled_back(backends, "bad")
 
-    assert "tirx.bad_ns.nop" not in OP_REGISTRY
-    assert not hasattr(tvm.backend, "bad")
-    plugin = backends.loader.backends["bad"].plugin
-    assert not get_plugin_manager().is_registered(plugin)
-    with pytest.raises(ModuleNotFoundError):
-        __import__("tvm.backend.bad")
+
+_DISPATCH_FAILS = """
+@hookimpl
+def tvm_register_dispatch():
+    from tvm.tirx.operator.tile_primitive import register_dispatch
+
+    @register_dispatch("copy", "late_kind", variant="first")
+    def first(op_call, sctx):
+        return None
+
+    raise ValueError("dispatch exploded")
+"""
+
+
+def test_dispatch_variants_register_on_first_use_and_a_failure_undoes_the_backend(backends):
+    # Loading does not run tvm_register_dispatch (its modules are a backend's heaviest part):
+    # the first dispatch does, and a failure then undoes the backend as a failed load would.
+    backends.add("late", full("late") + _DISPATCH_FAILS)
+    tvm.backend.load("late")
+    assert tvm.backend.is_loaded("late") and "late_kind" in KIND_REGISTRY
+    with pytest.warns(RuntimeWarning, match="registering its dispatch variants raised "
+                                            "ValueError: dispatch exploded"):
+        variants = get_variants("copy", "late_kind")
+    assert [c.variant for c in variants] == ["fallback"]  # its partial registration is undone
+    assert not tvm.backend.is_loaded("late")
+    (record,) = [r for r in tvm.backend.list_backends() if r.name == "late"]
+    assert record.state == "failed" and "dispatch exploded" in record.reason
+    _assert_rolled_back(backends, "late")
+
+
+def test_a_deferred_failure_is_an_error_in_strict_mode(backends, monkeypatch):
+    backends.add("late", full("late") + _DISPATCH_FAILS)
+    tvm.backend.load("late")
+    monkeypatch.setenv("TVM_BACKENDS_STRICT", "1")
+    with pytest.raises(BackendError, match="backend 'late' .*dispatch exploded"):
+        _registry.run_deferred()
+    assert not tvm.backend.is_loaded("late")
+
+
+def test_dispatch_variants_of_a_working_backend_are_there_on_first_use(backends):
+    backends.add("fine", full("fine") + """
+@hookimpl
+def tvm_register_dispatch():
+    from tvm.tirx.operator.tile_primitive import register_dispatch
+
+    @register_dispatch("copy", "fine_kind", variant="mine", priority=5)
+    def mine(op_call, sctx):
+        return None
+""")
+    tvm.backend.load("fine")
+    assert [c.variant for c in get_variants("copy", "fine_kind")] == ["mine", "fallback"]
+    (record,) = [r for r in tvm.backend.list_backends() if r.name == "fine"]
+    assert record.n_dispatch == 1
 
 
 def test_autoload_warns_once_naming_the_distribution_and_continues(backends):

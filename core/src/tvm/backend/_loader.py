@@ -73,6 +73,8 @@ class BackendState:
     plugin: Any = None
     package: ModuleType | None = None
     aliases: dict[str, str] = field(default_factory=dict)
+    # how to undo the committed registration (kept for a deferred registration that fails)
+    undo: list[Callable[[], None]] = field(default_factory=list)
 
     @property
     def distribution(self) -> str:
@@ -398,8 +400,10 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
     info = backend.info
     assert info is not None
     registered = False
+    backend.undo = []
     try:
-        with _registry.transaction(backend.name), _registry.allow_overrides(info.overrides):
+        with _registry.transaction(backend.name, backend.undo), \
+                _registry.allow_overrides(info.overrides):
             if legacy is None:
                 unknown = _manager.unknown_hooks(plugin)
                 if unknown:
@@ -411,6 +415,11 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
                 registered = True
                 _publish(backend, _call_own(pm, plugin, "tvm_module_aliases"))
                 _run_registration_hooks(pm, plugin)
+                # Dispatch variants register on first use (their modules are the heaviest part
+                # of a backend); a failure then undoes the whole backend like one now would.
+                _registry.defer(backend.name,
+                                lambda: _call_own(pm, plugin, "tvm_register_dispatch"),
+                                on_error=lambda err: _failed_later(backend, plugin, err))
             else:
                 _publish(backend, [])
                 legacy()
@@ -426,6 +435,30 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
         return
     backend.state = LOADED
     backend.reason = ""
+
+
+def _failed_later(backend: BackendState, plugin: Any, err: BaseException) -> None:
+    """A deferred registration of a loaded backend raised: undo everything the backend
+    registered, as a failure while loading would have, and report it (an error with
+    ``TVM_BACKENDS_STRICT=1``, else one warning); the caller's work goes on without it."""
+    _reraise_interrupt(err)
+    with _LOCK:
+        steps, backend.undo = backend.undo, []
+        with _registry._lock:
+            for step in reversed(steps):
+                step()
+        pm = _manager.get_plugin_manager()
+        if pm.is_registered(plugin):
+            pm.unregister(plugin)
+        for alias, package_name in backend.aliases.items():
+            _aliases.unpublish(alias, sys.modules.get(package_name))
+        backend.aliases.clear()
+        backend.package = None
+        _fail(backend, FAILED, f"registering its dispatch variants raised {_exc(err)}", err)
+    if os.environ.get("TVM_BACKENDS_STRICT", "").strip().lower() in _TRUE:
+        raise BackendError(f"backend {backend.name!r} ({_describe(backend)}): "
+                           f"{backend.reason}") from err
+    _warn(backend, err)
 
 
 def _call_own(pm: Any, plugin: Any, hook: str) -> list[Any]:
@@ -455,7 +488,6 @@ def _run_registration_hooks(pm: Any, plugin: Any) -> None:
     for result in _call_own(pm, plugin, "tvm_layout_names"):
         _register_layout_names(_expect(result, dict, "tvm_layout_names", "a dict name -> value"))
     _call_own(pm, plugin, "tvm_register_ops")
-    _call_own(pm, plugin, "tvm_register_dispatch")
     for result in _call_own(pm, plugin, "tvm_builders"):
         builders = _expect(result, dict, "tvm_builders", "a dict kind -> Builder or 'module:Class'")
         for kind, builder in builders.items():

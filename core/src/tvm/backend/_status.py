@@ -38,6 +38,7 @@ class BackendRecord:
 
 def list_backends() -> list[BackendRecord]:
     """Every installed backend (in load order), then catalogued ones that are not installed."""
+    _registry.run_deferred()  # the dispatch variants, so that they are counted (or fail) here
     backends = _loader.discovered()
     records = [_record(backends[name]) for name in _loader._load_order(backends)]
     for ep, first in _loader._state().duplicates:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ...._registry import Registry
+from ...._registry import Registry, run_deferred
 from ....error import DispatchError, DispatchFail, LoweringError, located, trim_internal_frames
 from ....ir import (
     AllocBuffer,
@@ -177,6 +177,7 @@ def register_dispatch(op_name: str | Op, target_kind: str, *, variant: str, prio
 
 def get_variants(op_name: str | Op, target_kind: str) -> list[DispatchCase]:
     """The variants tried for ``op_name`` on ``target_kind``, in order."""
+    run_deferred()  # the backends' variants register on first use
     op = _resolve_op(op_name)
     found: dict[str, DispatchCase] = {}
     for (name, kind, variant), case in DISPATCH_REGISTRY.items():
@@ -194,6 +195,7 @@ def get_variants(op_name: str | Op, target_kind: str) -> list[DispatchCase]:
 
 def list_registered_schedules() -> dict[str, dict[str, list[str]]]:
     """``{op name: {target kind: [variants in priority order]}}`` of everything registered."""
+    run_deferred()
     table: dict[str, dict[str, list[DispatchCase]]] = {}
     for (name, kind, _), case in DISPATCH_REGISTRY.items():
         table.setdefault(name, {}).setdefault(kind, []).append(case)
