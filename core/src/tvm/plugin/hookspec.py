@@ -139,6 +139,9 @@ def tvm_register_dispatch() -> None:
 
     Typically imports the backend's ``dispatch`` modules, whose top level calls
     ``tvm.tirx.operator.tile_primitive.register_dispatch(op, kind, variant=...)``. Returns nothing.
+    Called on first use (the first dispatch, or ``tvm.backend.list_backends()``), not while the
+    backend loads, so ``import tvm`` does not pay for the variant modules; if it raises, the
+    whole backend is undone and reported as failed.
     """
 
 
