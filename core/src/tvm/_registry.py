@@ -143,9 +143,11 @@ def defer(owner: str, run: Callable[[], None], *,
 
 def run_deferred() -> None:
     """Run the deferred registrations, in the order they were handed in (once each). Readers
-    of a registry that deferred registrations fill (the dispatcher) call this first."""
+    of a registry that deferred registrations fill (the dispatcher) call this first. The
+    ``on_error`` callbacks run after the lock is released (they take the loader's)."""
     if not _deferred:
         return
+    failed: list[tuple[_Deferred, BaseException]] = []
     with _deferred_lock:
         if getattr(_deferred_running, "active", False):
             return  # a deferred registration reading the registry it is filling
@@ -156,10 +158,15 @@ def run_deferred() -> None:
                 try:
                     with transaction(item.owner), allow_overrides(item.overrides):
                         item.run()
+                except KeyboardInterrupt:
+                    _deferred.insert(0, item)  # undone by its transaction; runs next time
+                    raise
                 except BaseException as err:
-                    item.on_error(err)
+                    failed.append((item, err))
         finally:
             _deferred_running.active = False
+    for item, err in failed:
+        item.on_error(err)
 
 
 def snapshot_all() -> Callable[[], None]:
