@@ -112,7 +112,7 @@ def allow_overrides(keys: frozenset[str] | set[str] | tuple[str, ...]) -> Iterat
 @dataclass(eq=False)  # identity: one handed-in registration
 class _Deferred:
     owner: str
-    run: Callable[[], None]
+    run: Callable[[], object]
     overrides: frozenset[str]
     on_error: Callable[[BaseException], None]
 
@@ -124,7 +124,7 @@ _deferred_lock = threading.RLock()
 _deferred_running = threading.local()
 
 
-def defer(owner: str, run: Callable[[], None], *,
+def defer(owner: str, run: Callable[[], object], *,
           on_error: Callable[[BaseException], None]) -> None:
     """Have :func:`run_deferred` call ``run`` as ``owner`` (in a transaction of its own, with
     the overrides allowed now); ``on_error(exc)`` if it raises. Inside a transaction, the
@@ -165,8 +165,8 @@ def run_deferred() -> None:
                     failed.append((item, err))
         finally:
             _deferred_running.active = False
-    for item, err in failed:
-        item.on_error(err)
+    for item, error in failed:
+        item.on_error(error)
 
 
 def snapshot_all() -> Callable[[], None]:
