@@ -254,7 +254,7 @@ def _autoload() -> None:
     skipped with one warning naming its distribution; with ``TVM_BACKENDS_STRICT=1`` the first
     problem raises :class:`~tvm.error.BackendError` instead.
     """
-    strict = os.environ.get("TVM_BACKENDS_STRICT", "").strip().lower() in _TRUE
+    strict = _strict()
     problems: list[tuple[BackendState | None, BaseException]] = []
     with _LOCK:
         if _loader.autoloaded:
@@ -424,12 +424,7 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
                 _publish(backend, [])
                 legacy()
     except BaseException as err:
-        if registered:
-            pm.unregister(plugin)
-        for alias, package_name in backend.aliases.items():
-            _aliases.unpublish(alias, sys.modules.get(package_name))
-        backend.aliases.clear()
-        backend.package = None
+        _withdraw(backend, plugin if registered else None)
         _reraise_interrupt(err)
         _fail(backend, FAILED, f"registration raised {_exc(err)}", err)
         return
@@ -447,18 +442,28 @@ def _failed_later(backend: BackendState, plugin: Any, err: BaseException) -> Non
         with _registry._lock:
             for step in reversed(steps):
                 step()
-        pm = _manager.get_plugin_manager()
-        if pm.is_registered(plugin):
-            pm.unregister(plugin)
-        for alias, package_name in backend.aliases.items():
-            _aliases.unpublish(alias, sys.modules.get(package_name))
-        backend.aliases.clear()
-        backend.package = None
+        _withdraw(backend, plugin if _manager.get_plugin_manager().is_registered(plugin) else None)
         _fail(backend, FAILED, f"registering its dispatch variants raised {_exc(err)}", err)
-    if os.environ.get("TVM_BACKENDS_STRICT", "").strip().lower() in _TRUE:
+    if _strict():
         raise BackendError(f"backend {backend.name!r} ({_describe(backend)}): "
                            f"{backend.reason}") from err
     _warn(backend, err)
+
+
+def _withdraw(backend: BackendState, plugin: Any) -> None:
+    """Take a backend's plugin (when given) out of the manager and its aliases out of
+    ``tvm.backend``/``tvm.tirx``: the part of undoing a registration no registry journals."""
+    if plugin is not None:
+        _manager.get_plugin_manager().unregister(plugin)
+    for alias, package_name in backend.aliases.items():
+        _aliases.unpublish(alias, sys.modules.get(package_name))
+    backend.aliases.clear()
+    backend.package = None
+
+
+def _strict() -> bool:
+    """Whether ``TVM_BACKENDS_STRICT`` turns backend problems into errors."""
+    return os.environ.get("TVM_BACKENDS_STRICT", "").strip().lower() in _TRUE
 
 
 def _call_own(pm: Any, plugin: Any, hook: str) -> list[Any]:

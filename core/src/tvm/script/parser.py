@@ -922,7 +922,7 @@ def _parse_ast(source: Source) -> ast.Module:
     if nul >= 0:  # Python < 3.12 raises a bare ValueError for it
         line = source.text.count("\n", 0, nul) + 1
         col = nul - (source.text.rfind("\n", 0, nul) + 1)
-        raise source.error(_syntax_node(SyntaxError("", (None, line, col + 1, None))),
+        raise source.error(_node_at(line, col),
                            "the source contains a null character (\\0); remove it") from None
     try:
         tree = ast.parse(source.text, source.filename)
@@ -966,9 +966,14 @@ def _busiest_line(text: str) -> ast.AST:
 
 
 def _syntax_node(exc: SyntaxError) -> ast.AST:
+    return _node_at(exc.lineno or 1, max((exc.offset or 1) - 1, 0))
+
+
+def _node_at(line: int, col: int) -> ast.AST:
+    """A placeholder node at ``line`` (1-based) and ``col`` (0-based), for a located error."""
     node = ast.Pass()
-    node.lineno = exc.lineno or 1
-    node.col_offset = max((exc.offset or 1) - 1, 0)
+    node.lineno = line
+    node.col_offset = col
     return node
 
 
