@@ -90,24 +90,32 @@ for _folder in BACKENDS:
     globals()[f"session_{_short(_folder).replace('-', '_')}"] = _backend_session(_folder)
 
 
-def _install_wheels(session: nox.Session, *requirements: str) -> None:
-    """Build every distribution's wheel (scripts/build_wheels.sh) and install ``requirements``
-    from them, as a user would: a file a wheel forgets, or a dependency range that does not
-    resolve, fails here, where a source install would hide it."""
+def _install_wheels(session: nox.Session, *dists: str) -> None:
+    """Build every distribution's wheel (scripts/build_wheels.sh) and install ``dists`` (with
+    their ``test`` extra) from them, as a user would: a file a wheel forgets, or a dependency
+    range that does not resolve, fails here, where a source install would hide it.
+
+    Each wheel is named by its path (``tvm-core[test] @ file:///...``), not found by name in
+    ``--find-links``: uv takes a wheel found by name from its cache when one of the same version
+    is there (astral-sh/uv#3518), so a machine that ran this before would test old code.
+    scripts/check_installed.py then proves the installed files are the checkout's."""
     wheels = ROOT / ".nox" / f"_wheels-{session.name}"
     shutil.rmtree(wheels, ignore_errors=True)
     session.install("pip", "hatchling>=1.18")
     session.run("bash", str(ROOT / "scripts" / "build_wheels.sh"), str(wheels),
                 env={"PYTHON": "python"}, external=True)
-    session.install("--find-links", str(wheels), *requirements)
-    # the tests must import the installed wheels, not the checkout
+    files = {w.name.split("-")[0].replace("_", "-"): w for w in wheels.glob("*.whl")}
+    session.install("--find-links", str(wheels),
+                    *[f"{d}[test] @ {files[d].resolve().as_uri()}" for d in dists])
+    # the tests must import the installed wheels, not the checkout, and those hold this code
     session.run("python", "-c", "import tvm, sys; sys.exit('site-packages' not in tvm.__file__)")
+    session.run("python", str(ROOT / "scripts" / "check_installed.py"), *dists)
 
 
 @nox.session(name="all", python=PYTHON)
 def all_backends(session: nox.Session) -> None:
     """Core with every backend installed together, from the wheels."""
-    _install_wheels(session, "tvm-core[test]", *[f"{_dist(b)}[test]" for b in BACKENDS])
+    _install_wheels(session, "tvm-core", *[_dist(b) for b in BACKENDS])
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests", *[f"{b}/tests" for b in BACKENDS])
 
@@ -116,7 +124,7 @@ def all_backends(session: nox.Session) -> None:
 def example(session: nox.Session) -> None:
     """The template backend (plugins/tvm-backend-example) with core, from the wheels: its own
     tests, tvm's conformance kit among them."""
-    _install_wheels(session, "tvm-core[test]", "tvm-backend-example[test]")
+    _install_wheels(session, "tvm-core", "tvm-backend-example")
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "plugins/tvm-backend-example/tests")
 
