@@ -46,6 +46,12 @@ SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery
 nox.options.sessions = SESSIONS
 
 
+def _check_installed(session: nox.Session, *dists: str) -> None:
+    """Fail unless the installed files of ``dists`` are this checkout's (an installer's cache can
+    hand back an older build of the same version: see scripts/check_installed.py)."""
+    session.run("python", str(ROOT / "scripts" / "check_installed.py"), *dists, silent=True)
+
+
 def _pytest(session: nox.Session, *paths: str) -> None:
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs)
 
@@ -54,6 +60,7 @@ def _pytest(session: nox.Session, *paths: str) -> None:
 def core(session: nox.Session) -> None:
     """Core alone, on the oldest and the newest supported Python: must pass with no backend."""
     session.install("./core[test]")
+    _check_installed(session, "tvm-core")
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests")
 
@@ -79,6 +86,7 @@ def _backend_session(folder: str):
         extras = BACKEND_EXTRAS.get(folder, "test")
         needs = [f"./{b}" for b in _local_requirements(folder)]
         session.install("./core[test]", *needs, f"./{folder}[{extras}]")
+        _check_installed(session, "tvm-core", *map(_dist, _local_requirements(folder)), _dist(folder))
         session.env["TVM_BACKENDS_STRICT"] = "1"
         _pytest(session, f"{folder}/tests")
 
@@ -109,7 +117,7 @@ def _install_wheels(session: nox.Session, *dists: str) -> None:
                     *[f"{d}[test] @ {files[d].resolve().as_uri()}" for d in dists])
     # the tests must import the installed wheels, not the checkout, and those hold this code
     session.run("python", "-c", "import tvm, sys; sys.exit('site-packages' not in tvm.__file__)")
-    session.run("python", str(ROOT / "scripts" / "check_installed.py"), *dists)
+    _check_installed(session, *dists)
 
 
 @nox.session(name="all", python=PYTHON)
