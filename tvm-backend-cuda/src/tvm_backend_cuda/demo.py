@@ -2,8 +2,7 @@
 written in the kernel form, compiled for the GPU that is present, run on torch tensors and
 checked against numpy.
 
-Only built when the plugin's ``tvm_demo_cases`` hook found a device; torch is imported inside
-the row's ``run``.
+No rows without a CUDA device; torch is imported inside the row's ``run``.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ from tvm.demo import KERNELS, DemoKernel, make_case
 from tvm.plugin import DemoCase
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
+
+from . import runtime
 
 __all__ = ["GPU_KERNELS", "demo_cases"]
 
@@ -114,6 +115,9 @@ def _sync() -> None:
 
 
 def demo_cases(target: str = "cuda") -> list[DemoCase]:
-    """One row per GPU kernel, for the GPU of this machine (``cuda`` with its own arch)."""
+    """One row per GPU kernel, for the GPU of this machine (``cuda`` with its own arch); none
+    without a CUDA device."""
+    if not runtime.has_cuda_device():
+        return []
     return [make_case(k, target, backend="cuda", to_device=_to_device, to_numpy=_to_numpy,
                       synchronize=_sync) for k in GPU_KERNELS]

@@ -21,6 +21,7 @@ __all__ = [
     "PSUM_MAX_ELEM_PER_BANK",
     "TRN_MEMORY_AXES",
     "is_trainium_layout",
+    "layout_names",
     "register_axes",
     "to_psum_layout",
     "trainium_layout",
@@ -31,10 +32,15 @@ PSUM_MAX_ELEM_PER_BANK = 512
 _PARTITIONS = 128
 
 
+def layout_names() -> dict[str, Axis]:
+    """What the ``tvm_layout_names`` hook returns: the memory axes ``P``, ``F`` and ``Bank``."""
+    return {name: Axis(name, "memory") for name in ("P", "F", "Bank")}
+
+
 def register_axes() -> None:
     """Register the layout axes ``P``, ``F`` and ``Bank`` (memory axes; idempotent)."""
-    for name in ("P", "F", "Bank"):
-        Axis.register(name, "memory")
+    for axis in layout_names().values():
+        Axis.register(axis.name, axis.kind)
 
 
 def _axis(name: str) -> Axis:

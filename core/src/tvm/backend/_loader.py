@@ -514,14 +514,18 @@ def _targets() -> ModuleType:
 
 
 def _register_layout_names(names: dict[str, Any]) -> None:
-    from ..tirx.layout import register_layout_name  # noqa: PLC0415 - tvm.tirx (it registers the builtin ops) and tvm.target are not part of import tvm
-
+    functions = {}
     for name, value in names.items():
         if isinstance(value, Axis):
             if value.name != name:
                 raise BackendError(f"tvm_layout_names: axis {value.name!r} is listed as {name!r}")
             Axis.register(name, value.kind)
         else:
+            functions[name] = value
+    if functions:
+        from ..tirx.layout import register_layout_name  # noqa: PLC0415 - tvm.tirx (it registers the builtin ops) and tvm.target are not part of import tvm
+
+        for name, value in functions.items():
             register_layout_name(name, value)
 
 

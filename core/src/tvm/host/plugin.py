@@ -1,70 +1,47 @@
 """Hook implementations of the built-in host backend ``c`` (entry point ``c = tvm.host.plugin``).
 
-Hooks only; the work is in the backend's other modules (the same layout as every backend):
-``tags`` (the target kind), ``codegen`` (IR to C), ``compiler`` (C to a shared object),
-``executable`` (the build contract and the Executable), ``runtime`` (ctypes).
+Hooks only, made from the data in ``SPEC`` like every backend's; the work is in the backend's
+other modules (the same layout as every backend): ``tags`` (the target kind), ``codegen`` (IR to
+C), ``compiler`` (C to a shared object), ``executable`` (the build contract and the
+Executable), ``runtime`` (ctypes).
 """
 
 from __future__ import annotations
 
 import sys
 from types import ModuleType
-from typing import Any
 
 from .. import backend
 from ..demo import KERNELS, make_case
-from ..plugin import BackendInfo, DemoCase, hookimpl
-from ..target import Target, TargetKind
+from ..plugin import BackendSpec, DemoCase
 from . import tags
 
-__all__ = ["register_backend"]
+__all__ = ["SPEC", "register_backend"]
 
 NAME = "c"
 
 
-@hookimpl
-def tvm_backend_info() -> BackendInfo:
-    return BackendInfo(name=NAME, api_range=">=2,<3", distribution="tvm-core",
-                       description="host CPU: C compiled by the system C compiler (CC), "
-                                   "loaded with ctypes")
-
-
-@hookimpl
-def tvm_module_aliases() -> dict[str, str]:
-    # The package is tvm.host already, inside core; a tvm.backend.c alias would add nothing.
-    return {}
-
-
-@hookimpl
-def tvm_target_kinds() -> list[TargetKind]:
-    return list(tags.KINDS)
-
-
-@hookimpl
-def tvm_target_tags() -> dict[str, dict[str, Any]]:
-    return dict(tags.TAGS)
-
-
-@hookimpl
-def tvm_builders() -> dict[str, str]:
-    return {NAME: "tvm.host.executable:HostBuilder", tags.LLVM: "tvm.host.executable:LlvmBuilder"}
-
-
-@hookimpl
-def tvm_register_dispatch() -> None:
-    from .dispatch import register_all  # noqa: PLC0415 - the variants import the tile-primitive machinery (~25 ms, 40 modules): loaded when the hook runs, not when tvm.host is imported
-
-    register_all()
-
-
-@hookimpl
-def tvm_default_pipeline(target: Target) -> str | None:
-    return "default" if target.kind.name in (NAME, tags.LLVM) else None
-
-
-@hookimpl
-def tvm_demo_cases() -> list[DemoCase]:
+def _demo_cases() -> list[DemoCase]:
     return [make_case(kernel, NAME, backend=NAME) for kernel in KERNELS]
+
+
+SPEC = BackendSpec(
+    name=NAME,
+    api_range=">=2,<3",
+    distribution="tvm-core",
+    description="host CPU: C compiled by the system C compiler (CC), loaded with ctypes",
+    # The package is tvm.host already, inside core; a tvm.backend.c alias would add nothing.
+    aliases={},
+    kinds=tags.KINDS,
+    tags=tags.TAGS,
+    builders={NAME: "tvm.host.executable:HostBuilder", tags.LLVM: "tvm.host.executable:LlvmBuilder"},
+    # the variants import the tile-primitive machinery (~25 ms, 40 modules): named, so they load
+    # when the hook runs, not when tvm.host is imported
+    register_dispatch="tvm.host.dispatch:register_all",
+    default_pipeline={NAME: "default", tags.LLVM: "default"},
+    demo_cases=_demo_cases,
+)
+globals().update(SPEC.hookimpls())
 
 
 def register_backend() -> ModuleType | None:

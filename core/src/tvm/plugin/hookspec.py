@@ -9,7 +9,8 @@ A backend is a module named by an entry point in the group ``tvm.backends``::
 
 whose functions implement some of the hooks below, marked with :data:`tvm.plugin.hookimpl`
 (an unmarked module-level function whose name is a hook's name counts too). A backend
-implements only the hooks it needs; it may accept fewer arguments than a spec lists.
+implements only the hooks it needs; it may accept fewer arguments than a spec lists. Where a
+hook only hands over data, :class:`tvm.plugin.BackendSpec` makes it from a declaration.
 
 How the hooks are called
 ------------------------

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import os
 import struct
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tvm.error import DeviceUnavailableError
+from tvm.shader.device import probe
 
 if TYPE_CHECKING:
     from .codegen import KernelLayout
@@ -60,16 +60,8 @@ class Launch:
 @functools.lru_cache(maxsize=1)
 def unavailable_reason() -> str | None:
     """None when Vulkan kernels can run here; otherwise why not (and how to fix it)."""
-    if importlib.util.find_spec("vulkan") is None:
-        return ("the vulkan Python package is not installed (pip install vulkan; "
-                "tvm-backend-vulkan depends on it)")
-    try:
-        _device()
-    except VulkanRuntimeUnavailable as err:
-        return str(err)
-    except Exception as err:  # a driver that fails to set up: not usable, and why
-        return f"setting up the Vulkan device failed: {type(err).__name__}: {err}"
-    return None
+    return probe("vulkan", "pip install vulkan; tvm-backend-vulkan depends on it", _device,
+                 VulkanRuntimeUnavailable, "Vulkan")
 
 
 def is_available() -> bool:

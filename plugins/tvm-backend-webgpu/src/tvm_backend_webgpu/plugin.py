@@ -1,88 +1,47 @@
 """The hooks of the WebGPU backend (entry point ``webgpu = "tvm_backend_webgpu.plugin"``).
 
-Hooks only; the work is in the backend's other modules (the layout every backend has):
-``tags`` (the target kind), ``op`` (the WGSL rules of core's ``T.webgpu`` ops, the barrier
-builtins), ``script`` (``T.webgpu`` stays core's, as in the seed), ``dispatch`` (the workgroup
-barrier of core's variants), ``codegen`` (IR to WGSL), ``compiler`` (packages and checks the
-WGSL), ``executable`` (the build contract and the Executable), ``runtime`` (the device, through
-wgpu-py). Nothing heavy is imported here (no numpy, no wgpu): those load when a kernel compiles
-or runs.
+Hooks only, made from the data in ``SPEC``; the work is in the backend's other modules (the
+layout every backend has): ``tags`` (the target kind), ``op`` (the WGSL rules of core's
+``T.webgpu`` ops, the barrier builtins), ``script`` (``T.webgpu`` stays core's, as in the seed),
+``dispatch`` (the workgroup barrier of core's variants), ``codegen`` (IR to WGSL), ``compiler``
+(packages and checks the WGSL), ``executable`` (the build contract and the Executable),
+``runtime`` (the device, through wgpu-py). Nothing heavy is imported here (no numpy, no wgpu):
+those load when a kernel compiles or runs.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import tvm.backend
-from tvm.plugin import BackendInfo, DemoCase, hookimpl
-from tvm.target import TargetKind
+from tvm.plugin import BackendSpec
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "register_backend"]
+__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "webgpu"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-webgpu"
 
-
-@hookimpl
-def tvm_backend_info() -> BackendInfo:
-    return BackendInfo(
-        name=NAME,
-        version=__version__,
-        api_range=">=2,<3",
-        distribution=DISTRIBUTION,
-        description="WebGPU: WGSL compute shaders, run through wgpu-py (lavapipe on a CPU)",
-    )
-
-
-@hookimpl
-def tvm_module_aliases() -> dict[str, str]:
-    # tvm.backend.webgpu and tvm.tirx.webgpu both name this package.
-    return {NAME: "tvm_backend_webgpu"}
-
-
-@hookimpl
-def tvm_target_kinds() -> list[TargetKind]:
-    return list(tags.KINDS)
-
-
-@hookimpl
-def tvm_target_tags() -> dict[str, dict[str, Any]]:
-    return dict(tags.TAGS)
-
-
-@hookimpl
-def tvm_register_ops() -> None:
-    op.register_ops()
-
-
-@hookimpl
-def tvm_register_dispatch() -> None:
-    dispatch.register_all()
-
-
-@hookimpl
-def tvm_builders() -> dict[str, str]:
-    # named, not imported: executable.py (and the codegen it imports) loads on the first build
-    return {KIND: "tvm_backend_webgpu.executable:WebGPUBuilder"}
-
-
-@hookimpl
-def tvm_device_probes() -> dict[str, Callable[[], str | None]]:
-    return {"webgpu": runtime.unavailable_reason}
-
-
-@hookimpl
-def tvm_demo_cases() -> list[DemoCase]:
-    from .demo import demo_cases  # noqa: PLC0415 - TVMScript kernels and tvm.demo: only for `python -m tvm demo`
-
-    return demo_cases()
+SPEC = BackendSpec(
+    name=NAME,
+    version=__version__,
+    api_range=">=2,<3",
+    distribution=DISTRIBUTION,
+    description="WebGPU: WGSL compute shaders, run through wgpu-py (lavapipe on a CPU)",
+    aliases={NAME: "tvm_backend_webgpu"},  # tvm.backend.webgpu and tvm.tirx.webgpu
+    kinds=tags.KINDS,
+    tags=tags.TAGS,
+    register_ops=op.register_ops,
+    register_dispatch=dispatch.register_all,
+    builders={KIND: "tvm_backend_webgpu.executable:WebGPUBuilder"},
+    device_probes={"webgpu": runtime.unavailable_reason},
+    demo_cases="tvm_backend_webgpu.demo:demo_cases",
+)
+globals().update(SPEC.hookimpls())
 
 
 def register_backend() -> ModuleType | None:

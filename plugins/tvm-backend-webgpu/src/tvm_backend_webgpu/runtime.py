@@ -15,7 +15,6 @@ after the queue is done the buffers are read back into the arrays.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import struct
 import sys
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tvm.error import CompileError, DeviceUnavailableError
+from tvm.shader.device import probe
 
 if TYPE_CHECKING:
     from .codegen import KernelLayout
@@ -61,16 +61,8 @@ class Launch:
 @functools.lru_cache(maxsize=1)
 def unavailable_reason() -> str | None:
     """None when WebGPU kernels can run here; otherwise why not (and how to fix it)."""
-    if importlib.util.find_spec("wgpu") is None:
-        return ("the wgpu package is not installed (pip install wgpu; tvm-backend-webgpu "
-                "depends on it)")
-    try:
-        _device()
-    except WebGPURuntimeUnavailable as err:
-        return str(err)
-    except Exception as err:  # a driver that fails to set up: not usable, and why
-        return f"setting up the WebGPU device failed: {type(err).__name__}: {err}"
-    return None
+    return probe("wgpu", "pip install wgpu; tvm-backend-webgpu depends on it", _device,
+                 WebGPURuntimeUnavailable, "WebGPU")
 
 
 def is_available() -> bool:

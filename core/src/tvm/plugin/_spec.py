@@ -1,0 +1,179 @@
+"""A backend's hooks made from data: :class:`BackendSpec`.
+
+Most hooks only hand over what a backend declares (its kinds, tags, builders, probes). A
+backend states that once, as a ``BackendSpec`` in its ``plugin.py``, and publishes the hook
+functions made from it::
+
+    SPEC = BackendSpec(
+        name="mydev", api_range=">=2,<3", version=__version__, distribution="tvm-backend-mydev",
+        kinds=tags.KINDS, tags=tags.TAGS,
+        register_ops=op.register_ops,
+        builders={"mydev": "tvm_backend_mydev.executable:MyBuilder"},
+        default_pipeline={"mydev": "default"},
+        demo_cases="tvm_backend_mydev.demo:demo_cases",
+    )
+    globals().update(SPEC.hookimpls())
+
+The module then has the ``tvm_*`` functions of :mod:`tvm.plugin.hookspec`, marked with
+``hookimpl``, for the fields that are set, and nothing else: a backend is still a module of
+hooks, and a hook the spec cannot express is written by hand beside it (``SPEC`` leaves that
+field unset). A ``"module:attr"`` string names code that is imported on first use, not when
+the backend loads (demo kernels, pipelines, probes that need a compiler), so ``import tvm``
+stays light without an import inside a function in every backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from ._types import BackendInfo
+from .hookspec import hookimpl
+
+__all__ = ["BackendSpec", "resolve_ref"]
+
+#: a callable, or a "module:attr" reference to one, imported when it is first called
+Ref: TypeAlias = "Callable[..., Any] | str"
+
+
+def resolve_ref(ref: Ref) -> Any:
+    """The object ``ref`` names: ``"package.module:attr.sub"`` is imported; anything else is
+    returned as it is."""
+    if not isinstance(ref, str):
+        return ref
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"{ref!r} is not a 'module:attr' reference")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _lazy(ref: Ref) -> Callable[..., Any]:
+    """``ref`` as a callable that imports its target on the first call."""
+    if not isinstance(ref, str):
+        return ref
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return resolve_ref(ref)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = ref.rpartition(":")[2].rpartition(".")[2]
+    call.__doc__ = f"Imports and calls {ref}."
+    return call
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """What a backend declares, from which :meth:`hookimpls` makes its hook functions.
+
+    Identity (``tvm_backend_info``): ``name``, ``api_range``, ``version``, ``distribution``,
+    ``description``, ``requires``, ``overrides``, as in :class:`~tvm.plugin.BackendInfo`.
+    Every other field makes one hook when it is set (``None``, or empty for ``kinds``, makes
+    none):
+
+    ======================  ==================================================================
+    ``aliases``             ``tvm_module_aliases``: ``{"mydev": "tvm_backend_mydev"}``
+    ``kinds``               ``tvm_target_kinds``: the :class:`~tvm.target.TargetKind` objects
+    ``tags``                ``tvm_target_tags``: ``{"vendor/device": {attrs}}``
+    ``script_namespaces``   ``tvm_script_namespaces``: name -> namespace class (made per call)
+    ``layout_names``        ``tvm_layout_names``: a function returning the names
+    ``register_ops``        ``tvm_register_ops``: the function that registers the ops
+    ``register_dispatch``   ``tvm_register_dispatch``: the function (or reference) that
+                            registers the dispatch variants
+    ``builders``            ``tvm_builders``: kind -> ``"module:Class"`` (or a Builder)
+    ``pipelines``           ``tvm_tir_pipelines``: name -> factory (or reference)
+    ``default_pipeline``    ``tvm_default_pipeline``: kind -> pipeline name, or a function of
+                            the target returning a name or ``None``
+    ``device_probes``       ``tvm_device_probes``: pytest marker -> probe (or reference)
+    ``demo_cases``          ``tvm_demo_cases``: the function (or reference) returning them
+    ======================  ==================================================================
+    """
+
+    name: str
+    api_range: str
+    version: str = ""
+    distribution: str = ""
+    description: str = ""
+    requires: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()
+    aliases: Mapping[str, str] | None = None
+    kinds: Sequence[Any] = ()
+    tags: Mapping[str, Mapping[str, Any]] | None = None
+    script_namespaces: Mapping[str, Callable[[], object]] | None = None
+    layout_names: Callable[[], dict[str, Any]] | None = None
+    register_ops: Callable[[], object] | None = None
+    register_dispatch: Ref | None = None
+    builders: Mapping[str, Any] | None = None
+    pipelines: Mapping[str, Ref] | None = None
+    default_pipeline: Mapping[str, str] | Callable[[Any], str | None] | None = None
+    device_probes: Mapping[str, Ref] | None = None
+    demo_cases: Ref | None = None
+    #: the BackendInfo made from the identity fields (checked when the spec is made)
+    info: BackendInfo = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "info", BackendInfo(
+            name=self.name, version=self.version, api_range=self.api_range,
+            requires=tuple(self.requires), distribution=self.distribution,
+            overrides=tuple(self.overrides), description=self.description))
+
+    def hookimpls(self) -> dict[str, Callable[..., Any]]:
+        """The hook functions this spec makes, by hook name, each marked with ``hookimpl``
+        (``globals().update(SPEC.hookimpls())`` in ``plugin.py`` publishes them)."""
+        hooks: dict[str, Callable[..., Any]] = {"tvm_backend_info": lambda: self.info}
+        if self.aliases is not None:
+            hooks["tvm_module_aliases"] = lambda: dict(self.aliases or {})
+        if self.kinds:
+            hooks["tvm_target_kinds"] = lambda: list(self.kinds)
+        if self.tags is not None:
+            hooks["tvm_target_tags"] = lambda: dict(self.tags or {})
+        if self.script_namespaces is not None:
+            namespaces = self.script_namespaces
+            hooks["tvm_script_namespaces"] = lambda: {k: make() for k, make in namespaces.items()}
+        if self.layout_names is not None:
+            hooks["tvm_layout_names"] = self.layout_names
+        if self.register_ops is not None:
+            hooks["tvm_register_ops"] = self.register_ops
+        if self.register_dispatch is not None:
+            hooks["tvm_register_dispatch"] = _lazy(self.register_dispatch)
+        if self.builders is not None:
+            hooks["tvm_builders"] = lambda: dict(self.builders or {})
+        if self.pipelines is not None:
+            factories = {k: _lazy(v) for k, v in self.pipelines.items()}
+            hooks["tvm_tir_pipelines"] = lambda: dict(factories)
+        if self.default_pipeline is not None:
+            hooks["tvm_default_pipeline"] = _default_pipeline(self.default_pipeline)
+        if self.device_probes is not None:
+            probes = {k: _lazy(v) for k, v in self.device_probes.items()}
+            hooks["tvm_device_probes"] = lambda: dict(probes)
+        if self.demo_cases is not None:
+            hooks["tvm_demo_cases"] = _lazy(self.demo_cases)
+        return {name: _as_hook(name, fn, self.name) for name, fn in hooks.items()}
+
+
+def _default_pipeline(rule: Mapping[str, str] | Callable[[Any], str | None]
+                      ) -> Callable[[Any], str | None]:
+    if callable(rule):
+        return rule
+    by_kind = dict(rule)
+    # Broadcast to every backend: a kind that is not ours gets None.
+    return lambda target: by_kind.get(target.kind.name)
+
+
+def _as_hook(name: str, fn: Callable[..., Any], backend: str) -> Callable[..., Any]:
+    """A fresh function named ``name`` that calls ``fn``, marked as a hook implementation (a
+    fresh one, so that marking it never touches the backend's own function)."""
+    hook: Callable[..., Any]
+    if name == "tvm_default_pipeline":
+        def hook_of_target(target: Any) -> Any:
+            return fn(target)
+        hook = hook_of_target
+    else:
+        def hook_of_nothing() -> Any:
+            return fn()
+        hook = hook_of_nothing
+    hook.__name__ = hook.__qualname__ = name
+    hook.__doc__ = f"The {name} hook of backend {backend!r}, made from its BackendSpec."
+    return hookimpl(hook)
