@@ -26,8 +26,8 @@ from typing import Any
 
 from tvm.backend.contract import Artifact, Binary, Builder, Options, option
 from tvm.ir.function import IRModule
-from tvm.runtime.executable import Executable
-from tvm.runtime.launch_plan import ARRAY, LaunchPlan, LaunchStep
+from tvm.runtime.launch_plan import ARRAY, LaunchStep
+from tvm.runtime.plan_executable import PlanExecutable, PlanFunction
 from tvm.tirx.transform.signature import launch_plans
 
 from . import runtime
@@ -77,17 +77,10 @@ class MetalBuilder(Builder):
         return MetalExecutable(target, binary, metadata)
 
 
-class MetalFunction:
+class MetalFunction(PlanFunction):
     """One entry function; calling it checks the arguments and launches its kernels."""
 
-    def __init__(self, exe: MetalExecutable, plan: LaunchPlan) -> None:
-        self._exe = exe
-        self.plan = plan
-        self._check = plan.checker()
-
-    @property
-    def name(self) -> str:
-        return self.plan.name
+    _exe: MetalExecutable
 
     def __call__(self, *args: Any) -> None:
         self.run(args, self._exe._gpu_launcher())
@@ -108,40 +101,23 @@ class MetalFunction:
         import numpy as np
 
         out = []
-        for bound in self.plan.bind(args, self._check):
+        for bound in self.bind(args):
             buffers = [value if ref[0] == ARRAY else np.array([value], dtype=_np_dtype(ref[-1]))
                        for ref, value in zip(bound.step.args, bound.args)]
             out.append((bound.step, bound.grid, bound.block, buffers))
         return out
 
-    def __repr__(self) -> str:
-        params = ", ".join(f"{p.name}: {p.dtype}" for p in self.plan.signature.params)
-        return f"<MetalFunction {self.name}({params})>"
 
-
-class MetalExecutable(Executable):
+class MetalExecutable(PlanExecutable[MetalFunction]):
     """The MSL of a module's kernels (the binary) and the launch plans of its functions."""
 
     backend = "metal"
+    function_type = MetalFunction
 
     def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"]]
-        super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
+        super().__init__(target, binary, metadata)
         self.source = binary.data.decode("utf-8")
-        self.plans = {p.name: p for p in plans}
-        self._functions: dict[str, MetalFunction] = {}
         self._gpu_kernels: dict[str, Any] = {}
-
-    # -- functions ------------------------------------------------------------------------
-    def get_function(self, name: str) -> MetalFunction:
-        func = self._functions.get(name)
-        if func is not None:
-            return func
-        plan = self.plans.get(name)
-        if plan is None:
-            raise self._no_function(name)
-        func = self._functions[name] = MetalFunction(self, plan)
-        return func
 
     def emulate(self, *args: Any) -> None:
         """Run the entry function on the CPU emulator instead of a GPU (any OS with g++)."""

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 from ..backend.contract import Artifact, Binary
 from ..error import CodegenError
 from ..ir.function import IRModule
-from ..runtime.executable import Executable
 from ..runtime.launch_plan import BoundLaunch, LaunchPlan
+from ..runtime.plan_executable import PlanExecutable, PlanFunction
 from ..tirx.transform.signature import launch_plans
 
 __all__ = ["ShaderExecutable", "ShaderFunction", "check_launch_plan", "plan_artifact"]
@@ -52,53 +52,30 @@ def check_launch_plan(plan: LaunchPlan, target: Any, kind: str) -> None:
                                    "(max_threads_per_block)")
 
 
-class ShaderFunction:
+class ShaderFunction(PlanFunction):
     """One entry function; calling it checks the arguments and runs its kernels."""
 
-    def __init__(self, exe: ShaderExecutable, plan: LaunchPlan) -> None:
-        self._exe = exe
-        self.plan = plan
-        self._check = plan.checker()
-
-    @property
-    def name(self) -> str:
-        return self.plan.name
+    _exe: ShaderExecutable
 
     def launches(self, args: Sequence[Any]) -> list[Any]:
         """Every launch with its sizes evaluated and its arguments bound (nothing runs)."""
-        return [self._exe.launch(bound) for bound in self.plan.bind(args, self._check)]
+        return [self._exe.launch(bound) for bound in self.bind(args)]
 
     def __call__(self, *args: Any) -> None:
         self._exe.run(self.launches(args))
 
-    def __repr__(self) -> str:
-        params = ", ".join(f"{p.name}: {p.dtype}" for p in self.plan.signature.params)
-        return f"<{type(self).__name__} {self.name}({params})>"
 
-
-class ShaderExecutable(Executable):
+class ShaderExecutable(PlanExecutable[ShaderFunction]):
     """A module's shaders (the binary), each kernel's parameter layout and the launch plans of
     its functions. Subclasses set ``backend``, ``layout_type`` (the layout class, with
     ``from_dict``) and ``function_type``, and define :meth:`launch` and :meth:`run`."""
 
     layout_type: ClassVar[Any]
-    function_type: ClassVar[type[ShaderFunction]] = ShaderFunction
+    function_type = ShaderFunction
 
     def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"]]
-        super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
-        self.plans = {p.name: p for p in plans}
+        super().__init__(target, binary, metadata)
         self.layouts = {d["name"]: self.layout_type.from_dict(d) for d in metadata["layouts"]}
-        self._functions: dict[str, ShaderFunction] = {}
-
-    def get_function(self, name: str) -> ShaderFunction:
-        func = self._functions.get(name)
-        if func is None:
-            plan = self.plans.get(name)
-            if plan is None:
-                raise self._no_function(name)
-            func = self._functions[name] = self.function_type(self, plan)
-        return func
 
     def launch(self, bound: BoundLaunch) -> Any:
         """The runtime's launch of one bound launch step (its kernel's shader and layout)."""

@@ -25,8 +25,8 @@ from typing import Any
 
 from tvm.backend.contract import Artifact, Binary, Builder, Options, option
 from tvm.ir.function import IRModule
-from tvm.runtime.executable import Executable
-from tvm.runtime.launch_plan import ARRAY, BoundLaunch, LaunchPlan
+from tvm.runtime.launch_plan import ARRAY, BoundLaunch
+from tvm.runtime.plan_executable import PlanExecutable, PlanFunction
 from tvm.tirx.transform.signature import launch_plans
 
 from . import runtime
@@ -85,20 +85,13 @@ class OpenCLBuilder(Builder):
         return OpenCLExecutable(target, binary, metadata)
 
 
-class OpenCLFunction:
+class OpenCLFunction(PlanFunction):
     """One entry function; calling it checks the arguments and launches its kernels."""
 
-    def __init__(self, exe: OpenCLExecutable, plan: LaunchPlan) -> None:
-        self._exe = exe
-        self.plan = plan
-        self._check = plan.checker()
-
-    @property
-    def name(self) -> str:
-        return self.plan.name
+    _exe: OpenCLExecutable
 
     def __call__(self, *args: Any) -> None:
-        bound = self.plan.bind(args, self._check)  # bad arguments fail before the device is used
+        bound = self.bind(args)  # bad arguments fail before the device is used
         device = self._exe.device()
         program = self._exe.program(device)
         arrays: list[Any] = []
@@ -141,34 +134,18 @@ class OpenCLFunction:
                 f"{self.name}: kernel {launch.step.kernel} needs {launch.smem} bytes of dynamic "
                 f"__local memory, and {device.name} has {device.local_mem_size}")
 
-    def __repr__(self) -> str:
-        params = ", ".join(f"{p.name}: {p.dtype}" for p in self.plan.signature.params)
-        return f"<OpenCLFunction {self.name}({params})>"
 
-
-class OpenCLExecutable(Executable):
+class OpenCLExecutable(PlanExecutable[OpenCLFunction]):
     """The OpenCL C of a module's kernels (the binary) and the launch plans of its functions."""
 
     backend = "opencl"
+    function_type = OpenCLFunction
 
     def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"]]
-        super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
+        super().__init__(target, binary, metadata)
         self.source = binary.data.decode("utf-8")
-        self.plans = {p.name: p for p in plans}
         self.kernels: dict[str, dict[str, Any]] = dict(metadata.get("kernels", {}))
         self.build_options = str(metadata.get("build_options", ""))
-        self._functions: dict[str, OpenCLFunction] = {}
-
-    def get_function(self, name: str) -> OpenCLFunction:
-        func = self._functions.get(name)
-        if func is not None:
-            return func
-        plan = self.plans.get(name)
-        if plan is None:
-            raise self._no_function(name)
-        func = self._functions[name] = OpenCLFunction(self, plan)
-        return func
 
     @property
     def kernel_names(self) -> list[str]:
