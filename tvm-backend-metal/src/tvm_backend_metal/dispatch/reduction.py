@@ -29,7 +29,6 @@ from tvm.ir import (
     For,
     ForKind,
     IfThenElse,
-    IntImm,
     Max,
     Min,
     PrimFunc,
@@ -41,13 +40,10 @@ from tvm.ir import (
 from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
 from tvm.tirx.operator.tile_primitive.common import (
     ReduceOpType,
-    bound_args,
     cast_to,
     fold_add,
-    normalize_axes,
     region_indices,
-    region_of,
-    static_bool,
+    row_reduction,
 )
 
 from .. import op
@@ -62,35 +58,13 @@ class _Rows:
     """A reduction over the last axis: ``src[M, N] -> dst[M]`` (or ``[M, 1]``; M may be 1)."""
 
     def __init__(self, call: Any) -> None:
-        a = bound_args(call)
-        self.kind = ReduceOpType.parse(call.op_name)
-        self.src = region_of(a["src"])
-        self.dst = region_of(a["dst"])
-        self.accum = static_bool(a["accum"], "accum")
-        rank = len(self.src.region)
-        if rank not in (1, 2):
-            raise DispatchFail(f"src has rank {rank}; this variant reduces 1-D or 2-D regions")
-        if normalize_axes(a["axes"], rank) != [rank - 1]:
-            raise DispatchFail("only a reduction over the last axis is supported")
-        for name, buf in (("src", self.src.buffer), ("dst", self.dst.buffer)):
+        red = row_reduction(call)
+        for name, buf in (("src", red.src.buffer), ("dst", red.dst.buffer)):
             if not buf.dtype.is_float or buf.dtype.bits > 32:
                 raise DispatchFail(f"{name} `{buf.name}` is {buf.dtype}; SIMD-group reductions "
                                    "here take float32, float16 or bfloat16")
-        extents = [r.extent.value for r in self.src.region if isinstance(r.extent, IntImm)]
-        if len(extents) != len(self.src.region):
-            raise DispatchFail("src extents must be constants")
-        self.m = extents[0] if rank == 2 else 1
-        self.n = extents[-1]
-        dst_ext = [r.extent.value for r in self.dst.region if isinstance(r.extent, IntImm)]
-        if len(dst_ext) != len(self.dst.region):
-            raise DispatchFail("dst extents must be constants")
-        big = [d for d, e in enumerate(dst_ext) if e != 1]
-        if len(big) > 1 or (big and dst_ext[big[0]] != self.m) or \
-                (not big and self.m != 1):
-            raise DispatchFail(f"dst extents {dst_ext} do not hold one value "
-                               f"per row of src ({self.m} rows)")
-        self.dst_dim = big[0] if big else None
-        self.rank = rank
+        self.kind, self.src, self.dst, self.accum = red.kind, red.src, red.dst, red.accum
+        self.m, self.n, self.dst_dim, self.rank = red.rows, red.cols, red.dst_axis, red.rank
 
     @property
     def acc_dtype(self) -> Any:

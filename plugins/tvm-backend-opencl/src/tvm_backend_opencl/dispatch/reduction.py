@@ -15,7 +15,6 @@ accumulated in float32 (float64 for double data).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tvm.error import DispatchFail
@@ -40,13 +39,11 @@ from tvm.ir import (
 from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
 from tvm.tirx.operator.tile_primitive.common import (
     ReduceOpType,
-    bound_args,
+    RowReduction,
     cast_to,
     fold_add,
-    normalize_axes,
     region_indices,
-    region_of,
-    static_bool,
+    row_reduction,
 )
 
 from .. import op
@@ -57,41 +54,12 @@ REDUCE_OPS = ("sum", "max", "min")
 VARIANT = "workgroup_tree"
 
 
-@dataclass
-class _RowReduction:
-    """``src[M, N]`` (or ``[N]``) reduced over its last axis into one value per row of ``dst``."""
-
-    kind: Any
-    src: Any
-    dst: Any
-    accum: bool
-    rows: int
-    cols: int
-    dst_axis: int | None  # the axis of dst that runs over the rows (None: a single row)
-
-
-def _parse(call: Any) -> _RowReduction:
-    a = bound_args(call)
-    src, dst = region_of(a["src"]), region_of(a["dst"])
-    rank = len(src.region)
-    if rank not in (1, 2) or normalize_axes(a["axes"], rank) != [rank - 1]:
-        raise DispatchFail("this variant reduces the last axis of a 1-D or 2-D region")
-    for what, buf in (("src", src.buffer), ("dst", dst.buffer)):
+def _parse(call: Any) -> RowReduction:
+    red = row_reduction(call)
+    for what, buf in (("src", red.src.buffer), ("dst", red.dst.buffer)):
         if not buf.dtype.is_float:
             raise DispatchFail(f"{what} `{buf.name}` is {buf.dtype}; this variant takes floats")
-    extents = [r.extent for r in (*src.region, *dst.region)]
-    if not all(isinstance(e, IntImm) for e in extents):
-        raise DispatchFail("the extents of src and dst must be constants")
-    src_ext = [int(e.value) for e in extents[:rank]]  # type: ignore[attr-defined]  # IntImm
-    dst_ext = [int(e.value) for e in extents[rank:]]  # type: ignore[attr-defined]  # IntImm
-    rows = src_ext[0] if rank == 2 else 1
-    wide = [d for d, e in enumerate(dst_ext) if e != 1]
-    if len(wide) > 1 or (wide and dst_ext[wide[0]] != rows) or (not wide and rows != 1):
-        raise DispatchFail(f"dst extents {dst_ext} do not hold one value per row of src "
-                           f"({rows} rows)")
-    return _RowReduction(ReduceOpType.parse(call.op_name), src, dst,
-                         static_bool(a["accum"], "accum"), rows, src_ext[-1],
-                         wide[0] if wide else None)
+    return red
 
 
 def _threads(sctx: Any) -> int:

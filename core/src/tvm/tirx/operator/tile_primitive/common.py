@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from ....arith import Analyzer
 from ....error import DispatchFail
@@ -31,9 +32,9 @@ from ....ir import (
 from .ops import get_spec
 
 __all__ = [
-    "MapOpType", "Operand", "ReduceOpType", "bound_args", "broadcast_map", "cast_to",
+    "MapOpType", "Operand", "ReduceOpType", "RowReduction", "bound_args", "broadcast_map", "cast_to",
     "compute_dtype", "expr_equal", "fold_add", "fold_mul", "is_one", "normalize_axes",
-    "region_of", "simplify_regions", "static_bool", "static_float", "static_int", "static_ints",
+    "region_of", "row_reduction", "simplify_regions", "static_bool", "static_float", "static_int", "static_ints",
 ]
 
 
@@ -263,6 +264,52 @@ def region_of(arg: Buffer | BufferRegion) -> BufferRegion:
     if isinstance(arg, Buffer):
         return arg.full_region()
     return arg
+
+
+@dataclass(frozen=True)
+class RowReduction:
+    """A reduction call over the last axis of a 1-D or 2-D ``src`` with constant extents, into
+    one value per row of ``dst`` (:func:`row_reduction` reads it off the call).
+
+    ``rows`` is 1 for a 1-D ``src``; ``dst_axis`` is the axis of ``dst`` that runs over the rows
+    (``None`` when there is a single row and ``dst`` is all ones)."""
+
+    kind: ReduceOpType
+    src: BufferRegion
+    dst: BufferRegion
+    accum: bool
+    rows: int
+    cols: int
+    dst_axis: int | None
+
+    @property
+    def rank(self) -> int:
+        return len(self.src.region)
+
+
+def row_reduction(call: TilePrimitiveCall) -> RowReduction:
+    """The row reduction ``call`` (``sum``/``max``/``min``...) is, or :class:`DispatchFail` with
+    what rules it out: the rank, the axes, non-constant extents, a ``dst`` that does not hold one
+    value per row. Variants that reduce whole rows in parallel share this reading; they check
+    data types themselves."""
+    a = bound_args(call)
+    src, dst = region_of(a["src"]), region_of(a["dst"])
+    rank = len(src.region)
+    if rank not in (1, 2):
+        raise DispatchFail(f"src has rank {rank}; this variant reduces 1-D or 2-D regions")
+    if normalize_axes(a["axes"], rank) != [rank - 1]:
+        raise DispatchFail("this variant reduces the last axis only")
+    extents = [_int(r.extent) for r in (*src.region, *dst.region)]
+    if None in extents:
+        raise DispatchFail("the extents of src and dst must be constants")
+    src_ext, dst_ext = cast(list[int], extents[:rank]), cast(list[int], extents[rank:])
+    rows, cols = (src_ext[0] if rank == 2 else 1), src_ext[-1]
+    wide = [d for d, e in enumerate(dst_ext) if e != 1]
+    if len(wide) > 1 or (wide and dst_ext[wide[0]] != rows) or (not wide and rows != 1):
+        raise DispatchFail(f"dst extents {dst_ext} do not hold one value per row of src "
+                           f"({rows} rows)")
+    return RowReduction(ReduceOpType.parse(call.op_name), src, dst,
+                        static_bool(a["accum"], "accum"), rows, cols, wide[0] if wide else None)
 
 
 def broadcast_map(src: Sequence[Any], dst: Sequence[Any]) -> list[int | None]:
