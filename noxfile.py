@@ -46,6 +46,18 @@ SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery
 nox.options.sessions = SESSIONS
 
 
+def _install_ours(session: nox.Session, *requirements: str) -> None:
+    """Install ``requirements`` (some of them this repository's folders or wheels) with every
+    cached build of our distributions refreshed when uv installs: uv keeps builds of local
+    folders and wheels by path and version, and a CI machine that ran an older commit at the same
+    path must not get that commit's code back (astral-sh/uv#3518)."""
+    refresh: list[str] = []
+    if session.venv_backend == "uv":
+        for dist in ["tvm-core", *(_dist(b) for b in BACKENDS), "tvm-backend-example"]:
+            refresh += ["--refresh-package", dist]
+    session.install(*refresh, *requirements)
+
+
 def _check_installed(session: nox.Session, *dists: str) -> None:
     """Fail unless the installed files of ``dists`` are this checkout's (an installer's cache can
     hand back an older build of the same version: see scripts/check_installed.py)."""
@@ -59,7 +71,7 @@ def _pytest(session: nox.Session, *paths: str) -> None:
 @nox.session(python=CORE_PYTHONS)
 def core(session: nox.Session) -> None:
     """Core alone, on the oldest and the newest supported Python: must pass with no backend."""
-    session.install("./core[test]")
+    _install_ours(session, "./core[test]")
     _check_installed(session, "tvm-core")
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests")
@@ -85,7 +97,7 @@ def _backend_session(folder: str):
     def _session(session: nox.Session) -> None:
         extras = BACKEND_EXTRAS.get(folder, "test")
         needs = [f"./{b}" for b in _local_requirements(folder)]
-        session.install("./core[test]", *needs, f"./{folder}[{extras}]")
+        _install_ours(session, "./core[test]", *needs, f"./{folder}[{extras}]")
         _check_installed(session, "tvm-core", *map(_dist, _local_requirements(folder)), _dist(folder))
         session.env["TVM_BACKENDS_STRICT"] = "1"
         _pytest(session, f"{folder}/tests")
@@ -113,7 +125,7 @@ def _install_wheels(session: nox.Session, *dists: str) -> None:
     session.run("bash", str(ROOT / "scripts" / "build_wheels.sh"), str(wheels),
                 env={"PYTHON": "python"}, external=True)
     files = {w.name.split("-")[0].replace("_", "-"): w for w in wheels.glob("*.whl")}
-    session.install("--find-links", str(wheels),
+    _install_ours(session, "--find-links", str(wheels),
                     *[f"{d}[test] @ {files[d].resolve().as_uri()}" for d in dists])
     # the tests must import the installed wheels, not the checkout, and those hold this code
     session.run("python", "-c", "import tvm, sys; sys.exit('site-packages' not in tvm.__file__)")
@@ -156,7 +168,7 @@ def docs(session: nox.Session) -> None:
     """The user guide: mkdocs in strict mode (any warning fails), then its code examples run
     as tests (docs/test_guide_examples.py). Every backend is installed, so that the generated
     compile-options page lists them all."""
-    session.install("mkdocs==1.6.1", "./core[test]", *[f"./{b}" for b in BACKENDS])
+    _install_ours(session, "mkdocs==1.6.1", "./core[test]", *[f"./{b}" for b in BACKENDS])
     session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / ".nox" / "_site"))
     _pytest(session, "docs")
 
@@ -172,7 +184,7 @@ def fuzz(session: nox.Session) -> None:
     nothing may hang or crash. Failing inputs are written to .fuzz-failures/. Extra arguments
     go to both runs (e.g. ``-- --workers 4``).
     """
-    session.install("./core[test]")
+    _install_ours(session, "./core[test]")
     script = str(ROOT / "core" / "tests" / "fuzz" / "run_fuzz.py")
     session.run("python", script, "--count", "10000", "--seed", "0", *session.posargs)
     session.run("python", script, "--count", "2000", "--seed", "random", *session.posargs)
@@ -188,5 +200,5 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy over core and the backends."""
-    session.install("mypy", "./core", *[f"./{b}" for b in BACKENDS])
+    _install_ours(session, "mypy", "./core", *[f"./{b}" for b in BACKENDS])
     session.run("mypy", "core/src/tvm", *[f"{b}/src" for b in BACKENDS])
