@@ -20,8 +20,7 @@ import sys
 from types import ModuleType
 
 import tvm.backend
-from tvm.demo import KERNELS, make_case
-from tvm.plugin import BackendSpec, DemoCase
+from tvm.plugin import BackendSpec
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -33,12 +32,6 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 NAME = "example"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-example"
-
-
-def _demo_cases() -> list[DemoCase]:
-    # Rows of `python -m tvm demo`: core's demo kernels, built for and run on the demo board.
-    return [make_case(kernel, "example/demo-board", backend=NAME) for kernel in KERNELS]
-
 
 SPEC = BackendSpec(
     name=NAME,
@@ -58,7 +51,8 @@ SPEC = BackendSpec(
     default_pipeline={KIND: "example"},
     # named, not imported: executable.py (and the codegen it imports) loads on the first build
     builders={KIND: "tvm_backend_example.executable:ExampleBuilder"},
-    demo_cases=_demo_cases,
+    # rows of `python -m tvm demo`; named, so tvm.demo loads only when the demo runs
+    demo_cases="tvm_backend_example.demo:demo_cases",
 )
 globals().update(SPEC.hookimpls())  # tvm_backend_info, tvm_target_kinds, ... as hook functions
 
