@@ -13,8 +13,9 @@ import pytest
 import tvm
 from tvm.host.compiler import get_toolchain
 from tvm.host.dispatch.common import PARALLEL_MIN
+from tvm.host.dispatch.gemm import MIN_WORK
 from tvm.host.dispatch.reduction import LANES
-from tvm.ir import Buffer, PrimFunc, seq
+from tvm.ir import Buffer, PrimFunc, Var, seq
 from tvm.target import Target
 from tvm.tirx.operator.tile_primitive import list_registered_schedules, lower_tile_primitives
 from tvm.tirx.operator.tile_primitive.dispatcher import DISPATCH_REGISTRY
@@ -287,7 +288,9 @@ def test_loops_that_read_other_rows_are_not_fused() -> None:
 
 
 # -- gemm --------------------------------------------------------------------------------------------
-GEMM_SHAPES = [(37, 53, 29), (1, 67, 5), (150, 70, 300), (13, 40, 1), (200, 3, 17)]
+# odd shapes (none a multiple of the library's blocks; M = 1, K = 1, N = 3), each with at least
+# MIN_WORK multiply-adds so that the library takes them
+GEMM_SHAPES = [(37, 53, 41), (1, 677, 105), (150, 70, 300), (130, 600, 1), (2000, 3, 17)]
 
 
 @pytest.mark.parametrize(("m", "n", "k"), GEMM_SHAPES)
@@ -307,22 +310,22 @@ def test_gemm_matches_numpy(m: int, n: int, k: int, ta: bool, tb: bool) -> None:
 def test_gemm_alpha_beta_bias_row_regions_and_accumulation() -> None:
     m, n, k = 45, 38, 70
     A, B, C, D = Buffer("A", [m, k]), Buffer("B", [k, n]), Buffer("C", [1, n]), Buffer("D", [m, n])
-    Big, E, Bt = Buffer("Big", [60, 50]), Buffer("E", [m + 3, n + 4]), Buffer("Bt", [n, k])
+    Big, E, Bt = Buffer("Big", [60, 80]), Buffer("E", [m + 3, n + 4]), Buffer("Bt", [n, k])
     func = func_of([D, A, B, C, Big, E, Bt],
                    make_call("gemm", D, A, B, C, alpha=0.5, beta=2.0),        # bias row
                    make_call("gemm", D, A, B, D, beta=1.0),                  # D += A @ B
-                   make_call("gemm", E[2:2 + m, 3:3 + n], Big[5:5 + m, 0:k // 2],
-                             B[0:k // 2, 0:n]),                              # regions
-                   make_call("gemm_async", E[0:2, 0:n], A[0:2, :], Bt, accum=True))  # A @ Bt^T
+                   make_call("gemm", E[2:2 + m, 3:3 + n], Big[5:5 + m, 3:3 + k],
+                             B[0:k, 0:n]),                                   # regions
+                   make_call("gemm_async", E[0:m, 0:n], A, Bt, accum=True))  # A @ Bt^T
     assert variants_of(func) == ["blocked"] * 4
-    a, b, c, big, e = rand((m, k)), rand((k, n)), rand((1, n)), rand((60, 50)), rand((m + 3, n + 4))
+    a, b, c, big, e = rand((m, k)), rand((k, n)), rand((1, n)), rand((60, 80)), rand((m + 3, n + 4))
     d, _, _, _, _, e_out, _ = run(func, np.zeros((m, n), "float32"), a, b, c, big, e,
                                   np.ascontiguousarray(b.T))
     ab = a.astype(np.float64) @ b
     np.testing.assert_allclose(d, 0.5 * ab + 2.0 * c + ab, rtol=1e-4, atol=1e-3)
     want = e.astype(np.float64).copy()
-    want[2:2 + m, 3:3 + n] = big[5:5 + m, 0:k // 2].astype(np.float64) @ b[0:k // 2]
-    want[0:2, 0:n] += ab[0:2]
+    want[2:2 + m, 3:3 + n] = big[5:5 + m, 3:3 + k].astype(np.float64) @ b
+    want[0:m, 0:n] += ab
     np.testing.assert_allclose(e_out, want, rtol=1e-4, atol=1e-3)
 
 
@@ -345,6 +348,26 @@ def test_gemm_types(in_dt: str, out_dt: str) -> None:
         np.testing.assert_allclose(d, ref, rtol=tol, atol=tol * np.sqrt(k))
 
 
+@pytest.mark.parametrize(("m", "n", "k"), [(8, 8, 8), (16, 16, 16), (32, 32, 32), (37, 53, 29)])
+def test_small_constant_gemm_is_left_to_the_fallback(m: int, n: int, k: int) -> None:
+    # Packing panels costs more than the fallback's constant-bound loops save below MIN_WORK
+    # multiply-adds (a tiled matmul of 16^3 tile calls ran 24x slower through the library).
+    A, B, D = Buffer("A", [m, k]), Buffer("B", [k, n]), Buffer("D", [m, n])
+    func = func_of([D, A, B], make_call("gemm", D, A, B))
+    assert m * n * k < MIN_WORK and variants_of(func) == ["fallback"]
+    a, b = rand((m, k)), rand((k, n))
+    d, _, _ = run(func, np.zeros((m, n), "float32"), a, b)
+    np.testing.assert_allclose(d, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+    text = forced_error(func_of([D, A, B], make_call("gemm", D, A, B, dispatch="blocked")))
+    assert (f"predicate 'enough_work': {m}x{n}x{k} = {m * n * k} multiply-adds < {MIN_WORK}: "
+            "the fallback's constant loops beat packing") in text
+    # the same gemm over symbolic extents still goes to the library (its size is not known)
+    n_var = Var("n", "int32")
+    As, Ds = Buffer("As", [m, n_var]), Buffer("Ds", [m, n])
+    Bs = Buffer("Bs", [n_var, n])
+    assert variants_of(func_of([Ds, As, Bs], make_call("gemm", Ds, As, Bs))) == ["blocked"]
+
+
 def test_gemm_declines_with_reasons() -> None:
     Ai, Bi, Di = Buffer("A", [8, 8], "int32"), Buffer("B", [8, 8], "int32"), Buffer("D", [8, 8], "int32")
     func = func_of([Di, Ai, Bi], make_call("gemm", Di, Ai, Bi))
@@ -355,11 +378,11 @@ def test_gemm_declines_with_reasons() -> None:
     text = forced_error(func_of([Di, Ai, Bi], make_call("gemm", Di, Ai, Bi, dispatch="blocked")))
     assert ("predicate 'operand_types': operand types ['int32', 'int32', 'int32']: the library "
             "computes float64, or float32 from float32/float16/bfloat16") in text
-    A3, B, D = Buffer("A3", [2, 8, 8]), Buffer("B", [8, 8]), Buffer("D", [8, 8])
+    A3, B, D = Buffer("A3", [2, 64, 64]), Buffer("B", [64, 64]), Buffer("D", [64, 64])
     text = forced_error(func_of([D, A3, B], make_call("gemm", D, A3[0:2, :, :], B,
                                                       dispatch="blocked")))
     assert "A: batched gemm (leading extents ['2']) is left to the fallback" in text
-    Ds = Buffer("Ds", [8, 8], strides=[16, 2])
+    Ds = Buffer("Ds", [64, 64], strides=[128, 2])
     text = forced_error(func_of([Ds, A3, B], make_call("gemm", Ds, A3[0:1, :, :], B,
                                                        dispatch="blocked")))
     assert "predicate 'D_contiguous': D (Ds) has innermost stride 2, not 1" in text

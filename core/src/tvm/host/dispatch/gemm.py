@@ -51,6 +51,10 @@ VARIANT = "blocked"
 # how the library reads an operand's elements: 0 = the compute type, 1 = float16, 2 = bfloat16
 _CODES = {"float32": 0, "float16": 1, "bfloat16": 2}
 _ENTRY = {"float32": "tvm_host_gemm_f32", "float64": "tvm_host_gemm_f64"}
+#: below this many multiply-adds (constant shapes) the fallback's loops, whose constant bounds the
+#: compiler unrolls and vectorises, beat packing panels: measured in a 256^3 matmul made of
+#: t^3 tile calls (docs/perf.md), 2x faster at t=32 and 24x at t=16; the library wins from t=64.
+MIN_WORK = 65536
 
 
 class _View:
@@ -93,6 +97,24 @@ def _check(what: str, a: PrimExpr, b: PrimExpr) -> None:
 
 def _d_contiguous(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     return contiguous_inner(bound_args(call).get("D"), "D")
+
+
+def _enough_work(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    a = bound_args(call)
+    d, x = a.get("D"), a.get("A")
+    if not isinstance(d, (Buffer, BufferRegion)) or not isinstance(x, (Buffer, BufferRegion)):
+        return True, ""
+    (m, n), rows_cols = region_of(d).region[-2:], region_of(x).region[-2:]
+    k = rows_cols[0] if static_bool(a.get("transpose_A", False), "transpose_A") else rows_cols[1]
+    extents = [r.extent for r in (m, n, k)]
+    if not all(isinstance(e, IntImm) for e in extents):
+        return True, ""  # sizes known at run time: the library
+    sizes = [int(e.value) for e in extents]  # type: ignore[attr-defined]  # IntImm
+    work = sizes[0] * sizes[1] * sizes[2]
+    if work >= MIN_WORK:
+        return True, ""
+    return False, (f"{sizes[0]}x{sizes[1]}x{sizes[2]} = {work} multiply-adds < {MIN_WORK}: "
+                   "the fallback's constant loops beat packing")
 
 
 def _types(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
@@ -194,7 +216,7 @@ def _row_major(buf: Buffer) -> list[PrimExpr]:
 
 def register() -> None:
     when = [predicate("serial_scope", serial_scope), predicate("operand_types", _types),
-            predicate("D_contiguous", _d_contiguous)]
+            predicate("D_contiguous", _d_contiguous), predicate("enough_work", _enough_work)]
     for name in ("gemm", "gemm_async"):
         for kind in KINDS:
             register_dispatch(name, kind, variant=VARIANT, priority=PRIORITY,
