@@ -28,6 +28,7 @@ from typing import Any, no_type_check
 import numpy as np
 
 import tvm
+from tvm.demo import tiled_matmul_kernel
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 
@@ -110,25 +111,6 @@ def gemm_kernel(n: int) -> Any:
         Tx.gemm(C, A, B)
 
     return gemm
-
-
-@no_type_check
-def tiled_gemm_kernel(n: int, t: int) -> Any:
-    """The demo's tiled matmul: ``t``-square tiles of C in a parallel loop, each accumulated
-    from ``Tx.gemm`` calls on ``t``-square tiles of A and B (small constant shapes)."""
-    @T.prim_func
-    def tiled(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
-              C: T.Buffer((n, n), "float32")):
-        for bi in T.parallel(n // t):
-            for bj in T.serial(n // t):
-                acc = T.alloc_buffer((t, t), "float32", scope="local")
-                Tx.fill(acc, 0.0)
-                for kk in T.serial(n // t):
-                    Tx.gemm(acc, A[bi * t:bi * t + t, kk * t:kk * t + t],
-                            B[kk * t:kk * t + t, bj * t:bj * t + t], acc, beta=1.0)
-                Tx.copy(C[bi * t:bi * t + t, bj * t:bj * t + t], acc)
-
-    return tiled
 
 
 # -- numpy references -----------------------------------------------------------------------------
@@ -244,7 +226,7 @@ def run(rounds: int, quick: bool) -> list[list[str]]:
     a, b = (rng.standard_normal((n, n)).astype("float32") for _ in range(2))
     c = np.zeros((n, n), "float32")
     for t in (16, 32, 64):
-        ex = tvm.compile(tiled_gemm_kernel(n, t), target="c")
+        ex = tvm.compile(tiled_matmul_kernel(n, n, n, t), target="c")
         ex(a, b, c)
         np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3 * np.sqrt(n))
         row(f"tiled matmul {n}^3 f32, {t}^3 Tx.gemm tiles in T.parallel (vs numpy.matmul)",

@@ -22,7 +22,7 @@ from .backend import ensure_builtin_backends, list_backends
 from .plugin import DemoCase, DemoResult, get_plugin_manager
 
 __all__ = ["KERNELS", "DemoKernel", "add_arguments", "collect_cases", "format_sources",
-           "format_table", "main", "make_case", "run", "run_cases"]
+           "format_table", "main", "make_case", "run", "run_cases", "tiled_matmul_kernel"]
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,12 @@ def _softmax() -> Any:
 
 
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
-def _matmul() -> Any:
+def tiled_matmul_kernel(m: int = MATMUL_M, n: int = MATMUL_N, k: int = MATMUL_K,
+                        t: int = TILE) -> Any:
+    """``C = A @ B`` in ``t``-square tiles of C (a parallel loop over tile rows), each
+    accumulated from ``Tx.gemm`` calls on ``t``-square tiles of A and B."""
     T = _tvmscript()
     Tx = T.tile
-    m, n, k, t = MATMUL_M, MATMUL_N, MATMUL_K, TILE
 
     @T.prim_func
     def matmul(A: T.Buffer((m, k), "float32"), B: T.Buffer((k, n), "float32"),
@@ -130,7 +132,7 @@ KERNELS: list[DemoKernel] = [
     DemoKernel("row softmax", _softmax,
                lambda rng: [_rand(rng, SOFTMAX_M, SOFTMAX_N), _zeros(SOFTMAX_M, SOFTMAX_N)],
                _softmax_ref, output=1, rtol=1e-4, atol=1e-6),
-    DemoKernel("tiled matmul (Tx.gemm)", _matmul,
+    DemoKernel("tiled matmul (Tx.gemm)", tiled_matmul_kernel,
                lambda rng: [_rand(rng, MATMUL_M, MATMUL_K), _rand(rng, MATMUL_K, MATMUL_N),
                             _zeros(MATMUL_M, MATMUL_N)],
                lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
