@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 import tvm.backend
+from tvm.error import BackendError
 from tvm.plugin import BackendInfo, BackendSpec, get_plugin_manager, hook_names, resolve_ref
 from tvm.target import KIND_REGISTRY, TAG_REGISTRY, Target
 from tvm.tirx.compilation_pipeline import PIPELINE_MAP, get_tir_pipeline
@@ -108,6 +109,26 @@ def test_references_are_imported_on_first_call_only(backends):
     assert "tvm_backend_lazyref.later" not in sys.modules
     assert hooks["tvm_demo_cases"]() == []
     assert sys.modules["tvm_backend_lazyref.later"].LOADED
+
+
+def test_a_malformed_reference_fails_when_the_spec_is_made():
+    with pytest.raises(ValueError, match=r"backend 'bad': demo_cases 'tvm_backend_bad\.demo' is "
+                                         r"not a 'module:attr' reference"):
+        BackendSpec(name="bad", api_range="*", demo_cases="tvm_backend_bad.demo")
+    with pytest.raises(TypeError, match=r"backend 'bad': pipelines\['p'\] must be a function or "
+                                        r"a 'module:attr' string, not int"):
+        BackendSpec(name="bad", api_range="*", pipelines={"p": 3})
+
+
+def test_a_reference_that_does_not_import_names_the_backend_and_field():
+    hooks = BackendSpec(name="typo", api_range="*",
+                        device_probes={"dev": "tvm_backend_typo_missing.runtime:probe"}
+                        ).hookimpls()
+    (probe,) = hooks["tvm_device_probes"]().values()
+    with pytest.raises(BackendError, match=r"backend 'typo' names "
+                       r"'tvm_backend_typo_missing.runtime:probe' for device_probes\['dev'\], "
+                       r"which could not be imported: ModuleNotFoundError"):
+        probe()
 
 
 def test_resolve_ref():

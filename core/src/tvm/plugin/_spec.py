@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from ..error import BackendError
 from ._types import BackendInfo
 from .hookspec import hookimpl
 
@@ -52,16 +53,36 @@ def resolve_ref(ref: Ref) -> Any:
     return obj
 
 
-def _lazy(ref: Ref) -> Callable[..., Any]:
-    """``ref`` as a callable that imports its target on the first call."""
+def _lazy(ref: Ref, backend: str, field_name: str) -> Callable[..., Any]:
+    """``ref`` as a callable that imports its target on the first call; a reference that does
+    not import is a :class:`~tvm.error.BackendError` naming the backend and the field."""
     if not isinstance(ref, str):
         return ref
+
     def call(*args: Any, **kwargs: Any) -> Any:
-        return resolve_ref(ref)(*args, **kwargs)
+        try:
+            target = resolve_ref(ref)
+        except (ImportError, AttributeError) as err:
+            raise BackendError(f"backend {backend!r} names {ref!r} for {field_name}, which could "
+                               f"not be imported: {type(err).__name__}: {err}") from err
+        return target(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = ref.rpartition(":")[2].rpartition(".")[2]
     call.__doc__ = f"Imports and calls {ref}."
     return call
+
+
+def _check_ref(ref: Any, backend: str, field_name: str) -> None:
+    """A string reference must read ``module:attr`` (checked when the spec is made; whether it
+    imports is found out when it is first used)."""
+    if isinstance(ref, str):
+        module_name, sep, attr = ref.partition(":")
+        if not sep or not module_name or not attr:
+            raise ValueError(f"backend {backend!r}: {field_name} {ref!r} is not a 'module:attr' "
+                             "reference (e.g. 'tvm_backend_x.demo:demo_cases')")
+    elif not callable(ref):
+        raise TypeError(f"backend {backend!r}: {field_name} must be a function or a "
+                        f"'module:attr' string, not {type(ref).__name__}")
 
 
 @dataclass(frozen=True)
@@ -114,6 +135,12 @@ class BackendSpec:
     info: BackendInfo = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        refs = [("register_dispatch", self.register_dispatch), ("demo_cases", self.demo_cases),
+                *((f"pipelines[{k!r}]", v) for k, v in (self.pipelines or {}).items()),
+                *((f"device_probes[{k!r}]", v) for k, v in (self.device_probes or {}).items())]
+        for field_name, ref in refs:
+            if ref is not None:
+                _check_ref(ref, self.name, field_name)
         object.__setattr__(self, "info", BackendInfo(
             name=self.name, version=self.version, api_range=self.api_range,
             requires=tuple(self.requires), distribution=self.distribution,
@@ -137,19 +164,22 @@ class BackendSpec:
         if self.register_ops is not None:
             hooks["tvm_register_ops"] = self.register_ops
         if self.register_dispatch is not None:
-            hooks["tvm_register_dispatch"] = _lazy(self.register_dispatch)
+            hooks["tvm_register_dispatch"] = _lazy(self.register_dispatch, self.name,
+                                                   "register_dispatch")
         if self.builders is not None:
             hooks["tvm_builders"] = lambda: dict(self.builders or {})
         if self.pipelines is not None:
-            factories = {k: _lazy(v) for k, v in self.pipelines.items()}
+            factories = {k: _lazy(v, self.name, f"pipelines[{k!r}]")
+                         for k, v in self.pipelines.items()}
             hooks["tvm_tir_pipelines"] = lambda: dict(factories)
         if self.default_pipeline is not None:
             hooks["tvm_default_pipeline"] = _default_pipeline(self.default_pipeline)
         if self.device_probes is not None:
-            probes = {k: _lazy(v) for k, v in self.device_probes.items()}
+            probes = {k: _lazy(v, self.name, f"device_probes[{k!r}]")
+                      for k, v in self.device_probes.items()}
             hooks["tvm_device_probes"] = lambda: dict(probes)
         if self.demo_cases is not None:
-            hooks["tvm_demo_cases"] = _lazy(self.demo_cases)
+            hooks["tvm_demo_cases"] = _lazy(self.demo_cases, self.name, "demo_cases")
         return {name: _as_hook(name, fn, self.name) for name, fn in hooks.items()}
 
 
