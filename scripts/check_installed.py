@@ -2,8 +2,9 @@
 
     python scripts/check_installed.py tvm-core tvm-backend-cuda ...
 
-For each distribution named, every installed ``.py`` file is compared byte for byte with the
-file of the same path under the distribution's ``src/`` folder in this checkout. An installer
+For each distribution named, every installed file of its packages (``.py`` files, the host's C
+kernel library, data files) is compared byte for byte with the file of the same path under the
+distribution's ``src/`` folder in this checkout. An installer
 that reuses a cached wheel of the same version (uv does this for ``--find-links`` wheels, see
 astral-sh/uv#3518) would otherwise run the tests against old code without a word. Exits 1 with
 the differing files, 0 when every file matches.
@@ -33,8 +34,9 @@ def stale_files(dist: str) -> tuple[int, list[str]]:
     src = source_folder(dist)
     compared, stale = 0, []
     for entry in md.distribution(dist).files or ():
-        if entry.suffix != ".py" or ".dist-info" in entry.parts[0]:
-            continue
+        top = entry.parts[0]
+        if top == ".." or top.endswith(".dist-info") or entry.suffix == ".pyc":
+            continue  # console scripts, metadata, bytecode: not files of src/
         mine = src / pathlib.Path(*entry.parts)
         installed = pathlib.Path(str(entry.locate()))
         compared += 1
@@ -49,7 +51,7 @@ def main(dists: list[str]) -> int:
         compared, stale = stale_files(dist)
         if stale or not compared:
             failed = True
-            what = ", ".join(stale[:5]) + (" ..." if len(stale) > 5 else "") or "no .py files"
+            what = ", ".join(stale[:5]) + (" ..." if len(stale) > 5 else "") or "no files"
             print(f"{dist}: installed code differs from the checkout ({what}); "
                   "a cached wheel of the same version was installed", file=sys.stderr)
         else:
