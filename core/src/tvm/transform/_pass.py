@@ -93,17 +93,11 @@ class PrimFuncPass(Pass):
         return IRModule(funcs, mod.attrs) if changed else mod
 
 
-class Sequential(ModulePass):
-    """Passes run in order; printable, and dumped stage by stage (one file per inner pass)."""
+class _Identified(Pass):
+    """A pass whose name, opt level and requirements belong to the instance (``Sequential`` and
+    the passes made from functions), not to its class."""
 
-    is_composite = True
-
-    def __init__(self, passes: Sequence[Pass] = (), name: str = "sequential",
-                 opt_level: int = 0, required: Sequence[str] = ()) -> None:
-        for p in passes:
-            if not isinstance(p, Pass):
-                raise TypeError(f"Sequential {name!r}: {p!r} is not a Pass")
-        self.passes = list(passes)
+    def __init__(self, name: str, opt_level: int, required: Sequence[str]) -> None:
         self._name = name
         self._opt_level = opt_level
         self._required = tuple(required)
@@ -115,6 +109,25 @@ class Sequential(ModulePass):
     @property
     def info(self) -> PassInfo:
         return PassInfo(self._name, self._opt_level, self._required)
+
+    def __str__(self) -> str:
+        return f"{self._name}()"
+
+    __repr__ = __str__
+
+
+class Sequential(_Identified, ModulePass):
+    """Passes run in order; printable, and dumped stage by stage (one file per inner pass)."""
+
+    is_composite = True
+
+    def __init__(self, passes: Sequence[Pass] = (), name: str = "sequential",
+                 opt_level: int = 0, required: Sequence[str] = ()) -> None:
+        for p in passes:
+            if not isinstance(p, Pass):
+                raise TypeError(f"Sequential {name!r}: {p!r} is not a Pass")
+        super().__init__(name, opt_level, required)
+        self.passes = list(passes)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         for p in self.passes:
@@ -144,21 +157,11 @@ class Sequential(ModulePass):
 
 
 # -- function-built passes ---------------------------------------------------------------------
-class _FunctionModulePass(ModulePass):
+class _FunctionModulePass(_Identified, ModulePass):
     def __init__(self, fn: Callable[[IRModule, PassContext], IRModule], name: str,
                  opt_level: int, required: Sequence[str]) -> None:
+        super().__init__(name, opt_level, required)
         self._fn = fn
-        self._name = name
-        self._opt_level = opt_level
-        self._required = tuple(required)
-
-    @property
-    def pass_name(self) -> str:
-        return self._name
-
-    @property
-    def info(self) -> PassInfo:
-        return PassInfo(self._name, self._opt_level, self._required)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         out = self._fn(mod, ctx)
@@ -166,38 +169,18 @@ class _FunctionModulePass(ModulePass):
             raise TypeError(f"module pass {self._name} returned {type(out).__name__}, not an IRModule")
         return out
 
-    def __str__(self) -> str:
-        return f"{self._name}()"
 
-    __repr__ = __str__
-
-
-class _FunctionPrimFuncPass(PrimFuncPass):
+class _FunctionPrimFuncPass(_Identified, PrimFuncPass):
     def __init__(self, fn: Callable[[PrimFunc, IRModule, PassContext], PrimFunc | None],
                  name: str, opt_level: int, required: Sequence[str]) -> None:
+        super().__init__(name, opt_level, required)
         self._fn = fn
-        self._name = name
-        self._opt_level = opt_level
-        self._required = tuple(required)
-
-    @property
-    def pass_name(self) -> str:
-        return self._name
-
-    @property
-    def info(self) -> PassInfo:
-        return PassInfo(self._name, self._opt_level, self._required)
 
     def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc | None:
         out = self._fn(func, mod, ctx)
         if out is not None and not isinstance(out, PrimFunc):
             raise TypeError(f"prim_func pass {self._name} returned {type(out).__name__}, not a PrimFunc")
         return out
-
-    def __str__(self) -> str:
-        return f"{self._name}()"
-
-    __repr__ = __str__
 
 
 @overload
