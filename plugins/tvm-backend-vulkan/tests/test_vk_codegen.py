@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from vk_helpers import TARGET
 
-import tvm
 from tvm.error import CodegenError
 from tvm.script import tirx as T
+from tvm.testing.shader import ShaderCodegenTests, saxpy
 from tvm_backend_vulkan.codegen import generate_glsl, split_shaders
 
 
@@ -18,14 +18,6 @@ def _glsl(func, target=TARGET) -> str:
 
     source, _ = generate_glsl(lower(func, target=target), Target(target))
     return source
-
-
-@T.prim_func
-def saxpy(X: T.Buffer((256,), "float32"), Y: T.Buffer((256,), "float32"), a: T.float32):
-    T.device_entry()
-    bx = T.cta_id([2])
-    tx = T.thread_id([128])
-    Y[bx * 128 + tx] = X[bx * 128 + tx] * a + Y[bx * 128 + tx]
 
 
 SAXPY = """\
@@ -44,8 +36,13 @@ void main() {
 """
 
 
+class TestShaderCodegen(ShaderCodegenTests):
+    generate = staticmethod(lambda func, target: _glsl(func, target))
+    kind, language = "vulkan", "GLSL"
+
+
 def test_saxpy_shader_text():
-    assert _glsl(saxpy) == SAXPY
+    assert _glsl(saxpy()) == SAXPY
     assert list(split_shaders(SAXPY)) == ["saxpy_kernel"]
 
 
@@ -68,21 +65,6 @@ def test_float64_needs_the_target_flag():
 
 
 @T.prim_func
-def with_erf(A: T.Buffer((32,), "float32")):
-    T.device_entry()
-    bx = T.cta_id([1])
-    tx = T.thread_id([32])
-    A[tx] = T.erf(A[tx])
-
-
-def test_unsupported_math_names_the_op():
-    # located at the user's call (file, line, caret); the message itself is args[0]
-    with pytest.raises(CodegenError, match=r"test_.*\.py:\d+:\d+: error: op `tirx.erf` is not "
-                                           r"supported on target 'vulkan': GLSL has no erf\n"):
-        _glsl(with_erf)
-
-
-@T.prim_func
 def transcendental_double(A: T.Buffer((32,), "float64")):
     T.device_entry()
     bx = T.cta_id([1])
@@ -95,21 +77,6 @@ def test_math_without_a_double_overload():
                                            r"float64 on target 'vulkan' \(rules exist for "
                                            r"\['float32'\]\)"):
         _glsl(transcendental_double, {"kind": "vulkan", "supports_float64": True})
-
-
-@T.prim_func
-def too_wide(A: T.Buffer((2048,), "float32")):
-    T.device_entry()
-    bx = T.cta_id([1])
-    tx = T.thread_id([512])
-    A[tx] = A[tx] + 1.0
-
-
-def test_workgroup_larger_than_the_target_allows():
-    with pytest.raises(CodegenError, match=r"^target 'vulkan': kernel `too_wide_kernel` runs "
-                                           r"512 threads per workgroup; the target allows 256 "
-                                           r"\(max_threads_per_block\)$"):
-        tvm.compile(too_wide, target=TARGET)
 
 
 @T.prim_func

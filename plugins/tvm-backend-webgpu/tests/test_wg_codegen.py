@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from wg_helpers import SUBGROUPS, TARGET
 
-import tvm
 from tvm.error import CodegenError, TargetError
 from tvm.script import tirx as T
 from tvm.target import Target
+from tvm.testing.shader import ShaderCodegenTests, saxpy
 from tvm_backend_webgpu.codegen import generate_wgsl, split_modules
 
 
@@ -18,14 +18,6 @@ def _wgsl(func, target=TARGET) -> str:
 
     source, _ = generate_wgsl(lower(func, target=target), Target(target))
     return source
-
-
-@T.prim_func
-def saxpy(X: T.Buffer((256,), "float32"), Y: T.Buffer((256,), "float32"), a: T.float32):
-    T.device_entry()
-    bx = T.cta_id([2])
-    tx = T.thread_id([128])
-    Y[bx * 128 + tx] = X[bx * 128 + tx] * a + Y[bx * 128 + tx]
 
 
 SAXPY = """\
@@ -49,8 +41,13 @@ fn saxpy_kernel(@builtin(workgroup_id) tvm_group: vec3<u32>, \
 """
 
 
+class TestShaderCodegen(ShaderCodegenTests):
+    generate = staticmethod(lambda func, target: _wgsl(func, target))
+    kind, language = "webgpu", "WGSL"
+
+
 def test_saxpy_module_text():
-    assert _wgsl(saxpy) == SAXPY
+    assert _wgsl(saxpy()) == SAXPY
     assert list(split_modules(SAXPY)) == ["saxpy_kernel"]
 
 
@@ -101,21 +98,6 @@ def test_64_bit_types_are_refused():
         _wgsl(doubles)
 
 
-@T.prim_func
-def with_erf(A: T.Buffer((32,), "float32")):
-    T.device_entry()
-    bx = T.cta_id([1])
-    tx = T.thread_id([32])
-    A[tx] = T.erf(A[tx])
-
-
-def test_unsupported_math_names_the_op():
-    # located at the user's call (file, line, caret); the message itself is args[0]
-    with pytest.raises(CodegenError, match=r"test_.*\.py:\d+:\d+: error: op `tirx.erf` is not "
-                                           r"supported on target 'webgpu': WGSL has no erf\n"):
-        _wgsl(with_erf)
-
-
 def test_too_many_storage_buffers():
     @T.prim_func
     def many(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
@@ -142,17 +124,3 @@ def test_reserved_words_are_renamed():
     text = _wgsl(reserved)
     assert "var<storage, read_write> target_: array<f32>;" in text
     assert "filter_[tx] = target_[tx];" in text
-
-
-def test_workgroup_larger_than_the_target_allows():
-    @T.prim_func
-    def too_wide(A: T.Buffer((512,), "float32")):
-        T.device_entry()
-        bx = T.cta_id([1])
-        tx = T.thread_id([512])
-        A[tx] = A[tx] + 1.0
-
-    with pytest.raises(CodegenError, match=r"^target 'webgpu': kernel `too_wide_kernel` runs "
-                                           r"512 threads per workgroup; the target allows 256 "
-                                           r"\(max_threads_per_block\)$"):
-        tvm.compile(too_wide, target=TARGET)

@@ -24,11 +24,13 @@ from typing import Any, ClassVar, no_type_check
 
 import pytest
 
+import tvm
+from tvm.error import CodegenError
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.shader.demo import softmax_kernel, tiled_matmul_kernel
 
-__all__ = ["ShaderKernelTests"]
+__all__ = ["ShaderCodegenTests", "ShaderKernelTests", "saxpy"]
 
 
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
@@ -118,6 +120,73 @@ def float_rules() -> Any:
         C[tx] = T.copysign(A[tx], B[tx])
 
     return float_rules
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def saxpy() -> Any:
+    """``Y = X * a + Y`` over 2 workgroups of 128: the kernel whose exact shader text each
+    backend's codegen test spells out."""
+    @T.prim_func
+    def saxpy(X: T.Buffer((256,), "float32"), Y: T.Buffer((256,), "float32"), a: T.float32):
+        T.device_entry()
+        bx = T.cta_id([2])
+        tx = T.thread_id([128])
+        Y[bx * 128 + tx] = X[bx * 128 + tx] * a + Y[bx * 128 + tx]
+
+    return saxpy
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def with_erf() -> Any:
+    @T.prim_func
+    def with_erf(A: T.Buffer((32,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([1])  # noqa: F841 - the kernel form binds the block id
+        tx = T.thread_id([32])
+        A[tx] = T.erf(A[tx])
+
+    return with_erf
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def too_wide() -> Any:
+    @T.prim_func
+    def too_wide(A: T.Buffer((512,), "float32")):
+        T.device_entry()
+        bx = T.cta_id([1])  # noqa: F841 - the kernel form binds the block id
+        tx = T.thread_id([512])
+        A[tx] = A[tx] + 1.0
+
+    return too_wide
+
+
+class ShaderCodegenTests:
+    """Codegen errors every shader-style backend gives alike (no GPU needed). Subclass it in the
+    backend's tests (the class name must start with ``Test``)::
+
+        class TestCodegen(ShaderCodegenTests):
+            generate = staticmethod(_glsl)   # (func, target) -> the source
+            kind, language = "vulkan", "GLSL"
+    """
+
+    #: ``generate(func, target)``: the backend's source for ``func`` lowered for ``target``
+    generate: ClassVar[Callable[..., str]]
+    #: the target kind, and the shading language as its error messages name it
+    kind: ClassVar[str]
+    language: ClassVar[str]
+
+    def test_unsupported_math_names_the_op(self) -> None:
+        # located at the user's call (file, line, caret); the message itself is args[0]
+        with pytest.raises(CodegenError, match=rf"shader\.py:\d+:\d+: error: op `tirx.erf` is "
+                                               rf"not supported on target '{self.kind}': "
+                                               rf"{self.language} has no erf\n"):
+            self.generate(with_erf(), self.kind)
+
+    def test_workgroup_larger_than_the_target_allows(self) -> None:
+        with pytest.raises(CodegenError, match=rf"^target '{self.kind}': kernel `too_wide_kernel` "
+                                               r"runs 512 threads per workgroup; the target "
+                                               r"allows 256 \(max_threads_per_block\)$"):
+            tvm.compile(too_wide(), target=self.kind)
 
 
 class ShaderKernelTests:
