@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hostir import loop
 
 import tvm
 from tvm.host.compiler import get_toolchain
 from tvm.host.dispatch.common import PARALLEL_MIN
 from tvm.host.dispatch.gemm import MIN_WORK
 from tvm.host.dispatch.reduction import LANES
-from tvm.ir import Buffer, PrimFunc, Var, seq
+from tvm.ir import Buffer, BufferLoad, BufferStore, ForKind, PrimFunc, Var, seq
 from tvm.target import Target
 from tvm.tirx.operator.tile_primitive import list_registered_schedules, lower_tile_primitives
 from tvm.tirx.operator.tile_primitive.dispatcher import DISPATCH_REGISTRY
@@ -386,3 +387,23 @@ def test_gemm_declines_with_reasons() -> None:
     text = forced_error(func_of([Ds, A3, B], make_call("gemm", Ds, A3[0:1, :, :], B,
                                                        dispatch="blocked")))
     assert "predicate 'D_contiguous': D (Ds) has innermost stride 2, not 1" in text
+
+
+# -- parallel loops restate their range for the optimizer ----------------------------------------
+def test_parallel_loop_range_is_restated_only_for_invariant_bounds() -> None:
+    # The statement is evaluated at every iteration, so only bounds that cannot change there
+    # (no loads, no calls) get one; a bound read from memory is left to OpenMP.
+    N, A = Buffer("N", [1], "int32"), Buffer("A", [16], "int32")
+    body = loop(BufferLoad(N, [0]), lambda i: BufferStore(A, i + 1, [i]), ForKind.PARALLEL)
+    func = PrimFunc([N.data, A.data], body, {N.data: N, A.data: A}, name="first_n")
+    ex = tvm.compile(func, target="c")
+    assert "__builtin_unreachable" not in ex.inspect_source()
+    a = np.zeros(16, "int32")
+    ex(np.array([11], "int32"), a)
+    np.testing.assert_array_equal(a, np.r_[np.arange(1, 12), np.zeros(5, "int32")])
+    # constant bounds get it
+    B = Buffer("B", [16], "int32")
+    const_func = PrimFunc([B.data], loop(16, lambda i: BufferStore(B, i, [i]), ForKind.PARALLEL),
+                          {B.data: B}, name="fill")
+    src = tvm.compile(const_func, target="c").inspect_source()
+    assert "if (i < 0 || i >= 16) __builtin_unreachable();" in src

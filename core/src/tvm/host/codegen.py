@@ -33,6 +33,7 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
+from ..ir.visitor import post_order_visit
 
 __all__ = ["ERROR_SYMBOL", "LIBRARY", "PACKED_SUFFIX", "HostCodegen", "generate_c", "kernel_source"]
 
@@ -226,9 +227,12 @@ class HostCodegen(CodegenCStyle):
             # OpenMP at run time, so it no longer knows the index is in range: with -fwrapv,
             # index arithmetic might wrap and the inner loops stay scalar (a tiled matmul ran
             # 12x slower than its serial form). Restate the range for the optimizer.
-            self._indent += 1
-            self.emit(f"if ({name} < {lo} || {name} >= {hi}) __builtin_unreachable();")
-            self._indent -= 1
+            # Only for bounds the body cannot change (no loads, no calls): they are evaluated
+            # again at every iteration here, and a false claim would be undefined behaviour.
+            if _invariant(loop.min) and _invariant(loop.extent):
+                self._indent += 1
+                self.emit(f"if ({name} < {lo} || {name} >= {hi}) __builtin_unreachable();")
+                self._indent -= 1
             self.print_block(loop.body)
             if state[2]:
                 self.emit(f"{label}: ;")
@@ -286,6 +290,14 @@ def generate_c(mod: IRModule | PrimFunc, target: Any = None, *, openmp: bool = F
     cg = HostCodegen(target, openmp=openmp, float16=float16, num_threads=num_threads)
     source = cg.generate(mod)
     return source, cg.functions, cg.uses_openmp
+
+
+def _invariant(e: E.PrimExpr) -> bool:
+    """True when ``e`` reads no memory and calls nothing (its value cannot change in a loop)."""
+    found: list[Any] = []
+    post_order_visit(e, lambda n: found.append(n) if isinstance(n, (E.BufferLoad, E.Call))
+                     else None)
+    return not found
 
 
 def _is_zero(e: E.PrimExpr) -> bool:
