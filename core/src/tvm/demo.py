@@ -20,9 +20,12 @@ import tvm
 
 from .backend import ensure_builtin_backends, list_backends
 from .plugin import DemoCase, DemoResult, get_plugin_manager
+from .script import tirx as T
+from .script.tirx import tile as Tx
 
 __all__ = ["KERNELS", "DemoKernel", "add_arguments", "collect_cases", "format_sources",
-           "format_table", "main", "make_case", "run", "run_cases", "tiled_matmul_kernel"]
+           "format_table", "main", "make_case", "rand_f32", "run", "run_cases", "softmax_ref",
+           "tiled_matmul_kernel", "zeros_f32"]
 
 
 @dataclass(frozen=True)
@@ -48,16 +51,8 @@ MATMUL_M = MATMUL_N = MATMUL_K = 256
 TILE = 32
 
 
-def _tvmscript() -> Any:
-    """``tvm.script.tirx`` (``T``; ``T.tile`` is ``Tx``), imported when a kernel is built."""
-    from .script import tirx  # noqa: PLC0415 - tvm.script (~30 ms): the host backend imports this module at import tvm
-
-    return tirx
-
-
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def _vector_add() -> Any:
-    T = _tvmscript()
     n, threads = VADD_N, 128
 
     @T.prim_func
@@ -73,8 +68,6 @@ def _vector_add() -> Any:
 
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def _softmax() -> Any:
-    T = _tvmscript()
-    Tx = T.tile
     m, n = SOFTMAX_M, SOFTMAX_N
 
     @T.prim_func
@@ -96,8 +89,6 @@ def tiled_matmul_kernel(m: int = MATMUL_M, n: int = MATMUL_N, k: int = MATMUL_K,
                         t: int = TILE) -> Any:
     """``C = A @ B`` in ``t``-square tiles of C (a parallel loop over tile rows), each
     accumulated from ``Tx.gemm`` calls on ``t``-square tiles of A and B."""
-    T = _tvmscript()
-    Tx = T.tile
 
     @T.prim_func
     def matmul(A: T.Buffer((m, k), "float32"), B: T.Buffer((k, n), "float32"),
@@ -114,36 +105,39 @@ def tiled_matmul_kernel(m: int = MATMUL_M, n: int = MATMUL_N, k: int = MATMUL_K,
     return matmul
 
 
-def _rand(rng: Any, *shape: int) -> Any:
+def rand_f32(rng: Any, *shape: int) -> Any:
+    """A float32 array of ``shape`` drawn from ``rng`` (demo inputs)."""
     return rng.standard_normal(shape).astype("float32")
 
 
-def _softmax_ref(a: Any, _b: Any) -> Any:
+def zeros_f32(*shape: int) -> Any:
+    """A float32 array of zeros (a demo output)."""
     import numpy as np
 
-    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return np.zeros(shape, "float32")
+
+
+def softmax_ref(a: Any, _out: Any = None) -> Any:
+    """numpy's softmax over the last axis, in float64 (the reference of the softmax rows)."""
+    import numpy as np
+
+    e = np.exp(a.astype("float64") - a.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 
 
 KERNELS: list[DemoKernel] = [
     DemoKernel("vector add", _vector_add,
-               lambda rng: [_rand(rng, VADD_N), _rand(rng, VADD_N), _zeros(VADD_N)],
+               lambda rng: [rand_f32(rng, VADD_N), rand_f32(rng, VADD_N), zeros_f32(VADD_N)],
                lambda a, b, _c: a + b, output=2),
     DemoKernel("row softmax", _softmax,
-               lambda rng: [_rand(rng, SOFTMAX_M, SOFTMAX_N), _zeros(SOFTMAX_M, SOFTMAX_N)],
-               _softmax_ref, output=1, rtol=1e-4, atol=1e-6),
+               lambda rng: [rand_f32(rng, SOFTMAX_M, SOFTMAX_N), zeros_f32(SOFTMAX_M, SOFTMAX_N)],
+               softmax_ref, output=1, rtol=1e-4, atol=1e-6),
     DemoKernel("tiled matmul (Tx.gemm)", tiled_matmul_kernel,
-               lambda rng: [_rand(rng, MATMUL_M, MATMUL_K), _rand(rng, MATMUL_K, MATMUL_N),
-                            _zeros(MATMUL_M, MATMUL_N)],
+               lambda rng: [rand_f32(rng, MATMUL_M, MATMUL_K), rand_f32(rng, MATMUL_K, MATMUL_N),
+                            zeros_f32(MATMUL_M, MATMUL_N)],
                lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
                rtol=1e-4, atol=1e-3),
 ]
-
-
-def _zeros(*shape: int) -> Any:
-    import numpy as np
-
-    return np.zeros(shape, "float32")
 
 
 # -- running --------------------------------------------------------------------------------------

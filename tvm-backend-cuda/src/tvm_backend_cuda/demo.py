@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from tvm.demo import KERNELS, DemoKernel, make_case
+from tvm.demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
 from tvm.plugin import DemoCase
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
@@ -68,31 +68,14 @@ def matmul_kernel(size: int = MATMUL, t: int = TILE) -> Any:
     return matmul
 
 
-def _rand(rng: Any, *shape: int) -> Any:
-    return rng.standard_normal(shape).astype("float32")
-
-
-def _zeros(*shape: int) -> Any:
-    import numpy as np
-
-    return np.zeros(shape, "float32")
-
-
-def _softmax_ref(a: Any, _b: Any) -> Any:
-    import numpy as np
-
-    e = np.exp(a - a.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 GPU_KERNELS: list[DemoKernel] = [
     KERNELS[0],  # core's vector add is already in the kernel form
     DemoKernel("row softmax (warp shuffles)", softmax_kernel,
-               lambda rng: [_rand(rng, SOFTMAX_M, SOFTMAX_N), _zeros(SOFTMAX_M, SOFTMAX_N)],
-               _softmax_ref, output=1, rtol=1e-4, atol=1e-6),
+               lambda rng: [rand_f32(rng, SOFTMAX_M, SOFTMAX_N), zeros_f32(SOFTMAX_M, SOFTMAX_N)],
+               softmax_ref, output=1, rtol=1e-4, atol=1e-6),
     DemoKernel("tiled matmul (smem)", matmul_kernel,
-               lambda rng: [_rand(rng, MATMUL, MATMUL), _rand(rng, MATMUL, MATMUL),
-                            _zeros(MATMUL, MATMUL)],
+               lambda rng: [rand_f32(rng, MATMUL, MATMUL), rand_f32(rng, MATMUL, MATMUL),
+                            zeros_f32(MATMUL, MATMUL)],
                lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
                rtol=1e-4, atol=1e-3),
 ]

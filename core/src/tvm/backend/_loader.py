@@ -185,7 +185,7 @@ def ensure_builtin_backends() -> None:
     """Make sure the host backend is loaded (a source checkout has no entry point for it)."""
     if is_loaded("c"):
         return
-    from ..host.plugin import register_backend  # noqa: PLC0415 - tvm.host.plugin (tvm.target, tvm.demo) loads at import tvm through its entry point when installed; in a source checkout, here
+    from ..host.plugin import register_backend  # noqa: PLC0415 - tvm.host.plugin (tvm.target) loads at import tvm through its entry point when installed; in a source checkout, here
 
     register_backend()
 
