@@ -26,6 +26,7 @@ __all__ = [
     "defer",
     "owner_scope",
     "run_deferred",
+    "set_miss_handler",
     "snapshot_all",
     "transaction",
 ]
@@ -169,6 +170,23 @@ def run_deferred() -> None:
         item.on_error(error)
 
 
+# Called when a lookup misses, while a backend waits for the import of its plugin module to
+# finish (the loader's, see tvm.backend._loader._load_waiting); True when it registered
+# something, so the lookup tries once more. None (the rule) costs a miss nothing.
+_miss_handler: Callable[[], bool] | None = None
+
+
+def set_miss_handler(handler: Callable[[], bool] | None) -> None:
+    """Install (or with None remove) the function a registry lookup calls when it misses."""
+    global _miss_handler
+    _miss_handler = handler
+
+
+def _retry_after_miss() -> bool:
+    handler = _miss_handler
+    return handler is not None and handler()
+
+
 def snapshot_all() -> Callable[[], None]:
     """Capture every registry's entries; the returned function restores them (for tests)."""
     with _lock:
@@ -269,13 +287,22 @@ class Registry(Generic[K, V]):
     # -- reading ---------------------------------------------------------------------------
     def get(self, key: K, default: Any = None) -> Any:
         entry = self._entries.get(key)
+        if entry is None and _miss_handler is not None and _retry_after_miss():
+            entry = self._entries.get(key)
         return default if entry is None else entry.value
 
     def __getitem__(self, key: K) -> V:
-        return self._entries[key].value
+        entry = self._entries.get(key)
+        if entry is None and _miss_handler is not None and _retry_after_miss():
+            entry = self._entries.get(key)
+        if entry is None:
+            raise KeyError(key)
+        return entry.value
 
     def __contains__(self, key: object) -> bool:
-        return key in self._entries
+        if key in self._entries:
+            return True
+        return _miss_handler is not None and _retry_after_miss() and key in self._entries
 
     def __iter__(self) -> Iterator[K]:
         return iter(list(self._entries))

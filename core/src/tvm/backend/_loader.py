@@ -97,6 +97,8 @@ class _Loader:
         self.backends: dict[str, BackendState] | None = None
         self.duplicates: list[tuple[_discovery.EntryPointInfo, str]] = []
         self.loading: list[str] = []
+        # backends autoload skipped because their plugin module was mid-import (_wait_for_import)
+        self.waiting: list[str] = []
         self.autoloaded = False
         self.selection: Selection = Selection("all")
 
@@ -159,7 +161,9 @@ def is_loaded(name: str) -> bool:
 def load(name: str) -> ModuleType | None:
     """Load backend ``name`` (and the backends it requires first); idempotent and thread-safe.
 
-    Returns the backend's package (what ``tvm.backend.<name>`` names). Raises
+    Returns the backend's package (what ``tvm.backend.<name>`` names), or None while the
+    backend's plugin module is still being imported further up the stack (it then loads once
+    that import has finished: :func:`_wait_for_import`). Raises
     :class:`~tvm.error.BackendNotInstalledError` (an ImportError) naming the pip distribution
     when it is not installed, and :class:`~tvm.error.BackendError` when it failed to load or is
     incompatible (the same error again on later calls).
@@ -178,6 +182,8 @@ def load(name: str) -> ModuleType | None:
             _load_one(backend)
         finally:
             _loader.loading.remove(name)
+        if name in _loader.waiting:
+            return None  # its plugin module is mid-import: it loads when that has finished
         return _result_of(backend)
 
 
@@ -306,6 +312,11 @@ def _load_one(backend: BackendState) -> None:
 
 
 def _load_one_timed(backend: BackendState) -> None:
+    if backend.entry.obj is None and _still_importing(backend.entry.module_name):
+        _wait_for_import(backend)
+        return
+    if backend.name in _loader.waiting:
+        _loader.waiting.remove(backend.name)
     _registry.owner_labels[backend.name] = backend.entry.distribution or backend.name
     try:
         plugin = backend.entry.load()
@@ -329,6 +340,49 @@ def _load_one_timed(backend: BackendState) -> None:
     if not _load_requirements(backend):
         return
     _register(backend, plugin, None if has_hooks else legacy)
+
+
+def _still_importing(module_name: str) -> bool:
+    """Whether ``module_name`` is being imported right now, lower on the stack: a backend's
+    plugin module that imports tvm, imported before tvm (``from tvm_backend_cuda.plugin import
+    register_backend`` as the first line, the seed's contract). Its hooks do not exist yet."""
+    spec = getattr(sys.modules.get(module_name), "__spec__", None)
+    return bool(getattr(spec, "_initializing", False))
+
+
+def _wait_for_import(backend: BackendState) -> None:
+    """Leave ``backend`` available until its plugin module has finished importing: its
+    ``register_backend()``, ``tvm.backend.load(name)`` or the first registry lookup that misses
+    after that loads it (:func:`_load_waiting`)."""
+    backend.reason = (f"its plugin module {backend.entry.module_name} was still being imported "
+                      "when tvm loaded its backends; it loads once that import has finished")
+    if backend.name not in _loader.waiting:
+        _loader.waiting.append(backend.name)
+    _registry.set_miss_handler(_load_waiting)
+
+
+def _load_waiting() -> bool:
+    """Load the waiting backends whose plugin module has finished importing; True when one
+    loaded (the registry lookup that called this tries again). A failure warns (raises with
+    ``TVM_BACKENDS_STRICT=1``), as at ``import tvm``."""
+    with _LOCK:
+        backends = discovered()
+        ready = [n for n in _loader.waiting
+                 if not _still_importing(backends[n].entry.module_name)]
+        for name in ready:
+            _loader.waiting.remove(name)
+        if not _loader.waiting:
+            _registry.set_miss_handler(None)
+    loaded = False
+    for name in ready:
+        try:
+            load(name)
+            loaded = True
+        except (BackendError, ImportError) as err:
+            if _strict():
+                raise
+            _warn(backends[name], err)
+    return loaded
 
 
 def _check_info(backend: BackendState, plugin: Any) -> bool:
