@@ -2,10 +2,10 @@
 accumulation, written with the tile primitives and the ``tvm_backend_cuda.lang`` helpers.
 
 ``gemm(m, n, k, dtype="bfloat16", out_dtype="bfloat16")`` returns the PrimFunc; its parameters
-are ``A, B, C, TA, TB, TC`` (``A, B, scale_a, scale_b, C, TA, TB, TC`` for float8: two float32
-per-tensor scales, ``C = (A @ B^T) * scale_a * scale_b``). ``TA``/``TB``/``TC`` are the TMA
-tensor maps of A, B and C (``T.TensorMap``), encoded on the host by :func:`tensor_maps`. Any
-``m, n >= 1``; ``k`` a multiple of 16. dtype ``bfloat16``/``float16``, or ``float8_e4m3fn``
+are ``A, B, C`` (``A, B, scale_a, scale_b, C`` for float8: two float32 per-tensor scales,
+``C = (A @ B^T) * scale_a * scale_b``). Every global access is a TMA copy whose tensor map the
+executable derives from the array at launch (``copy_async``'s ``tma`` variant), so a call is
+``ex(A, B, C)``. Any ``m, n >= 1``; ``k`` a multiple of 16. dtype ``bfloat16``/``float16``, or ``float8_e4m3fn``
 (then out_dtype ``bfloat16``).
 
 **sm_90a** (Hopper, ``arch="sm_90a"``, the default): one CTA per SM, persistent over output
@@ -39,7 +39,7 @@ from tvm.ir import DataType
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
-from tvm_backend_cuda.dispatch.tma_utils import encode_tensor_map, mma_shared_layout
+from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
 from tvm_backend_cuda.lang import (
     MBarrier,
     PersistentTileScheduler2D,
@@ -51,7 +51,7 @@ from tvm_backend_cuda.lang import (
     WarpgroupRole,
 )
 
-__all__ = ["BM", "BN", "gemm", "tensor_maps", "tile_k"]
+__all__ = ["BM", "BN", "gemm", "tile_k"]
 
 BM, BN = 128, 256
 _IN_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
@@ -107,30 +107,20 @@ def gemm(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str = "bflo
                      f"(tcgen05)")
 
 
-def tensor_maps(A: Any, B: Any, C: Any) -> tuple[Any, Any, Any]:
-    """The three TMA tensor maps the kernel takes: A and B in ``BM x BK`` / ``BN x BK`` boxes,
-    C in ``64 x BN`` tiles (one per consumer), all 128-byte swizzled."""
-    dtype = str(A.dtype).replace("torch.", "")
-    bk = tile_k(dtype)
-    return (encode_tensor_map(A, (BM, bk), "128B", dtype=dtype),
-            encode_tensor_map(B, (BN, bk), "128B", dtype=dtype),
-            encode_tensor_map(C, (64, BN), "128B"))
-
-
 def _load_stage(pipe: Any, state: Any, smem: tuple[Any, Any], glob: tuple[Any, Any],
-                maps: tuple[Any, Any], origin: tuple[Any, Any], kb: Any, nbytes: int) -> Any:
+                origin: tuple[Any, Any], kb: Any, nbytes: int) -> Any:
     """The producer's work for K block ``kb``: wait for a free stage, announce its bytes on the
     stage's full barrier, and issue the TMA loads of A's and B's tiles into it."""
     from tvm.ir import seq
 
-    (As, Bs), (A, B), (TA, TB) = smem, glob, maps
+    (As, Bs), (A, B) = smem, glob
     bk = As.shape[2].value
     k0 = kb * bk
     full = pipe.full[state.index]
     loads = [Tx.copy_async(S[state.index, 0:S.shape[1].value, 0:bk],
                            G[o:o + S.shape[1].value, k0:k0 + bk], dispatch="tma",
-                           config={"mbar": full, "tensor_map": tm})
-             for S, G, tm, o in ((As, A, TA, origin[0]), (Bs, B, TB, origin[1]))]
+                           config={"mbar": full})
+             for S, G, o in ((As, A, origin[0]), (Bs, B, origin[1]))]
     return seq([pipe.producer_acquire(state), pipe.producer_commit(state, nbytes), *loads,
                 state.advance()])
 
@@ -155,8 +145,7 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num
     # fmt: off
     @T.prim_func
     def gemm_sm90(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype),
-                  scale_a: T.float32, scale_b: T.float32, C: T.Buffer((m, n), out_dtype),
-                  TA: T.TensorMap, TB: T.TensorMap, TC: T.TensorMap):
+                  scale_a: T.float32, scale_b: T.float32, C: T.Buffer((m, n), out_dtype)):
         T.device_entry()
         bx = T.cta_id([ctas])
         wg = T.warpgroup_id([3])
@@ -182,7 +171,7 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num
                 for _it in T.serial(sched.max_iters):
                     if sched.valid:
                         for kb in T.serial(kb_count):
-                            _load_stage(pipe, prod, (As, Bs), (A, B), (TA, TB),
+                            _load_stage(pipe, prod, (As, Bs), (A, B),
                                         (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes)
                     sched.advance()
         else:
@@ -224,7 +213,7 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num
                                 regs_view[p * 2], regs_view[p * 2 + 1])
                     Tx.wg.copy_async(C[m0 + cw * 64:m0 + cw * 64 + 64, n0:n0 + BN],
                                      Cs[cw, 0:64, 0:BN], dispatch="tma",
-                                     config={"tensor_map": TC, "wait": False})
+                                     config={"wait": False})
                 sched.advance()
             if tid == 0:
                 T.ptx.cp_async.bulk.wait_group(0, False)
@@ -260,8 +249,7 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
     # fmt: off
     @T.prim_func
     def gemm_sm100(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype),
-                   scale_a: T.float32, scale_b: T.float32, C: T.Buffer((m, n), out_dtype),
-                   TA: T.TensorMap, TB: T.TensorMap, TC: T.TensorMap):
+                   scale_a: T.float32, scale_b: T.float32, C: T.Buffer((m, n), out_dtype)):
         T.device_entry()
         bx = T.cta_id([ctas])
         wg = T.warpgroup_id([2])
@@ -287,7 +275,7 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
                 for _it in T.serial(sched.max_iters):
                     if sched.valid:
                         for kb in T.serial(kb_count):
-                            _load_stage(pipe, prod, (As, Bs), (A, B), (TA, TB),
+                            _load_stage(pipe, prod, (As, Bs), (A, B),
                                         (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes)
                     sched.advance()
             elif tid == 32:  # warp 1, one thread: the MMA issuer
@@ -332,7 +320,7 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
                     T.ptx.tcgen05.fence.before_thread_sync()
                     acc_empty.arrive(0)
                     Tx.wg.copy_async(C[m0:m0 + BM, n0:n0 + BN], Cs[0:BM, 0:BN], dispatch="tma",
-                                     config={"tensor_map": TC, "wait": False})
+                                     config={"wait": False})
                 sched.advance()
             if tid == 0:
                 T.ptx.cp_async.bulk.wait_group(0, False)
@@ -343,11 +331,10 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
 
 
 def run(ex: Any, A: Any, B: Any, C: Any, scale_a: Any = None, scale_b: Any = None) -> Any:
-    """Call a compiled GEMM on torch tensors (encoding the tensor maps)."""
-    ta, tb, tc = tensor_maps(A, B, C)
+    """Call a compiled GEMM on torch tensors: ``ex(A, B, C)``, or with the two float8 scales."""
     if scale_a is None:
-        return ex(A, B, C, ta, tb, tc)
-    return ex(A, B, float(scale_a), float(scale_b), C, ta, tb, tc)
+        return ex(A, B, C)
+    return ex(A, B, float(scale_a), float(scale_b), C)
 
 
 del tvm

@@ -23,12 +23,13 @@ torch has one, then launches with a launch config made once. Host time per call 
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from tvm.backend.contract import Artifact, Binary, Builder, Options, option
 from tvm.error import TVMError
@@ -36,7 +37,7 @@ from tvm.ir import expr as E
 from tvm.ir.function import IRModule
 from tvm.runtime.arguments import ArgumentChecker, evaluate_tree
 from tvm.runtime.executable import Executable
-from tvm.runtime.launch_plan import ARRAY, SCALAR, LaunchPlan, LaunchStep
+from tvm.runtime.launch_plan import ARRAY, DERIVED, SCALAR, LaunchPlan, LaunchStep
 from tvm.tirx.transform import function_signature, launch_plans
 
 from . import compiler as _compiler
@@ -159,7 +160,9 @@ def _tensor_map_params(mod: IRModule) -> dict[str, list[int]]:
 
 class _Launch:
     """One launch step with its kernel: ``args`` are ``("arg", i)`` (the i-th argument, given
-    as is or as its checked scalar value) or ``("tree", tree)`` (computed from the values)."""
+    as is or as its checked scalar value), ``("tree", tree)`` (computed from the values) or
+    ``("derived", (i, kind, params))`` (computed by the runtime from the i-th argument: a
+    tensor map, :func:`~tvm_backend_cuda.runtime.derive`)."""
 
     __slots__ = ("args", "block", "grid", "kernel", "name", "smem", "static", "step")
 
@@ -167,16 +170,24 @@ class _Launch:
         self.step = step
         self.name = step.kernel
         self.kernel = kernel
-        self.args: list[tuple[str, Any]] = [("tree", ref[1]) if ref[0] == SCALAR else
-                                            ("arg", ref[1]) for ref in step.args]
+        self.args: list[tuple[str, Any]] = [_launch_arg(ref) for ref in step.args]
         self.static = step.static
         self.grid: Any = step.grid
         self.block: Any = step.block
         self.smem: Any = step.smem
 
 
+def _launch_arg(ref: Sequence[Any]) -> tuple[str, Any]:
+    if ref[0] == SCALAR:
+        return "tree", ref[1]
+    if ref[0] == DERIVED:
+        return "derived", (ref[1], str(ref[2]), tuple(ref[3]))
+    return "arg", ref[1]
+
+
 class CudaFunction:
-    """One host function of a :class:`CudaExecutable`, callable on device arrays."""
+    """One host function of a :class:`CudaExecutable`, callable on device arrays:
+    ``f(*arrays_and_scalars, stream=None)`` (the stream rule: :func:`~.runtime.launch_stream`)."""
 
     def __init__(self, exe: CudaExecutable, plan: LaunchPlan, tensor_maps: Sequence[int] = ()
                  ) -> None:
@@ -190,10 +201,11 @@ class CudaFunction:
         self._launches: list[_Launch] | None = None
         self._fast: list[tuple[int, str, tuple[int, ...]]] | None = self._fast_plan()
         self._align = self._alignment_plan(exe.meta["kernels"])
+        self._buffers = tuple(i for i, s in enumerate(self.specs) if s.kind == "buffer")
         # None: not prepared yet (after the first full call); False: not applicable
         self._fast_plan_torch: Any = None
-        # the prepared fast call (args tuple -> launched?), see _make_fast_call
-        self._fast_call: Callable[[Sequence[Any]], bool] | None = None
+        # the prepared fast call ((args, stream) -> launched?), see _make_fast_call
+        self._fast_call: Callable[[Sequence[Any], Any], bool] | None = None
 
     def _fast_plan(self) -> list[tuple[int, str, tuple[int, ...]]] | None:
         """(index, dtype, shape) of every buffer when all shapes are constant and arrays are
@@ -260,19 +272,23 @@ class CudaFunction:
                                  f"it with vector loads. Pass an aligned (e.g. freshly allocated "
                                  f"or .clone()d) array")
 
-    # -- the fast path: torch tensors, static shapes and launch sizes -----------------------------
-    def _fast_launch(self, args: Sequence[Any]) -> bool:
-        """Check and launch in one pass (the same verdicts as :func:`check_arguments`); False
-        sends the call to the full path, which also raises the errors."""
-        fast = self._fast_call
-        if fast is None:
-            if self._fast_plan_torch is None:
-                self._prepare_fast()
-            fast = self._fast_call
-            if fast is None:
-                return False
-        return fast(args)
+    def _device_of(self, args: Sequence[Any]) -> int | None:
+        """The CUDA device of the first array argument (None for raw pointers)."""
+        for i in self._buffers:
+            try:
+                _, dev, _ = rt._pointer(args[i], i, self.specs[i].name)
+            except (TypeError, ValueError):
+                continue  # the launch names the problem
+            if dev >= 0:
+                return dev
+        return None
 
+    def _derive(self, ref: tuple[int, str, tuple[Any, ...]], args: Sequence[Any]) -> Any:
+        index, kind, params = ref
+        return rt.derive(kind, args[index], params,
+                         what=f"{self.name}: argument {self.specs[index].name!r}")
+
+    # -- the fast path: torch tensors, static shapes and launch sizes -----------------------------
     def _prepare_fast(self) -> Any:
         """Build the fast call once a full call has loaded the kernels; mark it not applicable
         (False) for good when the function does not fit it."""
@@ -297,44 +313,38 @@ class CudaFunction:
                 plan.append((kind, None, None))
         launches = []
         for launch in self._launches:
-            ptypes = launch.kernel.param_types
-            if ptypes is None or len(ptypes) != len(launch.args):
+            prepared = _prepare_launch(launch, self.specs)
+            if prepared is None:
                 return False
-            if launch.smem > rt._DEFAULT_SMEM_LIMIT:
-                return False  # the full path opts the kernel in first
-            refs: list[tuple[int, Any]] = []
-            for (how, ref), ptype in zip(launch.args, ptypes):
-                if how != "arg":
-                    return False  # a shape variable or expression: computed by the full path
-                if (ptype == "ptr") != (self.specs[ref].kind == "buffer"):
-                    return False
-                refs.append((ref, None if ptype == "ptr" else rt._scalar_converter(ptype)))
-            config = rt._make_config(launch.grid, launch.block, launch.smem, None)
-            launches.append((launch.kernel, config, tuple(refs)))
+            launches.append(prepared)
         self._fast_call = _make_fast_call(tuple(plan), tuple(self._align), launches,
-                                          _torch_tensor_type())
+                                          _torch_tensor_type(), self.specs, self.name)
         self._fast_plan_torch = plan
         return plan
 
     # -- call -----------------------------------------------------------------------------------
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, stream: Any = None) -> None:
         fast = self._fast_call
-        if fast is not None and fast(args):
+        if fast is not None and fast(args, stream):
             return
-        self._full_call(args)
+        self._full_call(args, stream)
 
-    def _full_call(self, args: Sequence[Any]) -> None:
+    def _full_call(self, args: Sequence[Any], stream: Any = None) -> None:
         """Core's argument checks (their errors), launch dimensions evaluated from the values,
-        launches through :class:`~tvm_backend_cuda.runtime.CudaKernel`."""
-        for kernel, grid, block, smem, kargs in self.launch_plan(args):
-            kernel.launch(grid, block, kargs, shmem=smem)
+        launches through :class:`~tvm_backend_cuda.runtime.CudaKernel` on the stream of
+        :func:`~tvm_backend_cuda.runtime.launch_stream`."""
+        plan = self.launch_plan(args)
+        device = self._device_of(args)
+        for kernel, grid, block, smem, kargs in plan:
+            kernel.launch(grid, block, kargs, shmem=smem, stream=stream, on_device=device)
         if self._fast_plan_torch is None:
             self._prepare_fast()
 
     def launch_plan(self, args: Sequence[Any]) -> list[tuple[Any, Any, Any, int, list[Any]]]:
         """What a call with ``args`` launches, after the same checks: per kernel launch, in
-        order, ``(CudaKernel, grid, block, dynamic shared bytes, kernel arguments)``. For callers
-        that launch themselves (``NvshmemContext.run`` launches cooperatively)."""
+        order, ``(CudaKernel, grid, block, dynamic shared bytes, kernel arguments)`` (derived
+        tensor maps encoded). For callers that launch themselves (``NvshmemContext.run``
+        launches cooperatively)."""
         exe = self._exe
         if not exe.device_ready():
             raise rt.CudaDeviceUnavailable(
@@ -355,6 +365,7 @@ class CudaFunction:
         plan = []
         for launch in launches:
             kargs = [evaluate_tree(ref, values) if kind == "tree" else
+                     self._derive(ref, args) if kind == "derived" else
                      values.get(scalars[ref], args[ref]) if ref in scalars else args[ref]
                      for kind, ref in launch.args]
             if launch.static:
@@ -384,6 +395,48 @@ _SCALAR_KINDS = {
     "bool": _BOOL,
 }
 _BAD_SCALAR = (TypeError, ValueError, OverflowError)
+# how a fast launch gets one kernel argument: a buffer's pointer, a converted scalar, a
+# tensor map derived from a buffer
+_PTR, _CONV, _MAP = 0, 1, 2
+
+
+class _FastLaunch(NamedTuple):
+    """A launch of the fast call: ``refs`` are ``(how, index, conv or derive params)``;
+    ``raw`` launches (with a by-value tensor map) go through ``cuLaunchKernel`` with a cached
+    parameter block, the others through ``cuda.core.launch``."""
+
+    launch: _Launch
+    config: Any
+    refs: tuple[tuple[int, int, Any], ...]
+    raw: bool
+
+
+def _prepare_launch(launch: _Launch, specs: Sequence[Any]) -> _FastLaunch | None:
+    """The fast form of ``launch``, or None when it needs the full path."""
+    ptypes = launch.kernel.param_types
+    if ptypes is None or len(ptypes) != len(launch.args):
+        return None
+    if launch.smem > rt._DEFAULT_SMEM_LIMIT:
+        return None  # the full path opts the kernel in first
+    refs: list[tuple[int, int, Any]] = []
+    for (how, ref), ptype in zip(launch.args, ptypes):
+        if how == "derived":
+            index, kind, params = ref
+            if kind != rt.TENSOR_MAP_KIND or ptype != rt.TENSOR_MAP:
+                return None
+            refs.append((_MAP, index, params))
+        elif how != "arg":
+            return None  # a shape variable or expression: computed by the full path
+        elif (ptype == "ptr") != (specs[ref].kind == "buffer"):
+            return None
+        elif ptype == "ptr":
+            refs.append((_PTR, ref, None))
+        else:
+            refs.append((_CONV, ref, rt._scalar_converter(ptype)))
+    raw = any(r[0] == _MAP for r in refs)
+    config = (launch.grid, launch.block, launch.smem) if raw else \
+        rt._make_config(launch.grid, launch.block, launch.smem, None)
+    return _FastLaunch(launch, config, tuple(refs), raw)
 
 
 def _tensor_guard(tensors: Sequence[Any]) -> Callable[..., bool] | None:
@@ -403,21 +456,80 @@ def _tensor_guard(tensors: Sequence[Any]) -> Callable[..., bool] | None:
     return check
 
 
+class _RawLauncher:
+    """The raw launches of one fast launch: the kernel's parameter block (pointers, scalars and
+    tensor maps, encoded once) cached by the pointers and scalars of the call (the shapes are
+    constant), launched with ``cuLaunchKernel``."""
+
+    _SIZE = 64  # parameter blocks kept per launch (inputs rotated between calls each get one)
+
+    def __init__(self, fl: _FastLaunch, specs: Sequence[Any], name: str) -> None:
+        from cuda.bindings import driver
+
+        self.fl = fl
+        self.specs = specs
+        self.name = name
+        self.blocks: dict[tuple[Any, ...], tuple[int, Any]] = {}
+        self.cu_launch = driver.cuLaunchKernel
+        self.success = driver.CUresult.CUDA_SUCCESS
+        grid, block, smem = fl.config
+        self.dims = (*rt._dim3(grid, "grid"), *rt._dim3(block, "block"), int(smem))
+        self.functions: dict[int, Any] = {}
+
+    def function(self, kernel: Any) -> Any:
+        f = self.functions.get(id(kernel))
+        if f is None:
+            from cuda.bindings import driver
+
+            # a CUkernel (cuda.core's library kernels) launches where a CUfunction does
+            f = self.functions[id(kernel)] = driver.CUfunction(int(kernel.handle))
+        return f
+
+    def launch(self, kernel: Any, stream_handle: int, params: int) -> None:
+        (err,) = self.cu_launch(self.function(kernel), *self.dims, stream_handle, params, 0)
+        if err != self.success:
+            raise RuntimeError(f"{self.name}: cuLaunchKernel of {self.fl.launch.name} failed: "
+                               f"{err.name}")
+
+    def block(self, key: tuple[Any, ...], args: Sequence[Any]) -> int:
+        """The address of the ``void*[]`` parameter array for these arguments."""
+        found = self.blocks.get(key)
+        if found is not None:
+            return found[0]
+        values = []
+        for how, index, extra in self.fl.refs:
+            if how == _MAP:
+                values.append(rt.derived_tensor_map(
+                    args[index], extra, what=f"{self.name}: argument {self.specs[index].name!r}"))
+            elif how == _PTR:
+                values.append(args[index].data_ptr())
+            else:
+                values.append(extra(args[index]))
+        params, holders = rt._raw_param_array(values)
+        if len(self.blocks) >= self._SIZE:
+            self.blocks.pop(next(iter(self.blocks)))
+        self.blocks[key] = (ctypes.addressof(params), (params, holders))
+        return self.blocks[key][0]
+
+
 def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[int, int], ...],
-                    launches: list[tuple[Any, Any, tuple[tuple[int, Any], ...]]],
-                    tensor_type: Any) -> Callable[[Sequence[Any]], bool]:
+                    launches: list[_FastLaunch], tensor_type: Any, specs: Sequence[Any],
+                    name: str) -> Callable[[Sequence[Any], Any], bool]:
     """The per-call work of a function whose shapes and launch sizes are all constant, as one
     closure. It accepts exactly what :func:`check_arguments` accepts from plain torch tensors and
     Python scalars, and returns False for anything else (the full path then answers, with core's
     errors). Tensors are checked with one call of torch's C++ tensor guard, built from the first
-    tensors that passed the Python checks, which stay as the fallback. Then ``cuda.core.launch``
-    on the current torch stream, with a launch config made once.
+    tensors that passed the Python checks, which stay as the fallback. Then the launches, on
+    the stream of :func:`~tvm_backend_cuda.runtime.launch_stream` (the current torch stream
+    unless the call names one): ``cuda.core.launch`` with a launch config made once, or for a
+    kernel taking tensor maps ``cuLaunchKernel`` with a parameter block cached by the call's
+    pointers and scalars (the maps are encoded when a pointer is new).
     """
     nargs = len(plan)
     buffers = tuple(i for i, (kind, _, _) in enumerate(plan) if kind == _BUF)
     scalars = tuple((i, kind) for i, (kind, _, _) in enumerate(plan) if kind != _BUF)
     if not buffers:
-        return lambda args: False  # no array says where to run: the full path
+        return lambda args, stream: False  # no array says where to run: the full path
     only_buffers = not scalars
     pick = itemgetter(*buffers) if len(buffers) > 1 else (lambda args: (args[buffers[0]],))
     data_ptr = tensor_type.data_ptr
@@ -426,6 +538,7 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
     streams = rt._STREAM_BY_HANDLE
     core_stream = rt.core_stream
     launch = rt.core_launch()
+    scalar_refs = tuple(i for i, _ in scalars)
     # the guard's check and the device of the tensors it was built from; None: not built yet,
     # False: none available
     guard: list[Any] = [None, -1]
@@ -461,21 +574,22 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
                 return False
         return True
 
+    raws = {id(fl): _RawLauncher(fl, specs, name) for fl in launches if fl.raw}
     single = launches[0] if len(launches) == 1 else None
-    direct = single is not None and only_buffers and \
-        [r for r, _ in single[2]] == list(range(nargs))
+    direct = single is not None and not single.raw and only_buffers and \
+        [r for _, r, _ in single.refs] == list(range(nargs))
     kernel_by_dev: dict[int, list[Any]] = {}
 
     def kernels_on(dev: int) -> list[Any] | None:
         ks = kernel_by_dev.get(dev)
         if ks is None:
-            entries = [k._loaded.get(dev) for k, _, _ in launches]
+            entries = [fl.launch.kernel._loaded.get(dev) for fl in launches]
             if any(e is None for e in entries):
                 return None  # not loaded on this device yet: the full path loads it
             ks = kernel_by_dev[dev] = [e.kernel for e in entries]
         return ks
 
-    def fast(args: Sequence[Any]) -> bool:
+    def fast(args: Sequence[Any], stream: Any) -> bool:
         if len(args) != nargs:
             return False
         tensors = args if only_buffers else pick(args)
@@ -493,30 +607,37 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
         ks = kernel_by_dev.get(dev) or kernels_on(dev)
         if ks is None:
             return False
-        if direct:
-            vals = list(map(data_ptr, tensors))
-            for i, al in align:
-                if vals[i] % al:
-                    return False  # the full path raises the alignment error
-            handle = raw_stream(dev)
-            stream = streams.get(handle) or core_stream(handle)
-            launch(stream, single[1], ks[0], *vals)  # type: ignore[index]
-            return True
-        ptrs = dict(zip(buffers, map(data_ptr, tensors)))
+        ptrs = list(map(data_ptr, tensors))
         for i, al in align:
-            if ptrs[i] % al:
-                return False
-        calls = []
+            if ptrs[buffers.index(i)] % al:
+                return False  # the full path raises the alignment error
+        if stream is None:
+            handle = raw_stream(dev)
+            s = streams.get(handle) or core_stream(handle)
+        else:
+            s = rt._explicit_stream(stream)
+            handle = int(s.handle)
+        if direct:
+            launch(s, single.config, ks[0], *ptrs)  # type: ignore[union-attr]
+            return True
+        by_index = dict(zip(buffers, ptrs))
+        calls: list[tuple[Any, _RawLauncher | None, Any, Any]] = []
         try:  # every conversion before the first launch
-            for (_, config, refs), k in zip(launches, ks):
-                calls.append((config, k, [ptrs[r] if conv is None else conv(args[r])
-                                          for r, conv in refs]))
+            for fl, k in zip(launches, ks):
+                if fl.raw:
+                    rl = raws[id(fl)]
+                    key = (*ptrs, *[args[i] for i in scalar_refs])
+                    calls.append((None, rl, rl.block(key, args), k))
+                else:
+                    calls.append((fl.config, None, [by_index[r] if how == _PTR else extra(args[r])
+                                                    for how, r, extra in fl.refs], k))
         except _BAD_SCALAR:
             return False  # out of its C type's range: the full path names it
-        handle = raw_stream(dev)
-        stream = streams.get(handle) or core_stream(handle)
-        for config, k, vals in calls:
-            launch(stream, config, k, *vals)
+        for config, raw_launcher, vals, k in calls:
+            if raw_launcher is None:
+                launch(s, config, k, *vals)
+            else:
+                raw_launcher.launch(k, handle, vals)
         return True
 
     return fast
@@ -621,14 +742,17 @@ class CudaExecutable(Executable):
         func = self._functions[name] = CudaFunction(self, plan, tensor_maps)
         return func
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, stream: Any = None) -> Any:
+        """Run the entry function on ``args`` (device arrays and scalars), asynchronously on
+        ``stream`` or, by default, the caller's current torch stream (cuda.core's default
+        stream where torch is not imported): :func:`~.runtime.launch_stream`."""
         func = self._entry
         if func is None:
             func = self._entry = self.get_function(self.entry_name)
         fast = func._fast_call  # inlined CudaFunction.__call__: one Python frame less per call
-        if fast is not None and fast(args):
+        if fast is not None and fast(args, stream):
             return None
-        return func._full_call(args)
+        return func._full_call(args, stream)
 
     def inspect_source(self, kind: str = "") -> str:
         """``""``/``"cuda"``: the CUDA C++; ``"ptx"``: PTX for this arch (compiled now)."""

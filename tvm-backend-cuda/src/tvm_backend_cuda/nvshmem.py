@@ -913,13 +913,7 @@ def _collective_launch(ctx: NvshmemContext, kernel: Any, grid: Any, block: Any,
             f"be resident ({per_sm} per SM x {sms} SMs = {per_sm * sms}); a cross-PE barrier in "
             "the kernel would deadlock. Use fewer blocks")
     config = LaunchConfig(grid=g, block=b, shmem_size=shmem, is_cooperative=True)
-    if stream is not None:
-        s = rt._explicit_stream(stream)
-    elif kind == rt._TORCH:
-        s = rt._explicit_stream(rt._TORCH_RAW_STREAM(device))
-    else:
-        s = kernel.module.stream(device)
-    launch(s, config, loaded.kernel, *values)
+    launch(rt.launch_stream(device, stream), config, loaded.kernel, *values)
 
 
 class NvshmemModule(CudaModule):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -125,6 +126,118 @@ def tensor_map_arg(a: Any) -> Any:
         raise TypeError(f"a CUtensorMap is 128 bytes; got {len(data)} ({tp.__name__}); expected "
                         "a 128-byte descriptor or a cuda.core TensorMapDescriptor")
     return _RawParam(data)
+
+
+# TMA element types by dtype name (CUtensorMapDataType's names without the prefix)
+TMA_DTYPES = {
+    "uint8": "UINT8", "int8": "UINT8", "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8",
+    "bool": "UINT8", "uint16": "UINT16", "int16": "UINT16", "float16": "FLOAT16",
+    "bfloat16": "BFLOAT16", "uint32": "UINT32", "int32": "INT32", "float32": "FLOAT32",
+    "uint64": "UINT64", "int64": "INT64", "float64": "FLOAT64",
+}
+_DTYPE_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+                "uint16": 2, "int16": 2, "float16": 2, "bfloat16": 2, "uint32": 4, "int32": 4,
+                "float32": 4, "uint64": 8, "int64": 8, "float64": 8}
+
+
+def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: str,
+                            box: Sequence[int], swizzle: int, l2_promotion: int = 2, *,
+                            what: str = "the array") -> Any:
+    """``cuTensorMapEncodeTiled`` of an array at device address ``ptr`` with ``shape`` and
+    ``strides`` (elements, outermost first; the innermost stride must be 1) and a box of
+    ``box`` elements (outermost first), swizzle mode ``swizzle`` (0 none, 1 32B, 2 64B,
+    3 128B); elements outside the array read as zero. Returns a
+    ``cuda.bindings.driver.CUtensorMap``. What TMA cannot address is a ``ValueError`` naming
+    ``what`` and the rule, before the driver is asked."""
+    kind = TMA_DTYPES.get(dtype)
+    if kind is None:
+        raise ValueError(f"{what}: TMA has no element type for {dtype}")
+    eb = _DTYPE_BYTES[dtype]
+    rank = len(shape)
+    if not 1 <= rank <= 5 or len(strides) != rank or len(box) != rank:
+        raise ValueError(f"{what}: a tensor map has 1 to 5 dims with one stride and one box "
+                         f"extent each; got shape {list(shape)}, strides {list(strides)}, box "
+                         f"{list(box)}")
+    if rank and int(strides[-1]) != 1 and int(shape[-1]) > 1:
+        raise ValueError(f"{what}: TMA reads the innermost dim contiguously; the array's strides "
+                         f"are {list(strides)} elements (pass a .contiguous() array)")
+    if ptr % 16:
+        raise ValueError(f"{what}: TMA needs a 16-byte aligned address; the array starts at "
+                         f"{ptr:#x} (pass a freshly allocated or .clone()d array)")
+    row_bytes = [int(st) * eb for st in strides[:-1]]
+    if any(b % 16 for b in row_bytes):
+        raise ValueError(f"{what}: TMA needs every stride but the innermost to be a multiple of "
+                         f"16 bytes; the array {list(shape)} x {dtype} has strides "
+                         f"{row_bytes} bytes (pad its rows to a multiple of {16 // eb or 1} "
+                         "elements)")
+    from cuda.bindings import driver as d  # the SDK: only when a map is encoded
+
+    u64, u32 = d.cuuint64_t, d.cuuint32_t
+    err, tmap = d.cuTensorMapEncodeTiled(
+        getattr(d.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{kind}"), rank, ptr,
+        [u64(int(x)) for x in reversed(shape)], [u64(b) for b in reversed(row_bytes)],
+        [u32(int(b)) for b in reversed(box)], [u32(1)] * rank,
+        d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, d.CUtensorMapSwizzle(int(swizzle)),
+        d.CUtensorMapL2promotion(int(l2_promotion)),
+        d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if err != d.CUresult.CUDA_SUCCESS:
+        raise ValueError(f"{what}: cuTensorMapEncodeTiled failed ({err.name}) for an array "
+                         f"{list(shape)} {dtype} with strides {list(strides)}, box {list(box)}, "
+                         f"swizzle {swizzle}")
+    return tmap
+
+
+def array_geometry(a: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
+    """(device address, shape, strides in elements, device id) of a CUDA array: a torch tensor,
+    or anything DLPack / ``__cuda_array_interface__`` describes."""
+    if type(a) in _TORCH_TYPES or (type(a).__module__.split(".")[0] == "torch"
+                                   and hasattr(a, "data_ptr")):
+        return a.data_ptr(), tuple(a.shape), tuple(a.stride()), a.get_device()
+    from cuda.core.utils import StridedMemoryView
+
+    if hasattr(a, "__dlpack__"):
+        view = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
+    else:
+        view = StridedMemoryView.from_cuda_array_interface(a, stream_ptr=-1)
+    shape = tuple(int(x) for x in view.shape)
+    strides = view.strides
+    if strides is None:  # C-contiguous
+        acc, out = 1, []
+        for x in reversed(shape):
+            out.append(acc)
+            acc *= x
+        strides = tuple(reversed(out))
+    return int(view.ptr), shape, tuple(int(x) for x in strides), int(view.device_id)
+
+
+TENSOR_MAP_KIND = "cuda.tensor_map"  # the launch plan's derived-argument kind (copy_async)
+_MAP_CACHE: dict[tuple[Any, ...], _RawParam] = {}
+_MAP_CACHE_SIZE = 512
+
+
+def derived_tensor_map(array: Any, params: Sequence[Any], *, what: str = "the array") -> Any:
+    """The tensor map a launch derives from ``array`` (:data:`TENSOR_MAP_KIND`, params
+    ``[dtype, swizzle, l2 promotion, *box]``) as a by-value kernel argument; encoded once per
+    address, shape, strides and params, and reused while those are unchanged."""
+    ptr, shape, strides, _ = array_geometry(array)
+    key = (ptr, shape, strides, tuple(params))
+    raw = _MAP_CACHE.get(key)
+    if raw is None:
+        dtype, swizzle, l2 = str(params[0]), int(params[1]), int(params[2])
+        tmap = encode_tiled_tensor_map(ptr, shape, strides, dtype, [int(b) for b in params[3:]],
+                                       swizzle, l2, what=what)
+        if len(_MAP_CACHE) >= _MAP_CACHE_SIZE:
+            _MAP_CACHE.pop(next(iter(_MAP_CACHE)))
+        raw = _MAP_CACHE[key] = tensor_map_arg(tmap)
+    return raw
+
+
+def derive(kind: str, array: Any, params: Sequence[Any], *, what: str = "the array") -> Any:
+    """A launch plan's derived argument (``("derived", i, kind, params)``) for ``array``."""
+    if kind == TENSOR_MAP_KIND:
+        return derived_tensor_map(array, params, what=what)
+    raise ValueError(f"{what}: the CUDA runtime derives no {kind!r} (only {TENSOR_MAP_KIND!r}); "
+                     "this executable needs a newer tvm-backend-cuda")
 
 
 def _raw_param_array(values: Sequence[Any]) -> tuple[Any, list[Any]]:
@@ -398,10 +511,28 @@ def core_stream(handle: int) -> Any:
     return s if s is not None else _wrap_stream(handle)
 
 
-def _cupy_stream(dev: int) -> int:
-    import cupy
+_DEFAULT_STREAMS: dict[int, Any] = {}
 
-    return cupy.cuda.get_current_stream(dev).ptr
+
+def launch_stream(device: int, stream: Any = None) -> Any:
+    """The cuda.core Stream of a launch on ``device``, the one rule of every launch of this
+    backend: ``stream`` when given (a cuda.core Stream, a torch or cupy stream, anything with
+    ``__cuda_stream__``, or a handle), else the caller's current torch stream on that device
+    when torch is imported (whatever the arguments are), else cuda.core's default stream of the
+    device. So a launch is ordered with the caller's torch work, is captured by
+    ``torch.cuda.graph`` and is bracketed by CUDA events recorded on torch's stream."""
+    if stream is not None:
+        return _explicit_stream(stream)
+    if "torch" in sys.modules:
+        handle = _TORCH_RAW_STREAM(device)
+        s = _STREAM_BY_HANDLE.get(handle)
+        return s if s is not None else _wrap_stream(handle)
+    s = _DEFAULT_STREAMS.get(device)
+    if s is None:
+        from cuda.core import Device
+
+        s = _DEFAULT_STREAMS[device] = Device(device).default_stream
+    return s
 
 
 def _explicit_stream(stream: Any) -> Any:
@@ -596,8 +727,11 @@ class CudaKernel:
         shmem: int = 0,
         cluster: int | Sequence[int] | None = None,
         stream: Any = None,
+        on_device: int | None = None,
     ) -> None:
-        """Launch asynchronously. ``grid`` counts blocks (also with ``cluster``)."""
+        """Launch asynchronously. ``grid`` counts blocks (also with ``cluster``). The device is
+        the arrays' (else ``on_device``, else the module's); the stream follows
+        :func:`launch_stream`."""
         if self._plan is not None and len(args) == self._nparams:
             try:
                 values, device, kind = self._marshal_fast(args)
@@ -606,7 +740,7 @@ class CudaKernel:
         else:
             values, device, kind = self._marshal(args)
         if device < 0:
-            device = self.module.device_id
+            device = self.module.device_id if on_device is None else on_device
         loaded = self._loaded.get(device)
         if loaded is None:
             loaded = self._load(device)
@@ -621,21 +755,7 @@ class CudaKernel:
             config = self._configs[key] = _make_config(grid, block, shmem, cluster)
         except TypeError:  # lists are not hashable: build, don't cache
             config = _make_config(grid, block, shmem, cluster)
-        if stream is not None:
-            s = _explicit_stream(stream)
-        else:
-            if kind == _TORCH:
-                handle = _TORCH_RAW_STREAM(device)
-            elif kind == _CUPY:
-                handle = _cupy_stream(device)
-            else:
-                handle = None
-            if handle is None:
-                s = self.module.stream(device)
-            else:
-                s = _STREAM_BY_HANDLE.get(handle)
-                if s is None:
-                    s = _wrap_stream(handle)
+        s = launch_stream(device, stream)
         if self._raw_params and any(type(v) is _RawParam for v in values):
             _launch_raw(s, grid, block, shmem, cluster, loaded.kernel, values)
             return
@@ -746,8 +866,8 @@ class CudaModule:
 
         ``grid`` and ``block`` are an int or up to 3 ints; ``grid`` counts blocks, also when
         ``cluster`` gives a cluster shape. The stream is ``stream`` if given, else the current
-        torch (or cupy) stream when the arrays come from torch (or cupy), else this module's own
-        stream on that device (see :meth:`stream`, :meth:`synchronize`).
+        torch stream when torch is imported, else cuda.core's default stream of the device
+        (:func:`launch_stream`; :meth:`synchronize` waits for all of them).
         """
         k = self._kernels.get(kernel) if kernel.__class__ is str else kernel  # type: ignore[call-overload]
         if k is None:
@@ -755,7 +875,8 @@ class CudaModule:
         cast(CudaKernel, k).launch(grid, block, args, shmem=shmem, cluster=cluster, stream=stream)
 
     def stream(self, device: int | None = None) -> Any:
-        """This module's own cuda.core Stream on ``device`` (created on first use)."""
+        """A cuda.core Stream of this module's own on ``device`` (created on first use), for
+        callers that want launches off the caller's stream (``launch(..., stream=mod.stream())``)."""
         dev_id = self.device_id if device is None else device
         s = self._streams.get(dev_id)
         if s is None:
@@ -764,9 +885,10 @@ class CudaModule:
         return s
 
     def synchronize(self) -> None:
-        """Wait for everything launched on this module's own streams."""
-        for s in list(self._streams.values()):
-            s.sync()
+        """Wait for everything launched on the devices this module was loaded on (every stream,
+        the default one and this module's own included)."""
+        for dev in list(self._devices.values()):
+            dev.sync()
 
     # -- loading -------------------------------------------------------------------------------
 

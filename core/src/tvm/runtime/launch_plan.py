@@ -15,21 +15,24 @@ have them evaluated once (:attr:`LaunchStep.static`), which backends use for the
 
 A kernel argument is one of ``("array", i)`` (the i-th argument, an array), ``("param", i,
 dtype)`` (the i-th argument passed on as it is: a scalar parameter, an opaque handle, a tensor
-map; ``dtype`` is the kernel parameter's) or ``("scalar", tree, dtype)`` (a value computed from
-the bound variables).
+map; ``dtype`` is the kernel parameter's), ``("scalar", tree, dtype)`` (a value computed from
+the bound variables) or ``("derived", i, kind, params)`` (a value the backend's runtime
+computes from the i-th argument, an array: ``kind`` ``"cuda.tensor_map"`` is the TMA descriptor
+of that array, :class:`tvm.tirx.op.HostDerived`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..error import TVMError
 from .arguments import ArgumentChecker, Dim, Signature, evaluate_tree
 
-__all__ = ["ARRAY", "PARAM", "SCALAR", "BoundLaunch", "LaunchPlan", "LaunchStep"]
+__all__ = ["ARRAY", "DERIVED", "PARAM", "SCALAR", "BoundLaunch", "LaunchPlan", "LaunchStep"]
 
-ARRAY, PARAM, SCALAR = "array", "param", "scalar"
+ARRAY, PARAM, SCALAR, DERIVED = "array", "param", "scalar", "derived"
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class LaunchStep:
         if len(grid) != 3 or len(block) != 3:
             raise ValueError(f"launch of {d.get('kernel')!r}: grid and block need 3 dimensions")
         for a in d["args"]:
-            if not a or a[0] not in (ARRAY, PARAM, SCALAR):
+            if not a or a[0] not in (ARRAY, PARAM, SCALAR, DERIVED):
                 raise ValueError(f"launch of {d.get('kernel')!r}: bad argument reference {a!r}")
         return LaunchStep(str(d["kernel"]), tuple(tuple(a) for a in d["args"]),
                           (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]),
@@ -94,15 +97,18 @@ class LaunchPlan:
         """The argument checker of this plan (build it once per executable function)."""
         return ArgumentChecker(self.signature)
 
-    def bind(self, args: Sequence[Any], checker: ArgumentChecker | None = None
+    def bind(self, args: Sequence[Any], checker: ArgumentChecker | None = None, *,
+             derive: Callable[[str, Any, Sequence[Any]], Any] | None = None
              ) -> list[BoundLaunch]:
-        """Check ``args`` and evaluate every launch (nothing runs). Raises the checker's
-        ``TypeError``/``ValueError`` naming the parameter, or a ``ValueError`` for an empty
-        grid."""
+        """Check ``args`` and evaluate every launch (nothing runs). ``derive(kind, array,
+        params)`` computes the ``("derived", ...)`` arguments; a plan with one and no ``derive``
+        is a :class:`~tvm.error.TVMError`. Raises the checker's ``TypeError``/``ValueError``
+        naming the parameter, or a ``ValueError`` for an empty grid."""
         values = (checker or self.checker())(args)
-        return [self._bind_step(step, args, values) for step in self.steps]
+        return [self._bind_step(step, args, values, derive) for step in self.steps]
 
-    def _bind_step(self, step: LaunchStep, args: Sequence[Any], values: Mapping[str, Any]
+    def _bind_step(self, step: LaunchStep, args: Sequence[Any], values: Mapping[str, Any],
+                   derive: Callable[[str, Any, Sequence[Any]], Any] | None = None
                    ) -> BoundLaunch:
         grid = _dims(step.grid, values)
         block = _dims(step.block, values)
@@ -110,7 +116,9 @@ class LaunchPlan:
         if any(g <= 0 for g in grid):
             raise ValueError(f"{self.name}: kernel {step.kernel}: the grid {grid} from these "
                              "arguments is empty")
-        picked = [args[ref[1]] if ref[0] in (ARRAY, PARAM) else evaluate_tree(ref[1], values)
+        picked = [args[ref[1]] if ref[0] in (ARRAY, PARAM) else
+                  _derive(derive, ref, args, step) if ref[0] == DERIVED else
+                  evaluate_tree(ref[1], values)
                   for ref in step.args]
         return BoundLaunch(step, grid, block, smem, picked)
 
@@ -121,6 +129,14 @@ class LaunchPlan:
     def from_dict(d: Mapping[str, Any]) -> LaunchPlan:
         return LaunchPlan(Signature.from_dict(d["signature"]),
                           tuple(LaunchStep.from_dict(s) for s in d["steps"]))
+
+
+def _derive(derive: Callable[[str, Any, Sequence[Any]], Any] | None, ref: Sequence[Any],
+            args: Sequence[Any], step: LaunchStep) -> Any:
+    if derive is None:
+        raise TVMError(f"kernel {step.kernel} takes a {ref[2]} derived from argument #{ref[1]}, "
+                       "which this runtime does not compute")
+    return derive(str(ref[2]), args[ref[1]], list(ref[3]))
 
 
 def _dims(dims: Sequence[Dim], values: Mapping[str, Any]) -> tuple[int, int, int]:

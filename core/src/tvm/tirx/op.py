@@ -7,8 +7,8 @@ backend registers its own, in its own script namespace.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from ..ir import expr as E
 from ..ir.dtype import DataType
@@ -20,6 +20,7 @@ __all__ = [
     "continue_loop", "device_entry", "floordiv", "floormod", "fma", "if_then_else", "likely",
     "max", "min", "popcount", "print_buffer", "reinterpret", "ret", "shift_left", "shift_right",
     "thread_return", "truncdiv", "truncmod", "tvm_kernel_replace_point",
+    "HostDerived", "host_derived",
     # markers and annotations
     "assume", "undef", "selector", "isnullptr", "tvm_tuple", "type_annotation", "dp4a",
     # wmma fragments (kept in core, as in the seed)
@@ -67,6 +68,7 @@ def _register_core_ops() -> None:
     Op.register("tirx.ret", effect=CallEffect.OPAQUE)
     Op.register("tirx.device_entry", effect=CallEffect.OPAQUE)
     Op.register("tirx.launch_kernel", effect=CallEffect.OPAQUE)
+    Op.register("tirx.host_derived", effect=pure, dtype="handle")
     Op.register("tirx.tvm_kernel_replace_point", effect=CallEffect.OPAQUE)
     Op.register("tirx.print_buffer", effect=CallEffect.OPAQUE)
     Op.register("tirx.thread_return", effect=CallEffect.OPAQUE)
@@ -278,6 +280,56 @@ def call_intrin(dtype: str | DataType, op_name: str, *args: Any) -> E.Call:
 
 def address_of(load: E.BufferLoad) -> E.Call:
     return _call("address_of", load)
+
+
+class HostDerived(NamedTuple):
+    """A kernel argument the host computes at launch from one of the function's array
+    arguments (op ``tirx.host_derived``): CUDA's TMA tensor map of a global buffer is one.
+
+    In device code the call stands for the value; ``SplitHostDevice`` makes each distinct one a
+    kernel parameter (a handle of ``ptr_scope``), the host's launch passes the call, and the
+    launch plan records it as ``("derived", i, kind, shape, params)`` for the backend's runtime,
+    which computes it from the i-th argument (and may reuse it while that array is unchanged).
+
+    ``kind`` names the computation (``"cuda.tensor_map"``), ``data`` is the array's data
+    variable, ``shape`` the buffer shape the code indexes it with (checked against the
+    parameter's), ``params`` constants the backend reads (ints and strings).
+    """
+
+    kind: str
+    ptr_scope: str
+    data: E.Var
+    shape: tuple[E.PrimExpr, ...]
+    params: tuple[int | str, ...]
+
+    def call(self) -> E.Call:
+        """The ``tirx.host_derived`` call of this value."""
+        consts = [E.StringImm(p) if isinstance(p, str) else E.IntImm("int64", p)
+                  for p in self.params]
+        return _call("host_derived", E.StringImm(self.kind), E.StringImm(self.ptr_scope),
+                     self.data, E.IntImm("int32", len(self.shape)), *self.shape, *consts)
+
+    @staticmethod
+    def of(call: Any) -> HostDerived | None:
+        """The value a ``tirx.host_derived`` call stands for (None for any other node)."""
+        if not (isinstance(call, E.Call) and call.op.name == "tirx.host_derived"):
+            return None
+        kind, scope, data, ndim = call.args[:4]
+        rank = int(ndim.value)
+        params = tuple(a.value for a in call.args[4 + rank:])
+        return HostDerived(str(kind.value), str(scope.value), data,
+                           tuple(call.args[4:4 + rank]), params)
+
+    def key(self) -> tuple[Any, ...]:
+        """Equal for two calls that stand for the same value."""
+        return (self.kind, self.ptr_scope, id(self.data), tuple(map(str, self.shape)),
+                self.params)
+
+
+def host_derived(kind: str, ptr_scope: str, buffer: Any, params: Sequence[int | str]) -> E.Call:
+    """``tirx.host_derived``: the kernel argument of kind ``kind`` that the host computes at
+    launch from the array argument behind ``buffer`` (:class:`HostDerived`)."""
+    return HostDerived(kind, ptr_scope, buffer.data, tuple(buffer.shape), tuple(params)).call()
 
 
 def ret(value: Any) -> E.Call:

@@ -14,10 +14,14 @@ one a region of a shared buffer whose layout is row-major or a TMA swizzle
 extents (innermost first); a swizzled tile wider than one atom row goes as one copy per
 column block of ``atom_cols`` elements. Out-of-bounds rows and columns of a load are filled
 with zeros by the hardware (and clipped on a store), so a region may hang over the edge of the
-buffer and any shape works. The tensor map is a ``T.TensorMap`` parameter given as
-``config={"tensor_map": TM}``, encoded on the host for that buffer with that box and swizzle:
-:func:`~.tma_utils.encode_tensor_map` does it from the array and the shared tile
-(``docs/decisions.md``, issue 12, says why it is not yet derived at launch).
+buffer and any shape works. The tensor map is derived: the global buffer must be a parameter
+of the kernel's function, and the executable encodes the map on the host at launch from the
+array passed for it (its pointer, shape and strides; ``cuTensorMapEncodeTiled``) with the box
+and swizzle of this copy, reuses it while the array is unchanged, and passes it as a
+``__grid_constant__`` kernel parameter (:func:`derived_tensor_map`; copies of one buffer with
+one box share a map). ``config={"tensor_map": TM}`` passes an explicit ``T.TensorMap``
+parameter instead, encoded by the caller (:func:`~.tma_utils.encode_tensor_map`);
+``config={"l2_promotion": n}`` sets a derived map's L2 promotion (default 2, 128 bytes).
 At thread scope the calling thread issues the copies; at warp, warpgroup and CTA scope thread 0
 of the scope does (a store at CTA scope first fences the shared writes of every thread into the
 async proxy and meets at a barrier).
@@ -48,19 +52,31 @@ from tvm.ir import (
     seq,
     structural_equal,
 )
-from tvm.tirx.op import address_of
+from tvm.tirx.op import address_of, host_derived
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
 from tvm.tirx.operator.tile_primitive.common import fold_add
 
 from .. import op as _op
+from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a TMA copy
 from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import dst_src, is_cuda, match_scope, sm_version_ok
 from .copy import _chunk_elems
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
-__all__ = ["register", "tma_boxes"]
+__all__ = ["TENSOR_MAP_KIND", "derived_tensor_map", "register", "tma_boxes"]
 
 GRID_CONSTANT = "grid_constant"
+DEFAULT_L2_PROMOTION = 2  # CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+
+
+def derived_tensor_map(buffer: Buffer, box: list[int], swizzle: SwizzleMode,
+                       l2_promotion: int = DEFAULT_L2_PROMOTION) -> Any:
+    """The tensor map of global ``buffer`` (a parameter of the kernel's function) with box
+    ``box`` (outermost first) and ``swizzle``, encoded on the host at launch from the array
+    passed for it (``tirx.host_derived`` of kind ``cuda.tensor_map``; the runtime reads the
+    params ``[element dtype, swizzle, l2 promotion, *box]``)."""
+    return host_derived(TENSOR_MAP_KIND, GRID_CONSTANT, buffer,
+                        [str(buffer.dtype), int(swizzle), int(l2_promotion), *box])
 
 
 
@@ -90,8 +106,7 @@ def _tma_direction(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
 def _tma_tensor_map(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     tm = _config(call, "tensor_map")
     if tm is None:
-        return False, ("no tensor map: pass config={'tensor_map': TM}, a T.TensorMap parameter "
-                       "encoded for the global buffer (tma_utils.encode_tensor_map)")
+        return True, ""  # derived from the global buffer at launch (derived_tensor_map)
     if not (isinstance(tm, Var) and tm.ptr_scope == GRID_CONSTANT):
         return False, f"config['tensor_map'] must be a T.TensorMap parameter, got {tm!r}"
     return True, ""
@@ -173,6 +188,9 @@ def tma_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     _check_sizes(glob, shared)
     box, blocks = tma_boxes(glob, shared)
     tm = _config(call, "tensor_map")
+    if tm is None:
+        tm = derived_tensor_map(glob.buffer, box, get_swizzle_mode_from_layout(shared.buffer.layout),
+                                _config(call, "l2_promotion", DEFAULT_L2_PROMOTION))
     rank = len(box)
     coords_outer_first = [r.min for r in glob.region]
     cache_hint = _config(call, "cache_hint", "")

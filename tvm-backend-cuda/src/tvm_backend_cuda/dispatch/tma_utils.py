@@ -27,6 +27,8 @@ from typing import Any
 from tvm.ir import ComposeLayout, DataType, IntImm, SwizzleLayout, TileLayout
 from tvm.ir.layout import Iter
 
+from ..runtime import array_geometry, encode_tiled_tensor_map
+
 __all__ = [
     "box_columns",
     "encode_tensor_map",
@@ -188,14 +190,6 @@ def box_columns(layout: Any, dtype: Any, cols: int) -> int:
 
 # -- host side: the tensor map a TMA copy_async expects -----------------------------------------
 
-_TMA_DTYPES = {
-    "uint8": "UINT8", "int8": "UINT8", "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8",
-    "uint16": "UINT16", "int16": "UINT16", "float16": "FLOAT16", "bfloat16": "BFLOAT16",
-    "uint32": "UINT32", "int32": "INT32", "float32": "FLOAT32", "uint64": "UINT64",
-    "int64": "INT64", "float64": "FLOAT64",
-}
-
-
 def tma_box(shape: Sequence[int], dtype: Any, swizzle: SwizzleMode | Any) -> list[int]:
     """The box (outermost first) of the copies between a global buffer and a shared tile of
     ``shape``: the tile's extents, the innermost cut to one atom row when swizzled (the rule
@@ -210,41 +204,17 @@ def tma_box(shape: Sequence[int], dtype: Any, swizzle: SwizzleMode | Any) -> lis
 
 def encode_tensor_map(array: Any, tile: Sequence[int], swizzle: SwizzleMode | Any = "none",
                       *, dtype: Any = None, l2_promotion: int = 2) -> Any:
-    """``cuTensorMapEncodeTiled`` for a contiguous CUDA ``array`` (torch, or anything with
-    ``data_ptr()``/``shape``/``dtype``) and a shared tile of shape ``tile`` (the shared
-    region of the ``Tx.copy_async(..., dispatch="tma")`` calls that use it; its rank is the
-    array's), with swizzle ``swizzle``. Out-of-bounds elements read as zero. Returns a
-    ``cuda.bindings.driver.CUtensorMap`` (pass it as the ``T.TensorMap`` argument)."""
-    from cuda.bindings import driver as d  # the SDK: only when a map is encoded
-
-    shape = [int(s) for s in array.shape]
+    """``cuTensorMapEncodeTiled`` for a CUDA ``array`` (torch, or anything DLPack describes)
+    and a shared tile of shape ``tile`` (the shared region of the
+    ``Tx.copy_async(..., dispatch="tma")`` calls that use it; its rank is the array's), with
+    swizzle ``swizzle``. Out-of-bounds elements read as zero. Returns a
+    ``cuda.bindings.driver.CUtensorMap`` (pass it as the ``T.TensorMap`` argument). A copy
+    without ``config["tensor_map"]`` needs none of this: the executable derives its map."""
+    ptr, shape, strides, _ = array_geometry(array)
     if len(shape) != len(tile):
         raise ValueError(f"encode_tensor_map: the array has {len(shape)} dims, the tile "
                          f"{len(tile)}; give the tile with one extent per array dim")
     dt = DataType(str(dtype if dtype is not None else array.dtype).replace("torch.", ""))
-    kind = _TMA_DTYPES.get(str(dt))
-    if kind is None:
-        raise ValueError(f"encode_tensor_map: no TMA element type for {dt}")
-    eb = dt.bytes
-    box = tma_box(tile, dt, swizzle)
-    strides = []
-    acc = eb
-    for s in reversed(shape[1:]):
-        acc *= s
-        strides.append(acc)
-    if any(st % 16 for st in strides):
-        raise ValueError(f"encode_tensor_map: TMA needs every row stride to be a multiple of 16 "
-                         f"bytes; the array {shape} x {dt} has strides {strides[::-1]} bytes")
-    u64, u32 = d.cuuint64_t, d.cuuint32_t
-    err, tmap = d.cuTensorMapEncodeTiled(
-        getattr(d.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{kind}"), len(shape),
-        array.data_ptr(), [u64(s) for s in reversed(shape)], [u64(s) for s in strides],
-        [u32(b) for b in reversed(box)], [u32(1)] * len(shape),
-        d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        d.CUtensorMapSwizzle(int(SwizzleMode.parse(swizzle))),
-        d.CUtensorMapL2promotion(l2_promotion),
-        d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
-    if err != d.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"cuTensorMapEncodeTiled failed ({err}) for an array {shape} {dt}, "
-                           f"box {box} (innermost last), swizzle {SwizzleMode.parse(swizzle).name}")
-    return tmap
+    mode = SwizzleMode.parse(swizzle)
+    return encode_tiled_tensor_map(ptr, shape, strides, str(dt), tma_box(tile, dt, mode),
+                                   int(mode), l2_promotion, what="encode_tensor_map")

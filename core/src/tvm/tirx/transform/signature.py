@@ -29,7 +29,8 @@ from ...ir.dtype import DataType
 from ...ir.function import IRModule, PrimFunc
 from ...ir.visitor import Visitor
 from ...runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
-from ...runtime.launch_plan import ARRAY, PARAM, SCALAR, LaunchPlan, LaunchStep
+from ...runtime.launch_plan import ARRAY, DERIVED, PARAM, SCALAR, LaunchPlan, LaunchStep
+from ..op import HostDerived
 
 __all__ = ["ParamSpec", "VarNames", "check_arguments", "evaluate", "expr_tree",
            "function_signature", "launch_plan", "launch_plans", "signature_from_func",
@@ -326,7 +327,15 @@ def _launch_step(name: str, call: E.Call, mod: IRModule, specs: Sequence[ParamSp
     for j, arg in enumerate(call.args[1:]):
         dtype = str(kernel.params[j].dtype) if j < len(kernel.params) else str(arg.dtype)
         index = passed.get(id(arg)) if isinstance(arg, E.Var) else None
-        if index is not None and specs[index].kind == "buffer":
+        derived = HostDerived.of(arg)
+        if derived is not None:
+            source = passed.get(id(derived.data))
+            if source is None or specs[source].kind != "buffer":
+                raise TVMError(f"{where}`{name}` derives a {derived.kind} for kernel "
+                               f"`{kernel_name}` from {derived.data.name}, which is not a buffer "
+                               "parameter")
+            args.append((DERIVED, source, derived.kind, list(derived.params)))
+        elif index is not None and specs[index].kind == "buffer":
             args.append((ARRAY, index))
         elif index is not None:
             args.append((PARAM, index, dtype))

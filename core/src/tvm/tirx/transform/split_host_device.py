@@ -20,8 +20,10 @@ from ...ir import stmt as S
 from ...ir.buffer import Buffer
 from ...ir.function import IRModule, LaunchParams, PrimFunc
 from ...ir.op import Op
-from ...ir.visitor import Visitor, post_order_visit, substitute
+from ...ir.structural import structural_equal
+from ...ir.visitor import Mutator, Visitor, post_order_visit, substitute
 from ...transform import ModulePass, PassContext
+from ..op import HostDerived
 from ._util import contains, flatten_seq, is_device_target, target_of
 from .launch_bounds import extract_launch_bounds
 from .lower_kernel_form import CLUSTER_EXTENT
@@ -137,6 +139,7 @@ class _Splitter:
             return substitute(x, lambda v: table.get(id(v))) if table else x
 
         body, bounds = extract_launch_bounds(inline(kernel))
+        body, derived = self._derived_params(body)
         # every buffer the kernel reaches but does not declare itself is declared at its top
         # (parameter buffers and host-level views), so the kernel is self-contained
         decls = [S.DeclBuffer(b) for b in _undeclared_buffers(body)]
@@ -149,10 +152,56 @@ class _Splitter:
                                  "tirx.is_kernel": True, "tirx.launch": launch}
         attrs.update(bounds)
         self.kernels.append(PrimFunc(params, body, attrs=attrs))
-        self.launches.append(S.Evaluate(E.Call("int32", _launch_op(), [E.StringImm(name), *params])))
+        passed = [derived.get(id(p), p) for p in params]
+        self.launches.append(S.Evaluate(E.Call("int32", _launch_op(), [E.StringImm(name), *passed])))
+
+    def _derived_params(self, body: S.Stmt) -> tuple[S.Stmt, dict[int, E.Call]]:
+        """Each distinct ``tirx.host_derived`` value in ``body`` becomes a variable (a kernel
+        parameter); returns the body and, per variable id, the call the host launch passes."""
+        made: dict[tuple[Any, ...], E.Var] = {}
+        passed: dict[int, E.Call] = {}
+        func = self.func
+
+        class _Derive(Mutator):
+            def visit_Call(self, call: E.Call) -> Any:
+                value = HostDerived.of(call)
+                if value is None:
+                    return self.generic_visit(call)
+                var = made.get(value.key())
+                if var is None:
+                    _check_derived_source(func, value)
+                    short = value.kind.rpartition(".")[2]
+                    var = E.Var(f"{value.data.name}_{short}{len(made) or ''}", "handle",
+                                ptr_scope=value.ptr_scope)
+                    made[value.key()] = var
+                    passed[id(var)] = call
+                return var
+
+        return _Derive().visit(body), passed
 
 
 # -- analyses ----------------------------------------------------------------------------------
+def _check_derived_source(func: PrimFunc, value: HostDerived) -> None:
+    """A host-derived value is computed from an array argument the kernel indexes as declared:
+    its buffer must be a parameter of ``func`` with the shape the value was made for."""
+    for param in func.params:
+        buf = func.buffer_map.get(param)
+        if buf is None or buf.data is not value.data:
+            continue
+        if len(buf.shape) == len(value.shape) and all(
+                structural_equal(a, b) for a, b in zip(buf.shape, value.shape)):
+            return
+        raise ValueError(
+            f"function {func.name}: a {value.kind} is derived from a view of parameter "
+            f"{buf.name} with shape {list(value.shape)}, but the argument has shape "
+            f"{list(buf.shape)}; derive it from the parameter buffer itself (or pass the value "
+            f"as a parameter)")
+    raise ValueError(
+        f"function {func.name}: a {value.kind} is derived from {value.data.name}, which is not "
+        f"the data of a buffer parameter; only array arguments can be derived from at launch "
+        f"(pass the value as a parameter instead)")
+
+
 def _undeclared_buffers(s: S.Stmt) -> list[Buffer]:
     """Buffers used in ``s`` but not allocated or declared in it, in order of first use."""
     declared: set[int] = set()
