@@ -227,9 +227,12 @@ def permute_kernel() -> Any:
 
 
 @no_type_check
-def tma_kernel(rows: int = 64, cols: int = 128, swizzle: str = "128B") -> Any:
+def tma_kernel(rows: int = 64, cols: int = 128, swizzle: str = "128B", derived: bool = False
+               ) -> Any:
     """A bf16 tile loaded by TMA into a swizzled shared tile (completing on a TMABar), plus one
-    in shared memory, stored by TMA."""
+    in shared memory, stored by TMA. ``derived``: the tensor maps are derived at launch from A
+    and B (the function takes ``A, B``); else explicit ``T.TensorMap`` parameters ``TA, TB``
+    come first, encoded by the caller."""
     from tvm.script import tirx as T
     from tvm.script.tirx import tile as Tx
     from tvm_backend_cuda.dispatch.tma_utils import tma_shared_layout
@@ -237,6 +240,26 @@ def tma_kernel(rows: int = 64, cols: int = 128, swizzle: str = "128B") -> Any:
 
     nbytes = rows * cols * 2
     layout = tma_shared_layout("bfloat16", swizzle, (rows, cols))
+
+    if derived:
+        @T.prim_func
+        def tma_derived(A: T.Buffer((2 * rows, cols), "bfloat16"),
+                        B: T.Buffer((2 * rows, cols), "bfloat16")):
+            T.device_entry()
+            bx = T.cta_id([2])
+            tx = T.thread_id([128])
+            pool = SMEMPool()
+            S = pool.alloc((rows, cols), "bfloat16", layout=layout, align=1024)
+            bar = TMABar(pool, 1, init_thread=tx == 0)
+            if tx == 0:
+                bar.arrive(0, nbytes)
+            Tx.cta.copy_async(S, A[bx * rows:bx * rows + rows, 0:cols], dispatch="tma",
+                              config={"mbar": bar[0]})
+            bar.wait(0, 0)
+            Tx.cta.add(S, S, T.float32(1))
+            Tx.cta.copy_async(B[bx * rows:bx * rows + rows, 0:cols], S, dispatch="tma")
+
+        return tma_derived
 
     @T.prim_func
     def tma(TA: T.TensorMap, TB: T.TensorMap, A: T.Buffer((2 * rows, cols), "bfloat16"),
@@ -366,6 +389,10 @@ VARIANT_KERNELS: list[VariantKernel] = [
                   lambda rng: [_rand(rng, (128, 128), "bfloat16"), _empty((128, 128), "bfloat16")],
                   lambda a, _b: _f64(a) + 1, archs=("sm_90a", "sm_100a"), emulate=False,
                   tensor_maps=_tma_maps(swizzle="none"), rtol=1e-2),
+    VariantKernel("tma_128B_derived", ("copy_async", "tma"), lambda: tma_kernel(derived=True),
+                  lambda rng: [_rand(rng, (128, 128), "bfloat16"), _empty((128, 128), "bfloat16")],
+                  lambda a, _b: _f64(a) + 1, archs=("sm_90a", "sm_100a"), emulate=False,
+                  rtol=1e-2),
     VariantKernel("dsmem", ("copy_async", "dsmem"), dsmem_kernel,
                   lambda rng: [_rand(rng, (1024,)), _empty((1024,))],
                   _same, archs=("sm_90a", "sm_100a"), emulate=False),

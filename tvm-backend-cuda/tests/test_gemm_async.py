@@ -149,7 +149,8 @@ def test_wgmma_transpose_flags() -> None:
 def test_wgmma_declines_say_why() -> None:
     with pytest.raises(RuntimeError) as err:
         _compile(wgmma_kernel(64, dispatch="wgmma"), arch="sm_100a")
-    assert "wgmma needs sm_90a; target arch is sm_100a" in str(err.value)
+    assert ("wgmma needs sm_90a; the target's arch is sm_100a (compile with target={'kind': "
+            "'cuda', 'arch': 'sm_90a'} or target='nvidia/nvidia-h100')") in str(err.value)
 
 
 @no_type_check

@@ -134,7 +134,9 @@ def test_tma_load_needs_an_mbarrier_and_sm90() -> None:
 
     msg = _dispatch_error(k)
     assert "a TMA load completes on an mbarrier: pass config={'mbar': bar[stage]}" in msg
-    assert "TMA needs sm_90 or newer; the target is sm_80" in _dispatch_error(k, "sm_80")
+    assert ("TMA needs sm_90 or newer; the target's arch is sm_80 (compile with "
+            "target={'kind': 'cuda', 'arch': 'sm_90a'} or target='nvidia/nvidia-h100')"
+            ) in _dispatch_error(k, "sm_80")
 
 
 @no_type_check
@@ -169,7 +171,7 @@ def test_tmem_variants_decline_before_sm100() -> None:
     from lang_kernels import tmem_kernel
 
     msg = _dispatch_error(tmem_kernel(), "sm_90a")
-    assert "tcgen05 needs sm_100 or newer; the target is sm_90" in msg
+    assert "tcgen05 needs sm_100 or newer; the target's arch is sm_90a" in msg
 
 
 @no_type_check

@@ -16,10 +16,11 @@ import sys
 from typing import Any
 
 from . import __version__, backend
-from .backend import ensure_builtin_backends
+from .backend import contract, ensure_builtin_backends
 from .host.compiler import get_toolchain
 from .plugin import get_plugin_manager
 from .runtime import cache
+from .target import Target
 
 __all__ = ["ENV_VARS", "collect", "format_report"]
 
@@ -106,7 +107,27 @@ def _backends() -> list[dict[str, Any]]:
             plugin = getattr(states.get(row["name"]), "plugin", None)
             row["devices"] = _devices(row["name"], runnable.get(row["name"], []))
             row["device probes"] = _probes(plugin)
+            row["targets here"] = _resolved_targets(row["name"])
     return rows
+
+
+def _resolved_targets(name: str) -> dict[str, str]:
+    """``{kind: what a build for target kind resolves to here}`` for the kinds of backend
+    ``name`` whose builder settles attributes on this machine (CUDA: the GPU's arch)."""
+    out = {}
+    for kind in contract.BUILDERS.keys_owned_by(name):
+        try:
+            builder = contract.get_builder(kind)
+            if type(builder).resolve_target is contract.Builder.resolve_target:
+                continue
+            plain = Target(kind)
+            resolved = builder.resolve_target(plain)
+        except Exception as err:  # a broken builder is a finding, not a crash of the report
+            out[kind] = f"cannot be resolved: {type(err).__name__}: {err}"
+            continue
+        changed = {k: v for k, v in resolved.attrs.items() if plain.attrs.get(k) != v}
+        out[kind] = ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "as given"
+    return out
 
 
 def _devices(name: str, demo_rows: list[str]) -> str:
@@ -175,6 +196,8 @@ def format_report(report: dict[str, Any]) -> str:
             lines.append(f"           devices: {b['devices']}")
         for marker, state in (b.get("device probes") or {}).items():
             lines.append(f"           probe {marker}: {state}")
+        for kind, resolved in (b.get("targets here") or {}).items():
+            lines.append(f"           target {kind!r} builds here with: {resolved}")
     return "\n".join(lines)
 
 

@@ -50,6 +50,7 @@ def compile(  # noqa: A001 - the seed's name: tvm.compile
     tgt = resolve_target(target)
     builder = contract.get_builder(tgt.kind.name)
     opts = builder.options_type.parse(tgt, options)  # a bad option fails before lowering
+    tgt = builder.resolve_target(tgt, opts)
     lowered = lower(func_or_mod, tgt, tir_pipeline, pass_config=pass_config)
     with _pass_context(pass_config, tgt), recursion_guard("tvm.compile"):
         return contract.build(lowered, tgt, opts)
@@ -70,11 +71,16 @@ def lower(func_or_mod: PrimFunc | IRModule, target: Any = None, tir_pipeline: An
 
 
 def resolve_target(target: Any) -> Any:
-    """A :class:`~tvm.target.Target` from what ``tvm.compile`` accepts."""
+    """A :class:`~tvm.target.Target` from what ``tvm.compile`` accepts, as its builder
+    resolves it on this machine (:meth:`~tvm.backend.contract.Builder.resolve_target`:
+    ``"cuda"`` gets the arch of the GPU here)."""
     ensure_builtin_backends()
     if target is None:
-        return Target.current() or Target("c")
-    return target if isinstance(target, Target) else Target(target)
+        tgt = Target.current() or Target("c")
+    else:
+        tgt = target if isinstance(target, Target) else Target(target)
+    builder = contract.find_builder(tgt.kind.name)
+    return tgt if builder is None else builder.resolve_target(tgt)
 
 
 # -- helpers ----------------------------------------------------------------------------------

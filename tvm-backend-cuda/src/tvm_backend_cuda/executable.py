@@ -38,6 +38,7 @@ from tvm.ir.function import IRModule
 from tvm.runtime.arguments import ArgumentChecker, evaluate_tree
 from tvm.runtime.executable import Executable
 from tvm.runtime.launch_plan import ARRAY, DERIVED, SCALAR, LaunchPlan, LaunchStep
+from tvm.target import Target
 from tvm.tirx.transform import function_signature, launch_plans
 
 from . import compiler as _compiler
@@ -46,7 +47,8 @@ from . import runtime as rt
 from .codegen import KernelInfo, generate_cuda
 from .tags import validate_arch
 
-__all__ = ["CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions", "default_arch"]
+__all__ = ["DEFAULT_ARCH", "CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions",
+           "default_arch"]
 
 GRID_CONSTANT = "grid_constant"  # ptr_scope of a T.TensorMap parameter (codegen.GRID_CONSTANT)
 TENSOR_MAP = "tensormap"  # its parameter kind (codegen.TENSOR_MAP, runtime.TENSOR_MAP)
@@ -88,6 +90,20 @@ class CudaBuilder(Builder):
             "tensor_maps": _tensor_map_params(mod),
         })
 
+    def resolve_target(self, target: Any, options: CudaOptions | None = None) -> Any:
+        """``target`` with its arch settled before lowering: ``arch=`` if given, else the
+        target's, else the GPU's in this process (``sm_90a`` on compute capability 9.0), else
+        :data:`DEFAULT_ARCH`. Dispatch and codegen then see the same arch."""
+        arch = validate_arch(str((options.arch if options is not None else None)
+                                 or default_arch(target)))
+        if target.attrs.get("arch") == arch:
+            return target
+        config = target.export()
+        if config.get("arch"):  # arch= overrides what the tag says: not that tag any more
+            config.pop("tag", None)
+        config["arch"] = arch
+        return Target(config)
+
     def compile_key(self, artifact: Artifact, options: CudaOptions) -> Any:
         return _nvshmem.toolchain_key(artifact.source)
 
@@ -117,12 +133,16 @@ def _device_arch() -> str | None:
     return f"sm_{num}a" if num >= 90 else f"sm_{num}"
 
 
+DEFAULT_ARCH = "sm_80"  # target "cuda" on a machine without a GPU
+
+
 def default_arch(target: Any) -> str:
-    """The arch a build uses: the target's ``arch``, else device 0's, else ``sm_80``."""
+    """The arch a build for ``target`` uses: the target's ``arch``, else device 0's (with the
+    arch-specific suffix: ``sm_90a``, ``sm_100a``), else :data:`DEFAULT_ARCH`."""
     arch = target.attrs.get("arch")
     if arch:
         return str(arch)
-    return _device_arch() or "sm_80"
+    return _device_arch() or DEFAULT_ARCH
 
 
 def _check_limits(kernels: Sequence[KernelInfo], target: Any) -> None:

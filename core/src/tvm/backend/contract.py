@@ -60,6 +60,7 @@ __all__ = [
     "Builder",
     "Options",
     "build",
+    "find_builder",
     "get_builder",
     "load",
     "register_builder",
@@ -278,6 +279,13 @@ class Builder:
         raise NotImplementedError(f"{type(self).__name__}.load")
 
     # -- optional ----------------------------------------------------------------------------
+    def resolve_target(self, target: Target, options: Any = None) -> Target:
+        """The target a build for ``target`` really is on this machine, with what the machine
+        or the options decide filled in (CUDA: the arch of the GPU here, or ``arch=``), before
+        lowering, so that dispatch and codegen see one target. ``options`` are the parsed
+        :class:`Options` (None when only lowering). Default: ``target`` as it is."""
+        return target
+
     def compile_key(self, artifact: Artifact, options: Any) -> Any:
         """What the binary depends on besides the source, target and options (the compiler's
         version, header versions): JSON-able; part of the cache key."""
@@ -299,6 +307,12 @@ def register_builder(kind: str, builder: Builder | str, *, override: bool = Fals
     else:
         _check_builder(builder, kind)
     return BUILDERS.register(kind, builder, override=override)
+
+
+def find_builder(kind: str) -> Builder | None:
+    """The builder of target kind ``kind`` (imported on first use), or None when no loaded
+    backend builds it."""
+    return get_builder(kind) if BUILDERS.get(kind) is not None else None
 
 
 def get_builder(kind: str) -> Builder:

@@ -22,6 +22,8 @@ from tvm.error import DispatchFail
 from tvm.ir import Call, Evaluate, IntImm, Op, Stmt, StringImm
 from tvm.tirx.operator.tile_primitive import DispatchContext, register_scope_barrier
 
+from .common import needs_arch, sm_version
+
 __all__ = ["register"]
 
 
@@ -63,22 +65,16 @@ def warpgroup_barrier(sctx: DispatchContext, scope: str) -> Stmt:
 
 
 def cluster_barrier(sctx: DispatchContext, scope: str) -> Stmt:
-    arch = _sm_version(sctx.target)
+    arch = sm_version(sctx.target)
     if arch is not None and arch < 90:
-        raise DispatchFail(f"cluster barriers need sm_90 or newer; the target is sm_{arch}")
+        raise DispatchFail("cluster barriers "
+                           + needs_arch("sm_90", sctx.target.attrs.get("arch"), or_newer=True)
+                           .replace("needs", "need", 1))
     call = _intrin("cluster_sync")
     if call is None:
         raise DispatchFail("a cluster barrier needs the T.cuda.cluster_sync intrinsic, which is "
                            "not registered")
     return Evaluate(call)
-
-
-def _sm_version(target: Any) -> int | None:
-    arch = target.attrs.get("arch") if target is not None else None
-    if not arch:
-        return None
-    digits = "".join(ch for ch in arch[3:] if ch.isdigit())
-    return int(digits) if digits else None
 
 
 def register() -> None:

@@ -17,6 +17,7 @@ __all__ = [
     "thread_to_cta_scope",
     "get_st_extent",
     "match_scope",
+    "needs_arch",
     "next_power_of_2",
     "single_thread",
     "sm_version",
@@ -34,16 +35,32 @@ def sm_version(target: Any) -> int | None:
     return int(digits) if digits else None
 
 
+# a tag of each arch, for the hint of needs_arch
+_TAG_OF_ARCH = {"sm_80": "nvidia/nvidia-a100", "sm_90a": "nvidia/nvidia-h100",
+                "sm_100a": "nvidia/nvidia-b200"}
+
+
+def needs_arch(need: str, have: Any, *, or_newer: bool = False) -> str:
+    """Why a variant declines: the arch it needs, the target's, and how to ask for the one it
+    needs (``tvm.compile`` resolves target ``cuda`` to the GPU of the machine, else sm_80)."""
+    ask = need if need in _TAG_OF_ARCH else f"{need}a" if f"{need}a" in _TAG_OF_ARCH else need
+    tag = _TAG_OF_ARCH.get(ask)
+    how = f"target={{'kind': 'cuda', 'arch': '{ask}'}}" + (f" or target='{tag}'" if tag else "")
+    return (f"needs {need}{' or newer' if or_newer else ''}; the target's arch is "
+            f"{have or 'unset'} (compile with {how})")
+
+
 def sm_version_ok(sctx: DispatchContext, minimum: int, *, exact: int | None = None) -> tuple[bool, str]:
     """(True, "") when the target's arch is at least ``minimum`` (or is ``exact``). A target
-    without an arch passes (the GPU decides at build time)."""
+    without an arch passes (``tvm.compile`` always settles one; a bare lowering may not)."""
     v = sm_version(sctx.target)
     if v is None:
         return True, ""
+    have = sctx.target.attrs.get("arch")
     if exact is not None and v != exact:
-        return False, f"needs sm_{exact}a; the target is sm_{v}"
+        return False, needs_arch(f"sm_{exact}a", have)
     if v < minimum:
-        return False, f"needs sm_{minimum} or newer; the target is sm_{v}"
+        return False, needs_arch(f"sm_{minimum}", have, or_newer=True)
     return True, ""
 
 

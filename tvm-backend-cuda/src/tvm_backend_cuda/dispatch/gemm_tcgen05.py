@@ -45,6 +45,7 @@ from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, r
 from tvm.tirx.operator.tile_primitive.common import bound_args, static_bool
 
 from . import mma_desc
+from .common import needs_arch
 
 __all__ = ["PRIORITY", "VARIANT", "gemm_tcgen05", "instr_descriptor", "register"]
 
@@ -78,7 +79,7 @@ def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str
 def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     arch = mma_desc.target_arch(sctx)
     if not arch.startswith("sm_10") or not arch.endswith("a"):
-        return False, f"tcgen05 needs sm_100a (or sm_10Xa); target arch is {arch or 'unset'}"
+        return False, f"tcgen05 {needs_arch('sm_100a', arch)}"
     return True, ""
 
 

@@ -59,6 +59,7 @@ from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, r
 from tvm.tirx.operator.tile_primitive.common import bound_args, static_bool
 
 from . import mma_desc
+from .common import needs_arch
 from .gemm_mma import _layout_key
 
 __all__ = ["PRIORITY", "VARIANT", "gemm_wgmma", "register", "wgmma_accumulator_layout",
@@ -107,7 +108,7 @@ def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str
 def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     arch = mma_desc.target_arch(sctx)
     if arch != "sm_90a":
-        return False, f"wgmma needs sm_90a; target arch is {arch or 'unset'}"
+        return False, f"wgmma {needs_arch('sm_90a', arch)}"
     return True, ""
 
 

@@ -1,0 +1,209 @@
+"""The CUDA call path without a GPU: tensor maps derived at launch, the arch that target
+``cuda`` resolves to, the stream rule, and the checks a derived tensor map makes before the
+driver sees it. (On the GPU: test_gpu_call_path.py.)"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+from typing import Any, no_type_check
+
+import pytest
+
+import tvm
+from tvm.error import TVMError
+from tvm.runtime.launch_plan import DERIVED, LaunchPlan
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+from tvm_backend_cuda import executable as cuda_exe
+from tvm_backend_cuda import runtime as rt
+
+HERE = pathlib.Path(__file__).parent
+BENCH = HERE.parents[1] / "bench"
+sys.path.insert(0, str(HERE))
+from lang_kernels import tma_kernel  # noqa: E402
+
+H100 = {"kind": "cuda", "arch": "sm_90a"}
+
+
+def _gemm_module() -> Any:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    from kernels import gemm
+
+    return gemm
+
+
+# -- tensor maps derived at launch ----------------------------------------------------------------
+
+
+def test_gemm_takes_only_its_arrays() -> None:
+    ex = tvm.compile(_gemm_module().gemm(256, 512, 128), target=H100)
+    func = ex.get_function(ex.entry_name)
+    assert [s.name for s in func.specs] == ["A", "B", "C"]
+    assert ex.meta["tensor_maps"] == {}  # no T.TensorMap parameter for the caller to encode
+    [step] = func.plan.steps
+    # one map per global buffer: A and B in (BM, BK) and (BN, BK) boxes, C in 64-column blocks
+    assert [list(a) for a in step.args] == [
+        [DERIVED, 0, "cuda.tensor_map", ["bfloat16", 3, 2, 128, 64]],
+        [DERIVED, 1, "cuda.tensor_map", ["bfloat16", 3, 2, 256, 64]],
+        [DERIVED, 2, "cuda.tensor_map", ["bfloat16", 3, 2, 64, 64]],
+    ]
+    src = ex.inspect_source()
+    assert ("gemm_sm90_kernel(const __grid_constant__ CUtensorMap A_tensor_map, "
+            "const __grid_constant__ CUtensorMap B_tensor_map1, "
+            "const __grid_constant__ CUtensorMap C_tensor_map2)") in src
+
+
+def test_fp8_gemm_takes_its_scales_between_the_arrays() -> None:
+    ex = tvm.compile(_gemm_module().gemm(256, 256, 256, "float8_e4m3fn"), target=H100)
+    func = ex.get_function(ex.entry_name)
+    assert [s.name for s in func.specs] == ["A", "B", "scale_a", "scale_b", "C"]
+    kinds = [a[0] for a in func.plan.steps[0].args]
+    assert kinds == [DERIVED, DERIVED, DERIVED, "param", "param"]
+
+
+def test_copies_of_one_buffer_with_one_box_share_a_map() -> None:
+    ex = tvm.compile(tma_kernel(derived=True), target=H100)
+    [step] = ex.get_function(ex.entry_name).plan.steps
+    assert [(a[0], a[1]) for a in step.args] == [(DERIVED, 0), (DERIVED, 1)]
+    assert ex.inspect_source().count("const __grid_constant__ CUtensorMap") == 2
+
+
+def test_the_derived_plan_survives_export(tmp_path: pathlib.Path) -> None:
+    ex = tvm.compile(tma_kernel(derived=True), target=H100)
+    path = ex.export_library(tmp_path / "tma.tvmexe")
+    back = tvm.runtime.load_module(path)
+    assert back.get_function(back.entry_name).plan == ex.get_function(ex.entry_name).plan
+
+
+@no_type_check
+def test_a_map_of_a_reshaped_view_is_refused() -> None:
+    @T.prim_func
+    def k(A: T.Buffer((128, 128), "bfloat16"), B: T.Buffer((128, 128), "bfloat16")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        A2 = T.decl_buffer((64, 256), "bfloat16", data=A.data)
+        S = T.alloc_buffer((64, 64), "bfloat16", scope="shared.dyn", align=128)
+        bar = T.alloc_buffer((1,), "uint64", scope="shared.dyn", align=8)
+        Tx.cta.copy_async(S, A2[0:64, 0:64], dispatch="tma", config={"mbar": bar[0]})
+        Tx.cta.copy(B[0:64, 0:64], S)
+
+    with pytest.raises(Exception, match=r"derived from a view of parameter A with shape "
+                                        r"\[64, 256\], but the argument has shape \[128, 128\]"):
+        tvm.compile(k, target=H100)
+
+
+def test_a_plan_with_a_derived_argument_needs_a_runtime_that_derives() -> None:
+    ex = tvm.compile(tma_kernel(derived=True), target=H100)
+    plan: LaunchPlan = ex.get_function(ex.entry_name).plan
+    np = pytest.importorskip("numpy")
+    a = np.zeros((128, 128), dtype=np.uint16)  # the checker takes any array of the right size
+
+    class BF16:  # a host array the argument checker accepts as bfloat16
+        def __init__(self, arr: Any) -> None:
+            self.arr = arr
+            self.shape = arr.shape
+            self.dtype = "bfloat16"
+
+    with pytest.raises(TVMError, match="takes a cuda.tensor_map derived from argument #0"):
+        plan._bind_step(plan.steps[0], [BF16(a), BF16(a)], {})
+    seen = []
+    bound = plan._bind_step(plan.steps[0], [a, a], {},
+                            lambda kind, arr, params: seen.append((kind, params)) or kind)
+    assert bound.args == ["cuda.tensor_map", "cuda.tensor_map"]
+    assert seen[0] == ("cuda.tensor_map", ["bfloat16", 3, 2, 64, 64])
+
+
+@pytest.mark.parametrize("ptr, shape, strides, dtype, match", [
+    (0x1008, (64, 64), (64, 1), "bfloat16", "16-byte aligned address; the array starts at 0x1008"),
+    (0x1000, (64, 4), (4, 1), "bfloat16", r"multiple of 16 bytes; .* strides \[8\] bytes"),
+    (0x1000, (64, 64), (1, 64), "bfloat16", "reads the innermost dim contiguously"),
+    (0x1000, (64, 64), (64, 1), "complex64", "TMA has no element type for complex64"),
+    (0x1000, (1, 1, 1, 1, 1, 2), (2, 2, 2, 2, 2, 1), "float32", "1 to 5 dims"),
+])
+def test_tensor_map_checks_name_the_rule(ptr: int, shape: tuple[int, ...],
+                                         strides: tuple[int, ...], dtype: str, match: str) -> None:
+    box = [1] * (len(shape) - 1) + [min(shape[-1], 64)]
+    with pytest.raises(ValueError, match=f"gemm: argument 'A': .*{match}"):
+        rt.encode_tiled_tensor_map(ptr, shape, strides, dtype, box, 3,
+                                   what="gemm: argument 'A'")
+
+
+def test_an_unknown_derived_kind_says_what_to_do() -> None:
+    with pytest.raises(ValueError, match="derives no 'cuda.im2col'.*newer tvm-backend-cuda"):
+        rt.derive("cuda.im2col", object(), [])
+
+
+# -- the arch of target "cuda" ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def gpu_arch(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Pretend the GPU of this process has ``arch`` (None: no GPU)."""
+
+    def set_arch(arch: str | None) -> None:
+        monkeypatch.setattr(cuda_exe, "_device_arch", lambda: arch)
+
+    return set_arch
+
+
+def test_cuda_without_a_gpu_builds_for_the_documented_default(gpu_arch: Any) -> None:
+    gpu_arch(None)
+    ex = tvm.compile(tma_kernel(derived=True), target={"kind": "cuda", "arch": "sm_90a"})
+    assert ex.arch == "sm_90a"
+    with pytest.raises(Exception) as err:
+        tvm.compile(tma_kernel(derived=True), target="cuda")
+    assert cuda_exe.DEFAULT_ARCH == "sm_80"
+    assert ("TMA needs sm_90 or newer; the target's arch is sm_80 (compile with "
+            "target={'kind': 'cuda', 'arch': 'sm_90a'} or target='nvidia/nvidia-h100')"
+            ) in str(err.value)
+
+
+def test_cuda_means_the_gpu_of_this_process(gpu_arch: Any) -> None:
+    gpu_arch("sm_90a")
+    ex = tvm.compile(_gemm_module().gemm(256, 256, 64), target="cuda")  # wgmma needs sm_90a
+    assert ex.arch == "sm_90a"
+    assert "wgmma.mma_async" in ex.inspect_source()
+    # what lowering sees is what codegen sees
+    lowered = tvm.driver.lower(tma_kernel(derived=True), "cuda")
+    targets = {str(f.attrs["target"].attrs["arch"]) for f in lowered.functions.values()}
+    assert targets == {"sm_90a"}
+
+
+def test_the_arch_option_wins_over_the_gpu_and_the_tag(gpu_arch: Any) -> None:
+    gpu_arch("sm_90a")
+    builder = tvm.backend.contract.get_builder("cuda")
+    opts = builder.options_type.parse(tvm.target.Target("cuda"), {"arch": "sm_100a"})
+    assert builder.resolve_target(tvm.target.Target("cuda"), opts).attrs["arch"] == "sm_100a"
+    tagged = tvm.target.Target("nvidia/nvidia-h100")
+    assert builder.resolve_target(tagged) is tagged  # already settled: unchanged, tag kept
+    moved = builder.resolve_target(tagged, opts)
+    assert moved.attrs["arch"] == "sm_100a" and moved.tag is None
+    ex = tvm.compile(tma_kernel(derived=True), target="cuda", arch="sm_100a")
+    assert ex.arch == "sm_100a"
+
+
+def test_doctor_says_what_cuda_resolves_to(gpu_arch: Any) -> None:
+    from tvm import _doctor
+
+    gpu_arch(None)
+    text = _doctor.format_report(_doctor.collect())
+    assert "target 'cuda' builds here with: arch=sm_80" in text
+
+
+# -- the stream rule --------------------------------------------------------------------------------
+
+
+def test_launch_stream_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrapped: list[int] = []
+    monkeypatch.setattr(rt, "_STREAM_BY_HANDLE", {})
+    monkeypatch.setattr(rt, "_wrap_stream", lambda h: wrapped.append(h) or f"stream {h}")
+    monkeypatch.setattr(rt, "_TORCH_RAW_STREAM", lambda dev: 1000 + dev)
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or object())
+    assert rt.launch_stream(1) == "stream 1001"  # torch imported: its current stream
+    assert rt.launch_stream(0, 77) == "stream 77"  # stream= wins
+    monkeypatch.delitem(sys.modules, "torch")
+    monkeypatch.setattr(rt, "_DEFAULT_STREAMS", {2: "default stream of device 2"})
+    assert rt.launch_stream(2) == "default stream of device 2"  # else cuda.core's default
+    assert wrapped == [1001, 77]
