@@ -207,3 +207,108 @@ def test_launch_stream_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rt, "_DEFAULT_STREAMS", {2: "default stream of device 2"})
     assert rt.launch_stream(2) == "default stream of device 2"  # else cuda.core's default
     assert wrapped == [1001, 77]
+
+
+# -- the fast call, with the driver replaced by recorders --------------------------------------------
+
+
+class _FakeTensor:
+    """What the fast call reads of a CUDA torch tensor (the guard cannot be built for it, so the
+    Python checks run on every call)."""
+
+    def __init__(self, torch: Any, shape: tuple[int, ...], dtype: Any, ptr: int) -> None:
+        self.shape, self.dtype, self._ptr = torch.Size(shape), dtype, ptr
+        self.is_cuda = True
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    def is_contiguous(self) -> bool:
+        return True
+
+    def get_device(self) -> int:
+        return 0
+
+
+class _FakeKernel:
+    handle = 4242
+
+
+def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPatch
+                              ) -> tuple[Any, dict[str, list[Any]]]:
+    from cuda.bindings import driver
+
+    from tvm_backend_cuda import executable as exe_mod
+
+    seen: dict[str, list[Any]] = {"cu": [], "core": [], "maps": []}
+    func = ex.get_function(ex.entry_name)
+    func._launches = func._build_launches()
+    for launch in func._launches:
+        loaded = launch.kernel._loaded[0] = rt._Loaded(_FakeKernel(), None)
+        loaded.smem_limit = 0  # not opted in to its shared memory yet
+    monkeypatch.setattr(rt._TLS, "device", 0, raising=False)
+    monkeypatch.setattr(rt, "_TORCH_RAW_STREAM", lambda dev: 7)
+    monkeypatch.setitem(rt._STREAM_BY_HANDLE, 7, "torch's stream")
+    monkeypatch.setattr(rt, "_explicit_stream", lambda s: type("S", (), {"handle": s})())
+    monkeypatch.setattr(rt, "_LAUNCH", lambda *a: seen["core"].append(a))
+    monkeypatch.setattr(driver, "cuLaunchKernel",
+                        lambda *a: seen["cu"].append(a) or (driver.CUresult.CUDA_SUCCESS,))
+
+    def fake_map(array: Any, params: Any, *, what: str) -> Any:
+        seen["maps"].append((array.data_ptr(), tuple(params), what))
+        return rt._RawParam(bytes(128))
+
+    monkeypatch.setattr(rt, "derived_tensor_map", fake_map)
+    plan = func._prepare_fast()
+    assert plan, "the function should take the fast path"
+    launches = [exe_mod._prepare_launch(x, func.specs) for x in func._launches]
+    fast = exe_mod._make_fast_call(tuple(plan), tuple(func._align), launches, _FakeTensor,
+                                   func.specs, func.name)
+    tensors = [_FakeTensor(torch, shape, dtype, 0x100000 * (i + 1))
+               for i, (_, dtype, shape) in enumerate(plan)]
+    if any(x.smem > 0 for x in func._launches):
+        assert not fast(tuple(tensors), None)  # the full path first opts the kernel in
+    for launch in func._launches:
+        launch.kernel._loaded[0].smem_limit = 1 << 20
+    assert not seen["cu"] and not seen["core"]
+    return fast, seen
+
+
+def test_fast_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    ex = tvm.compile(_gemm_module().gemm(256, 512, 128), target=H100)
+    fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
+    bf16 = torch.bfloat16
+    a, b = _FakeTensor(torch, (256, 128), bf16, 0x10000), _FakeTensor(torch, (512, 128), bf16, 0x20000)
+    c1, c2 = (_FakeTensor(torch, (256, 512), bf16, p) for p in (0x30000, 0x40000))
+    assert fast((a, b, c1), None) and fast((a, b, c1), None) and fast((a, b, c2), None)
+    assert fast((a, b, c1), 99)  # stream=
+    # one parameter block per pointer set: its maps encoded once
+    assert [m[0] for m in seen["maps"]] == [0x10000, 0x20000, 0x30000, 0x10000, 0x20000, 0x40000]
+    assert seen["maps"][2][1] == ("bfloat16", 3, 2, 64, 64)
+    assert "gemm_sm90: argument 'C'" in seen["maps"][2][2]
+    assert len(seen["cu"]) == 4 and not seen["core"]
+    fn, *dims, stream, params, extra = seen["cu"][0]
+    assert int(fn) == 4242 and dims[3:6] == [384, 1, 1] and stream == 7 and extra == 0
+    assert seen["cu"][1][-2] == params != seen["cu"][2][-2]  # the cached block, then a new one
+    assert seen["cu"][3][-3] == 99 and seen["cu"][3][-2] == params
+    # anything else goes to the full path, which raises core's errors
+    assert not fast((a, b), None)
+    assert not fast((a, b, _FakeTensor(torch, (256, 511), bf16, 0x50000)), None)
+    assert not fast((a, b, _FakeTensor(torch, (256, 512), torch.float16, 0x50000)), None)
+
+
+def test_fast_call_of_an_array_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(BENCH))
+    from kernels import add
+
+    ex = tvm.compile(add.add(4096, "float32"), target={"kind": "cuda", "arch": "sm_80"})
+    fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
+    t = [_FakeTensor(torch, (4096,), torch.float32, 0x1000 * (i + 1)) for i in range(3)]
+    assert fast(tuple(t), None) and fast(tuple(t), 5)
+    assert not seen["cu"] and not seen["maps"]
+    (s0, _, k0, *p0), (s1, _, _, *p1) = seen["core"]
+    assert s0 == "torch's stream" and s1.handle == 5 and k0.handle == 4242
+    assert p0 == p1 == [0x1000, 0x2000, 0x3000]
+    assert not fast((t[0], t[1], _FakeTensor(torch, (4096,), torch.float32, 0x3004)), None)

@@ -436,8 +436,6 @@ def _prepare_launch(launch: _Launch, specs: Sequence[Any]) -> _FastLaunch | None
     ptypes = launch.kernel.param_types
     if ptypes is None or len(ptypes) != len(launch.args):
         return None
-    if launch.smem > rt._DEFAULT_SMEM_LIMIT:
-        return None  # the full path opts the kernel in first
     refs: list[tuple[int, int, Any]] = []
     for (how, ref), ptype in zip(launch.args, ptypes):
         if how == "derived":
@@ -604,8 +602,9 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
         ks = kernel_by_dev.get(dev)
         if ks is None:
             entries = [fl.launch.kernel._loaded.get(dev) for fl in launches]
-            if any(e is None for e in entries):
-                return None  # not loaded on this device yet: the full path loads it
+            if any(e is None or e.smem_limit < fl.launch.smem
+                   for e, fl in zip(entries, launches)):
+                return None  # not loaded (or opted in to its shared memory) here: the full path
             ks = kernel_by_dev[dev] = [e.kernel for e in entries]
         return ks
 

@@ -1,0 +1,173 @@
+"""The call path a user takes, on the GPU: ``ex(a, b, c)`` on torch tensors runs on the caller's
+current torch stream (ordered with the caller's work, captured by ``torch.cuda.graph``,
+bracketed by CUDA events), or on ``stream=``; tensor maps are derived from the arrays at
+launch; target ``cuda`` builds for this GPU's arch. Kernels: an elementwise add (array
+arguments), the row softmax and the TMA GEMM of ``bench/kernels`` (tensor maps only)."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+from typing import Any
+
+import pytest
+
+import tvm
+
+pytestmark = pytest.mark.gpu
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+
+@pytest.fixture(scope="module")
+def torch() -> Any:
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def add_ex() -> Any:
+    from kernels import add
+
+    return tvm.compile(add.add(1 << 22, "float32"), target="cuda")
+
+
+@pytest.fixture(scope="module")
+def gemm_ex() -> Any:
+    from kernels import gemm
+
+    return tvm.compile(gemm.gemm(2048, 2048, 2048), target="cuda")
+
+
+@pytest.fixture(scope="module")
+def softmax_ex() -> Any:
+    from kernels import softmax
+
+    return tvm.compile(softmax.softmax(4096, 1024, "float32"), target="cuda")
+
+
+def _gemm_inputs(torch: Any, seed: int = 0) -> tuple[Any, Any, Any]:
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(2048, 2048, device="cuda", generator=g).to(torch.bfloat16)
+    b = torch.randn(2048, 2048, device="cuda", generator=g).to(torch.bfloat16)
+    return a, b, torch.empty(2048, 2048, device="cuda", dtype=torch.bfloat16)
+
+
+def _close(torch: Any, c: Any, a: Any, b: Any) -> None:
+    assert not torch.isnan(c).any(), f"{int(torch.isnan(c).sum())} outputs unwritten (NaN)"
+    ref = a.float() @ b.float().T
+    err = float((c.float() - ref).norm() / ref.norm())
+    assert err < 1e-2, err
+
+
+def test_target_cuda_is_this_gpu(torch: Any, gemm_ex: Any) -> None:
+    major, minor = torch.cuda.get_device_capability()
+    assert gemm_ex.arch == f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+
+
+def test_array_kernel_on_a_side_stream(torch: Any, add_ex: Any) -> None:
+    a, b = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
+    c = torch.empty_like(a)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        c.fill_(float("nan"))
+        add_ex(a, b, c)  # on s: after the fill, before the clone
+        d = c.clone()
+    s.synchronize()
+    assert torch.equal(d, a + b)
+
+
+def test_tensor_map_kernel_on_a_side_stream(torch: Any, gemm_ex: Any) -> None:
+    a, b, c = _gemm_inputs(torch)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):  # the fast path too
+            c.fill_(float("nan"))
+            gemm_ex(a, b, c)
+            d = c.clone()
+    s.synchronize()
+    _close(torch, d, a, b)
+
+
+def test_stream_keyword(torch: Any, add_ex: Any, gemm_ex: Any) -> None:
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    a, b, c = _gemm_inputs(torch, 1)
+    x, y = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
+    z = torch.empty_like(x)
+    for _ in range(2):
+        with torch.cuda.stream(s):
+            c.fill_(float("nan"))
+            z.fill_(float("nan"))
+        gemm_ex(a, b, c, stream=s)  # the current stream is the default one: s is named
+        add_ex(x, y, z, stream=s)
+        with torch.cuda.stream(s):
+            d, w = c.clone(), z.clone()
+    s.synchronize()
+    _close(torch, d, a, b)
+    assert torch.equal(w, x + y)
+
+
+def test_cuda_graph_captures_softmax_and_gemm(torch: Any, softmax_ex: Any, gemm_ex: Any) -> None:
+    x = torch.randn(4096, 1024, device="cuda")
+    y = torch.empty_like(x)
+    a, b, c = _gemm_inputs(torch, 2)
+    s = torch.cuda.Stream()  # warm up on a side stream, as torch.cuda.graph asks
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        softmax_ex(x, y)
+        gemm_ex(a, b, c)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        softmax_ex(x, y)
+        gemm_ex(a, b, c)
+    for seed in (3, 4):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        x.copy_(torch.randn(4096, 1024, device="cuda", generator=g))
+        a.copy_(torch.randn(2048, 2048, device="cuda", generator=g).to(torch.bfloat16))
+        y.fill_(float("nan"))
+        c.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+        _close(torch, c, a, b)
+
+
+def test_cuda_events_bracket_our_kernels(torch: Any, gemm_ex: Any) -> None:
+    a, b, c = _gemm_inputs(torch, 5)
+    gemm_ex(a, b, c)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    c.fill_(float("nan"))
+    start.record()
+    for _ in range(20):
+        gemm_ex(a, b, c)
+    end.record()
+    end.synchronize()  # no device-wide synchronisation: only what torch's stream holds
+    _close(torch, c, a, b)
+    # 20 GEMMs of 2048^3 are 344 GFLOP: well over 0.1 ms at any speed an H200 reaches
+    assert start.elapsed_time(end) > 0.1
+
+
+def test_rotated_inputs_each_get_their_map(torch: Any, gemm_ex: Any) -> None:
+    sets = [_gemm_inputs(torch, 10 + i) for i in range(3)]
+    for _ in range(2):
+        for a, b, c in sets:
+            c.fill_(float("nan"))
+            gemm_ex(a, b, c)
+    torch.cuda.synchronize()
+    for a, b, c in sets:
+        _close(torch, c, a, b)
+
+
+def test_a_misaligned_array_is_refused_by_name(torch: Any, gemm_ex: Any) -> None:
+    a, b, _ = _gemm_inputs(torch, 6)
+    gemm_ex(a, b, torch.empty(2048, 2048, device="cuda", dtype=torch.bfloat16))
+    flat = torch.empty(2048 * 2048 + 1, device="cuda", dtype=torch.bfloat16)
+    c = flat[1:].view(2048, 2048)  # contiguous, but 2 bytes past a 16-byte boundary
+    with pytest.raises(ValueError, match="argument 'C': TMA needs a 16-byte aligned address"):
+        gemm_ex(a, b, c)
