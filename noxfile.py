@@ -41,8 +41,8 @@ def _short(folder: str) -> str:
     return _dist(folder).removeprefix("tvm-backend-")
 
 
-SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery", "docs", "lint",
-            "typecheck"]
+SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery", "docs", "bench",
+            "lint", "typecheck"]
 nox.options.sessions = SESSIONS
 
 
@@ -171,6 +171,17 @@ def docs(session: nox.Session) -> None:
     _install_ours(session, "mkdocs==1.6.1", "./core[test]", *[f"./{b}" for b in BACKENDS])
     session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / ".nox" / "_site"))
     _pytest(session, "docs")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Every benchmark of bench/ in its --smoke mode, started as its docstring says (no GPU:
+    the GPU benchmarks compile every kernel they would time with NVRTC), so none can rot
+    between GPU sessions (bench/test_bench_smoke.py)."""
+    _install_ours(session, "./core[test]", "./tvm-backend-cuda[test]", "./tvm-backend-trn[test]")
+    _check_installed(session, "tvm-core", "tvm-backend-cuda", "tvm-backend-trn")
+    session.env["TVM_BACKENDS_STRICT"] = "1"
+    _pytest(session, "bench/test_bench_smoke.py")
 
 
 @nox.session(python=PYTHON)

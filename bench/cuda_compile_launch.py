@@ -239,7 +239,10 @@ def main() -> int:
     ap.add_argument("--launches", type=int, default=20000, help="launches per timed batch")
     ap.add_argument("--rounds", type=int, default=5, help="timed batches (best is kept)")
     ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument("--smoke", action="store_true", help="1 compile per kernel, no launches")
     opts = ap.parse_args()
+    if opts.smoke:
+        opts.reps = 1
 
     from tvm_backend_cuda.compiler import include_dirs, nvrtc_version
     from tvm_backend_cuda.runtime import has_cuda_device
@@ -258,7 +261,9 @@ def main() -> int:
         "|---|---|---|---|",
     ]
     rows = bench_compile(opts.reps)
-    if has_cuda_device():
+    if opts.smoke:
+        rows.append(("launch overhead", "-", "skipped", "--smoke"))
+    elif has_cuda_device():
         try:
             rows += bench_launch(opts.launches, opts.rounds)
         except ImportError as e:

@@ -2,36 +2,34 @@
 fraction of the device-to-device copy bandwidth measured in the same run.
 
     PYTHONPATH=core/src:tvm-backend-cuda/src python bench/cuda_perf.py [--out docs/perf.md]
+                                                                        [--smoke]
 
-For each kernel, shape and dtype: the result is checked against a float64 torch reference
-(output poisoned with NaN first, fresh random inputs), then ours, torch's op and a Triton
-kernel of the same job (``bench/triton_kernels.py``) are timed with CUDA events: the median of
-``--reps`` runs after two warm-up passes, each run on the next of several input sets whose
-total exceeds 2.5x the L2 (so no run reads its inputs from cache). Before the timed runs the
-GPU is kept busy (``torch.cuda._sleep``) while the CPU queues them all, so the events time the
-kernels, not the launches. The ceiling: a 1 GiB ``copy_`` timed the same way, bytes read plus
-written. ``--out`` replaces the section of that file this script wrote last (or appends one).
+Ours are compiled with ``target="cuda"`` and called as ``ex(*arrays)`` on torch tensors. For
+each kernel, shape and dtype: the result is checked against a float64 torch reference (output
+poisoned with NaN first, fresh random inputs), then ours, torch's op and a Triton kernel of the
+same job (``bench/_triton_kernels.py``) are timed with CUDA events on torch's stream
+(``_gpu.gpu_median_ms``): the median of ``--reps`` runs after two warm-up passes, each run on
+the next of several input sets whose total exceeds 2.5x the L2 (so no run reads its inputs from
+cache). The ceiling: a 1 GiB ``copy_`` timed the same way, bytes read plus written.
+``--out`` replaces the section of that file this script wrote last (or appends one).
 
 ``--only add:268435456:float32`` runs one case with few repetitions (for ``ncu``). Then the
 GEMM rows (``bench/gemm_perf.py``: our tensor-core GEMM against cuBLAS and Triton) unless
-``--no-gemm``.
+``--no-gemm``. ``--smoke`` needs no GPU: it compiles every kernel the run would time (NVRTC,
+sm_90a), the GEMMs included.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import os
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import _gpu
 
 SECTION = "## Memory-bound kernels vs copy bandwidth (bench/cuda_perf.py)"
 ROW_SHAPES = [(4096, 4096), (8192, 8192), (32768, 1024)]
@@ -67,28 +65,8 @@ def all_cases() -> list[Case]:
 
 # -- timing ------------------------------------------------------------------------------------
 
-
-def gpu_median_ms(fn: Callable[[int], Any], nsets: int, reps: int) -> float:
-    """Median CUDA-event time of ``fn(i)`` over ``reps`` runs, rotating ``i`` over ``nsets``."""
-    import torch
-
-    for i in range(2 * nsets):
-        fn(i % nsets)
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    # keep the GPU busy while the CPU queues every run: the events then bracket kernels only
-    torch.cuda._sleep(int(2.0e9 * reps * 80e-6))
-    for r in range(reps):
-        starts[r].record()
-        fn(r % nsets)
-        ends[r].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
-
-
-def n_sets(bytes_per_set: int, l2_bytes: int) -> int:
-    return max(2, -(-int(2.5 * l2_bytes) // bytes_per_set))
+gpu_median_ms = _gpu.gpu_median_ms
+n_sets = _gpu.n_sets
 
 
 def copy_bandwidth(l2: int, reps: int) -> tuple[float, float]:
@@ -111,14 +89,13 @@ def _torch_dtype(dt: str) -> Any:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16}[dt]
 
 
-def build_ours(case: Case) -> Any:
+def build_ours(case: Case, smoke: bool = False) -> Any:
+    tvm = _gpu.load_cuda()
     from kernels import add, layernorm, rmsnorm, softmax
-
-    import tvm
 
     factory = {"add": add.add, "softmax": softmax.softmax, "rmsnorm": rmsnorm.rmsnorm,
                "layernorm": layernorm.layernorm}[case.kernel]
-    return tvm.compile(factory(*case.shape, dtype=case.dtype), target="cuda")
+    return tvm.compile(factory(*case.shape, dtype=case.dtype), target=_gpu.target(smoke))
 
 
 def make_set(case: Case, gen: Any) -> list[Any]:
@@ -171,7 +148,7 @@ def torch_op(case: Case) -> Callable[[list[Any]], Any]:
 
 
 def triton_op(case: Case) -> Callable[[list[Any]], Any]:
-    import triton_kernels as tk
+    import _triton_kernels as tk
 
     if case.kernel == "add":
         return lambda a: tk.add(*a)
@@ -245,20 +222,7 @@ def run_case(case: Case, l2: int, reps: int, gen: Any) -> dict[str, Any]:
             "compile_s": compile_s}
 
 
-def machine() -> dict[str, str]:
-    import torch
-
-    props = torch.cuda.get_device_properties(0)
-    try:
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=20).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        driver = "?"
-    import triton
-
-    return {"gpu": props.name, "sms": str(props.multi_processor_count),
-            "l2": str(getattr(props, "L2_cache_size", 0)), "driver": driver or "?",
-            "torch": torch.__version__, "triton": triton.__version__}
+machine = _gpu.machine
 
 
 def table(results: list[dict[str, Any]], copy_bw: float, copy_ms: float,
@@ -267,7 +231,8 @@ def table(results: list[dict[str, Any]], copy_bw: float, copy_ms: float,
     lines = [
         SECTION, "",
         f"Run {date} on {info['gpu']} ({info['sms']} SMs, L2 {int(info['l2']) >> 20} MiB), "
-        f"driver {info['driver']}, torch {info['torch']}, Triton {info['triton']}. "
+        f"driver {info['driver']}, torch {info['torch']}, Triton {info['triton']}, commit "
+        f"{_gpu.commit()}. "
         f"Command: `python bench/cuda_perf.py --out docs/perf.md`.", "",
         f"Ceiling: device-to-device copy of 1 GiB (`copy_`), read + write: "
         f"**{copy_bw / 1e12:.3f} TB/s** ({copy_ms:.3f} ms). Times: median of {reps} CUDA-event "
@@ -296,19 +261,7 @@ def table(results: list[dict[str, Any]], copy_bw: float, copy_ms: float,
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: str, text: str, section: str = SECTION) -> None:
-    old = "# Performance\n"
-    if os.path.exists(path):
-        with open(path) as f:
-            old = f.read()
-    start = old.find(section)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        nxt = old.find("\n## ", start + len(section))
-        new = old[:start] + text + (old[nxt:] if nxt >= 0 else "")
-    with open(path, "w") as f:
-        f.write(new)
+write_section = _gpu.write_section
 
 
 def main() -> int:
@@ -317,13 +270,14 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", default=None, help="kernel:shape:dtype, e.g. softmax:4096x4096:float32")
     ap.add_argument("--no-gemm", action="store_true", help="skip the GEMM rows (bench/gemm_perf.py)")
+    ap.add_argument("--smoke", action="store_true", help="compile only, no GPU needed")
     ns = ap.parse_args()
+    if ns.smoke:
+        return smoke(ns.no_gemm)
 
     import torch
 
-    from tvm_backend_cuda.plugin import register_backend
-
-    register_backend()
+    _gpu.load_cuda()
     info = machine()
     l2 = int(info["l2"]) or 60 << 20
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -354,12 +308,27 @@ def main() -> int:
         import gemm_perf  # the GEMM rows: ours vs cuBLAS and Triton, checked first
 
         odd = gemm_perf.check_odd()
-        gtext = gemm_perf.section(gemm_perf.rows(), odd, f"{info['gpu']}, driver {info['driver']}, "
-                                  f"torch {info['torch']}, Triton {info['triton']}")
+        gtext = gemm_perf.section(gemm_perf.rows(reps=ns.reps), odd,
+                                  f"{info['gpu']}, driver {info['driver']}, torch "
+                                  f"{info['torch']}, Triton {info['triton']}", ns.reps)
         print(gtext)
         if ns.out:
             write_section(ns.out, gtext, gemm_perf.SECTION)
     return 0 if all(r["ok"] for r in results) else 1
+
+
+def smoke(no_gemm: bool) -> int:
+    """Compile every kernel a run would time, for sm_90a, with NVRTC (no GPU needed)."""
+    for case in all_cases():
+        t = time.perf_counter()
+        ex = build_ours(case, smoke=True)
+        print(f"smoke: {case.label}: compiled for {ex.arch} in {time.perf_counter() - t:.2f} s",
+              flush=True)
+    if not no_gemm:
+        import gemm_perf
+
+        gemm_perf.smoke()
+    return 0
 
 
 if __name__ == "__main__":

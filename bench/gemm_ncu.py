@@ -4,6 +4,7 @@
         python bench/gemm_ncu.py ours 4096 4096 4096
     ncu --clock-control none -k regex:'nvjet|gemm|xmma|cutlass' -s 2 -c 1 ... \\
         python bench/gemm_ncu.py cublas 4096 4096 4096
+    python bench/gemm_ncu.py --smoke     # compile only, no GPU needed
 """
 
 from __future__ import annotations
@@ -15,6 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--smoke"]:  # compile only, no GPU needed
+        from gemm_perf import compile_gemm
+
+        ex, _ = compile_gemm("bfloat16", 4096, 4096, 4096, 132, smoke=True)
+        print(f"smoke: gemm 4096^3 compiled for {ex.arch}")
+        return 0
     import torch
 
     which, m, n, k = sys.argv[1], *(int(x) for x in sys.argv[2:5])
@@ -22,17 +29,12 @@ def main() -> int:
     b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     if which == "ours":
-        from kernels.gemm import gemm, tensor_maps
+        from gemm_perf import compile_gemm
 
-        import tvm
-        from tvm_backend_cuda.plugin import register_backend
-
-        register_backend()
         sms = torch.cuda.get_device_properties(0).multi_processor_count
-        ex = tvm.compile(gemm(m, n, k, num_ctas=sms), target={"kind": "cuda", "arch": "sm_90a"})
-        maps = tensor_maps(a, b, c)
+        ex, _ = compile_gemm("bfloat16", m, n, k, sms)
         for _ in range(4):
-            ex(a, b, c, *maps)
+            ex(a, b, c)
     else:
         for _ in range(4):
             torch.matmul(a, b.T, out=c)

@@ -1,25 +1,28 @@
 """GEMM rows of the CUDA benchmark: our ``bench/kernels/gemm.py`` beside cuBLAS (``torch.matmul``;
 ``torch._scaled_mm`` for float8) and a Triton GEMM of the same job, in one run.
 
-    PYTHONPATH=core/src:tvm-backend-cuda/src:bench python bench/gemm_perf.py [--quick]
+    PYTHONPATH=core/src:tvm-backend-cuda/src python bench/gemm_perf.py [--quick] [--smoke]
 
+Our GEMM is called the way a user calls it: ``ex = tvm.compile(gemm(m, n, k), target="cuda")``
+then ``ex(a, b, c)`` (``ex(a, b, scale_a, scale_b, c)`` for float8) on torch tensors; the
+executable derives the TMA tensor maps from the arrays and launches on torch's current stream.
 For every shape: the result is checked first (fresh random inputs, the output poisoned with NaN
 before the call, relative Frobenius error against a float32 product of the same operands), then
-each implementation is timed with CUDA events: the median of ``reps`` calls after warm-up, the
-calls rotating over three input sets. TFLOP/s = 2 m n k / time. ``bench/cuda_perf.py`` calls
-:func:`rows` for its GEMM table.
+each implementation is timed with CUDA events on torch's stream (``_gpu.gpu_median_ms``): the
+median of ``--reps`` calls, rotating over input sets whose total exceeds 2.5x the L2, in two
+rounds (ours, cuBLAS, Triton, then ours and cuBLAS again). TFLOP/s = 2 m n k / time.
+``bench/cuda_perf.py`` calls :func:`rows` for its GEMM table.
+
+``--smoke`` needs no GPU: it compiles every kernel the run would time with NVRTC (sm_90a).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _gpu
 
 SHAPES = [  # (label, dtype, m, n, k)
     ("bf16 4096^3", "bfloat16", 4096, 4096, 4096),
@@ -30,29 +33,23 @@ SHAPES = [  # (label, dtype, m, n, k)
 ]
 ODD_SHAPES = [("bf16 odd", "bfloat16", 1000, 1000, 512), ("bf16 odd 2", "bfloat16", 300, 264, 48),
               ("fp8 odd", "float8_e4m3fn", 777, 1032, 256)]
+H200_SMS = 132
 
 
-def _time_ms(fn: Any, reps: int, warmup: int, batch: int = 10) -> float:
-    """Median over ``reps`` batches of ``batch`` back-to-back calls, timed on the host around a
-    device-wide synchronisation. (CUDA events on torch's stream would miss our launches: with
-    every buffer reached through a tensor map, no kernel argument is a torch tensor, so the
-    executable launches on its own stream.)"""
-    import torch
+def compile_gemm(dtype: str, m: int, n: int, k: int, num_ctas: int, smoke: bool = False
+                 ) -> tuple[Any, float]:
+    """(our executable, compile seconds), compiled as a user would."""
+    tvm = _gpu.load_cuda()
+    from kernels.gemm import gemm
 
-    for i in range(warmup):
-        fn(i)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        for i in range(batch):
-            fn(i)
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t) * 1e3 / batch)
-    return statistics.median(times)
+    t = time.perf_counter()
+    ex = tvm.compile(gemm(m, n, k, dtype, num_ctas=num_ctas), target=_gpu.target(smoke))
+    return ex, time.perf_counter() - t
 
 
-def _inputs(dtype: str, m: int, n: int, k: int, sets: int = 3) -> list[tuple[Any, ...]]:
+def _inputs(dtype: str, m: int, n: int, k: int, sets: int) -> list[tuple[Any, ...]]:
+    """Input sets ``(a, b, scale_a, scale_b)``, the scales as float32 tensors (for
+    ``torch._scaled_mm``) and as Python floats (for ours), read once here."""
     import torch
 
     out = []
@@ -63,9 +60,11 @@ def _inputs(dtype: str, m: int, n: int, k: int, sets: int = 3) -> list[tuple[Any
             sa, sb = a.abs().max() / 448.0, b.abs().max() / 448.0
             a8 = (a / sa).to(torch.float8_e4m3fn)
             b8 = (b / sb).to(torch.float8_e4m3fn)
-            out.append((a8, b8, sa.float().reshape(1), sb.float().reshape(1)))
+            sa, sb = sa.float().reshape(()), sb.float().reshape(())
+            out.append((a8, b8, sa, sb, float(sa), float(sb)))
         else:
-            out.append((a.to(getattr(torch, dtype)), b.to(getattr(torch, dtype)), None, None))
+            out.append((a.to(getattr(torch, dtype)), b.to(getattr(torch, dtype)), None, None,
+                        None, None))
     return out
 
 
@@ -84,96 +83,80 @@ def rel_err(out: Any, ref: Any) -> float:
     return float((out.float() - ref).norm() / ref.norm())
 
 
-class Ours:
-    """Our kernel for one shape: compiled once, tensor maps encoded once per input set."""
-
-    def __init__(self, dtype: str, m: int, n: int, k: int, num_ctas: int) -> None:
-        from kernels.gemm import gemm
-
-        import tvm
-
-        t = time.perf_counter()
-        self.func = gemm(m, n, k, dtype, num_ctas=num_ctas)
-        self.ex = tvm.compile(self.func, target={"kind": "cuda", "arch": "sm_90a"})
-        self.compile_s = time.perf_counter() - t
-        self.scaled = dtype.startswith("float8")
-        self._maps: dict[tuple[int, int, int], Any] = {}
-
-    def __call__(self, a: Any, b: Any, c: Any, sa: Any = None, sb: Any = None) -> Any:
-        from kernels.gemm import tensor_maps
-
-        key = (a.data_ptr(), b.data_ptr(), c.data_ptr())
-        maps = self._maps.get(key)
-        if maps is None:
-            maps = self._maps[key] = tensor_maps(a, b, c)
-        if self.scaled:
-            self.ex(a, b, float(sa), float(sb), c, *maps)
-        else:
-            self.ex(a, b, c, *maps)
-        return c
+def _call_ours(ex: Any, s: tuple[Any, ...], c: Any) -> None:
+    a, b, _, _, fa, fb = s
+    if fa is None:
+        ex(a, b, c)
+    else:
+        ex(a, b, fa, fb, c)
 
 
-def rows(shapes: list[tuple[str, str, int, int, int]] = SHAPES, reps: int = 7,
-         warmup: int = 10, with_triton: bool = True) -> list[dict[str, Any]]:
+def rows(shapes: list[tuple[str, str, int, int, int]] = SHAPES, reps: int = 30,
+         with_triton: bool = True) -> list[dict[str, Any]]:
     """Check and time every shape; one dict per shape."""
     import torch
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
+    l2 = _gpu.l2_bytes()
     out = []
     for label, dtype, m, n, k in shapes:
-        row = _row(label, dtype, m, n, k, sms, reps, warmup, with_triton)
+        row = _row(label, dtype, m, n, k, sms, l2, reps, with_triton)
         out.append(row)
         print(_line(row), flush=True)
+        torch.cuda.empty_cache()
     return out
 
 
-def _row(label: str, dtype: str, m: int, n: int, k: int, sms: int, reps: int, warmup: int,
+def _row(label: str, dtype: str, m: int, n: int, k: int, sms: int, l2: int, reps: int,
          with_triton: bool) -> dict[str, Any]:
     import torch
-    from triton_gemm import matmul_abt
 
     row: dict[str, Any] = {"label": label, "dtype": dtype, "m": m, "n": n, "k": k}
-    ours = Ours(dtype, m, n, k, sms)
-    row["compile_s"] = ours.compile_s
-    sets = _inputs(dtype, m, n, k)
+    ex, row["compile_s"] = compile_gemm(dtype, m, n, k, sms)
+    esize = 1 if dtype.startswith("float8") else 2
+    nsets = _gpu.n_sets((m * k + n * k) * esize + m * n * 2, l2)
+    sets = _inputs(dtype, m, n, k, nsets)
     cs = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in sets]
     scaled = dtype.startswith("float8")
-    # correctness first: poisoned outputs, fresh inputs
-    errs = {}
-    checked: list[tuple[str, Any]] = [("ours", ours)]
+    checked: list[tuple[str, Any]] = [("ours", lambda s, c: _call_ours(ex, s, c))]
     if with_triton:
-        checked.append(("triton", matmul_abt))
-    for name, fn in checked:
-        a, b, sa, sb = sets[0]
-        cs[0].fill_(float("nan"))
-        fn(a, b, cs[0], sa, sb)
-        torch.cuda.synchronize()
-        errs[name] = rel_err(cs[0], _reference(a, b, sa, sb))
+        from _triton_gemm import matmul_abt
+
+        checked.append(("triton", lambda s, c: matmul_abt(s[0], s[1], c, s[2], s[3])))
+    errs = {}
+    for name, fn in checked:  # correctness first: poisoned outputs, fresh inputs, every set
+        worst = 0.0
+        for s, c in zip(sets, cs):
+            c.fill_(float("nan"))
+            fn(s, c)
+            torch.cuda.synchronize()
+            worst = max(worst, rel_err(c, _reference(s[0], s[1], s[2], s[3])))
+        errs[name] = worst
     row["err"] = errs
+    row["nsets"] = nsets
     flop = 2.0 * m * n * k
 
     def run_ours(i: int) -> None:
-        a, b, sa, sb = sets[i % 3]
-        ours(a, b, cs[i % 3], sa, sb)
+        _call_ours(ex, sets[i], cs[i])
 
     def run_cublas(i: int) -> None:
-        a, b, sa, sb = sets[i % 3]
+        a, b, sa, sb = sets[i][:4]
         if scaled:
             torch._scaled_mm(a, b.T, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
         else:
-            torch.matmul(a, b.T, out=cs[i % 3])
-
-    def run_triton(i: int) -> None:
-        a, b, sa, sb = sets[i % 3]
-        matmul_abt(a, b, cs[i % 3], sa, sb)
+            torch.matmul(a, b.T, out=cs[i])
 
     impls = [("ours", run_ours), ("cublas", run_cublas)]
     if with_triton:
+        def run_triton(i: int) -> None:
+            a, b, sa, sb = sets[i][:4]
+            matmul_abt(a, b, cs[i], sa, sb)
+
         impls.append(("triton", run_triton))
     for name, fn in impls:  # ours, cuBLAS, Triton, then ours and cuBLAS again
-        row[f"{name}_ms"] = _time_ms(fn, reps, warmup)
-    row["ours2_ms"] = _time_ms(run_ours, reps, warmup)
-    row["cublas2_ms"] = _time_ms(run_cublas, reps, warmup)
+        row[f"{name}_ms"] = _gpu.gpu_median_ms(fn, nsets, reps)
+    row["ours2_ms"] = _gpu.gpu_median_ms(run_ours, nsets, reps)
+    row["cublas2_ms"] = _gpu.gpu_median_ms(run_cublas, nsets, reps)
     for name in ("ours", "cublas", "triton"):
         if f"{name}_ms" in row:
             row[f"{name}_tflops"] = flop / row[f"{name}_ms"] / 1e9
@@ -189,27 +172,27 @@ def _line(r: dict[str, Any]) -> str:
     return (f"| {r['label']} | {r['ours_ms']:.3f} / {r['ours2_ms']:.3f} ms, "
             f"{r['ours_tflops']:.0f} TF | {r['cublas_ms']:.3f} / {r['cublas2_ms']:.3f} ms, "
             f"{r['cublas_tflops']:.0f} TF | "
-            f"{tri} | **{r['ratio']:.2f}x** | {errs} | {r['compile_s']:.1f} s |")
+            f"{tri} | **{r['ratio']:.2f}x** | {errs} | {r['nsets']} | {r['compile_s']:.1f} s |")
 
 
-HEADER = ("| GEMM (C = A @ B^T) | ours: time (2 rounds), TFLOP/s | cuBLAS: time (2 rounds), "
-          "TFLOP/s | Triton (ratio to cuBLAS) | ours / cuBLAS | rel. error vs fp32 | our compile |\n"
-          "|---|---|---|---|---|---|---|")
+HEADER = ("| GEMM (C = A @ B^T) | ours `ex(a, b, c)`: time (2 rounds), TFLOP/s | cuBLAS: time "
+          "(2 rounds), TFLOP/s | Triton (ratio to cuBLAS) | ours / cuBLAS | rel. error vs fp32 "
+          "(worst set) | input sets | our compile |\n|---|---|---|---|---|---|---|---|")
 
 
 SECTION = "## Tensor-core GEMM vs cuBLAS (bench/cuda_perf.py)"
 
 
-def section(results: list[dict[str, Any]], odd: list[str], machine: str) -> str:
+def section(results: list[dict[str, Any]], odd: list[str], machine: str, reps: int) -> str:
     """The GEMM section of docs/perf.md that ``bench/cuda_perf.py --out`` writes."""
-    import datetime
-
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [SECTION, "",
-             f"Run {date} on {machine}. `C = A @ B^T`, f32 accumulation, bf16 out; times: median "
-             "of 7 host-timed batches of 10 calls over 3 input sets, two rounds (ours, then "
-             "cuBLAS); ratio = cuBLAS's medians / ours. Shapes off the tile: " + "; ".join(odd)
-             + ".", "", HEADER, *(_line(r) for r in results)]
+             f"Run {_gpu.now()} on {machine}, commit {_gpu.commit()}. `C = A @ B^T`, f32 "
+             "accumulation, bf16 out; ours compiled with `target=\"cuda\"` and called as "
+             "`ex(a, b, c)` (fp8: `ex(a, b, scale_a, scale_b, c)`), tensor maps derived at "
+             f"launch. Times: median of {reps} CUDA-event timed calls on torch's stream, inputs "
+             "rotated over sets > 2.5x L2, two rounds (ours, then cuBLAS); ratio = cuBLAS's "
+             "medians / ours. Shapes off the tile: " + "; ".join(odd) + ".", "", HEADER,
+             *(_line(r) for r in results)]
     return "\n".join(lines) + "\n"
 
 
@@ -220,28 +203,42 @@ def check_odd(shapes: list[tuple[str, str, int, int, int]] = ODD_SHAPES) -> list
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     lines = []
     for label, dtype, m, n, k in shapes:
-        ours = Ours(dtype, m, n, k, sms)
-        a, b, sa, sb = _inputs(dtype, m, n, k, sets=1)[0]
+        ex, _ = compile_gemm(dtype, m, n, k, sms)
+        s = _inputs(dtype, m, n, k, sets=1)[0]
         c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        ours(a, b, c, sa, sb)
+        _call_ours(ex, s, c)
         torch.cuda.synchronize()
-        err = rel_err(c, _reference(a, b, sa, sb))
+        err = rel_err(c, _reference(s[0], s[1], s[2], s[3]))
         lines.append(f"{label} ({m}, {n}, {k}) {dtype}: rel err {err:.2e}")
         print(lines[-1], flush=True)
+        if not err < 1e-2:
+            raise SystemExit(f"gemm_perf: {lines[-1]}: wrong result")
     return lines
 
 
+def smoke(shapes: list[tuple[str, str, int, int, int]] = SHAPES + ODD_SHAPES) -> None:
+    """Compile every kernel a run would time, for sm_90a, with NVRTC (no GPU needed)."""
+    for label, dtype, m, n, k in shapes:
+        ex, secs = compile_gemm(dtype, m, n, k, H200_SMS, smoke=True)
+        src = ex.inspect_source()
+        assert "wgmma.mma_async" in src and "CUtensorMap" in src, label
+        print(f"smoke: {label}: compiled for {ex.arch} in {secs:.2f} s", flush=True)
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4096^3 bf16 only")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--smoke", action="store_true", help="compile only, no GPU needed")
     ns = ap.parse_args()
-    from tvm_backend_cuda.plugin import register_backend
-
-    register_backend()
+    if ns.smoke:
+        smoke(SHAPES[:1] + ODD_SHAPES if ns.quick else SHAPES + ODD_SHAPES)
+        return 0
+    _gpu.load_cuda()
     check_odd()
     print(HEADER)
-    rows(SHAPES[:1] if ns.quick else SHAPES, with_triton=not ns.no_triton)
+    rows(SHAPES[:1] if ns.quick else SHAPES, ns.reps, with_triton=not ns.no_triton)
     return 0
 
 

@@ -121,7 +121,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--batch", type=int, default=20000)
+    parser.add_argument("--smoke", action="store_true", help="2 rounds of 200 calls")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.batch = 2, 200
     rng = np.random.default_rng(0)
     a, b, c = (rng.standard_normal(N).astype("float32") for _ in range(3))
     ex = tvm.compile(_kernel(), target="c")

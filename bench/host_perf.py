@@ -269,7 +269,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="smaller sizes only")
+    parser.add_argument("--smoke", action="store_true", help="--quick with 1 round")
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.quick = 1, True
     lines = header()
     load0 = os.getloadavg()
     for line in lines:

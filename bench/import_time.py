@@ -89,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also show the slowest modules from python -X importtime",
     )
+    parser.add_argument("--smoke", action="store_true", help="2 runs")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs = 2
 
     _json(PROBE)  # warm the file-system caches once
     runs = [_json(PROBE) for _ in range(args.runs)]

@@ -1,5 +1,7 @@
 """2048 x 2048 x 2048 bf16 GEMM through the Trainium simulator, checked against numpy.
 
+    PYTHONPATH=core/src:tvm-backend-trn/src python bench/trn_gemm_sim.py [--size 2048] [--smoke]
+
 C[M, N] = A[M, K] @ B[K, N], with A passed transposed (``AT[K, M]``, the usual NKI ``lhsT``
 operand, because nc_matmul contracts over the partition dim of both inputs). Tiling: 128 on M
 (stationary free size), 128 on K (partitions), 512 on N (moving free size = one 2 KiB PSUM
@@ -10,7 +12,6 @@ bank of fp32). For each M tile one DMA brings the whole K strip of AT into SBUF 
 A second row compiles the same GEMM written with ``Tx.copy``/``Tx.gemm`` through ``tvm.compile``
 for ``aws/trn1/trn1.2xlarge`` and runs the executable (the path users take).
 
-Run: ``PYTHONPATH=core/src:tvm-backend-trn/src python3 bench/trn_gemm_sim.py [--size N]``.
 Prints a table with the date and the machine.
 """
 
@@ -63,7 +64,10 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=2048)
+    ap.add_argument("--smoke", action="store_true", help="--size 512")
     args = ap.parse_args()
+    if args.smoke:
+        args.size = 512
     s = args.size
     rng = np.random.default_rng(0)
     a = rng.standard_normal((s, s), dtype=np.float32).astype(ml_dtypes.bfloat16)

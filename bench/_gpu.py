@@ -1,0 +1,129 @@
+"""What the GPU benchmarks share: loading the CUDA backend the way a user does, timing with CUDA
+events on torch's current stream, input sets rotated past the L2, the machine line, and writing
+a section of ``docs/perf.md``. torch is imported only by the functions that time (``--smoke``
+runs without it)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+#: the arch a ``--smoke`` run compiles for (the H200's), whatever this machine has
+SMOKE_TARGET = {"kind": "cuda", "arch": "sm_90a"}
+
+
+def load_cuda() -> Any:
+    """The seed's contract, as the scripts' docstrings start them: ``register_backend()`` of
+    the CUDA backend (installed, or a source checkout on ``PYTHONPATH``), then ``import tvm``."""
+    from tvm_backend_cuda.plugin import register_backend
+
+    register_backend()
+    import tvm
+
+    return tvm
+
+
+def has_gpu() -> bool:
+    from tvm_backend_cuda.runtime import has_cuda_device
+
+    return has_cuda_device()
+
+
+def target(smoke: bool) -> Any:
+    """What the benchmark compiles for: this GPU (``"cuda"``), or sm_90a in a smoke run."""
+    return SMOKE_TARGET if smoke else "cuda"
+
+
+def gpu_median_ms(fn: Callable[[int], Any], nsets: int, reps: int, warmup_passes: int = 2
+                  ) -> float:
+    """Median CUDA-event time (ms) of ``fn(i)`` over ``reps`` runs, ``i`` rotating over
+    ``nsets`` input sets. The events are recorded on torch's current stream, where our
+    executables launch; the GPU is kept busy (``torch.cuda._sleep``) while the CPU queues every
+    run, so that the events bracket the kernels and not the launches."""
+    import torch
+
+    for i in range(warmup_passes * nsets):
+        fn(i % nsets)
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    torch.cuda._sleep(int(2.0e9 * reps * 80e-6))
+    for r in range(reps):
+        starts[r].record()
+        fn(r % nsets)
+        ends[r].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def n_sets(bytes_per_set: int, l2_bytes: int) -> int:
+    """Input sets whose total exceeds 2.5x the L2, so that no run reads its inputs from cache."""
+    return max(2, -(-int(2.5 * l2_bytes) // bytes_per_set))
+
+
+def l2_bytes() -> int:
+    import torch
+
+    return int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)) or 60 << 20
+
+
+def machine() -> dict[str, str]:
+    """The GPU, its driver and the library versions, for the tables."""
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version",
+                                 "--format=csv,noheader"], capture_output=True, text=True,
+                                timeout=20).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        driver = "?"
+    try:
+        import triton
+
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = "-"
+    return {"gpu": props.name, "sms": str(props.multi_processor_count),
+            "l2": str(getattr(props, "L2_cache_size", 0)), "driver": driver or "?",
+            "torch": torch.__version__, "triton": triton_version}
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def commit() -> str:
+    """The checkout's commit (or '?'), for the tables: a figure counts from main's commit."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10, cwd=HERE)
+        return out.stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def write_section(path: str, text: str, section: str) -> None:
+    """Replace the section headed ``section`` in ``path`` with ``text`` (or append it)."""
+    old = "# Performance\n"
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+    start = old.find(section)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        nxt = old.find("\n## ", start + len(section))
+        new = old[:start] + text + (old[nxt:] if nxt >= 0 else "")
+    with open(path, "w") as f:
+        f.write(new)
