@@ -104,7 +104,10 @@ def now() -> str:
 
 
 def commit() -> str:
-    """The checkout's commit (or '?'), for the tables: a figure counts from main's commit."""
+    """The commit measured, for the tables (a figure counts from main's commit): ``TVM_COMMIT``
+    when set (a copy of the tree without its git history), else the checkout's, else '?'."""
+    if os.environ.get("TVM_COMMIT"):
+        return os.environ["TVM_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, timeout=10, cwd=HERE)

@@ -17,6 +17,9 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm_backend_cuda import executable as cuda_exe
 from tvm_backend_cuda import runtime as rt
+from tvm_backend_cuda.plugin import register_backend
+
+register_backend()  # a source checkout on PYTHONPATH has no entry point
 
 HERE = pathlib.Path(__file__).parent
 BENCH = HERE.parents[1] / "bench"

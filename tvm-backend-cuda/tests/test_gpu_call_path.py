@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 import tvm
+from tvm_backend_cuda.plugin import register_backend
+
+register_backend()  # a source checkout on PYTHONPATH has no entry point
 
 pytestmark = pytest.mark.gpu
 

@@ -135,7 +135,7 @@ def test_repeated_calls_take_the_fast_path_and_still_check() -> None:
         torch.cuda.synchronize()
         torch.testing.assert_close(c, a + b)
     assert f._fast_plan_torch  # prepared after the first call
-    assert f._fast_launch((a, b, c)) is True
+    assert f._fast_call((a, b, c), None) is True
     with pytest.raises(ValueError, match="dtype"):
         ex(a, b, c.double())
     with pytest.raises(ValueError, match="contiguous"):

@@ -744,7 +744,7 @@ class CudaKernel:
         loaded = self._loaded.get(device)
         if loaded is None:
             loaded = self._load(device)
-        if getattr(_TLS, "device", None) != device:
+        if _TLS.device != device:
             _make_current(device, loaded.device)
         if shmem > loaded.smem_limit:
             self._raise_smem_limit(loaded, shmem)
@@ -792,7 +792,13 @@ class CudaKernel:
         loaded.smem_limit = shmem
 
 
-_TLS = threading.local()
+class _ThreadState(threading.local):
+    """Per thread: the device whose context was made current here (None: none yet)."""
+
+    device: int | None = None
+
+
+_TLS = _ThreadState()
 
 
 def _make_current(device_id: int, device: Any) -> None:
