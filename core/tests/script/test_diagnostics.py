@@ -34,7 +34,9 @@ CASES = [
     ("float_typed_loop_extent", "    for i in T.serial(T.float32(4)):\n        pass\n", 3, 13,
      "loop extent must be an integer, got a float32 value"),
     ("store_index_count", "    A[0] = T.float32(1)\n", 3, 4,
-     "buffer A has 2 dimension(s) but 1 index(es) were given"),
+     "buffer A has 2 dimension(s) but 1 index(es) were given: fewer indices name a region, "
+     "which cannot be assigned; give one index per dimension, or use Tx.copy / Tx.fill for a "
+     "region"),
     ("load_index_count", "    A[0, 0] = A[1, 2, 3]\n", 3, 14,
      "buffer A has 2 dimension(s) but 3 index(es) were given"),
     ("try", "    try:\n        pass\n    except Exception:\n        pass\n", 3, 4,

@@ -1,0 +1,187 @@
+"""TVMScript forms the seed's tests write (issue 28): short index lists and tuple indices, bare
+and repeated kernel ids. Programs of our own, run on the host backend."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.error import DiagnosticError, KernelFormError
+from tvm.ir import BufferLoad, BufferRegion
+from tvm.script import from_source
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
+
+def _regions(func: tvm.tirx.PrimFunc) -> list[list[tuple[object, object]]]:
+    """The (min, extent) of every region argument of the tile calls in ``func``."""
+    out: list[list[tuple[object, object]]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, tvm.tirx.TilePrimitiveCall):
+            for a in node.args:
+                if isinstance(a, BufferRegion):
+                    out.append([(str(r.min), str(r.extent)) for r in a.region])
+
+    tvm.ir.visitor.post_order_visit(func.body, visit)
+    return out
+
+
+# -- item 1: short index lists and tuple indices ---------------------------------------------
+
+
+def test_an_index_list_shorter_than_the_rank_is_a_region() -> None:
+    @T.prim_func
+    def rows(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        for i in range(4):
+            Tx.copy(B[i], A[i])
+
+    assert _regions(rows) == [[("i", "1"), ("0", "8")]] * 2
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    b = np.zeros_like(a)
+    tvm.compile(rows, target="c")(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_a_short_index_of_a_rank_3_buffer_covers_the_trailing_dimensions() -> None:
+    @T.prim_func
+    def plane(A: T.Buffer((2, 3, 5), "float32"), B: T.Buffer((3, 5), "float32")):
+        Tx.copy(B[0:3, 0:5], A[1])
+
+    assert _regions(plane)[1] == [("1", "1"), ("0", "3"), ("0", "5")]
+    a = np.random.default_rng(0).random((2, 3, 5), dtype="float32")
+    b = np.zeros((3, 5), "float32")
+    tvm.compile(plane, target="c")(a, b)
+    np.testing.assert_array_equal(b, a[1])
+
+
+def test_python_tuples_and_starred_tuples_are_index_lists() -> None:
+    idx = (1, 2)
+    whole = tuple(slice(None) for _ in range(2))
+    part = (slice(1, 3), slice(0, 4))
+
+    @T.prim_func
+    def spread(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        A[idx] = T.float32(1)
+        A[(*idx,)] = A[idx] + T.float32(2)
+        A[(0, *idx[1:])] = T.float32(4)
+        Tx.copy(B[whole], A[whole])
+        Tx.copy(B[part], A[part])
+
+    @T.prim_func
+    def written_out(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        A[1, 2] = T.float32(1)
+        A[1, 2] = A[1, 2] + T.float32(2)
+        A[0, 2] = T.float32(4)
+        Tx.copy(B[0:4, 0:8], A[0:4, 0:8])
+        Tx.copy(B[1:3, 0:4], A[1:3, 0:4])
+
+    assert spread.script().replace("def spread", "def written_out") == written_out.script()
+    assert from_source(spread.script()).script() == spread.script()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="A[*idx] is Python 3.11 syntax")
+def test_a_starred_index_list_spreads_a_tuple() -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n'
+            "    A[*idx] = T.float32(1)\n    A[0, *idx[1:]] = T.float32(2)\n")
+    func = from_source(text, extra_vars={"idx": (3, 5)})
+    assert "A[3, 5] = T.float32(1.0)\n    A[0, 5] = T.float32(2.0)" in func.script()
+
+
+def test_too_many_indices_and_a_short_store_are_errors() -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n'
+            "    A[0, 1] = A[0, 1, 2]\n")
+    with pytest.raises(DiagnosticError, match=r"buffer A has 2 dimension\(s\) but 3 index"):
+        from_source(text)
+    text = '@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n    A[0] = T.float32(1)\n'
+    with pytest.raises(DiagnosticError, match="fewer indices name a region, which cannot be "
+                                              "assigned") as info:
+        from_source(text)
+    assert info.value.lineno == 3
+
+
+def test_a_starred_non_tuple_index_is_a_diagnostic() -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n'
+            "    A[*3] = T.float32(1)\n")
+    with pytest.raises(DiagnosticError, match="spreads a tuple or list of indices, not a int"):
+        from_source(text)
+
+
+def test_buffer_getitem_pads_short_index_lists() -> None:
+    A = tvm.tirx.decl_buffer((4, 8), "float16", name="A")
+    assert isinstance(A[1, 2], BufferLoad)
+    row = A[2]
+    assert isinstance(row, BufferRegion)
+    assert [(r.min.value, r.extent.value) for r in row.region] == [(2, 1), (0, 8)]
+
+
+# -- item 2: bare kernel ids, ids defined again ----------------------------------------------
+
+
+def test_a_bare_kernel_id_statement_shapes_the_launch() -> None:
+    @T.prim_func
+    def fill(A: T.Buffer((3, 8), "float32")):
+        T.device_entry()
+        T.cta_id([3])
+        tx = T.thread_id([8])
+        for r in range(3):
+            A[r, tx] = T.float32(r * 10) + T.float32(tx)
+
+    text = fill.script()
+    assert "cta_id = T.cta_id([3])" in text
+    assert from_source(text).script() == text
+    a = np.zeros((3, 8), "float32")
+    tvm.compile(fill, target="c")(a)
+    np.testing.assert_array_equal(a, np.arange(8) + 10 * np.arange(3)[:, None])
+
+
+def test_a_kernel_id_defined_again_with_the_same_extent_names_the_same_index() -> None:
+    @T.prim_func
+    def twice(A: T.Buffer((2, 64), "int32")):
+        T.device_entry()
+        bx = T.cta_id([2])
+        tid = T.thread_id([64])
+        tid_again = T.thread_id([64])
+        if bx == 0:
+            A[bx, tid_again] = tid
+        else:
+            lane = T.lane_id([32])  # first defined in a branch: for the whole kernel
+            inner = T.thread_id([64])
+            A[bx, inner] = lane
+
+    a = np.full((2, 64), -1, "int32")
+    tvm.compile(twice, target="c")(a)
+    np.testing.assert_array_equal(a[0], np.arange(64))
+    np.testing.assert_array_equal(a[1], np.arange(64) % 32)
+
+
+def test_a_kernel_id_defined_again_with_another_extent_is_an_error() -> None:
+    @T.prim_func
+    def clash(A: T.Buffer((256,), "int32")):
+        T.device_entry()
+        tid = T.thread_id([256])
+        if tid < 128:
+            t2 = T.thread_id([128])
+            A[t2] = 1
+
+    with pytest.raises(KernelFormError, match=r"T.thread_id is defined twice with different "
+                                              r"extents \(\[256\] and \[128\]\).*"
+                                              r"T.thread_id_in_wg\(\[128\]\)"):
+        tvm.compile(clash, target="c")
+
+
+def test_an_id_in_a_loop_may_not_use_the_loop_variable() -> None:
+    @T.prim_func
+    def bad(A: T.Buffer((8,), "int32")):
+        T.device_entry()
+        T.cta_id([1])
+        for i in range(1, 3):
+            t = T.thread_id([i * 4])
+            A[t] = 1
+
+    with pytest.raises(KernelFormError, match="the extent of T.thread_id uses 'i', which the "
+                                              "kernel binds"):
+        tvm.compile(bad, target="c")
