@@ -185,3 +185,73 @@ def test_an_id_in_a_loop_may_not_use_the_loop_variable() -> None:
     with pytest.raises(KernelFormError, match="the extent of T.thread_id uses 'i', which the "
                                               "kernel binds"):
         tvm.compile(bad, target="c")
+
+
+# -- item 4: top-level names -----------------------------------------------------------------
+
+
+def test_seed_top_level_names() -> None:
+    assert tvm.DataType is tvm.runtime.DataType is tvm.ir.DataType
+    assert tvm.DataType("float16").bits == 16
+    assert issubclass(tvm.error.DiagnosticError, tvm.error.InternalError)
+    assert issubclass(tvm.error.IRVerifyError, tvm.error.InternalError)
+    assert tvm.ir.PrimType("float32") == tvm.ir.PrimType("float32")
+    assert tvm.DataType("float32") == tvm.ir.PrimType("float32") != tvm.ir.PrimType("int32")
+    assert tvm.ir.PointerType("float16", "shared") == \
+        tvm.ir.PointerType(tvm.ir.PrimType("float16"), "shared")
+    assert isinstance(tvm.ir.TensorMapType(), tvm.ir.Type)
+
+
+def test_script_parse_errors_are_internal_errors_as_the_seed_catches_them() -> None:
+    with pytest.raises(tvm.error.InternalError, match="annotate a script variable"):
+        from_source('@T.prim_func\ndef f():\n    x: "nope" = 1\n')
+
+
+@pytest.mark.parametrize(("alias", "dtype"), [
+    ("f16", "float16"), ("bf16", "bfloat16"), ("f32", "float32"), ("f64", "float64"),
+    ("i8", "int8"), ("i16", "int16"), ("i32", "int32"), ("i64", "int64"), ("u8", "uint8"),
+    ("u16", "uint16"), ("u32", "uint32"), ("u64", "uint64"), ("f8e4m3", "float8_e4m3fn"),
+    ("f8e5m2", "float8_e5m2"),
+])
+def test_short_dtype_aliases(alias: str, dtype: str) -> None:
+    t = getattr(T, alias)
+    assert t == dtype and t is not getattr(T, dtype)
+    lit = t(1)
+    assert str(lit.dtype) == dtype
+
+
+def test_handle_variables_carry_pointer_types() -> None:
+    p = T.handle("int32", "global")
+    assert isinstance(p, tvm.ir.Var)
+    assert p.ty == tvm.ir.PointerType(tvm.ir.PrimType("int32"))
+    s = T.handle("float32", "shared")
+    assert s.ty.element_type == tvm.ir.PrimType("float32") and s.ty.storage_scope == "shared"
+    assert T.handle("tensormap").ty == tvm.ir.TensorMapType()
+    assert tvm.ir.Var("n", "int64").ty == tvm.ir.PrimType("int64")
+
+
+def test_vector_and_let_annotations() -> None:
+    @T.prim_func
+    def annotated(A: T.Buffer((8,), "float32")):
+        v: T.f32[8]
+        x: T.let = A[0] + T.float32(1)
+        n: T.let[T.int64] = 3
+        for i in range(8):
+            v[i] = x * T.f32(i)  # noqa: F821 - v is declared by the annotation above
+        for i in range(8):
+            A[i] = v[i] + T.f32(n)  # noqa: F821 - likewise
+
+    @T.prim_func
+    def written_out(A: T.Buffer((8,), "float32")):
+        v = T.alloc_local((8,), "float32")
+        x: T.float32 = A[0] + T.float32(1)
+        n: T.int64 = T.int64(3)
+        for i in range(8):
+            v[i] = x * T.float32(i)
+        for i in range(8):
+            A[i] = v[i] + T.float32(n)
+
+    assert annotated.script().replace("annotated", "written_out") == written_out.script()
+    a = np.arange(8, dtype="float32")
+    tvm.compile(annotated, target="c")(a)
+    np.testing.assert_allclose(a, np.arange(8) * 1.0 + 3.0)

@@ -11,7 +11,7 @@ from .dtype import DataType, dtype_of
 from .node import Node
 from .op import Op
 from .span import Span
-from .type import Type, var_fields
+from .type import Type, type_of_var, var_fields
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -174,6 +174,13 @@ class Var(PrimExpr):
         self.dtype = DataType(dtype)
         self.ptr_dtype = DataType(ptr_dtype) if ptr_dtype is not None else None
         self.ptr_scope = ptr_scope
+
+    @property
+    def ty(self) -> Type:
+        """The variable's type as the seed spells it: a :class:`~tvm.ir.PrimType`, a
+        :class:`~tvm.ir.PointerType` (a handle to ``ptr_dtype`` memory) or a
+        :class:`~tvm.ir.TensorMapType` (a grid-constant TMA descriptor)."""
+        return type_of_var(self.dtype, self.ptr_dtype, self.ptr_scope)
 
     def __repr__(self) -> str:
         return self.name

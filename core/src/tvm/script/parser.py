@@ -676,6 +676,18 @@ class Parser:
         if not isinstance(node.target, ast.Name):
             raise self.err(node.target, "an annotated assignment defines one name")
         ann = self.eval(node.annotation)
+        if isinstance(ann, _T.BufferSpec) and ann.kind == "alloc":  # v: T.float32[8]
+            if node.value is not None:
+                raise self.err(node.value, "`v: T.float32[n]` allocates a local buffer and "
+                                           "takes no value; fill it with statements")
+            buf = ann.make(node.target.id)
+            self.bind(node.target.id, buf)
+            return S.AllocBuffer(buf, ann.annotations)
+        if ann is _T.let or isinstance(ann, _T.LetType):  # x: T.let = v, x: T.let[T.int32] = v
+            if node.value is None:
+                raise self.err(node, "`x: T.let = value` needs a value")
+            dt = None if ann is _T.let else DataType(ann.dtype)
+            return self._let(node.target.id, self.eval(node.value), dt, stmts, i)
         if not isinstance(ann, _T.ScalarType):
             raise self.err(node.annotation, "annotate a script variable with a scalar type, "
                                             "e.g. `x: T.int32 = ...`")
@@ -721,6 +733,10 @@ class Parser:
             return None
         if isinstance(value, _T.MetaVar):
             self.bind(name, value.value)
+            return None
+        if isinstance(value, _T.HandleVar):  # p = T.handle("float16", "shared")
+            self.bind(name, E.Var(name, value.dtype, ptr_dtype=value.ptr_dtype,
+                                  ptr_scope=value.ptr_scope))
             return None
         if isinstance(value, (E.PrimExpr, bool, int, float)):
             return self._let(name, value, None, stmts, i)
