@@ -255,3 +255,57 @@ def test_vector_and_let_annotations() -> None:
     a = np.arange(8, dtype="float32")
     tvm.compile(annotated, target="c")(a)
     np.testing.assert_allclose(a, np.arange(8) * 1.0 + 3.0)
+
+
+# -- item 7: folding as the seed builds expressions ------------------------------------------
+
+
+def test_operators_fold_bitwise_ops_of_immediates() -> None:
+    six, three = T.int32(6), T.int32(3)
+    assert (six & three).value == 2 and (six | three).value == 7 and (six ^ three).value == 5
+    assert (three << 4).value == 48 and (T.int32(-16) >> 2).value == -4
+    assert (~three).value == -4 and (~T.uint8(3)).value == 252
+    assert str(T.int8(64) << 1) == "T.shift_left(T.int8(64), T.int8(1))"  # 128: out of range
+    assert "shift_left" in str(three << 40)  # past the width: not folded
+    assert str(T.bitwise_and(6, 3)) == "T.bitwise_and(6, 3)"  # the named builder builds the call
+
+
+def test_operators_fold_integer_identities() -> None:
+    x = tvm.ir.Var("x", "int32")
+    assert (x + 0) is x and (0 + x) is x and (x - 0) is x and (x * 1) is x and (1 * x) is x
+    f = tvm.ir.Var("f", "float32")
+    assert isinstance(f + 0.0, tvm.ir.Add)  # -0.0 + 0.0 is not -0.0: floats are not folded
+
+
+def test_an_identity_node_prints_so_it_reads_back() -> None:
+    A = tvm.tirx.decl_buffer((4,), "int32", name="A")
+    i = tvm.ir.Var("i", "int32")
+    body = tvm.ir.BufferStore(A, tvm.ir.Add(i, tvm.ir.IntImm("int32", 0)), [i])
+    handle = tvm.ir.Var("A", "handle")
+    func = tvm.tirx.PrimFunc([handle], tvm.ir.For(i, 0, 4, tvm.ir.ForKind.SERIAL, body),
+                             {handle: A}, name="f")
+    text = func.script()
+    assert "A[i] = T.Add(i, 0)" in text
+    assert from_source(text).script() == text
+
+
+def test_nary_max_and_min_nest_from_the_left() -> None:
+    x = tvm.ir.Var("x", "int32")
+    assert str(T.max(x, 1, 2)) == "T.max(T.max(x, 1), 2)"
+    assert str(T.min(x, 1, 2, 3)) == "T.min(T.min(T.min(x, 1), 2), 3)"
+
+    @T.prim_func
+    def clamp(A: T.Buffer((6,), "int32")):
+        for i in range(6):
+            A[i] = T.min(T.max(A[i], 0, 1), 4, 9)
+
+    a = np.array([-3, 0, 1, 2, 5, 9], "int32")
+    tvm.compile(clamp, target="c")(a)
+    np.testing.assert_array_equal(a, [1, 1, 1, 2, 4, 4])
+
+
+def test_literals_out_of_range_are_errors() -> None:
+    with pytest.raises(tvm.error.IRVerifyError, match=r"300 does not fit in int8 \(-128 to 127\)"):
+        T.int8(300)
+    with pytest.raises(tvm.error.IRVerifyError, match=r"-1 does not fit in uint8"):
+        T.uint8(-1)
