@@ -309,3 +309,40 @@ def test_literals_out_of_range_are_errors() -> None:
         T.int8(300)
     with pytest.raises(tvm.error.IRVerifyError, match=r"-1 does not fit in uint8"):
         T.uint8(-1)
+
+
+# -- item 5: comprehensions and lambda are evaluated in Python -------------------------------
+
+
+def test_comprehensions_and_lambda_are_python_values() -> None:
+    @T.prim_func
+    def meta(A: T.Buffer((8,), "float32")):
+        evens = T.meta_var([i * 2 for i in range(4)])
+        square = lambda v: v * v  # noqa: E731 - the seed's meta-programming form
+        table = T.meta_var({k: k + 1 for k in range(3)})
+        for i in range(4):
+            A[i] = square(A[i]) + T.float32(sum(k for k in range(3)))
+        A[evens[3]] = T.float32(table[2])
+
+    a = np.arange(8, dtype="float32")
+    want = a.copy()
+    want[:4] = want[:4] ** 2 + 3
+    want[6] = 3
+    tvm.compile(meta, target="c")(a)
+    np.testing.assert_array_equal(a, want)
+    text = meta.script()
+    assert "A[6] = T.float32(3.0)" in text and "lambda" not in text
+
+
+def test_a_comprehension_over_script_variables_builds_ir() -> None:
+    @T.prim_func
+    def rows(A: T.Buffer((3, 4), "float32")):
+        for r in range(3):
+            vals = T.meta_var([A[r, j] for j in range(4)])
+            A[r, 0] = vals[1] + vals[2] + vals[3]
+
+    a = np.arange(12, dtype="float32").reshape(3, 4)
+    want = a.copy()
+    want[:, 0] = a[:, 1:].sum(axis=1)
+    tvm.compile(rows, target="c")(a)
+    np.testing.assert_array_equal(a, want)
