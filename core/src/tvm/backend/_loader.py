@@ -215,7 +215,8 @@ def load(name: str) -> ModuleType | None:
     with _LOCK:
         backend = discovered().get(name)
         if backend is None:
-            return _load_seed_package(name)
+            _load_seed_package(name)
+            return None
         if backend.state not in (AVAILABLE, DISABLED):
             return _result_of(backend)
         if name in _loader.loading:

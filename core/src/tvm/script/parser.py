@@ -687,18 +687,16 @@ class Parser:
     def _s_AnnAssign(self, node: ast.AnnAssign, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         if not isinstance(node.target, ast.Name):
             raise self.err(node.target, "an annotated assignment defines one name")
-        ann = self.eval(node.annotation)
-        if isinstance(ann, _T.BufferSpec) and ann.kind == "alloc":  # v: T.float32[8]
-            if node.value is not None:
-                raise self.err(node.value, "`v: T.float32[n]` allocates a local buffer and "
-                                           "takes no value; fill it with statements")
-            buf = ann.make(node.target.id)
+        local = self._local_annotation(node)
+        if local is not None:  # v: T.float32[8]
+            buf = local.make(node.target.id)
             self.bind(node.target.id, buf)
-            return S.AllocBuffer(buf, ann.annotations)
+            return S.AllocBuffer(buf, local.annotations)
+        ann = self.eval(node.annotation)
         if ann is _T.let or isinstance(ann, _T.LetType):  # x: T.let = v, x: T.let[T.int32] = v
             if node.value is None:
                 raise self.err(node, "`x: T.let = value` needs a value")
-            dt = None if ann is _T.let else DataType(ann.dtype)
+            dt = DataType(ann.dtype) if isinstance(ann, _T.LetType) else None
             return self._let(node.target.id, self.eval(node.value), dt, stmts, i)
         if not isinstance(ann, _T.ScalarType):
             raise self.err(node.annotation, "annotate a script variable with a scalar type, "
@@ -709,6 +707,20 @@ class Parser:
             return None
         value = self.eval(node.value)
         return self._let(node.target.id, value, dtype, stmts, i)
+
+    def _local_annotation(self, node: ast.AnnAssign) -> _T.BufferSpec | None:
+        """``v: T.float32[8]`` / ``m: T.f16[4, 8]``: the seed's annotation spelling of
+        ``T.alloc_local``; None for any other annotation."""
+        ann = node.annotation
+        if not isinstance(ann, ast.Subscript):
+            return None
+        dtype = self.eval(ann.value)
+        if not isinstance(dtype, _T.ScalarType):
+            return None
+        if node.value is not None:
+            raise self.err(node.value, "`v: T.float32[n]` allocates a local buffer and takes "
+                                       "no value; fill it with statements")
+        return _T.alloc_local(self.eval(ann.slice), str(dtype))
 
     def _let(self, name: str, value: Any, dtype: DataType | None, stmts: list[ast.stmt],
              i: int) -> S.Stmt:

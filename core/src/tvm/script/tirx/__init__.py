@@ -76,11 +76,6 @@ class ScalarType(str):
             raise TypeError(f"T.{self}({value!r}): a {dt} literal needs an integer value")
         return _E.IntImm(dt, int(value))
 
-    def __getitem__(self, shape: Any) -> BufferSpec:
-        """``v: T.float32[8]`` / ``m: T.f16[4, 8]``: a local buffer of this type (the seed's
-        annotation spelling of :func:`alloc_local`)."""
-        return alloc_local(shape, str(self))
-
     def __repr__(self) -> str:
         return f"T.{str(self)}"
 

@@ -97,7 +97,8 @@ class _MergeIds(Mutator):
         if not self.vmap:
             return body
         table = self.vmap
-        return substitute(body, lambda v: table.get(id(v)))  # type: ignore[no-any-return]
+        out: S.Stmt = substitute(body, lambda v: table.get(id(v)))
+        return out
 
     def _add(self, d: S.ScopeIdDef) -> None:
         first = next((x for x in self.defs if x.kind == d.kind), None)
@@ -135,7 +136,8 @@ class _MergeIds(Mutator):
     def _binding(self, var: E.Var, s: S.Stmt) -> S.Stmt:
         self.bound.append(var)
         try:
-            return super().generic_visit(s)  # type: ignore[no-any-return]
+            out: S.Stmt = super().generic_visit(s)  # type: ignore[assignment]  # a statement visits to a statement
+            return out
         finally:
             self.bound.pop()
 
