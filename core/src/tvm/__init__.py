@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from . import _logging, error, ir
 from .backend import _autoload as _autoload_backends
-from .ir import IRModule
+from .ir import DataType, IRModule
 
 __version__ = "0.1.0"
-__all__ = ["IRModule", "backend", "compile", "error", "ir", "runtime", "script", "target",
+__all__ = ["DataType", "IRModule", "backend", "compile", "error", "ir", "runtime", "script", "target",
            "tirx", "transform"]
 
 if TYPE_CHECKING:

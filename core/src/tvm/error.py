@@ -75,7 +75,13 @@ class TVMError(Exception):
         return format_location(text, s.filename, s.line, s.column, s.text, s.end_column)
 
 
-class IRVerifyError(TVMError, ValueError):
+class InternalError(TVMError):
+    """The seed's name for an error raised by a failed check (Apache TVM's ``ICHECK``). Its
+    tests catch script and IR errors as this class, so :class:`DiagnosticError` and
+    :class:`IRVerifyError` are kinds of it."""
+
+
+class IRVerifyError(InternalError, ValueError):
     """The IR breaks a rule; the message names the node and the rule."""
 
 
@@ -88,7 +94,7 @@ class KernelFormError(IRVerifyError):
     """The kernel-form ids of a function (``T.cta_id``, ``T.thread_id``, ...) are inconsistent."""
 
 
-class DiagnosticError(TVMError, SyntaxError):
+class DiagnosticError(InternalError, SyntaxError):
     """A TVMScript parse error: carries file, line, column and the source line with a caret."""
 
     def __init__(self, message: str, filename: str = "<unknown>", lineno: int = 0,

@@ -53,5 +53,7 @@ def test_unknown_target_kind_and_tag(sandbox):
 
 def test_unknown_backend():
     with pytest.raises(BackendNotInstalledError,
-                       match=r"^backend 'trnn' is not installed; did you mean 'trn'\? \(installed: "):
+                       match=r"^Cannot load TVM backend 'trnn': expected Python package "
+                             r"'tvm.backend.trnn'\..*: backend 'trnn' is not installed; did you "
+                             r"mean 'trn'\? \(installed: "):
         tvm.backend.load("trnn")

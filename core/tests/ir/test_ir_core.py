@@ -101,8 +101,11 @@ def test_buffer_indexing_and_regions() -> None:
     region = A[0:64, k * 32:k * 32 + 32]
     assert isinstance(region, ir.BufferRegion)
     assert isinstance(region.region[1].extent, IntImm) and region.region[1].extent.value == 32
+    row = A[1]  # fewer indices than dimensions: a region (the seed's form)
+    assert isinstance(row, ir.BufferRegion)
+    assert [(r.min.value, r.extent.value) for r in row.region] == [(1, 1), (0, 128)]
     with pytest.raises(IndexError, match="has 2 dimension"):
-        A[1]
+        A[1, 2, 3]
 
 
 def test_tile_layout_apply_and_sizes() -> None:

@@ -142,8 +142,8 @@ def test_function_without_kernel_form_is_untouched():
      "inconsistent thread counts"),
     (lambda: [ScopeIdDef("thread_id", [Var("a"), Var("b")], [32, 2]), ScopeIdDef("lane_id", [Var("l")], [32])],
      "T.lane_id needs a one-dimensional T.thread_id"),
-    (lambda: [ScopeIdDef("thread_id", [Var("a")], [32]), ScopeIdDef("thread_id", [Var("b")], [32])],
-     "T.thread_id is defined twice"),
+    (lambda: [ScopeIdDef("thread_id", [Var("a")], [32]), ScopeIdDef("thread_id", [Var("b")], [16])],
+     "T.thread_id is defined twice with different extents \\(\\[32\\] and \\[16\\]\\)"),
     (lambda: [ScopeIdDef("cta_id", [Var("b")], [6]), ScopeIdDef("cta_id_in_cluster", [Var("r")], [4])],
      "the grid extent 6 along x is not a multiple of the cluster extent 4"),
     (lambda: [ScopeIdDef("cta_id", [Var("b")], [6]), ScopeIdDef("cluster_id", [Var("c")], [2]),
@@ -156,13 +156,26 @@ def test_inconsistent_ids_raise(defs, message):
         _lower(_kernel(defs(), BufferStore(A, FloatImm("float32", 0.0), [0]), A))
 
 
-def test_nested_scope_id_is_an_error():
+def test_nested_scope_id_holds_for_the_whole_kernel():
+    # as in the seed, an id first defined in a loop or branch is defined for the kernel
     A = Buffer("A", [8], "float32")
     i, t = Var("i"), Var("t")
     nested = For(i, 0, 2, ForKind.SERIAL, SeqStmt([ScopeIdDef("thread_id", [t], [4]),
                                                    BufferStore(A, BufferLoad(A, [t]), [t])]))
     func = PrimFunc([A.data], SeqStmt([Evaluate(op.device_entry()), nested]), {A.data: A}, name="k")
-    with pytest.raises(KernelFormError):
+    out = _lower(func)
+    assert isinstance(out.body, For) and out.body.thread_tag == "threadIdx.x"
+    assert out.body.loop_var is t and out.body.extent.value == 4
+    assert isinstance(out.body.body, For) and out.body.body.loop_var is i
+
+
+def test_nested_scope_id_extent_may_not_use_what_the_kernel_binds():
+    A = Buffer("A", [8], "float32")
+    i, t = Var("i"), Var("t")
+    nested = For(i, 1, 2, ForKind.SERIAL, SeqStmt([ScopeIdDef("thread_id", [t], [i * 4]),
+                                                   BufferStore(A, BufferLoad(A, [t]), [t])]))
+    func = PrimFunc([A.data], SeqStmt([Evaluate(op.device_entry()), nested]), {A.data: A}, name="k")
+    with pytest.raises(KernelFormError, match="the extent of T.thread_id uses 'i'"):
         _lower(func)
 
 

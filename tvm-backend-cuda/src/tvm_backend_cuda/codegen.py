@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -77,7 +78,34 @@ _LANE_FIELDS = "xyzw"
 _CHUNK_TYPES = {16: "uint4", 8: "uint2", 4: "unsigned int"}
 
 
+#: NVRTC has no <cstdint>: a translation unit that uses the fixed-width integer types (inline
+#: CUDA of T.cuda.func_call, say) gets them declared first. 64-bit types are ``long long`` on
+#: every host (``long`` is 32-bit on Windows).
+FIXED_WIDTH_INT_TYPEDEFS = (
+    "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\n"
+    "typedef long long int64_t;\ntypedef unsigned char uint8_t;\n"
+    "typedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\n"
+    "typedef unsigned long long uint64_t;"
+)
+_INT_TYPE_USE = re.compile(r"\bu?int(?:8|16|32|64)_t\b")
+# what declares those types already: a header (a second typedef of another type would not
+# compile) or the source's own typedefs
+_DECLARES_INT_TYPES = re.compile(
+    r"#\s*include\s*[<\"](?:cstdint|stdint\.h|cuda/std/cstdint|nvshmem[^>\"]*)[>\"]"
+    r"|typedef[^;]*\bu?int(?:8|16|32|64)_t\s*;"
+)
+
+
+def uses_undeclared_int_types(body: str, headers: list[str]) -> bool:
+    """Whether ``body`` uses ``int32_t`` and friends with nothing that declares them."""
+    if not _INT_TYPE_USE.search(body) or _DECLARES_INT_TYPES.search(body):
+        return False
+    return not any(h in ("cstdint", "stdint.h", "cuda/std/cstdint") or h.startswith("nvshmem")
+                   for h in headers)
+
+
 @dataclass
+
 class KernelInfo:
     """A printed kernel: its C signature, the PrimFunc it came from, and the parameters whose
     pointer must be aligned (bytes) because the kernel accesses them with vector types."""
@@ -197,6 +225,8 @@ class CudaCodegen(CudaStyleCodegen):
         if "cuda_fp8.h" in headers:
             headers = [h for h in headers if h not in ("cuda_fp16.h", "cuda_bf16.h")]
         lines = [f"#include <{h}>" for h in headers]
+        if uses_undeclared_int_types(body, headers):
+            lines.append(FIXED_WIDTH_INT_TYPEDEFS)
         return ("\n".join(lines) + "\n\n" + body) if lines else body
 
     def preamble_lines(self) -> list[str]:

@@ -155,7 +155,51 @@ def builtin_distribution() -> str:
 def is_loaded(name: str) -> bool:
     """Whether backend ``name`` is loaded."""
     backend = discovered().get(name)
-    return backend is not None and backend.state == LOADED
+    return (backend is not None and backend.state == LOADED) or name in _SEED_PACKAGES
+
+
+#: backends loaded through the seed's contract (a ``tvm.backend.<name>`` package already in
+#: ``sys.modules`` with a ``register_backend()``): name -> that package
+_SEED_PACKAGES: dict[str, ModuleType] = {}
+
+
+def _load_seed_package(name: str) -> None:
+    """The seed's load contract for a name no entry point provides: the package
+    ``tvm.backend.<name>`` in ``sys.modules`` is published as ``tvm.tirx.<name>`` (with its
+    submodules) before its ``register_backend()`` runs, once. If the hook raises, what it
+    registered and the publication are undone. Returns None, as the seed's ``load`` does."""
+    if name in _SEED_PACKAGES:
+        return None
+    module_name = f"tvm.backend.{name}"
+    module = sys.modules.get(module_name)
+    if module is None or _aliases.ALIASES.get(name) is not None:
+        raise BackendNotInstalledError(
+            f"Cannot load TVM backend {name!r}: expected Python package {module_name!r}. "
+            f"Install the backend package or check the backend name: "
+            f"{_not_installed_message(name)}")
+    register = getattr(module, "register_backend", None)
+    if register is None:
+        raise AttributeError(f"Backend package {module_name!r} has no register_backend()")
+    own = {k: v for k, v in sys.modules.items()
+           if k == module_name or k.startswith(module_name + ".")}
+    with _registry.core_scope():
+        _aliases.ALIASES.register(name, module_name)
+    _aliases.publish(name, module)
+    _SEED_PACKAGES[name] = module
+    try:
+        with _registry.transaction(name):
+            register()
+        for key, sub in list(sys.modules.items()):  # its submodules under tvm.tirx too
+            if key.startswith(module_name + "."):
+                sys.modules["tvm.tirx." + key[len("tvm.backend."):]] = sub
+    except BaseException:
+        del _SEED_PACKAGES[name]
+        _aliases.unpublish(name, module)
+        sys.modules.update(own)  # the package itself stays importable, as it was
+        with _registry.core_scope():
+            _aliases.ALIASES.unregister(name)
+        raise
+    return None
 
 
 def load(name: str) -> ModuleType | None:
@@ -171,7 +215,8 @@ def load(name: str) -> ModuleType | None:
     with _LOCK:
         backend = discovered().get(name)
         if backend is None:
-            raise BackendNotInstalledError(_not_installed_message(name))
+            _load_seed_package(name)
+            return None
         if backend.state not in (AVAILABLE, DISABLED):
             return _result_of(backend)
         if name in _loader.loading:

@@ -67,6 +67,7 @@ from .stmt import (
     seq,
 )
 from .structural import assert_structural_equal, structural_equal, structural_hash
+from .type import PointerType, PrimType, TensorMapType, Type
 from .verify import verify, verify_errors
 from .visitor import Mutator, Visitor, post_order_visit, substitute
 
@@ -77,7 +78,8 @@ __all__ = [
     "ComposeLayout", "SwizzleLayout",
     "DataType", "DeclBuffer", "Div", "Evaluate", "FloatImm", "FloorDiv", "FloorMod", "For",
     "ForKind", "IRModule", "IfThenElse", "IntImm", "Iter", "Let", "LetStmt", "Max", "Min", "Mod",
-    "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PrimExpr", "PrimFunc", "Ramp",
+    "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PointerType", "PrimExpr",
+    "PrimFunc", "PrimType", "Ramp", "TensorMapType", "Type",
     "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "SizeVar", "Span", "Stmt", "StringImm", "Sub",
     "TileLayout", "TilePrimitiveCall", "Var", "Visitor", "assert_structural_equal", "const",
     "convert", "decl_buffer", "post_order_visit", "seq", "structural_equal", "structural_hash",

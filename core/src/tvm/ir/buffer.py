@@ -112,11 +112,13 @@ class Buffer(Node):
 
     def __getitem__(self, key: Any) -> BufferLoad | BufferRegion:
         items = key if isinstance(key, tuple) else (key,)
-        if len(items) != len(self.shape):
+        if len(items) > len(self.shape):
             raise IndexError(
                 f"buffer {self.name} has {len(self.shape)} dimension(s) but {len(items)} "
                 f"index(es) were given"
             )
+        # as in the seed, fewer indices than dimensions name a region: A[i] is row i
+        items = (*items, *(slice(None),) * (len(self.shape) - len(items)))
         if any(isinstance(i, slice) for i in items):
             ranges = []
             for i, ext in zip(items, self.shape):

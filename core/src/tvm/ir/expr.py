@@ -11,7 +11,7 @@ from .dtype import DataType, dtype_of
 from .node import Node
 from .op import Op
 from .span import Span
-from .type import Type, var_fields
+from .type import Type, type_of_var, var_fields
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -85,7 +85,7 @@ class PrimExpr(Node):
     def __and__(self, o: ExprLike) -> PrimExpr:
         if _is_bool(self) and _is_bool(o):
             return And(self, convert(o))
-        return _bit_call("bitwise_and", self, o)
+        return _bit_call("bitwise_and", self, o, fold=True)
 
     def __rand__(self, o: ExprLike) -> PrimExpr:
         return convert(o).__and__(self)
@@ -93,32 +93,35 @@ class PrimExpr(Node):
     def __or__(self, o: ExprLike) -> PrimExpr:
         if _is_bool(self) and _is_bool(o):
             return Or(self, convert(o))
-        return _bit_call("bitwise_or", self, o)
+        return _bit_call("bitwise_or", self, o, fold=True)
 
     def __ror__(self, o: ExprLike) -> PrimExpr:
         return convert(o).__or__(self)
 
     def __xor__(self, o: ExprLike) -> PrimExpr:
-        return _bit_call("bitwise_xor", self, o)
+        return _bit_call("bitwise_xor", self, o, fold=True)
 
     def __rxor__(self, o: ExprLike) -> PrimExpr:
-        return _bit_call("bitwise_xor", o, self)
+        return _bit_call("bitwise_xor", o, self, fold=True)
 
     def __lshift__(self, o: ExprLike) -> PrimExpr:
-        return _bit_call("shift_left", self, o)
+        return _bit_call("shift_left", self, o, fold=True)
 
     def __rlshift__(self, o: ExprLike) -> PrimExpr:
-        return _bit_call("shift_left", o, self)
+        return _bit_call("shift_left", o, self, fold=True)
 
     def __rshift__(self, o: ExprLike) -> PrimExpr:
-        return _bit_call("shift_right", self, o)
+        return _bit_call("shift_right", self, o, fold=True)
 
     def __rrshift__(self, o: ExprLike) -> PrimExpr:
-        return _bit_call("shift_right", o, self)
+        return _bit_call("shift_right", o, self, fold=True)
 
     def __invert__(self) -> PrimExpr:
         if self.dtype.is_bool:
             return Not(self)
+        if isinstance(self, IntImm) and self.dtype.lanes == 1 and self.dtype.is_integer:
+            mask = 2**self.dtype.bits - 1
+            return IntImm(self.dtype, ~self.value & mask if self.dtype.is_uint else ~self.value)
         return Call(self.dtype, Op.get("tirx.bitwise_not"), [self])
 
     # comparisons ---------------------------------------------------------------------------
@@ -174,6 +177,13 @@ class Var(PrimExpr):
         self.dtype = DataType(dtype)
         self.ptr_dtype = DataType(ptr_dtype) if ptr_dtype is not None else None
         self.ptr_scope = ptr_scope
+
+    @property
+    def ty(self) -> Type:
+        """The variable's type as the seed spells it: a :class:`~tvm.ir.PrimType`, a
+        :class:`~tvm.ir.PointerType` (a handle to ``ptr_dtype`` memory) or a
+        :class:`~tvm.ir.TensorMapType` (a grid-constant TMA descriptor)."""
+        return type_of_var(self.dtype, self.ptr_dtype, self.ptr_scope)
 
     def __repr__(self) -> str:
         return self.name
@@ -534,13 +544,44 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
     return _fold_imm(cls(a, b))
 
 
-def _bit_call(name: str, a: ExprLike, b: ExprLike) -> PrimExpr:
+def _bit_call(name: str, a: ExprLike, b: ExprLike, *, fold: bool = False) -> PrimExpr:
+    """``T.bitwise_and(a, b)`` and the like; the Python operators (``fold=True``) fold two
+    integer immediates (the named builders build the call, so printed calls read back equal)."""
     if not isinstance(a, PrimExpr):
         a = _scalar_for(a, convert(b))
     if not isinstance(b, PrimExpr):
         b = _scalar_for(b, a)
     a_, b_ = _promote(a, b)
+    folded = _fold_bits(name, a_, b_) if fold else None
+    if folded is not None:
+        return folded
     return Call(a_.dtype, Op.get(f"tirx.{name}"), [a_, b_])
+
+
+_FOLD_BITS: dict[str, Any] = {
+    "bitwise_and": lambda x, y: x & y, "bitwise_or": lambda x, y: x | y,
+    "bitwise_xor": lambda x, y: x ^ y, "shift_left": lambda x, y: x << y,
+    "shift_right": lambda x, y: x >> y,
+}
+
+
+def _fold_bits(name: str, a: PrimExpr, b: PrimExpr) -> IntImm | None:
+    """``T.int32(6) & 3`` is ``T.int32(2)``, as Apache TVM folds bitwise ops on two integer
+    immediates (not shifts by a negative amount or past the width, nor results out of range)."""
+    if not (isinstance(a, IntImm) and isinstance(b, IntImm)) or a.dtype != b.dtype:
+        return None
+    dt = a.dtype
+    if dt.lanes != 1 or not dt.is_integer:
+        return None
+    if name.startswith("shift") and not 0 <= b.value < dt.bits:
+        return None
+    value = _FOLD_BITS[name](a.value, b.value)
+    return IntImm(dt, value) if _fits(dt, value) else None
+
+
+def _fits(dt: DataType, value: int) -> bool:
+    lo, hi = (0, 2**dt.bits - 1) if dt.is_uint else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
+    return lo <= value <= hi
 
 
 # -- constant folding of immediates (what Python operators on two immediates build) ----------
@@ -549,6 +590,9 @@ def _fold_imm(e: BinaryOp) -> PrimExpr:
     Apache TVM does. Comparisons are not (their truth value is identity, see PrimExpr), nor
     results that would overflow the type, divisions by zero, or anything else."""
     a, b = e.a, e.b
+    identity = _fold_identity(e)
+    if identity is not None:
+        return identity
     if not (isinstance(a, (IntImm, FloatImm)) and isinstance(b, (IntImm, FloatImm))):
         return e
     if type(a) is not type(b) or a.dtype != b.dtype:
@@ -565,6 +609,27 @@ def _fold_imm(e: BinaryOp) -> PrimExpr:
         return FloatImm(dt, value)
     lo, hi = (0, 2**dt.bits - 1) if dt.is_uint else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
     return IntImm(dt, value) if lo <= value <= hi else e
+
+
+def _fold_identity(e: BinaryOp) -> PrimExpr | None:
+    """``x + 0``, ``0 + x``, ``x - 0`` and ``x * 1`` are ``x`` for integer ``x``, as Apache TVM
+    folds them when it builds the expression."""
+    a, b = e.a, e.b
+    if not e.dtype.is_integer or e.dtype.is_bool or a.dtype != b.dtype:
+        return None
+    if type(e) in (Add, Sub) and _is_int(b, 0):
+        return a
+    if type(e) is Add and _is_int(a, 0):
+        return b
+    if type(e) is Mul and _is_int(b, 1):
+        return a
+    if type(e) is Mul and _is_int(a, 1):
+        return b
+    return None
+
+
+def _is_int(e: PrimExpr, value: int) -> bool:
+    return isinstance(e, IntImm) and e.dtype.lanes == 1 and e.value == value
 
 
 def _truncdiv(x: int, y: int) -> int:

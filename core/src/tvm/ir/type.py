@@ -13,11 +13,23 @@ from typing import Any
 from .dtype import DataType
 from .node import Node
 
-__all__ = ["PointerType", "PrimType", "TensorMapType", "Type", "var_fields"]
+__all__ = ["PointerType", "PrimType", "TensorMapType", "Type", "type_of_var", "var_fields"]
 
 
 class Type(Node):
-    """The base of variable types."""
+    """The base of variable types. Types compare by value (``PrimType("float32") ==
+    PrimType("float32")``); a :class:`PrimType` also equals its data type (the seed's tests
+    compare ``buffer.dtype == PrimType("float32")``)."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (DataType, str)) and isinstance(self, PrimType):
+            return self.dtype == other
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *(str(getattr(self, f)) for f in self._fields)))
 
 
 class PrimType(Type):
@@ -56,3 +68,13 @@ def var_fields(t: Type) -> dict[str, Any]:
     if isinstance(t, TensorMapType):
         return {"dtype": DataType("handle"), "ptr_dtype": None, "ptr_scope": "grid_constant"}
     raise TypeError(f"not a variable type: {t!r}")
+
+
+def type_of_var(dtype: DataType, ptr_dtype: DataType | None, ptr_scope: str | None) -> Type:
+    """The :class:`Type` of a variable with these fields (the inverse of :func:`var_fields`)."""
+    if not dtype.is_handle:
+        return PrimType(dtype)
+    if ptr_scope == "grid_constant":
+        return TensorMapType()
+    return PointerType(PrimType(ptr_dtype if ptr_dtype is not None else "void"),
+                       ptr_scope or "")

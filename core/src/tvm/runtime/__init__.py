@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from ..ir.dtype import DataType
 from .cache import CompileCache, cache_dir, cache_enabled, cache_key, compile_cache
 from .executable import Executable, load_module, read_container, write_container
 from .launch_plan import BoundLaunch, LaunchPlan, LaunchStep
@@ -15,6 +16,7 @@ from .launch_plan import BoundLaunch, LaunchPlan, LaunchStep
 __all__ = [
     "BoundLaunch",
     "CompileCache",
+    "DataType",
     "Executable",
     "LaunchPlan",
     "LaunchStep",

@@ -74,9 +74,7 @@ _UNSUPPORTED: dict[str, str] = {
     "Delete": "`del` statements", "ClassDef": "class definitions inside a function",
     "FunctionDef": "nested function definitions", "AsyncFunctionDef": "async functions",
     "AsyncFor": "`async for`", "AsyncWith": "`async with`", "Match": "`match` statements",
-    "Lambda": "`lambda` expressions", "ListComp": "list comprehensions",
-    "SetComp": "set comprehensions", "DictComp": "dict comprehensions",
-    "GeneratorExp": "generator expressions", "Yield": "`yield` (generators)",
+    "Yield": "`yield` (generators)",
     "YieldFrom": "`yield from` (generators)", "Await": "`await`", "NamedExpr": "`:=` expressions",
     "JoinedStr": "f-strings", "TypeAlias": "`type` aliases",
 }
@@ -223,6 +221,20 @@ class Parser:
             raise
         except Exception as exc:  # a builder's error becomes a diagnostic at this node
             raise self._wrap(node, exc) from None
+
+    def _python(self, node: ast.expr) -> Any:
+        """Evaluate ``node`` in Python, as the seed does for comprehensions and ``lambda``
+        (meta-programming: ``T.meta_var([i * 2 for i in range(4)])``). Names resolve as in
+        the script: script variables first, then the closure and module."""
+        names: dict[str, Any] = {}
+        for d in reversed(self.outer):
+            names.update({k: (v.value if isinstance(v, _T.MetaVar) else v) for k, v in d.items()})
+        for scope in self.scopes:
+            names.update(scope)
+        code = compile(ast.fix_missing_locations(ast.Expression(node)), self.src.filename, "eval")
+        return eval(code, names)  # noqa: S307 - the user's own script text, as Python runs it
+
+    _e_ListComp = _e_SetComp = _e_DictComp = _e_GeneratorExp = _e_Lambda = _python
 
     def _e_Constant(self, node: ast.Constant) -> Any:
         return node.value
@@ -406,26 +418,59 @@ class Parser:
 
     # -- buffer indexing --------------------------------------------------------------------
     def _buffer_access(self, buf: Buffer, node: ast.Subscript) -> E.BufferLoad | BufferRegion:
-        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if len(items) != len(buf.shape):
+        """``A[i, j]`` (a load), ``A[0:4, j]`` (a region). As in the seed, an index list shorter
+        than the rank is a region over the dimensions it leaves out (``A[tx]`` is row ``tx``),
+        and a Python tuple (``A[idx]``, ``A[*idx, j]``, ``A[tuple(slices)]``) is an index list."""
+        items = self._index_items(node.slice)
+        if len(items) > len(buf.shape):
             raise self.err(node, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
                                  f"{len(items)} index(es) were given")
-        if not any(isinstance(i, ast.Slice) for i in items):
-            return E.BufferLoad(buf, [self.eval(i) for i in items])
-        ranges = []
-        for item, dim in zip(items, buf.shape):
-            if isinstance(item, ast.Slice):
-                if item.step is not None:
-                    raise self.err(item, "buffer regions take no step")
-                lo = 0 if item.lower is None else self.eval(item.lower)
-                if item.upper is None:
-                    ext = _extent(lo, dim)
-                else:
-                    ext = self._extent(item.lower, lo, item.upper)
-                ranges.append(Range(lo, ext))
-            else:
-                ranges.append(Range(self.eval(item), 1))
+        short = len(items) < len(buf.shape)
+        if not short and not any(_is_slice_item(i) for i in items):
+            return E.BufferLoad(buf, [self._index_value(i) for i in items])
+        ranges = [self._range(item, dim) for item, dim in zip(items, buf.shape)]
+        ranges += [Range(0, dim) for dim in buf.shape[len(items):]]
         return BufferRegion(buf, ranges)
+
+    def _index_items(self, index: ast.expr) -> list[Any]:
+        """The items of a subscript: AST nodes, or values where a tuple was spread."""
+        elts = index.elts if isinstance(index, ast.Tuple) else [index]
+        items: list[Any] = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                items.extend(self._spread(e.value))
+            elif not isinstance(e, ast.Slice) and not isinstance(index, ast.Tuple):
+                value = self.eval(e)
+                items.extend(value if isinstance(value, tuple) else [_Evaluated(value)])
+            else:
+                items.append(e)
+        return [i if isinstance(i, (ast.AST, _Evaluated)) else _Evaluated(i) for i in items]
+
+    def _spread(self, node: ast.expr) -> list[Any]:
+        value = self.eval(node)
+        if not isinstance(value, (tuple, list)):
+            raise self.err(node, f"`*` in a buffer index spreads a tuple or list of indices, "
+                                 f"not a {type(value).__name__}")
+        return list(value)
+
+    def _index_value(self, item: Any) -> Any:
+        return item.value if isinstance(item, _Evaluated) else self.eval(item)
+
+    def _range(self, item: Any, dim: Any) -> Range:
+        if isinstance(item, ast.Slice):
+            if item.step is not None:
+                raise self.err(item, "buffer regions take no step")
+            lo = 0 if item.lower is None else self.eval(item.lower)
+            if item.upper is None:
+                return Range(lo, _extent(lo, dim))
+            return Range(lo, self._extent(item.lower, lo, item.upper))
+        value = self._index_value(item)
+        if not isinstance(value, slice):
+            return Range(value, 1)
+        if value.step not in (None, 1):
+            raise ValueError("buffer regions take no step")
+        lo = 0 if value.start is None else value.start
+        return Range(lo, _extent(lo, dim if value.stop is None else value.stop))
 
     def _extent(self, lo_node: ast.expr | None, lo: Any, hi_node: ast.expr) -> Any:
         """The extent of ``lo:hi``. ``lo:lo + n`` gives ``n`` itself (so printed regions and
@@ -508,7 +553,12 @@ class Parser:
             return None
         if isinstance(value, (E.PrimExpr, int, float)) and not isinstance(value, bool):
             return S.Evaluate(value)
-        if isinstance(value, (_T.ScopeIdSpec, _T.BufferSpec, _T.VarDecl)):
+        if isinstance(value, _T.ScopeIdSpec):
+            # the seed's bare `T.cta_id([1])`: the ids exist (they shape the launch), unnamed
+            names = [value.kind] if len(value.extents) == 1 else \
+                [f"{value.kind}_{axis}" for axis in "xyz"[: len(value.extents)]]
+            return self._scope_ids(value, names, bind=False)
+        if isinstance(value, (_T.BufferSpec, _T.VarDecl)):
             raise self.err(node, "assign this to a name, e.g. `x = ...`")
         raise self.err(node, f"this expression statement builds no IR (it evaluates to "
                              f"{type(value).__name__}); expected a call such as T.evaluate(...)")
@@ -637,7 +687,17 @@ class Parser:
     def _s_AnnAssign(self, node: ast.AnnAssign, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         if not isinstance(node.target, ast.Name):
             raise self.err(node.target, "an annotated assignment defines one name")
+        local = self._local_annotation(node)
+        if local is not None:  # v: T.float32[8]
+            buf = local.make(node.target.id)
+            self.bind(node.target.id, buf)
+            return S.AllocBuffer(buf, local.annotations)
         ann = self.eval(node.annotation)
+        if ann is _T.let or isinstance(ann, _T.LetType):  # x: T.let = v, x: T.let[T.int32] = v
+            if node.value is None:
+                raise self.err(node, "`x: T.let = value` needs a value")
+            dt = DataType(ann.dtype) if isinstance(ann, _T.LetType) else None
+            return self._let(node.target.id, self.eval(node.value), dt, stmts, i)
         if not isinstance(ann, _T.ScalarType):
             raise self.err(node.annotation, "annotate a script variable with a scalar type, "
                                             "e.g. `x: T.int32 = ...`")
@@ -647,6 +707,20 @@ class Parser:
             return None
         value = self.eval(node.value)
         return self._let(node.target.id, value, dtype, stmts, i)
+
+    def _local_annotation(self, node: ast.AnnAssign) -> _T.BufferSpec | None:
+        """``v: T.float32[8]`` / ``m: T.f16[4, 8]``: the seed's annotation spelling of
+        ``T.alloc_local``; None for any other annotation."""
+        ann = node.annotation
+        if not isinstance(ann, ast.Subscript):
+            return None
+        dtype = self.eval(ann.value)
+        if not isinstance(dtype, _T.ScalarType):
+            return None
+        if node.value is not None:
+            raise self.err(node.value, "`v: T.float32[n]` allocates a local buffer and takes "
+                                       "no value; fill it with statements")
+        return _T.alloc_local(self.eval(ann.slice), str(dtype))
 
     def _let(self, name: str, value: Any, dtype: DataType | None, stmts: list[ast.stmt],
              i: int) -> S.Stmt:
@@ -668,13 +742,7 @@ class Parser:
             if len(names) != len(value.extents):
                 raise self.err(target, f"T.{value.kind} has {len(value.extents)} extent(s) but "
                                        f"{len(names)} name(s) are assigned")
-            # the extents as the IR holds them: a literal past int32 is an int64 immediate
-            dt = _loop_dtype(0, E.convert(value.extents[0])) if value.extents \
-                else DataType("int32")
-            vs = [E.Var(n, dt) for n in names]
-            for v in vs:
-                self.bind(v.name, v)
-            return S.ScopeIdDef(value.kind, vs, value.extents)
+            return self._scope_ids(value, names)
         if isinstance(value, _T.BufferSpec):
             return self._buffer_def(node, target, value)
         if not isinstance(target, ast.Name):
@@ -690,6 +758,10 @@ class Parser:
         if isinstance(value, _T.MetaVar):
             self.bind(name, value.value)
             return None
+        if isinstance(value, _T.HandleVar):  # p = T.handle("float16", "shared")
+            self.bind(name, E.Var(name, value.dtype, ptr_dtype=value.ptr_dtype,
+                                  ptr_scope=value.ptr_scope))
+            return None
         if isinstance(value, (E.PrimExpr, bool, int, float)):
             return self._let(name, value, None, stmts, i)
         self.bind(name, value)  # a Python value (layout, region, tuple...): bound as is
@@ -699,6 +771,15 @@ class Parser:
             # the statements that set it up (allocations, initialisation), or None
             return bind_hook(value, name)
         return None
+
+    def _scope_ids(self, spec: _T.ScopeIdSpec, names: list[str], *,
+                   bind: bool = True) -> S.ScopeIdDef:
+        # the extents as the IR holds them: a literal past int32 is an int64 immediate
+        dt = _loop_dtype(0, E.convert(spec.extents[0])) if spec.extents else DataType("int32")
+        vs = [E.Var(n, dt) for n in names]
+        for v in vs if bind else ():
+            self.bind(v.name, v)
+        return S.ScopeIdDef(spec.kind, vs, spec.extents)
 
     def _bind_tuple(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
@@ -721,6 +802,12 @@ class Parser:
             raise self.err(target, "only buffer elements can be assigned (A[i] = v)")
         load = self._buffer_access(buf, target)
         if not isinstance(load, E.BufferLoad):
+            given = len(self._index_items(target.slice))
+            if given < len(buf.shape):
+                raise self.err(target, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
+                                       f"{given} index(es) were given: fewer indices name a "
+                                       f"region, which cannot be assigned; give one index per "
+                                       f"dimension, or use Tx.copy / Tx.fill for a region")
             raise self.err(target, "cannot assign to a buffer region; use Tx.copy or Tx.fill")
         return S.BufferStore(buf, self.eval(value_node), load.indices)
 
@@ -818,6 +905,20 @@ class Parser:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+class _Evaluated:
+    """An index already evaluated (spread from a tuple), as opposed to an AST node."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _is_slice_item(item: Any) -> bool:
+    return isinstance(item, ast.Slice) or (isinstance(item, _Evaluated)
+                                           and isinstance(item.value, slice))
+
+
 def _extent(lo: Any, hi: Any) -> Any:
     if isinstance(lo, E.IntImm):
         lo_v: Any = lo.value

@@ -734,7 +734,8 @@ class _Printer:
 
     def e_BinaryOp(self, e: E.BinaryOp) -> tuple[str, int]:
         cls = type(e)
-        if cls in _FOLDED and _imm(e.a) and _imm(e.b):
+        if cls in _FOLDED and ((_imm(e.a) and _imm(e.b)) or E._fold_identity(e) is not None):
+            # ... and x + 0, x * 1 (x)
             # operators would fold two immediates (T.int32(3) + 4 is 7): name the node instead
             return f"T.{cls.__name__}({self.typed(e.a)}, {self.expr(e.b)})", _ATOM
         if cls in _INFIX:

@@ -192,12 +192,21 @@ def cast(x: Any, dtype: str | DataType) -> E.PrimExpr:
     return E.Cast(dtype, e)
 
 
-def min(a: Any, b: Any) -> E.PrimExpr:  # noqa: A001
-    return E._binary(E.Min, a, b)
+def min(a: Any, b: Any, *rest: Any) -> E.PrimExpr:  # noqa: A001
+    """``T.min(a, b)``; more arguments nest from the left, as in the seed:
+    ``T.min(a, b, c)`` is ``T.min(T.min(a, b), c)``."""
+    out = E._binary(E.Min, a, b)
+    for c in rest:
+        out = E._binary(E.Min, out, c)
+    return out
 
 
-def max(a: Any, b: Any) -> E.PrimExpr:  # noqa: A001
-    return E._binary(E.Max, a, b)
+def max(a: Any, b: Any, *rest: Any) -> E.PrimExpr:  # noqa: A001
+    """``T.max(a, b)``; more arguments nest from the left (``T.max(T.max(a, b), c)``)."""
+    out = E._binary(E.Max, a, b)
+    for c in rest:
+        out = E._binary(E.Max, out, c)
+    return out
 
 
 def floordiv(a: Any, b: Any) -> E.PrimExpr:

@@ -218,12 +218,18 @@ def _addr(region: BufferRegion, start: list[PrimExpr], lane: PrimExpr,
 
 def _load_laid_out(o: Operand, rel: list[PrimExpr], start: list[PrimExpr], lane: PrimExpr,
                    views: list[Buffer]) -> PrimExpr:
+    """A source's element through its layout, read at its broadcast indices: a dimension the
+    source has once (``(32, 1, 4)`` against ``(32, 5, 4)``) is read at its start for every
+    destination index, and the vector lane moves along the source only where its innermost
+    dimension is the destination's."""
     if o.region is None or o.region.buffer.layout is None:
         return o.load(rel)
-    if len(o.region.region) != len(start):
-        return o.load(rel)
-    buf, idx = _addr(o.region, start, lane, views)
-    return BufferLoad(buf, idx)
+    buf = o.region.buffer
+    view = flat_view(buf, "flat")
+    views.append(view)
+    if o.follows(len(start) - 1):
+        return BufferLoad(view, [fold_add(layout_offset(buf, o.indices(start)), lane)])
+    return BufferLoad(view, [layout_offset(buf, o.indices(rel))])
 
 
 def register() -> None:

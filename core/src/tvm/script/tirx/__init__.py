@@ -80,12 +80,44 @@ class ScalarType(str):
         return f"T.{str(self)}"
 
 
+class HandleType(ScalarType):
+    """``T.handle``: the annotation of a handle parameter, and (called) a handle variable:
+    ``p = T.handle("float16", "shared")`` is a pointer to float16 shared memory,
+    ``tm = T.handle("tensormap")`` a TMA descriptor value (as ``T.TensorMap`` annotates)."""
+
+    def __call__(self, value: Any = None, scope: str | None = None, *,  # type: ignore[override]
+                 name: str | None = None, is_size_var: bool = False) -> Any:
+        if value is None and scope is None:
+            return super().__call__(name=name, is_size_var=is_size_var)
+        if value == "tensormap":
+            return HandleVar(name or "handle", "handle", ptr_scope=TensorMap.ptr_scope)
+        ptr_dtype = "void" if value is None else str(DataType(value))
+        return HandleVar(name or "handle", "handle", ptr_dtype=ptr_dtype,
+                         ptr_scope=None if scope in (None, "", "global") else scope)
+
+
+class HandleVar(Var):
+    """The variable ``T.handle(dtype, scope)`` makes; ``p = T.handle(...)`` in a script
+    declares ``p`` of that type."""
+
+
+#: the seed's short spellings of data types (T.f32, T.i32, ...): the same types
+DTYPE_ALIASES = {
+    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2",
+}
+
+
 _SCALAR_NAMES = (
     "int4", "int8", "int16", "int32", "int64", "uint4", "uint8", "uint16", "uint32", "uint64", "float16",
     "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2", "bool", "handle",
 )
 for _name in _SCALAR_NAMES:
-    globals()[_name] = ScalarType(_name)
+    globals()[_name] = ScalarType(_name) if _name != "handle" else HandleType(_name)
+for _alias, _name in DTYPE_ALIASES.items():
+    globals()[_alias] = ScalarType(_name)
 int32: ScalarType
 handle: ScalarType
 
@@ -412,8 +444,30 @@ class LetSpec:
     dtype: str | None = None
 
 
-def let(value: Any, dtype: str | None = None) -> LetSpec:
-    return LetSpec(value, str(DataType(dtype)) if dtype is not None else None)
+@dataclass(frozen=True)
+class LetType:
+    """``x: T.let[T.int32] = v``: a let of the given type (``T.let[...]`` is the annotation)."""
+
+    dtype: str
+
+
+class _Let:
+    """``T.let``: ``with T.let(v) as x:``, and the seed's annotations ``x: T.let = v`` and
+    ``x: T.let[T.int32] = v`` (a let over the rest of the block)."""
+
+    __name__ = "let"
+
+    def __call__(self, value: Any, dtype: str | None = None) -> LetSpec:
+        return LetSpec(value, str(DataType(dtype)) if dtype is not None else None)
+
+    def __getitem__(self, dtype: Any) -> LetType:
+        return LetType(str(DataType(str(dtype))))
+
+    def __repr__(self) -> str:
+        return "T.let"
+
+
+let = _Let()
 
 
 def Let(var: Var, value: Any, body: Any) -> _E.Let:  # noqa: N802 - TVMScript spelling
@@ -514,6 +568,7 @@ prim_func.__tvm_script_prim_func__ = True  # type: ignore[attr-defined]
 __all__ = sorted(
     set(_op_all)
     | set(_SCALAR_NAMES)
+    | set(DTYPE_ALIASES)
     | set(_S.SCOPE_ID_KINDS)
     | {
         "Broadcast", "Buffer", "Cast", "ComposeLayout", "Let", "Ramp", "S", "Select",

@@ -23,7 +23,7 @@ from ...error import KernelFormError
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
-from ...ir.visitor import Mutator
+from ...ir.visitor import Mutator, substitute
 from ...transform import PassContext, PrimFuncPass
 from ._util import contains, flatten_seq
 
@@ -71,8 +71,87 @@ class _Lowerer(Mutator):
         head = [self.visit(x) for x in s.seq[:start]]
         body = [x for x in s.seq[start:] if not _is_device_entry(x)]
         rest, defs = _take_ids(body, self.func_name, ())
-        kernel = _Kernel(self.func_name, defs).wrap(flatten_seq(rest))
+        merged = _MergeIds(self.func_name, defs)
+        kernel_body = merged.apply(flatten_seq(rest))
+        kernel = _Kernel(self.func_name, merged.defs).wrap(kernel_body)
         return flatten_seq([*head, kernel])
+
+
+class _MergeIds(Mutator):
+    """One definition per id kind. As in the seed, an id may be defined again (``tid =
+    T.thread_id([256])`` twice, or in a branch or loop) with the same extents: the later
+    definition names the same index. A kind first defined inside a branch or loop is defined
+    for the whole kernel (its extents may not use what the kernel binds)."""
+
+    def __init__(self, func_name: str, top: Sequence[S.ScopeIdDef]) -> None:
+        self.func_name = func_name
+        self.ana = Analyzer()
+        self.defs: list[S.ScopeIdDef] = []
+        self.vmap: dict[int, E.Var] = {}
+        self.bound: list[E.Var] = []
+        for d in top:
+            self._add(d)
+
+    def apply(self, body: S.Stmt) -> S.Stmt:
+        body = self.visit(body)
+        if not self.vmap:
+            return body
+        table = self.vmap
+        out: S.Stmt = substitute(body, lambda v: table.get(id(v)))
+        return out
+
+    def _add(self, d: S.ScopeIdDef) -> None:
+        first = next((x for x in self.defs if x.kind == d.kind), None)
+        if first is None:
+            self.defs.append(d)
+            return
+        same = len(first.extents) == len(d.extents) and all(
+            self.ana.can_prove_equal(a, b) for a, b in zip(first.extents, d.extents))
+        if not same:
+            raise KernelFormError(
+                f"function {self.func_name}: T.{d.kind} is defined twice with different extents "
+                f"({_exts(first)} and {_exts(d)}); a kernel has one {d.kind}. For the index "
+                f"of a thread within a warpgroup or a warp use T.thread_id_in_wg([128]) or "
+                f"T.lane_id([32])")
+        for new, old in zip(d.vars, first.vars):
+            self.vmap[id(new)] = old
+
+    def visit_ScopeIdDef(self, d: S.ScopeIdDef) -> S.Stmt:
+        inner = [v.name for v in self.bound if any(contains(e, lambda n, v=v: n is v)
+                                                   for e in d.extents)]
+        if inner:
+            raise KernelFormError(
+                f"function {self.func_name}: the extent of T.{d.kind} uses {inner[0]!r}, which "
+                f"the kernel binds; kernel ids hold for the whole kernel, so their extents may "
+                f"use only parameters and values known before T.device_entry()")
+        self._add(d)
+        return _REMOVED
+
+    def visit_For(self, s: S.For) -> S.Stmt:
+        return self._binding(s.loop_var, s)
+
+    def visit_LetStmt(self, s: S.LetStmt) -> S.Stmt:
+        return self._binding(s.var, s)
+
+    def _binding(self, var: E.Var, s: S.Stmt) -> S.Stmt:
+        self.bound.append(var)
+        try:
+            out: S.Stmt = super().generic_visit(s)  # type: ignore[assignment]  # a statement visits to a statement
+            return out
+        finally:
+            self.bound.pop()
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> S.Stmt:
+        out = [self.visit(x) for x in s.seq]
+        return flatten_seq([x for x in out if x is not _REMOVED])
+
+
+#: what a merged definition leaves in its sequence (dropped there)
+_REMOVED = S.SeqStmt([])
+
+
+def _exts(d: S.ScopeIdDef) -> str:
+    return "[" + ", ".join(str(e) for e in d.extents) + "]"
 
 
 def _take_ids(stmts: Sequence[S.Stmt], func_name: str,

@@ -390,6 +390,12 @@ class Operand:
         assert self.region is not None and self._map is not None, "call bind() first"
         return BufferLoad(self.region.buffer, self.indices(idx))
 
+    def follows(self, dst_dim: int) -> bool:
+        """Whether this operand's innermost dimension runs along destination dimension
+        ``dst_dim`` (False where it is broadcast there: one element for all of it)."""
+        assert self._map is not None, "call bind() first"
+        return bool(self._map) and self._map[-1] == dst_dim
+
     def indices(self, idx: Sequence[PrimExpr]) -> list[PrimExpr]:
         assert self.region is not None and self._map is not None
         return [r.min if d is None else fold_add(r.min, idx[d])

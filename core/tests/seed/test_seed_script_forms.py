@@ -1,0 +1,348 @@
+"""TVMScript forms the seed's tests write (issue 28): short index lists and tuple indices, bare
+and repeated kernel ids. Programs of our own, run on the host backend."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.error import DiagnosticError, KernelFormError
+from tvm.ir import BufferLoad, BufferRegion
+from tvm.script import from_source
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
+
+def _regions(func: tvm.tirx.PrimFunc) -> list[list[tuple[object, object]]]:
+    """The (min, extent) of every region argument of the tile calls in ``func``."""
+    out: list[list[tuple[object, object]]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, tvm.tirx.TilePrimitiveCall):
+            for a in node.args:
+                if isinstance(a, BufferRegion):
+                    out.append([(str(r.min), str(r.extent)) for r in a.region])
+
+    tvm.ir.visitor.post_order_visit(func.body, visit)
+    return out
+
+
+# -- item 1: short index lists and tuple indices ---------------------------------------------
+
+
+def test_an_index_list_shorter_than_the_rank_is_a_region() -> None:
+    @T.prim_func
+    def rows(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        for i in range(4):
+            Tx.copy(B[i], A[i])
+
+    assert _regions(rows) == [[("i", "1"), ("0", "8")]] * 2
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    b = np.zeros_like(a)
+    tvm.compile(rows, target="c")(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_a_short_index_of_a_rank_3_buffer_covers_the_trailing_dimensions() -> None:
+    @T.prim_func
+    def plane(A: T.Buffer((2, 3, 5), "float32"), B: T.Buffer((3, 5), "float32")):
+        Tx.copy(B[0:3, 0:5], A[1])
+
+    assert _regions(plane)[1] == [("1", "1"), ("0", "3"), ("0", "5")]
+    a = np.random.default_rng(0).random((2, 3, 5), dtype="float32")
+    b = np.zeros((3, 5), "float32")
+    tvm.compile(plane, target="c")(a, b)
+    np.testing.assert_array_equal(b, a[1])
+
+
+def test_python_tuples_and_starred_tuples_are_index_lists() -> None:
+    idx = (1, 2)
+    whole = tuple(slice(None) for _ in range(2))
+    part = (slice(1, 3), slice(0, 4))
+
+    @T.prim_func
+    def spread(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        A[idx] = T.float32(1)
+        A[(*idx,)] = A[idx] + T.float32(2)
+        A[(0, *idx[1:])] = T.float32(4)
+        Tx.copy(B[whole], A[whole])
+        Tx.copy(B[part], A[part])
+
+    @T.prim_func
+    def written_out(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        A[1, 2] = T.float32(1)
+        A[1, 2] = A[1, 2] + T.float32(2)
+        A[0, 2] = T.float32(4)
+        Tx.copy(B[0:4, 0:8], A[0:4, 0:8])
+        Tx.copy(B[1:3, 0:4], A[1:3, 0:4])
+
+    assert spread.script().replace("def spread", "def written_out") == written_out.script()
+    assert from_source(spread.script()).script() == spread.script()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="A[*idx] is Python 3.11 syntax")
+def test_a_starred_index_list_spreads_a_tuple() -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n'
+            "    A[*idx] = T.float32(1)\n    A[0, *idx[1:]] = T.float32(2)\n")
+    func = from_source(text, extra_vars={"idx": (3, 5)})
+    assert "A[3, 5] = T.float32(1.0)\n    A[0, 5] = T.float32(2.0)" in func.script()
+
+
+def test_too_many_indices_and_a_short_store_are_errors() -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n'
+            "    A[0, 1] = A[0, 1, 2]\n")
+    with pytest.raises(DiagnosticError, match=r"buffer A has 2 dimension\(s\) but 3 index"):
+        from_source(text)
+    text = '@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n    A[0] = T.float32(1)\n'
+    with pytest.raises(DiagnosticError, match="fewer indices name a region, which cannot be "
+                                              "assigned") as info:
+        from_source(text)
+    assert info.value.lineno == 3
+
+
+def test_a_starred_non_tuple_index_is_a_diagnostic() -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n'
+            "    A[*3] = T.float32(1)\n")
+    with pytest.raises(DiagnosticError, match="spreads a tuple or list of indices, not a int"):
+        from_source(text)
+
+
+def test_buffer_getitem_pads_short_index_lists() -> None:
+    A = tvm.tirx.decl_buffer((4, 8), "float16", name="A")
+    assert isinstance(A[1, 2], BufferLoad)
+    row = A[2]
+    assert isinstance(row, BufferRegion)
+    assert [(r.min.value, r.extent.value) for r in row.region] == [(2, 1), (0, 8)]
+
+
+# -- item 2: bare kernel ids, ids defined again ----------------------------------------------
+
+
+def test_a_bare_kernel_id_statement_shapes_the_launch() -> None:
+    @T.prim_func
+    def fill(A: T.Buffer((3, 8), "float32")):
+        T.device_entry()
+        T.cta_id([3])
+        tx = T.thread_id([8])
+        for r in range(3):
+            A[r, tx] = T.float32(r * 10) + T.float32(tx)
+
+    text = fill.script()
+    assert "cta_id = T.cta_id([3])" in text
+    assert from_source(text).script() == text
+    a = np.zeros((3, 8), "float32")
+    tvm.compile(fill, target="c")(a)
+    np.testing.assert_array_equal(a, np.arange(8) + 10 * np.arange(3)[:, None])
+
+
+def test_a_kernel_id_defined_again_with_the_same_extent_names_the_same_index() -> None:
+    @T.prim_func
+    def twice(A: T.Buffer((2, 64), "int32")):
+        T.device_entry()
+        bx = T.cta_id([2])
+        tid = T.thread_id([64])
+        tid_again = T.thread_id([64])
+        if bx == 0:
+            A[bx, tid_again] = tid
+        else:
+            lane = T.lane_id([32])  # first defined in a branch: for the whole kernel
+            inner = T.thread_id([64])
+            A[bx, inner] = lane
+
+    a = np.full((2, 64), -1, "int32")
+    tvm.compile(twice, target="c")(a)
+    np.testing.assert_array_equal(a[0], np.arange(64))
+    np.testing.assert_array_equal(a[1], np.arange(64) % 32)
+
+
+def test_a_kernel_id_defined_again_with_another_extent_is_an_error() -> None:
+    @T.prim_func
+    def clash(A: T.Buffer((256,), "int32")):
+        T.device_entry()
+        tid = T.thread_id([256])
+        if tid < 128:
+            t2 = T.thread_id([128])
+            A[t2] = 1
+
+    with pytest.raises(KernelFormError, match=r"T.thread_id is defined twice with different "
+                                              r"extents \(\[256\] and \[128\]\).*"
+                                              r"T.thread_id_in_wg\(\[128\]\)"):
+        tvm.compile(clash, target="c")
+
+
+def test_an_id_in_a_loop_may_not_use_the_loop_variable() -> None:
+    @T.prim_func
+    def bad(A: T.Buffer((8,), "int32")):
+        T.device_entry()
+        T.cta_id([1])
+        for i in range(1, 3):
+            t = T.thread_id([i * 4])
+            A[t] = 1
+
+    with pytest.raises(KernelFormError, match="the extent of T.thread_id uses 'i', which the "
+                                              "kernel binds"):
+        tvm.compile(bad, target="c")
+
+
+# -- item 4: top-level names -----------------------------------------------------------------
+
+
+def test_seed_top_level_names() -> None:
+    assert tvm.DataType is tvm.runtime.DataType is tvm.ir.DataType
+    assert tvm.DataType("float16").bits == 16
+    assert issubclass(tvm.error.DiagnosticError, tvm.error.InternalError)
+    assert issubclass(tvm.error.IRVerifyError, tvm.error.InternalError)
+    assert tvm.ir.PrimType("float32") == tvm.ir.PrimType("float32")
+    assert tvm.DataType("float32") == tvm.ir.PrimType("float32") != tvm.ir.PrimType("int32")
+    assert tvm.ir.PointerType("float16", "shared") == \
+        tvm.ir.PointerType(tvm.ir.PrimType("float16"), "shared")
+    assert isinstance(tvm.ir.TensorMapType(), tvm.ir.Type)
+
+
+def test_script_parse_errors_are_internal_errors_as_the_seed_catches_them() -> None:
+    with pytest.raises(tvm.error.InternalError, match="annotate a script variable"):
+        from_source('@T.prim_func\ndef f():\n    x: "nope" = 1\n')
+
+
+@pytest.mark.parametrize(("alias", "dtype"), [
+    ("f16", "float16"), ("bf16", "bfloat16"), ("f32", "float32"), ("f64", "float64"),
+    ("i8", "int8"), ("i16", "int16"), ("i32", "int32"), ("i64", "int64"), ("u8", "uint8"),
+    ("u16", "uint16"), ("u32", "uint32"), ("u64", "uint64"), ("f8e4m3", "float8_e4m3fn"),
+    ("f8e5m2", "float8_e5m2"),
+])
+def test_short_dtype_aliases(alias: str, dtype: str) -> None:
+    t = getattr(T, alias)
+    assert t == dtype and t is not getattr(T, dtype)
+    lit = t(1)
+    assert str(lit.dtype) == dtype
+
+
+def test_handle_variables_carry_pointer_types() -> None:
+    p = T.handle("int32", "global")
+    assert isinstance(p, tvm.ir.Var)
+    assert p.ty == tvm.ir.PointerType(tvm.ir.PrimType("int32"))
+    s = T.handle("float32", "shared")
+    assert s.ty.element_type == tvm.ir.PrimType("float32") and s.ty.storage_scope == "shared"
+    assert T.handle("tensormap").ty == tvm.ir.TensorMapType()
+    assert tvm.ir.Var("n", "int64").ty == tvm.ir.PrimType("int64")
+
+
+def test_vector_and_let_annotations() -> None:
+    @T.prim_func
+    def annotated(A: T.Buffer((8,), "float32")):
+        v: T.f32[8]
+        x: T.let = A[0] + T.float32(1)
+        n: T.let[T.int64] = 3
+        for i in range(8):
+            v[i] = x * T.f32(i)  # noqa: F821 - v is declared by the annotation above
+        for i in range(8):
+            A[i] = v[i] + T.f32(n)  # noqa: F821 - likewise
+
+    @T.prim_func
+    def written_out(A: T.Buffer((8,), "float32")):
+        v = T.alloc_local((8,), "float32")
+        x: T.float32 = A[0] + T.float32(1)
+        n: T.int64 = T.int64(3)
+        for i in range(8):
+            v[i] = x * T.float32(i)
+        for i in range(8):
+            A[i] = v[i] + T.float32(n)
+
+    assert annotated.script().replace("annotated", "written_out") == written_out.script()
+    a = np.arange(8, dtype="float32")
+    tvm.compile(annotated, target="c")(a)
+    np.testing.assert_allclose(a, np.arange(8) * 1.0 + 3.0)
+
+
+# -- item 7: folding as the seed builds expressions ------------------------------------------
+
+
+def test_operators_fold_bitwise_ops_of_immediates() -> None:
+    six, three = T.int32(6), T.int32(3)
+    assert (six & three).value == 2 and (six | three).value == 7 and (six ^ three).value == 5
+    assert (three << 4).value == 48 and (T.int32(-16) >> 2).value == -4
+    assert (~three).value == -4 and (~T.uint8(3)).value == 252
+    assert str(T.int8(64) << 1) == "T.shift_left(T.int8(64), T.int8(1))"  # 128: out of range
+    assert "shift_left" in str(three << 40)  # past the width: not folded
+    assert str(T.bitwise_and(6, 3)) == "T.bitwise_and(6, 3)"  # the named builder builds the call
+
+
+def test_operators_fold_integer_identities() -> None:
+    x = tvm.ir.Var("x", "int32")
+    assert (x + 0) is x and (0 + x) is x and (x - 0) is x and (x * 1) is x and (1 * x) is x
+    f = tvm.ir.Var("f", "float32")
+    assert isinstance(f + 0.0, tvm.ir.Add)  # -0.0 + 0.0 is not -0.0: floats are not folded
+
+
+def test_an_identity_node_prints_so_it_reads_back() -> None:
+    A = tvm.tirx.decl_buffer((4,), "int32", name="A")
+    i = tvm.ir.Var("i", "int32")
+    body = tvm.ir.BufferStore(A, tvm.ir.Add(i, tvm.ir.IntImm("int32", 0)), [i])
+    handle = tvm.ir.Var("A", "handle")
+    func = tvm.tirx.PrimFunc([handle], tvm.ir.For(i, 0, 4, tvm.ir.ForKind.SERIAL, body),
+                             {handle: A}, name="f")
+    text = func.script()
+    assert "A[i] = T.Add(i, 0)" in text
+    assert from_source(text).script() == text
+
+
+def test_nary_max_and_min_nest_from_the_left() -> None:
+    x = tvm.ir.Var("x", "int32")
+    assert str(T.max(x, 1, 2)) == "T.max(T.max(x, 1), 2)"
+    assert str(T.min(x, 1, 2, 3)) == "T.min(T.min(T.min(x, 1), 2), 3)"
+
+    @T.prim_func
+    def clamp(A: T.Buffer((6,), "int32")):
+        for i in range(6):
+            A[i] = T.min(T.max(A[i], 0, 1), 4, 9)
+
+    a = np.array([-3, 0, 1, 2, 5, 9], "int32")
+    tvm.compile(clamp, target="c")(a)
+    np.testing.assert_array_equal(a, [1, 1, 1, 2, 4, 4])
+
+
+def test_literals_out_of_range_are_errors() -> None:
+    with pytest.raises(tvm.error.IRVerifyError, match=r"300 does not fit in int8 \(-128 to 127\)"):
+        T.int8(300)
+    with pytest.raises(tvm.error.IRVerifyError, match=r"-1 does not fit in uint8"):
+        T.uint8(-1)
+
+
+# -- item 5: comprehensions and lambda are evaluated in Python -------------------------------
+
+
+def test_comprehensions_and_lambda_are_python_values() -> None:
+    @T.prim_func
+    def meta(A: T.Buffer((8,), "float32")):
+        evens = T.meta_var([i * 2 for i in range(4)])
+        square = lambda v: v * v  # noqa: E731 - the seed's meta-programming form
+        table = T.meta_var({k: k + 1 for k in range(3)})
+        for i in range(4):
+            A[i] = square(A[i]) + T.float32(sum(k for k in range(3)))
+        A[evens[3]] = T.float32(table[2])
+
+    a = np.arange(8, dtype="float32")
+    want = a.copy()
+    want[:4] = want[:4] ** 2 + 3
+    want[6] = 3
+    tvm.compile(meta, target="c")(a)
+    np.testing.assert_array_equal(a, want)
+    text = meta.script()
+    assert "A[6] = T.float32(3.0)" in text and "lambda" not in text
+
+
+def test_a_comprehension_over_script_variables_builds_ir() -> None:
+    @T.prim_func
+    def rows(A: T.Buffer((3, 4), "float32")):
+        for r in range(3):
+            vals = T.meta_var([A[r, j] for j in range(4)])
+            A[r, 0] = vals[1] + vals[2] + vals[3]
+
+    a = np.arange(12, dtype="float32").reshape(3, 4)
+    want = a.copy()
+    want[:, 0] = a[:, 1:].sum(axis=1)
+    tvm.compile(rows, target="c")(a)
+    np.testing.assert_array_equal(a, want)
