@@ -103,6 +103,7 @@ def test_too_many_indices_and_a_short_store_are_errors() -> None:
     assert info.value.lineno == 3
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="A[*idx] is Python 3.11 syntax")
 def test_a_starred_non_tuple_index_is_a_diagnostic() -> None:
     text = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32")):\n'
             "    A[*3] = T.float32(1)\n")
