@@ -675,6 +675,9 @@ class CodegenCStyle:
 
     # -- statements -------------------------------------------------------------------------------
     def print_stmt(self, stmt: S.Stmt) -> None:
+        if (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call)
+                and stmt.value.op.name == "tirx.assume"):
+            return  # a fact for the analyzer (index widths), no code
         method = getattr(self, f"stmt_{type(stmt).__name__}", None)
         if method is None:
             raise CodegenError(f"target {self.target_kind!r}: codegen cannot print a "
@@ -1182,7 +1185,17 @@ class CodegenCStyle:
         assert index is not None
         if not (isinstance(buffer.elem_offset, E.IntImm) and buffer.elem_offset.value == 0):
             index = buffer.elem_offset + index
-        return _strip(self.print_expr(index))
+        try:
+            return _strip(self.print_expr(index))
+        except CodegenError as exc:
+            if index.dtype.bits != 64 or "int64" not in str(exc):
+                raise
+            raise CodegenError(
+                f"{exc}. The offsets into buffer `{buffer.name}` (extent "
+                f"{', '.join(_script(d) for d in buffer.shape)}) are 64-bit because it may hold "
+                "2**31 elements or more: bound each symbolic extent with a T.assume at the top "
+                "of the function (T.assume(n <= 65536)) so that the analyzer can prove 32 bits "
+                "enough") from None
 
     def lane(self, e: Any, lane: int) -> Any:
         """The scalar expression computing lane ``lane`` of vector expression ``e``."""

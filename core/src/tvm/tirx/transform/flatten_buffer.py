@@ -9,20 +9,33 @@ their ``data`` variable (a parameter that is already flat is used directly).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 from collections.abc import Sequence
 
 from ...arith import Analyzer
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.buffer import Buffer, BufferRegion, Range, as_int64, const_span, wide_index
+from ...ir.buffer import (
+    Buffer,
+    BufferRegion,
+    Range,
+    as_int64,
+    const_span,
+    promote_int64,
+    wide_index,
+)
 from ...ir.function import IRModule, PrimFunc
 from ...ir.layout import default_strides
 from ...ir.visitor import Mutator
 from ...transform import PassContext, PrimFuncPass
 from ._util import flatten_seq
 
-__all__ = ["FlattenBuffer", "flat_index", "flatten_buffer"]
+__all__ = ["FlattenBuffer", "flat_index", "flatten_buffer", "needs_int64"]
+
+# A buffer that may hold this many elements or more is indexed in 64 bits.
+_WIDE_ELEMENTS = 2**31
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +46,13 @@ class FlattenBuffer(PrimFuncPass):
 
     def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
         flattener = _Flattener()
+        with contextlib.ExitStack() as facts:
+            for cond in _assumptions(func.body):
+                facts.enter_context(flattener.ana.constraint_scope(cond))
+            return self._flatten(func, flattener)
+
+    @staticmethod
+    def _flatten(func: PrimFunc, flattener: _Flattener) -> PrimFunc:
         decls: list[S.Stmt] = []
         for param in func.params:
             buf = func.buffer_map.get(param)
@@ -48,6 +68,18 @@ class FlattenBuffer(PrimFuncPass):
         return func if body is func.body else func.with_body(body)
 
 
+def _assumptions(body: S.Stmt) -> list[E.PrimExpr]:
+    """The conditions of the ``T.assume(...)`` statements that open the function's body: they
+    hold everywhere in it (bounds of shape variables, for the choice of index width)."""
+    out: list[E.PrimExpr] = []
+    for stmt in body.seq if isinstance(body, S.SeqStmt) else [body]:
+        if not (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call)
+                and stmt.value.op.name == "tirx.assume"):
+            break
+        out.append(stmt.value.args[0])
+    return out
+
+
 def is_flat(buf: Buffer) -> bool:
     """A 1-D buffer with no layout, no strides (or stride 1) and no offset needs no rewrite."""
     if len(buf.shape) != 1 or buf.layout is not None:
@@ -57,11 +89,44 @@ def is_flat(buf: Buffer) -> bool:
     return isinstance(buf.elem_offset, E.IntImm) and buf.elem_offset.value == 0
 
 
+def needs_int64(buf: Buffer, indices: Sequence[E.PrimExpr], analyzer: Analyzer | None = None) -> bool:
+    """Whether offsets into ``buf`` must be computed in 64 bits: an index or a symbolic extent
+    is 64-bit, or ``analyzer`` cannot prove from the bounds of the shape (its variables'
+    types, ``T.assume`` facts) that the buffer holds fewer than 2**31 elements."""
+    if wide_index(buf, indices):
+        return True
+    if const_span(buf) is not None:
+        return False  # decided exactly by wide_index
+    return span_bound(buf, analyzer or Analyzer()) >= _WIDE_ELEMENTS
+
+
+def span_bound(buf: Buffer, analyzer: Analyzer) -> float:
+    """An upper bound of how many elements ``buf`` spans (its last reachable offset + 1),
+    computed in 64 bits from the bounds ``analyzer`` knows; ``inf`` when unbounded. Extents
+    count as non-negative (the argument check refuses other shapes)."""
+    total = _abs_max(analyzer, buf.elem_offset) + 1
+    if buf.layout is not None:
+        return total + _abs_max(analyzer, buf.layout.span("m"))
+    longest = [max(analyzer.const_int_bound(promote_int64(E.convert(ext))).max_value, 0)
+               for ext in buf.shape]
+    if not buf.strides:  # row-major: the product of the extents
+        return total - 1 + math.prod(longest)
+    for ext, stride in zip(longest, buf.strides):
+        total += max(ext - 1, 0) * _abs_max(analyzer, E.convert(stride))
+    return total
+
+
+def _abs_max(analyzer: Analyzer, e: E.PrimExpr) -> float:
+    bound = analyzer.const_int_bound(promote_int64(e))
+    return max(abs(bound.min_value), abs(bound.max_value))
+
+
 def flat_index(buf: Buffer, indices: Sequence[E.PrimExpr], analyzer: Analyzer | None = None) -> E.PrimExpr:
-    """The 1-D element index of ``buf[indices]`` (simplified with ``analyzer``'s bounds)."""
-    wide = wide_index(buf, indices)
-    if wide:  # offsets past 2**31 - 1: compute them in 64 bits
-        indices = [as_int64(i) for i in indices]
+    """The 1-D element index of ``buf[indices]`` (simplified with ``analyzer``'s bounds),
+    in 64 bits where :func:`needs_int64` says so."""
+    wide = needs_int64(buf, indices, analyzer)
+    if wide:  # offsets may pass 2**31 - 1: compute them in 64 bits
+        indices = [promote_int64(i) for i in indices]
     if buf.layout is not None:
         coords = buf.layout.apply(indices, buf.shape)
         index = coords.get("m", E.IntImm("int32", 0))
@@ -155,6 +220,7 @@ class _Flattener(Mutator):
         buf = e.buffer
         if is_flat(buf):
             self.used.add(id(buf))
+            indices = self._flat_indices(buf, indices)
             if all(a is b for a, b in zip(indices, e.indices)):
                 return e
             return E.BufferLoad(buf, indices, e.dtype)
@@ -166,10 +232,19 @@ class _Flattener(Mutator):
         buf = s.buffer
         if is_flat(buf):
             self.used.add(id(buf))
+            indices = self._flat_indices(buf, indices)
             if value is s.value and all(a is b for a, b in zip(indices, s.indices)):
                 return s
             return S.BufferStore(buf, value, indices)
         return S.BufferStore(self._use(buf), value, [self._flat_access(buf, indices)])
+
+    def _flat_indices(self, buf: Buffer, indices: list[E.PrimExpr]) -> list[E.PrimExpr]:
+        """The index of an already flat buffer, in 64 bits when the buffer may need it."""
+        if all(i.dtype.bits == 64 or not i.dtype.is_integer for i in indices):
+            return indices
+        if not needs_int64(buf, indices, self.ana):
+            return indices
+        return [self.ana.simplify(promote_int64(i)) for i in indices]
 
     def _flat_access(self, buf: Buffer, indices: list[E.PrimExpr]) -> E.PrimExpr:
         if len(indices) == 1 and len(buf.shape) != 1 and buf.layout is None:

@@ -120,7 +120,7 @@ class _Lanes(Mutator):
         lin = to_linear(self.ana.simplify(e))
         coeff = 0
         for atom, c in lin.nonzero_terms():
-            if atom is self.var:
+            if atom is self.var or self._widened_var(atom):
                 coeff = c
             elif self.depends(atom):
                 raise _NotVectorizable  # e.g. var // 2: not linear
@@ -128,6 +128,11 @@ class _Lanes(Mutator):
             raise _NotVectorizable
         base = self.ana.simplify(substitute(e, {self.var: self.lo}))
         return E.Ramp(base, E.IntImm(e.dtype, coeff), self.lanes)
+
+    def _widened_var(self, atom: E.PrimExpr) -> bool:
+        """``(int64) var``: a 64-bit index (FlattenBuffer) steps like ``var`` itself."""
+        return (isinstance(atom, E.Cast) and atom.value is self.var and atom.dtype.is_int
+                and atom.dtype.bits >= self.var.dtype.bits)
 
     def broadcast(self, e: E.PrimExpr) -> E.PrimExpr:
         return e if e.dtype.lanes == self.lanes else E.Broadcast(e, self.lanes)
