@@ -27,7 +27,9 @@ __all__ = [
     "DiagnosticError",
     "DispatchError",
     "DispatchFail",
+    "ExecutableFileError",
     "IRDepthError",
+    "IntegrityError",
     "KernelFormError",
     "IRVerifyError",
     "DeviceUnavailableError",
@@ -181,6 +183,16 @@ class CompileError(TVMError):
         if log:
             text += f"\n--- compiler output ---\n{log.rstrip()}"
         super().__init__(text)
+
+
+class ExecutableFileError(TVMError, ValueError):
+    """A file given to ``tvm.runtime.load_module`` cannot be an executable: not a regular file,
+    too large, or malformed; the message names the file and the field."""
+
+
+class IntegrityError(ExecutableFileError):
+    """A file's or cache entry's digest does not match its contents (damage, tampering, or not
+    the file pinned with ``expected_sha256``); the message names the file and both digests."""
 
 
 class BoundsCheckError(TVMError, IndexError):
