@@ -32,6 +32,7 @@ __all__ = [
     "IntegrityError",
     "KernelFormError",
     "IRVerifyError",
+    "DeviceLimitError",
     "DeviceUnavailableError",
     "LoweringError",
     "LoweringTypeError",
@@ -127,6 +128,23 @@ class BackendWarning(RuntimeWarning):
 class CodegenError(TVMError):
     """Code generation met something the target cannot express (e.g. an op with no rule); at
     the call's span when the op call came from the user's script."""
+
+
+class DeviceLimitError(DiagnosticError, CodegenError):
+    """A kernel asks for more than its target's device allows (grid or block dimensions,
+    threads, shared memory), found before codegen: at the script line that asks for it when
+    known. ``limit`` is the target attribute exceeded; ``target`` the target, as text."""
+
+    def __init__(self, message: str, span: Span | None = None, *, limit: str = "",
+                 target: str = "") -> None:
+        self.limit = limit
+        self.target = target
+        if span is None:
+            super().__init__(message)
+            self.msg = message
+        else:
+            super().__init__(message, span.filename, span.line, span.column, span.text)
+        self.span = None  # the location is part of the message already
 
 
 class LoweringError(TVMError, RuntimeError):

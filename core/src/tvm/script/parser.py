@@ -744,6 +744,8 @@ class Parser:
                                        "parameter of this function")
         if handle in self.buffer_map:
             raise self.err(node.value, f"parameter {handle.name} is already matched to a buffer")
+        if buf.span is None:
+            buf.span = self.src.span(node)  # errors about the buffer point at its match_buffer
         self.buffer_map[handle] = buf
         return None
 

@@ -13,8 +13,10 @@ import contextlib
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ...arith import Analyzer
+from ...error import LoweringValueError, located
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.buffer import (
@@ -173,6 +175,12 @@ def _index_dtype(indices: Sequence[E.PrimExpr]) -> str:
     return "int64" if any(i.dtype.bits == 64 for i in indices) else "int32"
 
 
+def _spanned(new: S.Stmt, old: S.Stmt) -> S.Stmt:
+    """``new`` at ``old``'s place in the script (for located errors after lowering)."""
+    new.span = old.span
+    return new
+
+
 class _Flattener(Mutator):
     def __init__(self) -> None:
         self.ana = Analyzer()
@@ -180,12 +188,18 @@ class _Flattener(Mutator):
         self.originals: dict[int, Buffer] = {}
         self.used: set[int] = set()
 
+    def visit(self, node: Any) -> Any:
+        if isinstance(node, S.Stmt) and node.span is not None:
+            with located(node.span):  # an error flattening it: at the statement's line
+                return super().visit(node)
+        return super().visit(node)
+
     def flat_of(self, buf: Buffer) -> Buffer:
         if buf.axis_separators:
-            raise ValueError(
-                f"FlattenBuffer: buffer {buf.name} has axis_separators {buf.axis_separators}, "
-                f"which ask for a physical buffer of {len(buf.axis_separators) + 1} dimensions; "
-                f"the codegens here take 1-D (flat) buffers only: drop axis_separators")
+            raise LoweringValueError(
+                f"buffer {buf.name} has axis_separators {buf.axis_separators}, which ask for a "
+                f"physical buffer of {len(buf.axis_separators) + 1} dimensions; the codegens "
+                f"here take 1-D (flat) buffers only: drop axis_separators", buf.span)
         if is_flat(buf):
             return buf
         found = self.flat.get(id(buf))
@@ -209,11 +223,11 @@ class _Flattener(Mutator):
 
     def visit_AllocBuffer(self, s: S.AllocBuffer) -> S.Stmt:
         flat = self.flat_of(s.buffer)
-        return s if flat is s.buffer else S.AllocBuffer(flat, s.annotations)
+        return s if flat is s.buffer else _spanned(S.AllocBuffer(flat, s.annotations), s)
 
     def visit_DeclBuffer(self, s: S.DeclBuffer) -> S.Stmt:
         flat = self.flat_of(s.buffer)
-        return s if flat is s.buffer else S.DeclBuffer(flat)
+        return s if flat is s.buffer else _spanned(S.DeclBuffer(flat), s)
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> E.PrimExpr:
         indices = [self.visit(i) for i in e.indices]
@@ -235,8 +249,8 @@ class _Flattener(Mutator):
             indices = self._flat_indices(buf, indices)
             if value is s.value and all(a is b for a, b in zip(indices, s.indices)):
                 return s
-            return S.BufferStore(buf, value, indices)
-        return S.BufferStore(self._use(buf), value, [self._flat_access(buf, indices)])
+            return _spanned(S.BufferStore(buf, value, indices), s)
+        return _spanned(S.BufferStore(self._use(buf), value, [self._flat_access(buf, indices)]), s)
 
     def _flat_indices(self, buf: Buffer, indices: list[E.PrimExpr]) -> list[E.PrimExpr]:
         """The index of an already flat buffer, in 64 bits when the buffer may need it."""
@@ -250,8 +264,8 @@ class _Flattener(Mutator):
         if len(indices) == 1 and len(buf.shape) != 1 and buf.layout is None:
             return indices[0]  # already a flat index into a strided view
         if len(indices) != len(buf.shape) and not (buf.layout is not None and len(indices) == 1):
-            raise ValueError(f"access to `{buf.name}` has {len(indices)} indices but the buffer "
-                             f"has {len(buf.shape)} dimensions")
+            raise LoweringValueError(f"access to `{buf.name}` has {len(indices)} indices but "
+                                     f"the buffer has {len(buf.shape)} dimensions")
         if buf.layout is not None and len(indices) == 1 and len(buf.shape) != 1:
             return indices[0]  # a layout buffer accessed by its memory offset
         return flat_index(buf, indices, self.ana)

@@ -85,7 +85,9 @@ def _vectorize(var: E.Var, lo: E.PrimExpr, lanes: int, body: S.Stmt) -> S.Stmt:
         if not isinstance(index, E.Ramp):
             raise _NotVectorizable  # every lane would store to one place
         value = rewriter.broadcast(rewriter.visit(st.value))
-        new.append(S.BufferStore(st.buffer, value, [index]))
+        store = S.BufferStore(st.buffer, value, [index])
+        store.span = st.span
+        new.append(store)
     return new[0] if len(new) == 1 else S.SeqStmt(new)
 
 
