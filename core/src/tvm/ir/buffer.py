@@ -82,6 +82,9 @@ class Buffer(Node):
         self.dtype = DataType(dtype)
         self.shape = [convert(s) for s in shape]
         self.strides = [convert(s) for s in strides] if strides else []
+        if not (isinstance(scope, str) and scope):
+            raise TypeError(f"buffer {name}: scope must be a storage scope string such as "
+                            f"'global', 'shared' or 'local', not {scope!r:.60}")
         self.scope = scope
         self.layout = layout
         self.data = data if data is not None else Var(name, "handle", ptr_dtype=self.dtype, ptr_scope=scope)

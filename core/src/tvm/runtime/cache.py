@@ -43,6 +43,7 @@ from typing import Any
 from .. import _logging
 from ..error import ExecutableFileError, warn
 from ._files import read_regular
+from .workdir import process_file
 
 __all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_key", "cache_size",
            "clear_cache", "compile_cache", "iter_entries", "prune_cache", "remove_entry"]
@@ -327,10 +328,8 @@ def _make_dirs(path: Path) -> None:
 
 
 def _private_file(payload: bytes) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix="tvm-nocache-", suffix=".bin")
-    with os.fdopen(fd, "wb") as f:
-        f.write(payload)
-    return Path(tmp)
+    """A file holding ``payload`` for as long as this process runs (the cache is off)."""
+    return process_file(payload)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
