@@ -150,7 +150,7 @@ def test_thread_limit_of_the_target() -> None:
         tx = T.thread_id([2048])
         A[tx] = T.float32(0)
 
-    with pytest.raises(tvm.error.TVMError, match="allows 1024"):
+    with pytest.raises(tvm.error.TVMError, match="allows at most 1024"):
         tvm.compile(big, target="nvidia/nvidia-a100")
 
 

@@ -1,7 +1,7 @@
 """``python -m tvm`` (also the ``tvm`` command): the command line of tvm.
 
     tvm --version
-    tvm backends [--json]                 installed backends and their state
+    tvm backends [--json] [--timings]     installed backends, their state (and load times)
     tvm demo [--target c] [--show-source] compile and run the demo kernels, print a table
     tvm doctor [--json]                   what a bug report needs
     tvm cache info | clear | prune --max-size 500M
@@ -42,7 +42,7 @@ def _cmd_backends(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=2))
     else:
-        print(backend.format_table(records))
+        print(backend.format_table(records, timings=args.timings))
     return 0
 
 
@@ -98,6 +98,8 @@ def _parser() -> _Parser:
                                      parser_class=_Parser)
     backends = commands.add_parser("backends", help="list installed backends and their state")
     backends.add_argument("--json", action="store_true", help="print the records as JSON")
+    backends.add_argument("--timings", action="store_true",
+                          help="add each backend's import and registration time (ms)")
     backends.set_defaults(run=_cmd_backends)
     demo_p = commands.add_parser("demo", help="compile and run the demo kernels, print a table")
     demo.add_arguments(demo_p)

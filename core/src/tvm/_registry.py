@@ -5,18 +5,30 @@ dispatch variants, module aliases) is a :class:`Registry`. Each entry remembers 
 backend whose registration added it ("core" for core itself). The plugin loader runs each
 backend's registration inside :func:`transaction`; if any hook raises, every entry that backend
 added is removed again and any entry it overrode is restored.
+
+Registrations made where no owner is set (a thread a plugin started, its module's import) are
+attributed by the code that makes them: while a backend loads (:func:`plugin_load`), a
+registration whose first caller outside tvm is in the backend's package is that backend's (and
+rolled back with it); after its load has finished, such a registration is refused with an
+error naming the backend. The registries can be read while another thread registers.
+
+Replacing another backend's builder, target kind or target tag warns, naming both
+distributions; ``TVM_BACKENDS_STRICT=1`` makes that an error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Generic, TypeVar
 
-from .error import RegistrationConflict
+from .error import BackendWarning, RegistrationConflict, warn
 
 __all__ = [
     "CORE_OWNER",
@@ -25,9 +37,11 @@ __all__ = [
     "current_owner",
     "defer",
     "owner_scope",
+    "plugin_load",
     "run_deferred",
     "set_miss_handler",
     "snapshot_all",
+    "strict_backends",
     "transaction",
 ]
 
@@ -35,7 +49,9 @@ K = TypeVar("K")
 V = TypeVar("V")
 CORE_OWNER = "core"
 
-_owner: contextvars.ContextVar[str] = contextvars.ContextVar("tvm_registry_owner", default=CORE_OWNER)
+# "" (the default, also in every new thread): no owner set; current_owner() says core, and
+# register() attributes the entry by its caller (_attribute).
+_owner: contextvars.ContextVar[str] = contextvars.ContextVar("tvm_registry_owner", default="")
 _journal: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
     "tvm_registry_journal", default=None
 )
@@ -51,7 +67,80 @@ owner_labels: dict[str, str] = {CORE_OWNER: "tvm-core"}
 
 def current_owner() -> str:
     """The name of the backend whose registration is running ("core" outside any)."""
-    return _owner.get()
+    return _owner.get() or CORE_OWNER
+
+
+def strict_backends() -> bool:
+    """Whether ``TVM_BACKENDS_STRICT`` turns backend problems into errors."""
+    return os.environ.get("TVM_BACKENDS_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(eq=False)
+class _PluginLoad:
+    """One backend's load, for attributing registrations that name no owner."""
+
+    owner: str
+    packages: tuple[str, ...]
+    journal: list[Callable[[], None]]
+    finished: bool = False
+
+
+_plugin_loads: dict[str, _PluginLoad] = {}
+
+
+@contextlib.contextmanager
+def plugin_load(owner: str, packages: tuple[str, ...] | list[str],
+                journal: list[Callable[[], None]]) -> Iterator[None]:
+    """Backend ``owner`` loads inside this block (the loader wraps its import and hooks).
+
+    A registration with no owner set whose first caller outside tvm is a module of one of
+    ``packages`` (``tvm_backend_x``: its module-level code, a thread it started) is the
+    backend's: it is journaled in ``journal`` (how the loader undoes a failed load) while the
+    block runs, and refused with :class:`~tvm.error.RegistrationConflict` once it is over.
+    """
+    load = _PluginLoad(owner, tuple(p for p in packages if p), journal)
+    with _lock:
+        _plugin_loads[owner] = load
+    try:
+        yield
+    finally:
+        load.finished = True
+
+
+def _frame_module(frame: Any) -> str:
+    name = frame.f_globals.get("__name__")
+    return name if isinstance(name, str) else ""
+
+
+def _calling_plugin() -> _PluginLoad | None:
+    """The backend whose code made the registration running now: the first frame outside tvm
+    decides (importlib's frames stop the search, so a core module imported by plugin code
+    stays core's)."""
+    loads = list(_plugin_loads.values())
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        module = _frame_module(frame)
+        if module != "tvm" and not module.startswith("tvm."):
+            for load in loads:
+                if any(module == p or module.startswith(p + ".") for p in load.packages):
+                    return load
+            return None
+        frame = frame.f_back
+    return None
+
+
+def _attribute(what: str, key: Any) -> tuple[str, list[Callable[[], None]] | None]:
+    """(owner, journal) of a registration made where no owner is set."""
+    load = _calling_plugin() if _plugin_loads else None
+    if load is None:
+        return CORE_OWNER, _journal.get()
+    if load.finished:
+        raise RegistrationConflict(
+            f"{what} {key!r}: backend {load.owner!r} ({_label(load.owner)}) registered it from "
+            f"thread {threading.current_thread().name!r} after its load had finished; a backend "
+            "registers in its tvm_* hooks or while its plugin module is imported, so that a "
+            "failed load can be undone whole")
+    return load.owner, load.journal
 
 
 @contextlib.contextmanager
@@ -89,6 +178,7 @@ def transaction(owner: str, journal: list[Callable[[], None]] | None = None) -> 
         with _lock:
             for step in reversed(undo):
                 step()
+            undo.clear()
         raise
     finally:
         _journal.reset(token_journal)
@@ -236,14 +326,21 @@ class Registry(Generic[K, V]):
 
     _all: list[Registry[Any, Any]] = []
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, *, warn_on_override: bool = False) -> None:
+        """``warn_on_override``: a backend replacing another owner's entry warns (an error
+        under ``TVM_BACKENDS_STRICT=1``) even when it asked to (builders, kinds, tags)."""
         self.what = what
+        self.warn_on_override = warn_on_override
         self._entries: dict[K, Entry[V]] = {}
         Registry._all.append(self)
 
     # -- writing ---------------------------------------------------------------------------
     def register(self, key: K, value: V, *, override: bool = False, owner: str | None = None) -> V:
-        owner = owner or current_owner()
+        journal = _journal.get()
+        if owner is None:
+            owner = _owner.get()
+            if not owner:
+                owner, journal = _attribute(self.what, key)
         with _lock:
             old = self._entries.get(key)
             if old is not None and not override and not self._override_allowed(key):
@@ -255,9 +352,21 @@ class Registry(Generic[K, V]):
                     f"override=True or lists {self.what + ':' + str(key)!r} in its "
                     f"BackendInfo.overrides"
                 )
+            if old is not None and self.warn_on_override:
+                self._check_override(key, old.owner, owner)
             self._entries[key] = Entry(value, owner, old.owner if old is not None else None)
-            self._record_undo(key, old)
+            self._record_undo(key, old, journal)
         return value
+
+    def _check_override(self, key: K, old_owner: str, owner: str) -> None:
+        """A backend replaces another owner's entry: warn, or refuse when strict."""
+        if owner == CORE_OWNER or old_owner == owner:
+            return  # the user's own script, or a backend replacing its own entry
+        message = (f"{_label(owner)} replaces the {self.what} {key!r} of {_label(old_owner)}; "
+                   f"every use of {key!r} now gets {_label(owner)}'s")
+        if strict_backends():
+            raise RegistrationConflict(message + " (refused: TVM_BACKENDS_STRICT=1)")
+        warn(f"tvm: {message}; TVM_BACKENDS_STRICT=1 makes this an error", BackendWarning)
 
     def _override_allowed(self, key: K) -> bool:
         allowed = _allowed_overrides.get()
@@ -271,8 +380,8 @@ class Registry(Generic[K, V]):
                 if journal is not None:
                     journal.append(lambda: self._entries.__setitem__(key, old))
 
-    def _record_undo(self, key: K, old: Entry[V] | None) -> None:
-        journal = _journal.get()
+    def _record_undo(self, key: K, old: Entry[V] | None,
+                     journal: list[Callable[[], None]] | None) -> None:
         if journal is None:
             return
 
@@ -304,20 +413,26 @@ class Registry(Generic[K, V]):
             return True
         return _miss_handler is not None and _retry_after_miss() and key in self._entries
 
+    def _snapshot(self) -> list[tuple[K, Entry[V]]]:
+        """The entries now, copied under the lock: readers iterate this, never the live dict
+        another thread may be registering into."""
+        with _lock:
+            return list(self._entries.items())
+
     def __iter__(self) -> Iterator[K]:
-        return iter(list(self._entries))
+        return iter(self.keys())
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def keys(self) -> list[K]:
-        return list(self._entries)
+        return [k for k, _ in self._snapshot()]
 
     def values(self) -> list[V]:
-        return [e.value for e in self._entries.values()]
+        return [e.value for _, e in self._snapshot()]
 
     def items(self) -> list[tuple[K, V]]:
-        return [(k, e.value) for k, e in self._entries.items()]
+        return [(k, e.value) for k, e in self._snapshot()]
 
     def owner_of(self, key: K) -> str | None:
         entry = self._entries.get(key)
@@ -328,7 +443,7 @@ class Registry(Generic[K, V]):
         return None if entry is None else entry.overrides
 
     def keys_owned_by(self, owner: str) -> list[K]:
-        return [k for k, e in self._entries.items() if e.owner == owner]
+        return [k for k, e in self._snapshot() if e.owner == owner]
 
     def __repr__(self) -> str:
         return f"<Registry {self.what}: {len(self._entries)} entries>"

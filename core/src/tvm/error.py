@@ -27,9 +27,12 @@ __all__ = [
     "DiagnosticError",
     "DispatchError",
     "DispatchFail",
+    "ExecutableFileError",
     "IRDepthError",
+    "IntegrityError",
     "KernelFormError",
     "IRVerifyError",
+    "DeviceLimitError",
     "DeviceUnavailableError",
     "LoweringError",
     "LoweringTypeError",
@@ -133,6 +136,23 @@ class CodegenError(TVMError):
     the call's span when the op call came from the user's script."""
 
 
+class DeviceLimitError(DiagnosticError, CodegenError):
+    """A kernel asks for more than its target's device allows (grid or block dimensions,
+    threads, shared memory), found before codegen: at the script line that asks for it when
+    known. ``limit`` is the target attribute exceeded; ``target`` the target, as text."""
+
+    def __init__(self, message: str, span: Span | None = None, *, limit: str = "",
+                 target: str = "") -> None:
+        self.limit = limit
+        self.target = target
+        if span is None:
+            super().__init__(message)
+            self.msg = message
+        else:
+            super().__init__(message, span.filename, span.line, span.column, span.text)
+        self.span = None  # the location is part of the message already
+
+
 class LoweringError(TVMError, RuntimeError):
     """An error while lowering a tile primitive call or an intrinsic of the user's kernel,
     reported at the call's span. It wraps errors of other types (``__cause__``)."""
@@ -187,6 +207,16 @@ class CompileError(TVMError):
         if log:
             text += f"\n--- compiler output ---\n{log.rstrip()}"
         super().__init__(text)
+
+
+class ExecutableFileError(TVMError, ValueError):
+    """A file given to ``tvm.runtime.load_module`` cannot be an executable: not a regular file,
+    too large, or malformed; the message names the file and the field."""
+
+
+class IntegrityError(ExecutableFileError):
+    """A file's or cache entry's digest does not match its contents (damage, tampering, or not
+    the file pinned with ``expected_sha256``); the message names the file and both digests."""
 
 
 class BoundsCheckError(TVMError, IndexError):

@@ -46,3 +46,18 @@ def test_check_reports_an_unlocated_error_as_a_violation() -> None:
     outcome, _ = check("from tvm.script import tirx as T\n@T.prim_func\ndef f(A: T.Buffer((4,), "
                        "\"float32\")):\n    A[0] = 1.0\n", True)
     assert outcome == "ran"
+
+
+def test_a_deliberate_depth_error_is_not_an_internal_error(monkeypatch) -> None:
+    # tvm.error.IRDepthError is a RecursionError by design: the harness used to count it (from
+    # printing or comparing) as an internal error or a round-trip mismatch.
+    import tvm
+    from tvm.error import IRDepthError
+
+    def too_deep(self, *args, **kwargs):
+        raise IRDepthError("printing TVMScript: the IR is nested too deeply")
+
+    monkeypatch.setattr(tvm.ir.PrimFunc, "script", too_deep)
+    text = ("from tvm.script import tirx as T\n@T.prim_func\ndef f(A: T.Buffer((4,), "
+            "\"float32\")):\n    A[0] = 1.0\n")
+    assert check(text, False) == ("depth_error", "")

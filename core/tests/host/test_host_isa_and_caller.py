@@ -129,27 +129,24 @@ def test_declared_alignment_is_checked_then_promised_to_the_compiler() -> None:
 
 
 def test_executables_record_their_isa_and_refuse_a_cpu_without_it(tmp_path) -> None:
-    import json
-
-    from tvm.runtime import load_module
+    from tvm.runtime import load_module, read_container, write_container
 
     ex = tvm.compile(_add([16]), target="c")
     isa = get_toolchain().vector_isa
     assert ex.isa == isa.to_dict()
     path = tmp_path / "add.tvmex"
     ex.export_library(path)
-    magic, header, payload = path.read_bytes().split(b"\n", 2)
-    meta = json.loads(header)
+    meta, payload = read_container(path)
     assert meta["metadata"]["isa"]["features"] == list(isa.features)
     if cpu_features() is None:
         pytest.skip("this machine does not show its CPU features")
     meta["metadata"]["isa"] = {"name": "x86-64-v9", "flags": ["-march=x86-64-v9"],
                                "features": ["avx512f", "no_such_feature"]}
-    path.write_bytes(magic + b"\n" + json.dumps(meta).encode() + b"\n" + payload)
+    write_container(path, meta, payload)  # (a hand edit would fail the file's digest)
     with pytest.raises(tvm.error.TVMError) as info:
         load_module(path)
     assert str(info.value).startswith(
-        "this executable was compiled for x86-64-v9 (-march=x86-64-v9) and needs CPU features "
+        f"{path}: this executable was compiled for x86-64-v9 (-march=x86-64-v9) and needs CPU features "
         "this machine lacks: no_such_feature; compile it again here (tvm.compile), or on the "
         "other machine with the target's mcpu set to a level both CPUs have")
 

@@ -9,7 +9,7 @@ import pytest
 
 import tvm.backend
 from tvm import _registry
-from tvm.error import BackendError, BackendNotInstalledError, RegistrationConflict
+from tvm.error import BackendError, BackendNotInstalledError, BackendWarning, RegistrationConflict
 from tvm.plugin import get_plugin_manager
 from tvm.target import KIND_REGISTRY, TAG_REGISTRY, Target
 from tvm.tirx.compilation_pipeline import PIPELINE_MAP
@@ -442,7 +442,11 @@ def test_declared_override_replaces_and_shows(backends):
         + kind.format(dev="gpu"),
     )
     tvm.backend.load("first")
-    tvm.backend.load("second")
+    with pytest.warns(BackendWarning, match="^tvm: tvm-backend-second replaces the target kind "
+                                            "'shared' of tvm-backend-first; every use of "
+                                            "'shared' now gets tvm-backend-second's; "
+                                            "TVM_BACKENDS_STRICT=1 makes this an error$"):
+        tvm.backend.load("second")
     assert KIND_REGISTRY["shared"].device_type == "gpu"
     (record,) = [r for r in tvm.backend.list_backends() if r.name == "second"]
     assert record.overrides == ("target kind 'shared' (from tvm-backend-first)",)

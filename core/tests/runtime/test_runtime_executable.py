@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ from hostir import identity, loop, make_func
 
 import tvm
 from tvm._registry import snapshot_all
-from tvm.error import BackendNotInstalledError, CompileError, TVMError
+from tvm.error import BackendNotInstalledError, CompileError, IntegrityError, TVMError
 from tvm.host import compiler as host_compiler
 from tvm.ir import Buffer, BufferStore, Call, ForKind, Op, PrimFunc, Var
 from tvm.runtime import CompileCache, load_module, read_container
@@ -135,10 +136,10 @@ def test_export_library_and_load_module_round_trip(tmp_path) -> None:
     path = tmp_path / "vadd.tvmex"
     assert ex.export_library(path) == str(path)
     with open(path, "rb") as f:
-        assert f.readline() == b"TVM-EXECUTABLE 2\n"
+        assert re.fullmatch(rb"TVM-EXECUTABLE 3 sha256:[0-9a-f]{64}\n", f.readline())
         header = json.loads(f.readline())
     assert header["backend"] == "c" and header["entries"] == ["vadd"]
-    assert header["target"]["kind"] == "c" and header["format_version"] == 2
+    assert header["target"]["kind"] == "c" and header["format_version"] == 3
     assert header["source"] == ex.inspect_source()
     meta = header["metadata"]
     assert [p["name"] for p in meta["functions"]["vadd"]["params"]] == ["A", "B", "C"]
@@ -160,7 +161,8 @@ def test_load_module_rejects_damaged_files(tmp_path) -> None:
     _build().export_library(path)
     data = path.read_bytes()
     (tmp_path / "cut.tvmex").write_bytes(data[:-100])
-    with pytest.raises(ValueError, match="is truncated or corrupted"):
+    with pytest.raises(IntegrityError, match="cut.tvmex: its contents do not match the digest "
+                                             "in its first line"):
         load_module(tmp_path / "cut.tvmex")
     (tmp_path / "junk.tvmex").write_bytes(b"\x7fELF not ours")
     with pytest.raises(ValueError, match="is not an executable written by export_library"):

@@ -57,7 +57,7 @@ def test_five_thousand_term_expression_is_located() -> None:
 def test_expression_deeper_than_the_limit_is_located_at_its_column() -> None:
     expr = "A[0]"
     for _ in range(MAX_DEPTH + 5):
-        expr = f"({expr} * 2.0)"
+        expr = f"(2.0 * {expr})"  # nested on the right: a flat chain `a * b * c` counts half
     err = _diagnostic(_kernel(f"A[1] = {expr}"))
     assert err.lineno == 5
     assert f"nests more than {MAX_DEPTH} levels deep" in err.message

@@ -388,9 +388,19 @@ def validate_arch(arch: str) -> str:
     return arch
 
 
-def _validate(attrs: dict[str, Any]) -> None:
+# Shared memory per block with opt-in, by compute capability (CUDA C++ Programming Guide,
+# "Technical Specifications per Compute Capability"); earlier archs: 48 KB.
+_OPTIN_SHARED_MEMORY = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912,
+                        89: 101376, 90: 232448, 100: 232448, 101: 232448, 103: 232448,
+                        110: 232448, 120: 101376, 121: 101376}
+
+
+def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
     if "arch" in attrs:
         validate_arch(attrs["arch"])
+        if "max_dynamic_shared_memory_per_block" not in attrs:
+            num = parse_arch(attrs["arch"])[0]
+            attrs["max_dynamic_shared_memory_per_block"] = _OPTIN_SHARED_MEMORY.get(num, 49152)
     for key in ("max_shared_memory_per_block", "max_threads_per_block", "thread_warp_size",
                 "registers_per_block", "max_num_threads"):
         if attrs.get(key, 1) <= 0:
@@ -400,6 +410,7 @@ def _validate(attrs: dict[str, Any]) -> None:
     if attrs["max_num_threads"] > attrs["max_threads_per_block"]:
         raise ValueError(f"max_num_threads ({attrs['max_num_threads']}) exceeds "
                          f"max_threads_per_block ({attrs['max_threads_per_block']})")
+    return attrs
 
 
 KINDS = [
@@ -413,6 +424,13 @@ KINDS = [
             "max_threads_per_block": Attr(int, 1024, "threads per block at most"),
             "thread_warp_size": Attr(int, 32, "threads per warp"),
             "registers_per_block": Attr(int, 65536, "32-bit registers per block"),
+            "max_grid_dims": Attr(tuple, (2**31 - 1, 65535, 65535), "blocks per grid along x, "
+                                                                     "y and z"),
+            "max_block_dims": Attr(tuple, (1024, 1024, 64), "threads per block along x, y "
+                                                             "and z"),
+            "max_dynamic_shared_memory_per_block": Attr(
+                int, doc="shared memory per block with opt-in (static and dynamic), bytes "
+                         "(default: the arch's)"),
             "l2_cache_size_bytes": Attr(int, doc="L2 cache size in bytes"),
             "max_num_threads": Attr(int, 1024, "threads per block the compiler assumes"),
             "libs": Attr(tuple, doc="extra libraries (unused; kept for seed configs)"),

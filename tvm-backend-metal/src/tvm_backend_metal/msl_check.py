@@ -27,10 +27,10 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from tvm.error import CompileError
+from tvm.runtime.workdir import work_folder
 
 __all__ = ["KernelParam", "KernelSignature", "check_msl", "find_kernels", "prepare_source"]
 
@@ -356,7 +356,7 @@ def write_source(text: str, stem: str) -> Path:
     """Write ``text`` to ``<stem>.metal`` in a new private temporary folder. Callers remove the
     folder when the command that reads it succeeds and keep it when it fails, so that the
     command in the error can be re-run."""
-    folder = Path(tempfile.mkdtemp(prefix="tvm-metal-"))
+    folder = work_folder("tvm-metal-")
     path = folder / f"{stem}.metal"
     path.write_text(text, encoding="utf-8")
     return path

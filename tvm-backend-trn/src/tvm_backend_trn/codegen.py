@@ -180,6 +180,10 @@ class _Lowering:
     def stmt(self, s: Stmt | None) -> tuple[isa.Stmt, ...]:
         if s is None:
             return ()
+        with located(s.span):  # what the instruction form cannot take: at the statement's line
+            return self._stmt(s)
+
+    def _stmt(self, s: Stmt) -> tuple[isa.Stmt, ...]:
         if isinstance(s, SeqStmt):
             return tuple(x for c in s.seq for x in self.stmt(c))
         if isinstance(s, AllocBuffer):

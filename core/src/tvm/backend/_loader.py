@@ -47,7 +47,6 @@ CORE_DISTRIBUTION = _registry.owner_labels[_registry.CORE_OWNER]  # "tvm-core"
 # distribution may take them, wherever it sits on sys.path.
 BUILTIN_BACKENDS = frozenset({"c"})
 
-_TRUE = ("1", "true", "yes", "on")
 _LOCK = threading.RLock()
 
 LOADED, FAILED, DISABLED, INCOMPATIBLE, AVAILABLE, NOT_INSTALLED = (
@@ -75,6 +74,10 @@ class BackendState:
     aliases: dict[str, str] = field(default_factory=dict)
     # how to undo the committed registration (kept for a deferred registration that fails)
     undo: list[Callable[[], None]] = field(default_factory=list)
+    # seconds spent importing the plugin module and running its registration hooks
+    import_s: float = 0.0
+    register_s: float = 0.0
+    dispatch_s: float = 0.0
 
     @property
     def distribution(self) -> str:
@@ -349,11 +352,22 @@ def _autoload() -> None:
 # -- loading one backend ----------------------------------------------------------------------
 
 
+# A backend whose import and registration take longer than this is named in a warning.
+SLOW_BACKEND_S = 1.0
+
+
 def _load_one(backend: BackendState) -> None:
     start = time.perf_counter()
     _load_one_timed(backend)
+    elapsed = time.perf_counter() - start
     _logging.log(__name__, 20, "backend %s (%s): %s in %.1f ms", backend.name,
-                 _describe(backend), backend.state, (time.perf_counter() - start) * 1e3)
+                 _describe(backend), backend.state, elapsed * 1e3)
+    if backend.import_s + backend.register_s > SLOW_BACKEND_S:
+        error.warn(f"tvm: backend {backend.name!r} ({_describe(backend)}) took "
+                   f"{backend.import_s + backend.register_s:.1f} s to load (import "
+                   f"{backend.import_s:.1f} s, registration {backend.register_s:.1f} s), which "
+                   "`import tvm` waits for; `python -m tvm backends --timings` shows every "
+                   f"backend's, and TVM_BACKENDS=-{backend.name} skips it", error.BackendWarning)
 
 
 def _load_one_timed(backend: BackendState) -> None:
@@ -363,12 +377,32 @@ def _load_one_timed(backend: BackendState) -> None:
     if backend.name in _loader.waiting:
         _loader.waiting.remove(backend.name)
     _registry.owner_labels[backend.name] = backend.entry.distribution or backend.name
+    backend.undo = []
+    with _registry.plugin_load(backend.name, _packages_of(backend), backend.undo):
+        _import_and_register(backend)
+    if backend.state != LOADED:  # what its import registered before it failed
+        with _registry._lock:
+            for step in reversed(backend.undo):
+                step()
+        backend.undo.clear()
+
+
+def _packages_of(backend: BackendState) -> tuple[str, ...]:
+    """The top-level package of a backend's plugin module (whose code registers as it)."""
+    top = backend.entry.module_name.partition(".")[0]
+    return () if top in ("", "tvm", "__main__") else (top,)
+
+
+def _import_and_register(backend: BackendState) -> None:
+    start = time.perf_counter()
     try:
         plugin = backend.entry.load()
     except BaseException as err:  # SystemExit and the like too: a plugin must not end tvm
         _reraise_interrupt(err)
         _fail(backend, FAILED, f"importing {backend.entry.value!r} raised {_exc(err)}", err)
         return
+    finally:
+        backend.import_s = time.perf_counter() - start
     backend.plugin = plugin
     has_hooks = bool(_hook_names_of(plugin))
     legacy = getattr(plugin, "register_backend", None)
@@ -384,7 +418,9 @@ def _load_one_timed(backend: BackendState) -> None:
         return
     if not _load_requirements(backend):
         return
+    start = time.perf_counter()
     _register(backend, plugin, None if has_hooks else legacy)
+    backend.register_s = time.perf_counter() - start
 
 
 def _still_importing(module_name: str) -> bool:
@@ -499,7 +535,6 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
     info = backend.info
     assert info is not None
     registered = False
-    backend.undo = []
     try:
         with _registry.transaction(backend.name, backend.undo), \
                 _registry.allow_overrides(info.overrides):
@@ -517,7 +552,7 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
                 # Dispatch variants register on first use (their modules are the heaviest part
                 # of a backend); a failure then undoes the whole backend like one now would.
                 _registry.defer(backend.name,
-                                lambda: _call_own(pm, plugin, "tvm_register_dispatch"),
+                                lambda: _register_dispatch(backend, pm, plugin),
                                 on_error=lambda err: _failed_later(backend, plugin, err))
             else:
                 _publish(backend, [])
@@ -529,6 +564,14 @@ def _register(backend: BackendState, plugin: Any, legacy: Callable[[], Any] | No
         return
     backend.state = LOADED
     backend.reason = ""
+
+
+def _register_dispatch(backend: BackendState, pm: Any, plugin: Any) -> None:
+    start = time.perf_counter()
+    try:
+        _call_own(pm, plugin, "tvm_register_dispatch")
+    finally:
+        backend.dispatch_s = time.perf_counter() - start
 
 
 def _failed_later(backend: BackendState, plugin: Any, err: BaseException) -> None:
@@ -562,7 +605,7 @@ def _withdraw(backend: BackendState, plugin: Any) -> None:
 
 def _strict() -> bool:
     """Whether ``TVM_BACKENDS_STRICT`` turns backend problems into errors."""
-    return os.environ.get("TVM_BACKENDS_STRICT", "").strip().lower() in _TRUE
+    return _registry.strict_backends()
 
 
 def _call_own(pm: Any, plugin: Any, hook: str) -> list[Any]:

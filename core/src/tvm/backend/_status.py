@@ -31,6 +31,11 @@ class BackendRecord:
     aliases: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
+    #: milliseconds spent importing its plugin module, running its registration hooks (both
+    #: at ``import tvm``) and registering its dispatch variants (deferred to first use)
+    import_ms: float = 0.0
+    register_ms: float = 0.0
+    dispatch_ms: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,6 +92,9 @@ def _record(backend: _loader.BackendState) -> BackendRecord:
         aliases=tuple(backend.aliases),
         overrides=tuple(_overrides(name)),
         requires=tuple(backend.info.requires) if backend.info else (),
+        import_ms=round(backend.import_s * 1e3, 1),
+        register_ms=round(backend.register_s * 1e3, 1),
+        dispatch_ms=round(backend.dispatch_s * 1e3, 1),
     )
 
 
@@ -127,11 +135,24 @@ _COLUMNS = (
 )
 
 
-def format_table(records: list[BackendRecord]) -> str:
-    """A plain-text table of ``records``, with reasons and overrides listed below it."""
-    rows = [[title for title, _ in _COLUMNS]]
-    rows += [[get(r) for _, get in _COLUMNS] for r in records]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+_TIMING_COLUMNS = (
+    ("import ms", lambda r: _ms(r, r.import_ms)),
+    ("register ms", lambda r: _ms(r, r.register_ms)),
+    ("dispatch ms", lambda r: _ms(r, r.dispatch_ms)),
+)
+
+
+def _ms(record: BackendRecord, value: float) -> str:
+    return f"{value:.1f}" if record.state in ("loaded", "failed") else "-"
+
+
+def format_table(records: list[BackendRecord], *, timings: bool = False) -> str:
+    """A plain-text table of ``records``, with reasons and overrides listed below it;
+    ``timings`` adds each backend's import, registration and dispatch-registration time."""
+    columns = _COLUMNS + (_TIMING_COLUMNS if timings else ())
+    rows = [[title for title, _ in columns]]
+    rows += [[get(r) for _, get in columns] for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     notes = []

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .._registry import Registry
 from .._suggest import did_you_mean
-from ..error import BackendError, BackendNotInstalledError, OptionError, TVMError
+from ..error import BackendError, BackendNotInstalledError, CompileError, OptionError, TVMError
 from ..runtime.cache import cache_key, compile_cache
 from . import _loader  # _loader imports this module: its names are read at call time
 
@@ -70,7 +70,7 @@ O = TypeVar("O", bound="Options")  # noqa: E741 - the conventional type-variable
 
 #: target kind -> the builder of that kind, or its ``"module:Class"`` reference until the first
 #: build imports it (entries remember the backend that registered them)
-BUILDERS: Registry[str, Builder | str] = Registry("builder")
+BUILDERS: Registry[str, Builder | str] = Registry("builder", warn_on_override=True)
 _RESOLVED: dict[tuple[str, str], Builder] = {}
 
 
@@ -390,13 +390,22 @@ def build(mod: IRModule, target: Target, options: Mapping[str, Any] | Options) -
     ``options`` are ``tvm.compile``'s keywords, or already parsed :class:`Options`."""
     builder = get_builder(target.kind.name)
     opts = options if isinstance(options, Options) else builder.options_type.parse(target, options)
-    with bounds_check_scope(opts.bounds_check):  # what the codegens read
+    from ..codegen import limits, source_map  # noqa: PLC0415 - tvm.codegen (the C-style printer) is not part of import tvm; a build loads it
+
+    limits.check_device_limits(mod, target)  # before codegen: a located error, not a launch failure
+    with bounds_check_scope(opts.bounds_check), source_map.collect() as printed:
         artifact = builder.codegen(mod, target, opts)
     dump = _StageDump.open(builder.kind)
     dump.write(f"source.{builder.language}", artifact.source)
     for stage, text in artifact.extra_stages.items():
         dump.write(stage, text)
-    binary, compiled = _compile(builder, artifact, target, opts)
+    try:
+        binary, compiled = _compile(builder, artifact, target, opts)
+    except CompileError as err:  # at the script line the compiler's log points to, if any
+        located = source_map.locate_compile_error(err, artifact.source, printed, mod)
+        if located is err:
+            raise
+        raise located from None
     metadata = {**artifact.metadata, **compiled, "source": artifact.source}
     dump.write(f"binary.{builder.binary_suffix}", binary.data)
     dump.write("metadata.json", json.dumps(_jsonable(metadata), indent=1, sort_keys=True))

@@ -55,8 +55,10 @@ from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
+from ..ir.span import Span
 from ..ir.visitor import substitute
 from .bounds import BOUNDS_MESSAGE, Division, bounds_check_enabled, statement_checks
+from .source_map import record_function
 
 __all__ = ["CodegenCStyle", "CudaStyleCodegen", "FunctionInfo", "OpTemplate", "ParamInfo",
            "const_dims"]
@@ -340,6 +342,9 @@ class CodegenCStyle:
     kernels_only: ClassVar[bool] = False
     # What C helpers (written "static inline ...") start with instead (CUDA, HIP: device code).
     helper_prefix: ClassVar[str] = "static inline "
+    # per function being printed: the span of the statement behind each line, and the current
+    _line_spans: list[Span | None]
+    _span: Span | None
     # The suffix of 64-bit integer literals ("LL" -> 5LL, 5ULL); None: INT64_C()/UINT64_C().
     int64_suffix: ClassVar[str | None] = None
     # A handle parameter whose pointer type is known is a typed buffer pointer (a kernel
@@ -385,10 +390,12 @@ class CodegenCStyle:
         self._cur_info = info
         self._indent = 1
         self.print_function_body(func)
-        body = self._lines
-        self._lines = []
+        body, spans = self._lines, self._line_spans
+        self._lines, self._line_spans = [], []
         header = self.function_header(info)
-        self._chunks.append("\n".join([header + " {", *body, "}"]))
+        text = "\n".join([header + " {", *body, "}"])
+        self._chunks.append(text)
+        record_function(text, [None, *spans, None])  # for compiler errors at script lines
         self.functions.append(info)
         return info
 
@@ -503,6 +510,7 @@ class CodegenCStyle:
 
     def emit(self, line: str) -> None:
         self._lines.append("  " * self._indent + line if line else "")
+        self._line_spans.append(self._span)
 
     def c_string(self, text: str) -> str:
         out = []
@@ -570,6 +578,8 @@ class CodegenCStyle:
     # -- names ------------------------------------------------------------------------------------
     def _reset_function_state(self) -> None:
         self._lines = []
+        self._line_spans = []
+        self._span = None
         self._indent = 0
         self._names: dict[int, str] = {}
         self._used: set[str] = set(self._global_names)
@@ -675,13 +685,21 @@ class CodegenCStyle:
 
     # -- statements -------------------------------------------------------------------------------
     def print_stmt(self, stmt: S.Stmt) -> None:
+        if (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call)
+                and stmt.value.op.name == "tirx.assume"):
+            return  # a fact for the analyzer (index widths), no code
         method = getattr(self, f"stmt_{type(stmt).__name__}", None)
         if method is None:
             raise CodegenError(f"target {self.target_kind!r}: codegen cannot print a "
                            f"{type(stmt).__name__} statement")
-        if self.bounds_check:
-            self.print_bounds_checks(stmt)
-        method(stmt)
+        outer = self._span
+        self._span = stmt.span or outer  # the lines printed now come from this statement
+        try:
+            if self.bounds_check:
+                self.print_bounds_checks(stmt)
+            method(stmt)
+        finally:
+            self._span = outer
 
     # -- run-time bounds checks ---------------------------------------------------------------
     def print_bounds_checks(self, stmt: S.Stmt) -> None:
@@ -1182,7 +1200,17 @@ class CodegenCStyle:
         assert index is not None
         if not (isinstance(buffer.elem_offset, E.IntImm) and buffer.elem_offset.value == 0):
             index = buffer.elem_offset + index
-        return _strip(self.print_expr(index))
+        try:
+            return _strip(self.print_expr(index))
+        except CodegenError as exc:
+            if index.dtype.bits != 64 or "int64" not in str(exc):
+                raise
+            raise CodegenError(
+                f"{exc}. The offsets into buffer `{buffer.name}` (extent "
+                f"{', '.join(_script(d) for d in buffer.shape)}) are 64-bit because it may hold "
+                "2**31 elements or more: bound each symbolic extent with a T.assume at the top "
+                "of the function (T.assume(n <= 65536)) so that the analyzer can prove 32 bits "
+                "enough") from None
 
     def lane(self, e: Any, lane: int) -> Any:
         """The scalar expression computing lane ``lane`` of vector expression ``e``."""

@@ -22,12 +22,12 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..error import CompileError
+from ..runtime.workdir import work_folder
 
 __all__ = ["Isa", "Toolchain", "cpu_features", "get_toolchain", "missing_cpu_features"]
 
@@ -174,7 +174,7 @@ class Toolchain:
 
     def compile_shared(self, source: str, flags: list[str], *, what: str = "module") -> bytes:
         """Compile C ``source`` into a shared object; returns its bytes."""
-        workdir = tempfile.mkdtemp(prefix="tvm-c-")
+        workdir = str(work_folder("tvm-c-"))  # swept later if this process is killed
         src = os.path.join(workdir, "module.c")
         out = os.path.join(workdir, "module.so")
         with open(src, "w", encoding="utf-8") as f:
@@ -208,7 +208,8 @@ class Toolchain:
             ) from err
 
     def _probe(self, source: str, flags: list[str]) -> bool:
-        with tempfile.TemporaryDirectory(prefix="tvm-probe-") as tmp:
+        tmp = str(work_folder("tvm-probe-"))
+        try:
             src = os.path.join(tmp, "probe.c")
             with open(src, "w", encoding="utf-8") as f:
                 f.write(source)
@@ -218,6 +219,8 @@ class Toolchain:
             except OSError:
                 return False
             return proc.returncode == 0
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _defined_macros(text: str) -> list[str]:

@@ -7,13 +7,29 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtype import DataType
-from .expr import Add, BufferLoad, Cast, IntImm, PrimExpr, Var, convert
+from .expr import (
+    Add,
+    BinaryOp,
+    BufferLoad,
+    Cast,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Max,
+    Min,
+    Mul,
+    PrimExpr,
+    Sub,
+    Var,
+    convert,
+)
 from .layout import ComposeLayout, TileLayout
 from .node import Node
 from .op import Op
 from .span import Span
 
-__all__ = ["Buffer", "BufferRegion", "Range", "as_int64", "const_span", "decl_buffer", "wide_index"]
+__all__ = ["Buffer", "BufferRegion", "Range", "as_int64", "const_span", "decl_buffer", "promote_int64",
+           "wide_index"]
 
 
 class Range(Node):
@@ -66,6 +82,9 @@ class Buffer(Node):
         self.dtype = DataType(dtype)
         self.shape = [convert(s) for s in shape]
         self.strides = [convert(s) for s in strides] if strides else []
+        if not (isinstance(scope, str) and scope):
+            raise TypeError(f"buffer {name}: scope must be a storage scope string such as "
+                            f"'global', 'shared' or 'local', not {scope!r:.60}")
         self.scope = scope
         self.layout = layout
         self.data = data if data is not None else Var(name, "handle", ptr_dtype=self.dtype, ptr_scope=scope)
@@ -218,6 +237,21 @@ def as_int64(e: PrimExpr) -> PrimExpr:
     if isinstance(e, IntImm):
         return IntImm(DataType("int64").with_lanes(e.dtype.lanes), e.value)
     return Cast(DataType("int64").with_lanes(e.dtype.lanes), e)
+
+
+# The signed integer arithmetic that promote_int64 redoes in 64 bits (it is exact there).
+_PROMOTED: tuple[type[BinaryOp], ...] = (Add, Sub, Mul, FloorDiv, FloorMod, Min, Max)
+
+
+def promote_int64(e: PrimExpr) -> PrimExpr:
+    """``e`` computed in 64 bits: the signed ``+ - * // % min max`` of narrower integers are
+    redone on 64-bit operands (so ``i * m + j`` cannot wrap at 2**31), anything else is cast.
+    Where the narrow arithmetic did not overflow, the value is the same."""
+    if e.dtype.bits == 64 or not e.dtype.is_integer:
+        return e
+    if isinstance(e, _PROMOTED) and e.dtype.is_int:
+        return type(e)(promote_int64(e.a), promote_int64(e.b))
+    return as_int64(e)
 
 
 def decl_buffer(shape: Sequence[Any], dtype: str = "float32", name: str = "buffer", **kwargs: Any) -> Buffer:

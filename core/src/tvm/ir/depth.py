@@ -17,42 +17,55 @@ mechanisms keep that limit from surfacing as a raw ``RecursionError``:
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 from ..error import IRDepthError
+from .expr import Add, Div, FloorDiv, FloorMod, Mul, Sub
 from .node import Node
 from .span import Span
 from .stmt import Stmt
 
-__all__ = ["MAX_DEPTH", "depth_error", "ir_depth", "recursion_guard"]
+__all__ = ["CHAIN_OPS", "CHAIN_WEIGHT", "MAX_DEPTH", "depth_error", "ir_depth", "recursion_guard"]
 
 #: The deepest nesting of IR nodes (expressions inside statements inside loops ...) that the
 #: parser accepts; every recursive algorithm over IR handles it with room to spare.
 MAX_DEPTH = 160
 
 
+#: What one more term of a flat chain (``a + b + c``: the left operand is the same operator)
+#: costs: the printer walks such chains iteratively, the other algorithms handle chains twice
+#: as long as MAX_DEPTH, so a flat sum of ~300 terms parses (issue 26).
+CHAIN_WEIGHT = 0.5
+#: The operators whose flat chains count so (the printer's infix operators).
+CHAIN_OPS: tuple[type, ...] = (Add, Sub, Mul, Div, FloorDiv, FloorMod)
+
+
 def ir_depth(node: Any) -> tuple[int, Span | None]:
-    """The nesting depth of ``node`` (a node counts 1, its deepest child path adds to it) and
-    the span of the innermost marked statement on the deepest path. Iterative: safe on any
-    depth."""
-    best, best_span = 0, None
-    stack: list[tuple[Any, int, Span | None]] = [(node, 0, None)]
+    """The nesting depth of ``node`` (a node counts 1, a link of a flat chain of one binary
+    operator :data:`CHAIN_WEIGHT`; its deepest child path adds to it) and the span of the
+    innermost marked statement on the deepest path. Iterative: safe on any depth."""
+    best: float = 0
+    best_span = None
+    stack: list[tuple[Any, float, Span | None, type | None]] = [(node, 0, None, None)]
     while stack:
-        obj, depth, span = stack.pop()
+        obj, depth, span, chain = stack.pop()
         if isinstance(obj, Node):
-            depth += 1
+            depth += CHAIN_WEIGHT if chain is not None and type(obj) is chain else 1
             if isinstance(obj, Stmt):
                 span = obj.span or span
             if depth > best:
                 best, best_span = depth, span
-            stack.extend((value, depth, span) for _, value in obj.fields())
+            link = type(obj) if isinstance(obj, CHAIN_OPS) else None
+            stack.extend((value, depth, span, link if name == "a" else None)
+                         for name, value in obj.fields())
         elif isinstance(obj, (list, tuple)):
-            stack.extend((item, depth, span) for item in obj)
+            stack.extend((item, depth, span, None) for item in obj)
         elif isinstance(obj, dict):
-            stack.extend((item, depth, span) for item in obj.values())
-    return best, best_span
+            stack.extend((item, depth, span, None) for item in obj.values())
+    return math.ceil(best), best_span
 
 
 def too_deep_message(what: str) -> str:

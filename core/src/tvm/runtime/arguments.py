@@ -66,12 +66,29 @@ class ParamSig:
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> ParamSig:
+        """The parameter of a signature read back; a malformed one (an exported file's header
+        edited by hand) is a ``ValueError`` naming the parameter and the field."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a parameter of a signature must be an object, not {d!r:.60}")
+        name = d.get("name")
+        if not isinstance(name, str):
+            raise ValueError(f"parameter {name!r:.60}: field 'name' must be a string")
         if d.get("kind") not in _KINDS:
-            raise ValueError(f"parameter {d.get('name')!r}: kind must be one of {_KINDS}, got "
-                             f"{d.get('kind')!r}")
-        return ParamSig(str(d["name"]), str(d["kind"]), str(d["dtype"]), tuple(d.get("shape", ())),
-                        tuple(d.get("strides", ())), str(d.get("scope", "global")), d.get("var"),
-                        bool(d.get("written", True)))
+            raise ValueError(f"parameter {name!r}: kind must be one of {_KINDS}, got "
+                             f"{d.get('kind')!r:.60}")
+        try:
+            dtype = str(DataType(d["dtype"]))
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"parameter {name!r}: field 'dtype' must be a data type, not "
+                             f"{d.get('dtype')!r:.60}") from None
+        shape, strides = _dims(name, "shape", d.get("shape", [])), _dims(name, "strides", d.get("strides", []))
+        var, written = d.get("var"), d.get("written", True)
+        if not (var is None or isinstance(var, str)):
+            raise ValueError(f"parameter {name!r}: field 'var' must be a string or null")
+        if not isinstance(written, bool):
+            raise ValueError(f"parameter {name!r}: field 'written' must be true or false")
+        return ParamSig(name, str(d["kind"]), dtype, shape, strides,
+                        str(d.get("scope", "global")), var, written)
 
 
 @dataclass(frozen=True)
@@ -90,8 +107,37 @@ class Signature:
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> Signature:
+        if not (isinstance(d, Mapping) and isinstance(d.get("params"), list)):
+            raise ValueError(f"a signature must be an object with a 'params' list, not {d!r:.60}")
+        variables = d.get("variables", {})
+        if not (isinstance(variables, Mapping)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in variables.items())):
+            raise ValueError(f"signature {d.get('name')!r}: field 'variables' must map names to "
+                             "data types")
         return Signature(str(d["name"]), tuple(ParamSig.from_dict(p) for p in d["params"]),
-                         str(d.get("device", "cpu")), dict(d.get("variables", {})))
+                         str(d.get("device", "cpu")), dict(variables))
+
+
+def _dims(param: str, field_name: str, value: Any) -> tuple[Dim, ...]:
+    if not isinstance(value, list) or not all(_is_dim(x) for x in value):
+        raise ValueError(f"parameter {param!r}: field {field_name!r} must be a list of "
+                         f"dimensions (ints, names or expression trees), not {value!r:.60}")
+    return tuple(value)
+
+
+def _is_dim(x: Any, depth: int = 0) -> bool:
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, (int, float, str)):
+        return True
+    if not (isinstance(x, list) and x and depth < 64):
+        return False
+    op, *rest = x
+    if op == "Cast":
+        return len(rest) == 2 and isinstance(rest[0], str) and _is_dim(rest[1], depth + 1)
+    arity = {"Not": 1, "Select": 3}.get(op, 2)
+    return ((op in _OPS or op == "Select") and len(rest) == arity
+            and all(_is_dim(t, depth + 1) for t in rest))
 
 
 # -- expression trees ----------------------------------------------------------------------------

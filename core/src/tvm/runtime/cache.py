@@ -8,17 +8,21 @@ entry. ``TVM_CACHE_DIR`` moves the cache (else ``$XDG_CACHE_HOME/tvm``, else
 not stable across processes, so keys hash text.
 
 Each entry is two files under ``<root>/<namespace>/<key[:2]>/``: ``<key>.bin`` (the binary) and
-``<key>.json`` (its key, size and SHA-256, written last, so it marks the entry complete). Both are
-written to a temporary file and renamed into place (atomic on POSIX). Reading trusts nothing on
-disk: files are opened without following symbolic links and only when they are regular files;
-the key recorded inside the entry must be the key asked for, and the checksum must match. An
-entry failing any of these is removed and reported as a miss, so the caller rebuilds it.
+``<key>.json`` (its record: key, size, the binary's SHA-256, the caller's metadata, and a digest
+of all of these; written last, so it marks the entry complete). Both are written to a temporary
+file and renamed into place (atomic on POSIX). Reading trusts nothing on disk: files are opened
+without following symbolic links and only when they are regular files; the key recorded inside
+the entry must be the key asked for, the record must match its digest and the binary its
+SHA-256. A lookup by content (:meth:`CompileCache.file_for`, the ``loaded`` namespace) also
+requires the binary to hash to the key itself, so no entry can stand in for another content.
+An entry failing any of these is removed and reported as a miss, so the caller rebuilds it.
 
 A cache that cannot be used (a read-only or missing directory, a full disk) never fails a
 build: the build goes on without the cache, with one warning per process and namespace.
 
 The cache holds native code that tvm loads and runs: it must be writable only by you (see
-``docs/security.md``). New directories are created with mode 0o700.
+``docs/security.md``). Every directory the cache creates (the root and its parents included) is
+created with mode 0o700, whatever the umask; existing directories are left as they are.
 """
 
 from __future__ import annotations
@@ -37,16 +41,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import _logging
-from ..error import warn
+from ..error import ExecutableFileError, warn
+from ._files import read_regular
+from .workdir import process_file
 
 __all__ = ["CacheEntry", "CompileCache", "cache_dir", "cache_enabled", "cache_key", "cache_size",
            "clear_cache", "compile_cache", "iter_entries", "prune_cache", "remove_entry"]
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the record carries a digest of itself (issue 26)
 _DEBUG = 10  # logging.DEBUG: this module is imported by `import tvm`, logging is not
 _MAX_META = 1 << 20  # a metadata file larger than this is not ours
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in the cache must not block open()
 
 
 def cache_dir() -> Path:
@@ -106,8 +110,9 @@ class CompileCache:
         return folder / f"{key}.bin", folder / f"{key}.json"
 
     # -- reading ----------------------------------------------------------------------------
-    def get_path(self, key: str) -> Path | None:
-        """The verified binary file of ``key``, or None (off, missing, or bad and now removed)."""
+    def get_path(self, key: str, *, content: bool = False) -> Path | None:
+        """The verified binary file of ``key``, or None (off, missing, or bad and now removed).
+        ``content=True``: ``key`` is the SHA-256 of the binary itself, and that is checked."""
         if not cache_enabled():
             return None
         bin_path, meta_path = self.paths(key)
@@ -119,7 +124,7 @@ class CompileCache:
             return None
         except (OSError, ValueError):
             record = None
-        if record is None or not self._verify(key, record, bin_path):
+        if record is None or not self._verify(key, record, bin_path, content):
             self.stats["corrupt"] += 1
             self.stats["misses"] += 1
             for path in (meta_path, bin_path):
@@ -135,8 +140,8 @@ class CompileCache:
         if path is None:
             return None
         try:
-            return _read_regular(path)
-        except OSError:
+            return read_regular(path)
+        except (OSError, ExecutableFileError):
             return None
 
     def metadata(self, key: str) -> dict[str, Any]:
@@ -154,8 +159,10 @@ class CompileCache:
         bin_path, meta_path = self.paths(key)
         if not cache_enabled():
             return _private_file(payload)
-        record = {"format": CACHE_FORMAT, "key": key, "size": len(payload),
-                  "sha256": hashlib.sha256(payload).hexdigest(), "meta": meta or {}}
+        record: dict[str, Any] = {"format": CACHE_FORMAT, "key": key, "size": len(payload),
+                                  "sha256": hashlib.sha256(payload).hexdigest(),
+                                  "meta": meta or {}}
+        record["digest"] = _record_digest(record)
         try:
             _make_dirs(bin_path.parent)
             _atomic_write(bin_path, payload)
@@ -169,7 +176,7 @@ class CompileCache:
         """A file holding ``payload``, keyed by its own hash (for binaries that must be files
         to be loaded, e.g. a shared object read from an exported executable)."""
         key = hashlib.sha256(payload).hexdigest()
-        return self.get_path(key) or self.put(key, payload)
+        return self.get_path(key, content=True) or self.put(key, payload)
 
     # -- helpers ----------------------------------------------------------------------------
     def _unusable(self, err: OSError) -> None:
@@ -182,17 +189,32 @@ class CompileCache:
              "this", RuntimeWarning)
 
     @staticmethod
-    def _verify(key: str, record: Any, bin_path: Path) -> bool:
+    def _verify(key: str, record: Any, bin_path: Path, content: bool = False) -> bool:
         if not isinstance(record, dict):
             return False
         if record.get("format") != CACHE_FORMAT or record.get("key") != key:
             return False
+        if record.get("digest") != _record_digest(record):
+            return False  # the record (its metadata included) was changed after it was written
+        if content and record.get("sha256") != key:
+            return False  # a content lookup: the binary must be the one the key names
         try:
-            payload = _read_regular(bin_path)
-        except OSError:
+            payload = read_regular(bin_path)
+        except (OSError, ExecutableFileError):
             return False
         return (len(payload) == record.get("size")
                 and hashlib.sha256(payload).hexdigest() == record.get("sha256"))
+
+
+def _record_digest(record: dict[str, Any]) -> str:
+    """SHA-256 of an entry's record without its digest (the record holds the binary's SHA-256,
+    so this covers the binary too)."""
+    body = {k: v for k, v in record.items() if k != "digest"}
+    try:
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    except ValueError:  # a circular structure cannot be a record we wrote
+        return ""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # -- maintenance (the ``tvm cache`` command) ---------------------------------------------------
@@ -278,39 +300,36 @@ def prune_cache(max_bytes: int, root: str | os.PathLike[str] | None = None) -> l
 # -- files --------------------------------------------------------------------------------------
 
 
-def _read_regular(path: Path, limit: int | None = None) -> bytes:
-    """The bytes of ``path`` if it is a regular file, not followed through a symbolic link."""
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        if limit is not None and st.st_size > limit:
-            raise OSError(f"{path} is larger than {limit} bytes")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def _read_json(path: Path) -> Any:
-    return json.loads(_read_regular(path, _MAX_META).decode("utf-8"))
+    try:
+        return json.loads(read_regular(path, limit=_MAX_META).decode("utf-8"))
+    except ExecutableFileError as err:
+        raise OSError(str(err)) from None
 
 
 def _make_dirs(path: Path) -> None:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` and its missing parents, each with mode 0o700 (``mkdir(parents=True)``
+    gives the parents the umask's mode: group-writable under umask 002)."""
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            continue  # made by a concurrent writer (who made it 0o700 too)
+        os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask; 0o700 is the intent
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a directory")
 
 
 def _private_file(payload: bytes) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix="tvm-nocache-", suffix=".bin")
-    with os.fdopen(fd, "wb") as f:
-        f.write(payload)
-    return Path(tmp)
+    """A file holding ``payload`` for as long as this process runs (the cache is off)."""
+    return process_file(payload)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -8,10 +8,17 @@ hands them back to the builder of the file's target kind.
 
 File format (self-describing; readable with ``head -2``)::
 
-    TVM-EXECUTABLE 2\\n
-    {"format_version": 2, "backend": "c", "target": {...}, "entries": [...], "source": "...",
-     "builder_format": 1, "metadata": {...}, "payload_size": N, "payload_sha256": "..."}\\n
+    TVM-EXECUTABLE 3 sha256:<digest>\n
+    {"format_version": 3, "backend": "c", "target": {...}, "entries": [...], "source": "...",
+     "builder_format": 1, "metadata": {...}, "payload_size": N, "payload_sha256": "..."}\n
     <payload: N bytes, the backend's binary>
+
+``<digest>`` is the SHA-256 of everything after the first line (header and payload): it is
+checked before the header is parsed, so a changed shape, ``written`` flag or byte of the binary
+is an :class:`~tvm.error.IntegrityError`, never a kernel that runs with it. The digest detects
+damage, not an attacker (who can write a matching one): ``load_module(path,
+expected_sha256=...)`` pins the whole file to a digest you got from a trusted place, the way
+``pip --require-hashes`` does.
 
 Loading an executable loads native code (a shared object, a cubin) or data the backend trusts:
 only load files you trust, as with a pickle or a shared library (``docs/security.md``).
@@ -23,6 +30,8 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import struct
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -31,12 +40,17 @@ from typing import Any
 # Modules, not names: both are still being imported when they import this module.
 from ..backend import _loader as _backend_loader
 from ..backend import contract as _contract
+from ..error import ExecutableFileError, IntegrityError, TVMError
+from ._files import read_regular
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "Executable", "load_module", "read_container",
-           "write_container"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "Executable", "load_module", "max_executable_bytes",
+           "read_container", "write_container"]
 
 MAGIC = b"TVM-EXECUTABLE"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the first line carries a digest of header and payload (issue 26)
+DEFAULT_MAX_BYTES = 1 << 30
+_MAX_FIRST_LINE = 128
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 class Executable:
@@ -114,14 +128,28 @@ class Executable:
                 f"functions={self.entry_names}>")
 
 
+def max_executable_bytes() -> int:
+    """The largest file :func:`load_module` reads: ``TVM_MAX_EXECUTABLE_BYTES``, else 1 GiB."""
+    text = os.environ.get("TVM_MAX_EXECUTABLE_BYTES", "").strip()
+    if not text:
+        return DEFAULT_MAX_BYTES
+    try:
+        return int(text)
+    except ValueError:
+        raise ExecutableFileError(f"TVM_MAX_EXECUTABLE_BYTES={text!r} is not a number of "
+                                  "bytes") from None
+
+
 def write_container(path: str | os.PathLike[str], header: dict[str, Any], payload: bytes) -> None:
     """Write ``header`` and ``payload`` in the executable file format, atomically."""
     full = dict(header)
     full["format_version"] = FORMAT_VERSION
     full["payload_size"] = len(payload)
     full["payload_sha256"] = hashlib.sha256(payload).hexdigest()
-    data = b"".join([MAGIC, b" ", str(FORMAT_VERSION).encode(), b"\n",
-                     json.dumps(full, sort_keys=True).encode("utf-8"), b"\n", payload])
+    body = json.dumps(full, sort_keys=True).encode("utf-8") + b"\n" + payload
+    digest = hashlib.sha256(body).hexdigest()
+    data = b"".join([MAGIC, b" ", str(FORMAT_VERSION).encode(), b" sha256:", digest.encode(),
+                     b"\n", body])
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
@@ -134,40 +162,163 @@ def write_container(path: str | os.PathLike[str], header: dict[str, Any], payloa
         raise
 
 
-def read_container(path_or_bytes: str | os.PathLike[str] | bytes) -> tuple[dict[str, Any], bytes]:
-    """(header, payload) of an exported executable; ValueError if it is not one or is damaged."""
+def read_container(path_or_bytes: str | os.PathLike[str] | bytes, *,
+                   expected_sha256: str | None = None) -> tuple[dict[str, Any], bytes]:
+    """(header, payload) of an exported executable.
+
+    Raises :class:`~tvm.error.ExecutableFileError` (a ``ValueError``) naming the file and what
+    is wrong when it is not a regular file, is larger than :func:`max_executable_bytes`, or is
+    not an executable of a format this tvm reads; :class:`~tvm.error.IntegrityError` when it does
+    not match its own digest or ``expected_sha256`` (the SHA-256 of the whole file, as hex or
+    ``"sha256:<hex>"``).
+    """
+    pin = None if expected_sha256 is None else _pin(expected_sha256)
     if isinstance(path_or_bytes, (bytes, bytearray)):
         data, name = bytes(path_or_bytes), "<bytes>"
     else:
         name = os.fspath(path_or_bytes)
-        with open(name, "rb") as f:
-            data = f.read()
-    first, _, rest = data.partition(b"\n")
-    if not first.startswith(MAGIC + b" "):
-        raise ValueError(f"{name} is not an executable written by export_library "
-                         f"(it does not start with {MAGIC.decode()!r})")
-    try:
-        version = int(first[len(MAGIC) + 1:])
-    except ValueError:
-        raise ValueError(f"{name}: malformed header line {first[:60]!r}") from None
-    if version > FORMAT_VERSION:
-        raise ValueError(f"{name} has executable format {version}; this tvm reads up to "
-                         f"{FORMAT_VERSION}: upgrade tvm-core")
-    line, _, payload = rest.partition(b"\n")
-    try:
-        header = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        raise ValueError(f"{name}: the header is damaged ({err})") from None
-    size, digest = header.get("payload_size"), header.get("payload_sha256")
-    if len(payload) != size or hashlib.sha256(payload).hexdigest() != digest:
-        raise ValueError(f"{name} is truncated or corrupted: its payload does not match the "
-                         f"checksum in its header ({len(payload)} bytes, expected {size})")
+        data = read_regular(name, limit=max_executable_bytes(), follow_symlinks=True)
+    if pin is not None:
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != pin:
+            raise IntegrityError(f"{name}: its SHA-256 is {actual}, not the expected {pin}: "
+                                 "this is not the file that was pinned; do not load it")
+    body = _verified_body(name, data)
+    line, _, payload = body.partition(b"\n")
+    header = _parse_header(name, line)
+    size = header.get("payload_size")
+    if len(payload) != size or hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+        raise IntegrityError(f"{name} is truncated or corrupted: its payload does not match the "
+                             f"checksum in its header ({len(payload)} bytes, expected {size})")
     return header, payload
 
 
-def load_module(path: str | os.PathLike[str]) -> Executable:
+def _pin(expected: str) -> str:
+    if not isinstance(expected, str):
+        raise TypeError(f"expected_sha256 must be a str of 64 hex digits, not "
+                        f"{type(expected).__name__}")
+    text = expected.strip().lower()
+    text = text[len("sha256:"):] if text.startswith("sha256:") else text
+    if not _HEX64.fullmatch(text):
+        raise ValueError(f"expected_sha256={expected!r} is not a SHA-256 (64 hex digits, "
+                         "optionally after 'sha256:'); `sha256sum FILE` prints one")
+    return text
+
+
+def _verified_body(name: str, data: bytes) -> bytes:
+    """Everything after the first line, once that line's format and digest are checked."""
+    first, newline, body = data.partition(b"\n")
+    if not first.startswith(MAGIC + b" "):
+        raise ExecutableFileError(f"{name} is not an executable written by export_library "
+                                  f"(it does not start with {MAGIC.decode()!r})")
+    if not newline or len(first) > _MAX_FIRST_LINE:
+        raise ExecutableFileError(f"{name}: malformed first line {first[:60]!r}")
+    fields = first[len(MAGIC) + 1:].split(b" ")
+    try:
+        version = int(fields[0])
+    except ValueError:
+        raise ExecutableFileError(f"{name}: malformed first line {first[:60]!r} (the format "
+                                  "version is not a number)") from None
+    if version > FORMAT_VERSION:
+        raise ExecutableFileError(f"{name} has executable format {version}; this tvm reads up "
+                                  f"to {FORMAT_VERSION}: upgrade tvm-core")
+    if version < FORMAT_VERSION:
+        raise ExecutableFileError(
+            f"{name} has executable format {version}, written by an older tvm whose files carry "
+            f"no digest of their header; this tvm reads format {FORMAT_VERSION}: compile and "
+            "export it again")
+    digest = fields[1] if len(fields) == 2 else b""
+    if not (digest.startswith(b"sha256:") and _HEX64.fullmatch(digest[7:].decode("ascii", "replace"))):
+        raise ExecutableFileError(f"{name}: the first line has no 'sha256:<64 hex digits>' "
+                                  f"digest ({first[:100]!r})")
+    actual = hashlib.sha256(body).hexdigest()
+    if actual != digest[7:].decode():
+        raise IntegrityError(
+            f"{name}: its contents do not match the digest in its first line (recorded "
+            f"sha256:{digest[7:].decode()}, computed sha256:{actual}): the file was damaged or "
+            "changed after it was exported; export it again")
+    return body
+
+
+# field -> (the JSON types it may have, what it must be, in words); target, entries required
+_HEADER_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "format_version": ((int,), "an integer"),
+    "backend": ((str,), "a string"),
+    "target": ((dict,), "an object with a string 'kind'"),
+    "target_str": ((str,), "a string"),
+    "entries": ((list,), "a list of function names"),
+    "source": ((str,), "a string"),
+    "builder_format": ((int,), "an integer"),
+    "metadata": ((dict,), "an object"),
+    "payload_size": ((int,), "an integer"),
+    "payload_sha256": ((str,), "a string"),
+}
+_REQUIRED = ("target", "entries", "payload_size", "payload_sha256")
+
+
+def _parse_header(name: str, line: bytes) -> dict[str, Any]:
+    try:
+        header = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise ExecutableFileError(f"{name}: the header is not JSON ({err})") from None
+    if not isinstance(header, dict):
+        raise ExecutableFileError(f"{name}: the header is a JSON {type(header).__name__}, not an "
+                                  "object")
+    for field in _REQUIRED:
+        if field not in header:
+            raise ExecutableFileError(f"{name}: header field {field!r} is missing")
+    for field, (types, what) in _HEADER_FIELDS.items():
+        value = header.get(field)
+        if field in header and (not isinstance(value, types) or isinstance(value, bool)):
+            raise ExecutableFileError(f"{name}: header field {field!r} must be {what}, not "
+                                      f"{_short(value)}")
+    if not isinstance(header["target"].get("kind"), str):
+        raise ExecutableFileError(f"{name}: header field 'target' must be an object with a "
+                                  f"string 'kind', not {_short(header['target'])}")
+    if not all(isinstance(e, str) for e in header["entries"]):
+        raise ExecutableFileError(f"{name}: header field 'entries' must be a list of function "
+                                  f"names, not {_short(header['entries'])}")
+    return header
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# What a builder raises on metadata or a payload it did not write: a malformed file, not a bug.
+_MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError, UnicodeDecodeError,
+              struct.error, OverflowError)
+
+
+def load_module(path: str | os.PathLike[str], *, expected_sha256: str | None = None
+                ) -> Executable:
     """Load a file written by :meth:`Executable.export_library`, through its target kind's
-    builder. The file holds native code: load only files you trust (``docs/security.md``)."""
-    header, payload = read_container(path)
+    builder. The file holds native code: load only files you trust (``docs/security.md``).
+
+    ``expected_sha256`` (hex, or ``"sha256:<hex>"``, as ``sha256sum`` prints it) pins the file:
+    any other file is refused with :class:`~tvm.error.IntegrityError` before it is parsed.
+    Files that are not regular files, larger than ``TVM_MAX_EXECUTABLE_BYTES`` (1 GiB), or
+    malformed raise :class:`~tvm.error.ExecutableFileError` naming the file and the field.
+    """
+    where = os.fspath(path)
+    header, payload = read_container(path, expected_sha256=expected_sha256)
     _backend_loader.ensure_builtin_backends()
-    return _contract.load(header, payload, where=os.fspath(path))
+    try:
+        return _contract.load(header, payload, where=where)
+    except TVMError as err:
+        if where not in str(err) and err.args and isinstance(err.args[0], str):
+            err.args = (f"{where}: {err.args[0]}", *err.args[1:])  # name the file
+        raise
+    except _MALFORMED as err:
+        raise ExecutableFileError(f"{where}: {_malformed(err)}") from None
+
+
+def _malformed(err: BaseException) -> str:
+    if isinstance(err, KeyError):
+        return (f"field {err.args[0]!r} is missing from its build metadata (the file was not "
+                "written by this backend's export)")
+    if isinstance(err, ValueError) and not isinstance(err, UnicodeDecodeError):
+        return f"malformed build metadata: {err}"
+    return (f"its build metadata or binary is malformed ({type(err).__name__}: {err}); the "
+            "file was not written by this backend's export")

@@ -40,7 +40,7 @@ from ..error import DiagnosticError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer, BufferRegion, Range
-from ..ir.depth import MAX_DEPTH, ir_depth
+from ..ir.depth import CHAIN_WEIGHT, MAX_DEPTH, ir_depth
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 from ..ir.node import Node
@@ -831,6 +831,8 @@ class Parser:
                                        "parameter of this function")
         if handle in self.buffer_map:
             raise self.err(node.value, f"parameter {handle.name} is already matched to a buffer")
+        if buf.span is None:
+            buf.span = self.src.span(node)  # errors about the buffer point at its match_buffer
         self.buffer_map[handle] = buf
         return None
 
@@ -1038,16 +1040,25 @@ def _parse_ast(source: Source) -> ast.Module:
     return tree
 
 
+# Python's operators of tvm.ir.depth.CHAIN_OPS
+_CHAIN_AST = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
+
+
 def _too_deep_expr(tree: ast.AST) -> ast.AST | None:
-    """The first expression nested deeper than MAX_DEPTH (counted iteratively)."""
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    """The first expression nested deeper than MAX_DEPTH (counted iteratively; a link of a
+    flat chain ``a + b + c`` counts CHAIN_WEIGHT, as in ir_depth)."""
+    stack: list[tuple[ast.AST, float, type | None]] = [(tree, 0, None)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, chain = stack.pop()
         if isinstance(node, ast.expr):
-            depth += 1
+            same = isinstance(node, ast.BinOp) and type(node.op) is chain
+            depth += CHAIN_WEIGHT if same else 1
             if depth > MAX_DEPTH:
                 return node
-        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+        link = (type(node.op) if isinstance(node, ast.BinOp) and isinstance(node.op, _CHAIN_AST)
+                else None)
+        stack.extend((child, depth, link if isinstance(node, ast.BinOp) and child is node.left
+                      else None) for child in ast.iter_child_nodes(node))
     return None
 
 

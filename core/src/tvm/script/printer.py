@@ -739,8 +739,7 @@ class _Printer:
             # operators would fold two immediates (T.int32(3) + 4 is 7): name the node instead
             return f"T.{cls.__name__}({self.typed(e.a)}, {self.expr(e.b)})", _ATOM
         if cls in _INFIX:
-            sym, prec = _INFIX[cls]
-            return f"{self.left_text(e, prec)} {sym} {self.wrap(e.b, prec + 1)}", prec
+            return self._infix_chain(e, cls)
         if cls in _CALL_BINOPS:
             return f"{_CALL_BINOPS[cls]}({self.left_text(e, 0)}, {self.expr(e.b)})", _ATOM
         if cls in _CMP_SYM:
@@ -752,6 +751,22 @@ class _Printer:
         if cls is E.Or:
             return f"{self.wrap(e.a, _OR)} or {self.wrap(e.b, _OR + 1)}", _OR
         raise TypeError(f"the printer cannot print a {cls.__name__}")
+
+    def _infix_chain(self, e: E.BinaryOp, cls: type[E.BinaryOp]) -> tuple[str, int]:
+        """``a + b + c + ...``: a left chain of one operator printed in a loop, not one
+        recursion per term (flat sums of hundreds of terms)."""
+        sym, prec = _INFIX[cls]
+        chain = [e]
+        while True:
+            left = chain[-1].a
+            if not (isinstance(left, E.BinaryOp) and type(left) is cls):
+                break
+            if cls in _FOLDED and _imm(left.a) and _imm(left.b):
+                break  # printed as T.Add(...) by e_BinaryOp
+            chain.append(left)
+        parts = [self.left_text(chain[-1], prec)]
+        parts += [f" {sym} {self.wrap(node.b, prec + 1)}" for node in reversed(chain)]
+        return "".join(parts), prec
 
     def e_Not(self, e: E.Not) -> tuple[str, int]:
         return f"not {self.wrap(e.a, _NOT)}", _NOT

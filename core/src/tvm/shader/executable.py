@@ -3,7 +3,8 @@
 A backend's builder prints one shader per kernel with a layout saying how the kernel's
 parameters are bound, and turns every host function into core's
 :class:`~tvm.runtime.launch_plan.LaunchPlan` (:func:`plan_artifact`, which also refuses what a
-shader cannot take: handles, workgroups over the target's limit). Its executable subclasses
+shader cannot take: handles; workgroups over the target's limit are refused before codegen by
+:mod:`tvm.codegen.limits`). Its executable subclasses
 :class:`ShaderExecutable`, saying how a bound launch becomes the runtime's launch
 (:meth:`~ShaderExecutable.launch`) and how launches run (:meth:`~ShaderExecutable.run`); a
 call checks the arguments with core's checker (:meth:`LaunchPlan.bind`), evaluates the launch
@@ -16,40 +17,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..backend.contract import Artifact, Binary
-from ..error import CodegenError
 from ..ir.function import IRModule
-from ..runtime.launch_plan import BoundLaunch, LaunchPlan
+from ..runtime.launch_plan import BoundLaunch
 from ..runtime.plan_executable import PlanExecutable, PlanFunction
 from ..tirx.transform.signature import launch_plans
 
-__all__ = ["ShaderExecutable", "ShaderFunction", "check_launch_plan", "plan_artifact"]
+__all__ = ["ShaderExecutable", "ShaderFunction", "plan_artifact"]
 
 
 def plan_artifact(mod: IRModule, target: Any, kind: str, source: str,
                   layouts: Sequence[Any]) -> Artifact:
     """The codegen stage's artifact: ``source`` (every kernel's shader), the launch plans of
-    ``mod``'s host functions (checked by :func:`check_launch_plan`) and each kernel's parameter
-    layout (anything with ``to_dict()``)."""
+    ``mod``'s host functions and each kernel's parameter layout (anything with ``to_dict()``)."""
     # The arrays are host (numpy) arrays, copied to and from GPU buffers: device "cpu"; a
     # kernel binds buffers and scalars only (handles=False refuses an opaque handle).
     plans = launch_plans(mod, "cpu", target_name=kind, handles=False)
-    for plan in plans:
-        check_launch_plan(plan, target, kind)
     return Artifact(source, {"plans": [p.to_dict() for p in plans],
                              "layouts": [layout.to_dict() for layout in layouts]})
-
-
-def check_launch_plan(plan: LaunchPlan, target: Any, kind: str) -> None:
-    """What a shader cannot take: more threads per workgroup than the target's
-    ``max_threads_per_block``."""
-    limit = target.attrs.get("max_threads_per_block", 256)
-    for step in plan.steps:
-        if all(isinstance(b, int) for b in step.block):
-            threads = step.block[0] * step.block[1] * step.block[2]  # type: ignore[operator]
-            if threads > limit:
-                raise CodegenError(f"target {kind!r}: kernel `{step.kernel}` runs {threads} "
-                                   f"threads per workgroup; the target allows {limit} "
-                                   "(max_threads_per_block)")
 
 
 class ShaderFunction(PlanFunction):

@@ -148,7 +148,7 @@ def _as_attr(spec: Any) -> Attr:
     )
 
 
-KIND_REGISTRY: Registry[str, TargetKind] = Registry("target kind")
+KIND_REGISTRY: Registry[str, TargetKind] = Registry("target kind", warn_on_override=True)
 
 
 def register_target_kind(kind: TargetKind, *, override: bool = False) -> TargetKind:

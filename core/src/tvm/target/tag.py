@@ -12,7 +12,7 @@ from ..error import RegistrationConflict, TargetError
 
 __all__ = ["TAG_REGISTRY", "get_tag", "list_tags", "register_tag"]
 
-TAG_REGISTRY: Registry[str, dict[str, Any]] = Registry("target tag")
+TAG_REGISTRY: Registry[str, dict[str, Any]] = Registry("target tag", warn_on_override=True)
 
 
 def register_tag(name: str, config: Mapping[str, Any], override: bool = False) -> dict[str, Any]:

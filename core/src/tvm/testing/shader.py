@@ -25,7 +25,7 @@ from typing import Any, ClassVar, no_type_check
 import pytest
 
 import tvm
-from tvm.error import CodegenError
+from tvm.error import CodegenError, DeviceLimitError
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.shader.demo import softmax_kernel, tiled_matmul_kernel
@@ -160,6 +160,28 @@ def too_wide() -> Any:
     return too_wide
 
 
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def scale_rows_symbolic(assume: bool = False) -> Any:
+    """``A[i, j] *= 2`` over a ``T.int32`` shape (n, m): n * m may pass 2**31 unless assumed
+    smaller."""
+    @T.prim_func
+    def scale_rows(a: T.handle):
+        n = T.int32()
+        m = T.int32()
+        A = T.match_buffer(a, (n, m), "float32")
+        if assume:
+            T.assume(n <= 4096)
+            T.assume(m <= 4096)
+        T.device_entry()
+        bx = T.cta_id([n])
+        tx = T.thread_id([64])
+        for j in range((m + 63) // 64):
+            if j * 64 + tx < m:
+                A[bx, j * 64 + tx] = A[bx, j * 64 + tx] * 2.0
+
+    return scale_rows
+
+
 class ShaderCodegenTests:
     """Codegen errors every shader-style backend gives alike (no GPU needed). Subclass it in the
     backend's tests (the class name must start with ``Test``)::
@@ -183,10 +205,22 @@ class ShaderCodegenTests:
             self.generate(with_erf(), self.kind)
 
     def test_workgroup_larger_than_the_target_allows(self) -> None:
-        with pytest.raises(CodegenError, match=rf"^target '{self.kind}': kernel `too_wide_kernel` "
-                                               r"runs 512 threads per workgroup; the target "
-                                               r"allows 256 \(max_threads_per_block\)$"):
+        # located at the T.thread_id line, before codegen (tvm.codegen.limits)
+        with pytest.raises(DeviceLimitError, match=rf"shader\.py:\d+:\d+: error: kernel "
+                                                   rf"`too_wide_kernel`: a block of 512 threads; "
+                                                   rf"target '{self.kind}' allows at most 256 "
+                                                   r"\(max_threads_per_block\): use fewer "
+                                                   r"threads per block and more blocks\n.*"
+                                                   r"T.thread_id\(\[512\]\)"):
             tvm.compile(too_wide(), target=self.kind)
+
+    def test_symbolic_shape_that_may_need_64_bit_offsets_says_how_to_bound_it(self) -> None:
+        with pytest.raises(CodegenError, match=r"The offsets into buffer `A` \(extent n \* m\) "
+                                               r"are 64-bit because it may hold 2\*\*31 elements "
+                                               r"or more: bound each symbolic extent with a "
+                                               r"T.assume"):
+            self.generate(scale_rows_symbolic(), self.kind)
+        assert "A[" in self.generate(scale_rows_symbolic(assume=True), self.kind)
 
 
 class ShaderKernelTests:

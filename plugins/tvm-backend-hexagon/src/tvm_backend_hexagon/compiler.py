@@ -24,12 +24,12 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tvm.error import CompileError
+from tvm.runtime.workdir import work_folder
 
 __all__ = ["HexagonCompiler", "compile_object", "compiler_unavailable_reason", "find_compiler"]
 
@@ -120,7 +120,7 @@ def compile_object(source: str, *, mcpu: str, mattr: Sequence[str] = (),
         raise CompileError(f"cannot compile {what} for {mcpu}: {compiler.version} knows "
                            f"{', '.join(compiler.cpus)}; install the Hexagon SDK (or a newer "
                            "LLVM) for this version")
-    folder = Path(tempfile.mkdtemp(prefix="tvm-hexagon-"))
+    folder = work_folder("tvm-hexagon-")
     src, out = folder / "module.c", folder / "module.o"
     src.write_text(source, encoding="utf-8")
     command = [compiler.path, *flags(compiler, mcpu, mattr, llvm_options, opt_level), "-c",

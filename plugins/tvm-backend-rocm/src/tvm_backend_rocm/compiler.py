@@ -21,12 +21,12 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tvm.error import CompileError
+from tvm.runtime.workdir import work_folder
 
 __all__ = ["Hipcc", "compile_hip", "find_hipcc", "hipcc_unavailable_reason", "offload_arch"]
 
@@ -111,7 +111,7 @@ def compile_hip(source: str, *, mcpu: str, mattr: Sequence[str] = (), opt_level:
         raise CompileError(f"cannot compile {what} for {mcpu}: this hipcc ({hipcc.version}) has "
                            f"no device library for it; it compiles for {', '.join(hipcc.archs)}. "
                            "Install a newer ROCm for this architecture")
-    folder = Path(tempfile.mkdtemp(prefix="tvm-rocm-"))
+    folder = work_folder("tvm-rocm-")
     src, out = folder / "kernels.hip", folder / "kernels.hsaco"
     src.write_text(source, encoding="utf-8")
     command = [hipcc.path, *flags(mcpu, mattr, opt_level), *extra, "-c", str(src),

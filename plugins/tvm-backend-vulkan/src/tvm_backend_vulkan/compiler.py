@@ -16,12 +16,12 @@ import functools
 import shlex
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tvm.error import CompileError
+from tvm.runtime.workdir import work_folder
 
 from .codegen import split_shaders
 
@@ -96,7 +96,7 @@ def compile_glsl(source: str, *, target_env: str = "vulkan1.1", validate: bool =
 
 def _compile_one(glslang: str, spirv_val: str | None, name: str, shader: str,
                  target_env: str) -> bytes:
-    work = Path(tempfile.mkdtemp(prefix=f"tvm-vulkan-{name}-"))
+    work = work_folder(f"tvm-vulkan-{name}-")
     comp, spv = work / f"{name}.comp", work / f"{name}.spv"
     comp.write_text(shader, encoding="utf-8")
     _run([glslang, "-V", "--target-env", target_env, "-o", str(spv), str(comp)],
@@ -112,7 +112,7 @@ def _compile_one(glslang: str, spirv_val: str | None, name: str, shader: str,
 def validate_spirv(blob: bytes, *, target_env: str = "vulkan1.1", name: str = "module") -> None:
     """Run spirv-val on one SPIR-V module (raises CompileError with its log)."""
     spirv_val = find_tool("spirv-val")
-    work = Path(tempfile.mkdtemp(prefix=f"tvm-vulkan-{name}-"))
+    work = work_folder(f"tvm-vulkan-{name}-")
     spv = work / f"{name}.spv"
     spv.write_bytes(blob)
     _run([spirv_val, "--target-env", target_env, str(spv)],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.error import CompileError
+from tvm.error import CompileError, located
 from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc
 from tvm.ir.function import IRModule
 from tvm.tirx.transform._util import target_of
@@ -70,6 +70,10 @@ class _Place(Mutator):
         self.placed: list[tuple[str, str, int]] = []
 
     def visit_AllocBuffer(self, node: AllocBuffer) -> Any:
+        with located(node.span):  # a layout or size it cannot place: at the allocation's line
+            return self._place(node)
+
+    def _place(self, node: AllocBuffer) -> Any:
         buf = node.buffer
         if buf.scope not in ON_CHIP:
             return node

@@ -9,20 +9,35 @@ their ``data`` variable (a parameter that is already flat is used directly).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 from collections.abc import Sequence
+from typing import Any
 
 from ...arith import Analyzer
+from ...error import LoweringValueError, located
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.buffer import Buffer, BufferRegion, Range, as_int64, const_span, wide_index
+from ...ir.buffer import (
+    Buffer,
+    BufferRegion,
+    Range,
+    as_int64,
+    const_span,
+    promote_int64,
+    wide_index,
+)
 from ...ir.function import IRModule, PrimFunc
 from ...ir.layout import default_strides
 from ...ir.visitor import Mutator
 from ...transform import PassContext, PrimFuncPass
 from ._util import flatten_seq
 
-__all__ = ["FlattenBuffer", "flat_index", "flatten_buffer"]
+__all__ = ["FlattenBuffer", "flat_index", "flatten_buffer", "needs_int64"]
+
+# A buffer that may hold this many elements or more is indexed in 64 bits.
+_WIDE_ELEMENTS = 2**31
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +48,13 @@ class FlattenBuffer(PrimFuncPass):
 
     def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
         flattener = _Flattener()
+        with contextlib.ExitStack() as facts:
+            for cond in _assumptions(func.body):
+                facts.enter_context(flattener.ana.constraint_scope(cond))
+            return self._flatten(func, flattener)
+
+    @staticmethod
+    def _flatten(func: PrimFunc, flattener: _Flattener) -> PrimFunc:
         decls: list[S.Stmt] = []
         for param in func.params:
             buf = func.buffer_map.get(param)
@@ -48,6 +70,18 @@ class FlattenBuffer(PrimFuncPass):
         return func if body is func.body else func.with_body(body)
 
 
+def _assumptions(body: S.Stmt) -> list[E.PrimExpr]:
+    """The conditions of the ``T.assume(...)`` statements that open the function's body: they
+    hold everywhere in it (bounds of shape variables, for the choice of index width)."""
+    out: list[E.PrimExpr] = []
+    for stmt in body.seq if isinstance(body, S.SeqStmt) else [body]:
+        if not (isinstance(stmt, S.Evaluate) and isinstance(stmt.value, E.Call)
+                and stmt.value.op.name == "tirx.assume"):
+            break
+        out.append(stmt.value.args[0])
+    return out
+
+
 def is_flat(buf: Buffer) -> bool:
     """A 1-D buffer with no layout, no strides (or stride 1) and no offset needs no rewrite."""
     if len(buf.shape) != 1 or buf.layout is not None:
@@ -57,11 +91,44 @@ def is_flat(buf: Buffer) -> bool:
     return isinstance(buf.elem_offset, E.IntImm) and buf.elem_offset.value == 0
 
 
+def needs_int64(buf: Buffer, indices: Sequence[E.PrimExpr], analyzer: Analyzer | None = None) -> bool:
+    """Whether offsets into ``buf`` must be computed in 64 bits: an index or a symbolic extent
+    is 64-bit, or ``analyzer`` cannot prove from the bounds of the shape (its variables'
+    types, ``T.assume`` facts) that the buffer holds fewer than 2**31 elements."""
+    if wide_index(buf, indices):
+        return True
+    if const_span(buf) is not None:
+        return False  # decided exactly by wide_index
+    return span_bound(buf, analyzer or Analyzer()) >= _WIDE_ELEMENTS
+
+
+def span_bound(buf: Buffer, analyzer: Analyzer) -> float:
+    """An upper bound of how many elements ``buf`` spans (its last reachable offset + 1),
+    computed in 64 bits from the bounds ``analyzer`` knows; ``inf`` when unbounded. Extents
+    count as non-negative (the argument check refuses other shapes)."""
+    total = _abs_max(analyzer, buf.elem_offset) + 1
+    if buf.layout is not None:
+        return total + _abs_max(analyzer, buf.layout.span("m"))
+    longest = [max(analyzer.const_int_bound(promote_int64(E.convert(ext))).max_value, 0)
+               for ext in buf.shape]
+    if not buf.strides:  # row-major: the product of the extents
+        return total - 1 + math.prod(longest)
+    for ext, stride in zip(longest, buf.strides):
+        total += max(ext - 1, 0) * _abs_max(analyzer, E.convert(stride))
+    return total
+
+
+def _abs_max(analyzer: Analyzer, e: E.PrimExpr) -> float:
+    bound = analyzer.const_int_bound(promote_int64(e))
+    return max(abs(bound.min_value), abs(bound.max_value))
+
+
 def flat_index(buf: Buffer, indices: Sequence[E.PrimExpr], analyzer: Analyzer | None = None) -> E.PrimExpr:
-    """The 1-D element index of ``buf[indices]`` (simplified with ``analyzer``'s bounds)."""
-    wide = wide_index(buf, indices)
-    if wide:  # offsets past 2**31 - 1: compute them in 64 bits
-        indices = [as_int64(i) for i in indices]
+    """The 1-D element index of ``buf[indices]`` (simplified with ``analyzer``'s bounds),
+    in 64 bits where :func:`needs_int64` says so."""
+    wide = needs_int64(buf, indices, analyzer)
+    if wide:  # offsets may pass 2**31 - 1: compute them in 64 bits
+        indices = [promote_int64(i) for i in indices]
     if buf.layout is not None:
         coords = buf.layout.apply(indices, buf.shape)
         index = coords.get("m", E.IntImm("int32", 0))
@@ -108,6 +175,12 @@ def _index_dtype(indices: Sequence[E.PrimExpr]) -> str:
     return "int64" if any(i.dtype.bits == 64 for i in indices) else "int32"
 
 
+def _spanned(new: S.Stmt, old: S.Stmt) -> S.Stmt:
+    """``new`` at ``old``'s place in the script (for located errors after lowering)."""
+    new.span = old.span
+    return new
+
+
 class _Flattener(Mutator):
     def __init__(self) -> None:
         self.ana = Analyzer()
@@ -115,12 +188,18 @@ class _Flattener(Mutator):
         self.originals: dict[int, Buffer] = {}
         self.used: set[int] = set()
 
+    def visit(self, node: Any) -> Any:
+        if isinstance(node, S.Stmt) and node.span is not None:
+            with located(node.span):  # an error flattening it: at the statement's line
+                return super().visit(node)
+        return super().visit(node)
+
     def flat_of(self, buf: Buffer) -> Buffer:
         if buf.axis_separators:
-            raise ValueError(
-                f"FlattenBuffer: buffer {buf.name} has axis_separators {buf.axis_separators}, "
-                f"which ask for a physical buffer of {len(buf.axis_separators) + 1} dimensions; "
-                f"the codegens here take 1-D (flat) buffers only: drop axis_separators")
+            raise LoweringValueError(
+                f"buffer {buf.name} has axis_separators {buf.axis_separators}, which ask for a "
+                f"physical buffer of {len(buf.axis_separators) + 1} dimensions; the codegens "
+                f"here take 1-D (flat) buffers only: drop axis_separators", buf.span)
         if is_flat(buf):
             return buf
         found = self.flat.get(id(buf))
@@ -144,17 +223,18 @@ class _Flattener(Mutator):
 
     def visit_AllocBuffer(self, s: S.AllocBuffer) -> S.Stmt:
         flat = self.flat_of(s.buffer)
-        return s if flat is s.buffer else S.AllocBuffer(flat, s.annotations)
+        return s if flat is s.buffer else _spanned(S.AllocBuffer(flat, s.annotations), s)
 
     def visit_DeclBuffer(self, s: S.DeclBuffer) -> S.Stmt:
         flat = self.flat_of(s.buffer)
-        return s if flat is s.buffer else S.DeclBuffer(flat)
+        return s if flat is s.buffer else _spanned(S.DeclBuffer(flat), s)
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> E.PrimExpr:
         indices = [self.visit(i) for i in e.indices]
         buf = e.buffer
         if is_flat(buf):
             self.used.add(id(buf))
+            indices = self._flat_indices(buf, indices)
             if all(a is b for a, b in zip(indices, e.indices)):
                 return e
             return E.BufferLoad(buf, indices, e.dtype)
@@ -166,17 +246,26 @@ class _Flattener(Mutator):
         buf = s.buffer
         if is_flat(buf):
             self.used.add(id(buf))
+            indices = self._flat_indices(buf, indices)
             if value is s.value and all(a is b for a, b in zip(indices, s.indices)):
                 return s
-            return S.BufferStore(buf, value, indices)
-        return S.BufferStore(self._use(buf), value, [self._flat_access(buf, indices)])
+            return _spanned(S.BufferStore(buf, value, indices), s)
+        return _spanned(S.BufferStore(self._use(buf), value, [self._flat_access(buf, indices)]), s)
+
+    def _flat_indices(self, buf: Buffer, indices: list[E.PrimExpr]) -> list[E.PrimExpr]:
+        """The index of an already flat buffer, in 64 bits when the buffer may need it."""
+        if all(i.dtype.bits == 64 or not i.dtype.is_integer for i in indices):
+            return indices
+        if not needs_int64(buf, indices, self.ana):
+            return indices
+        return [self.ana.simplify(promote_int64(i)) for i in indices]
 
     def _flat_access(self, buf: Buffer, indices: list[E.PrimExpr]) -> E.PrimExpr:
         if len(indices) == 1 and len(buf.shape) != 1 and buf.layout is None:
             return indices[0]  # already a flat index into a strided view
         if len(indices) != len(buf.shape) and not (buf.layout is not None and len(indices) == 1):
-            raise ValueError(f"access to `{buf.name}` has {len(indices)} indices but the buffer "
-                             f"has {len(buf.shape)} dimensions")
+            raise LoweringValueError(f"access to `{buf.name}` has {len(indices)} indices but "
+                                     f"the buffer has {len(buf.shape)} dimensions")
         if buf.layout is not None and len(indices) == 1 and len(buf.shape) != 1:
             return indices[0]  # a layout buffer accessed by its memory offset
         return flat_index(buf, indices, self.ana)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from ...arith import Analyzer
 from ...error import KernelFormError
@@ -212,7 +213,18 @@ class _Kernel:
         for tag, var, extent, ann in reversed(blocks + threads):
             body = S.For(var, E.IntImm(var.dtype, 0), extent, S.ForKind.THREAD_BINDING, body,
                          thread_tag=tag, annotations=ann)
+            body.span = self._span_of(tag, var)  # where a device limit on it is reported
         return body
+
+    def _span_of(self, tag: str, var: E.Var) -> Any:
+        """The span of the id statement that defines the loop over ``var``."""
+        kinds = (("cta_id", "cluster_id", "cta_id_in_cluster") if tag.startswith("blockIdx")
+                 else ("thread_id", "warp_id", "warpgroup_id", "lane_id", "thread_id_in_wg",
+                       "warp_id_in_wg"))
+        defs = [self.ids[k] for k in kinds if k in self.ids]
+        owner = next((d for d in defs if any(v is var for v in d.vars)),
+                     defs[0] if defs else None)
+        return None if owner is None else owner.span
 
     # -- blocks ----------------------------------------------------------------------------
     def _block_loops(self) -> list[tuple[str, E.Var, E.PrimExpr, dict]]:

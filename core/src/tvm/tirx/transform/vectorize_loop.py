@@ -85,7 +85,9 @@ def _vectorize(var: E.Var, lo: E.PrimExpr, lanes: int, body: S.Stmt) -> S.Stmt:
         if not isinstance(index, E.Ramp):
             raise _NotVectorizable  # every lane would store to one place
         value = rewriter.broadcast(rewriter.visit(st.value))
-        new.append(S.BufferStore(st.buffer, value, [index]))
+        store = S.BufferStore(st.buffer, value, [index])
+        store.span = st.span
+        new.append(store)
     return new[0] if len(new) == 1 else S.SeqStmt(new)
 
 
@@ -120,7 +122,7 @@ class _Lanes(Mutator):
         lin = to_linear(self.ana.simplify(e))
         coeff = 0
         for atom, c in lin.nonzero_terms():
-            if atom is self.var:
+            if atom is self.var or self._widened_var(atom):
                 coeff = c
             elif self.depends(atom):
                 raise _NotVectorizable  # e.g. var // 2: not linear
@@ -128,6 +130,11 @@ class _Lanes(Mutator):
             raise _NotVectorizable
         base = self.ana.simplify(substitute(e, {self.var: self.lo}))
         return E.Ramp(base, E.IntImm(e.dtype, coeff), self.lanes)
+
+    def _widened_var(self, atom: E.PrimExpr) -> bool:
+        """``(int64) var``: a 64-bit index (FlattenBuffer) steps like ``var`` itself."""
+        return (isinstance(atom, E.Cast) and atom.value is self.var and atom.dtype.is_int
+                and atom.dtype.bits >= self.var.dtype.bits)
 
     def broadcast(self, e: E.PrimExpr) -> E.PrimExpr:
         return e if e.dtype.lanes == self.lanes else E.Broadcast(e, self.lanes)
