@@ -33,7 +33,6 @@ from typing import Any, NamedTuple, cast
 
 from tvm.backend.contract import Artifact, Binary, Builder, Options, option
 from tvm.error import TVMError
-from tvm.ir import expr as E
 from tvm.ir.function import IRModule
 from tvm.runtime.arguments import ArgumentChecker, evaluate_tree
 from tvm.runtime.executable import Executable
@@ -44,7 +43,7 @@ from tvm.tirx.transform import function_signature, launch_plans
 from . import compiler as _compiler
 from . import nvshmem as _nvshmem
 from . import runtime as rt
-from .codegen import KernelInfo, generate_cuda
+from .codegen import generate_cuda
 from .tags import validate_arch
 
 __all__ = ["DEFAULT_ARCH", "CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions",
@@ -79,7 +78,6 @@ class CudaBuilder(Builder):
     def codegen(self, mod: IRModule, target: Any, options: CudaOptions) -> Artifact:
         arch = validate_arch(str(options.arch or default_arch(target)))
         source, kernels = generate_cuda(mod, target)
-        _check_limits(kernels, target)
         plans = launch_plans(mod, "cuda", target_name="cuda")
         return Artifact(source, {
             "format": self.format,
@@ -143,16 +141,6 @@ def default_arch(target: Any) -> str:
     if arch:
         return str(arch)
     return _device_arch() or DEFAULT_ARCH
-
-
-def _check_limits(kernels: Sequence[KernelInfo], target: Any) -> None:
-    limit = int(target.attrs.get("max_threads_per_block", 1024))
-    for k in kernels:
-        launch = k.func.attrs.get("tirx.launch")
-        block = [d.value for d in getattr(launch, "block", []) if isinstance(d, E.IntImm)]
-        if len(block) == 3 and block[0] * block[1] * block[2] > limit:
-            raise TVMError(f"kernel {k.name} has {block[0] * block[1] * block[2]} threads per "
-                           f"block; target {target.tag or target} allows {limit}")
 
 
 def _kernel_param_type(p: Any) -> str:
