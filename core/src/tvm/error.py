@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .ir.span import Span
 
 __all__ = [
+    "AutotuneError",
     "BackendError",
     "BackendWarning",
     "BoundsCheckError",
@@ -187,6 +188,11 @@ class CompileError(TVMError):
         if log:
             text += f"\n--- compiler output ---\n{log.rstrip()}"
         super().__init__(text)
+
+
+class AutotuneError(TVMError):
+    """No candidate of a tuning search compiled, ran and gave the right answer (the message
+    lists each candidate and what went wrong), or a search was asked of a bad configuration."""
 
 
 class BoundsCheckError(TVMError, IndexError):
