@@ -1,4 +1,4 @@
-"""Memory-bound kernels on the GPU: ours (``bench/kernels``) against torch and Triton, as a
+"""Memory-bound kernels on the GPU: ours (``tvm_backend_cuda.kernels``) against torch and Triton, as a
 fraction of the device-to-device copy bandwidth measured in the same run.
 
     PYTHONPATH=core/src:tvm-backend-cuda/src python bench/cuda_perf.py [--out docs/perf.md]
@@ -91,10 +91,10 @@ def _torch_dtype(dt: str) -> Any:
 
 def build_ours(case: Case, smoke: bool = False) -> Any:
     tvm = _gpu.load_cuda()
-    from kernels import add, layernorm, rmsnorm, softmax
+    from tvm_backend_cuda.kernels import add_func, layer_norm_func, rms_norm_func, softmax_func
 
-    factory = {"add": add.add, "softmax": softmax.softmax, "rmsnorm": rmsnorm.rmsnorm,
-               "layernorm": layernorm.layernorm}[case.kernel]
+    factory = {"add": add_func, "softmax": softmax_func, "rmsnorm": rms_norm_func,
+               "layernorm": layer_norm_func}[case.kernel]
     return tvm.compile(factory(*case.shape, dtype=case.dtype), target=_gpu.target(smoke))
 
 
@@ -303,7 +303,7 @@ def main() -> int:
     text = table(results, copy_bw, copy_ms, info, reps)
     print(text)
     if ns.out and not ns.only:
-        write_section(ns.out, text)
+        write_section(ns.out, text, SECTION)
     if not ns.only and not ns.no_gemm:
         import gemm_perf  # the GEMM rows: ours vs cuBLAS and Triton, checked first
 

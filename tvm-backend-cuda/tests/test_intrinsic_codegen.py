@@ -213,6 +213,8 @@ COMPILE: list[tuple[str, tuple[Any, ...]]] = [
     ("cuda.float22bfloat162_rn", (x, y)),
     ("cuda.float22bfloat162_rn_from_float2", (ul,)),
     ("cuda.bfloat1622float2", (u,)),
+    ("cuda.float22half2_rn", (x, y)),
+    ("cuda.half22float2", (u,)),
     ("cuda.hmin2", (u, u2)),
     ("cuda.hmax2", (u, u2)),
     ("cuda.fp8x4_e4m3_from_float4", (x, y, x, y)),

@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     # What __getattr__ below hands out lazily, spelled out for type checkers and IDEs; at run
     # time these imports would defeat the light `import tvm`.
     from . import autotune, backend, runtime, script, target, tirx, transform
-    from . import torch as torch
     from . import driver as driver
     from . import host as host
     from . import plugin as plugin
     from . import testing as testing
+    from . import torch as torch
     from .driver import compile
 
 _LAZY_MODULES = {"tirx", "script", "target", "transform", "runtime", "backend", "plugin", "testing",

@@ -131,11 +131,15 @@ def record_path(kernel: str, args: Sequence[Any], device: Mapping[str, str] | No
 
 
 def lookup(kernel: str, args: Sequence[Any], device: Mapping[str, str] | None = None,
-           versions: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """The best configuration recorded for this key, or None (none, or a record that does not
-    read back as one of ours: it is then measured again and rewritten)."""
+           versions: Mapping[str, str] | None = None, fixed: Mapping[str, Any] | None = None
+           ) -> dict[str, Any] | None:
+    """The best configuration recorded for this key (as :func:`tune` takes it), or None (none,
+    or a record that does not read back as one of ours: it is then measured again and
+    rewritten). Measures nothing."""
     device = device or host_device()
     versions = _versions(versions)
+    if fixed:
+        args = [*args, dict(fixed)]
     path = record_path(kernel, args, device, versions)
     try:
         record = _read_json(path)
@@ -174,9 +178,9 @@ def tune(kernel: str, factory: Callable[..., Any], args: Sequence[Any],
          timer: Callable[[Callable[[], Any]], float] | None = None,
          device: Mapping[str, str] | None = None, versions: Mapping[str, str] | None = None,
          options: Mapping[str, Any] | None = None, workers: int | None = None,
-         setup: str | None = None) -> TuneResult:
-    """The best of ``candidates`` (keyword arguments of ``factory(*args, **candidate)``) for
-    ``kernel`` at ``args`` on this device.
+         setup: str | None = None, fixed: Mapping[str, Any] | None = None) -> TuneResult:
+    """The best of ``candidates`` (keyword arguments of ``factory(*args, **fixed,
+    **candidate)``) for ``kernel`` at ``args`` and ``fixed`` on this device.
 
     ``run(ex)`` returns a call that runs the compiled candidate ``ex`` on prepared inputs;
     ``check(ex)`` (after one such call) raises or returns False when the answer is wrong;
@@ -193,14 +197,17 @@ def tune(kernel: str, factory: Callable[..., Any], args: Sequence[Any],
         return TuneResult(first, measured=False)
     device = dict(device or host_device())
     versions = _versions(versions)
-    path = record_path(kernel, args, device, versions)
-    found = lookup(kernel, args, device, versions)
+    fixed = dict(fixed or {})
+    key_args = [*args, fixed] if fixed else list(args)
+    path = record_path(kernel, key_args, device, versions)
+    found = lookup(kernel, args, device, versions, fixed)
     if found is not None:
         stats["reused"] += 1
         return TuneResult(found, measured=False, record=path)
     progress = _Progress(kernel, args, len(candidates))
     try:
-        exes = _compile_all(factory, args, candidates, target, dict(options or {}), workers,
+        merged = [{**fixed, **c} for c in candidates]
+        exes = _compile_all(factory, args, merged, target, dict(options or {}), workers,
                             setup, progress)
         results, best = _measure(candidates, exes, run, check, timer or wall_timer, progress)
     finally:
@@ -211,7 +218,7 @@ def tune(kernel: str, factory: Callable[..., Any], args: Sequence[Any],
         raise AutotuneError(f"autotune {kernel} {list(args)}: no candidate compiled and gave the "
                             f"right answer:\n{lines}")
     config = dict(candidates[best])
-    written = _write_record(path, _key(kernel, args, device, versions), config, results)
+    written = _write_record(path, _key(kernel, key_args, device, versions), config, results)
     return TuneResult(config, measured=True, record=written, executable=exes[best][0],
                       results=results)
 

@@ -1,45 +1,60 @@
-"""GEMM: ``C[m, n] = A[m, k] @ B[n, k]^T`` (B K-major, like a Linear layer's weight), float32
-accumulation, written with the tile primitives and the ``tvm_backend_cuda.lang`` helpers.
+"""GEMM: ``C[m, n] = act(A[m, k] @ B[n, k]^T * scale_a * scale_b + bias) + residual`` (B
+K-major, like a Linear layer's weight), float32 accumulation, written with the tile primitives
+and the ``tvm_backend_cuda.lang`` helpers.
 
-``gemm(m, n, k, dtype="bfloat16", out_dtype="bfloat16")`` returns the PrimFunc; its parameters
-are ``A, B, C`` (``A, B, scale_a, scale_b, C`` for float8: two float32 per-tensor scales,
-``C = (A @ B^T) * scale_a * scale_b``). Every global access is a TMA copy whose tensor map the
-executable derives from the array at launch (``copy_async``'s ``tma`` variant), so a call is
-``ex(A, B, C)``. Any ``m, n >= 1``; ``k`` a multiple of 16. dtype ``bfloat16``/``float16``, or ``float8_e4m3fn``
-(then out_dtype ``bfloat16``).
+``gemm_func(m, n, k, dtype="bfloat16", out_dtype=None, ...)`` returns the PrimFunc. Its
+parameters are ``A, B``, then those of the epilogue it was asked for, in this order: ``bias``
+``[n]`` and ``residual`` ``[m, n]`` (both of ``out_dtype``), ``scale_a`` and ``scale_b`` (each a
+one-element float32 array, as ``torch._scaled_mm`` takes them; always there for float8), then
+``C``. Every global access of A, B and C is a TMA copy whose tensor map the executable derives
+from the array at launch, so a call is ``ex(A, B, C)``. Any ``m >= 1``; ``n`` a multiple of 8 and
+``k`` a multiple of 16 (TMA rows are whole 16-byte units; an MMA K step is 16 or 32). dtype
+``bfloat16``/``float16`` (out: the same by default, or bfloat16), or ``float8_e4m3fn`` (out:
+bfloat16).
 
-**sm_90a** (Hopper, ``arch="sm_90a"``, the default): one CTA per SM, persistent over output
-tiles of ``128 x 256`` taken in grouped order (``group_m`` tile rows share L2), 384 threads:
+**sm_90a** (Hopper): one CTA per SM, persistent over output tiles of ``128 x block_n`` (``block_n``
+128 or 256) taken in grouped order (``group_m`` tile rows share L2), 384 threads:
 
 - warpgroup 0, the *producer* (``setmaxnreg`` down to 40 registers): one thread waits for a
   free stage of the ``stages``-deep ring, announces its bytes on the stage's *full* mbarrier and
-  issues two TMA copies (``Tx.copy_async``, 128-byte swizzle): A's ``128 x BK`` and B's
-  ``256 x BK`` tiles, ``BK`` = one 128-byte atom row of K (64 bf16, 128 fp8);
+  issues two TMA copies (128-byte swizzle): A's ``128 x BK`` and B's ``block_n x BK`` tiles,
+  ``BK`` = one 128-byte atom row of K (64 bf16, 128 fp8);
 - warpgroups 1 and 2, the *consumers* (up to 232 registers): each owns 64 rows of the tile and
-  its ``64 x 256`` float32 accumulators (128 registers a thread, ``wgmma_accumulator_layout``).
-  Per stage: wait *full*, ``Tx.wg.gemm_async`` (4 ``wgmma.m64n256k16``, or k32 for fp8),
-  ``wgmma.wait_group(1)`` (one group stays in flight), release the previous stage on *empty*;
-- epilogue per tile and consumer: wait until its previous TMA store has read the staging
-  buffer, convert (and scale) to bfloat16 pairs into a 128B-swizzled ``64 x 256`` shared tile
-  (conflict-free 4-byte stores), and ``Tx.wg.copy_async`` it to C with TMA (clipped at the
-  edges); the store drains while the next tile's main loop runs.
+  its ``64 x block_n`` float32 accumulators. Per stage: wait *full*, ``Tx.wg.gemm_async``
+  (``wgmma.m64n<block_n>k16``, k32 for fp8), ``wgmma.wait_group(1)`` (one group in flight),
+  release the previous stage on *empty*;
+- *accurate* float8 (``accurate=True``): the tensor cores accumulate float8 products with fewer
+  mantissa bits than float32, so over a long K the error grows. Each consumer then lets the
+  wgmma accumulate only ``promote_every`` stages (``promote_every * 128`` of K) into a scratch
+  accumulator, waits for it, and adds it into float32 registers of its own (DeepGEMM's
+  promotion); the two consumers' MMAs overlap each other's additions. Both accumulators live in
+  registers, so the tile is at most ``128 x 128``;
+- the epilogue, per tile and consumer, in registers: scale, bias, activation, residual
+  (:func:`epilogue_pair`), then pairs of outputs packed into a 128B-swizzled ``64 x block_n``
+  shared tile (conflict-free 4-byte stores) once the previous TMA store has read it, and
+  ``Tx.wg.copy_async`` to C with TMA (clipped at the edges); the store drains while the next
+  tile's main loop runs.
 
 **sm_100a** (Blackwell, compiled on CI only): the same tiles and ring with ``tcgen05``: warp 0
 issues the TMA loads, warp 1 issues ``Tx.gemm_async`` (``tcgen05.mma``, accumulators in tensor
 memory, committed to the stage's *empty* barrier and, at the end of a tile, to an accumulator
-barrier), warps 2-5 read the accumulators (``tcgen05.ld``) and store C as above.
+barrier), warps 4-7 read the accumulators (``tcgen05.ld``), apply the same epilogue and store C.
+tcgen05 accumulates float8 products in float32, so ``accurate`` changes nothing there.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, no_type_check
 
-import tvm
-from tvm.ir import DataType
+from tvm.ir import BufferStore, DataType, SeqStmt, seq
+from tvm.ir.stmt import DeclBuffer
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
+from tvm.target import Target
 from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
 from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
+from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import (
     MBarrier,
     PersistentTileScheduler2D,
@@ -51,12 +66,34 @@ from tvm_backend_cuda.lang import (
     WarpgroupRole,
 )
 
-__all__ = ["BM", "BN", "gemm", "tile_k"]
+__all__ = ["ACTIVATIONS", "BM", "BLOCK_NS", "Epilogue", "epilogue_pair", "gemm_func", "tile_k"]
 
-BM, BN = 128, 256
-_IN_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
+BM = 128
+BLOCK_NS = (128, 256)
+IN_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
+ACTIVATIONS = ("relu", "gelu", "silu")
 H200_SMS = 132
 SMEM_BYTES = 232448
+LOG2E = 1.4426950408889634
+# gelu(x) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): the tanh form, as exp2
+_GELU_K0 = -2.0 * LOG2E * 0.7978845608028654
+_GELU_K1 = _GELU_K0 * 0.044715
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What the GEMM does to each accumulator before it stores C: ``act(acc * scale_a *
+    scale_b + bias) + residual``, each part optional."""
+
+    bias: bool = False
+    activation: str | None = None
+    residual: bool = False
+    scaled: bool = False
+
+    def __post_init__(self) -> None:
+        if self.activation is not None and self.activation not in ACTIVATIONS:
+            raise ValueError(f"gemm: activation {self.activation!r} is not one of "
+                             f"{ACTIVATIONS} (or None); 'gelu' is the tanh approximation")
 
 
 def tile_k(dtype: str) -> int:
@@ -68,51 +105,162 @@ def _check(m: int, n: int, k: int, dtype: str, out_dtype: str) -> None:
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"gemm: {name} must be a positive int, got {v!r}")
-    if dtype not in _IN_DTYPES:
-        raise ValueError(f"gemm: dtype {dtype!r} is not one of {_IN_DTYPES}")
-    if out_dtype != "bfloat16":
-        raise ValueError(f"gemm: out_dtype {out_dtype!r}: only bfloat16 output is generated")
+    if dtype not in IN_DTYPES:
+        raise ValueError(f"gemm: dtype {dtype!r} is not one of {IN_DTYPES}")
+    outs = ("bfloat16", "float16") if dtype == "float16" else ("bfloat16",)
+    if out_dtype not in outs:
+        raise ValueError(f"gemm: out_dtype {out_dtype!r}: a {dtype} GEMM writes "
+                         f"{' or '.join(outs)}")
     if k % 16:
         raise ValueError(f"gemm: k = {k} must be a multiple of 16 (TMA rows are 16-byte "
-                         f"multiples; an MMA K step is 16 or 32)")
+                         f"multiples; an MMA K step is 16 or 32); pad K with zeros")
     if n % 8:
         raise ValueError(f"gemm: n = {n} must be a multiple of 8 (C's rows are TMA rows of a "
-                         f"16-byte multiple)")
+                         f"16-byte multiple); pad N")
 
 
-def _stages(dtype: str, out_dtype: str, want: int | None) -> int:
+def _stages(dtype: str, out_dtype: str, want: int | None, block_n: int) -> int:
     bk = tile_k(dtype)
-    stage = (BM + BN) * bk * DataType(dtype).bytes
-    staging = BM * BN * DataType(out_dtype).bytes
+    stage = (BM + block_n) * bk * DataType(dtype).bytes
+    staging = BM * block_n * DataType(out_dtype).bytes
     fit = (SMEM_BYTES - staging - 1024) // stage
     if want is None:
-        return min(fit, 4)
-    if want > fit:
-        raise ValueError(f"gemm: {want} stages of {stage} bytes and the {staging}-byte C tile do "
-                         f"not fit the {SMEM_BYTES} bytes of shared memory (at most {fit})")
+        return min(fit, 4 if block_n == 256 else 6)
+    if not isinstance(want, int) or want < 2 or want > fit:
+        raise ValueError(f"gemm: stages={want!r}: between 2 and {fit} stages of {stage} bytes "
+                         f"fit the {SMEM_BYTES} bytes of shared memory beside the "
+                         f"{staging}-byte C tile")
     return want
 
 
-def gemm(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str = "bfloat16", *,
-         arch: str = "sm_90a", num_ctas: int = H200_SMS, stages: int | None = None,
-         group_m: int = 8) -> Any:
-    """The GEMM PrimFunc (module docstring) for ``arch`` ``"sm_90a"`` or ``"sm_100a"``."""
+@dataclass(frozen=True)
+class _Config:
+    block_n: int
+    stages: int
+    group_m: int
+    num_ctas: int
+    accurate: bool
+    promote_every: int
+
+
+def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | None = None, *,
+              arch: str | None = None, bias: bool = False, activation: str | None = None,
+              residual: bool = False, scaled: bool | None = None, accurate: bool = False,
+              block_n: int | None = None, stages: int | None = None, group_m: int = 8,
+              num_ctas: int | None = None, promote_every: int = 1) -> Any:
+    """The GEMM PrimFunc (module docstring) for ``arch`` ``"sm_90a"`` or ``"sm_100a"`` (default:
+    this machine's GPU, :func:`~tvm_backend_cuda.executable.default_arch`).
+
+    Epilogue: ``bias``, ``residual`` (take those arrays), ``activation`` (``"relu"``,
+    ``"gelu"`` (tanh), ``"silu"``), ``scaled`` (take ``scale_a``, ``scale_b``; always for
+    float8). ``accurate``: float8 accumulation promoted to float32 every ``promote_every``
+    stages. Tuning: ``block_n`` (128 or 256; accurate: 128), ``stages``, ``group_m``,
+    ``num_ctas`` (the persistent grid; default the H200's 132 SMs)."""
+    out_dtype = out_dtype or ("float16" if dtype == "float16" else "bfloat16")
     _check(m, n, k, dtype, out_dtype)
-    n_stages = _stages(dtype, out_dtype, stages)
+    fp8 = dtype.startswith("float8")
+    ep = Epilogue(bias, activation, residual, True if fp8 else bool(scaled))
+    if fp8 and scaled is False:
+        raise ValueError("gemm: a float8 GEMM takes scale_a and scale_b (scaled=False)")
+    accurate = bool(accurate) and fp8
+    if block_n is None:
+        block_n = 128 if accurate else 256
+    if block_n not in BLOCK_NS:
+        raise ValueError(f"gemm: block_n={block_n!r} is not one of {BLOCK_NS}")
+    if accurate and block_n != 128:
+        raise ValueError("gemm: accurate=True keeps two accumulators in registers: block_n "
+                         "must be 128")
+    if not isinstance(promote_every, int) or promote_every < 1:
+        raise ValueError(f"gemm: promote_every={promote_every!r} must be a positive int")
+    if not isinstance(group_m, int) or group_m < 1:
+        raise ValueError(f"gemm: group_m={group_m!r} must be a positive int")
+    cfg = _Config(block_n, _stages(dtype, out_dtype, stages, block_n), group_m,
+                  H200_SMS if num_ctas is None else int(num_ctas), accurate, promote_every)
+    arch = arch or _default_arch()
     if arch == "sm_90a":
-        return _hopper(m, n, k, dtype, out_dtype, n_stages, num_ctas, group_m)
-    if arch.startswith("sm_10") and arch.endswith("a"):
-        return _blackwell(m, n, k, dtype, out_dtype, n_stages, num_ctas, group_m)
-    raise ValueError(f"gemm: arch {arch!r}: the kernel is written for sm_90a (wgmma) and sm_100a "
-                     f"(tcgen05)")
+        func = _hopper(m, n, k, dtype, out_dtype, ep, cfg)
+    elif arch.startswith("sm_10") and arch.endswith("a"):
+        func = _blackwell(m, n, k, dtype, out_dtype, ep, cfg)
+    else:
+        raise ValueError(f"gemm: arch {arch!r}: the kernel is written for sm_90a (wgmma) and "
+                         f"sm_100a (tcgen05); on a machine without such a GPU pass "
+                         f"arch='sm_90a'")
+    keep = ["A", "B", *(["bias"] if ep.bias else []), *(["residual"] if ep.residual else []),
+            *(["scale_a", "scale_b"] if ep.scaled else []), "C"]
+    return _keep_params(func, keep)
+
+
+def _default_arch() -> str:
+    return default_arch(Target("cuda"))
+
+
+def _keep_params(func: Any, names: list[str]) -> Any:
+    """``func`` with only the parameters named (the others' views declared at the top of the
+    body go too: the body reads neither when the epilogue does not ask for them)."""
+    kept = [p for p in func.params if p.name in names]
+    dropped = {id(b.data) for p, b in func.buffer_map.items() if p.name not in names}
+    body = func.body
+    if isinstance(body, SeqStmt):
+        body = SeqStmt([s for s in body.seq
+                        if not (isinstance(s, DeclBuffer) and id(s.buffer.data) in dropped)])
+    bmap = {p: b for p, b in func.buffer_map.items() if p.name in names}
+    return func.with_fields(params=kept, buffer_map=bmap, body=body)
+
+
+# -- the epilogue ---------------------------------------------------------------------------------
+
+
+def _unpack(word: Any, dtype: str) -> tuple[Any, Any]:
+    """Two float32 values from 32 bits holding two ``dtype`` values (the low one first)."""
+    packed = (T.cuda.bfloat1622float2(word) if dtype == "bfloat16"
+              else T.cuda.half22float2(word))
+    return T.cuda.float2_x(packed), T.cuda.float2_y(packed)
+
+
+def _pack(v0: Any, v1: Any, dtype: str) -> Any:
+    return (T.cuda.float22bfloat162_rn(v0, v1) if dtype == "bfloat16"
+            else T.cuda.float22half2_rn(v0, v1))
+
+
+def _activate(v: Any, activation: str | None) -> Any:
+    if activation is None:
+        return v
+    if activation == "relu":
+        return T.max(v, T.float32(0))
+    if activation == "silu":  # x * sigmoid(x)
+        return v * T.ptx.rcp(T.float32(1) + T.ptx.exp2(v * T.float32(-LOG2E)))
+    # gelu, tanh form: x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3))
+    t = v * (T.float32(_GELU_K0) + T.float32(_GELU_K1) * v * v)
+    return v * T.ptx.rcp(T.float32(1) + T.ptx.exp2(t))
+
+
+def epilogue_pair(ep: Epilogue, v0: Any, v1: Any, row: Any, col: Any, *, shape: tuple[int, int],
+                  out_dtype: str, bias_w: Any = None, residual_w: Any = None,
+                  scale: Any = None) -> Any:
+    """The 32-bit word of C's elements ``(row, col)`` and ``(row, col + 1)`` from their float32
+    accumulators ``v0, v1``: ``act(v * scale + bias) + residual`` rounded to ``out_dtype``.
+    ``bias_w`` / ``residual_w`` are uint32 views of the bias and residual (two elements a word);
+    ``col`` is even. Rows and columns past C's edge (a partial tile, which the TMA store clips)
+    read the last row / word instead, so that no load leaves the arrays."""
+    m, n = shape
+    vals = [v0, v1]
+    if ep.scaled:
+        vals = [v * scale for v in vals]
+    cw = T.min(col, n - 2) // 2
+    if ep.bias:
+        b = _unpack(bias_w[cw], out_dtype)
+        vals = [v + bv for v, bv in zip(vals, b)]
+    vals = [_activate(v, ep.activation) for v in vals]
+    if ep.residual:
+        r = _unpack(residual_w[T.min(row, m - 1), cw], out_dtype)
+        vals = [v + rv for v, rv in zip(vals, r)]
+    return _pack(vals[0], vals[1], out_dtype)
 
 
 def _load_stage(pipe: Any, state: Any, smem: tuple[Any, Any], glob: tuple[Any, Any],
                 origin: tuple[Any, Any], kb: Any, nbytes: int) -> Any:
     """The producer's work for K block ``kb``: wait for a free stage, announce its bytes on the
     stage's full barrier, and issue the TMA loads of A's and B's tiles into it."""
-    from tvm.ir import seq
-
     (As, Bs), (A, B) = smem, glob
     bk = As.shape[2].value
     k0 = kb * bk
@@ -129,24 +277,37 @@ def _u32_view_layout(shape: tuple[int, ...]) -> Any:
     return mma_shared_layout("uint32", "128B", shape)
 
 
+def _promote(fin: Any, acc: Any, count: int) -> Any:
+    """``fin += acc`` over ``count`` registers (the accurate mode's promotion)."""
+    return seq([BufferStore(fin, fin[i] + acc[i], [i]) for i in range(count)])
+
+
 # -- Hopper: wgmma -------------------------------------------------------------------------------
-def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num_ctas: int,
-            group_m: int) -> Any:
+@no_type_check  # TVMScript: the parser gives the annotations their meaning
+def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cfg: _Config
+            ) -> Any:
+    BN, stages = cfg.block_n, cfg.stages
     bk = tile_k(dtype)
     kb_count = -(-k // bk)
     m_tiles, n_tiles = -(-m // BM), -(-n // BN)
-    ctas = min(num_ctas, m_tiles * n_tiles)
+    ctas = min(cfg.num_ctas, m_tiles * n_tiles)
+    group_m = cfg.group_m
     stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
-    scaled = dtype.startswith("float8")
     acc_layout = wgmma_accumulator_layout(64, BN)
     regs = BN // 2  # accumulator registers per thread
     pairs = regs // 2
+    accurate, P = cfg.accurate, cfg.promote_every
+    epi = dict(shape=(m, n), out_dtype=out_dtype)
 
     # fmt: off
     @T.prim_func
     def gemm_sm90(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype),
-                  scale_a: T.float32, scale_b: T.float32, C: T.Buffer((m, n), out_dtype)):
+                  bias: T.Buffer((n,), out_dtype), residual: T.Buffer((m, n), out_dtype),
+                  scale_a: T.Buffer((1,), "float32"), scale_b: T.Buffer((1,), "float32"),
+                  C: T.Buffer((m, n), out_dtype)):
         T.device_entry()
+        bias_w = T.decl_buffer((n // 2,), "uint32", data=bias.data)
+        residual_w = T.decl_buffer((m, n // 2), "uint32", data=residual.data)
         bx = T.cta_id([ctas])
         wg = T.warpgroup_id([3])
         tid = T.thread_id_in_wg([128])
@@ -178,39 +339,59 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num
             role.setmaxnreg("consumer")
             cw = role.index("consumer")
             acc = T.alloc_buffer((64, BN), "float32", scope="local", layout=acc_layout)
-            regs_view = T.decl_buffer((regs,), "float32", data=acc.data, scope="local")
+            accv = T.decl_buffer((regs,), "float32", data=acc.data, scope="local")
+            fin = T.alloc_buffer((regs if accurate else 1,), "float32", scope="local")
+            sc = T.alloc_buffer((1,), "float32", scope="local")
+            sc[0] = T.float32(1)
+            if ep.scaled:
+                sc[0] = scale_a[0] * scale_b[0]
             cons = PipelineState(stages)
             rel = PipelineState(stages)
             for _it in T.serial(sched.max_iters):
                 if sched.valid:
                     m0 = T.meta_var(sched.m_idx * BM)
                     n0 = T.meta_var(sched.n_idx * BN)
-                    for kb in T.serial(kb_count):
-                        pipe.consumer_wait(cons)
-                        Tx.wg.gemm_async(acc, As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
-                                         Bs[cons.index, 0:BN, 0:bk], accum=kb > 0,
-                                         config={"wait": 1})
-                        if kb > 0:
-                            pipe.consumer_release(rel)
-                            rel.advance()
-                        cons.advance()
-                    T.ptx.wgmma.wait_group(0)
-                    pipe.consumer_release(rel)
-                    rel.advance()
+                    if accurate:
+                        for i in T.unroll(regs):
+                            fin[i] = T.float32(0)
+                        for kb in T.serial(kb_count):
+                            pipe.consumer_wait(cons)
+                            Tx.wg.gemm_async(acc, As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
+                                             Bs[cons.index, 0:BN, 0:bk],
+                                             accum=False if P == 1 else kb % P > 0,
+                                             config={"wait": 0})
+                            pipe.consumer_release(cons)
+                            cons.advance()
+                            if P == 1:
+                                _promote(fin, accv, regs)
+                            else:
+                                if kb % P == P - 1 or kb == kb_count - 1:
+                                    _promote(fin, accv, regs)
+                    else:
+                        for kb in T.serial(kb_count):
+                            pipe.consumer_wait(cons)
+                            Tx.wg.gemm_async(acc, As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
+                                             Bs[cons.index, 0:BN, 0:bk], accum=kb > 0,
+                                             config={"wait": 1})
+                            if kb > 0:
+                                pipe.consumer_release(rel)
+                                rel.advance()
+                            cons.advance()
+                        T.ptx.wgmma.wait_group(0)
+                        pipe.consumer_release(rel)
+                        rel.advance()
                     # the previous tile's store must have read the staging tile
                     if tid == 0:
                         T.ptx.cp_async.bulk.wait_group(0, True)
                     T.cuda.warpgroup_sync(wg + 1)
+                    src = T.meta_var(fin if accurate else accv)
                     for p in T.unroll(pairs):
-                        if scaled:
-                            Cw[cw, tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
-                               p // 2 * 4 + tid % 4] = T.cuda.float22bfloat162_rn(
-                                regs_view[p * 2] * (scale_a * scale_b),
-                                regs_view[p * 2 + 1] * (scale_a * scale_b))
-                        else:
-                            Cw[cw, tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
-                               p // 2 * 4 + tid % 4] = T.cuda.float22bfloat162_rn(
-                                regs_view[p * 2], regs_view[p * 2 + 1])
+                        Cw[cw, tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
+                           p // 2 * 4 + tid % 4] = epilogue_pair(
+                            ep, src[p * 2], src[p * 2 + 1],
+                            m0 + cw * 64 + tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
+                            n0 + p // 2 * 8 + tid % 4 * 2, bias_w=bias_w,
+                            residual_w=residual_w, scale=sc[0], **epi)
                     Tx.wg.copy_async(C[m0 + cw * 64:m0 + cw * 64 + 64, n0:n0 + BN],
                                      Cs[cw, 0:64, 0:BN], dispatch="tma",
                                      config={"wait": False})
@@ -218,14 +399,7 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num
             if tid == 0:
                 T.ptx.cp_async.bulk.wait_group(0, False)
     # fmt: on
-    return _without_scales(gemm_sm90) if not scaled else gemm_sm90
-
-
-def _without_scales(func: Any) -> Any:
-    """The bf16/f16 kernel: the same function without the two scale parameters (its body does
-    not read them)."""
-    params = func.params[:2] + func.params[4:]
-    return func.with_fields(params=params)
+    return gemm_sm90
 
 
 def _tmem_load(addr: Any, lane: Any, col: Any, regs: Any, count: int) -> Any:
@@ -236,21 +410,28 @@ def _tmem_load(addr: Any, lane: Any, col: Any, regs: Any, count: int) -> Any:
 
 
 # -- Blackwell: tcgen05 ---------------------------------------------------------------------------
-def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, num_ctas: int,
-               group_m: int) -> Any:
+@no_type_check  # TVMScript: the parser gives the annotations their meaning
+def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cfg: _Config
+               ) -> Any:
+    BN, stages = cfg.block_n, cfg.stages
     bk = tile_k(dtype)
     kb_count = -(-k // bk)
     m_tiles, n_tiles = -(-m // BM), -(-n // BN)
-    ctas = min(num_ctas, m_tiles * n_tiles)
+    ctas = min(cfg.num_ctas, m_tiles * n_tiles)
+    group_m = cfg.group_m
     stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
-    scaled = dtype.startswith("float8")
     chunk = 64  # accumulator columns per tcgen05.ld (32x32b.x64: 64 registers)
+    epi = dict(shape=(m, n), out_dtype=out_dtype)
 
     # fmt: off
     @T.prim_func
     def gemm_sm100(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype),
-                   scale_a: T.float32, scale_b: T.float32, C: T.Buffer((m, n), out_dtype)):
+                   bias: T.Buffer((n,), out_dtype), residual: T.Buffer((m, n), out_dtype),
+                   scale_a: T.Buffer((1,), "float32"), scale_b: T.Buffer((1,), "float32"),
+                   C: T.Buffer((m, n), out_dtype)):
         T.device_entry()
+        bias_w = T.decl_buffer((n // 2,), "uint32", data=bias.data)
+        residual_w = T.decl_buffer((m, n // 2), "uint32", data=residual.data)
         bx = T.cta_id([ctas])
         wg = T.warpgroup_id([2])
         tid = T.thread_id_in_wg([128])
@@ -265,7 +446,7 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
                         init_thread=wg * 128 + tid == 0)
         acc_full = TCGen05Bar(pool, 1, 1, init_thread=wg * 128 + tid == 0)
         acc_empty = MBarrier(pool, 1, 128, init_thread=wg * 128 + tid == 0)
-        tmem = TMEMPool(pool, 256, warp=wg * 4 + tid // 32 == 1)
+        tmem = TMEMPool(pool, BN, warp=wg * 4 + tid // 32 == 1)
         D = tmem.alloc((BM, BN), "float32")
         sched = PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=ctas, cta_id=bx,
                                           group_m=group_m)
@@ -296,6 +477,10 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
                     sched.advance()
         else:  # warpgroup 1: the epilogue (warp w reads TMEM lanes 32 * (w % 4) ...)
             regs = T.alloc_buffer((chunk,), "float32", scope="local")
+            sc = T.alloc_buffer((1,), "float32", scope="local")
+            sc[0] = T.float32(1)
+            if ep.scaled:
+                sc[0] = scale_a[0] * scale_b[0]
             row = T.meta_var(tid)
             for it in T.serial(sched.max_iters):
                 if sched.valid:
@@ -310,13 +495,10 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
                         _tmem_load(tmem.addr, tid // 32 * 32, c * chunk, regs, chunk)
                         T.ptx.tcgen05.wait.ld()
                         for p in T.unroll(chunk // 2):
-                            if scaled:
-                                Cw[row, c * chunk // 2 + p] = T.cuda.float22bfloat162_rn(
-                                    regs[2 * p] * (scale_a * scale_b),
-                                    regs[2 * p + 1] * (scale_a * scale_b))
-                            else:
-                                Cw[row, c * chunk // 2 + p] = T.cuda.float22bfloat162_rn(
-                                    regs[2 * p], regs[2 * p + 1])
+                            Cw[row, c * chunk // 2 + p] = epilogue_pair(
+                                ep, regs[2 * p], regs[2 * p + 1], m0 + row,
+                                n0 + c * chunk + 2 * p, bias_w=bias_w, residual_w=residual_w,
+                                scale=sc[0], **epi)
                     T.ptx.tcgen05.fence.before_thread_sync()
                     acc_empty.arrive(0)
                     Tx.wg.copy_async(C[m0:m0 + BM, n0:n0 + BN], Cs[0:BM, 0:BN], dispatch="tma",
@@ -327,14 +509,4 @@ def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, stages: int, 
         T.cuda.cta_sync()
         tmem.dealloc()
     # fmt: on
-    return _without_scales(gemm_sm100) if not scaled else gemm_sm100
-
-
-def run(ex: Any, A: Any, B: Any, C: Any, scale_a: Any = None, scale_b: Any = None) -> Any:
-    """Call a compiled GEMM on torch tensors: ``ex(A, B, C)``, or with the two float8 scales."""
-    if scale_a is None:
-        return ex(A, B, C)
-    return ex(A, B, float(scale_a), float(scale_b), C)
-
-
-del tvm
+    return gemm_sm100
