@@ -273,6 +273,8 @@ def _importable(factory: Callable[..., Any]) -> str | None:
     if not module or module == "__main__" or "<" in name:
         return None
     obj: Any = sys.modules.get(module)
+    if getattr(obj, "__spec__", None) is None:  # made by hand (an exec'd page): not importable
+        return None
     for part in name.split("."):
         obj = getattr(obj, part, None)
     return f"{module}:{name}" if obj is factory else None
