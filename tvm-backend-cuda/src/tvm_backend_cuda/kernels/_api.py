@@ -125,7 +125,9 @@ def gemm(a: Any, b: Any, out: Any = None, *, bias: Any = None, activation: str |
                "accurate": accurate}
     a2 = a.reshape(m, k).contiguous()
     b2 = b.contiguous()
-    fixed = {"out_dtype": out_name, "scaled": fp8, "accurate": accurate}
+    # tuned without the epilogue (the plain GEMM of the same operands); a plain call then
+    # uses the tuner's executable as it is
+    fixed = dict(options, bias=False, activation=None, residual=False, scaled=fp8)
     tuning = Tuning((m, n, k, dtype), fixed, gemm_candidates(m, n, k, dtype, accurate),
                     lambda: _gemm_tuning_inputs(m, n, k, dtype, fp8, a.device))
     ex = executable("gemm", gemm_func, (m, n, k, dtype), options, a.device, tuning=tuning,
