@@ -108,6 +108,7 @@ def _from_f2(a: float, b: float, dtype: str) -> int:
 _PACKING = {
     "tirx.ptx.exp2": lambda x: 2.0 ** x if x < 1024 else math.inf,
     "tirx.ptx.rcp": lambda x: 1.0 / x if x else math.inf,
+    "tirx.ptx.tanh": math.tanh,
     "tirx.cuda.bfloat1622float2": lambda w: _to_f2(int(w), "bfloat16"),
     "tirx.cuda.half22float2": lambda w: _to_f2(int(w), "float16"),
     "tirx.cuda.float2_x": lambda p: _bits_f32(int(p)),

@@ -262,6 +262,7 @@ COMPILE: list[tuple[str, tuple[Any, ...]]] = [
     ("ptx.any_sync", (u, i)),
     ("ptx.exp2", (x,)),
     ("ptx.rcp", (x,)),
+    ("ptx.tanh", (x,)),
     ("ptx.reduce3_min_f32", (x, y, x)),
     ("ptx.reduce3_max_f32", (x, y, x)),
     ("ptx.max_f32", (x, y, 1, 1)),

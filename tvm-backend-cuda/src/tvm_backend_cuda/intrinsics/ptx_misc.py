@@ -417,6 +417,13 @@ def _exp2(call: Call, emit: Emit) -> str:
     return f"{fn}({emit(call.args[0])})"
 
 
+@intrin("ptx.tanh", "x", dtype="float32", effect=PURE, min_arch=75)
+def _tanh(call: Call, emit: Emit) -> str:
+    """``tanh.approx.f32`` (one MUFU operation; absolute error about 2^-11)."""
+    fn = _f32_helper(emit, "tvm_ptx_tanh", "tanh.approx.f32 %0, %1;", 1)
+    return f"{fn}({emit(call.args[0])})"
+
+
 @intrin("ptx.rcp", "x", dtype="float32", effect=PURE)
 def _rcp(call: Call, emit: Emit) -> str:
     fn = _f32_helper(emit, "tvm_ptx_rcp", "rcp.approx.ftz.f32 %0, %1;", 1)

@@ -74,9 +74,8 @@ IN_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
 ACTIVATIONS = ("relu", "gelu", "silu")
 H200_SMS = 132
 SMEM_BYTES = 232448
-LOG2E = 1.4426950408889634
-# gelu(x) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): the tanh form, as exp2
-_GELU_K0 = -2.0 * LOG2E * 0.7978845608028654
+# gelu(x) = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) = x (K0 + K1 x^2)
+_GELU_K0 = 0.7978845608028654
 _GELU_K1 = _GELU_K0 * 0.044715
 
 
@@ -227,11 +226,13 @@ def _activate(v: Any, activation: str | None) -> Any:
         return v
     if activation == "relu":
         return T.max(v, T.float32(0))
-    if activation == "silu":  # x * sigmoid(x)
-        return v * T.ptx.rcp(T.float32(1) + T.ptx.exp2(v * T.float32(-LOG2E)))
-    # gelu, tanh form: x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3))
-    t = v * (T.float32(_GELU_K0) + T.float32(_GELU_K1) * v * v)
-    return v * T.ptx.rcp(T.float32(1) + T.ptx.exp2(t))
+    # one MUFU operation an element (tanh.approx) rather than two (ex2 and rcp): the
+    # epilogue of a wide tile is bound by them
+    h = v * T.float32(0.5)
+    if activation == "silu":  # x sigmoid(x) = x/2 (1 + tanh(x/2))
+        return h + h * T.ptx.tanh(h)
+    # gelu, tanh form
+    return h + h * T.ptx.tanh(v * (T.float32(_GELU_K0) + T.float32(_GELU_K1) * v * v))
 
 
 def epilogue_pair(ep: Epilogue, v0: Any, v1: Any, row: Any, col: Any, *, shape: tuple[int, int],
