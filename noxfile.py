@@ -201,7 +201,8 @@ def torch(session: nox.Session) -> None:
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "core/tests/runtime/test_torch_custom_op.py",
             "tvm-backend-cuda/tests/test_kernels_gemm.py::test_gemm_callable_checks_its_arguments",
-            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_the_library_is_reachable_from_tvm")
+            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_the_library_is_reachable_from_tvm",
+            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_torch_ops_trace_without_a_gpu")
 
 
 @nox.session(python=PYTHON)

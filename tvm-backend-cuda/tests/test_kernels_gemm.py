@@ -281,3 +281,47 @@ def test_the_library_is_reachable_from_tvm() -> None:
     import tvm.backend.cuda.kernels as via_tvm
 
     assert via_tvm is kernels and via_tvm.gemm_func is gemm_func
+
+
+@pytest.mark.parametrize("block_n", [128, 256])
+def test_the_staging_tiles_word_view_is_the_same_bytes(block_n: int) -> None:
+    # the epilogue writes pairs through a uint32 view (Cw) of the 128B-swizzled bf16 staging
+    # tile (Cs) that the TMA store reads: every pair must land on its two elements' bytes
+    from tvm.arith import Analyzer
+    from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
+
+    shape16, shape32 = (2, 64, block_n), (2, 64, block_n // 2)
+    l16 = mma_shared_layout("bfloat16", "128B", shape16)
+    l32 = mma_shared_layout("uint32", "128B", shape32)
+    simplify = Analyzer().simplify
+    for w, r, c in [(w, r, c) for w in range(2) for r in range(0, 64, 5)
+                    for c in range(0, block_n, 2)]:
+        o16 = simplify(l16.apply([w, r, c], shape16)["m"]).value
+        o32 = simplify(l32.apply([w, r, c // 2], shape32)["m"]).value
+        assert o16 == 2 * o32, (w, r, c)
+
+
+def test_torch_ops_trace_without_a_gpu() -> None:
+    # the fake implementations: shapes and dtypes for torch.compile, no launch (no GPU needed)
+    torch = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    assert str(torch.ops.tvm.gemm.default._schema) == (
+        "tvm::gemm(Tensor a, Tensor b, Tensor? bias=None, str? activation=None, "
+        "Tensor? residual=None, Tensor? scale_a=None, Tensor? scale_b=None, "
+        "bool accurate=False) -> Tensor")
+    assert str(torch.ops.tvm.rms_norm.default._schema) == \
+        "tvm::rms_norm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor"
+    with FakeTensorMode():
+        a = torch.empty(2, 100, 64, dtype=torch.float16, device="cuda")
+        b = torch.empty(48, 64, dtype=torch.float16, device="cuda")
+        y = torch.ops.tvm.gemm(a, b, activation="silu")
+        assert (tuple(y.shape), y.dtype, y.device.type) == ((2, 100, 48), torch.float16, "cuda")
+        a8 = torch.empty(16, 64, dtype=torch.float8_e4m3fn, device="cuda")
+        b8 = torch.empty(32, 64, dtype=torch.float8_e4m3fn, device="cuda")
+        assert torch.ops.tvm.gemm(a8, b8).dtype == torch.bfloat16
+        x = torch.empty(5, 64, dtype=torch.bfloat16, device="cuda")
+        w = torch.empty(64, dtype=torch.bfloat16, device="cuda")
+        for out in (torch.ops.tvm.rms_norm(x, w), torch.ops.tvm.softmax(x),
+                    torch.ops.tvm.layer_norm(x, w, w, 1e-5)):
+            assert tuple(out.shape) == (5, 64) and out.dtype == torch.bfloat16
