@@ -182,8 +182,10 @@ def tune(kernel: str, factory: Callable[..., Any], args: Sequence[Any],
     """The best of ``candidates`` (keyword arguments of ``factory(*args, **fixed,
     **candidate)``) for ``kernel`` at ``args`` and ``fixed`` on this device.
 
-    ``run(ex)`` returns a call that runs the compiled candidate ``ex`` on prepared inputs;
-    ``check(ex)`` (after one such call) raises or returns False when the answer is wrong;
+    ``run(ex)`` returns a call that runs the compiled candidate ``ex`` on prepared inputs (it
+    is called once per candidate, just before that candidate's first call: the place to poison
+    the outputs, so that a candidate writing nothing cannot pass on an earlier one's answer);
+    ``check(ex)`` (after that first call) raises or returns False when the answer is wrong;
     ``timer(call)`` returns seconds (default :func:`wall_timer`; a GPU caller passes one that
     times on the device). ``device`` (``{"name", "driver"}``, default :func:`host_device`) and
     ``versions`` join the record's key. Candidates compile in up to ``workers`` processes

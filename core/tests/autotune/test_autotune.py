@@ -37,6 +37,7 @@ def _runner() -> tuple[Any, Any, Any]:
     b = np.zeros(N, dtype=np.float32)
 
     def run(ex: Any) -> Any:
+        b.fill(np.nan)  # before each candidate's first call: old answers do not count
         return lambda: ex(a, b)
 
     def check(ex: Any) -> bool:
@@ -170,3 +171,14 @@ def test_progress_line_on_a_long_search(cache: Path, monkeypatch: pytest.MonkeyP
     err = capsys.readouterr().err
     assert "tvm.autotune: scale [4096, 'float32']: 2 candidates, compiling 1/2" in err
     assert "tvm.autotune: scale [4096, 'float32']: 2 candidates: done in" in err
+
+
+def test_a_candidate_that_writes_nothing_is_not_picked(cache: Path) -> None:
+    run, check, _ = _runner()
+    said = iter([5e-3, 1e-9])  # the idle one would be "fastest"
+
+    res = autotune.tune("scale", scale_func, (N, "float32"),
+                        [{"unroll": 1}, {"unroll": 1, "idle": True}], target="c", run=run,
+                        check=check, timer=lambda call: next(said), workers=1)
+    assert res.config == {"unroll": 1}
+    assert "wrong answer" in res.results[1]["error"]
