@@ -42,7 +42,7 @@ def _short(folder: str) -> str:
 
 
 SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery", "docs", "bench",
-            "lint", "typecheck"]
+            "torch", "lint", "typecheck"]
 nox.options.sessions = SESSIONS
 
 
@@ -182,6 +182,27 @@ def bench(session: nox.Session) -> None:
     _check_installed(session, "tvm-core", "tvm-backend-cuda", "tvm-backend-trn")
     session.env["TVM_BACKENDS_STRICT"] = "1"
     _pytest(session, "bench/test_bench_smoke.py")
+
+
+# The CPU build of torch this workplace's machines keep on disk: pip finds it through its
+# configuration (find-links), and a local version (2.13.0+cpu) sorts above PyPI's 2.13.0.
+TORCH = "torch==2.13.0"
+
+
+@nox.session(python=PYTHON)
+def torch(session: nox.Session) -> None:
+    """tvm.torch and the kernel library's torch side with a CPU torch: custom ops on the host
+    target under torch.compile(fullgraph=True), and the CUDA kernels' argument checks (which
+    answer before any launch)."""
+    _install_ours(session, "pip", "./core[test]", "./tvm-backend-cuda[test]")
+    _check_installed(session, "tvm-core", "tvm-backend-cuda")
+    # pip, not uv: uv reads no pip configuration and would fetch a CUDA build from PyPI
+    session.run("python", "-m", "pip", "install", "-q", TORCH)
+    session.env["TVM_BACKENDS_STRICT"] = "1"
+    _pytest(session, "core/tests/runtime/test_torch_custom_op.py",
+            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_gemm_callable_checks_its_arguments",
+            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_the_library_is_reachable_from_tvm",
+            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_torch_ops_trace_without_a_gpu")
 
 
 @nox.session(python=PYTHON)

@@ -1,4 +1,4 @@
-"""A Triton GEMM of the same job as ``bench/kernels/gemm.py``: C[m, n] = A[m, k] @ B[n, k]^T
+"""A Triton GEMM of the same job as ``tvm_backend_cuda.kernels``' GEMM: C[m, n] = A[m, k] @ B[n, k]^T
 (B K-major, like a Linear layer's weight), float32 accumulation, bfloat16 out; float8 e4m3
 operands with two float32 per-tensor scales. Written for this benchmark (the classic tiled
 ``tl.dot`` loop with grouped program ordering; Triton pipelines the loads itself).

@@ -1,4 +1,4 @@
-"""Triton kernels of the same jobs as ``bench/kernels/`` (written for this benchmark): the
+"""Triton kernels of the same jobs as ``tvm_backend_cuda.kernels`` (written for this benchmark): the
 comparison column of ``bench/cuda_perf.py``. Each is the usual one-program-per-row (or
 per-block) form: the row in registers, one pass over memory, float32 arithmetic."""
 

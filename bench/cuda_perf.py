@@ -1,4 +1,4 @@
-"""Memory-bound kernels on the GPU: ours (``bench/kernels``) against torch and Triton, as a
+"""Memory-bound kernels on the GPU: ours (``tvm_backend_cuda.kernels``) against torch and Triton, as a
 fraction of the device-to-device copy bandwidth measured in the same run.
 
     PYTHONPATH=core/src:tvm-backend-cuda/src python bench/cuda_perf.py [--out docs/perf.md]
@@ -15,8 +15,12 @@ cache). The ceiling: a 1 GiB ``copy_`` timed the same way, bytes read plus writt
 
 ``--only add:268435456:float32`` runs one case with few repetitions (for ``ncu``). Then the
 GEMM rows (``bench/gemm_perf.py``: our tensor-core GEMM against cuBLAS and Triton) unless
-``--no-gemm``. ``--smoke`` needs no GPU: it compiles every kernel the run would time (NVRTC,
-sm_90a), the GEMMs included.
+``--no-gemm``, and the kernel library's rows (``bench/_lib_perf.py``: ``kernels.gemm`` tuned, at
+the shapes of issue 22, against cuBLAS; fused epilogues against cuBLAS plus the eager epilogue
+and ``torch.compile``; float8 fast and accurate against ``torch._scaled_mm``; an MLP block of
+``torch.ops.tvm.*`` under ``torch.compile``) unless ``--no-lib``; ``--lib-only`` runs only
+those. ``--smoke`` needs no GPU: it compiles every kernel the run would time (NVRTC, sm_90a),
+the GEMMs included.
 """
 
 from __future__ import annotations
@@ -91,10 +95,10 @@ def _torch_dtype(dt: str) -> Any:
 
 def build_ours(case: Case, smoke: bool = False) -> Any:
     tvm = _gpu.load_cuda()
-    from kernels import add, layernorm, rmsnorm, softmax
+    from tvm_backend_cuda.kernels import add_func, layer_norm_func, rms_norm_func, softmax_func
 
-    factory = {"add": add.add, "softmax": softmax.softmax, "rmsnorm": rmsnorm.rmsnorm,
-               "layernorm": layernorm.layernorm}[case.kernel]
+    factory = {"add": add_func, "softmax": softmax_func, "rmsnorm": rms_norm_func,
+               "layernorm": layer_norm_func}[case.kernel]
     return tvm.compile(factory(*case.shape, dtype=case.dtype), target=_gpu.target(smoke))
 
 
@@ -270,10 +274,15 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", default=None, help="kernel:shape:dtype, e.g. softmax:4096x4096:float32")
     ap.add_argument("--no-gemm", action="store_true", help="skip the GEMM rows (bench/gemm_perf.py)")
+    ap.add_argument("--no-lib", action="store_true",
+                    help="skip the kernel library's rows (bench/_lib_perf.py)")
+    ap.add_argument("--lib-only", action="store_true", help="only the kernel library's rows")
     ap.add_argument("--smoke", action="store_true", help="compile only, no GPU needed")
     ns = ap.parse_args()
     if ns.smoke:
-        return smoke(ns.no_gemm)
+        return smoke(ns.no_gemm, ns.no_lib, ns.lib_only)
+    if ns.lib_only:
+        return lib_rows(ns.out, ns.reps)
 
     import torch
 
@@ -303,7 +312,7 @@ def main() -> int:
     text = table(results, copy_bw, copy_ms, info, reps)
     print(text)
     if ns.out and not ns.only:
-        write_section(ns.out, text)
+        write_section(ns.out, text, SECTION)
     if not ns.only and not ns.no_gemm:
         import gemm_perf  # the GEMM rows: ours vs cuBLAS and Triton, checked first
 
@@ -314,11 +323,30 @@ def main() -> int:
         print(gtext)
         if ns.out:
             write_section(ns.out, gtext, gemm_perf.SECTION)
-    return 0 if all(r["ok"] for r in results) else 1
+    lib_ok = ns.only or ns.no_lib or lib_rows(ns.out, ns.reps) == 0
+    return 0 if all(r["ok"] for r in results) and lib_ok else 1
 
 
-def smoke(no_gemm: bool) -> int:
+def lib_rows(out: str | None, reps: int) -> int:
+    """The kernel library's rows (bench/_lib_perf.py); 1 when a row's answer was wrong."""
+    import _lib_perf
+
+    _gpu.load_cuda()
+    text, ok = _lib_perf.run(reps)
+    print(text)
+    if out:
+        write_section(out, text, _lib_perf.SECTION)
+    return 0 if ok else 1
+
+
+def smoke(no_gemm: bool, no_lib: bool = False, lib_only: bool = False) -> int:
     """Compile every kernel a run would time, for sm_90a, with NVRTC (no GPU needed)."""
+    if not no_lib:
+        import _lib_perf
+
+        _lib_perf.smoke()
+    if lib_only:
+        return 0
     for case in all_cases():
         t = time.perf_counter()
         ex = build_ours(case, smoke=True)

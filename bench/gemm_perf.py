@@ -1,10 +1,11 @@
-"""GEMM rows of the CUDA benchmark: our ``bench/kernels/gemm.py`` beside cuBLAS (``torch.matmul``;
+"""GEMM rows of the CUDA benchmark: our ``tvm_backend_cuda.kernels`` GEMM beside cuBLAS (``torch.matmul``;
 ``torch._scaled_mm`` for float8) and a Triton GEMM of the same job, in one run.
 
     PYTHONPATH=core/src:tvm-backend-cuda/src python bench/gemm_perf.py [--quick] [--smoke]
 
-Our GEMM is called the way a user calls it: ``ex = tvm.compile(gemm(m, n, k), target="cuda")``
-then ``ex(a, b, c)`` (``ex(a, b, scale_a, scale_b, c)`` for float8) on torch tensors; the
+Our GEMM is called the way a user calls it: ``ex = tvm.compile(gemm_func(m, n, k),
+target="cuda")`` then ``ex(a, b, c)`` (``ex(a, b, scale_a, scale_b, c)`` for float8, the scales
+one-element float32 tensors) on torch tensors; the
 executable derives the TMA tensor maps from the arrays and launches on torch's current stream.
 For every shape: the result is checked first (fresh random inputs, the output poisoned with NaN
 before the call, relative Frobenius error against a float32 product of the same operands), then
@@ -40,16 +41,18 @@ def compile_gemm(dtype: str, m: int, n: int, k: int, num_ctas: int, smoke: bool 
                  ) -> tuple[Any, float]:
     """(our executable, compile seconds), compiled as a user would."""
     tvm = _gpu.load_cuda()
-    from kernels.gemm import gemm
+    from tvm_backend_cuda.kernels import gemm_func
 
     t = time.perf_counter()
-    ex = tvm.compile(gemm(m, n, k, dtype, num_ctas=num_ctas), target=_gpu.target(smoke))
+    arch = "sm_90a" if smoke else None
+    ex = tvm.compile(gemm_func(m, n, k, dtype, num_ctas=num_ctas, arch=arch),
+                     target=_gpu.target(smoke))
     return ex, time.perf_counter() - t
 
 
 def _inputs(dtype: str, m: int, n: int, k: int, sets: int) -> list[tuple[Any, ...]]:
-    """Input sets ``(a, b, scale_a, scale_b)``, the scales as float32 tensors (for
-    ``torch._scaled_mm``) and as Python floats (for ours), read once here."""
+    """Input sets ``(a, b, scale_a, scale_b, scale_a, scale_b)``: the scales as one-element
+    float32 tensors, which ``torch._scaled_mm`` and ours take alike."""
     import torch
 
     out = []
@@ -61,7 +64,7 @@ def _inputs(dtype: str, m: int, n: int, k: int, sets: int) -> list[tuple[Any, ..
             a8 = (a / sa).to(torch.float8_e4m3fn)
             b8 = (b / sb).to(torch.float8_e4m3fn)
             sa, sb = sa.float().reshape(()), sb.float().reshape(())
-            out.append((a8, b8, sa, sb, float(sa), float(sb)))
+            out.append((a8, b8, sa, sb, sa.reshape(1), sb.reshape(1)))
         else:
             out.append((a.to(getattr(torch, dtype)), b.to(getattr(torch, dtype)), None, None,
                         None, None))

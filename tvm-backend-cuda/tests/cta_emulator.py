@@ -83,6 +83,41 @@ _BITS = {"tirx.bitwise_xor": lambda a, b: a ^ b, "tirx.bitwise_and": lambda a, b
          "tirx.shift_right": lambda a, b: a >> b}
 
 
+def _f32_bits(v: float) -> int:
+    return int(np.array(v, dtype=np.float32).view(np.uint32))
+
+
+def _bits_f32(bits: int) -> float:
+    return float(np.array(bits & 0xFFFFFFFF, dtype=np.uint32).view(np.float32))
+
+
+def _to_f2(word: int, dtype: str) -> int:
+    """Two 16-bit floats in a 32-bit word -> a float2 packed in 64 bits (x low)."""
+    halves = np.array([word & 0xFFFF, (word >> 16) & 0xFFFF], dtype=np.uint16).view(
+        _np_dtype(dtype)).astype(np.float32)
+    return _f32_bits(float(halves[0])) | _f32_bits(float(halves[1])) << 32
+
+
+def _from_f2(a: float, b: float, dtype: str) -> int:
+    """Two float32 values rounded to 16-bit floats, packed in a 32-bit word (a low)."""
+    h = np.array([a, b], dtype=np.float32).astype(_np_dtype(dtype)).view(np.uint16)
+    return int(h[0]) | int(h[1]) << 16
+
+
+# float math of the ptx namespace, and the cuda namespace's packing of 16-bit float pairs
+_PACKING = {
+    "tirx.ptx.exp2": lambda x: 2.0 ** x if x < 1024 else math.inf,
+    "tirx.ptx.rcp": lambda x: 1.0 / x if x else math.inf,
+    "tirx.ptx.tanh": math.tanh,
+    "tirx.cuda.bfloat1622float2": lambda w: _to_f2(int(w), "bfloat16"),
+    "tirx.cuda.half22float2": lambda w: _to_f2(int(w), "float16"),
+    "tirx.cuda.float2_x": lambda p: _bits_f32(int(p)),
+    "tirx.cuda.float2_y": lambda p: _bits_f32(int(p) >> 32),
+    "tirx.cuda.float22bfloat162_rn": lambda a, b: _from_f2(a, b, "bfloat16"),
+    "tirx.cuda.float22half2_rn": lambda a, b: _from_f2(a, b, "float16"),
+}
+
+
 class _Block:
     """One CTA in lock step."""
 
@@ -103,7 +138,9 @@ class _Block:
         elif key in self.shared:
             raw = self.shared[key]
         elif key in self.glob:
-            return self.glob[key]
+            arr = self.glob[key]
+            want = _np_dtype(buf.dtype)
+            return arr if arr.dtype == want else arr.view(want)  # a view of another type
         else:
             raise NotImplementedError(f"buffer {buf.name} ({buf.scope}) has no memory")
         return raw.view(_np_dtype(buf.dtype))
@@ -174,6 +211,8 @@ class _Block:
         if name in ("tirx.max", "tirx.min"):
             a, b = self.ev(c.args[0], t), self.ev(c.args[1], t)
             return max(a, b) if name == "tirx.max" else min(a, b)
+        if name in _PACKING:
+            return _PACKING[name](*[self.ev(a, t) for a in c.args])
         raise NotImplementedError(f"call {name}")
 
     # -- statements -----------------------------------------------------------------------------

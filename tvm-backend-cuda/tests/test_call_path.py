@@ -12,7 +12,7 @@ import pytest
 
 import tvm
 from tvm.error import TVMError
-from tvm.runtime.launch_plan import DERIVED, LaunchPlan
+from tvm.runtime.launch_plan import ARRAY, DERIVED, LaunchPlan
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm_backend_cuda import executable as cuda_exe
@@ -22,26 +22,19 @@ from tvm_backend_cuda.plugin import register_backend
 register_backend()  # a source checkout on PYTHONPATH has no entry point
 
 HERE = pathlib.Path(__file__).parent
-BENCH = HERE.parents[1] / "bench"
 sys.path.insert(0, str(HERE))
 from lang_kernels import tma_kernel  # noqa: E402
 
+from tvm_backend_cuda.kernels import add_func, gemm_func  # noqa: E402
+
 H100 = {"kind": "cuda", "arch": "sm_90a"}
-
-
-def _gemm_module() -> Any:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    from kernels import gemm
-
-    return gemm
 
 
 # -- tensor maps derived at launch ----------------------------------------------------------------
 
 
 def test_gemm_takes_only_its_arrays() -> None:
-    ex = tvm.compile(_gemm_module().gemm(256, 512, 128), target=H100)
+    ex = tvm.compile(gemm_func(256, 512, 128, arch="sm_90a"), target=H100)
     func = ex.get_function(ex.entry_name)
     assert [s.name for s in func.specs] == ["A", "B", "C"]
     assert ex.meta["tensor_maps"] == {}  # no T.TensorMap parameter for the caller to encode
@@ -59,11 +52,14 @@ def test_gemm_takes_only_its_arrays() -> None:
 
 
 def test_fp8_gemm_takes_its_scales_between_the_arrays() -> None:
-    ex = tvm.compile(_gemm_module().gemm(256, 256, 256, "float8_e4m3fn"), target=H100)
+    # one-element float32 arrays, as torch._scaled_mm takes them (a CUDA graph may capture a
+    # call whose scales change between replays)
+    ex = tvm.compile(gemm_func(256, 256, 256, "float8_e4m3fn", arch="sm_90a"), target=H100)
     func = ex.get_function(ex.entry_name)
     assert [s.name for s in func.specs] == ["A", "B", "scale_a", "scale_b", "C"]
     kinds = [a[0] for a in func.plan.steps[0].args]
-    assert kinds == [DERIVED, DERIVED, DERIVED, "param", "param"]
+    # the kernel's parameters: the two scale pointers, then the maps of A, B and C
+    assert kinds == [ARRAY, ARRAY, DERIVED, DERIVED, DERIVED]
 
 
 def test_copies_of_one_buffer_with_one_box_share_a_map() -> None:
@@ -165,7 +161,7 @@ def test_cuda_without_a_gpu_builds_for_the_documented_default(gpu_arch: Any) -> 
 
 def test_cuda_means_the_gpu_of_this_process(gpu_arch: Any) -> None:
     gpu_arch("sm_90a")
-    ex = tvm.compile(_gemm_module().gemm(256, 256, 64), target="cuda")  # wgmma needs sm_90a
+    ex = tvm.compile(gemm_func(256, 256, 64), target="cuda")  # wgmma needs sm_90a
     assert ex.arch == "sm_90a"
     assert "wgmma.mma_async" in ex.inspect_source()
     # what lowering sees is what codegen sees
@@ -279,7 +275,7 @@ def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPat
 
 def test_fast_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
-    ex = tvm.compile(_gemm_module().gemm(256, 512, 128), target=H100)
+    ex = tvm.compile(gemm_func(256, 512, 128, arch="sm_90a"), target=H100)
     fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
     bf16 = torch.bfloat16
     a, b = _FakeTensor(torch, (256, 128), bf16, 0x10000), _FakeTensor(torch, (512, 128), bf16, 0x20000)
@@ -303,10 +299,7 @@ def test_fast_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_fast_call_of_an_array_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
-    sys.path.insert(0, str(BENCH))
-    from kernels import add
-
-    ex = tvm.compile(add.add(4096, "float32"), target={"kind": "cuda", "arch": "sm_80"})
+    ex = tvm.compile(add_func(4096, "float32"), target={"kind": "cuda", "arch": "sm_80"})
     fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
     t = [_FakeTensor(torch, (4096,), torch.float32, 0x1000 * (i + 1)) for i in range(3)]
     assert fast(tuple(t), None) and fast(tuple(t), 5)

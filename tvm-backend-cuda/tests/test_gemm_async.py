@@ -1,17 +1,13 @@
 """``Tx.gemm_async`` variants ``wgmma`` (sm_90a) and ``tcgen05`` (sm_100a): the generated
 instructions and descriptors, the decline reasons, NVRTC compiles of every test kernel for its
 arch (CI), and on the H200 (marker ``gpu``) the wgmma variant over every swizzle mode, both
-majors of A and B, A from registers, several N, float8; plus the GEMM of
-``bench/kernels/gemm.py`` at shapes that are not multiples of its tile.
+majors of A and B, A from registers, several N, float8. (The GEMM built on it is tested in ``test_kernels_gemm.py``.)
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any, no_type_check
 
-import numpy as np
 import pytest
 
 import tvm
@@ -23,7 +19,6 @@ from tvm_backend_cuda.plugin import register_backend
 
 register_backend()
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 SWIZZLES = ("128B", "64B", "32B", "none")
 
 
@@ -336,73 +331,3 @@ def test_wgmma_variant_on_gpu(case: dict[str, Any]) -> None:
     # exact products and float32 sums for 16-bit inputs; float8 wgmma accumulates with fewer
     # mantissa bits (seen here: 1.3e-4 on the H200)
     assert err < (1e-3 if dtype.startswith("float8") else 1e-5), err
-
-
-def _load_gemm() -> Any:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    from kernels import gemm as mod
-
-    return mod
-
-
-GEMM_SHAPES = [(300, 264, 48, "bfloat16"), (1000, 1000, 512, "bfloat16"),
-               (129, 520, 64, "float16"), (777, 1032, 256, "float8_e4m3fn")]
-
-
-@pytest.mark.parametrize("m, n, k, dtype", GEMM_SHAPES)
-@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
-def test_gemm_kernel_compiles_with_nvrtc(m: int, n: int, k: int, dtype: str, arch: str) -> None:
-    mod = _load_gemm()
-    ex = _compile(mod.gemm(m, n, k, dtype, arch=arch), arch)
-    src = ex.inspect_source()
-    assert "cp.async.bulk.tensor.2d.global.shared::cta" in src  # the TMA-store epilogue
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier" in src  # TMA loads
-    k_inst = "k32" if dtype.startswith("float8") else "k16"
-    if arch == "sm_90a":
-        assert "__launch_bounds__(384, 1)" in src
-        assert "setmaxnreg.dec.sync.aligned.u32 40" in src
-        assert "setmaxnreg.inc.sync.aligned.u32 232" in src
-        assert src.count(f"wgmma.mma_async.sync.aligned.m64n256{k_inst}") == 4
-    else:
-        kind = "f8f6f4" if dtype.startswith("float8") else "f16"
-        assert src.count(f"tcgen05.mma.cta_group::1.kind::{kind}") == 4
-        assert src.count("tcgen05.ld.sync.aligned.32x32b.x64.b32") == 4
-        assert "tcgen05.alloc.cta_group::1" in src and "tcgen05.dealloc.cta_group::1" in src
-
-
-def test_gemm_factory_checks_its_arguments() -> None:
-    mod = _load_gemm()
-    with pytest.raises(ValueError, match="k = 40 must be a multiple of 16"):
-        mod.gemm(64, 64, 40)
-    with pytest.raises(ValueError, match="out_dtype 'float32'"):
-        mod.gemm(64, 64, 64, out_dtype="float32")
-    with pytest.raises(ValueError, match="5 stages"):
-        mod.gemm(64, 64, 64, stages=5)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("m, n, k, dtype", GEMM_SHAPES)
-def test_gemm_at_odd_shapes_on_gpu(m: int, n: int, k: int, dtype: str) -> None:
-    import torch
-
-    mod = _load_gemm()
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    ex = _compile(mod.gemm(m, n, k, dtype, num_ctas=sms))
-    g = torch.Generator(device="cuda").manual_seed(m + n + k)
-    a = torch.randn(m, k, device="cuda", generator=g)
-    b = torch.randn(n, k, device="cuda", generator=g)
-    C = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    if dtype.startswith("float8"):
-        A, B = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
-        mod.run(ex, A, B, C, 0.5, 0.25)
-        ref = (A.double() @ B.double().T) * 0.125
-    else:
-        A, B = a.to(_torch_dtype(dtype)), b.to(_torch_dtype(dtype))
-        mod.run(ex, A, B, C)
-        ref = A.double() @ B.double().T
-    torch.cuda.synchronize()
-    assert torch.isfinite(C).all(), "unwritten output elements"
-    err = float((C.double() - ref).norm() / ref.norm())
-    assert err < 1e-2, err
-    assert np.isfinite(err)

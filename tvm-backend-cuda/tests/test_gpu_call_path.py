@@ -2,12 +2,10 @@
 current torch stream (ordered with the caller's work, captured by ``torch.cuda.graph``,
 bracketed by CUDA events), or on ``stream=``; tensor maps are derived from the arrays at
 launch; target ``cuda`` builds for this GPU's arch. Kernels: an elementwise add (array
-arguments), the row softmax and the TMA GEMM of ``bench/kernels`` (tensor maps only)."""
+arguments), the row softmax and the TMA GEMM of ``tvm_backend_cuda.kernels`` (tensor maps only)."""
 
 from __future__ import annotations
 
-import pathlib
-import sys
 from typing import Any
 
 import pytest
@@ -17,11 +15,10 @@ from tvm_backend_cuda.plugin import register_backend
 
 register_backend()  # a source checkout on PYTHONPATH has no entry point
 
+from tvm_backend_cuda.kernels import add_func, gemm_func, softmax_func  # noqa: E402
+
 pytestmark = pytest.mark.gpu
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench"
-if str(BENCH) not in sys.path:
-    sys.path.insert(0, str(BENCH))
 
 
 @pytest.fixture(scope="module")
@@ -31,23 +28,17 @@ def torch() -> Any:
 
 @pytest.fixture(scope="module")
 def add_ex() -> Any:
-    from kernels import add
-
-    return tvm.compile(add.add(1 << 22, "float32"), target="cuda")
+    return tvm.compile(add_func(1 << 22, "float32"), target="cuda")
 
 
 @pytest.fixture(scope="module")
 def gemm_ex() -> Any:
-    from kernels import gemm
-
-    return tvm.compile(gemm.gemm(2048, 2048, 2048), target="cuda")
+    return tvm.compile(gemm_func(2048, 2048, 2048), target="cuda")
 
 
 @pytest.fixture(scope="module")
 def softmax_ex() -> Any:
-    from kernels import softmax
-
-    return tvm.compile(softmax.softmax(4096, 1024, "float32"), target="cuda")
+    return tvm.compile(softmax_func(4096, 1024, "float32"), target="cuda")
 
 
 def _gemm_inputs(torch: Any, seed: int = 0) -> tuple[Any, Any, Any]:

@@ -15,21 +15,22 @@ from .backend import _autoload as _autoload_backends
 from .ir import DataType, IRModule
 
 __version__ = "0.1.0"
-__all__ = ["DataType", "IRModule", "backend", "compile", "error", "ir", "runtime", "script", "target",
-           "tirx", "transform"]
+__all__ = ["DataType", "IRModule", "autotune", "backend", "compile", "error", "ir", "runtime",
+           "script", "target", "tirx", "torch", "transform"]
 
 if TYPE_CHECKING:
     # What __getattr__ below hands out lazily, spelled out for type checkers and IDEs; at run
     # time these imports would defeat the light `import tvm`.
-    from . import backend, runtime, script, target, tirx, transform
+    from . import autotune, backend, runtime, script, target, tirx, transform
     from . import driver as driver
     from . import host as host
     from . import plugin as plugin
     from . import testing as testing
+    from . import torch as torch
     from .driver import compile
 
 _LAZY_MODULES = {"tirx", "script", "target", "transform", "runtime", "backend", "plugin", "testing",
-                 "driver", "host"}
+                 "driver", "host", "autotune", "torch"}
 
 
 def __getattr__(name: str) -> Any:

@@ -37,6 +37,8 @@ ENV_VARS = {
     "CC": "the host target's C compiler (default: cc)",
     "TVM_BOUNDS_CHECK": "1: check every buffer access (and integer division) of the kernels "
                         "at run time (the bounds_check compile option)",
+    "TVM_AUTOTUNE": "0: tvm.autotune returns each kernel's default configuration (no "
+                    "measuring, no tuning records read)",
 }
 
 _COMPILERS = ("cc", "gcc", "clang", "g++", "clang++")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .ir.span import Span
 
 __all__ = [
+    "AutotuneError",
     "BackendError",
     "BackendWarning",
     "BoundsCheckError",
@@ -217,6 +218,11 @@ class ExecutableFileError(TVMError, ValueError):
 class IntegrityError(ExecutableFileError):
     """A file's or cache entry's digest does not match its contents (damage, tampering, or not
     the file pinned with ``expected_sha256``); the message names the file and both digests."""
+
+
+class AutotuneError(TVMError):
+    """No candidate of a tuning search compiled, ran and gave the right answer (the message
+    lists each candidate and what went wrong), or a search was asked of a bad configuration."""
 
 
 class BoundsCheckError(TVMError, IndexError):

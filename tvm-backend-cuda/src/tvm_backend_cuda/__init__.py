@@ -14,7 +14,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 # Submodules reachable as attributes without an explicit import.
-_LAZY_SUBMODULES = frozenset({"compiler", "runtime", "plugin", "codegen", "script", "op", "tags", "lang",
+_LAZY_SUBMODULES = frozenset({"compiler", "runtime", "plugin", "codegen", "script", "op", "tags", "lang", "kernels",
                               "executable", "dispatch", "demo", "intrinsics", "nvshmem"})
 
 __all__ = ["__version__", "register_backend", "script_namespaces"]

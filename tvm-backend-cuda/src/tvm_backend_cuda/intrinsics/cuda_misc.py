@@ -340,6 +340,34 @@ def _bf22f2(call: Call, emit: Emit) -> str:
     return f"tvm_bfloat1622float2((unsigned)({emit(call.args[0])}))"
 
 
+_HF = """\
+__device__ __forceinline__ unsigned tvm_float22half2_rn(float a, float b) {
+  __half2 v = __floats2half2_rn(a, b);
+  return *(unsigned*)&v;
+}
+__device__ __forceinline__ unsigned long long tvm_half22float2(unsigned p) {
+  __half2 v = *(__half2*)&p;
+  float2 f = __half22float2(v);
+  return ((unsigned long long)__float_as_uint(f.y) << 32) | __float_as_uint(f.x);
+}"""
+
+
+@intrin("cuda.float22half2_rn", "v0, v1", dtype="uint32", effect=PURE)
+def _f22h2(call: Call, emit: Emit) -> str:
+    """Two float32 values rounded to a half2, as its 32 bits (``v0`` in the low half)."""
+    emit.ctx.need_header("cuda_fp16.h")
+    helper(emit, "tvm_half_pack", _HF)
+    return f"tvm_float22half2_rn({emit(call.args[0])}, {emit(call.args[1])})"
+
+
+@intrin("cuda.half22float2", "packed", dtype="uint64", effect=PURE)
+def _h22f2(call: Call, emit: Emit) -> str:
+    """The two halves of a 32-bit half2 as a packed float2 (``cuda.float2_x`` / ``_y``)."""
+    emit.ctx.need_header("cuda_fp16.h")
+    helper(emit, "tvm_half_pack", _HF)
+    return f"tvm_half22float2((unsigned)({emit(call.args[0])}))"
+
+
 _H2 = """\
 __device__ __forceinline__ unsigned tvm_h2_{op}(unsigned a, unsigned b) {{
   __half2 r = __h{op}2(*(__half2*)&a, *(__half2*)&b);

@@ -401,13 +401,26 @@ def _any_sync(call: Call, emit: Emit) -> str:
 
 
 def _f32_helper(emit: Emit, name: str, body: str, n: int) -> str:
-    params = [(f"x{k}", ("float", "f")) for k in range(n)]
-    return _value_helper(emit, name, "float", "f", body, params)
+    """A float32 math instruction as a helper. Plain ``asm`` (not volatile, no memory clobber):
+    the instruction is pure, so the compiler may move it and the loads around it (a GEMM
+    epilogue's activation beside its bias and residual loads)."""
+    decl = ", ".join(f"float x{k}" for k in range(n))
+    ins = ", ".join(f'"f"(x{k})' for k in range(n))
+    src = (f"__device__ __forceinline__ float {name}({decl}) {{\n  float v;\n"
+           f'  asm("{body}" : "=f"(v) : {ins});\n  return v;\n}}')
+    return helper(emit, name, src)
 
 
 @intrin("ptx.exp2", "x", dtype="float32", effect=PURE)
 def _exp2(call: Call, emit: Emit) -> str:
     fn = _f32_helper(emit, "tvm_ptx_ex2", "ex2.approx.ftz.f32 %0, %1;", 1)
+    return f"{fn}({emit(call.args[0])})"
+
+
+@intrin("ptx.tanh", "x", dtype="float32", effect=PURE, min_arch=75)
+def _tanh(call: Call, emit: Emit) -> str:
+    """``tanh.approx.f32`` (one MUFU operation; absolute error about 2^-11)."""
+    fn = _f32_helper(emit, "tvm_ptx_tanh", "tanh.approx.f32 %0, %1;", 1)
     return f"{fn}({emit(call.args[0])})"
 
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
 from ._rows import check, plan_rows, weights_early
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
-def rmsnorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-6) -> Any:
+def rms_norm_func(m: int, n: int, dtype: str = "float32", eps: float = 1e-6, *,
+                  threads: int | None = None) -> Any:
     """One pass: the row and W are loaded into registers (16-byte vectors), the sum of squares
     is reduced over the row's threads, the row is scaled and stored."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     dt = str(check(m, n, dtype))
-    plan = plan_rows(n, dt)
+    plan = plan_rows(n, dt, threads)
     rows = plan.rows_per_cta
     S = Tx.warp if plan.warp_per_row else Tx.cta
     layout = plan.layout()
@@ -24,7 +25,7 @@ def rmsnorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-6) -> Any:
     early = weights_early(plan, dt)  # W in registers from the start
 
     @T.prim_func
-    def rmsnorm(X: T.Buffer((m, n), dt), W: T.Buffer((n,), dt), Y: T.Buffer((m, n), dt)):
+    def rms_norm(X: T.Buffer((m, n), dt), W: T.Buffer((n,), dt), Y: T.Buffer((m, n), dt)):
         T.device_entry()
         bx = T.cta_id([(m + rows - 1) // rows])
         tid = T.thread_id([plan.threads * rows])
@@ -46,4 +47,4 @@ def rmsnorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-6) -> Any:
             S.mul(x[0:n], x[0:n], w[0:n])
             S.copy(Y[row, 0:n], x[0:n])
 
-    return rmsnorm
+    return rms_norm

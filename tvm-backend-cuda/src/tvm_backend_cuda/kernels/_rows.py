@@ -58,15 +58,16 @@ def check(m: int, n: int, dtype: str) -> DataType:
     dt = DataType(dtype)
     if str(dt) not in SUPPORTED:
         raise ValueError(f"dtype {dtype!r}: the row kernels take {SUPPORTED}")
-    if not isinstance(m, int) or m < 1:
+    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
         raise ValueError(f"the row count must be a positive int, got {m!r}")
     if not isinstance(n, int) or n < 8 or n % 8:
         raise ValueError(f"the row length must be a positive multiple of 8, got {n!r}")
     return dt
 
 
-def plan_rows(n: int, dtype: Any) -> RowPlan:
-    """Pick threads per row and 16-byte vectors per thread for a row of ``n`` elements.
+def plan_rows(n: int, dtype: Any, threads: int | None = None) -> RowPlan:
+    """Pick threads per row and 16-byte vectors per thread for a row of ``n`` elements
+    (``threads``: that many threads a row instead, a tuning choice: 32 is one warp a row).
 
     A thread holds at least 16 elements in 2 or 4 vectors (float32: 4; bfloat16: 2, or 4 when
     2 would take more than 256 threads a row): on the H200, bfloat16 rows of 1024 and 4096 ran
@@ -75,6 +76,8 @@ def plan_rows(n: int, dtype: Any) -> RowPlan:
     dt = DataType(str(dtype))
     vec = 16 // dt.bytes
     nvec = n // vec
+    if threads is not None:
+        return _forced_plan(n, dt, vec, nvec, threads)
     options = [c for c in (2, 4) if c * vec >= 16]
     if nvec <= 32 * options[0]:
         return RowPlan(n, vec, 32, -(-nvec // 32), 4)
@@ -93,6 +96,31 @@ def plan_rows(n: int, dtype: Any) -> RowPlan:
                          f"({MAX_THREADS} threads x {MAX_PER_THREAD} elements)")
     _, threads, chunks = best
     return RowPlan(n, vec, threads, chunks, 1)
+
+
+def _forced_plan(n: int, dt: DataType, vec: int, nvec: int, threads: int) -> RowPlan:
+    if not isinstance(threads, int) or threads < 32 or threads % 32 or threads > MAX_THREADS:
+        raise ValueError(f"threads={threads!r}: a row takes a multiple of 32 threads, at most "
+                         f"{MAX_THREADS}")
+    chunks = -(-nvec // threads)
+    if chunks * vec > MAX_PER_THREAD:
+        raise ValueError(f"threads={threads}: a row of {n} {dt} would take {chunks * vec} "
+                         f"elements a thread (at most {MAX_PER_THREAD}); use more threads")
+    return RowPlan(n, vec, threads, chunks, 4 if threads == 32 else 1)
+
+
+def thread_choices(n: int, dtype: Any) -> list[int]:
+    """The threads-per-row values worth measuring for a row of ``n`` elements (the tuner's
+    candidates): the planner's choice first, then powers of two that fit."""
+    dt = DataType(str(dtype))
+    vec = 16 // dt.bytes
+    nvec = n // vec
+    first = plan_rows(n, dt).threads
+    out = [first]
+    for t in (32, 64, 128, 256, 512, 1024):
+        if t not in out and -(-nvec // t) * vec <= MAX_PER_THREAD and t <= max(32, nvec):
+            out.append(t)
+    return out
 
 
 def weights_early(plan: RowPlan, dtype: Any) -> bool:

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
 from ._rows import check, plan_rows, weights_early
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
-def layernorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-5) -> Any:
+def layer_norm_func(m: int, n: int, dtype: str = "float32", eps: float = 1e-5, *,
+                    threads: int | None = None) -> Any:
     """One pass over memory: the row, W and B are loaded into registers (16-byte vectors); the
     mean, then the variance of the centred row (two reductions over the row's threads, from
     registers); then ``(x - mean) * rstd * W + B`` is stored."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     dt = str(check(m, n, dtype))
-    plan = plan_rows(n, dt)
+    plan = plan_rows(n, dt, threads)
     rows = plan.rows_per_cta
     S = Tx.warp if plan.warp_per_row else Tx.cta
     layout = plan.layout()
@@ -25,7 +26,7 @@ def layernorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-5) -> Any:
     early = weights_early(plan, dt)  # W and B in registers from the start
 
     @T.prim_func
-    def layernorm(X: T.Buffer((m, n), dt), W: T.Buffer((n,), dt), B: T.Buffer((n,), dt),
+    def layer_norm(X: T.Buffer((m, n), dt), W: T.Buffer((n,), dt), B: T.Buffer((n,), dt),
                   Y: T.Buffer((m, n), dt)):
         T.device_entry()
         bx = T.cta_id([(m + rows - 1) // rows])
@@ -54,4 +55,4 @@ def layernorm(m: int, n: int, dtype: str = "float32", eps: float = 1e-5) -> Any:
             S.fma(x[0:n], x[0:n], w[0:n], b[0:n])
             S.copy(Y[row, 0:n], x[0:n])
 
-    return layernorm
+    return layer_norm

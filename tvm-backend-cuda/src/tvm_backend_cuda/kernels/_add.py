@@ -6,21 +6,20 @@ from typing import Any, no_type_check
 
 from tvm.ir import DataType, TileLayout
 from tvm.ir.layout import Axis, Iter
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
 
 THREADS = 256
 PER_THREAD = 16  # elements per thread and operand: 4 float32 / 2 bfloat16 16-byte vectors
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
-def add(n: int, dtype: str = "float32") -> Any:
+def add_func(n: int, dtype: str = "float32") -> Any:
     """Each CTA adds one tile of ``THREADS * PER_THREAD`` elements in 16-byte vectors: both
     inputs are loaded
     into registers (vector ``c * THREADS + t`` of the tile to thread ``t``), added (in float32
     for bfloat16) and stored. The last CTA takes the remainder, whole vectors skipped past
     ``n``."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     dt = DataType(dtype)
     if str(dt) not in ("float32", "bfloat16"):
         raise ValueError(f"dtype {dtype!r}: add takes float32 or bfloat16")

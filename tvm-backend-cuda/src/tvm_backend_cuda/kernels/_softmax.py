@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
 from ._rows import check, plan_rows
 
 LOG2E = 1.4426950408889634
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
-def softmax(m: int, n: int, dtype: str = "float32") -> Any:
+def softmax_func(m: int, n: int, dtype: str = "float32", *, threads: int | None = None) -> Any:
     """One pass: the row is loaded into registers (16-byte vectors), its max and the sum of
     ``exp2((x - max) * log2 e)`` are reduced over the row's threads, the row is scaled by the
     reciprocal of the sum and stored."""
-    from tvm.script import tirx as T
-    from tvm.script.tirx import tile as Tx
-
     dt = str(check(m, n, dtype))
-    plan = plan_rows(n, dt)
+    plan = plan_rows(n, dt, threads)
     rows = plan.rows_per_cta
     S = Tx.warp if plan.warp_per_row else Tx.cta
     layout = plan.layout()

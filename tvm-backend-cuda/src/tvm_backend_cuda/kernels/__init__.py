@@ -1,0 +1,43 @@
+"""Kernels that ship with the CUDA backend: ``tvm_backend_cuda.kernels`` (also
+``tvm.backend.cuda.kernels``).
+
+Each kernel is a *factory* returning a PrimFunc for a shape and dtype (compile it yourself with
+``tvm.compile``), and a *ready callable* on torch CUDA tensors that compiles once per (shape,
+dtype, arch, options), keeps the executable in memory (the compile cache keeps the cubin across
+processes), uses the tuned configuration (``tvm.autotune``; ``TVM_AUTOTUNE=0``: the defaults)
+and launches on torch's current stream:
+
+==========================================================  ========================================
+callable                                                     factory
+==========================================================  ========================================
+``gemm(a, b, out=None, *, bias, activation, residual,``      ``gemm_func(m, n, k, dtype, out_dtype,
+``scale_a, scale_b, accurate)``                              *, arch, bias, activation, ...)``
+``softmax(x, out=None)``                                     ``softmax_func(m, n, dtype)``
+``rms_norm(x, weight, eps=1e-6, out=None)``                  ``rms_norm_func(m, n, dtype, eps)``
+``layer_norm(x, weight, bias, eps=1e-5, out=None)``          ``layer_norm_func(m, n, dtype, eps)``
+``add(a, b, out=None)``                                      ``add_func(n, dtype)``
+==========================================================  ========================================
+
+With torch installed, importing this package also registers ``torch.ops.tvm.gemm``,
+``rms_norm``, ``softmax`` and ``layer_norm`` (:func:`register_torch_ops`), custom ops that
+``torch.compile(fullgraph=True)`` traces and CUDA graphs capture.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from ._add import add_func
+from ._api import add, gemm, gemm_candidates, layer_norm, rms_norm, softmax
+from ._gemm import ACTIVATIONS, Epilogue, gemm_func
+from ._layer_norm import layer_norm_func
+from ._ops import register_torch_ops
+from ._rms_norm import rms_norm_func
+from ._softmax import softmax_func
+
+__all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "gemm", "gemm_candidates", "gemm_func",
+           "layer_norm", "layer_norm_func", "register_torch_ops", "rms_norm", "rms_norm_func",
+           "softmax", "softmax_func"]
+
+if importlib.util.find_spec("torch") is not None:
+    register_torch_ops()

@@ -1,0 +1,284 @@
+"""The ready callables: ``gemm``, ``softmax``, ``rms_norm``, ``layer_norm``, ``add`` on torch
+CUDA tensors (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import _gemm
+from ._add import add_func
+from ._call import (
+    Tuning,
+    check_tensor,
+    dtype_name,
+    executable,
+    same_device,
+    scale_tensor,
+    torch_module,
+)
+from ._gemm import BM, gemm_func
+from ._layer_norm import layer_norm_func
+from ._rms_norm import rms_norm_func
+from ._rows import SUPPORTED as ROW_DTYPES
+from ._rows import thread_choices
+from ._softmax import softmax_func
+
+__all__ = ["add", "gemm", "gemm_candidates", "layer_norm", "rms_norm", "softmax"]
+
+
+def _out(where: str, out: Any, shape: tuple[int, ...], dtype: Any, ref: Any) -> Any:
+    torch = torch_module()
+    if out is None:
+        return torch.empty(shape, dtype=dtype, device=ref.device)
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"{where}: out must be a torch tensor, got {type(out).__name__}")
+    if tuple(out.shape) != shape or out.dtype != dtype or out.device != ref.device:
+        raise ValueError(f"{where}: out must be a {dtype} tensor of shape {shape} on "
+                         f"{ref.device}, got {out.dtype} {tuple(out.shape)} on {out.device}")
+    if not out.is_contiguous():
+        raise ValueError(f"{where}: out must be contiguous (the kernel writes it row by row)")
+    return out
+
+
+# -- GEMM ---------------------------------------------------------------------------------------
+
+
+def _waves(tiles: int, sms: int) -> float:
+    """The fraction of the SMs' time a persistent grid of ``tiles`` equal tiles keeps busy."""
+    return tiles / (-(-tiles // sms) * sms)
+
+
+def gemm_candidates(m: int, n: int, k: int, dtype: str, accurate: bool = False
+                    ) -> Callable[[str, int], list[dict[str, Any]]]:
+    """The GEMM's tuning candidates for an arch and SM count: tile width (``block_n``),
+    pipeline depth (``stages``) and raster group (``group_m``). The first, used untuned, is the
+    tile width whose tiles fill the last wave best (256 on a tie)."""
+
+    def candidates(arch: str, sms: int) -> list[dict[str, Any]]:
+        fp8_acc = accurate and dtype.startswith("float8")
+        widths = [128] if fp8_acc else sorted(
+            _gemm.BLOCK_NS, key=lambda bn: (-_waves(-(-m // BM) * -(-n // bn), sms), -bn))
+        out: list[dict[str, Any]] = []
+        for bn in widths:
+            out += [{"block_n": bn, "group_m": 8}, {"block_n": bn, "group_m": 16}]
+        out.append({"block_n": 128, "group_m": 8, "stages": 4})  # 6 by default
+        return [dict(c, num_ctas=sms) for c in out]
+
+    return candidates
+
+
+def gemm(a: Any, b: Any, out: Any = None, *, bias: Any = None, activation: str | None = None,
+         residual: Any = None, scale_a: Any = None, scale_b: Any = None,
+         accurate: bool = False) -> Any:
+    """``act(a @ b.T * scale_a * scale_b + bias) + residual`` on the tensor cores.
+
+    ``a`` ``[..., k]``, ``b`` ``[n, k]`` (a Linear layer's weight), both bfloat16, float16 or
+    float8_e4m3fn; the result ``[..., n]`` is float16 for float16 inputs, else bfloat16 (into
+    ``out`` when given). ``bias`` ``[n]`` and ``residual`` ``[..., n]`` have the result's dtype;
+    ``activation`` is ``"relu"``, ``"gelu"`` (tanh approximation) or ``"silu"``; ``scale_a``,
+    ``scale_b`` are floats or one-element float32 tensors (float8: per-tensor scales, 1 when
+    not given). ``accurate=True`` (float8) promotes the accumulators to float32 every 128 of
+    K. ``k`` must be a multiple of 16 and ``n`` of 8."""
+    where = "kernels.gemm"
+    torch = torch_module()
+    check_tensor(where, "a", a, _gemm.IN_DTYPES)
+    check_tensor(where, "b", b, _gemm.IN_DTYPES, ndim=2)
+    _gemm.Epilogue(activation=activation)  # a bad activation fails first
+    dtype = dtype_name(a)
+    if dtype_name(b) != dtype:
+        raise ValueError(f"{where}: a is {a.dtype} but b is {b.dtype}; give both the same dtype")
+    if a.dim() < 1:
+        raise ValueError(f"{where}: a must have at least one dimension")
+    k = int(a.shape[-1])
+    n = int(b.shape[0])
+    if int(b.shape[1]) != k:
+        raise ValueError(f"{where}: a is [..., {k}] but b is {list(b.shape)}: b is [n, k] (a "
+                         f"Linear weight), its second dimension must be a's last")
+    if k % 16:
+        raise ValueError(f"{where}: k = {k} must be a multiple of 16 (TMA rows are whole "
+                         f"16-byte units); pad K with zeros")
+    if n % 8:
+        raise ValueError(f"{where}: n = {n} must be a multiple of 8; pad b with zero rows")
+    out_name = "float16" if dtype == "float16" else "bfloat16"
+    out_dt = getattr(torch, out_name)
+    shape = tuple(int(s) for s in (*a.shape[:-1], n))
+    m = a.numel() // k if k else 0
+    if bias is not None:
+        check_tensor(where, "bias", bias, (out_name,), ndim=1)
+        if int(bias.shape[0]) != n:
+            raise ValueError(f"{where}: bias must have shape ({n},), got {tuple(bias.shape)}")
+    if residual is not None:
+        check_tensor(where, "residual", residual, (out_name,))
+        if tuple(residual.shape) != shape:
+            raise ValueError(f"{where}: residual must have the result's shape "
+                             f"{shape}, got {tuple(residual.shape)}")
+    same_device(where, a=a, b=b, bias=bias, residual=residual, out=out)
+    result = _out(where, out, shape, out_dt, a)
+    if m == 0:
+        return result
+    fp8 = dtype.startswith("float8")
+    scaled = fp8 or scale_a is not None or scale_b is not None
+    accurate = bool(accurate) and fp8
+    options: dict[str, Any] = {"out_dtype": out_name, "bias": bias is not None, "activation": activation,
+               "residual": residual is not None, "scaled": scaled,
+               "accurate": accurate}
+    a2 = a.reshape(m, k).contiguous()
+    b2 = b.contiguous()
+    # tuned without the epilogue (the plain GEMM of the same operands); a plain call then
+    # uses the tuner's executable as it is
+    fixed = dict(options, bias=False, activation=None, residual=False, scaled=fp8)
+    tuning = Tuning((m, n, k, dtype), fixed, gemm_candidates(m, n, k, dtype, accurate),
+                    lambda: _gemm_tuning_inputs(m, n, k, dtype, fp8, a.device))
+    ex = executable("gemm", gemm_func, (m, n, k, dtype), options, a.device, tuning=tuning,
+                    arch_arg=True)
+    args = [a2, b2]
+    if bias is not None:
+        args.append(bias.contiguous())
+    if residual is not None:
+        args.append(residual.reshape(m, n).contiguous())
+    if scaled:
+        args += [scale_tensor(where, "scale_a", 1.0 if scale_a is None else scale_a, a.device),
+                 scale_tensor(where, "scale_b", 1.0 if scale_b is None else scale_b, a.device)]
+    args.append(result.view(m, n))
+    ex(*args)
+    return result
+
+
+def _gemm_tuning_inputs(m: int, n: int, k: int, dtype: str, fp8: bool, device: Any
+                        ) -> tuple[Callable[[Any], Callable[[], Any]], Callable[[Any], Any]]:
+    """Random operands of the shape, the float32 reference, and the (run, check) pair."""
+    torch = torch_module()
+    gen = torch.Generator(device=device).manual_seed(m * 31 + n * 7 + k)
+    a = torch.randn(m, k, device=device, generator=gen)
+    b = torch.randn(n, k, device=device, generator=gen)
+    out_dt = torch.float16 if dtype == "float16" else torch.bfloat16
+    if fp8:
+        sa, sb = float(a.abs().max()) / 448, float(b.abs().max()) / 448
+        a, b = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn)
+        scales = [torch.full((1,), sa, device=device), torch.full((1,), sb, device=device)]
+        ref = (a.float() @ b.float().T) * (sa * sb)
+    else:
+        a, b = a.to(getattr(torch, dtype)), b.to(getattr(torch, dtype))
+        scales = []
+        ref = a.float() @ b.float().T
+    c = torch.empty(m, n, device=device, dtype=out_dt)
+
+    def run(ex: Any) -> Callable[[], Any]:
+        c.fill_(float("nan"))  # a candidate that writes nothing must not pass on old values
+        return lambda: ex(a, b, *scales, c)
+
+    def check(ex: Any) -> bool:
+        torch.cuda.synchronize()
+        err = float((c.float() - ref).norm() / ref.norm())
+        return err < (3e-2 if fp8 else 1e-2)
+
+    return run, check
+
+
+# -- row kernels ----------------------------------------------------------------------------------
+
+
+def _rows_of(where: str, x: Any) -> tuple[int, int]:
+    check_tensor(where, "x", x, ROW_DTYPES)
+    if x.dim() < 1:
+        raise ValueError(f"{where}: x must have at least one dimension")
+    n = int(x.shape[-1])
+    if n < 8 or n % 8:
+        raise ValueError(f"{where}: the last dimension ({n}) must be a positive multiple of 8 "
+                         f"(rows move in 16-byte vectors)")
+    return x.numel() // n, n
+
+
+def _vector(where: str, name: str, v: Any, x: Any, n: int) -> Any:
+    check_tensor(where, name, v, (dtype_name(x),), ndim=1)
+    if int(v.shape[0]) != n:
+        raise ValueError(f"{where}: {name} must have shape ({n},), got {tuple(v.shape)}")
+    return v
+
+
+def _row_tuning(kind: str, m: int, n: int, dtype: str, extra: dict[str, Any], device: Any
+                ) -> Tuning:
+    def inputs() -> tuple[Callable[[Any], Callable[[], Any]], Callable[[Any], Any]]:
+        torch = torch_module()
+        dt = getattr(torch, dtype)
+        gen = torch.Generator(device=device).manual_seed(m + n)
+        x = torch.randn(m, n, device=device, generator=gen).to(dt)
+        w = (torch.rand(n, device=device, generator=gen) + 0.5).to(dt)
+        bb = torch.randn(n, device=device, generator=gen).to(dt)
+        y = torch.empty_like(x)
+        F = torch.nn.functional  # noqa: N806 - torch's own spelling
+        xf, wf, bf = x.float(), w.float(), bb.float()
+        eps = extra.get("eps", 0.0)
+        ref = {"softmax": lambda: torch.softmax(xf, -1),
+               "rms_norm": lambda: F.rms_norm(xf, (n,), wf, eps),
+               "layer_norm": lambda: F.layer_norm(xf, (n,), wf, bf, eps)}[kind]()
+        args = {"softmax": [x, y], "rms_norm": [x, w, y], "layer_norm": [x, w, bb, y]}[kind]
+
+        def check(ex: Any) -> bool:
+            torch.cuda.synchronize()
+            err = float((y.float() - ref).norm() / ref.norm())
+            return err < (1e-5 if dtype == "float32" else 1e-2)  # False for NaN
+
+        def run(ex: Any) -> Callable[[], Any]:
+            y.fill_(float("nan"))  # a candidate that writes nothing must not pass on old values
+            return lambda: ex(*args)
+
+        return run, check
+
+    return Tuning((m, n, dtype), extra,
+                  lambda arch, sms: [{"threads": t} for t in thread_choices(n, dtype)], inputs)
+
+
+def _row_call(kind: str, factory: Any, x: Any, vectors: list[Any], out: Any,
+              extra: dict[str, Any]) -> Any:
+    where = f"kernels.{kind}"
+    m, n = _rows_of(where, x)
+    vecs = [_vector(where, name, v, x, n) for name, v in vectors]
+    same_device(where, x=x, **dict(vectors), out=out)
+    vecs = [v.contiguous() for v in vecs]
+    result = _out(where, out, tuple(int(s) for s in x.shape), x.dtype, x)
+    if m == 0:
+        return result
+    dtype = dtype_name(x)
+    ex = executable(kind, factory, (m, n, dtype), extra, x.device,
+                    tuning=_row_tuning(kind, m, n, dtype, extra, x.device))
+    ex(x.reshape(m, n).contiguous(), *vecs, result.view(m, n))
+    return result
+
+
+def softmax(x: Any, out: Any = None) -> Any:
+    """Softmax over the last dimension of ``x`` (float32 or bfloat16; arithmetic in float32)."""
+    return _row_call("softmax", softmax_func, x, [], out, {})
+
+
+def rms_norm(x: Any, weight: Any, eps: float = 1e-6, out: Any = None) -> Any:
+    """``x * rsqrt(mean(x^2) + eps) * weight`` over the last dimension of ``x``."""
+    return _row_call("rms_norm", rms_norm_func, x, [("weight", weight)], out,
+                     {"eps": float(eps)})
+
+
+def layer_norm(x: Any, weight: Any, bias: Any, eps: float = 1e-5, out: Any = None) -> Any:
+    """``(x - mean) * rsqrt(var + eps) * weight + bias`` over the last dimension of ``x``."""
+    return _row_call("layer_norm", layer_norm_func, x, [("weight", weight), ("bias", bias)],
+                     out, {"eps": float(eps)})
+
+
+def add(a: Any, b: Any, out: Any = None) -> Any:
+    """``a + b`` element-wise (same shape; float32 or bfloat16)."""
+    where = "kernels.add"
+    check_tensor(where, "a", a, ROW_DTYPES)
+    check_tensor(where, "b", b, (dtype_name(a),))
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"{where}: a and b must have the same shape, got {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}")
+    same_device(where, a=a, b=b, out=out)
+    n = a.numel()
+    if n % 8:
+        raise ValueError(f"{where}: the element count ({n}) must be a multiple of 8")
+    result = _out(where, out, tuple(int(s) for s in a.shape), a.dtype, a)
+    if n == 0:
+        return result
+    ex = executable("add", add_func, (n, dtype_name(a)), {}, a.device)
+    ex(a.reshape(n).contiguous(), b.reshape(n).contiguous(), result.view(n))
+    return result

@@ -1,0 +1,513 @@
+"""GEMM: ``C[m, n] = act(A[m, k] @ B[n, k]^T * scale_a * scale_b + bias) + residual`` (B
+K-major, like a Linear layer's weight), float32 accumulation, written with the tile primitives
+and the ``tvm_backend_cuda.lang`` helpers.
+
+``gemm_func(m, n, k, dtype="bfloat16", out_dtype=None, ...)`` returns the PrimFunc. Its
+parameters are ``A, B``, then those of the epilogue it was asked for, in this order: ``bias``
+``[n]`` and ``residual`` ``[m, n]`` (both of ``out_dtype``), ``scale_a`` and ``scale_b`` (each a
+one-element float32 array, as ``torch._scaled_mm`` takes them; always there for float8), then
+``C``. Every global access of A, B and C is a TMA copy whose tensor map the executable derives
+from the array at launch, so a call is ``ex(A, B, C)``. Any ``m >= 1``; ``n`` a multiple of 8 and
+``k`` a multiple of 16 (TMA rows are whole 16-byte units; an MMA K step is 16 or 32). dtype
+``bfloat16``/``float16`` (out: the same by default, or bfloat16), or ``float8_e4m3fn`` (out:
+bfloat16).
+
+**sm_90a** (Hopper): one CTA per SM, persistent over output tiles of ``128 x block_n`` (``block_n``
+128 or 256) taken in grouped order (``group_m`` tile rows share L2), 384 threads:
+
+- warpgroup 0, the *producer* (``setmaxnreg`` down to 40 registers): one thread waits for a
+  free stage of the ``stages``-deep ring, announces its bytes on the stage's *full* mbarrier and
+  issues two TMA copies (128-byte swizzle): A's ``128 x BK`` and B's ``block_n x BK`` tiles,
+  ``BK`` = one 128-byte atom row of K (64 bf16, 128 fp8);
+- warpgroups 1 and 2, the *consumers* (up to 232 registers): each owns 64 rows of the tile and
+  its ``64 x block_n`` float32 accumulators. Per stage: wait *full*, ``Tx.wg.gemm_async``
+  (``wgmma.m64n<block_n>k16``, k32 for fp8), ``wgmma.wait_group(1)`` (one group in flight),
+  release the previous stage on *empty*;
+- *accurate* float8 (``accurate=True``): the tensor cores accumulate float8 products with fewer
+  mantissa bits than float32, so over a long K the error grows. Each consumer then lets the
+  wgmma accumulate only ``promote_every`` stages (``promote_every * 128`` of K) into a scratch
+  accumulator, waits for it, and adds it into float32 registers of its own (DeepGEMM's
+  promotion); the two consumers' MMAs overlap each other's additions. Both accumulators live in
+  registers, so the tile is at most ``128 x 128``;
+- the epilogue, per tile and consumer, in registers: scale, bias, activation, residual
+  (:func:`epilogue_pair`), then pairs of outputs packed into a 128B-swizzled ``64 x block_n``
+  shared tile (conflict-free 4-byte stores) once the previous TMA store has read it, and
+  ``Tx.wg.copy_async`` to C with TMA (clipped at the edges); the store drains while the next
+  tile's main loop runs.
+
+**sm_100a** (Blackwell, compiled on CI only): the same tiles and ring with ``tcgen05``: warp 0
+issues the TMA loads, warp 1 issues ``Tx.gemm_async`` (``tcgen05.mma``, accumulators in tensor
+memory, committed to the stage's *empty* barrier and, at the end of a tile, to an accumulator
+barrier), warps 4-7 read the accumulators (``tcgen05.ld``), apply the same epilogue and store C.
+tcgen05 accumulates float8 products in float32, so ``accurate`` changes nothing there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, no_type_check
+
+from tvm.ir import BufferStore, DataType, SeqStmt, seq
+from tvm.ir.stmt import DeclBuffer
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+from tvm.target import Target
+from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
+from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
+from tvm_backend_cuda.executable import default_arch
+from tvm_backend_cuda.lang import (
+    MBarrier,
+    PersistentTileScheduler2D,
+    Pipeline,
+    PipelineState,
+    SMEMPool,
+    TCGen05Bar,
+    TMEMPool,
+    WarpgroupRole,
+)
+
+__all__ = ["ACTIVATIONS", "BM", "BLOCK_NS", "Epilogue", "epilogue_pair", "gemm_func", "tile_k"]
+
+BM = 128
+BLOCK_NS = (128, 256)
+IN_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
+ACTIVATIONS = ("relu", "gelu", "silu")
+H200_SMS = 132
+SMEM_BYTES = 232448
+# gelu(x) = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) = x (K0 + K1 x^2)
+_GELU_K0 = 0.7978845608028654
+_GELU_K1 = _GELU_K0 * 0.044715
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What the GEMM does to each accumulator before it stores C: ``act(acc * scale_a *
+    scale_b + bias) + residual``, each part optional."""
+
+    bias: bool = False
+    activation: str | None = None
+    residual: bool = False
+    scaled: bool = False
+
+    def __post_init__(self) -> None:
+        if self.activation is not None and self.activation not in ACTIVATIONS:
+            raise ValueError(f"gemm: activation {self.activation!r} is not one of "
+                             f"{ACTIVATIONS} (or None); 'gelu' is the tanh approximation")
+
+
+def tile_k(dtype: str) -> int:
+    """K of one stage: one 128-byte swizzle-atom row."""
+    return 128 // DataType(dtype).bytes
+
+
+def _check(m: int, n: int, k: int, dtype: str, out_dtype: str) -> None:
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"gemm: {name} must be a positive int, got {v!r}")
+    if dtype not in IN_DTYPES:
+        raise ValueError(f"gemm: dtype {dtype!r} is not one of {IN_DTYPES}")
+    outs = ("bfloat16", "float16") if dtype == "float16" else ("bfloat16",)
+    if out_dtype not in outs:
+        raise ValueError(f"gemm: out_dtype {out_dtype!r}: a {dtype} GEMM writes "
+                         f"{' or '.join(outs)}")
+    if k % 16:
+        raise ValueError(f"gemm: k = {k} must be a multiple of 16 (TMA rows are 16-byte "
+                         f"multiples; an MMA K step is 16 or 32); pad K with zeros")
+    if n % 8:
+        raise ValueError(f"gemm: n = {n} must be a multiple of 8 (C's rows are TMA rows of a "
+                         f"16-byte multiple); pad N")
+
+
+def _stages(dtype: str, out_dtype: str, want: int | None, block_n: int) -> int:
+    bk = tile_k(dtype)
+    stage = (BM + block_n) * bk * DataType(dtype).bytes
+    staging = BM * block_n * DataType(out_dtype).bytes
+    fit = (SMEM_BYTES - staging - 1024) // stage
+    if want is None:
+        return min(fit, 4 if block_n == 256 else 6)
+    if not isinstance(want, int) or want < 2 or want > fit:
+        raise ValueError(f"gemm: stages={want!r}: between 2 and {fit} stages of {stage} bytes "
+                         f"fit the {SMEM_BYTES} bytes of shared memory beside the "
+                         f"{staging}-byte C tile")
+    return want
+
+
+@dataclass(frozen=True)
+class _Config:
+    block_n: int
+    stages: int
+    group_m: int
+    num_ctas: int
+    accurate: bool
+    promote_every: int
+
+
+def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | None = None, *,
+              arch: str | None = None, bias: bool = False, activation: str | None = None,
+              residual: bool = False, scaled: bool | None = None, accurate: bool = False,
+              block_n: int | None = None, stages: int | None = None, group_m: int = 8,
+              num_ctas: int | None = None, promote_every: int = 1) -> Any:
+    """The GEMM PrimFunc (module docstring) for ``arch`` ``"sm_90a"`` or ``"sm_100a"`` (default:
+    this machine's GPU, :func:`~tvm_backend_cuda.executable.default_arch`).
+
+    Epilogue: ``bias``, ``residual`` (take those arrays), ``activation`` (``"relu"``,
+    ``"gelu"`` (tanh), ``"silu"``), ``scaled`` (take ``scale_a``, ``scale_b``; always for
+    float8). ``accurate``: float8 accumulation promoted to float32 every ``promote_every``
+    stages. Tuning: ``block_n`` (128 or 256; accurate: 128), ``stages``, ``group_m``,
+    ``num_ctas`` (the persistent grid; default the H200's 132 SMs)."""
+    out_dtype = out_dtype or ("float16" if dtype == "float16" else "bfloat16")
+    _check(m, n, k, dtype, out_dtype)
+    fp8 = dtype.startswith("float8")
+    ep = Epilogue(bias, activation, residual, True if fp8 else bool(scaled))
+    if fp8 and scaled is False:
+        raise ValueError("gemm: a float8 GEMM takes scale_a and scale_b (scaled=False)")
+    accurate = bool(accurate) and fp8
+    if block_n is None:
+        block_n = 128 if accurate else 256
+    if block_n not in BLOCK_NS:
+        raise ValueError(f"gemm: block_n={block_n!r} is not one of {BLOCK_NS}")
+    if accurate and block_n != 128:
+        raise ValueError("gemm: accurate=True keeps two accumulators in registers: block_n "
+                         "must be 128")
+    if not isinstance(promote_every, int) or promote_every < 1:
+        raise ValueError(f"gemm: promote_every={promote_every!r} must be a positive int")
+    if not isinstance(group_m, int) or group_m < 1:
+        raise ValueError(f"gemm: group_m={group_m!r} must be a positive int")
+    cfg = _Config(block_n, _stages(dtype, out_dtype, stages, block_n), group_m,
+                  H200_SMS if num_ctas is None else int(num_ctas), accurate, promote_every)
+    arch = arch or _default_arch()
+    if arch == "sm_90a":
+        func = _hopper(m, n, k, dtype, out_dtype, ep, cfg)
+    elif arch.startswith("sm_10") and arch.endswith("a"):
+        func = _blackwell(m, n, k, dtype, out_dtype, ep, cfg)
+    else:
+        raise ValueError(f"gemm: arch {arch!r}: the kernel is written for sm_90a (wgmma) and "
+                         f"sm_100a (tcgen05); on a machine without such a GPU pass "
+                         f"arch='sm_90a'")
+    keep = ["A", "B", *(["bias"] if ep.bias else []), *(["residual"] if ep.residual else []),
+            *(["scale_a", "scale_b"] if ep.scaled else []), "C"]
+    return _keep_params(func, keep)
+
+
+def _default_arch() -> str:
+    return default_arch(Target("cuda"))
+
+
+def _keep_params(func: Any, names: list[str]) -> Any:
+    """``func`` with only the parameters named (the others' views declared at the top of the
+    body go too: the body reads neither when the epilogue does not ask for them)."""
+    kept = [p for p in func.params if p.name in names]
+    dropped = {id(b.data) for p, b in func.buffer_map.items() if p.name not in names}
+    body = func.body
+    if isinstance(body, SeqStmt):
+        body = SeqStmt([s for s in body.seq
+                        if not (isinstance(s, DeclBuffer) and id(s.buffer.data) in dropped)])
+    bmap = {p: b for p, b in func.buffer_map.items() if p.name in names}
+    return func.with_fields(params=kept, buffer_map=bmap, body=body)
+
+
+# -- the epilogue ---------------------------------------------------------------------------------
+
+
+def _unpack(word: Any, dtype: str) -> tuple[Any, Any]:
+    """Two float32 values from 32 bits holding two ``dtype`` values (the low one first)."""
+    packed = (T.cuda.bfloat1622float2(word) if dtype == "bfloat16"
+              else T.cuda.half22float2(word))
+    return T.cuda.float2_x(packed), T.cuda.float2_y(packed)
+
+
+def _pack(v0: Any, v1: Any, dtype: str) -> Any:
+    return (T.cuda.float22bfloat162_rn(v0, v1) if dtype == "bfloat16"
+            else T.cuda.float22half2_rn(v0, v1))
+
+
+def _activate(v: Any, activation: str | None) -> Any:
+    if activation is None:
+        return v
+    if activation == "relu":
+        return T.max(v, T.float32(0))
+    # one MUFU operation an element (tanh.approx) rather than two (ex2 and rcp): the
+    # epilogue of a wide tile is bound by them
+    h = v * T.float32(0.5)
+    if activation == "silu":  # x sigmoid(x) = x/2 (1 + tanh(x/2))
+        return h + h * T.ptx.tanh(h)
+    # gelu, tanh form
+    return h + h * T.ptx.tanh(v * (T.float32(_GELU_K0) + T.float32(_GELU_K1) * v * v))
+
+
+def epilogue_pair(ep: Epilogue, v0: Any, v1: Any, row: Any, col: Any, *, shape: tuple[int, int],
+                  out_dtype: str, bias_w: Any = None, residual_w: Any = None,
+                  scale: Any = None) -> Any:
+    """The 32-bit word of C's elements ``(row, col)`` and ``(row, col + 1)`` from their float32
+    accumulators ``v0, v1``: ``act(v * scale + bias) + residual`` rounded to ``out_dtype``.
+    ``bias_w`` / ``residual_w`` are uint32 views of the bias and residual (two elements a word);
+    ``col`` is even. Rows and columns past C's edge (a partial tile, which the TMA store clips)
+    read the last row / word instead, so that no load leaves the arrays."""
+    m, n = shape
+    vals = [v0, v1]
+    if ep.scaled:
+        vals = [v * scale for v in vals]
+    cw = T.min(col, n - 2) // 2
+    if ep.bias:
+        b = _unpack(bias_w[cw], out_dtype)
+        vals = [v + bv for v, bv in zip(vals, b)]
+    vals = [_activate(v, ep.activation) for v in vals]
+    if ep.residual:
+        r = _unpack(residual_w[T.min(row, m - 1), cw], out_dtype)
+        vals = [v + rv for v, rv in zip(vals, r)]
+    return _pack(vals[0], vals[1], out_dtype)
+
+
+def _load_stage(pipe: Any, state: Any, smem: tuple[Any, Any], glob: tuple[Any, Any],
+                origin: tuple[Any, Any], kb: Any, nbytes: int) -> Any:
+    """The producer's work for K block ``kb``: wait for a free stage, announce its bytes on the
+    stage's full barrier, and issue the TMA loads of A's and B's tiles into it."""
+    (As, Bs), (A, B) = smem, glob
+    bk = As.shape[2].value
+    k0 = kb * bk
+    full = pipe.full[state.index]
+    loads = [Tx.copy_async(S[state.index, 0:S.shape[1].value, 0:bk],
+                           G[o:o + S.shape[1].value, k0:k0 + bk], dispatch="tma",
+                           config={"mbar": full})
+             for S, G, o in ((As, A, origin[0]), (Bs, B, origin[1]))]
+    return seq([pipe.producer_acquire(state), pipe.producer_commit(state, nbytes), *loads,
+                state.advance()])
+
+
+def _u32_view_layout(shape: tuple[int, ...]) -> Any:
+    return mma_shared_layout("uint32", "128B", shape)
+
+
+def _promote(fin: Any, acc: Any, count: int) -> Any:
+    """``fin += acc`` over ``count`` registers (the accurate mode's promotion)."""
+    return seq([BufferStore(fin, fin[i] + acc[i], [i]) for i in range(count)])
+
+
+# -- Hopper: wgmma -------------------------------------------------------------------------------
+@no_type_check  # TVMScript: the parser gives the annotations their meaning
+def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cfg: _Config
+            ) -> Any:
+    BN, stages = cfg.block_n, cfg.stages
+    bk = tile_k(dtype)
+    kb_count = -(-k // bk)
+    m_tiles, n_tiles = -(-m // BM), -(-n // BN)
+    ctas = min(cfg.num_ctas, m_tiles * n_tiles)
+    group_m = cfg.group_m
+    stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
+    acc_layout = wgmma_accumulator_layout(64, BN)
+    regs = BN // 2  # accumulator registers per thread
+    pairs = regs // 2
+    accurate, P = cfg.accurate, cfg.promote_every
+    epi = dict(shape=(m, n), out_dtype=out_dtype)
+
+    # fmt: off
+    @T.prim_func
+    def gemm_sm90(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype),
+                  bias: T.Buffer((n,), out_dtype), residual: T.Buffer((m, n), out_dtype),
+                  scale_a: T.Buffer((1,), "float32"), scale_b: T.Buffer((1,), "float32"),
+                  C: T.Buffer((m, n), out_dtype)):
+        T.device_entry()
+        bias_w = T.decl_buffer((n // 2,), "uint32", data=bias.data)
+        residual_w = T.decl_buffer((m, n // 2), "uint32", data=residual.data)
+        bx = T.cta_id([ctas])
+        wg = T.warpgroup_id([3])
+        tid = T.thread_id_in_wg([128])
+        T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})
+        pool = SMEMPool()
+        As = pool.alloc_mma((stages, BM, bk), dtype)
+        Bs = pool.alloc_mma((stages, BN, bk), dtype)
+        Cs = pool.alloc_mma((2, 64, BN), out_dtype)
+        Cw = T.decl_buffer((2, 64, BN // 2), "uint32", data=Cs.data, scope="shared.dyn",
+                           layout=_u32_view_layout((2, 64, BN // 2)),
+                           elem_offset=Cs.elem_offset // 2)
+        pipe = Pipeline(pool, stages, producer="tma", consumer_count=256,
+                        init_thread=wg * 128 + tid == 0)
+        role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
+                             regs={"producer": 40, "consumer": 232})
+        sched = PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=ctas, cta_id=bx,
+                                          group_m=group_m)
+        if role.producer:
+            role.setmaxnreg("producer")
+            if tid == 0:
+                prod = PipelineState(stages)
+                for _it in T.serial(sched.max_iters):
+                    if sched.valid:
+                        for kb in T.serial(kb_count):
+                            _load_stage(pipe, prod, (As, Bs), (A, B),
+                                        (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes)
+                    sched.advance()
+        else:
+            role.setmaxnreg("consumer")
+            cw = role.index("consumer")
+            acc = T.alloc_buffer((64, BN), "float32", scope="local", layout=acc_layout)
+            accv = T.decl_buffer((regs,), "float32", data=acc.data, scope="local")
+            fin = T.alloc_buffer((regs if accurate else 1,), "float32", scope="local")
+            sc = T.alloc_buffer((1,), "float32", scope="local")
+            sc[0] = T.float32(1)
+            if ep.scaled:
+                sc[0] = scale_a[0] * scale_b[0]
+            cons = PipelineState(stages)
+            rel = PipelineState(stages)
+            for _it in T.serial(sched.max_iters):
+                if sched.valid:
+                    m0 = T.meta_var(sched.m_idx * BM)
+                    n0 = T.meta_var(sched.n_idx * BN)
+                    if accurate:
+                        for i in T.unroll(regs):
+                            fin[i] = T.float32(0)
+                        for kb in T.serial(kb_count):
+                            pipe.consumer_wait(cons)
+                            Tx.wg.gemm_async(acc, As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
+                                             Bs[cons.index, 0:BN, 0:bk],
+                                             accum=False if P == 1 else kb % P > 0,
+                                             config={"wait": 0})
+                            pipe.consumer_release(cons)
+                            cons.advance()
+                            if P == 1:
+                                _promote(fin, accv, regs)
+                            else:
+                                if kb % P == P - 1 or kb == kb_count - 1:
+                                    _promote(fin, accv, regs)
+                    else:
+                        for kb in T.serial(kb_count):
+                            pipe.consumer_wait(cons)
+                            Tx.wg.gemm_async(acc, As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
+                                             Bs[cons.index, 0:BN, 0:bk], accum=kb > 0,
+                                             config={"wait": 1})
+                            if kb > 0:
+                                pipe.consumer_release(rel)
+                                rel.advance()
+                            cons.advance()
+                        T.ptx.wgmma.wait_group(0)
+                        pipe.consumer_release(rel)
+                        rel.advance()
+                    # the previous tile's store must have read the staging tile
+                    if tid == 0:
+                        T.ptx.cp_async.bulk.wait_group(0, True)
+                    T.cuda.warpgroup_sync(wg + 1)
+                    src = T.meta_var(fin if accurate else accv)
+                    for p in T.unroll(pairs):
+                        Cw[cw, tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
+                           p // 2 * 4 + tid % 4] = epilogue_pair(
+                            ep, src[p * 2], src[p * 2 + 1],
+                            m0 + cw * 64 + tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
+                            n0 + p // 2 * 8 + tid % 4 * 2, bias_w=bias_w,
+                            residual_w=residual_w, scale=sc[0], **epi)
+                    Tx.wg.copy_async(C[m0 + cw * 64:m0 + cw * 64 + 64, n0:n0 + BN],
+                                     Cs[cw, 0:64, 0:BN], dispatch="tma",
+                                     config={"wait": False})
+                sched.advance()
+            if tid == 0:
+                T.ptx.cp_async.bulk.wait_group(0, False)
+    # fmt: on
+    return gemm_sm90
+
+
+def _tmem_load(addr: Any, lane: Any, col: Any, regs: Any, count: int) -> Any:
+    """``tcgen05.ld.32x32b.x<count>``: ``count`` consecutive 32-bit columns of each thread's
+    TMEM lane into ``regs``."""
+    return T.ptx.tcgen05.ld(addr, lane, col, "32x32b", count, False,
+                            *[regs[i] for i in range(count)])
+
+
+# -- Blackwell: tcgen05 ---------------------------------------------------------------------------
+@no_type_check  # TVMScript: the parser gives the annotations their meaning
+def _blackwell(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cfg: _Config
+               ) -> Any:
+    BN, stages = cfg.block_n, cfg.stages
+    bk = tile_k(dtype)
+    kb_count = -(-k // bk)
+    m_tiles, n_tiles = -(-m // BM), -(-n // BN)
+    ctas = min(cfg.num_ctas, m_tiles * n_tiles)
+    group_m = cfg.group_m
+    stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
+    chunk = 64  # accumulator columns per tcgen05.ld (32x32b.x64: 64 registers)
+    epi = dict(shape=(m, n), out_dtype=out_dtype)
+
+    # fmt: off
+    @T.prim_func
+    def gemm_sm100(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype),
+                   bias: T.Buffer((n,), out_dtype), residual: T.Buffer((m, n), out_dtype),
+                   scale_a: T.Buffer((1,), "float32"), scale_b: T.Buffer((1,), "float32"),
+                   C: T.Buffer((m, n), out_dtype)):
+        T.device_entry()
+        bias_w = T.decl_buffer((n // 2,), "uint32", data=bias.data)
+        residual_w = T.decl_buffer((m, n // 2), "uint32", data=residual.data)
+        bx = T.cta_id([ctas])
+        wg = T.warpgroup_id([2])
+        tid = T.thread_id_in_wg([128])
+        pool = SMEMPool()
+        As = pool.alloc_mma((stages, BM, bk), dtype)
+        Bs = pool.alloc_mma((stages, BN, bk), dtype)
+        Cs = pool.alloc_mma((BM, BN), out_dtype)
+        Cw = T.decl_buffer((BM, BN // 2), "uint32", data=Cs.data, scope="shared.dyn",
+                           layout=_u32_view_layout((BM, BN // 2)),
+                           elem_offset=Cs.elem_offset // 2)
+        pipe = Pipeline(pool, stages, producer="tma", consumer="tcgen05",
+                        init_thread=wg * 128 + tid == 0)
+        acc_full = TCGen05Bar(pool, 1, 1, init_thread=wg * 128 + tid == 0)
+        acc_empty = MBarrier(pool, 1, 128, init_thread=wg * 128 + tid == 0)
+        tmem = TMEMPool(pool, BN, warp=wg * 4 + tid // 32 == 1)
+        D = tmem.alloc((BM, BN), "float32")
+        sched = PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=ctas, cta_id=bx,
+                                          group_m=group_m)
+        if wg == 0:
+            if tid == 0:  # warp 0: the TMA producer
+                prod = PipelineState(stages)
+                for _it in T.serial(sched.max_iters):
+                    if sched.valid:
+                        for kb in T.serial(kb_count):
+                            _load_stage(pipe, prod, (As, Bs), (A, B),
+                                        (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes)
+                    sched.advance()
+            elif tid == 32:  # warp 1, one thread: the MMA issuer
+                cons = PipelineState(stages)
+                for it in T.serial(sched.max_iters):
+                    if sched.valid:
+                        acc_empty.wait(0, it % 2 ^ 1)
+                        T.ptx.tcgen05.fence.after_thread_sync()
+                        for kb in T.serial(kb_count):
+                            pipe.consumer_wait(cons)
+                            T.ptx.tcgen05.fence.after_thread_sync()
+                            Tx.gemm_async(D[0:BM, 0:BN], As[cons.index, 0:BM, 0:bk],
+                                          Bs[cons.index, 0:BN, 0:bk], accum=kb > 0,
+                                          dispatch="tcgen05")
+                            pipe.consumer_release(cons)
+                            cons.advance()
+                        acc_full.arrive(0)
+                    sched.advance()
+        else:  # warpgroup 1: the epilogue (warp w reads TMEM lanes 32 * (w % 4) ...)
+            regs = T.alloc_buffer((chunk,), "float32", scope="local")
+            sc = T.alloc_buffer((1,), "float32", scope="local")
+            sc[0] = T.float32(1)
+            if ep.scaled:
+                sc[0] = scale_a[0] * scale_b[0]
+            row = T.meta_var(tid)
+            for it in T.serial(sched.max_iters):
+                if sched.valid:
+                    m0 = T.meta_var(sched.m_idx * BM)
+                    n0 = T.meta_var(sched.n_idx * BN)
+                    if tid == 0:
+                        T.ptx.cp_async.bulk.wait_group(0, True)
+                    T.cuda.warpgroup_sync(wg + 1)
+                    acc_full.wait(0, it % 2)
+                    T.ptx.tcgen05.fence.after_thread_sync()
+                    for c in T.unroll(BN // chunk):
+                        _tmem_load(tmem.addr, tid // 32 * 32, c * chunk, regs, chunk)
+                        T.ptx.tcgen05.wait.ld()
+                        for p in T.unroll(chunk // 2):
+                            Cw[row, c * chunk // 2 + p] = epilogue_pair(
+                                ep, regs[2 * p], regs[2 * p + 1], m0 + row,
+                                n0 + c * chunk + 2 * p, bias_w=bias_w, residual_w=residual_w,
+                                scale=sc[0], **epi)
+                    T.ptx.tcgen05.fence.before_thread_sync()
+                    acc_empty.arrive(0)
+                    Tx.wg.copy_async(C[m0:m0 + BM, n0:n0 + BN], Cs[0:BM, 0:BN], dispatch="tma",
+                                     config={"wait": False})
+                sched.advance()
+            if tid == 0:
+                T.ptx.cp_async.bulk.wait_group(0, False)
+        T.cuda.cta_sync()
+        tmem.dealloc()
+    # fmt: on
+    return gemm_sm100
