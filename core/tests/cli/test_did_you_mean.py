@@ -42,7 +42,8 @@ def test_unknown_target_kind_and_tag(sandbox):
     register_target_kind(TargetKind("widget"))
     register_tag("acme/widget-100", {"kind": "widget"})
     with pytest.raises(TargetError, match=r"unknown target 'widgte': no target kind or tag of that "
-                                          r"name is registered; did you mean 'widget'\?"):
+                                          r"name is registered; did you mean 'widget' or "
+                                          r"'acme/widget-100'\?"):
         Target("widgte")
     with pytest.raises(TargetError, match=r"did you mean 'acme/widget-100' or 'widget'\?"):
         Target("acme/widget-10")

@@ -421,5 +421,7 @@ KINDS = [
         device_type="cuda",
         validate=_validate,
         doc="NVIDIA GPUs through CUDA C++ and NVRTC.",
+        arch_attr="arch",  # Target("sm_90a") is Target("cuda -arch=sm_90a")
+        arch_pattern=r"sm_\d{2,3}[af]?",
     )
 ]
