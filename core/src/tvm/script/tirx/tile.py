@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..._suggest import did_you_mean
 from ...ir.buffer import Buffer, BufferRegion
 from ...ir.op import OP_REGISTRY, Op, OpCategory
 from ...ir.stmt import TilePrimitiveCall
-from ...tirx.operator.tile_primitive import ops as _ops  # noqa: F401 - registers the core tile ops
+from ...tirx.operator.tile_primitive import ops as _ops  # also registers the core tile ops
 from ...tirx.operator.tile_primitive.common import simplify_regions
 
 __all__ = ["ComposeOpBuilder", "ComposeOpSpec", "ScopeNamespace", "cluster", "compose_op", "cta",
@@ -164,7 +163,7 @@ def _caller(cache: dict[str, Any], name: str, scope: str, label: str, missing: s
     op = _tile_op(name)
     if op is None:
         cache.pop(name, None)
-        hint = did_you_mean(name, [o.name.removeprefix("tirx.tile.") for o in Op.list("tirx.tile.")])
+        hint = _ops.suggest_op(name)
         raise AttributeError(f"{missing}; {hint}" if hint else missing)
     got = cache.get(name)
     if got is None or got.op is not op:  # re-registered (e.g. by a test) -> new caller

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .... import _registry
+from ...._suggest import did_you_mean
 from ....ir import Buffer, BufferRegion, TilePrimitiveCall
 from ....ir.op import CallEffect, Op, OpCategory
 
 __all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
-           "core_registration", "get_spec", "make_call", "make_compose_op", "reference_markdown"]
+           "OP_SYNONYMS", "core_registration", "get_spec", "make_call", "make_compose_op", "reference_markdown", "suggest_op"]
 
 # Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
 EXEC_SCOPE_ALIASES = {"wg": "warpgroup"}
@@ -240,6 +241,40 @@ _add(TileOpSpec(COMPOSE_OP, (), "compose", (),
                         "**config):` around tile primitive calls; other keywords join config, as "
                         "in the seed. A backend may lower the calls together; the generic "
                         "fallback runs them in order."))
+
+
+#: other vocabularies' names for tile primitives (NumPy, PyTorch, BLAS) and common misspellings,
+#: for did-you-mean: a name here is offered before the names close in spelling
+OP_SYNONYMS = {
+    "matmul": "gemm", "mm": "gemm", "bmm": "gemm", "dot": "gemm", "linear": "gemm",
+    "matmul_async": "gemm_async", "mma": "gemm_async", "wgmma": "gemm_async",
+    "subtract": "sub", "substract": "sub", "minus": "sub", "multiply": "mul", "mult": "mul",
+    "div": "fdiv", "divide": "fdiv", "true_divide": "fdiv", "plus": "add", "sum_": "sum",
+    "reduce_sum": "sum", "amax": "max", "amin": "min", "reduce_max": "max", "reduce_min": "min",
+    "negative": "neg", "absolute": "abs", "ln": "log", "inv": "reciprocal", "where": "select",
+    "assign": "copy", "memcpy": "copy", "load": "copy", "store": "copy", "astype": "cast",
+    "to": "cast", "zeros": "zero", "zero_": "zero", "fill_": "fill", "full": "fill",
+    "swish": "silu", "logistic": "sigmoid", "addcmul": "fma", "muladd": "fma",
+    "transpose": "permute_layout", "permute": "permute_layout", "permute_dims": "permute_layout",
+}
+#: what to add when a synonym's op is not quite the same thing
+OP_SYNONYM_NOTES = {
+    "permute_layout": "a transposed copy is Tx.permute_layout(dst, src) into a dst declared "
+                      "with the transposed layout; Tx.gemm transposes its operands itself "
+                      "(transpose_A=True, transpose_B=True)",
+    "gemm": "Tx.gemm(D, A, B) computes D = A @ B",
+}
+
+
+def suggest_op(name: str) -> str:
+    """The did-you-mean of an unknown ``Tx.<name>``: ops close in spelling, a synonym first
+    (``matmul`` -> ``gemm``), and a note where the synonym needs one; ``""`` when none."""
+    names = [op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile.")]
+    hint = did_you_mean(name, names, synonyms=OP_SYNONYMS)
+    meant = OP_SYNONYMS.get(name.lower())
+    if hint and meant in names and meant in OP_SYNONYM_NOTES:
+        hint += f" ({OP_SYNONYM_NOTES[meant]})"
+    return hint
 
 
 @contextlib.contextmanager
