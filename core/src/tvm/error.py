@@ -189,7 +189,14 @@ class BoundsCheckError(TVMError, IndexError):
 
 
 class DispatchFail(TVMError):
-    """Raised by a tile-primitive dispatch variant (through ``fail``) to decline a call."""
+    """Raised by a tile-primitive dispatch variant (through ``fail``) to decline a call.
+
+    ``fix`` says how the user can change the call so that it applies; the dispatch error prints
+    it under the table of variants."""
+
+    def __init__(self, reason: str = "", *, fix: str = "") -> None:
+        super().__init__(reason)
+        self.fix = fix
 
 
 # -- locating errors at the user's source --------------------------------------------------------
