@@ -16,20 +16,21 @@ __all__ = ["did_you_mean", "suggestions"]
 _CUTOFF = 0.6
 
 
-def suggestions(name: str, candidates: Iterable[str] | Mapping[str, Iterable[str]], *,
-                n: int = 3, synonyms: Mapping[str, str] | None = None) -> list[str]:
+def suggestions(name: str, candidates: Iterable[str], *, n: int = 3,
+                synonyms: Mapping[str, str] | None = None,
+                spellings: Mapping[str, Iterable[str]] | None = None) -> list[str]:
     """Up to ``n`` candidates close to ``name``, best first. Matching ignores case; a candidate
-    scores by the closest of its spellings (itself and, for a mapping, its other names); a
-    synonym of ``name`` comes first."""
+    scores by the closest of its spellings (itself and its ``spellings``, other names it
+    goes by); a synonym of ``name`` comes first."""
     import difflib  # noqa: PLC0415 - difflib (with heapq) is not part of import tvm; imported when a name is unknown
 
-    spellings = _spellings(candidates)
+    names_of = _spellings(candidates, spellings or {})
     lowered = name.lower()
-    first = [c for w, c in (synonyms or {}).items() if w.lower() == lowered and c in spellings]
+    first = [c for w, c in (synonyms or {}).items() if w.lower() == lowered and c in names_of]
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(lowered)
     scored: list[tuple[float, str]] = []
-    for candidate, names in spellings.items():
+    for candidate, names in names_of.items():
         best = 0.0
         for spelling in names:
             matcher.set_seq1(spelling.lower())
@@ -41,23 +42,22 @@ def suggestions(name: str, candidates: Iterable[str] | Mapping[str, Iterable[str
     return list(dict.fromkeys([*first, *ranked]))[:n]
 
 
-def did_you_mean(name: str, candidates: Iterable[str] | Mapping[str, Iterable[str]], *,
-                 n: int = 3, synonyms: Mapping[str, str] | None = None) -> str:
+def did_you_mean(name: str, candidates: Iterable[str], *, n: int = 3,
+                 synonyms: Mapping[str, str] | None = None,
+                 spellings: Mapping[str, Iterable[str]] | None = None) -> str:
     """``"did you mean 'cuda'?"`` (up to ``n`` close candidates, closest first), or ``""`` when
     nothing is close. See :func:`suggestions`."""
-    close = suggestions(name, candidates, n=n, synonyms=synonyms)
+    close = suggestions(name, candidates, n=n, synonyms=synonyms, spellings=spellings)
     if not close:
         return ""
     return "did you mean " + " or ".join(repr(c) for c in close) + "?"
 
 
-def _spellings(candidates: Iterable[str] | Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+def _spellings(candidates: Iterable[str],
+               others: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
     """candidate -> its spellings; a candidate differing from another only in case is kept
     once."""
-    if isinstance(candidates, Mapping):
-        pairs = [(c, [c, *others]) for c, others in candidates.items()]
-    else:
-        pairs = [(c, [c]) for c in candidates]
+    pairs = [(c, [c, *others.get(c, ())]) for c in candidates]
     out: dict[str, list[str]] = {}
     seen: set[str] = set()
     for candidate, names in sorted(pairs):

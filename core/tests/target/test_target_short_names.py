@@ -93,8 +93,11 @@ def test_arch_attr_needs_a_pattern_and_an_attribute():
 
 def test_suggestions_helper_spellings_and_synonyms():
     tags = {"v/v-h200": ["h200"], "v/v-t2000": ["t2000"], "v/p620": ["p620"]}
-    assert suggestions("v/h200x", tags)[0] == "v/v-h200"
-    assert suggestions("h20", tags) == ["v/v-h200"]
+    assert suggestions("v/h200x", tags, spellings=tags)[0] == "v/v-h200"
+    assert suggestions("h20", tags, spellings=tags) == ["v/v-h200"]
+    assert suggestions("h20", tags) == []  # by spelling alone, nothing is close
+    # a mapping of anything else is a plain list of candidates (its keys)
+    assert did_you_mean("alfa", {"alpha": object()}) == "did you mean 'alpha'?"
     assert did_you_mean("matmul", ["gemm", "mul", "sub"], synonyms={"matmul": "gemm"}) == (
         "did you mean 'gemm' or 'mul'?")
     # A synonym of a name that is not a candidate is not offered.

@@ -229,9 +229,8 @@ def _unknown_name_message(name: str) -> str:
     if hint is not None:
         return hint
     kinds = ", ".join(sorted(KIND_REGISTRY.keys())) or "none"
-    candidates: dict[str, list[str]] = {k: [] for k in KIND_REGISTRY}
-    candidates.update((t, suggestion_names(t)) for t in TAG_REGISTRY)
-    hint = did_you_mean(name, candidates)
+    hint = did_you_mean(name, [*KIND_REGISTRY.keys(), *TAG_REGISTRY.keys()],
+                        spellings={t: suggestion_names(t) for t in TAG_REGISTRY})
     return (
         f"unknown target {name!r}: no target kind or tag of that name is registered"
         f"{'; ' + hint if hint else ''} (kinds: {kinds}; {len(TAG_REGISTRY)} tags, see "
