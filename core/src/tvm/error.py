@@ -35,6 +35,7 @@ __all__ = [
     "LoweringTypeError",
     "LoweringValueError",
     "OptionError",
+    "PerformanceWarning",
     "RegistrationConflict",
     "TVMError",
     "TargetError",
@@ -120,6 +121,11 @@ class BackendError(TVMError):
 
 class BackendWarning(RuntimeWarning):
     """A backend failed to load; ``import tvm`` continued without it."""
+
+
+class PerformanceWarning(UserWarning):
+    """The kernel asks for something that compiles but costs time (a vectorised loop far wider
+    than the target's vectors); the message says what tvm did instead and how to write it."""
 
 
 class CodegenError(TVMError):

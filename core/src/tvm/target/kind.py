@@ -88,6 +88,10 @@ class TargetKind:
     ``"cuda"``, ``"trn"``, ``"metal"``). ``validate(attrs) -> attrs | None`` runs after defaults
     are filled; it may return canonicalised attrs or raise :class:`~tvm.error.TargetError`.
 
+    ``vector_bytes`` is the width of the device's widest vector register (64 on AVX-512, 16
+    for a GPU's 128-bit loads); 0 when the kind does not say (core assumes 64). A vectorised
+    loop far wider than that is compiled in chunks of that width, with a warning.
+
     ``arch_attr`` and ``arch_pattern`` (a regular expression) let a bare architecture name stand
     for a target: with ``arch_attr="arch", arch_pattern=r"sm_[0-9]+a?"``, ``Target("sm_90a")`` is
     ``Target({"kind": name, "arch": "sm_90a"})``.
@@ -101,6 +105,7 @@ class TargetKind:
     doc: str = ""
     arch_attr: str = ""
     arch_pattern: str = ""
+    vector_bytes: int = 0
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
