@@ -19,8 +19,8 @@ import dataclasses
 from typing import Any
 
 from ...arith import Analyzer
-from ...error import PerformanceWarning, warn
 from ...arith.linear import to_linear
+from ...error import PerformanceWarning, warn
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
