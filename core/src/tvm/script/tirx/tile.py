@@ -13,6 +13,9 @@ arguments bound and checked by it.
 
 from __future__ import annotations
 
+import sys
+import textwrap
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,6 +195,25 @@ def __getattr__(name: str) -> Any:
                    f"tile primitive (tile primitives are ops registered as 'tirx.tile.<name>')")
 
 
+#: what ``dir(Tx)`` lists besides the ops: the scope prefixes and compose_op
+_PUBLIC = ("cluster", "compose_op", "cta", "thread", "warp", "warpgroup", "wg")
+
+
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {op.name.removeprefix("tirx.tile.")
-                                    for op in Op.list("tirx.tile.")})
+    """The ops registered now and the scope prefixes; not the module's internals (its imports,
+    helpers and classes stay reachable by name)."""
+    return sorted({*_PUBLIC, *(op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile."))})
+
+
+class _TxModule(types.ModuleType):
+    """The module's type: its docstring ends with the tile primitives registered when it is
+    read, one line each, so that ``help(Tx)`` lists them (backends may add ops later)."""
+
+    @property  # type: ignore[misc] - a module's __doc__ is an attribute; here it is computed
+    def __doc__(self) -> str:  # type: ignore[override]
+        return (f"{_DOC}\nTile primitives (help(Tx.<op>) shows one in full; Tx.<scope>.<op> "
+                f"runs it at a scope):\n\n{textwrap.indent(_ops.op_summary(), '    ')}\n")
+
+
+_DOC = __doc__ or ""
+sys.modules[__name__].__class__ = _TxModule

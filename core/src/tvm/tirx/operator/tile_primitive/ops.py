@@ -22,7 +22,8 @@ from ....ir import Buffer, BufferRegion, TilePrimitiveCall
 from ....ir.op import CallEffect, Op, OpCategory
 
 __all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
-           "OP_SYNONYMS", "core_registration", "get_spec", "make_call", "make_compose_op", "reference_markdown", "suggest_op"]
+           "OP_SYNONYMS", "core_registration", "get_spec", "make_call", "make_compose_op", "op_summary", "reference_markdown",
+           "registered_specs", "suggest_op"]
 
 # Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
 EXEC_SCOPE_ALIASES = {"wg": "warpgroup"}
@@ -329,15 +330,33 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
                              workspace=workspace, config=config)
 
 
+def registered_specs() -> list[TileOpSpec]:
+    """The specs of every registered tile primitive (core's and backends'), by name."""
+    return sorted((op.get_attr("tile_spec") for op in Op.list("tirx.tile.")
+                   if op.get_attr("tile_spec") is not None), key=lambda sp: sp.name)
+
+
+def op_summary() -> str:
+    """One line per registered tile primitive, its name and what it computes: what
+    ``help(Tx)`` lists."""
+    specs = registered_specs()
+    width = max((len(sp.name) for sp in specs), default=0)
+    return "\n".join(textwrap.fill(sp.doc, 88, initial_indent=f"{sp.name:<{width}}  ",
+                                    subsequent_indent=" " * (width + 2)) for sp in specs)
+
+
 def reference_markdown() -> str:
-    """The user guide's tile-op reference: every registered tile primitive with a spec, its
-    signature and its help text, exactly as ``help(Tx.<op>)`` shows them."""
-    specs = sorted((op.get_attr("tile_spec") for op in Op.list("tirx.tile.")
-                    if op.get_attr("tile_spec") is not None), key=lambda sp: sp.name)
+    """The user guide's tile-op reference: a table of every registered tile primitive with a
+    spec, then each one's signature and help text, exactly as ``help(Tx.<op>)`` shows them."""
+    specs = registered_specs()
     out = ["# Tile primitive reference", "",
-           "Generated from the op registry (`tirx.tile.*`): each entry is what "
-           "`help(Tx.<op>)` prints. Every op is also `Tx.<scope>.<op>` for the scopes `warp`, "
-           "`warpgroup` (`wg`), `cta` and `cluster`.", ""]
+           "Generated from the op registry (`tirx.tile.*`) by `python docs/generated.py`: each "
+           "entry is what `help(Tx.<op>)` prints, and the table is what `help(Tx)` lists. Every "
+           "op is also `Tx.<scope>.<op>` for the scopes `warp`, `warpgroup` (`wg`), `cta` and "
+           "`cluster`.", "", "| op | what it does |", "|---|---|"]
+    out += [f"| [`{sp.name}`](#tx{sp.name}) | {sp.doc.replace('|', '&#124;')} |"
+            for sp in specs]
+    out.append("")
     for spec in specs:
         if not spec.params:  # a statement form (`with Tx.compose_op(...):`), not a call
             text = "\n\n".join(textwrap.fill(p, 88) for p in (spec.doc, spec.details) if p)
