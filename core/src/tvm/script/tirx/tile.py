@@ -209,8 +209,8 @@ class _TxModule(types.ModuleType):
     """The module's type: its docstring ends with the tile primitives registered when it is
     read, one line each, so that ``help(Tx)`` lists them (backends may add ops later)."""
 
-    @property  # type: ignore[misc] - a module's __doc__ is an attribute; here it is computed
-    def __doc__(self) -> str:  # type: ignore[override]
+    @property
+    def __doc__(self) -> str:  # type: ignore[override]  # computed: ops register after import
         return (f"{_DOC}\nTile primitives (help(Tx.<op>) shows one in full; Tx.<scope>.<op> "
                 f"runs it at a scope):\n\n{textwrap.indent(_ops.op_summary(), '    ')}\n")
 
