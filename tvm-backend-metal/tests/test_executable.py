@@ -67,7 +67,8 @@ def test_calling_off_macos_raises_a_clear_error():
     ex = compile_metal(scale)
     with pytest.raises(MetalRuntimeUnavailable, match=r"ex\.emulate\(\*args\) runs it on the CPU"):
         ex(np.ones(300, "float32"), np.zeros(300, "float32"), 300, 1.0)
-    with pytest.raises(RuntimeError, match="pip install 'tvm-backend-metal\\[runtime\\]'"):
+    with pytest.raises(RuntimeError, match="install it on a Mac with 'pip install "
+                                           "pyobjc-framework-Metal'"):
         ex(np.ones(300, "float32"), np.zeros(300, "float32"), 300, 1.0)
 
 

@@ -25,8 +25,8 @@ def test_off_macos_raises_a_clear_runtime_error():
     assert not runtime.is_available()
     with pytest.raises(
         RuntimeError,
-        match=r"Metal runtime needs macOS with "
-        r"pyobjc-framework-Metal; install tvm-backend-metal\[runtime\] on a Mac",
+        match=r"Metal runtime needs macOS with pyobjc-framework-Metal \(the 'runtime' extra of "
+        r"tvm-backend-metal\); install it on a Mac with 'pip install pyobjc-framework-Metal'",
     ):
         runtime.compile(VADD, "vadd")
     with pytest.raises(runtime.MetalRuntimeUnavailable):

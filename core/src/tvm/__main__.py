@@ -5,6 +5,7 @@
     tvm demo [--target c] [--show-source] compile and run the demo kernels, print a table
     tvm doctor [--json]                   what a bug report needs
     tvm cache info | clear | prune --max-size 500M
+    tvm new-backend NAME [--dest DIR]     a renamed copy of the template backend
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from . import __version__, _doctor, backend, demo
+from . import __version__, _doctor, _new_backend, backend, demo
 from ._doctor import format_bytes
 from ._suggest import did_you_mean
 from .runtime import cache
@@ -53,6 +54,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_doctor(args: argparse.Namespace) -> int:
     report = _doctor.collect()
     print(json.dumps(report, indent=2, default=str) if args.json else _doctor.format_report(report))
+    return 0
+
+
+def _cmd_new_backend(args: argparse.Namespace) -> int:
+    try:
+        folder = _new_backend.new_backend(args.name, args.dest, args.template)
+    except (ValueError, FileExistsError, FileNotFoundError) as err:
+        print(f"tvm new-backend: {err}", file=sys.stderr)
+        return 2
+    dashed = args.name.replace("_", "-")
+    print(f"created {folder}: backend {args.name!r}, distribution tvm-backend-{dashed}, "
+          f"package tvm_backend_{args.name}. Next:\n"
+          f"  pip install -e {folder}[test]   # needs tvm-core installed in this environment\n"
+          f"  pytest {folder}/tests            # its tests, tvm's conformance kit and the layout "
+          "check included\n"
+          f"then edit {folder}/src/tvm_backend_{args.name}/ file by file ({folder}/README.md "
+          "walks through them)")
     return 0
 
 
@@ -114,6 +132,16 @@ def _parser() -> _Parser:
                        help="prune: delete the oldest entries until the cache is at most SIZE "
                             "(500M, 2G, ...)")
     cache_p.set_defaults(run=_cmd_cache)
+    new_p = commands.add_parser("new-backend", help="make a renamed copy of the template backend "
+                                "(plugins/tvm-backend-example) to start a backend from")
+    new_p.add_argument("name", help="the backend's name: a lower-case identifier (its target "
+                                    "kind, script namespace and entry-point name)")
+    new_p.add_argument("--dest", default=None, metavar="DIR",
+                       help="where to create it (default: ./tvm-backend-NAME)")
+    new_p.add_argument("--template", default=None, metavar="DIR",
+                       help="the template's folder (default: the one in the tvm checkout this "
+                            "tvm is imported from)")
+    new_p.set_defaults(run=_cmd_new_backend)
     return parser
 
 

@@ -10,15 +10,17 @@ is imported (``set_state_source``); without it every backend reads as not instal
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 from ._suggest import did_you_mean
 
 __all__ = ["CATALOGUE", "BackendView", "CatalogueEntry", "find_provider",
-           "install_hint_for_backend", "missing_message", "not_installed_message",
-           "set_state_source"]
+           "install_command", "install_hint", "install_hint_for_backend", "missing_message",
+           "not_installed_message", "set_state_source"]
 
 LOADED, AVAILABLE, DISABLED = "loaded", "available", "disabled"
 
@@ -144,6 +146,51 @@ def find_provider(what: str, name: str) -> CatalogueEntry | None:
     return None
 
 
+def install_command(requirement: str, *, upgrade: bool = False) -> str:
+    """The command that installs ``requirement`` (``tvm-backend-cuda``,
+    ``tvm-backend-metal[runtime]``), one of this project's distributions, as it works when
+    printed. They are not on a package index, so pip is pointed at the wheels that
+    ``scripts/build_wheels.sh`` builds into a checkout's ``dist/``. From a checkout (tvm
+    imported from its ``core/src``) the paths are absolute, and the build step is left out when
+    ``dist/`` holds the wheel already; else the paths are relative to a checkout's root."""
+    pip = f"{_pip()} install {'-U ' if upgrade else ''}--find-links"
+    quoted = f"'{requirement}'" if "[" in requirement else requirement
+    root = _checkout()
+    if root is None:
+        return f"bash scripts/build_wheels.sh && {pip} dist {quoted}"
+    dist = root / "dist"
+    wheel = requirement.split("[", 1)[0].replace("-", "_")
+    if any(dist.glob(f"{wheel}-*.whl")):
+        return f"{pip} {dist} {quoted}"
+    return f"bash {root / 'scripts' / 'build_wheels.sh'} && {pip} {dist} {quoted}"
+
+
+def install_hint(requirement: str, *, upgrade: bool = False) -> str:
+    """``install it with '<install_command>'``, saying where to run it when tvm is not imported
+    from a checkout."""
+    text = f"install it with '{install_command(requirement, upgrade=upgrade)}'"
+    if _checkout() is None:
+        text += " in a checkout of tvm (its distributions are not on a package index)"
+    return text
+
+
+def _pip() -> str:
+    """``pip`` when the ``pip`` on PATH is this interpreter's, else ``<python> -m pip``."""
+    import shutil  # noqa: PLC0415 - needed only when a hint is printed; shutil is not on the import tvm path
+
+    found = shutil.which("pip")
+    if found and Path(found).resolve().parent == Path(sys.executable).resolve().parent:
+        return "pip"
+    return f"{sys.executable} -m pip"
+
+
+def _checkout() -> Path | None:
+    """The root of the source checkout tvm is imported from (``<root>/core/src/tvm``), or None
+    for an installed wheel."""
+    root = Path(__file__).resolve().parents[3]
+    return root if (root / "scripts" / "build_wheels.sh").is_file() else None
+
+
 _state: Callable[[str], BackendView | None] = lambda name: None  # noqa: E731
 _installed: Callable[[], list[str]] = list
 
@@ -160,7 +207,8 @@ def _installed_names() -> str:
 
 
 def not_installed_message(name: str) -> str:
-    """``backend 'x' is not installed; install it with 'pip install ...' (installed: ...)``, or
+    """``backend 'x' is not installed; install it with '...' (installed: ...)`` (see
+    :func:`install_hint`), or
     ``...; did you mean 'cuda'?`` for a name close to an installed or catalogued backend."""
     entry = find_provider("backend", name)
     hint = "" if entry else did_you_mean(name, [*_installed(), *(e.name for e in CATALOGUE)])
@@ -168,7 +216,7 @@ def not_installed_message(name: str) -> str:
         return f"backend {name!r} is not installed; {hint} (installed: {_installed_names()})"
     dist = entry.distribution if entry else f"tvm-backend-{name.replace('_', '-')}"
     return (
-        f"backend {name!r} is not installed; install it with 'pip install {dist}' "
+        f"backend {name!r} is not installed; {install_hint(dist)} "
         f"(installed: {_installed_names()})"
     )
 
@@ -180,7 +228,7 @@ def missing_message(what: str, name: str) -> str | None:
     the provider comes from the catalogue of the project's own backends.
 
     ``"no installed backend provides target kind 'cuda'; install it with 'pip install
-    tvm-backend-cuda' (installed: c)"``
+    --find-links /src/tvm/dist tvm-backend-cuda' (installed: c)"``
     """
     if what == "backend":
         return install_hint_for_backend(name)
@@ -190,8 +238,8 @@ def missing_message(what: str, name: str) -> str | None:
     backend = _state(entry.name)
     if backend is None:
         return (
-            f"no installed backend provides {what} {name!r}; install it with "
-            f"'pip install {entry.distribution}' (installed: {_installed_names()})"
+            f"no installed backend provides {what} {name!r}; "
+            f"{install_hint(entry.distribution)} (installed: {_installed_names()})"
         )
     if backend.state == LOADED:
         return None  # loaded but without it: an older backend; the caller's generic message fits

@@ -39,6 +39,7 @@ __all__ = [
     "LoweringTypeError",
     "LoweringValueError",
     "OptionError",
+    "PerformanceWarning",
     "RegistrationConflict",
     "TVMError",
     "TargetError",
@@ -130,6 +131,11 @@ class BackendError(TVMError):
 
 class BackendWarning(RuntimeWarning):
     """A backend failed to load; ``import tvm`` continued without it."""
+
+
+class PerformanceWarning(UserWarning):
+    """The kernel asks for something that compiles but costs time (a vectorised loop far wider
+    than the target's vectors); the message says what tvm did instead and how to write it."""
 
 
 class CodegenError(TVMError):
@@ -231,7 +237,14 @@ class BoundsCheckError(TVMError, IndexError):
 
 
 class DispatchFail(TVMError):
-    """Raised by a tile-primitive dispatch variant (through ``fail``) to decline a call."""
+    """Raised by a tile-primitive dispatch variant (through ``fail``) to decline a call.
+
+    ``fix`` says how the user can change the call so that it applies; the dispatch error prints
+    it under the table of variants."""
+
+    def __init__(self, reason: str = "", *, fix: str = "") -> None:
+        super().__init__(reason)
+        self.fix = fix
 
 
 # -- locating errors at the user's source --------------------------------------------------------

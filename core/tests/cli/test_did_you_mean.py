@@ -42,7 +42,8 @@ def test_unknown_target_kind_and_tag(sandbox):
     register_target_kind(TargetKind("widget"))
     register_tag("acme/widget-100", {"kind": "widget"})
     with pytest.raises(TargetError, match=r"unknown target 'widgte': no target kind or tag of that "
-                                          r"name is registered; did you mean 'widget'\?"):
+                                          r"name is registered; did you mean 'widget' or "
+                                          r"'acme/widget-100'\?"):
         Target("widgte")
     with pytest.raises(TargetError, match=r"did you mean 'acme/widget-100' or 'widget'\?"):
         Target("acme/widget-10")
@@ -57,3 +58,26 @@ def test_unknown_backend():
                              r"'tvm.backend.trnn'\..*: backend 'trnn' is not installed; did you "
                              r"mean 'trn'\? \(installed: "):
         tvm.backend.load("trnn")
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("matmul", "gemm"), ("mm", "gemm"),
+                                              ("substract", "sub"), ("subtract", "sub"),
+                                              ("transpose", "permute_layout"),
+                                              ("divide", "fdiv"), ("where", "select")])
+def test_op_synonyms_come_first(typed, meant):
+    with pytest.raises(AttributeError) as info:
+        getattr(Tx, typed)
+    assert f"did you mean {meant!r}" in str(info.value)
+    with pytest.raises(AttributeError, match=f"did you mean {meant!r}"):
+        getattr(Tx.cta, typed)
+
+
+def test_synonym_notes_say_how():
+    with pytest.raises(AttributeError, match=r"did you mean 'permute_layout'\? \(a transposed copy "
+                                             r"is Tx.permute_layout\(dst, src\) into a dst declared "
+                                             r"with the transposed layout; Tx.gemm transposes its "
+                                             r"operands itself"):
+        Tx.transpose  # noqa: B018
+    with pytest.raises(AttributeError, match=r"did you mean 'gemm' or 'mul'.*\(Tx.gemm\(D, A, B\) "
+                                             r"computes D = A @ B\)$"):
+        Tx.matmul  # noqa: B018

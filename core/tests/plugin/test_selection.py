@@ -95,7 +95,8 @@ def test_disabled_backend_can_be_loaded_by_hand(backends, monkeypatch):
 def test_selecting_a_missing_backend_warns_or_raises(backends, monkeypatch):
     _install(backends, "a")
     monkeypatch.setenv("TVM_BACKENDS", "a,cuda")
-    with pytest.warns(RuntimeWarning, match="names backend 'cuda'.*pip install tvm-backend-cuda"):
+    with pytest.warns(RuntimeWarning, match=r"names backend 'cuda'.*pip install --find-links \S+ "
+                                            r"tvm-backend-cuda"):
         tvm.backend._autoload()
     assert tvm.backend.is_loaded("a")
 
@@ -104,7 +105,7 @@ def test_selecting_a_missing_backend_strict(backends, monkeypatch):
     _install(backends, "a")
     monkeypatch.setenv("TVM_BACKENDS", "cuda")
     monkeypatch.setenv("TVM_BACKENDS_STRICT", "1")
-    with pytest.raises(BackendError, match="pip install tvm-backend-cuda"):
+    with pytest.raises(BackendError, match=r"pip install --find-links \S+ tvm-backend-cuda"):
         tvm.backend._autoload()
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import tvm.backend
 from tvm.__main__ import main
+from tvm._hints import install_hint
 
 SRC = str(Path(tvm.__file__).resolve().parent.parent)
 
@@ -113,11 +114,11 @@ def test_cli_demo_without_demo_module():
 def test_missing_message(backends):
     backends.add("alpha", KIND)
     assert tvm.backend.missing_message("script namespace", "ptx") == (
-        "no installed backend provides script namespace 'ptx'; install it with "
-        "'pip install tvm-backend-cuda' (installed: alpha)"
+        "no installed backend provides script namespace 'ptx'; "
+        f"{install_hint('tvm-backend-cuda')} (installed: alpha)"
     )
     assert tvm.backend.missing_message("backend", "metal").startswith(
-        "backend 'metal' is not installed; install it with 'pip install tvm-backend-metal'"
+        f"backend 'metal' is not installed; {install_hint('tvm-backend-metal')}"
     )
     assert tvm.backend.missing_message("script namespace", "nothing") is None
     assert tvm.backend.missing_message("backend", "alpha").startswith(

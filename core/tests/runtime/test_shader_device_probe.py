@@ -46,3 +46,34 @@ def test_any_other_failure_of_the_driver_is_reported_not_raised():
 def test_interrupts_are_not_swallowed():
     with pytest.raises(KeyboardInterrupt):
         probe("json", "-", _fails(KeyboardInterrupt()), NoDevice, "Test")
+
+
+def test_driver_noise_is_dropped_and_the_rest_kept(capfd):
+    """Mesa's device-selection layer has libwayland print an XDG_RUNTIME_DIR error on fd 2
+    while a Vulkan instance is set up (issue 27); the filter drops that line only."""
+    import ctypes
+    import os
+
+    from tvm.shader.device import driver_noise_filtered
+
+    libc = ctypes.CDLL(None)
+    with driver_noise_filtered():
+        os.write(2, b"error: XDG_RUNTIME_DIR is invalid or not set in the environment.\n")
+        msg = b"driver: a real problem\n"
+        libc.write(2, msg, len(msg))  # as a C library writes it
+        os.write(2, b"error: XDG_RUNTIME_DIR not set in the environment.\n")
+    out, err = capfd.readouterr()
+    assert err == "driver: a real problem\n"
+    assert out == ""
+
+
+def test_driver_noise_filter_restores_stderr_after_an_error(capfd):
+    import os
+
+    from tvm.shader.device import driver_noise_filtered
+
+    with pytest.raises(RuntimeError, match="boom"), driver_noise_filtered():
+        os.write(2, b"kept\n")
+        raise RuntimeError("boom")
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "kept\nafter\n"

@@ -8,6 +8,7 @@ import traceback
 
 import pytest
 
+from tvm._hints import install_hint
 from tvm.error import DiagnosticError
 from tvm.script import from_source
 from tvm.script import tirx as T
@@ -93,7 +94,7 @@ def test_missing_backend_namespace_is_a_diagnostic() -> None:
     with pytest.raises(DiagnosticError) as info:
         from_source(HEADER + "    T.cuda.thread_fence()\n")
     assert info.value.lineno == 3 and info.value.col == 4
-    assert "pip install tvm-backend-cuda" in info.value.message
+    assert install_hint("tvm-backend-cuda") in info.value.message
 
 
 def test_decorated_function_reports_its_file_line_and_indentation() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tvm._hints import install_hint
 from tvm._registry import snapshot_all
 from tvm.ir import Call, Evaluate, Op, PrimFunc, Var, assert_structural_equal
 from tvm.script import from_source
@@ -87,7 +88,7 @@ def test_cuda_namespace_without_backend_says_what_to_install() -> None:
     with pytest.raises(AttributeError) as info:
         T.cuda  # noqa: B018
     assert "has no attribute 'cuda'" in str(info.value)
-    assert "pip install tvm-backend-cuda" in str(info.value)
+    assert install_hint("tvm-backend-cuda") in str(info.value)
 
 
 @pytest.mark.parametrize(("namespace", "backend"), [
@@ -100,7 +101,7 @@ def test_every_catalogued_namespace_names_its_distribution(namespace: str, backe
         getattr(T, namespace)
     assert str(info.value) == (
         f"module 'tvm.script.tirx' has no attribute '{namespace}'; the script namespace "
-        f"'{namespace}' comes with the {backend} backend: pip install tvm-backend-{backend}")
+        f"'{namespace}' comes with the {backend} backend; {install_hint(f'tvm-backend-{backend}')}")
 
 
 def test_registered_namespace_resolves_live_and_prints(unit_ns: UnitNamespace) -> None:

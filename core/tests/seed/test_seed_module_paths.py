@@ -111,7 +111,7 @@ def test_lang_redirect_names_the_distribution_without_the_backend(monkeypatch, m
     _forget_lang(monkeypatch, module)
     with pytest.raises(ImportError, match=f"tvm.tirx.lang.{module} moved to the CUDA backend "
                                           rf"\(tvm_backend_cuda.lang.{module}\); install it with "
-                                          "'pip install tvm-backend-cuda'"):
+                                          r"'.*pip install --find-links \S+ tvm-backend-cuda'"):
         importlib.import_module(f"tvm.tirx.lang.{module}")
     _forget_lang(monkeypatch, module)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tvm._hints import install_hint
 from tvm.error import RegistrationConflict, TargetError
 from tvm.target import KIND_REGISTRY, Attr, TargetKind, get_target_kind, register_target_kind
 from tvm.testing import skip_if_installed
@@ -78,6 +79,6 @@ def test_unknown_kind_messages(registries):
     with pytest.raises(TargetError) as info:
         get_target_kind("cuda")
     assert str(info.value).startswith(
-        "no installed backend provides target kind 'cuda'; install it with "
-        "'pip install tvm-backend-cuda' (installed: "
+        f"no installed backend provides target kind 'cuda'; {install_hint('tvm-backend-cuda')} "
+        "(installed: "
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tvm._hints import install_hint
 from tvm.error import RegistrationConflict, TargetError
 from tvm.target import Target, get_tag, list_tags, register_tag
 from tvm.testing import skip_if_installed
@@ -59,10 +60,10 @@ def test_unknown_tag_names_the_backend(registries):
     with pytest.raises(TargetError) as info:
         Target("nvidia/nvidia-h100")
     assert str(info.value).startswith(
-        "no installed backend provides target tag 'nvidia/nvidia-h100'; install it with "
-        "'pip install tvm-backend-cuda'"
+        f"no installed backend provides target tag 'nvidia/nvidia-h100'; "
+        f"{install_hint('tvm-backend-cuda')}"
     )
-    with pytest.raises(TargetError, match="pip install tvm-backend-trn"):
+    with pytest.raises(TargetError, match=r"pip install --find-links \S+ tvm-backend-trn"):
         Target("aws/trn1/trn1.2xlarge")
     with pytest.raises(TargetError, match="unknown target 'acme/nothing'"):
         Target("acme/nothing")

@@ -80,3 +80,11 @@ def test_intrinsic_prints_and_round_trips():
     text = script.to_script(func)
     assert "        A[i] = T.example.fma(A[i], A[i], T.float32(1.0))" in text
     assert structural_equal(func, script.from_source(text))
+
+
+def test_file_layout():
+    """The file layout every backend has (tvm.testing.layout): `pytest tests -k layout`."""
+    import tvm_backend_example
+    from tvm.testing.layout import check_backend_layout
+
+    check_backend_layout(tvm_backend_example)

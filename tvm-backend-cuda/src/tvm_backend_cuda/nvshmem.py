@@ -79,7 +79,9 @@ __all__ = [
     "uses_nvshmem",
 ]
 
-PIP_HINT = "pip install nvidia-nvshmem-cu13  (or: pip install 'tvm-backend-cuda[nvshmem]')"
+# The packages of the 'nvshmem' extra, from PyPI (the extra itself would need tvm-backend-cuda
+# from an index, which it is not on)
+PIP_HINT = "pip install nvidia-nvshmem-cu13 'nvidia-nvjitlink>=13.0,<14' 'nvidia-cuda-cccl>=13.0,<14'"
 
 # Environment that every NVSHMEM process of ours gets before initialisation (see module doc).
 SAFETY_ENV = {

@@ -439,5 +439,8 @@ KINDS = [
         device_type="cuda",
         validate=_validate,
         doc="NVIDIA GPUs through CUDA C++ and NVRTC.",
+        vector_bytes=16,  # the widest load or store of one thread: 128 bits (float4)
+        arch_attr="arch",  # Target("sm_90a") is Target("cuda -arch=sm_90a")
+        arch_pattern=r"sm_\d{2,3}[af]?",
     )
 ]

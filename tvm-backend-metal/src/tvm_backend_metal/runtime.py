@@ -34,8 +34,9 @@ __all__ = [
 ]
 
 _INSTALL_HINT = (
-    "Metal runtime needs macOS with pyobjc-framework-Metal; install tvm-backend-metal[runtime] "
-    "on a Mac (pip install 'tvm-backend-metal[runtime]'). Elsewhere, check kernels with "
+    "Metal runtime needs macOS with pyobjc-framework-Metal (the 'runtime' extra of "
+    "tvm-backend-metal); install it on a Mac with 'pip install pyobjc-framework-Metal'. "
+    "Elsewhere, check kernels with "
     "tvm_backend_metal.msl_check.check_msl or run them on the CPU with "
     "tvm_backend_metal.emulator.run_msl"
 )

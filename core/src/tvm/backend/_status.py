@@ -64,7 +64,7 @@ def list_backends() -> list[BackendRecord]:
                     entry.distribution,
                     "",
                     _loader.NOT_INSTALLED,
-                    f"pip install {entry.distribution}",
+                    _hints.install_command(entry.distribution),
                     namespaces=(),
                     target_kinds=(),
                 )

@@ -10,11 +10,53 @@ A backend's ``runtime.unavailable_reason()`` is this probe with its own names::
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from collections.abc import Callable
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["probe"]
+__all__ = ["DRIVER_NOISE", "driver_noise_filtered", "probe"]
+
+#: Lines graphics drivers print on stderr that say nothing about tvm's work. Mesa's device
+#: selection layer (an implicit Vulkan layer that mesa-vulkan-drivers installs) asks libwayland
+#: for a display to find the default GPU; without a desktop session libwayland prints this.
+DRIVER_NOISE = (
+    re.compile(r"error: XDG_RUNTIME_DIR is invalid or not set in the environment\.?"),
+    re.compile(r"error: XDG_RUNTIME_DIR not set in the environment\.?"),
+)
+
+
+@contextlib.contextmanager
+def driver_noise_filtered() -> Iterator[None]:
+    """Run driver calls (instance and device set-up) with the process's stderr (file
+    descriptor 2, where C libraries write) captured; afterwards every line that matches no
+    :data:`DRIVER_NOISE` pattern is written back, so real errors still show."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no usable descriptor 2: nothing to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = [line for line in captured.read().splitlines(keepends=True)
+                    if not _is_noise(line.decode(errors="replace").strip())]
+            if kept:
+                os.write(2, b"".join(kept))
+
+
+def _is_noise(line: str) -> bool:
+    return any(p.fullmatch(line) for p in DRIVER_NOISE)
 
 
 def probe(package: str, install: str, open_device: Callable[[], Any],

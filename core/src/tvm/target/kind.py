@@ -87,6 +87,14 @@ class TargetKind:
     the kind name when empty). ``device_type`` names the device the code runs on (``"cpu"``,
     ``"cuda"``, ``"trn"``, ``"metal"``). ``validate(attrs) -> attrs | None`` runs after defaults
     are filled; it may return canonicalised attrs or raise :class:`~tvm.error.TargetError`.
+
+    ``vector_bytes`` is the width of the device's widest vector register (64 on AVX-512, 16
+    for a GPU's 128-bit loads); 0 when the kind does not say (core assumes 64). A vectorised
+    loop far wider than that is compiled in chunks of that width, with a warning.
+
+    ``arch_attr`` and ``arch_pattern`` (a regular expression) let a bare architecture name stand
+    for a target: with ``arch_attr="arch", arch_pattern=r"sm_[0-9]+a?"``, ``Target("sm_90a")`` is
+    ``Target({"kind": name, "arch": "sm_90a"})``.
     """
 
     name: str
@@ -95,6 +103,9 @@ class TargetKind:
     device_type: str = "cpu"
     validate: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
     doc: str = ""
+    arch_attr: str = ""
+    arch_pattern: str = ""
+    vector_bytes: int = 0
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -104,6 +115,10 @@ class TargetKind:
             if key in RESERVED_ATTRS:
                 raise ValueError(f"target kind {self.name!r}: attribute {key!r} is reserved")
             schema[key] = _as_attr(spec)
+        if bool(self.arch_attr) != bool(self.arch_pattern) or (
+                self.arch_attr and self.arch_attr not in schema):
+            raise ValueError(f"target kind {self.name!r}: arch_attr must name one of its "
+                             "attributes and come with an arch_pattern")
         object.__setattr__(self, "attrs", MappingProxyType(schema))
         object.__setattr__(self, "default_keys", tuple(self.default_keys) or (self.name,))
 

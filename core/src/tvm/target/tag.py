@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +11,7 @@ from .._registry import Registry, current_owner
 from .._registry import _label as _owner_label
 from ..error import RegistrationConflict, TargetError
 
-__all__ = ["TAG_REGISTRY", "get_tag", "list_tags", "register_tag"]
+__all__ = ["TAG_REGISTRY", "find_tags", "get_tag", "list_tags", "register_tag", "short_names"]
 
 TAG_REGISTRY: Registry[str, dict[str, Any]] = Registry("target tag", warn_on_override=True)
 
@@ -47,6 +48,61 @@ def get_tag(name: str) -> dict[str, Any] | None:
 def list_tags() -> dict[str, dict[str, Any]]:
     """Every registered tag: name -> a copy of its config."""
     return {name: _copy(cfg) for name, cfg in TAG_REGISTRY.items()}
+
+
+def short_names(tag: str) -> tuple[str, ...]:
+    """The short names of ``tag``, by one rule for every backend's tags: the vendor named once,
+    and the model alone. ``nvidia/nvidia-h200`` -> ``("nvidia/h200", "nvidia-h200", "h200")``;
+    ``aws/trn2/trn2.3xlarge`` -> ``("aws/trn2.3xlarge", "trn2.3xlarge")``;
+    ``apple/m1-gpu`` -> ``("m1-gpu",)``."""
+    vendor, _, rest = tag.partition("/")
+    if not rest:
+        return ()
+    last = rest.rsplit("/", 1)[-1]
+    model = last[len(vendor) + 1:] if last.lower().startswith(vendor.lower() + "-") else last
+    return tuple(n for n in dict.fromkeys((f"{vendor}/{model}", last, model)) if n != tag)
+
+
+def find_tags(name: str) -> list[str]:
+    """The tags ``name`` stands for: itself; else the tags whose name equals it ignoring case,
+    ``-``, ``_`` and spaces; else the tags with such a short name (:func:`short_names`); else
+    the one tag whose model ends in those words (``rtx-4090``). Tags of one config count as
+    one. More than one is an ambiguous name; none, an unknown one."""
+    if name in TAG_REGISTRY:
+        return [name]
+    key = _fold(name)
+    tags = TAG_REGISTRY.keys()
+    same = [t for t in tags if _fold(t) == key]
+    short = same or [t for t in tags if any(_fold(s) == key for s in short_names(t))]
+    if short:
+        return _one_if_same(short)
+    # The model's trailing words (``rtx-4090``, ``mi300x``) only when they name one tag.
+    words = [t for t in tags if any(_fold(s) == key for s in suggestion_names(t))]
+    return words if len(words) == 1 else []
+
+
+def suggestion_names(tag: str) -> list[str]:
+    """What a user may call ``tag`` when they mistype it, for did-you-mean: its short names and
+    the model's trailing words (``geforce-rtx-4090`` is also ``rtx-4090`` and ``4090``)."""
+    shorts = short_names(tag)
+    model = shorts[-1] if shorts else tag.rsplit("/", 1)[-1]
+    words = model.split("-")
+    return [*shorts, *("-".join(words[i:]) for i in range(1, len(words)))]
+
+
+def _one_if_same(tags: list[str]) -> list[str]:
+    """Tags of one config (a GPU listed under two names) count as one: the shortest name."""
+    configs = [TAG_REGISTRY[t] for t in tags]
+    if all(c == configs[0] for c in configs):
+        return [min(tags, key=lambda t: (len(t), t))]
+    return tags
+
+
+_FOLD = re.compile(r"[-_\s]+")
+
+
+def _fold(name: str) -> str:
+    return _FOLD.sub("", name.lower())
 
 
 def _copy(value: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -11,7 +12,7 @@ from .._hints import missing_message
 from .._suggest import did_you_mean
 from ..error import TargetError
 from .kind import KIND_REGISTRY, TargetKind, get_target_kind
-from .tag import TAG_REGISTRY, get_tag
+from .tag import TAG_REGISTRY, find_tags, get_tag, suggestion_names
 
 __all__ = ["Target"]
 
@@ -23,7 +24,9 @@ _current: contextvars.ContextVar[tuple[Target, ...]] = contextvars.ContextVar(
 class Target:
     """A compilation target.
 
-    ``Target("c")`` (a kind name), ``Target("nvidia/nvidia-h100")`` (a tag),
+    ``Target("c")`` (a kind name), ``Target("nvidia/nvidia-h100")`` (a tag, or a short name
+    of it: ``"nvidia/h100"``, ``"h100"``), ``Target("sm_90a")`` (an architecture a kind
+    declares with ``arch_attr``/``arch_pattern``),
     ``Target({"kind": "cuda", "arch": "sm_90a"})`` (a config), ``Target("cuda -arch=sm_90a")``
     (the text form of ``str(target)``) or ``Target(other_target)``. ``host`` gives the target
     of the host side (same forms). Attributes are checked against the kind's schema.
@@ -185,9 +188,28 @@ def _config_of(target: str | Mapping[str, Any]) -> tuple[dict[str, Any], str | N
     elif head in KIND_REGISTRY:
         config, tag = {"kind": head}, None
     else:
-        raise TargetError(_unknown_name_message(head))
+        config, tag = _short_name_config(head)
     config.update(_parse_options(head, opts))
     return config, tag
+
+
+def _short_name_config(name: str) -> tuple[dict[str, Any], str | None]:
+    """A tag named by a short name (``h200``), or a kind's bare architecture (``sm_90a``)."""
+    tags = find_tags(name)
+    if len(tags) == 1:
+        return get_tag(tags[0]) or {}, tags[0]
+    if tags:
+        raise TargetError(f"target {name!r} is ambiguous: it names the tags "
+                          f"{', '.join(map(repr, sorted(tags)))}; use one of them")
+    kinds = [k for k in KIND_REGISTRY.values()
+             if k.arch_pattern and re.fullmatch(k.arch_pattern, name)]
+    if len(kinds) == 1:
+        return {"kind": kinds[0].name, kinds[0].arch_attr: name}, None
+    if kinds:
+        options = ", ".join(f"'{k.name} -{k.arch_attr}={name}'" for k in kinds)
+        raise TargetError(f"target {name!r} is ambiguous: it is an architecture of target kinds "
+                          f"{', '.join(repr(k.name) for k in kinds)}; use one of {options}")
+    raise TargetError(_unknown_name_message(name))
 
 
 def _parse_options(head: str, opts: list[str]) -> dict[str, Any]:
@@ -207,7 +229,8 @@ def _unknown_name_message(name: str) -> str:
     if hint is not None:
         return hint
     kinds = ", ".join(sorted(KIND_REGISTRY.keys())) or "none"
-    hint = did_you_mean(name, [*KIND_REGISTRY.keys(), *TAG_REGISTRY.keys()])
+    hint = did_you_mean(name, [*KIND_REGISTRY.keys(), *TAG_REGISTRY.keys()],
+                        spellings={t: suggestion_names(t) for t in TAG_REGISTRY})
     return (
         f"unknown target {name!r}: no target kind or tag of that name is registered"
         f"{'; ' + hint if hint else ''} (kinds: {kinds}; {len(TAG_REGISTRY)} tags, see "

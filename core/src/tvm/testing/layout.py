@@ -14,8 +14,10 @@ A reader who knows one backend knows where to look in any other::
     dispatch/      tile-primitive variants (where the backend has them)
     intrinsics/    intrinsic declarations (where the backend has them)
 
-The conformance kit (:class:`tvm.testing.conformance.BackendConformance`) runs the check on
-the backend under test; core's own tests run it on every installed backend.
+Core's own tests run the check on every installed backend; a backend runs it on itself in its
+tests (the template: ``test_file_layout`` in ``tests/test_example.py``), or by hand::
+
+    python -c "import tvm_backend_x as p; from tvm.testing.layout import check_backend_layout as c; c(p)"
 """
 
 from __future__ import annotations

@@ -77,4 +77,6 @@ KINDS = [TargetKind(
     device_type="hexagon",
     validate=_validate,
     doc="Qualcomm Hexagon DSPs: C compiled for the DSP (running needs the Hexagon SDK).",
+    arch_attr="mcpu",  # Target("hexagonv68") is Target("hexagon -mcpu=hexagonv68")
+    arch_pattern=r"hexagonv\d+",
 )]

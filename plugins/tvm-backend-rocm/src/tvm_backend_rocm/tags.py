@@ -118,4 +118,6 @@ KINDS = [TargetKind(
     device_type="rocm",
     validate=_validate,
     doc="AMD GPUs through HIP C++ compiled by hipcc.",
+    arch_attr="mcpu",  # Target("gfx942") is Target("rocm -mcpu=gfx942")
+    arch_pattern=_GFX.pattern.strip("^$"),
 )]

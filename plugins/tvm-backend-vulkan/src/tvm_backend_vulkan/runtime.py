@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tvm.error import DeviceUnavailableError
-from tvm.shader.device import probe
+from tvm.shader.device import driver_noise_filtered, probe
 
 if TYPE_CHECKING:
     from .codegen import KernelLayout
@@ -92,7 +92,8 @@ def _vk() -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _device() -> _Device:
-    return _Device(_vk())
+    with driver_noise_filtered():
+        return _Device(_vk())
 
 
 class _Device:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tvm.error import CompileError, DeviceUnavailableError
-from tvm.shader.device import probe
+from tvm.shader.device import driver_noise_filtered, probe
 
 if TYPE_CHECKING:
     from .codegen import KernelLayout
@@ -95,7 +95,8 @@ def _require() -> _Device:
 def _device() -> _Device:
     import wgpu
 
-    return _Device(wgpu)
+    with driver_noise_filtered():
+        return _Device(wgpu)
 
 
 class _Device:

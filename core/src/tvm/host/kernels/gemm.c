@@ -7,12 +7,14 @@
  * code 0 is the compute type): packing converts them, the arithmetic is done in TVM_GEMM_T.
  * The codegen puts its 16-bit conversion helpers (tvm_f16_to_f32, ...) before this file.
  *
- * Loop structure (Goto/BLIS): for each NC-wide column block and KC-deep slice of K, B's slice
- * is packed into NR-wide panels; for each MC-high row block, A's block is packed into MR-high
- * panels; an MR x NR register tile of D is computed from one A panel and one B panel with
- * vector FMAs (GCC/Clang vector extensions: 512-bit with AVX-512, 256-bit with AVX, else 128).
- * OpenMP threads (as many as tvm_host_threads() says, kernels/threads.c, which the codegen puts
- * before this file) take disjoint column ranges of D.
+ * Loop structure (Goto/BLIS): A is packed once into MR-high panels over all of K; for each
+ * column strip of D and KC-deep slice of K, B's slice is packed into NR-wide panels; an MR x NR
+ * register tile of D is computed from one A panel and one B panel with vector FMAs (GCC/Clang
+ * vector extensions: 512-bit with AVX-512, 256-bit with AVX, else 128) and added to D in
+ * place (a tile at an edge, or the first slice with a C, goes through a tile buffer).
+ * OpenMP threads share the packing of A, then take column strips from a queue (see
+ * tvm_gemm_core_; kernels/threads.c, which the codegen puts before this file, says how many
+ * threads a small one takes).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* -O2 here: as fast as -O3 for this code (the register tile is unrolled by pragmas) and it
@@ -37,9 +39,8 @@
 #define TVM_GEMM_MR 6
 #endif
 #define TVM_GEMM_NV 2        /* vectors per row of the register tile */
-#define TVM_GEMM_KC 256      /* depth of a packed slice */
-#define TVM_GEMM_MC 144      /* rows of a packed A block (a multiple of every MR) */
-#define TVM_GEMM_NC 3072     /* columns of a packed B block */
+#define TVM_GEMM_KC 512      /* depth of a packed slice of B: D is updated K / KC times */
+#define TVM_GEMM_NC 3072     /* widest column strip */
 #define TVM_GEMM_CAT2(a, b) a##b
 #define TVM_GEMM_CAT(a, b) TVM_GEMM_CAT2(a, b)
 
@@ -58,6 +59,8 @@ static void* tvm_gemm_alloc(size_t bytes) {
 #define NR (TVM_GEMM_NV * VL)
 typedef T FN(tvm_gemm_vec_) __attribute__((vector_size(TVM_GEMM_VBYTES)));
 #define V FN(tvm_gemm_vec_)
+/* the same vector at any element boundary (rows of D, of an unpacked B) */
+typedef T FN(tvm_gemm_uvec_) __attribute__((vector_size(TVM_GEMM_VBYTES), aligned(sizeof(T))));
 
 /* Element (i, j) of a strided view stored with type code `code`, as T. */
 static inline T FN(tvm_gemm_load_)(const void* p, int32_t code, int64_t offset) {
@@ -91,6 +94,12 @@ static void FN(tvm_gemm_pack_b_)(T* restrict dst, const void* b, int32_t code, i
     int64_t c = 0;
     if (code == 0 && cs == 1) {
       const T* src = (const T*)b + row;
+      if (cols == NR) {  /* a whole panel row: vector copies */
+#pragma GCC unroll 4
+        for (int v = 0; v < TVM_GEMM_NV; ++v)
+          *(V*)(out + k * NR + v * VL) = *(const FN(tvm_gemm_uvec_)*)(src + v * VL);
+        continue;
+      }
       for (; c < cols; ++c) out[k * NR + c] = src[c];
     } else {
       for (; c < cols; ++c) out[k * NR + c] = FN(tvm_gemm_load_)(b, code, row + c * cs);
@@ -99,15 +108,17 @@ static void FN(tvm_gemm_pack_b_)(T* restrict dst, const void* b, int32_t code, i
   }
 }
 
-/* The MR x NR register tile: acc = A panel @ B panel over kc, stored to `tile`. Modules are
- * compiled with -ffp-contract=off; this loop asks for fused multiply-adds. */
+/* The MR x NR register tile: acc = A panel @ B panel over kc, then out = alpha * acc, or
+ * out += alpha * acc with `accumulate`; `out` has row stride `ld` (D itself for a whole tile,
+ * else a tile buffer). Modules are compiled with -ffp-contract=off; this loop asks for fused
+ * multiply-adds. */
 #if defined(__clang__)
 #define TVM_GEMM_FMA
 #else
 #define TVM_GEMM_FMA __attribute__((optimize("fp-contract=fast")))
 #endif
 TVM_GEMM_FMA static void FN(tvm_gemm_tile_)(int64_t kc, const T* restrict a, const T* restrict b,
-                                T* restrict tile) {
+                                T* restrict out, int64_t ld, T alpha, int accumulate) {
 #if defined(__clang__)
 #pragma clang fp contract(fast)
 #endif
@@ -129,10 +140,15 @@ TVM_GEMM_FMA static void FN(tvm_gemm_tile_)(int64_t kc, const T* restrict a, con
     a += MR;
     b += NR;
   }
+  const V va = (V){0} + alpha;
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
+  for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < TVM_GEMM_NV; ++v) *(V*)(tile + r * NR + v * VL) = acc[r][v];
+    for (int v = 0; v < TVM_GEMM_NV; ++v) {
+      FN(tvm_gemm_uvec_)* p = (FN(tvm_gemm_uvec_)*)(out + r * ld + v * VL);
+      *p = accumulate ? *p + va * acc[r][v] : va * acc[r][v];
+    }
+  }
 }
 
 /* D[i, j] (+)= alpha * tile (+ beta * C) for the valid part of a tile. */
@@ -155,88 +171,91 @@ static void FN(tvm_gemm_store_)(const T* restrict tile, int64_t rows, int64_t co
   }
 }
 
-/* D[i0:i1, j0:j1] (row stride d_rs, compute type) = alpha * A @ B + beta * C, by one
- * thread, with its own packing buffers. Returns -1 when they cannot be allocated. */
-static int32_t FN(tvm_gemm_block_)(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t K,
-                                    T alpha, const void* a, int32_t a_code, int64_t a_rs,
-                                    int64_t a_cs, const void* b, int32_t b_code, int64_t b_rs,
-                                    int64_t b_cs, T beta, const void* c, int32_t c_code,
-                                    int64_t c_rs, int64_t c_cs, T* d, int64_t d_rs) {
-  const int64_t M = i1 - i0, N = j1 - j0;
-  if (M <= 0 || N <= 0) return 0;
-  const int64_t kc_max = tvm_gemm_min(K, TVM_GEMM_KC), nc_max = tvm_gemm_min(N, TVM_GEMM_NC);
-  const int64_t mc_max = tvm_gemm_min(M, TVM_GEMM_MC);
-  const int64_t a_panels = (mc_max + MR - 1) / MR, b_panels = (nc_max + NR - 1) / NR;
-  T* ap = (T*)tvm_gemm_alloc((size_t)(a_panels * MR * kc_max) * sizeof(T));
-  T* bp = (T*)tvm_gemm_alloc((size_t)(b_panels * NR * kc_max) * sizeof(T));
+/* D[:, j0:j1] (row stride d_rs, compute type) = alpha * A @ B + beta * C for one column strip,
+ * by one thread: A comes packed whole (MR-high panels over all of K, `ap`); B's slices of the
+ * strip are packed into this thread's `bp` (TVM_GEMM_KC x the strip, in NR-wide panels). */
+static void FN(tvm_gemm_strip_)(int64_t j0, int64_t j1, int64_t M, int64_t K, T alpha,
+                                 const T* ap, const void* b, int32_t b_code, int64_t b_rs,
+                                 int64_t b_cs, T beta, const void* c, int32_t c_code,
+                                 int64_t c_rs, int64_t c_cs, T* d, int64_t d_rs, T* bp) {
+  const int64_t nc = j1 - j0, nb = (nc + NR - 1) / NR, panels = (M + MR - 1) / MR;
   T tile[MR * NR] __attribute__((aligned(64)));
-  if (ap == NULL || bp == NULL) {
-    free(ap);
-    free(bp);
-    return -1;
-  }
-  for (int64_t jc = j0; jc < j1; jc += TVM_GEMM_NC) {
-    const int64_t nc = tvm_gemm_min(TVM_GEMM_NC, j1 - jc), nb = (nc + NR - 1) / NR;
-    for (int64_t pc = 0; pc < K; pc += TVM_GEMM_KC) {
-      const int64_t kc = tvm_gemm_min(TVM_GEMM_KC, K - pc);
-      for (int64_t q = 0; q < nb; ++q)
-        FN(tvm_gemm_pack_b_)(bp, b, b_code, b_rs, b_cs, pc, kc, jc, nc, q);
-      for (int64_t ic = i0; ic < i1; ic += TVM_GEMM_MC) {
-        const int64_t mc = tvm_gemm_min(TVM_GEMM_MC, i1 - ic), mb = (mc + MR - 1) / MR;
-        for (int64_t p = 0; p < mb; ++p)
-          FN(tvm_gemm_pack_a_)(ap, a, a_code, a_rs, a_cs, ic, mc, pc, kc, p);
-        for (int64_t q = 0; q < nb; ++q) {
-          for (int64_t p = 0; p < mb; ++p) {
-            FN(tvm_gemm_tile_)(kc, ap + p * MR * kc, bp + q * NR * kc, tile);
-            FN(tvm_gemm_store_)(tile, tvm_gemm_min(MR, mc - p * MR),
-                                tvm_gemm_min(NR, nc - q * NR), alpha, beta, c, c_code, c_rs,
-                                c_cs, d, d_rs, ic + p * MR, jc + q * NR, pc == 0);
-          }
+  for (int64_t pc = 0; pc < K; pc += TVM_GEMM_KC) {
+    const int64_t kc = tvm_gemm_min(TVM_GEMM_KC, K - pc);
+    for (int64_t q = 0; q < nb; ++q)
+      FN(tvm_gemm_pack_b_)(bp, b, b_code, b_rs, b_cs, pc, kc, j0, nc, q);
+    for (int64_t p = 0; p < panels; ++p) {  /* an A panel stays in L1, B's slice in L2 */
+      const T* panel = ap + p * MR * K + pc * MR;
+      const int64_t rows = tvm_gemm_min(MR, M - p * MR);
+      for (int64_t q = 0; q < nb; ++q) {
+        const int64_t cols = tvm_gemm_min(NR, nc - q * NR);
+        if (rows == MR && cols == NR && (pc > 0 || c == NULL)) {  /* straight into D */
+          FN(tvm_gemm_tile_)(kc, panel, bp + q * NR * kc, d + p * MR * d_rs + j0 + q * NR,
+                             d_rs, alpha, pc > 0);
+          continue;
         }
+        FN(tvm_gemm_tile_)(kc, panel, bp + q * NR * kc, tile, NR, (T)1, 0);
+        FN(tvm_gemm_store_)(tile, rows, cols, alpha, beta, c, c_code, c_rs, c_cs, d, d_rs,
+                            p * MR, j0 + q * NR, pc == 0);
       }
     }
   }
-  free(ap);
-  free(bp);
-  return 0;
 }
 
 /* D (M x N, row stride d_rs, compute type) = alpha * A @ B + beta * C (C may be NULL).
- * Threads take disjoint column (or, for narrow D, row) ranges of D and never wait for each
- * other until the end: on a shared machine a descheduled thread delays only itself. */
+ *
+ * The team first packs A whole (its panels shared out), then takes column strips of D from a
+ * queue (schedule(dynamic)), each thread packing B for its strip: a thread descheduled by
+ * another program delays one strip, which the others do not wait for (they take the rest). So
+ * a GEMM worth more than TVM_GEMM_WIDE multiply-adds uses every OpenMP thread whatever the
+ * load (over many time slices more threads get more of the machine, as numpy's BLAS does); a
+ * smaller one, shorter than a time slice, takes tvm_host_threads() (kernels/threads.c). */
+#ifndef TVM_GEMM_WIDE
+#define TVM_GEMM_WIDE 67108864.0 /* 512^3/2: a few milliseconds on one core */
+#endif
 static int32_t FN(tvm_gemm_core_)(int64_t M, int64_t N, int64_t K, T alpha, const void* a,
                                    int32_t a_code, int64_t a_rs, int64_t a_cs, const void* b,
                                    int32_t b_code, int64_t b_rs, int64_t b_cs, T beta,
                                    const void* c, int32_t c_code, int64_t c_rs, int64_t c_cs,
                                    T* d, int64_t d_rs, int32_t nthreads) {
-  int32_t status = 0;
-  /* threads pay off from about a 64^3 product */
-  const int parallel = (double)M * (double)N * (double)K >= 262144.0;
-  (void)nthreads;
-  (void)parallel;
-#pragma omp parallel num_threads(nthreads > 0 ? nthreads : tvm_host_threads()) if (parallel)
-  {
-    int64_t t = 0, nt = 1;
+  const double work = (double)M * (double)N * (double)K;
+  const int parallel = work >= 262144.0; /* threads pay off from about a 64^3 product */
+  int team = 1;
 #ifdef _OPENMP
-    t = omp_get_thread_num();
-    nt = omp_get_num_threads();
+  team = nthreads > 0 ? nthreads : work >= TVM_GEMM_WIDE ? omp_get_max_threads()
+                                                          : tvm_host_threads();
 #endif
-    int64_t i0 = 0, i1 = M, j0 = 0, j1 = N;
-    if (N >= nt * NR * 2) {  /* split the columns, in whole register tiles */
-      const int64_t tiles = (N + NR - 1) / NR;
-      j0 = tvm_gemm_min(N, tiles * t / nt * NR);
-      j1 = tvm_gemm_min(N, tiles * (t + 1) / nt * NR);
-    } else {
-      const int64_t tiles = (M + MR - 1) / MR;
-      i0 = tvm_gemm_min(M, tiles * t / nt * MR);
-      i1 = tvm_gemm_min(M, tiles * (t + 1) / nt * MR);
-    }
-    if (FN(tvm_gemm_block_)(i0, i1, j0, j1, K, alpha, a, a_code, a_rs, a_cs, b, b_code, b_rs,
-                            b_cs, beta, c, c_code, c_rs, c_cs, d, d_rs) != 0) {
+  if (!parallel) team = 1;
+  const int64_t panels = (M + MR - 1) / MR;
+  /* strips of whole register tiles, about four per thread, for the queue to balance */
+  int64_t width = (N + 4 * team - 1) / (4 * team);
+  width = tvm_gemm_min(TVM_GEMM_NC, ((width + NR - 1) / NR) * NR);
+  if (width < 4 * NR) width = 4 * NR;
+  const int64_t strips = (N + width - 1) / width;
+  const int64_t kc_max = tvm_gemm_min(K, TVM_GEMM_KC);
+  T* ap = (T*)tvm_gemm_alloc((size_t)(panels * MR * K) * sizeof(T));
+  if (ap == NULL) return -1;
+  int32_t status = 0;
+  (void)team;
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t p = 0; p < panels; ++p)
+      FN(tvm_gemm_pack_a_)(ap, a, a_code, a_rs, a_cs, 0, M, 0, K, p);
+    T* bp = (T*)tvm_gemm_alloc((size_t)(width * kc_max) * sizeof(T));
+    if (bp == NULL) {
 #pragma omp atomic write
       status = -1;
     }
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t s = 0; s < strips; ++s) {
+      if (bp == NULL) continue;
+      FN(tvm_gemm_strip_)(s * width, tvm_gemm_min(N, (s + 1) * width), M, K, alpha, ap, b,
+                          b_code, b_rs, b_cs, beta, c, c_code, c_rs, c_cs, d, d_rs, bp);
+    }
+    free(bp);
   }
+  free(ap);
   return status;
 }
 

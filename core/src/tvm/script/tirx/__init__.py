@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._hints import find_provider
+from ..._hints import find_provider, install_hint
 from ..._suggest import did_you_mean
 from ...ir import expr as _E
 from ...ir import stmt as _S
@@ -624,6 +624,6 @@ def _install_hint(name: str) -> str | None:
     entry = find_provider("script namespace", name)
     if entry is None:
         return None
-    return (f"the script namespace {name!r} comes with the {entry.name} backend: "
-            f"pip install {entry.distribution}")
+    return (f"the script namespace {name!r} comes with the {entry.name} backend; "
+            f"{install_hint(entry.distribution)}")
 

@@ -13,14 +13,16 @@ arguments bound and checked by it.
 
 from __future__ import annotations
 
+import sys
+import textwrap
+import types
 from dataclasses import dataclass
 from typing import Any
 
-from ..._suggest import did_you_mean
 from ...ir.buffer import Buffer, BufferRegion
 from ...ir.op import OP_REGISTRY, Op, OpCategory
 from ...ir.stmt import TilePrimitiveCall
-from ...tirx.operator.tile_primitive import ops as _ops  # noqa: F401 - registers the core tile ops
+from ...tirx.operator.tile_primitive import ops as _ops  # also registers the core tile ops
 from ...tirx.operator.tile_primitive.common import simplify_regions
 
 __all__ = ["ComposeOpBuilder", "ComposeOpSpec", "ScopeNamespace", "cluster", "compose_op", "cta",
@@ -164,7 +166,7 @@ def _caller(cache: dict[str, Any], name: str, scope: str, label: str, missing: s
     op = _tile_op(name)
     if op is None:
         cache.pop(name, None)
-        hint = did_you_mean(name, [o.name.removeprefix("tirx.tile.") for o in Op.list("tirx.tile.")])
+        hint = _ops.suggest_op(name)
         raise AttributeError(f"{missing}; {hint}" if hint else missing)
     got = cache.get(name)
     if got is None or got.op is not op:  # re-registered (e.g. by a test) -> new caller
@@ -193,6 +195,25 @@ def __getattr__(name: str) -> Any:
                    f"tile primitive (tile primitives are ops registered as 'tirx.tile.<name>')")
 
 
+#: what ``dir(Tx)`` lists besides the ops: the scope prefixes and compose_op
+_PUBLIC = ("cluster", "compose_op", "cta", "thread", "warp", "warpgroup", "wg")
+
+
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {op.name.removeprefix("tirx.tile.")
-                                    for op in Op.list("tirx.tile.")})
+    """The ops registered now and the scope prefixes; not the module's internals (its imports,
+    helpers and classes stay reachable by name)."""
+    return sorted({*_PUBLIC, *(op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile."))})
+
+
+class _TxModule(types.ModuleType):
+    """The module's type: its docstring ends with the tile primitives registered when it is
+    read, one line each, so that ``help(Tx)`` lists them (backends may add ops later)."""
+
+    @property
+    def __doc__(self) -> str:  # type: ignore[override]  # computed: ops register after import
+        return (f"{_DOC}\nTile primitives (help(Tx.<op>) shows one in full; Tx.<scope>.<op> "
+                f"runs it at a scope):\n\n{textwrap.indent(_ops.op_summary(), '    ')}\n")
+
+
+_DOC = __doc__ or ""
+sys.modules[__name__].__class__ = _TxModule

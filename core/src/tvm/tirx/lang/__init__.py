@@ -14,6 +14,8 @@ import importlib.util
 from types import ModuleType
 from typing import Any
 
+from ..._hints import install_hint
+
 __all__ = ["MODULES", "redirect"]
 
 MODULES = ("alloc_pool", "pipeline", "smem_desc", "tile_scheduler", "warp_role")
@@ -29,9 +31,8 @@ def redirect(namespace: dict[str, Any], module: str) -> None:
     except ModuleNotFoundError as err:
         if err.name not in ("tvm_backend_cuda", _TARGET, path):
             raise
-        how = ("the installed tvm-backend-cuda lacks it: 'pip install -U tvm-backend-cuda'"
-               if _installed("tvm_backend_cuda") else
-               "install it with 'pip install tvm-backend-cuda'")
+        how = (f"the installed tvm-backend-cuda lacks it: {install_hint('tvm-backend-cuda', upgrade=True)}"
+               if _installed("tvm_backend_cuda") else install_hint("tvm-backend-cuda"))
         raise ImportError(f"tvm.tirx.lang.{module} moved to the CUDA backend ({path}); {how}",
                           name=f"tvm.tirx.lang.{module}") from None
     names = getattr(target, "__all__", None)

@@ -6,6 +6,11 @@ such indices, loads and scalars that do not depend on ``v`` (broadcast), arithme
 comparisons, selects, casts and pure builtin math calls. Anything else - or a loop where a
 stored buffer is also read at another index (a loop-carried dependence) - falls back to a
 serial loop, which is always correct.
+
+A vectorised loop far wider than the target's vectors (more than ``FAR_PAST`` of its widest
+registers, ``TargetKind.vector_bytes``) would become one statement per lane in C-style code
+(``T.vectorized(1024)``: 1024 statements, seconds of compile time, slower code): it is compiled
+as a serial loop over vectors of that width instead, with a :class:`~tvm.error.PerformanceWarning`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 from ...arith import Analyzer
 from ...arith.linear import to_linear
+from ...error import PerformanceWarning, warn
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
@@ -22,9 +28,14 @@ from ...ir.op import CallEffect, OpCategory
 from ...ir.structural import structural_equal
 from ...ir.visitor import Mutator, substitute
 from ...transform import PassContext, PrimFuncPass
-from ._util import contains
+from ._util import contains, target_of
 
-__all__ = ["VectorizeLoop"]
+__all__ = ["DEFAULT_VECTOR_BYTES", "FAR_PAST", "VectorizeLoop"]
+
+#: a vectorised loop wider than this many of the target's vectors is compiled in chunks
+FAR_PAST = 4
+#: the vector width assumed for a target kind that does not declare one (AVX-512)
+DEFAULT_VECTOR_BYTES = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +49,10 @@ class VectorizeLoop(PrimFuncPass):
 
     def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
         enable = self.enable and not ctx.config.get("tir.disable_vectorize", False)
-        body = _Vectorizer(enable).visit(func.body)
+        target = target_of(func, ctx)
+        kind = target.kind if target is not None else None
+        width = getattr(kind, "vector_bytes", 0) or DEFAULT_VECTOR_BYTES
+        body = _Vectorizer(enable, width, kind.name if kind else "").visit(func.body)
         return func if body is func.body else func.with_body(body)
 
 
@@ -47,8 +61,11 @@ class _NotVectorizable(Exception):
 
 
 class _Vectorizer(Mutator):
-    def __init__(self, enable: bool) -> None:
+    def __init__(self, enable: bool, vector_bytes: int = DEFAULT_VECTOR_BYTES,
+                 target: str = "") -> None:
         self.enable = enable
+        self.vector_bytes = vector_bytes
+        self.target = target
 
     def visit_For(self, s: S.For) -> S.Stmt:
         body = self.visit(s.body)
@@ -58,9 +75,45 @@ class _Vectorizer(Mutator):
         if not self.enable or not isinstance(s.extent, E.IntImm) or s.extent.value < 2:
             return serial  # type: ignore[return-value]
         try:
+            chunk, bytes_ = self._chunk(body, s.extent.value)
+            if chunk < s.extent.value:
+                return self._in_chunks(s, body, chunk, bytes_)
             return _vectorize(s.loop_var, s.min, s.extent.value, body)
         except _NotVectorizable:
             return serial  # type: ignore[return-value]
+
+    def _chunk(self, body: S.Stmt, lanes: int) -> tuple[int, int]:
+        """The lanes to vectorise at a time (``lanes`` unless far past the target's vectors)
+        and the bytes of the widest element stored."""
+        bytes_ = max(max(1, st.buffer.dtype.bits // 8) for st in _stores(body))
+        width = max(1, self.vector_bytes // bytes_)
+        return (lanes if lanes <= FAR_PAST * width else width), bytes_
+
+    def _in_chunks(self, s: S.For, body: S.Stmt, chunk: int, bytes_: int) -> S.Stmt:
+        """``for v in T.vectorized(n)`` as a serial loop over vectors of ``chunk`` lanes (and
+        one shorter vector for the rest), with the warning that says so."""
+        lanes = s.extent.value  # type: ignore[attr-defined]
+        count, rest = divmod(lanes, chunk)
+        dt = s.loop_var.dtype
+        outer = E.Var(f"{s.loop_var.name}_vec", dt)
+        start = self.ana_add(s.min, E.Mul(outer, E.IntImm(dt, chunk)))
+        parts: list[S.Stmt] = [S.For(outer, E.IntImm(dt, 0), E.IntImm(dt, count),
+                                     S.ForKind.SERIAL, _vectorize(s.loop_var, start, chunk, body))]
+        if rest:
+            tail = self.ana_add(s.min, E.IntImm(dt, count * chunk))
+            parts.append(_vectorize(s.loop_var, tail, rest, body) if rest > 1
+                         else substitute(body, {s.loop_var: tail}))
+        warn(f"T.vectorized({lanes}) over {bytes_}-byte elements is {lanes // chunk}x the "
+             f"vector width of target {self.target or '?'} ({chunk} lanes in "
+             f"{self.vector_bytes} bytes); it is compiled as a serial loop over "
+             f"{chunk}-lane vectors. Write that loop (T.serial({count}) around "
+             f"T.vectorized({chunk})), or T.serial({lanes}) to leave vectorising to the "
+             "compiler, to silence this", PerformanceWarning, span=s.span)
+        return parts[0] if len(parts) == 1 else S.SeqStmt(parts)
+
+    @staticmethod
+    def ana_add(a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
+        return Analyzer().simplify(E.Add(a, b))
 
 
 def _stores(body: S.Stmt) -> list[S.BufferStore]:

@@ -340,7 +340,61 @@ def broadcast_map(src: Sequence[Any], dst: Sequence[Any]) -> list[int | None]:
         for k, d in zip(s_big, d_big):
             out[k] = d
         return out
-    raise DispatchFail(f"shape {_shape_text(src)} does not broadcast to {_shape_text(dst)}")
+    raise DispatchFail(f"shape {_shape_text(src)} does not broadcast to {_shape_text(dst)}",
+                       fix=broadcast_fix(src, dst))
+
+
+def broadcast_fix(src: Sequence[Any], dst: Sequence[Any], name: str = "the source",
+                  region: BufferRegion | None = None) -> str:
+    """How to make a source of extents ``src`` (``name``, reading ``region``) broadcast over a
+    destination of extents ``dst``: the shape with unit dimensions that lines its extents up
+    with dst's axes (and, for a whole buffer, the view that has it), or what must match."""
+    axes = _in_order_axes(src, dst)
+    if axes is None:
+        off = len(dst) - len(src)
+        bad = [k for k in range(len(src)) if not is_one(src[k])
+               and (k + off < 0 or not expr_equal(src[k], dst[k + off]))]
+        where = "" if not bad else (
+            f" (dimension {bad[-1]} of {name} is {src[bad[-1]]} where dst has "
+            f"{dst[bad[-1] + off] if bad[-1] + off >= 0 else 'no dimension'})")
+        return (f"{name}'s extents {_shape_text(src)} must line up with dst's {_shape_text(dst)} "
+                "as in NumPy: from the last dimension backwards, each extent equal to dst's or "
+                f"1 (a unit dimension repeats){where}; check the slice or the declared shape of "
+                f"{name}")
+    shape: list[Any] = [1] * len(dst)
+    for k, d in zip([k for k in range(len(src)) if not is_one(src[k])], axes):
+        shape[d] = src[k]
+    where = ", ".join(str(d) for d in axes)
+    text = (f"give {name} the shape {_shape_text(shape)} (its extents on dst's "
+            f"ax{'is' if len(axes) == 1 else 'es'} {where}, 1 elsewhere)")
+    buf = region.buffer if region is not None else None
+    if buf is not None and _whole(region):
+        dims = ", ".join(str(e) for e in shape) + ("," if len(shape) == 1 else "")
+        text += (f"; T.decl_buffer(({dims}), \"{buf.dtype}\", data={buf.name}.data) is that "
+                 f"view of {buf.name}")
+    return text
+
+
+def _in_order_axes(src: Sequence[Any], dst: Sequence[Any]) -> list[int] | None:
+    """The dst axes that src's non-unit extents equal, in order, or None."""
+    out: list[int] = []
+    d = 0
+    for k in range(len(src)):
+        if is_one(src[k]):
+            continue
+        while d < len(dst) and not expr_equal(src[k], dst[d]):
+            d += 1
+        if d == len(dst):
+            return None
+        out.append(d)
+        d += 1
+    return out
+
+
+def _whole(region: BufferRegion | None) -> bool:
+    return region is not None and all(
+        _int(r.min) == 0 and expr_equal(r.extent, e)
+        for r, e in zip(region.region, region.buffer.shape))
 
 
 def _shape_text(shape: Sequence[Any]) -> str:
@@ -380,7 +434,8 @@ class Operand:
             try:
                 self._map = broadcast_map(self.region.shape, dst_extents)
             except DispatchFail as err:
-                raise DispatchFail(f"{self.name}: {err}") from None
+                fix = broadcast_fix(self.region.shape, dst_extents, self.name, self.region)
+                raise DispatchFail(f"{self.name}: {err}", fix=fix) from None
         return self
 
     def load(self, idx: Sequence[PrimExpr]) -> PrimExpr:

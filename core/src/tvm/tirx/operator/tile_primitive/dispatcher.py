@@ -77,9 +77,10 @@ MAX_NESTING = 16
 Impl = Callable[[TilePrimitiveCall, DispatchContext], PrimFunc]
 
 
-def fail(reason: str) -> NoReturn:
-    """Decline the call being dispatched; ``reason`` appears in the dispatch error table."""
-    raise DispatchFail(reason)
+def fail(reason: str, *, fix: str = "") -> NoReturn:
+    """Decline the call being dispatched; ``reason`` appears in the dispatch error table and
+    ``fix`` (how to change the call so that it applies), if given, under it."""
+    raise DispatchFail(reason, fix=fix)
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,7 @@ class _Attempt:
     case: DispatchCase
     status: str
     reason: str
+    fix: str = ""
 
 
 @dataclass
@@ -241,6 +243,8 @@ class _Failure:
             lines.append(_table(["variant", "priority", "target", "status", "reason"],
                                 [[a.case.variant, str(a.case.priority), a.case.target_kind,
                                   a.status, a.reason] for a in self.attempts]))
+        fixes = dict.fromkeys(a.fix for a in self.attempts if a.fix)
+        lines += [f"fix: {fix}" for fix in fixes]
         return "\n".join(lines)
 
 
@@ -271,7 +275,7 @@ def _try(case: DispatchCase, op_call: TilePrimitiveCall, sctx: DispatchContext) 
     try:
         result = case.impl(op_call, sctx)
     except DispatchFail as err:
-        return _Attempt(case, "declined", str(err) or "declined")
+        return _Attempt(case, "declined", str(err) or "declined", err.fix)
     except Exception as err:  # recorded in the table; the search goes on
         return _Attempt(case, "error", f"{type(err).__name__}: {err}")
     if result is None:

@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .... import _registry
+from ...._suggest import did_you_mean
 from ....ir import Buffer, BufferRegion, TilePrimitiveCall
 from ....ir.op import CallEffect, Op, OpCategory
 
 __all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
-           "core_registration", "get_spec", "make_call", "make_compose_op", "reference_markdown"]
+           "OP_SYNONYMS", "core_registration", "get_spec", "make_call", "make_compose_op", "op_summary", "reference_markdown",
+           "registered_specs", "suggest_op"]
 
 # Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
 EXEC_SCOPE_ALIASES = {"wg": "warpgroup"}
@@ -242,6 +244,40 @@ _add(TileOpSpec(COMPOSE_OP, (), "compose", (),
                         "fallback runs them in order."))
 
 
+#: other vocabularies' names for tile primitives (NumPy, PyTorch, BLAS) and common misspellings,
+#: for did-you-mean: a name here is offered before the names close in spelling
+OP_SYNONYMS = {
+    "matmul": "gemm", "mm": "gemm", "bmm": "gemm", "dot": "gemm", "linear": "gemm",
+    "matmul_async": "gemm_async", "mma": "gemm_async", "wgmma": "gemm_async",
+    "subtract": "sub", "substract": "sub", "minus": "sub", "multiply": "mul", "mult": "mul",
+    "div": "fdiv", "divide": "fdiv", "true_divide": "fdiv", "plus": "add", "sum_": "sum",
+    "reduce_sum": "sum", "amax": "max", "amin": "min", "reduce_max": "max", "reduce_min": "min",
+    "negative": "neg", "absolute": "abs", "ln": "log", "inv": "reciprocal", "where": "select",
+    "assign": "copy", "memcpy": "copy", "load": "copy", "store": "copy", "astype": "cast",
+    "to": "cast", "zeros": "zero", "zero_": "zero", "fill_": "fill", "full": "fill",
+    "swish": "silu", "logistic": "sigmoid", "addcmul": "fma", "muladd": "fma",
+    "transpose": "permute_layout", "permute": "permute_layout", "permute_dims": "permute_layout",
+}
+#: what to add when a synonym's op is not quite the same thing
+OP_SYNONYM_NOTES = {
+    "permute_layout": "a transposed copy is Tx.permute_layout(dst, src) into a dst declared "
+                      "with the transposed layout; Tx.gemm transposes its operands itself "
+                      "(transpose_A=True, transpose_B=True)",
+    "gemm": "Tx.gemm(D, A, B) computes D = A @ B",
+}
+
+
+def suggest_op(name: str) -> str:
+    """The did-you-mean of an unknown ``Tx.<name>``: ops close in spelling, a synonym first
+    (``matmul`` -> ``gemm``), and a note where the synonym needs one; ``""`` when none."""
+    names = [op.name.removeprefix("tirx.tile.") for op in Op.list("tirx.tile.")]
+    hint = did_you_mean(name, names, synonyms=OP_SYNONYMS)
+    meant = OP_SYNONYMS.get(name.lower())
+    if hint and meant in names and meant in OP_SYNONYM_NOTES:
+        hint += f" ({OP_SYNONYM_NOTES[meant]})"
+    return hint
+
+
 @contextlib.contextmanager
 def core_registration() -> Iterator[None]:
     """Register as core, outside any backend's transaction.
@@ -294,15 +330,33 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
                              workspace=workspace, config=config)
 
 
+def registered_specs() -> list[TileOpSpec]:
+    """The specs of every registered tile primitive (core's and backends'), by name."""
+    return sorted((op.get_attr("tile_spec") for op in Op.list("tirx.tile.")
+                   if op.get_attr("tile_spec") is not None), key=lambda sp: sp.name)
+
+
+def op_summary() -> str:
+    """One line per registered tile primitive, its name and what it computes: what
+    ``help(Tx)`` lists."""
+    specs = registered_specs()
+    width = max((len(sp.name) for sp in specs), default=0)
+    return "\n".join(textwrap.fill(sp.doc, 88, initial_indent=f"{sp.name:<{width}}  ",
+                                    subsequent_indent=" " * (width + 2)) for sp in specs)
+
+
 def reference_markdown() -> str:
-    """The user guide's tile-op reference: every registered tile primitive with a spec, its
-    signature and its help text, exactly as ``help(Tx.<op>)`` shows them."""
-    specs = sorted((op.get_attr("tile_spec") for op in Op.list("tirx.tile.")
-                    if op.get_attr("tile_spec") is not None), key=lambda sp: sp.name)
+    """The user guide's tile-op reference: a table of every registered tile primitive with a
+    spec, then each one's signature and help text, exactly as ``help(Tx.<op>)`` shows them."""
+    specs = registered_specs()
     out = ["# Tile primitive reference", "",
-           "Generated from the op registry (`tirx.tile.*`): each entry is what "
-           "`help(Tx.<op>)` prints. Every op is also `Tx.<scope>.<op>` for the scopes `warp`, "
-           "`warpgroup` (`wg`), `cta` and `cluster`.", ""]
+           "Generated from the op registry (`tirx.tile.*`) by `python docs/generated.py`: each "
+           "entry is what `help(Tx.<op>)` prints, and the table is what `help(Tx)` lists. Every "
+           "op is also `Tx.<scope>.<op>` for the scopes `warp`, `warpgroup` (`wg`), `cta` and "
+           "`cluster`.", "", "| op | what it does |", "|---|---|"]
+    out += [f"| [`{sp.name}`](#tx{sp.name}) | {sp.doc.replace('|', '&#124;')} |"
+            for sp in specs]
+    out.append("")
     for spec in specs:
         if not spec.params:  # a statement form (`with Tx.compose_op(...):`), not a call
             text = "\n\n".join(textwrap.fill(p, 88) for p in (spec.doc, spec.details) if p)
