@@ -15,6 +15,7 @@ import tvm
 from tvm import autotune
 
 from .. import __version__ as _backend_version
+from ..plugin import register_backend
 
 #: executables by (kernel, factory arguments, options, arch)
 _EXES: dict[tuple[Any, ...], Any] = {}
@@ -175,6 +176,10 @@ def executable(kernel: str, factory: Callable[..., Any], args: tuple[Any, ...],
         ex = _EXES.get(key)
         if ex is not None:
             return ex
+        # the library belongs to this backend: a user who calls it from a source checkout (no
+        # installed distribution, so no entry point) gets the backend loaded as the seed's
+        # contract does it (idempotent; through the entry point when installed)
+        register_backend()
         arch_kw = {"arch": arch} if arch_arg else {}
         fixed = dict(options, **arch_kw)
         config: dict[str, Any] = {}
