@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One GPU session's run from a source checkout: every `gpu` test of tvm-backend-cuda, then the
+# CUDA benchmarks, each log and an updated copy of docs/perf.md written to OUTDIR. This is how the
+# H200 rows of docs/gpu-results.md and docs/perf.md are made.
+#
+#   bash scripts/gpu_session.sh OUTDIR [--lib]
+#
+# Needs a CUDA GPU with its driver, and in the Python on PATH: torch (CUDA build), triton,
+# cuda-core / cuda-bindings (NVRTC), numpy, pluggy, pytest, pytest-xdist. Nothing is installed:
+# core and the CUDA backend are used from this checkout (PYTHONPATH). TVM_COMMIT names the commit
+# in the tables when the checkout has no .git. Every step has a time limit (seconds, overridable:
+# TESTS_S, LAUNCH_S, PERF_S, LIB_S) so that a session's device time is never overrun; a step
+# that runs out leaves its log. `--lib` adds the kernel library's rows (bench/_lib_perf.py, with
+# autotuning: several minutes).
+set -uo pipefail
+out=${1:?usage: bash scripts/gpu_session.sh OUTDIR [--lib]}
+lib=${2:-}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD/core/src:$PWD/tvm-backend-cuda/src${PYTHONPATH:+:$PYTHONPATH}"
+export TVM_COMMIT="${TVM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+cp docs/perf.md "$out/perf.md"
+
+{
+    date -u '+%Y-%m-%d %H:%M UTC'
+    echo "commit $TVM_COMMIT"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    python -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)'
+} > "$out/machine.txt" 2>&1
+
+step() {  # step NAME SECONDS CMD...: run CMD with a time limit, its output to OUTDIR/NAME.log
+    local name=$1 limit=$2
+    shift 2
+    local t0=$SECONDS
+    timeout "$limit" "$@" > "$out/$name.log" 2>&1
+    local rc=$?
+    echo "$name: rc=$rc in $((SECONDS - t0)) s (limit $limit s)" | tee -a "$out/steps.txt"
+}
+
+# The benchmarks' kernels are compiled (NVRTC, into the cubin cache) while the tests run, so the
+# timed runs below start from a warm cache; the tests use a private cache each.
+python bench/cuda_perf.py --smoke > "$out/precompile.log" 2>&1 &
+step tests "${TESTS_S:-150}" python -m pytest -q -p no:cacheprovider tvm-backend-cuda/tests \
+    -m gpu -n 8 -rfEs
+wait
+step launch "${LAUNCH_S:-90}" python bench/cuda_launch_overhead.py --batches 150
+step perf "${PERF_S:-240}" python bench/cuda_perf.py --no-lib --out "$out/perf.md"
+if [ "$lib" = "--lib" ]; then
+    step lib "${LIB_S:-420}" python bench/cuda_perf.py --lib-only --out "$out/perf.md"
+fi
+tail -n 3 "$out/tests.log"
