@@ -1,6 +1,7 @@
 """Host time per launch: our CudaExecutable against a bare cuda.core launch of the same cubin.
 
-    PYTHONPATH=core/src:tvm-backend-cuda/src python bench/cuda_launch_overhead.py [--smoke]
+    PYTHONPATH=core/src:tvm-backend-cuda/src python bench/cuda_launch_overhead.py [--out docs/perf.md]
+                                                                        [--smoke]
 
 Budget (issue 21): a call of our executable, argument checks included, costs at most 1.2x the
 host time of a bare ``cuda.core.launch`` with the pointers already extracted, for a kernel
@@ -29,6 +30,7 @@ from typing import Any, no_type_check
 
 import _gpu
 
+SECTION = "## CUDA launch overhead (bench/cuda_launch_overhead.py)"
 N = 1 << 12
 ROWS, COLS = 64, 128  # the TMA kernel's tile; the arrays are 2 tiles
 
@@ -211,6 +213,8 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=200)
     ap.add_argument("--batches", type=int, default=300)
     ap.add_argument("--smoke", action="store_true", help="compile only, no GPU needed")
+    ap.add_argument("--out", default=None,
+                    help="replace this script's section of that file (e.g. docs/perf.md)")
     ns = ap.parse_args()
     tvm = _gpu.load_cuda()
     if ns.smoke:
@@ -295,10 +299,10 @@ def main() -> int:
     import cuda.bindings
     import cuda.core
 
-    head = (f"## Launch overhead ({datetime.date.today().isoformat()}, {props.name}, "
+    head = (f"{SECTION}\n\n{datetime.date.today().isoformat()}, {props.name}, "
             f"{platform.node()}, Python {platform.python_version()}, torch {torch.__version__}, "
             f"cuda.core {cuda.core.__version__}, cuda.bindings {cuda.bindings.__version__}, "
-            f"commit {_gpu.commit()})\n\n"
+            f"commit {_gpu.commit()}\n\n"
             "`PYTHONPATH=core/src:tvm-backend-cuda/src python bench/cuda_launch_overhead.py` "
             f"(vector add 2^12 f32, 3 torch tensors; TMA copy 128x128 bf16, 2 torch tensors; "
             f"{ns.batches} batches of {ns.batch} async launches per row, taking turns)\n\n"
@@ -310,9 +314,11 @@ def main() -> int:
         f"\nBudget 1.2x of the bare pre-extracted launch: {what} {med[k] / med['bare']:.2f}x -> "
         f"{'within' if med[k] <= 1.2 * med['bare'] else 'OVER'} budget."
         for k, what in (("ours", "array kernel"), ("ours_tma", "tensor-map kernel")))
-    print("\n".join(f"- {n}" for n in notes))
-    print()
-    print(head + "\n".join(rows) + "\n" + verdict + "\n")
+    text = (head + "\n".join(rows) + "\n" + verdict + "\n\n"
+            + "\n".join(f"- {n}" for n in notes) + "\n")
+    print(text)
+    if ns.out:
+        _gpu.write_section(ns.out, text, SECTION)
     return 0
 
 

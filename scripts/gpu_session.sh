@@ -44,7 +44,7 @@ python bench/cuda_perf.py --smoke > "$out/precompile.log" 2>&1 &
 step tests "${TESTS_S:-150}" python -m pytest -q -p no:cacheprovider tvm-backend-cuda/tests \
     -m gpu -n 8 -rfEs
 wait
-step launch "${LAUNCH_S:-90}" python bench/cuda_launch_overhead.py --batches 150
+step launch "${LAUNCH_S:-90}" python bench/cuda_launch_overhead.py --batches 150 --out "$out/perf.md"
 step perf "${PERF_S:-240}" python bench/cuda_perf.py --no-lib --out "$out/perf.md"
 if [ "$lib" = "--lib" ]; then
     step lib "${LIB_S:-420}" python bench/cuda_perf.py --lib-only --out "$out/perf.md"
