@@ -64,8 +64,15 @@ def _check_installed(session: nox.Session, *dists: str) -> None:
     session.run("python", str(ROOT / "scripts" / "check_installed.py"), *dists, silent=True)
 
 
-def _pytest(session: nox.Session, *paths: str) -> None:
-    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs)
+# pytest-xdist workers of the large sessions (core, each backend, all): the CI machine has 2
+# cores; TVM_TEST_WORKERS=0 runs them in one process.
+WORKERS = os.environ.get("TVM_TEST_WORKERS", str(min(4, os.cpu_count() or 1)))
+
+
+def _pytest(session: nox.Session, *paths: str, parallel: bool = False) -> None:
+    workers = ["-n", WORKERS] if parallel and WORKERS != "0" else []
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, *paths,
+                *session.posargs)
 
 
 @nox.session(python=CORE_PYTHONS)
@@ -74,7 +81,7 @@ def core(session: nox.Session) -> None:
     _install_ours(session, "./core[test]")
     _check_installed(session, "tvm-core")
     session.env["TVM_BACKENDS_STRICT"] = "1"
-    _pytest(session, "core/tests")
+    _pytest(session, "core/tests", parallel=True)
 
 
 # Extras a backend's own session installs beyond [test] (CUDA: NVSHMEM so its link tests run).
@@ -100,7 +107,7 @@ def _backend_session(folder: str):
         _install_ours(session, "./core[test]", *needs, f"./{folder}[{extras}]")
         _check_installed(session, "tvm-core", *map(_dist, _local_requirements(folder)), _dist(folder))
         session.env["TVM_BACKENDS_STRICT"] = "1"
-        _pytest(session, f"{folder}/tests")
+        _pytest(session, f"{folder}/tests", parallel=True)
 
     _session.__doc__ = f"Core plus {folder} alone (and the backends it requires)."
     return _session
@@ -137,7 +144,7 @@ def all_backends(session: nox.Session) -> None:
     """Core with every backend installed together, from the wheels."""
     _install_wheels(session, "tvm-core", *[_dist(b) for b in BACKENDS])
     session.env["TVM_BACKENDS_STRICT"] = "1"
-    _pytest(session, "core/tests", *[f"{b}/tests" for b in BACKENDS])
+    _pytest(session, "core/tests", *[f"{b}/tests" for b in BACKENDS], parallel=True)
 
 
 @nox.session(python=PYTHON)
