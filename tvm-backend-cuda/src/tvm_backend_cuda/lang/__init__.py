@@ -13,7 +13,7 @@ the same IR without the helpers.
 | :mod:`.alloc_pool` | SMEMPool, TMEMPool, TMEMStages |
 | :mod:`.warp_role` | WarpRole, WarpgroupRole |
 | :mod:`.smem_desc` | SmemDescriptor |
-| :mod:`.tile_scheduler` | BaseTileScheduler, PersistentTileScheduler2D, ClusterPersistentScheduler2D, GroupMajor3D |
+| :mod:`.tile_scheduler` | BaseTileScheduler, PersistentTileScheduler2D, ClusterPersistentScheduler2D, GroupMajor3D, FlashAttentionLinearScheduler, FlashAttentionLPTScheduler, RankAwareGroupMajorTileScheduler, IndexedTripleTileScheduler |
 
 The swizzled shared layouts live beside the copy variants, in
 :mod:`tvm_backend_cuda.dispatch.tma_utils` (``SwizzleMode``, ``mma_shared_layout``, ...), and are
@@ -28,11 +28,15 @@ from typing import Any
 __all__ = [
     "BaseTileScheduler",
     "ClusterPersistentScheduler2D",
+    "FlashAttentionLPTScheduler",
+    "FlashAttentionLinearScheduler",
     "GroupMajor3D",
+    "IndexedTripleTileScheduler",
     "MBarrier",
     "PersistentTileScheduler2D",
     "Pipeline",
     "PipelineState",
+    "RankAwareGroupMajorTileScheduler",
     "SMEMPool",
     "SmemDescriptor",
     "SwizzleMode",
@@ -57,8 +61,12 @@ _HELPER_MODULES = {
     "TMABar": ".pipeline",
     "BaseTileScheduler": ".tile_scheduler",
     "ClusterPersistentScheduler2D": ".tile_scheduler",
+    "FlashAttentionLPTScheduler": ".tile_scheduler",
+    "FlashAttentionLinearScheduler": ".tile_scheduler",
     "GroupMajor3D": ".tile_scheduler",
+    "IndexedTripleTileScheduler": ".tile_scheduler",
     "PersistentTileScheduler2D": ".tile_scheduler",
+    "RankAwareGroupMajorTileScheduler": ".tile_scheduler",
     "SMEMPool": ".alloc_pool",
     "TMEMPool": ".alloc_pool",
     "TMEMStages": ".alloc_pool",

@@ -19,6 +19,14 @@ panels and B-column panels in L2 (Triton's "grouped ordering").
 :class:`ClusterPersistentScheduler2D` hands out work per cluster: each step a cluster takes a
 ``cluster_m x cluster_n`` block of tiles (grouped as above, over blocks) and the CTA takes the
 tile at its position in the cluster.
+
+Attention: a work unit is one (batch, head, query block). :class:`FlashAttentionLinearScheduler`
+walks them query block fastest; :class:`FlashAttentionLPTScheduler` hands out the longest work
+first (with a causal mask, query block ``q`` of ``Q`` attends to ``q + 1`` key blocks, so the last
+query blocks cost ``Q`` times the first), over sections of (batch, head) pairs whose K and V
+stay in L2 together. Multi-GPU and grouped work: :class:`RankAwareGroupMajorTileScheduler` starts
+each rank on its own slice of rows; :class:`IndexedTripleTileScheduler` reads each unit's
+coordinates from a table in global memory (a grouped GEMM's (group, m, n) list).
 """
 
 from __future__ import annotations
@@ -33,8 +41,12 @@ from ._emit import alloc, as_expr, seq_of, static_int
 __all__ = [
     "BaseTileScheduler",
     "ClusterPersistentScheduler2D",
+    "FlashAttentionLPTScheduler",
+    "FlashAttentionLinearScheduler",
     "GroupMajor3D",
+    "IndexedTripleTileScheduler",
     "PersistentTileScheduler2D",
+    "RankAwareGroupMajorTileScheduler",
 ]
 
 
@@ -183,3 +195,141 @@ class GroupMajor3D(BaseTileScheduler):
     def n_idx(self) -> PrimExpr:
         return _grouped(self.tile % (self.m_tiles * self.n_tiles), self.m_tiles, self.n_tiles,
                         self.group_m)[1]
+
+
+class FlashAttentionLinearScheduler(BaseTileScheduler):
+    """``batch x heads x q_blocks`` attention work units over ``num_ctas`` persistent CTAs, in
+    linear order: query block fastest, then head, then batch (``b_idx``, ``h_idx``, ``q_idx``).
+    Right for equal-cost units (no causal mask); a causal kernel wants
+    :class:`FlashAttentionLPTScheduler`."""
+
+    def __init__(self, batch: int, heads: int, q_blocks: int, *, num_ctas: int, cta_id: Any,
+                 name: str = "tile") -> None:
+        what = type(self).__name__
+        self.batch = static_int(batch, f"{what}: batch", minimum=1)
+        self.heads = static_int(heads, f"{what}: heads", minimum=1)
+        self.q_blocks = static_int(q_blocks, f"{what}: q_blocks", minimum=1)
+        super().__init__(self.batch * self.heads * self.q_blocks, num_ctas, cta_id, name=name)
+
+    def coords(self, tile: PrimExpr | None = None) -> tuple[PrimExpr, PrimExpr, PrimExpr]:
+        """(batch, head, query block) of linear unit ``tile`` (default: the current one)."""
+        t = self.tile if tile is None else tile
+        bh = t // self.q_blocks
+        return bh // self.heads, bh % self.heads, t % self.q_blocks
+
+    @property
+    def b_idx(self) -> PrimExpr:
+        return self.coords()[0]
+
+    @property
+    def h_idx(self) -> PrimExpr:
+        return self.coords()[1]
+
+    @property
+    def q_idx(self) -> PrimExpr:
+        return self.coords()[2]
+
+    m_idx = q_idx
+
+
+class FlashAttentionLPTScheduler(FlashAttentionLinearScheduler):
+    """Longest-processing-time-first order of ``batch x heads x q_blocks`` attention units.
+
+    The (batch, head) pairs are cut into sections of ``section`` pairs (default: all of them);
+    a section's units are handed out before the next section's, so the K and V the CTAs read
+    at one time belong to ``section`` heads (pick it so that their K and V fit in L2). Inside a
+    section the query blocks go from the last to the first when ``causal`` (the last attends to
+    every key block, the first to one), each to every pair of the section before the next
+    query block, so each persistent CTA's share ends with the short units and the CTAs finish
+    together; without ``causal`` they go first to last."""
+
+    def __init__(self, batch: int, heads: int, q_blocks: int, *, num_ctas: int, cta_id: Any,
+                 causal: bool = True, section: int | None = None, name: str = "tile") -> None:
+        super().__init__(batch, heads, q_blocks, num_ctas=num_ctas, cta_id=cta_id, name=name)
+        pairs = self.batch * self.heads
+        self.section = static_int(pairs if section is None else section,
+                                  f"{type(self).__name__}: section", minimum=1)
+        self.causal = bool(causal)
+
+    def coords(self, tile: PrimExpr | None = None) -> tuple[PrimExpr, PrimExpr, PrimExpr]:
+        t = self.tile if tile is None else tile
+        # (pair, query step): pairs change fastest inside a section of `section` pairs
+        bh, step = _grouped(t, self.batch * self.heads, self.q_blocks, self.section)
+        q = self.q_blocks - 1 - step if self.causal else step
+        return bh // self.heads, bh % self.heads, q
+
+
+class RankAwareGroupMajorTileScheduler(PersistentTileScheduler2D):
+    """:class:`PersistentTileScheduler2D` on one of ``world_size`` GPUs that overlap a GEMM with
+    communication: the tile rows are ``world_size`` equal slices, and rank ``rank`` walks them
+    starting with its own slice, then ``rank + 1``, ... (mod ``world_size``). With an
+    all-gather feeding A, a rank's own rows are there first and the others arrive in ring
+    order; with a reduce-scatter after, each slice is finished as early as its turn allows.
+    ``rank`` may be an expression (read at run time); ``m_tiles`` must divide evenly."""
+
+    def __init__(self, m_tiles: int, n_tiles: int, *, num_ctas: int, cta_id: Any, rank: Any,
+                 world_size: int, group_m: int = 8, name: str = "tile") -> None:
+        what = type(self).__name__
+        self.world_size = static_int(world_size, f"{what}: world_size", minimum=1)
+        m = static_int(m_tiles, f"{what}: m_tiles", minimum=1)
+        if m % self.world_size:
+            raise ValueError(f"{what}: {m} tile rows do not split into {self.world_size} equal "
+                             "rank slices; pad M to a multiple of world_size x the tile height")
+        self.rank = as_expr(rank)
+        super().__init__(m, n_tiles, num_ctas=num_ctas, cta_id=cta_id, group_m=group_m,
+                         name=name)
+
+    def coords(self, tile: PrimExpr | None = None) -> tuple[PrimExpr, PrimExpr]:
+        t = self.tile if tile is None else tile
+        per_rank = self.m_tiles // self.world_size
+        per_slice = per_rank * self.n_tiles
+        # slices in turn, each grouped as the 2-D scheduler groups the whole grid
+        k, local = t // per_slice, t % per_slice
+        row, col = _grouped(local, per_rank, self.n_tiles, min(self.group_m, per_rank))
+        owner = (self.rank + k) % self.world_size
+        return owner * per_rank + row, col
+
+
+class IndexedTripleTileScheduler(BaseTileScheduler):
+    """Work units listed in a table: ``table`` is an int32 buffer of shape ``[max_tiles, 3]``
+    (global memory, written by the host or an earlier kernel), unit ``t`` works on
+    ``(table[t, 0], table[t, 1], table[t, 2])`` (``b_idx``, ``m_idx``, ``n_idx``: e.g. a grouped
+    GEMM's group and tile). ``num_tiles`` (default ``max_tiles``) may be an expression read at
+    run time, such as a count in global memory; the loop runs for ``max_tiles``."""
+
+    def __init__(self, table: Buffer, *, num_ctas: int, cta_id: Any, num_tiles: Any = None,
+                 name: str = "tile") -> None:
+        what = type(self).__name__
+        if not isinstance(table, Buffer) or len(table.shape) != 2:
+            raise ValueError(f"{what}: table must be a 2-d buffer [max_tiles, 3], got {table!r}")
+        cols = static_int(table.shape[1], f"{what}: the table's second dimension")
+        if cols != 3:
+            raise ValueError(f"{what}: the table has {cols} columns; it needs 3 "
+                             "(b, m, n) per work unit")
+        if str(table.dtype) != "int32":
+            raise ValueError(f"{what}: the table must be int32, got {table.dtype}")
+        self.table = table
+        max_tiles = static_int(table.shape[0], f"{what}: the table's first dimension (max_tiles)",
+                               minimum=1)
+        super().__init__(max_tiles, num_ctas, cta_id, name=name)
+        self.count = as_expr(max_tiles if num_tiles is None else num_tiles)
+
+    @property
+    def valid(self) -> PrimExpr:
+        return E.And(E.LT(self.tile, const(self.num_tiles, "int32")),
+                     E.LT(self.tile, self.count))
+
+    def _col(self, j: int) -> PrimExpr:
+        return BufferLoad(self.table, [self.tile, const(j, "int32")])
+
+    @property
+    def b_idx(self) -> PrimExpr:
+        return self._col(0)
+
+    @property
+    def m_idx(self) -> PrimExpr:
+        return self._col(1)
+
+    @property
+    def n_idx(self) -> PrimExpr:
+        return self._col(2)
