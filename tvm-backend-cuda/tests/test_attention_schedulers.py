@@ -107,7 +107,7 @@ def test_rank_aware_starts_with_its_own_slice() -> None:
 
 
 @no_type_check
-def test_attention_and_indexed_schedulers_compile_in_a_kernel() -> None:
+def _kernel() -> Any:
     @T.prim_func
     def k(table: T.Buffer((10, 3), "int32"), count: T.Buffer((1,), "int32"),
           out: T.Buffer((2, 4, 6), "int32"), out2: T.Buffer((10,), "int32")):
@@ -127,8 +127,34 @@ def test_attention_and_indexed_schedulers_compile_in_a_kernel() -> None:
                     out2[idx.tile] = idx.b_idx * 100 + idx.m_idx * 10 + idx.n_idx
             idx.advance()
 
-    src = tvm.compile(k, target={"kind": "cuda", "arch": "sm_90a"}).inspect_source()
+    return k
+
+
+def test_attention_and_indexed_schedulers_compile_in_a_kernel() -> None:
+    src = tvm.compile(_kernel(), target={"kind": "cuda", "arch": "sm_90a"}).inspect_source()
     assert "count[0]" in src and "table[" in src
+
+
+@pytest.mark.gpu
+def test_schedulers_on_the_gpu() -> None:
+    torch = pytest.importorskip("torch")
+    ex = tvm.compile(_kernel(), target="cuda")
+    table = torch.randint(0, 10, (10, 3), dtype=torch.int32, device="cuda")
+    count = torch.tensor([7], dtype=torch.int32, device="cuda")
+    out = torch.full((2, 4, 6), -1, dtype=torch.int32, device="cuda")
+    out2 = torch.full((10,), -1, dtype=torch.int32, device="cuda")
+    ex(table, count, out, out2)
+    torch.cuda.synchronize()
+    # unit i of the LPT order is done by CTA i % 4
+    order = _order(FlashAttentionLPTScheduler(2, 4, 6, num_ctas=4, cta_id=0, section=4))
+    want = torch.empty_like(out)
+    for i, (b, h, q) in enumerate(order):
+        want[b, h, q] = i % 4
+    assert torch.equal(out, want)
+    t = table.long()
+    want2 = torch.full((10,), -1, dtype=torch.long, device="cuda")
+    want2[:7] = (t[:, 0] * 100 + t[:, 1] * 10 + t[:, 2])[:7]
+    assert torch.equal(out2.long(), want2)
 
 
 def test_scheduler_errors() -> None:
