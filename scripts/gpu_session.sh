@@ -3,18 +3,22 @@
 # CUDA benchmarks, each log and an updated copy of docs/perf.md written to OUTDIR. This is how the
 # H200 rows of docs/gpu-results.md and docs/perf.md are made.
 #
-#   bash scripts/gpu_session.sh OUTDIR [--lib]
+#   bash scripts/gpu_session.sh OUTDIR [STEP...]
 #
 # Needs a CUDA GPU with its driver, and in the Python on PATH: torch (CUDA build), triton,
 # cuda-core / cuda-bindings (NVRTC), numpy, pluggy, pytest, pytest-xdist. Nothing is installed:
 # core and the CUDA backend are used from this checkout (PYTHONPATH). TVM_COMMIT names the commit
 # in the tables when the checkout has no .git. Every step has a time limit (seconds, overridable:
 # TESTS_S, LAUNCH_S, PERF_S, LIB_S) so that a session's device time is never overrun; a step
-# that runs out leaves its log. `--lib` adds the kernel library's rows (bench/_lib_perf.py, with
-# autotuning: several minutes).
+# that runs out leaves its log. STEPs, run in the order given (default: tests launch perf):
+# tests (every `gpu` test), launch (bench/cuda_launch_overhead.py), perf (bench/cuda_perf.py
+# --no-lib: the GEMM and memory-bound rows), lib (bench/cuda_perf.py --lib-only: the kernel
+# library's rows, with autotuning).
 set -uo pipefail
-out=${1:?usage: bash scripts/gpu_session.sh OUTDIR [--lib]}
-lib=${2:-}
+out=${1:?usage: bash scripts/gpu_session.sh OUTDIR [tests] [launch] [perf] [lib]}
+shift
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(tests launch perf)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
@@ -38,15 +42,23 @@ step() {  # step NAME SECONDS CMD...: run CMD with a time limit, its output to O
     echo "$name: rc=$rc in $((SECONDS - t0)) s (limit $limit s)" | tee -a "$out/steps.txt"
 }
 
-# The benchmarks' kernels are compiled (NVRTC, into the cubin cache) while the tests run, so the
-# timed runs below start from a warm cache; the tests use a private cache each.
+# The benchmarks' kernels are compiled (NVRTC, into the cubin cache) while the first step runs,
+# so the timed runs start from a warm cache; the tests use a private cache each.
 python bench/cuda_perf.py --smoke > "$out/precompile.log" 2>&1 &
-step tests "${TESTS_S:-150}" python -m pytest -q -p no:cacheprovider tvm-backend-cuda/tests \
-    -m gpu -n 8 -rfEs
+pre=$!
+for s in "${steps[@]}"; do
+    case $s in
+    tests) step tests "${TESTS_S:-150}" python -m pytest -q -p no:cacheprovider \
+               tvm-backend-cuda/tests -m gpu -n 8 -rfEs ;;
+    launch) wait $pre; step launch "${LAUNCH_S:-90}" python bench/cuda_launch_overhead.py \
+                --batches 150 --out "$out/perf.md" ;;
+    perf) wait $pre; step perf "${PERF_S:-240}" python bench/cuda_perf.py --no-lib \
+              --out "$out/perf.md" ;;
+    lib) wait $pre; step lib "${LIB_S:-420}" python bench/cuda_perf.py --lib-only \
+             --out "$out/perf.md" ;;
+    *) echo "unknown step $s (tests, launch, perf, lib)" >&2; exit 2 ;;
+    esac
+done
 wait
-step launch "${LAUNCH_S:-90}" python bench/cuda_launch_overhead.py --batches 150 --out "$out/perf.md"
-step perf "${PERF_S:-240}" python bench/cuda_perf.py --no-lib --out "$out/perf.md"
-if [ "$lib" = "--lib" ]; then
-    step lib "${LIB_S:-420}" python bench/cuda_perf.py --lib-only --out "$out/perf.md"
-fi
-tail -n 3 "$out/tests.log"
+[ -f "$out/tests.log" ] && tail -n 3 "$out/tests.log"
+exit 0
