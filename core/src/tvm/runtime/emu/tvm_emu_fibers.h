@@ -87,6 +87,7 @@ struct LaunchConfig {
   const char* kernel = "kernel";
   bool strict_barriers = false;  // CUDA: a barrier must be reached by the whole block
   size_t shared_bytes = 0;       // per-block shared window (static + dynamic)
+  size_t dynamic_bytes = 0;      // of which the dynamic part, at the window's end
   size_t stack_size = 256 * 1024;
 };
 
@@ -217,8 +218,9 @@ inline void* shared_static(const void* key, size_t bytes, size_t align) {
   for (auto& s : w->static_slots)
     if (s.first == key) return w->shared + s.second;
   size_t off = (w->static_top + align - 1) / align * align;
-  if (off + bytes > w->shared_size)
-    fail(kError, "static shared memory exceeds the %zu bytes the emulator provides", w->shared_size);
+  const size_t limit = w->shared_size - w->cfg->dynamic_bytes;
+  if (off + bytes > limit)
+    fail(kError, "static shared memory exceeds the %zu bytes the emulator provides", limit);
   w->static_slots.emplace_back(key, off);
   w->static_top = off + bytes;
   return w->shared + off;

@@ -1,0 +1,673 @@
+// tvm_cuda_emu.h: the CUDA built-ins as C++17 for g++, so that the CUDA C++ tvm generates runs
+// on the CPU (tvm.compile(f, "cuda", emulate=True); tvm_backend_cuda.emulator).
+//
+// Execution model: core's fiber runtime (tvm/runtime/emu/tvm_emu_fibers.h): CTAs spread over OS
+// threads, each thread of a CTA a fiber, __syncthreads a block barrier (strict: the whole CTA,
+// at one call), warp functions collectives of the lanes at the same call site.
+//
+// The Python side (emulator.py) rewrites three kinds of declarations of the generated source,
+// keeping its line numbers: a kernel's pointer parameters become checked global pointers
+// (GPtr<T>), `__shared__ T name[n]` a checked view of the CTA's shared window (TVM_EMU_SHARED),
+// and the dynamic shared array and its sub-buffers checked views of the dynamic window. Every
+// access through them is bounds-checked: an access outside its buffer stops the grid with a
+// BoundsCheckError naming the kernel, the buffer, the index and the thread.
+//
+// Half and bfloat16 arithmetic rounds as the GPU does (computed in float, one rounding to the
+// 16-bit type: exact for +, -, *, as float holds those results of 16-bit operands; division
+// and the math functions may differ in the last bit).
+#pragma once
+#pragma GCC system_header
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include "tvm_emu_fibers.h"
+
+// ---- qualifiers -------------------------------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __shared__
+#define __constant__ static
+#define __grid_constant__
+#define __launch_bounds__(...)
+#define __cluster_dims__(...)
+#define __align__(n) __attribute__((aligned(n)))
+
+namespace tvm_cuda_emu {
+
+using tvm_emu::Dim3;
+
+inline const tvm_emu::ThreadCtx& tctx() {
+  static const tvm_emu::ThreadCtx outside{};
+  tvm_emu::Fiber* f = tvm_emu::current();
+  return f ? f->ctx : outside;
+}
+inline unsigned site_of(unsigned line, unsigned col) { return line * 4096u + col; }
+
+// ---- checked memory ---------------------------------------------------------------------------
+[[noreturn]] inline void out_of_bounds(const char* space, const char* name, long long index,
+                                       size_t elem, size_t count, const char* what) {
+  tvm_emu::fail(tvm_emu::kBounds,
+                "out-of-bounds %s of %s buffer '%s': index %lld is outside [0, %zu) "
+                "(%zu-byte elements)",
+                what, space, name, index, count, elem);
+}
+
+// A pointer into a buffer (a kernel argument or a shared-memory array) that checks every access
+// against the buffer's extent. Decays to T* where code needs a raw pointer.
+template <class T>
+struct Ptr {
+  T* p = nullptr;
+  const char* base = nullptr;  // the buffer's first byte
+  size_t bytes = 0;            // the buffer's size
+  const char* name = "";
+  const char* space = "global";
+
+  Ptr() = default;
+  Ptr(T* p_, const void* base_, size_t bytes_, const char* name_, const char* space_)
+      : p(p_), base(static_cast<const char*>(base_)), bytes(bytes_), name(name_), space(space_) {}
+
+  static constexpr size_t esize() {
+    if constexpr (std::is_void_v<std::remove_cv_t<T>>) return 1;
+    else return sizeof(T);
+  }
+  void check(long long i, size_t n, const char* what) const {
+    const char* at = reinterpret_cast<const char*>(p) + i * (long long)esize();
+    if (at < base || at + n > base + bytes) {
+      long long idx = (at - base) / (long long)esize();
+      if (at < base && (at - base) % (long long)esize()) --idx;
+      out_of_bounds(space, name, idx, esize(), bytes / esize(), what);
+    }
+  }
+  T& operator[](long long i) const {
+    check(i, sizeof(T), "access");
+    return p[i];
+  }
+  T& operator*() const {
+    check(0, sizeof(T), "access");
+    return *p;
+  }
+  Ptr operator+(long long i) const { Ptr q = *this; q.p = p + i; return q; }
+  Ptr operator-(long long i) const { Ptr q = *this; q.p = p - i; return q; }
+  Ptr& operator+=(long long i) { p += i; return *this; }
+  operator T*() const { return p; }
+  // (float4*)(A + i): a view as another type, checked for the whole element at once
+  template <class U, class = std::enable_if_t<!std::is_same_v<U, T*>>>
+  explicit operator U() const {
+    if constexpr (std::is_pointer_v<U>) {
+      using E = std::remove_pointer_t<U>;
+      if constexpr (!std::is_void_v<std::remove_cv_t<E>>) {
+        const char* at = reinterpret_cast<const char*>(p);
+        if (at < base || at + sizeof(E) > base + bytes)
+          out_of_bounds(space, name, (at - base) / (long long)esize(), esize(), bytes / esize(),
+                        "vector access");
+      }
+      return (U)(p);
+    } else {
+      return (U)(reinterpret_cast<uintptr_t>(p));
+    }
+  }
+  template <class U>
+  Ptr<U> view(size_t byte_offset) const {
+    return Ptr<U>(reinterpret_cast<U*>(const_cast<char*>(base) + byte_offset), base, bytes, name,
+                  space);
+  }
+};
+
+template <class T>
+using GPtr = Ptr<T>;
+
+// The storage of `__shared__ T name[n]` (rewritten to TVM_EMU_SHARED(T, name, n, align)).
+#define TVM_EMU_SHARED(T, name, n, align)                                                  \
+  static const char name##_tvm_key_ = 0;                                                 \
+  ::tvm_cuda_emu::Ptr<T> name(                                                           \
+      static_cast<T*>(::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align))), \
+      ::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align)), sizeof(T) * (n), \
+      #name, "shared")
+
+inline unsigned char* dyn_base() {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  return w->shared + (w->shared_size - w->cfg->dynamic_bytes);
+}
+inline size_t dyn_bytes() { return tvm_emu::tls_worker->cfg->dynamic_bytes; }
+#define TVM_EMU_DYN_SHARED(name)                                                        \
+  ::tvm_cuda_emu::Ptr<unsigned char> name(::tvm_cuda_emu::dyn_base(),                   \
+                                          ::tvm_cuda_emu::dyn_base(),                   \
+                                          ::tvm_cuda_emu::dyn_bytes(), #name, "dynamic shared")
+
+// A kernel argument: converts to the parameter's type (a checked pointer or a scalar).
+template <class P>
+struct is_ptr : std::false_type {};
+template <class T>
+struct is_ptr<Ptr<T>> : std::true_type {};
+
+struct Arg {
+  void** args;
+  const uint64_t* sizes;
+  const char* const* names;
+  int i;
+  template <class P>
+  operator P() const {
+    if constexpr (is_ptr<P>::value) {
+      using T = std::remove_pointer_t<decltype(P().p)>;
+      return P(static_cast<T*>(args[i]), args[i], sizes[i], names[i], "global");
+    } else {
+      return *static_cast<P*>(args[i]);
+    }
+  }
+};
+
+// ---- shared-memory addresses --------------------------------------------------------------------
+inline unsigned cvta_to_shared(const void* p) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  const unsigned char* q = static_cast<const unsigned char*>(p);
+  if (!w || q < w->shared || q >= w->shared + w->shared_size + 1)
+    tvm_emu::fail(tvm_emu::kError, "__cvta_generic_to_shared of an address outside shared memory");
+  return unsigned(q - w->shared);
+}
+inline unsigned char* smem_at(unsigned addr, size_t n, const char* what) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (size_t(addr) + n > w->shared_size)
+    tvm_emu::fail(tvm_emu::kBounds, "%s: shared address %u (+%zu bytes) is outside the CTA's %zu "
+                  "bytes of shared memory", what, addr, n, w->shared_size);
+  return w->shared + addr;
+}
+
+}  // namespace tvm_cuda_emu
+
+// ---- thread indices -----------------------------------------------------------------------------
+#define threadIdx (::tvm_cuda_emu::tctx().tid)
+#define blockIdx (::tvm_cuda_emu::tctx().bid)
+#define blockDim (::tvm_cuda_emu::tctx().bdim)
+#define gridDim (::tvm_cuda_emu::tctx().gdim)
+constexpr int warpSize = 32;
+
+inline unsigned __cvta_generic_to_shared(const void* p) { return tvm_cuda_emu::cvta_to_shared(p); }
+
+// ---- synchronisation ----------------------------------------------------------------------------
+inline void __syncthreads(unsigned line = __builtin_LINE()) {
+  tvm_emu::block(tvm_emu::kAtBarrier, line);
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+[[noreturn]] inline void __trap() {
+  tvm_emu::fail(tvm_emu::kError, "__trap() (a device-side assertion failed)");
+}
+inline void __nanosleep(unsigned) {
+  tvm_emu::wait_until([](const void*) { return true; }, nullptr, "sleeping");
+}
+inline long long clock64() { return 0; }
+inline unsigned __activemask() { return 0xffffffffu; }
+
+// ---- warp collectives ---------------------------------------------------------------------------
+namespace tvm_cuda_emu {
+enum WarpOp { kShfl, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp };
+
+// Deposit v, wait for the lanes at this call site; check that `mask` names exactly the lanes
+// (of the warp's existing lanes) that arrived.
+template <class T>
+const tvm_emu::WarpSnap& warp_exchange(const T& v, unsigned mask, int op, unsigned site,
+                                       const char* fn) {
+  static_assert(sizeof(T) <= tvm_emu::kSlot, "warp function on a type larger than 64 bytes");
+  const tvm_emu::WarpSnap& snap = tvm_emu::exchange(&v, sizeof(T), op, 0, site);
+  const tvm_emu::ThreadCtx& c = tctx();
+  unsigned total = c.bdim.x * c.bdim.y * c.bdim.z;
+  unsigned lanes_here = std::min(32u, total - c.warp * 32u);
+  unsigned existing = lanes_here == 32 ? 0xffffffffu : ((1u << lanes_here) - 1u);
+  if ((mask & existing) & ~snap.mask)
+    tvm_emu::fail(tvm_emu::kDivergence,
+                  "warp divergence: %s with mask 0x%08x, but only lanes 0x%08x of warp %u "
+                  "reached this call together (the others exited or wait elsewhere)",
+                  fn, mask, snap.mask, c.warp);
+  return snap;
+}
+
+template <class T>
+T lane_value(const tvm_emu::WarpSnap& s, unsigned lane, const T& own) {
+  if (lane >= 32 || !((s.mask >> lane) & 1u)) return own;
+  T v;
+  std::memcpy((void*)&v, s.released[lane], sizeof(T));
+  return v;
+}
+}  // namespace tvm_cuda_emu
+
+// the call site of a warp collective: its line (lanes at the same line are released together)
+#define TVM_EMU_SITE unsigned site_ = __builtin_LINE(), unsigned col_ = 0
+template <class T>
+T __shfl_sync(unsigned mask, T v, int src, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShfl,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  return tvm_cuda_emu::lane_value(s, seg + (unsigned(src) % unsigned(width)), v);
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflXor,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_xor_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  unsigned src = lane ^ unsigned(lane_mask);
+  if (src < seg || src >= seg + unsigned(width)) return v;
+  return tvm_cuda_emu::lane_value(s, src, v);
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflUp,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_up_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  if (lane - seg < delta) return v;
+  return tvm_cuda_emu::lane_value(s, lane - delta, v);
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflDown,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_down_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  if (lane + delta >= seg + unsigned(width)) return v;
+  return tvm_cuda_emu::lane_value(s, lane + delta, v);
+}
+inline unsigned __ballot_sync(unsigned mask, int pred, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(pred, mask, tvm_cuda_emu::kBallot,
+                                        tvm_cuda_emu::site_of(site_, col_), "__ballot_sync");
+  unsigned bits = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if (((mask & s.mask) >> l) & 1u && tvm_cuda_emu::lane_value(s, l, 0)) bits |= 1u << l;
+  return bits;
+}
+inline int __any_sync(unsigned mask, int pred, TVM_EMU_SITE) {
+  return __ballot_sync(mask, pred, site_, col_) != 0;
+}
+inline int __all_sync(unsigned mask, int pred, TVM_EMU_SITE) {
+  unsigned b = __ballot_sync(mask, pred, site_, col_);
+  auto& s = tvm_emu::tls_worker->warps[tvm_cuda_emu::tctx().warp];
+  return (b & s.mask & mask) == (s.mask & mask);
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu, TVM_EMU_SITE) {
+  tvm_cuda_emu::warp_exchange(0, mask, tvm_cuda_emu::kSyncWarp,
+                              tvm_cuda_emu::site_of(site_, col_), "__syncwarp");
+}
+#define TVM_EMU_REDUCE(name, expr)                                                        \
+  inline unsigned name(unsigned mask, unsigned v, TVM_EMU_SITE) {                          \
+    auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShfl,                    \
+                                          tvm_cuda_emu::site_of(site_, col_), #name);      \
+    bool first = true;                                                                      \
+    unsigned acc = 0;                                                                       \
+    for (unsigned l = 0; l < 32; ++l) {                                                     \
+      if (!(((mask & s.mask) >> l) & 1u)) continue;                                         \
+      unsigned b = tvm_cuda_emu::lane_value(s, l, 0u);                                      \
+      acc = first ? b : (expr);                                                             \
+      first = false;                                                                        \
+    }                                                                                       \
+    return acc;                                                                             \
+  }
+TVM_EMU_REDUCE(__reduce_add_sync, acc + b)
+TVM_EMU_REDUCE(__reduce_and_sync, acc & b)
+TVM_EMU_REDUCE(__reduce_or_sync, acc | b)
+TVM_EMU_REDUCE(__reduce_xor_sync, acc ^ b)
+TVM_EMU_REDUCE(__reduce_max_sync, acc > b ? acc : b)
+TVM_EMU_REDUCE(__reduce_min_sync, acc < b ? acc : b)
+#undef TVM_EMU_REDUCE
+
+// ---- 16- and 8-bit floating point ------------------------------------------------------------------
+namespace tvm_cuda_emu {
+inline uint32_t f2u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float u2f(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+
+// float -> IEEE binary16, round to nearest even (as __float2half_rn)
+inline uint16_t float_to_half_bits(float f) {
+  uint32_t x = f2u(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mag = x & 0x7fffffffu;
+  if (mag >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
+  if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to infinity
+  if (mag < 0x38800000u) {  // subnormal half (or zero)
+    float a = u2f(mag);
+    // a * 2^24 rounded to nearest even integer
+    float scaled = a * 16777216.0f;
+    uint32_t r = uint32_t(std::nearbyint(scaled));
+    return uint16_t(sign | r);
+  }
+  uint32_t e = ((mag >> 23) - 112u) << 10;
+  uint32_t m = mag & 0x7fffffu;
+  uint32_t h = e | (m >> 13);
+  uint32_t rest = m & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return uint16_t(sign | h);
+}
+inline float half_bits_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) {
+    float v = float(m) * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  if (e == 31) return u2f(sign | 0x7f800000u | (m << 13));
+  return u2f(sign | ((e + 112u) << 23) | (m << 13));
+}
+inline uint16_t float_to_bf16_bits(float f) {
+  uint32_t u = f2u(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+inline float bf16_bits_to_float(uint16_t b) { return u2f(uint32_t(b) << 16); }
+
+template <class Tag>
+struct F16 {
+  uint16_t __x = 0;
+  static F16 from_bits(uint16_t b) { F16 r; r.__x = b; return r; }
+  F16() = default;
+  F16(float f) : __x(Tag::enc(f)) {}
+  F16(double f) : __x(Tag::enc(float(f))) {}
+  F16(int v) : __x(Tag::enc(float(v))) {}
+  F16(unsigned v) : __x(Tag::enc(float(v))) {}
+  F16(long long v) : __x(Tag::enc(float(v))) {}
+  F16(unsigned long long v) : __x(Tag::enc(float(v))) {}
+  operator float() const { return Tag::dec(__x); }
+  F16& operator+=(F16 o) { return *this = F16(float(*this) + float(o)); }
+  F16& operator-=(F16 o) { return *this = F16(float(*this) - float(o)); }
+  F16& operator*=(F16 o) { return *this = F16(float(*this) * float(o)); }
+  F16& operator/=(F16 o) { return *this = F16(float(*this) / float(o)); }
+};
+template <class Tag> F16<Tag> operator+(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) + float(b)); }
+template <class Tag> F16<Tag> operator-(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) - float(b)); }
+template <class Tag> F16<Tag> operator*(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) * float(b)); }
+template <class Tag> F16<Tag> operator/(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) / float(b)); }
+template <class Tag> F16<Tag> operator-(F16<Tag> a) { return F16<Tag>::from_bits(a.__x ^ 0x8000u); }
+template <class Tag> bool operator<(F16<Tag> a, F16<Tag> b) { return float(a) < float(b); }
+template <class Tag> bool operator>(F16<Tag> a, F16<Tag> b) { return float(a) > float(b); }
+template <class Tag> bool operator<=(F16<Tag> a, F16<Tag> b) { return float(a) <= float(b); }
+template <class Tag> bool operator>=(F16<Tag> a, F16<Tag> b) { return float(a) >= float(b); }
+template <class Tag> bool operator==(F16<Tag> a, F16<Tag> b) { return float(a) == float(b); }
+template <class Tag> bool operator!=(F16<Tag> a, F16<Tag> b) { return float(a) != float(b); }
+
+struct HalfTag {
+  static uint16_t enc(float f) { return float_to_half_bits(f); }
+  static float dec(uint16_t b) { return half_bits_to_float(b); }
+};
+struct Bf16Tag {
+  static uint16_t enc(float f) { return float_to_bf16_bits(f); }
+  static float dec(uint16_t b) { return bf16_bits_to_float(b); }
+};
+
+// 8-bit floats (E4M3: bias 7, no infinity, S.1111.111 is NaN; E5M2: bias 15, IEEE-like),
+// converted from float with round to nearest even and saturation to the largest finite value
+// (as the __nv_fp8 constructors: __NV_SATFINITE).
+template <int E, int M>
+struct Fp8Format {
+  static constexpr int bias = (1 << (E - 1)) - 1;
+  static float decode(uint8_t v) {
+    int sign = v >> 7, e = (v >> M) & ((1 << E) - 1), m = v & ((1 << M) - 1);
+    if (E == 4 && e == 15 && m == 7) return NAN;
+    if (E == 5 && e == 31) return m ? NAN : (sign ? -INFINITY : INFINITY);
+    float mag = e == 0 ? std::ldexp(float(m), 1 - bias - M)
+                       : std::ldexp(float((1 << M) | m), e - bias - M);
+    return sign ? -mag : mag;
+  }
+  static uint8_t max_code() { return E == 4 ? 0x7e : 0x7b; }
+  static uint8_t encode(float f) {
+    if (std::isnan(f)) return E == 4 ? 0x7f : 0x7f;
+    uint8_t sign = std::signbit(f) ? 0x80 : 0;
+    float a = std::fabs(f);
+    // binary search the largest code whose magnitude is <= a (codes are ordered by magnitude)
+    int lo = 0, hi = max_code();
+    if (a >= decode(uint8_t(hi))) return uint8_t(sign | hi);
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (decode(uint8_t(mid)) <= a) lo = mid; else hi = mid - 1;
+    }
+    float below = decode(uint8_t(lo)), above = decode(uint8_t(lo + 1));
+    int code = lo;
+    if (a - below > above - a || (a - below == above - a && (lo & 1))) code = lo + 1;
+    return uint8_t(sign | code);
+  }
+};
+template <int E, int M>
+struct Fp8 {
+  uint8_t __x = 0;
+  Fp8() = default;
+  Fp8(float f) : __x(Fp8Format<E, M>::encode(f)) {}
+  Fp8(double f) : __x(Fp8Format<E, M>::encode(float(f))) {}
+  template <class Tag>
+  Fp8(F16<Tag> h) : __x(Fp8Format<E, M>::encode(float(h))) {}
+  operator float() const { return Fp8Format<E, M>::decode(__x); }
+};
+}  // namespace tvm_cuda_emu
+
+using __half = tvm_cuda_emu::F16<tvm_cuda_emu::HalfTag>;
+using half = __half;
+using __nv_bfloat16 = tvm_cuda_emu::F16<tvm_cuda_emu::Bf16Tag>;
+using nv_bfloat16 = __nv_bfloat16;
+using __nv_fp8_e4m3 = tvm_cuda_emu::Fp8<4, 3>;
+using __nv_fp8_e5m2 = tvm_cuda_emu::Fp8<5, 2>;
+
+inline __half __float2half(float f) { return __half(f); }
+inline __half __float2half_rn(float f) { return __half(f); }
+inline float __half2float(__half h) { return float(h); }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+inline float __bfloat162float(__nv_bfloat16 h) { return float(h); }
+inline __half __hadd(__half a, __half b) { return a + b; }
+inline __half __hsub(__half a, __half b) { return a - b; }
+inline __half __hmul(__half a, __half b) { return a * b; }
+inline __half __hfma(__half a, __half b, __half c) { return __half(std::fma(float(a), float(b), float(c))); }
+inline __half __hmax(__half a, __half b) { return float(a) > float(b) ? a : b; }
+inline __half __hmin(__half a, __half b) { return float(a) < float(b) ? a : b; }
+inline __half hexp(__half a) { return __half(std::exp(float(a))); }
+inline __half hsqrt(__half a) { return __half(std::sqrt(float(a))); }
+
+// ---- vector types -------------------------------------------------------------------------------
+#define TVM_EMU_VEC(T, name, align)                                                         \
+  struct __attribute__((aligned(align * 1))) name##1 { T x; };                              \
+  struct __attribute__((aligned(align * 2))) name##2 { T x, y; };                           \
+  struct name##3 { T x, y, z; };                                                            \
+  struct __attribute__((aligned(align * 4 > 16 ? 16 : align * 4))) name##4 { T x, y, z, w; }; \
+  inline name##2 make_##name##2(T x, T y) { return {x, y}; }                                \
+  inline name##3 make_##name##3(T x, T y, T z) { return {x, y, z}; }                        \
+  inline name##4 make_##name##4(T x, T y, T z, T w) { return {x, y, z, w}; }
+TVM_EMU_VEC(float, float, 4)
+TVM_EMU_VEC(int, int, 4)
+TVM_EMU_VEC(unsigned int, uint, 4)
+TVM_EMU_VEC(short, short, 2)
+TVM_EMU_VEC(unsigned short, ushort, 2)
+TVM_EMU_VEC(signed char, char, 1)
+TVM_EMU_VEC(unsigned char, uchar, 1)
+TVM_EMU_VEC(long long, longlong, 8)
+TVM_EMU_VEC(double, double, 8)
+#undef TVM_EMU_VEC
+struct __attribute__((aligned(4))) __half2 { __half x, y; };
+using half2 = __half2;
+struct __attribute__((aligned(4))) __nv_bfloat162 { __nv_bfloat16 x, y; };
+using nv_bfloat162 = __nv_bfloat162;
+inline __half2 __floats2half2_rn(float a, float b) { return {__half(a), __half(b)}; }
+inline __half2 __float22half2_rn(float2 v) { return {__half(v.x), __half(v.y)}; }
+inline float2 __half22float2(__half2 h) { return {float(h.x), float(h.y)}; }
+inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
+  return {__nv_bfloat16(a), __nv_bfloat16(b)};
+}
+inline __nv_bfloat162 __float22bfloat162_rn(float2 v) {
+  return {__nv_bfloat16(v.x), __nv_bfloat16(v.y)};
+}
+inline float2 __bfloat1622float2(__nv_bfloat162 h) { return {float(h.x), float(h.y)}; }
+
+// ---- math -----------------------------------------------------------------------------------------
+using std::ceil;
+using std::exp;
+using std::floor;
+using std::fabs;
+using std::log;
+using std::sqrt;
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __sinf(float x) { return std::sin(x); }
+inline float __cosf(float x) { return std::cos(x); }
+inline float __powf(float x, float y) { return std::pow(x, y); }
+inline float exp10f(float x) { return std::pow(10.0f, x); }
+inline float __exp10f(float x) { return std::pow(10.0f, x); }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / std::sqrt(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return std::sqrt(x); }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline int __float_as_int(float x) { int i; std::memcpy(&i, &x, 4); return i; }
+inline unsigned __float_as_uint(float x) { unsigned i; std::memcpy(&i, &x, 4); return i; }
+inline float __int_as_float(int i) { float x; std::memcpy(&x, &i, 4); return x; }
+inline float __uint_as_float(unsigned i) { float x; std::memcpy(&x, &i, 4); return x; }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline unsigned __brev(unsigned x) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+  return r;
+}
+inline int __mul24(int a, int b) { return a * b; }
+inline int __mulhi(int a, int b) { return int((long long)a * b >> 32); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned((unsigned long long)a * b >> 32); }
+#define TVM_EMU_MINMAX(T)                                   \
+  inline T min(T a, T b) { return a < b ? a : b; }          \
+  inline T max(T a, T b) { return a > b ? a : b; }
+TVM_EMU_MINMAX(int)
+TVM_EMU_MINMAX(unsigned int)
+TVM_EMU_MINMAX(long long)
+TVM_EMU_MINMAX(unsigned long long)
+TVM_EMU_MINMAX(float)
+TVM_EMU_MINMAX(double)
+#undef TVM_EMU_MINMAX
+
+// ---- atomics (CTAs run on several OS threads: real atomics) ---------------------------------------
+namespace tvm_cuda_emu {
+template <class T, class F>
+T atomic_update(T* addr, F f) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic on an odd size");
+  using U = std::conditional_t<sizeof(T) == 8, uint64_t,
+                               std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>>;
+  U* p = reinterpret_cast<U*>(addr);
+  U old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  for (;;) {
+    T o;
+    std::memcpy((void*)&o, &old, sizeof(T));
+    T n = f(o);
+    U nu;
+    std::memcpy(&nu, (const void*)&n, sizeof(T));
+    if (__atomic_compare_exchange_n(p, &old, nu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      return o;
+  }
+}
+}  // namespace tvm_cuda_emu
+#define TVM_EMU_ATOMIC(name, T, expr) \
+  inline T name(T* addr, T v) { return tvm_cuda_emu::atomic_update(addr, [&](T o) { return static_cast<T>(expr); }); }
+#define TVM_EMU_ATOMICS(T)                           \
+  TVM_EMU_ATOMIC(atomicAdd, T, o + v)                \
+  TVM_EMU_ATOMIC(atomicSub, T, o - v)                \
+  TVM_EMU_ATOMIC(atomicExch, T, v)                   \
+  TVM_EMU_ATOMIC(atomicMax, T, o > v ? o : v)        \
+  TVM_EMU_ATOMIC(atomicMin, T, o < v ? o : v)
+TVM_EMU_ATOMICS(int)
+TVM_EMU_ATOMICS(unsigned int)
+TVM_EMU_ATOMICS(unsigned long long)
+TVM_EMU_ATOMICS(long long)
+TVM_EMU_ATOMIC(atomicAdd, float, o + v)
+TVM_EMU_ATOMIC(atomicExch, float, v)
+TVM_EMU_ATOMIC(atomicAdd, double, o + v)
+TVM_EMU_ATOMIC(atomicAdd, __half, o + v)
+TVM_EMU_ATOMIC(atomicAdd, __nv_bfloat16, o + v)
+#define TVM_EMU_BIT_ATOMICS(T)                 \
+  TVM_EMU_ATOMIC(atomicAnd, T, o & v)          \
+  TVM_EMU_ATOMIC(atomicOr, T, o | v)           \
+  TVM_EMU_ATOMIC(atomicXor, T, o ^ v)
+TVM_EMU_BIT_ATOMICS(int)
+TVM_EMU_BIT_ATOMICS(unsigned int)
+TVM_EMU_BIT_ATOMICS(unsigned long long)
+#undef TVM_EMU_BIT_ATOMICS
+#undef TVM_EMU_ATOMICS
+#undef TVM_EMU_ATOMIC
+inline unsigned atomicInc(unsigned* addr, unsigned limit) {
+  return tvm_cuda_emu::atomic_update(addr, [&](unsigned o) { return o >= limit ? 0u : o + 1; });
+}
+inline unsigned atomicDec(unsigned* addr, unsigned limit) {
+  return tvm_cuda_emu::atomic_update(
+      addr, [&](unsigned o) { return (o == 0 || o > limit) ? limit : o - 1; });
+}
+#define TVM_EMU_CAS(T)                                                              \
+  inline T atomicCAS(T* addr, T compare, T val) {                                   \
+    T old = compare;                                                                \
+    __atomic_compare_exchange_n(addr, &old, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    return old;                                                                     \
+  }
+TVM_EMU_CAS(int)
+TVM_EMU_CAS(unsigned int)
+TVM_EMU_CAS(unsigned long long)
+TVM_EMU_CAS(unsigned short)
+#undef TVM_EMU_CAS
+
+template <class T>
+T __ldg(const T* p) { return *p; }
+
+// ---- emulation bodies of the PTX intrinsics (tvm_backend_cuda/intrinsics, emulate=) ----------------
+namespace tvm_cuda_emu {
+// cp.async: each thread's copies are queued and performed when their group is waited for
+// (cp.async.wait_group n leaves the n most recent groups pending), as the hardware may.
+struct PendingCopy {
+  unsigned dst;  // shared address
+  const void* src;
+  unsigned bytes, src_bytes;
+  int group;  // -1: not committed yet
+};
+struct CpAsyncState {
+  std::vector<PendingCopy> copies;
+  int committed = 0;
+};
+inline thread_local std::vector<CpAsyncState>* tls_cp = nullptr;
+inline CpAsyncState& cp_state() {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (!tls_cp) tls_cp = new std::vector<CpAsyncState>();
+  if (tls_cp->size() < w->fibers.size()) tls_cp->resize(w->fibers.size());
+  return (*tls_cp)[tctx().linear];
+}
+inline void cp_async(unsigned dst, const void* src, unsigned bytes, unsigned src_bytes) {
+  smem_at(dst, bytes, "cp.async destination");
+  cp_state().copies.push_back({dst, src, bytes, src_bytes, -1});
+}
+inline void cp_async_commit() {
+  CpAsyncState& s = cp_state();
+  for (auto& c : s.copies)
+    if (c.group < 0) c.group = s.committed;
+  ++s.committed;
+}
+inline void cp_async_wait(int n) {
+  CpAsyncState& s = cp_state();
+  std::vector<PendingCopy> keep;
+  for (auto& c : s.copies) {
+    if (c.group >= 0 && c.group < s.committed - n) {
+      unsigned char* d = smem_at(c.dst, c.bytes, "cp.async destination");
+      std::memcpy(d, c.src, c.src_bytes);
+      if (c.src_bytes < c.bytes) std::memset(d + c.src_bytes, 0, c.bytes - c.src_bytes);
+    } else {
+      keep.push_back(c);
+    }
+  }
+  s.copies.swap(keep);
+}
+inline void cp_async_reset_block(tvm_emu::Worker&) {
+  if (tls_cp) tls_cp->clear();
+}
+}  // namespace tvm_cuda_emu
