@@ -671,3 +671,101 @@ inline void cp_async_reset_block(tvm_emu::Worker&) {
   if (tls_cp) tls_cp->clear();
 }
 }  // namespace tvm_cuda_emu
+
+// mbarrier: the 64-bit word in shared memory holds the expected arrival count (bits 0-15), the
+// pending arrivals of the current phase (16-31), the pending transaction bytes (32-62, signed)
+// and the phase parity (63). A phase completes when its pending arrivals and bytes reach zero.
+namespace tvm_cuda_emu {
+struct MbarState {
+  unsigned expected, pending, phase;
+  long long tx;
+};
+inline MbarState mbar_read(unsigned addr) {
+  uint64_t w;
+  std::memcpy(&w, smem_at(addr, 8, "mbarrier"), 8);
+  MbarState s;
+  s.expected = unsigned(w & 0xffffu);
+  s.pending = unsigned((w >> 16) & 0xffffu);
+  long long tx = (long long)((w >> 32) & 0x7fffffffu);
+  if (tx & 0x40000000ll) tx -= 0x80000000ll;
+  s.tx = tx;
+  s.phase = unsigned(w >> 63);
+  return s;
+}
+inline void mbar_write(unsigned addr, const MbarState& s) {
+  uint64_t w = uint64_t(s.expected & 0xffffu) | (uint64_t(s.pending & 0xffffu) << 16) |
+               (uint64_t(s.tx & 0x7fffffffll) << 32) | (uint64_t(s.phase & 1u) << 63);
+  std::memcpy(smem_at(addr, 8, "mbarrier"), &w, 8);
+}
+inline void mbar_settle(unsigned addr, MbarState s) {
+  if (s.pending == 0 && s.tx == 0) {
+    s.phase ^= 1u;
+    s.pending = s.expected;
+  }
+  mbar_write(addr, s);
+}
+inline void mbar_init(unsigned addr, unsigned count) {
+  if (count == 0 || count > 0xffffu)
+    tvm_emu::fail(tvm_emu::kError, "mbarrier.init with thread count %u (1 to 65535)", count);
+  mbar_write(addr, MbarState{count, count, 0, 0});
+}
+inline void mbar_arrive(unsigned addr) {
+  MbarState s = mbar_read(addr);
+  if (s.expected == 0)
+    tvm_emu::fail(tvm_emu::kError, "mbarrier.arrive on shared address %u, which no "
+                  "mbarrier.init initialised", addr);
+  if (s.pending == 0)
+    tvm_emu::fail(tvm_emu::kError, "mbarrier.arrive on shared address %u: more arrivals than "
+                  "its count %u in one phase", addr, s.expected);
+  --s.pending;
+  mbar_settle(addr, s);
+}
+inline void mbar_expect_tx(unsigned addr, unsigned bytes) {
+  MbarState s = mbar_read(addr);
+  s.tx += bytes;
+  mbar_write(addr, s);
+}
+inline void mbar_complete_tx(unsigned addr, unsigned bytes) {
+  MbarState s = mbar_read(addr);
+  s.tx -= bytes;
+  mbar_settle(addr, s);
+}
+inline bool mbar_done(unsigned addr, unsigned parity) {
+  return mbar_read(addr).phase != (parity & 1u);
+}
+struct MbarWait {
+  unsigned addr, parity;
+};
+inline void mbar_describe(const void* a, char* out, size_t n) {
+  auto* w = static_cast<const MbarWait*>(a);
+  MbarState s = mbar_read(w->addr);
+  std::snprintf(out, n,
+                "waiting on the mbarrier at shared address %u for phase parity %u (phase %u: %u "
+                "of %u arrivals pending, %lld transaction bytes expected)",
+                w->addr, w->parity & 1u, s.phase, s.pending, s.expected, s.tx);
+}
+inline void mbar_wait(unsigned addr, unsigned parity, unsigned line = __builtin_LINE()) {
+  if (mbar_done(addr, parity)) return;
+  MbarWait wait{addr, parity};
+  tvm_emu::wait_until(
+      [](const void* a) {
+        auto* w = static_cast<const MbarWait*>(a);
+        return mbar_done(w->addr, w->parity);
+      },
+      &wait, "waiting on an mbarrier", line, mbar_describe);
+}
+inline unsigned mbar_test_wait(unsigned addr, unsigned parity) {
+  if (mbar_done(addr, parity)) return 1u;
+  tvm_emu::wait_until([](const void*) { return true; }, nullptr, "polling an mbarrier");
+  return mbar_done(addr, parity) ? 1u : 0u;
+}
+// cp.async.mbarrier.arrive.noinc: the thread's pending cp.async copies complete, then it arrives
+inline void cp_async_mbar_arrive(unsigned addr) {
+  CpAsyncState& s = cp_state();
+  for (auto& c : s.copies)
+    if (c.group < 0) c.group = s.committed;
+  ++s.committed;
+  cp_async_wait(0);
+  mbar_arrive(addr);
+}
+}  // namespace tvm_cuda_emu

@@ -162,7 +162,9 @@ def _wait_group(call: Call, emit: Emit) -> str:
     return asm(f"cp.async.wait_group {int_arg(call, 0)};")
 
 
-@intrin("ptx.cp_async.mbarrier.arrive", "bar", min_arch=80)
+@intrin("ptx.cp_async.mbarrier.arrive", "bar", min_arch=80,
+        emulate=lambda call, emit: f"tvm_cuda_emu::cp_async_mbar_arrive("
+                                   f"{smem_addr(emit, call.args[0])})")
 def _cp_async_mbarrier_arrive(call: Call, emit: Emit) -> str:
     return asm(
         "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];",

@@ -53,6 +53,7 @@ def _cluster_wait(call: Call, emit: Emit) -> str:
     "sem, scope",
     choices={"sem": FENCE_SEM, "scope": FENCE_SCOPE},
     min_arch=70,
+    emulate=lambda call, emit: "__threadfence()",  # the emulator's memory is coherent
 )
 def _fence(call: Call, emit: Emit) -> str:
     sem, scope = S(call, 0), S(call, 1)
@@ -66,6 +67,7 @@ def _fence(call: Call, emit: Emit) -> str:
     "space=''",
     choices={"space": PROXY_ASYNC_SPACE},
     min_arch=90,
+    emulate=lambda call, emit: "__threadfence()",  # one proxy in the emulator
 )
 def _fence_proxy_async(call: Call, emit: Emit) -> str:
     space = S(call, 0)
@@ -74,7 +76,8 @@ def _fence_proxy_async(call: Call, emit: Emit) -> str:
     return asm("fence.proxy.async" + (f".{space}" if space else "") + ";")
 
 
-@intrin("ptx.fence.mbarrier_init", min_arch=90)
+@intrin("ptx.fence.mbarrier_init", min_arch=90,
+        emulate=lambda call, emit: "__threadfence()")
 def _fence_mbarrier_init(call: Call, emit: Emit) -> str:
     return asm("fence.mbarrier_init.release.cluster;")
 

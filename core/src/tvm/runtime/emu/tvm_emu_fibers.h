@@ -52,6 +52,8 @@ struct ThreadCtx {
 enum State : uint8_t { kReady, kAtBarrier, kAtWarp, kWaiting, kDone, kAborted };
 
 using WaitFn = bool (*)(const void* arg);
+// describes a wait in a deadlock report (at report time: the state it waits on may have moved)
+using DescribeFn = void (*)(const void* arg, char* out, size_t n);
 
 struct Fiber {
   ucontext_t uc;
@@ -61,8 +63,9 @@ struct Fiber {
   int op = 0;
   unsigned arg = 0;
   WaitFn wait_fn = nullptr;
+  DescribeFn wait_describe = nullptr;
   const void* wait_arg = nullptr;
-  char wait_what[160] = {0};
+  char wait_what[200] = {0};
   alignas(16) unsigned char outbox[kSlot];
   ThreadCtx ctx;
 };
@@ -184,16 +187,19 @@ inline void block(State s, unsigned site = 0) {
 }
 
 // Block until pred(arg) holds; `what` describes the wait for a deadlock report.
-inline void wait_until(WaitFn pred, const void* arg, const char* what, unsigned site = 0) {
+inline void wait_until(WaitFn pred, const void* arg, const char* what, unsigned site = 0,
+                       DescribeFn describe = nullptr) {
   if (pred(arg)) return;
   Worker* w = tls_worker;
   if (!w || !w->cur) return;
   Fiber* f = w->cur;
   f->wait_fn = pred;
+  f->wait_describe = describe;
   f->wait_arg = arg;
   std::snprintf(f->wait_what, sizeof f->wait_what, "%s", what);
   block(kWaiting, site);
   f->wait_fn = nullptr;
+  f->wait_describe = nullptr;
 }
 
 // A warp collective: deposit `v` (at most kSlot bytes), block until the lanes of this warp at
@@ -350,6 +356,11 @@ inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& 
       done += s == kDone;
     }
     if (waiting) {
+      for (unsigned i = 0; i < n; ++i) {
+        Fiber& f = w.fibers[i];
+        if (f.state == kWaiting && f.wait_describe)
+          f.wait_describe(f.wait_arg, f.wait_what, sizeof f.wait_what);
+      }
       block_failure(w, kDeadlock, "deadlock: every thread of the block is blocked and none can "
                     "proceed: " + describe_threads(w, [](const Fiber& f) {
                       return f.state == kWaiting || f.state == kAtBarrier; }));
