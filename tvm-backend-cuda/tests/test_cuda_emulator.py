@@ -16,6 +16,7 @@ from tvm.error import (
     BoundsCheckError,
     DeadlockError,
     NotModelledError,
+    RaceError,
 )
 from tvm_backend_cuda.plugin import register_backend
 
@@ -39,16 +40,16 @@ def _vadd(n: int = 1024, threads: int = 128) -> Any:
 
 @no_type_check
 def _scatter(n: int = 1024, threads: int = 128) -> Any:
-    """C[I[i]] = A[i]: an index out of range is a bug no static check sees."""
+    """C[Idx[i]] = A[i]: an index out of range is a bug no static check sees."""
     from tvm.script import tirx as T
 
     @T.prim_func
-    def scatter(A: T.Buffer((n,), "float32"), I: T.Buffer((n,), "int32"),
+    def scatter(A: T.Buffer((n,), "float32"), Idx: T.Buffer((n,), "int32"),
                 C: T.Buffer((n,), "float32")):
         T.device_entry()
         bx = T.cta_id([n // threads])
         tx = T.thread_id([threads])
-        C[I[bx * threads + tx]] = A[bx * threads + tx]
+        C[Idx[bx * threads + tx]] = A[bx * threads + tx]
 
     return scatter
 
@@ -194,12 +195,12 @@ def test_out_of_bounds_shared_access_is_reported() -> None:
     from tvm.script import tirx as T
 
     @T.prim_func
-    def shared_oob(A: T.Buffer((64,), "float32"), I: T.Buffer((64,), "int32")):
+    def shared_oob(A: T.Buffer((64,), "float32"), Idx: T.Buffer((64,), "int32")):
         T.device_entry()
         T.cta_id([1])
         tx = T.thread_id([64])
         S = T.alloc_buffer((64,), "float32", scope="shared")
-        S[I[tx]] = A[tx]
+        S[Idx[tx]] = A[tx]
         T.cuda.cta_sync()
         A[tx] = S[tx]
 
@@ -272,3 +273,44 @@ def test_emulator_source_keeps_the_generated_lines() -> None:
     k = next(i for i, line in enumerate(cuda_lines) if "__shared__ float S[64]" in line)
     assert emu_lines[k].strip() == "TVM_EMU_SHARED(float, S, 64, 16);"
     assert "::tvm_cuda_emu::GPtr<float> A" in emu
+
+
+def test_missing_syncthreads_is_reported_as_a_race() -> None:
+    ex = _emulated(_reverse(sync=False))
+    a = np.arange(256, dtype="float32")
+    with pytest.raises(RaceError) as info:
+        ex(a)
+    msg = str(info.value)
+    # the fibers run in thread order: thread 32 (warp 1) reads S[31], which thread 31 (warp 0)
+    # wrote in the same barrier interval
+    assert ("kernel 'reverse_kernel': shared-memory race on shared buffer 'S' at byte 124: "
+            "thread (31, 0, 0) wrote it and thread (32, 0, 0) accessed it with no "
+            "__syncthreads() between them (block (0, 0, 0), thread (32, 0, 0))") in msg
+    np.testing.assert_array_equal(a, np.arange(256, dtype="float32"))
+
+
+def test_race_detector_accepts_atomics_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def shared_count(A: T.Buffer((1,), "int32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        S = T.alloc_buffer((1,), "int32", scope="shared")
+        if tx == 0:
+            S[0] = 0
+        T.cuda.cta_sync()
+        T.cuda.atomic_add(S[0], 1)
+        T.cuda.cta_sync()
+        if tx == 0:
+            A[0] = S[0]
+
+    ex = _emulated(shared_count)
+    a = np.zeros(1, "int32")
+    ex(a)
+    assert a[0] == 128
+    monkeypatch.setenv("TVM_CUDA_EMULATE_RACECHECK", "0")
+    b = np.arange(256, dtype="float32")
+    _emulated(_reverse(sync=False))(b)  # no check: runs (the fibers' order hides the race)

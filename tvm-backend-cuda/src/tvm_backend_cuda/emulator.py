@@ -137,7 +137,7 @@ static void entry_{name}(void** a, const ::tvm_emu::ThreadCtx&) {{
 }}
 extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
     const uint32_t* grid, const uint32_t* block, uint64_t dyn_bytes, int workers,
-    uint64_t stack_size, char* err, int errlen) {{
+    uint64_t stack_size, int race_check, char* err, int errlen) {{
   sizes_{name} = sizes;
   ::tvm_emu::LaunchConfig cfg;
   cfg.kernel = "{name}";
@@ -145,7 +145,7 @@ extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
   cfg.dynamic_bytes = dyn_bytes;
   cfg.shared_bytes = {SHARED_STATIC_BYTES} + dyn_bytes;
   cfg.stack_size = stack_size;
-  ::tvm_emu::on_block_start = ::tvm_cuda_emu::cp_async_reset_block;
+  ::tvm_cuda_emu::install_race_detector(race_check != 0);
   return ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
 }}""")
     return "\n".join(out) + "\n"
@@ -237,7 +237,8 @@ class EmulatedKernel:
                 ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
             err = ctypes.create_string_buffer(4096)
             rc = fn(ptrs, sizes, (ctypes.c_uint32 * 3)(*g), (ctypes.c_uint32 * 3)(*b),
-                    int(shmem), workers, _DEFAULT_STACK, err, len(err))
+                    int(shmem), workers, _DEFAULT_STACK, int(self.module.race_check), err,
+                    len(err))
             emu.raise_for(rc, err.value.decode(errors="replace"), "CUDA emulator: ")
 
         if self.module.isolate:
@@ -258,6 +259,8 @@ class EmulatedModule:
         self._functions: dict[str, Any] = {}
         self.workers = max(1, min(os.cpu_count() or 1, 8))
         self.isolate = os.environ.get("TVM_CUDA_EMULATE_ISOLATE", "1") != "0"
+        # the shared-memory race detector (on unless TVM_CUDA_EMULATE_RACECHECK=0)
+        self.race_check = os.environ.get("TVM_CUDA_EMULATE_RACECHECK", "1") != "0"
 
     def function(self, name: str) -> Any:
         fn = self._functions.get(name)
@@ -267,8 +270,8 @@ class EmulatedModule:
             fn = getattr(self._lib, f"tvm_cuda_emu_launch_{name}")
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                           ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, ctypes.c_char_p,
-                           ctypes.c_int]
+                           ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
+                           ctypes.c_char_p, ctypes.c_int]
             self._functions[name] = fn
         return fn
 

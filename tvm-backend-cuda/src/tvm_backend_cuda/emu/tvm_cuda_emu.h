@@ -60,6 +60,10 @@ inline unsigned site_of(unsigned line, unsigned col) { return line * 4096u + col
                 what, space, name, index, count, elem);
 }
 
+// The shared-memory race detector (below): every access through a checked shared pointer.
+inline bool race_on = false;
+inline void race_access(const void* p, size_t n);
+
 // A pointer into a buffer (a kernel argument or a shared-memory array) that checks every access
 // against the buffer's extent. Decays to T* where code needs a raw pointer.
 template <class T>
@@ -88,10 +92,12 @@ struct Ptr {
   }
   T& operator[](long long i) const {
     check(i, sizeof(T), "access");
+    if (race_on && space[0] != 'g') race_access(p + i, sizeof(T));
     return p[i];
   }
   T& operator*() const {
     check(0, sizeof(T), "access");
+    if (race_on && space[0] != 'g') race_access(p, sizeof(T));
     return *p;
   }
   Ptr operator+(long long i) const { Ptr q = *this; q.p = p + i; return q; }
@@ -108,6 +114,7 @@ struct Ptr {
         if (at < base || at + sizeof(E) > base + bytes)
           out_of_bounds(space, name, (at - base) / (long long)esize(), esize(), bytes / esize(),
                         "vector access");
+        if (race_on && space[0] != 'g') race_access(at, sizeof(E));
       }
       return (U)(p);
     } else {
@@ -128,8 +135,8 @@ using GPtr = Ptr<T>;
 #define TVM_EMU_SHARED(T, name, n, align)                                                  \
   static const char name##_tvm_key_ = 0;                                                 \
   ::tvm_cuda_emu::Ptr<T> name(                                                           \
-      static_cast<T*>(::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align))), \
-      ::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align)), sizeof(T) * (n), \
+      static_cast<T*>(::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align), #name)), \
+      ::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align), #name), sizeof(T) * (n), \
       #name, "shared")
 
 inline unsigned char* dyn_base() {
@@ -555,6 +562,7 @@ TVM_EMU_MINMAX(double)
 
 // ---- atomics (CTAs run on several OS threads: real atomics) ---------------------------------------
 namespace tvm_cuda_emu {
+inline void race_atomic(const void* p, size_t n);
 template <class T, class F>
 T atomic_update(T* addr, F f) {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic on an odd size");
@@ -568,8 +576,10 @@ T atomic_update(T* addr, F f) {
     T n = f(o);
     U nu;
     std::memcpy(&nu, (const void*)&n, sizeof(T));
-    if (__atomic_compare_exchange_n(p, &old, nu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    if (__atomic_compare_exchange_n(p, &old, nu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+      if (race_on) race_atomic(addr, sizeof(T));
       return o;
+    }
   }
 }
 }  // namespace tvm_cuda_emu
@@ -659,6 +669,7 @@ inline void cp_async_wait(int n) {
   for (auto& c : s.copies) {
     if (c.group >= 0 && c.group < s.committed - n) {
       unsigned char* d = smem_at(c.dst, c.bytes, "cp.async destination");
+      if (race_on) race_access(d, c.bytes);
       std::memcpy(d, c.src, c.src_bytes);
       if (c.src_bytes < c.bytes) std::memset(d + c.src_bytes, 0, c.bytes - c.src_bytes);
     } else {
@@ -767,5 +778,154 @@ inline void cp_async_mbar_arrive(unsigned addr) {
   ++s.committed;
   cp_async_wait(0);
   mbar_arrive(addr);
+}
+}  // namespace tvm_cuda_emu
+
+// ---- the shared-memory race detector ---------------------------------------------------------------
+// Within one barrier interval of a CTA (between two __syncthreads, or a completed wait), two
+// threads of different warps must not access the same shared byte with at least one of them
+// writing. Accesses are seen through the checked shared pointers: each access logs the bytes'
+// values before the thread's current slice (its run until it blocks) touched them; at the end
+// of the slice, a logged byte whose value changed was written by that thread. A read checks the
+// byte's writer in this interval, a write (found at the slice's end) its writer and readers.
+// Threads of one warp are not checked against each other (warp-synchronous code orders them
+// with __syncwarp and shuffles). Not seen: accesses through raw pointers, and writes that store
+// the value the byte already held.
+namespace tvm_cuda_emu {
+struct RaceState {
+  std::vector<uint32_t> stamp;  // the slice that last logged the byte
+  std::vector<unsigned char> before;
+  std::vector<uint32_t> epoch;  // the interval the byte's writer/reader entries belong to
+  std::vector<int> writer, reader;
+  std::vector<size_t> log;
+  uint32_t slice = 0, interval = 1;
+};
+inline thread_local RaceState* tls_race = nullptr;
+
+inline RaceState& race_state(tvm_emu::Worker& w) {
+  if (!tls_race) tls_race = new RaceState();
+  RaceState& r = *tls_race;
+  if (r.stamp.size() < w.shared_size) {
+    r.stamp.assign(w.shared_size, 0);
+    r.before.assign(w.shared_size, 0);
+    r.epoch.assign(w.shared_size, 0);
+    r.writer.assign(w.shared_size, -1);
+    r.reader.assign(w.shared_size, -1);
+  }
+  return r;
+}
+
+inline std::string thread_name(const tvm_emu::Worker& w, int linear) {
+  const tvm_emu::Dim3& b = w.fibers[0].ctx.bdim;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "thread (%u, %u, %u)", unsigned(linear) % b.x,
+                (unsigned(linear) / b.x) % b.y, unsigned(linear) / (b.x * b.y));
+  return buf;
+}
+
+inline std::string shared_place(const tvm_emu::Worker& w, size_t off) {
+  char buf[160];
+  for (const auto& s : w.static_slots)
+    if (off >= s.offset && off < s.offset + s.bytes) {
+      std::snprintf(buf, sizeof buf, "shared buffer '%s' at byte %zu", s.name, off - s.offset);
+      return buf;
+    }
+  std::snprintf(buf, sizeof buf, "dynamic shared memory at byte %zu",
+                off - (w.shared_size - w.cfg->dynamic_bytes));
+  return buf;
+}
+
+[[noreturn]] inline void race_report(tvm_emu::Worker& w, size_t off, int a, const char* a_did,
+                                     int b, const char* b_did) {
+  std::string msg = "shared-memory race on " + shared_place(w, off) + ": " + thread_name(w, a) +
+                    " " + a_did + " it and " + thread_name(w, b) + " " + b_did +
+                    " it with no __syncthreads() between them";
+  tvm_emu::fail(tvm_emu::kRace, "%s", msg.c_str());
+}
+
+inline bool other_warp(int a, int b) { return a >= 0 && b >= 0 && a / 32 != b / 32; }
+
+inline void race_access(const void* p, size_t n) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  tvm_emu::Fiber* f = w ? w->cur : nullptr;
+  if (!f) return;
+  const unsigned char* q = static_cast<const unsigned char*>(p);
+  if (q < w->shared || q + n > w->shared + w->shared_size) return;
+  RaceState& r = race_state(*w);
+  const int t = int(f->ctx.linear);
+  size_t off = size_t(q - w->shared);
+  for (size_t b = off; b < off + n; ++b) {
+    if (r.stamp[b] != r.slice) {
+      r.stamp[b] = r.slice;
+      r.before[b] = w->shared[b];
+      r.log.push_back(b);
+    }
+    if (r.epoch[b] != r.interval) {
+      r.epoch[b] = r.interval;
+      r.writer[b] = -1;
+      r.reader[b] = -1;
+    }
+    if (other_warp(r.writer[b], t)) race_report(*w, off, r.writer[b], "wrote", t, "accessed");
+    if (r.reader[b] == -1) r.reader[b] = t;
+    else if (r.reader[b] >= 0 && other_warp(r.reader[b], t)) r.reader[b] = -2;
+  }
+}
+
+inline void race_atomic(const void* p, size_t n) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (!w || !tls_race) return;
+  const unsigned char* q = static_cast<const unsigned char*>(p);
+  if (q < w->shared || q + n > w->shared + w->shared_size) return;
+  size_t off = size_t(q - w->shared);
+  for (size_t b = off; b < off + n; ++b) tls_race->before[b] = w->shared[b];  // not a plain write
+}
+
+inline void race_slice_start(tvm_emu::Worker& w, tvm_emu::Fiber&) {
+  RaceState& r = race_state(w);
+  ++r.slice;
+  r.log.clear();
+}
+
+inline void race_slice_end(tvm_emu::Worker& w, tvm_emu::Fiber& f) {
+  RaceState& r = race_state(w);
+  const int t = int(f.ctx.linear);
+  for (size_t b : r.log) {
+    if (w.shared[b] == r.before[b]) continue;
+    if (r.epoch[b] != r.interval) {
+      r.epoch[b] = r.interval;
+      r.writer[b] = -1;
+      r.reader[b] = -1;
+    }
+    const int wr = r.writer[b], rd = r.reader[b];
+    if (other_warp(wr, t) || other_warp(rd, t) || rd == -2) {
+      int other = other_warp(wr, t) ? wr : rd;
+      std::string msg = "shared-memory race on " + shared_place(w, b) + ": " +
+                        thread_name(w, t) + " wrote it and " +
+                        (other >= 0 ? thread_name(w, other) : std::string("threads of other warps")) +
+                        (other_warp(wr, t) ? " wrote" : " read") +
+                        " it with no __syncthreads() between them";
+      char head[160];
+      std::snprintf(head, sizeof head, "kernel '%s', block (%u, %u, %u): ", w.cfg->kernel,
+                    f.ctx.bid.x, f.ctx.bid.y, f.ctx.bid.z);
+      tvm_emu::record(tvm_emu::kRace, (head + msg).c_str());
+      return;
+    }
+    r.writer[b] = t;
+  }
+}
+
+inline void race_interval_end(tvm_emu::Worker& w) { ++race_state(w).interval; }
+inline void race_block_start(tvm_emu::Worker& w) {
+  cp_async_reset_block(w);
+  if (race_on) ++race_state(w).interval;
+}
+
+inline void install_race_detector(bool on) {
+  race_on = on;
+  tvm_emu::on_block_start = race_block_start;
+  tvm_emu::on_slice_start = on ? race_slice_start : nullptr;
+  tvm_emu::on_slice_end = on ? race_slice_end : nullptr;
+  tvm_emu::on_barrier = on ? race_interval_end : nullptr;
+  tvm_emu::on_wait_done = on ? race_interval_end : nullptr;
 }
 }  // namespace tvm_cuda_emu

@@ -109,7 +109,12 @@ struct Worker {
   unsigned char* shared = nullptr;
   size_t shared_size = 0;
   size_t static_top = 0;
-  std::vector<std::pair<const void*, size_t>> static_slots;  // (declaration key, offset)
+  struct Slot {
+    const void* key;  // the declaration
+    size_t offset, bytes;
+    const char* name;
+  };
+  std::vector<Slot> static_slots;
   void* user = nullptr;  // the dialect's per-block state
 };
 
@@ -219,15 +224,16 @@ inline const WarpSnap& exchange(const void* v, size_t n, int op, unsigned arg, u
 // ---- shared memory -----------------------------------------------------------------------------
 // The storage of a static shared declaration (`key` identifies it): placed on first use in the
 // block, the same address for every thread of the block.
-inline void* shared_static(const void* key, size_t bytes, size_t align) {
+inline void* shared_static(const void* key, size_t bytes, size_t align,
+                           const char* name = "shared") {
   Worker* w = tls_worker;
   for (auto& s : w->static_slots)
-    if (s.first == key) return w->shared + s.second;
+    if (s.key == key) return w->shared + s.offset;
   size_t off = (w->static_top + align - 1) / align * align;
   const size_t limit = w->shared_size - w->cfg->dynamic_bytes;
   if (off + bytes > limit)
     fail(kError, "static shared memory exceeds the %zu bytes the emulator provides", limit);
-  w->static_slots.emplace_back(key, off);
+  w->static_slots.push_back(Worker::Slot{key, off, bytes, name});
   w->static_top = off + bytes;
   return w->shared + off;
 }
@@ -284,6 +290,10 @@ inline void block_failure(Worker& w, int code, const std::string& what) {
 // released from a block barrier (the race detector's interval ends there).
 inline void (*on_block_start)(Worker&) = nullptr;
 inline void (*on_barrier)(Worker&) = nullptr;
+// around each run of a fiber until it blocks (a slice), and when a wait of the block completes
+inline void (*on_slice_start)(Worker&, Fiber&) = nullptr;
+inline void (*on_slice_end)(Worker&, Fiber&) = nullptr;
+inline void (*on_wait_done)(Worker&) = nullptr;
 
 inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& gdim) {
   const unsigned n = bdim.x * bdim.y * bdim.z;
@@ -316,7 +326,9 @@ inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& 
       Fiber& f = w.fibers[i];
       if (f.state != kReady) continue;
       w.cur = &f;
+      if (on_slice_start) on_slice_start(w, f);
       swapcontext(&w.sched, &f.uc);
+      if (on_slice_end && !failed()) on_slice_end(w, f);
       w.cur = nullptr;
       if (failed()) return;
     }
@@ -328,7 +340,10 @@ inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& 
         progress = true;
       }
     }
-    if (progress) continue;
+    if (progress) {
+      if (on_wait_done) on_wait_done(w);
+      continue;
+    }
     for (unsigned s = 0; s < nw; ++s) {
       unsigned lo = s * kWarp, hi = std::min(n, lo + kWarp);
       int first = -1;
