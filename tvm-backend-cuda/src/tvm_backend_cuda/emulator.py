@@ -38,19 +38,23 @@ from typing import Any
 from tvm.error import CompileError, NotModelledError
 from tvm.host.compiler import get_toolchain
 from tvm.runtime import emu
+from tvm.runtime.workdir import work_folder
 
-__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "build", "prepare"]
+__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "build", "load_source", "prepare"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
 _DEFAULT_STACK = 256 * 1024
 
-_KERNEL_HEAD = re.compile(r'^extern "C" __global__ void (?:__\w+\([^)]*\) )*(\w+)\((.*)\) \{$')
-_POINTER_PARAM = re.compile(r"^(.+?)\s*\*\s*(?:__restrict__\s+)?(\w+)$")
+_KERNEL_HEAD = re.compile(
+    r'extern "C" __global__\s+void\s+(?:__\w+\([^)]*\)\s+)*(\w+)\s*\(([^{]*?)\)\s*\{', re.S)
+_POINTER_PARAM = re.compile(r"^(.+?)\s*\*\s*(?:__restrict__\s+)?(\w+)$", re.S)
+_INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
 _SHARED_DECL = re.compile(
     r"^(\s*)__shared__ (.+?) (\w+)\[(\d+)\](?: __attribute__\(\(aligned\((\d+)\)\)\))?;$")
 _DYN_DECL = re.compile(
-    r"^(\s*)extern __shared__ (?:__attribute__\(\(aligned\(\d+\)\)\) )?unsigned char (\w+)\[\];$")
+    r"^(\s*)extern __shared__ (?:__attribute__\(\(aligned\(\d+\)\)\) |__align__\(\d+\) )?"
+    r"(.+?) (\w+)\[\];$")
 _DYN_VIEW = re.compile(r"^(\s*)(.+?)\* (\w+) = \(\2\*\)\((\w+) \+ (\d+)\);$")
 _INT_TYPEDEF = re.compile(r"^typedef [\w ]+ u?int(?:8|16|32|64)_t;$")
 
@@ -66,19 +70,14 @@ _SCALAR_CTYPES: dict[str, Any] = {
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     """The generated CUDA ``source`` with the emulator's declarations (module docstring) and a
     launcher per kernel appended; ``kernels`` maps each kernel to its ``[name, type]`` params."""
+    source = _KERNEL_HEAD.sub(_checked_head, source)
     lines = source.split("\n")
     dyn_names: set[str] = set()
     for i, line in enumerate(lines):
-        m = _KERNEL_HEAD.match(line)
-        if m:
-            if "CUtensorMap" in m.group(2):
-                raise NotModelledError(
-                    f"kernel {m.group(1)!r} takes a tensor map (TMA): the CUDA emulator does not "
-                    "model TMA yet; run it on a GPU")
-            params = [_checked_param(p) for p in _split_params(m.group(2))]
-            start = line.index(m.group(1) + "(") + len(m.group(1)) + 1
-            lines[i] = line[:start] + ", ".join(params) + ") {"
-            continue
+        if _INLINE_ASM.search(line):
+            raise NotModelledError(
+                f"line {i + 1} of the CUDA source has inline PTX (asm), which the CUDA emulator "
+                f"cannot run: {line.strip()[:120]}")
         m = _SHARED_DECL.match(line)
         if m:
             indent, ctype, name, n, align = m.groups()
@@ -86,8 +85,9 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
             continue
         m = _DYN_DECL.match(line)
         if m:
-            dyn_names.add(m.group(2))
-            lines[i] = f"{m.group(1)}TVM_EMU_DYN_SHARED({m.group(2)});"
+            indent, ctype, name = m.groups()
+            dyn_names.add(name)
+            lines[i] = f"{indent}TVM_EMU_DYN_SHARED({ctype}, {name});"
             continue
         m = _DYN_VIEW.match(line)
         if m and m.group(4) in dyn_names:
@@ -100,26 +100,24 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     return "\n".join(lines) + _launchers(kernels)
 
 
-def _split_params(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-            continue
-        depth += ch in "(<"
-        depth -= ch in ")>"
-        cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-def _checked_param(p: str) -> str:
-    m = _POINTER_PARAM.match(p)
-    if not m:
-        return p
-    return f"::tvm_cuda_emu::GPtr<{m.group(1)}> {m.group(2)}"
+def _checked_head(m: re.Match[str]) -> str:
+    """A kernel's header with its pointer parameters checked (line breaks kept)."""
+    name, params = m.group(1), m.group(2)
+    if "CUtensorMap" in params:
+        raise NotModelledError(f"kernel {name!r} takes a tensor map (TMA): the CUDA emulator "
+                               "does not model TMA yet; run it on a GPU")
+    out = []
+    for p in params.split(","):
+        stripped = p.strip()
+        pm = _POINTER_PARAM.match(stripped)
+        if pm:
+            lead = p[:len(p) - len(p.lstrip())]
+            trail = p[len(p.rstrip()):]
+            p = f"{lead}::tvm_cuda_emu::GPtr<{pm.group(1)}> {pm.group(2)}{trail}"
+        out.append(p)
+    text = m.group(0)
+    start = m.start(2) - m.start(0)
+    return text[:start] + ",".join(out) + text[start + len(params):]
 
 
 def _launchers(kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
@@ -275,6 +273,14 @@ class EmulatedModule:
             self._functions[name] = fn
         return fn
 
+    def launch(self, name: str, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
+               stream: Any = None, **_: Any) -> None:
+        """Launch kernel ``name`` (as :meth:`CudaModule.launch`; synchronous)."""
+        self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream)
+
+    def synchronize(self) -> None:
+        """Launches are synchronous: nothing to wait for."""
+
     def get_kernel(self, name: str) -> EmulatedKernel:
         if name not in self.kernels:
             raise KeyError(f"no kernel {name!r} in this module; kernels: {sorted(self.kernels)}")
@@ -326,3 +332,15 @@ def _torch_int16() -> Any:
     import torch
 
     return torch.int16
+
+
+def load_source(source: str, signatures: Mapping[str, Sequence[Sequence[str]]]) -> EmulatedModule:
+    """An :class:`EmulatedModule` of hand-written CUDA ``source`` (the emulator's counterpart of
+    ``CudaModule(compile_cuda(source, arch), signatures)``): ``signatures`` maps each kernel to
+    its ``(name, type)`` parameters, type ``ptr`` or a scalar dtype."""
+    data = build(source, signatures)
+    folder = work_folder("tvm-cuda-emu-")
+    path = folder / "module.so"
+    path.write_bytes(data)
+    return EmulatedModule(path, {k: {"params": [list(p) for p in v]}
+                                 for k, v in signatures.items()})

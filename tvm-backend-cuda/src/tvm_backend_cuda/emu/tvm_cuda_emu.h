@@ -144,10 +144,10 @@ inline unsigned char* dyn_base() {
   return w->shared + (w->shared_size - w->cfg->dynamic_bytes);
 }
 inline size_t dyn_bytes() { return tvm_emu::tls_worker->cfg->dynamic_bytes; }
-#define TVM_EMU_DYN_SHARED(name)                                                        \
-  ::tvm_cuda_emu::Ptr<unsigned char> name(::tvm_cuda_emu::dyn_base(),                   \
-                                          ::tvm_cuda_emu::dyn_base(),                   \
-                                          ::tvm_cuda_emu::dyn_bytes(), #name, "dynamic shared")
+#define TVM_EMU_DYN_SHARED(T, name)                                                      \
+  ::tvm_cuda_emu::Ptr<T> name(reinterpret_cast<T*>(::tvm_cuda_emu::dyn_base()),          \
+                              ::tvm_cuda_emu::dyn_base(), ::tvm_cuda_emu::dyn_bytes(), #name, \
+                              "dynamic shared")
 
 // A kernel argument: converts to the parameter's type (a checked pointer or a scalar).
 template <class P>
