@@ -73,13 +73,13 @@ def _divergent_barrier(threads: int = 64) -> Any:
 
 
 @no_type_check
-def _reverse(threads: int = 64, sync: bool = True) -> Any:
+def _reverse(threads: int = 64, sync: bool = True, blocks: int = 4) -> Any:
     from tvm.script import tirx as T
 
     @T.prim_func
-    def reverse(A: T.Buffer((4 * threads,), "float32")):
+    def reverse(A: T.Buffer((blocks * threads,), "float32")):
         T.device_entry()
-        bx = T.cta_id([4])
+        bx = T.cta_id([blocks])
         tx = T.thread_id([threads])
         S = T.alloc_buffer((threads,), "float32", scope="shared")
         S[tx] = A[bx * threads + tx]
@@ -276,8 +276,8 @@ def test_emulator_source_keeps_the_generated_lines() -> None:
 
 
 def test_missing_syncthreads_is_reported_as_a_race() -> None:
-    ex = _emulated(_reverse(sync=False))
-    a = np.arange(256, dtype="float32")
+    ex = _emulated(_reverse(sync=False, blocks=1))  # one CTA: the report names block 0
+    a = np.arange(64, dtype="float32")
     with pytest.raises(RaceError) as info:
         ex(a)
     msg = str(info.value)
@@ -286,7 +286,7 @@ def test_missing_syncthreads_is_reported_as_a_race() -> None:
     assert ("kernel 'reverse_kernel': shared-memory race on shared buffer 'S' at byte 124: "
             "thread (31, 0, 0) wrote it and thread (32, 0, 0) accessed it with no "
             "__syncthreads() between them (block (0, 0, 0), thread (32, 0, 0))") in msg
-    np.testing.assert_array_equal(a, np.arange(256, dtype="float32"))
+    np.testing.assert_array_equal(a, np.arange(64, dtype="float32"))
 
 
 def test_race_detector_accepts_atomics_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch
