@@ -252,16 +252,44 @@ def test_intrinsic_without_emulation_body_is_named_at_compile_time() -> None:
     from tvm.script import tirx as T
 
     @T.prim_func
-    def elect(A: T.Buffer((32,), "uint32")):
+    def named_barrier(A: T.Buffer((128,), "float32")):
         T.device_entry()
         T.cta_id([1])
-        tx = T.thread_id([32])
-        A[tx] = T.ptx.elect_sync()
+        tx = T.thread_id([128])
+        A[tx] = A[tx] + T.float32(1)
+        T.cuda.warpgroup_sync(1)
 
-    with pytest.raises(NotModelledError, match=r"intrinsic ptx\.elect_sync has no emulation "
-                                               r"body"):
-        tvm.compile(elect, target="cuda", emulate=True)
-    tvm.compile(elect, target="nvidia/nvidia-h100")  # the NVRTC build is unaffected
+    with pytest.raises(NotModelledError, match=r"intrinsic cuda\.warpgroup_sync has no "
+                                               r"emulation body"):
+        tvm.compile(named_barrier, target="cuda", emulate=True)
+    tvm.compile(named_barrier, target="nvidia/nvidia-h100")  # the NVRTC build is unaffected
+
+
+def test_scalar_and_warp_ptx_intrinsics_have_emulation_bodies() -> None:
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def scalars(X: T.Buffer((64,), "float32"), Y: T.Buffer((4, 64), "float32"),
+                E: T.Buffer((64,), "uint32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([64])
+        Y[0, tx] = T.ptx.exp2(X[tx])
+        Y[1, tx] = T.ptx.rcp(X[tx])
+        Y[2, tx] = T.ptx.tanh(X[tx])
+        T.ptx.add_f32(T.address_of(Y[3, tx]), X[tx], T.float32(0.5))
+        E[tx] = T.ptx.elect_sync()
+
+    ex = tvm.compile(scalars, target="cuda", arch="sm_90a", emulate=True)
+    x = np.linspace(0.5, 3.0, 64, dtype="float32")
+    y = np.zeros((4, 64), "float32")
+    e = np.zeros(64, "uint32")
+    ex(x, y, e)
+    np.testing.assert_allclose(y[0], np.exp2(x), rtol=1e-6)
+    np.testing.assert_allclose(y[1], 1 / x, rtol=1e-6)
+    np.testing.assert_allclose(y[2], np.tanh(x), rtol=1e-6)
+    np.testing.assert_array_equal(y[3], x + np.float32(0.5))
+    np.testing.assert_array_equal(np.nonzero(e)[0], [0, 32])  # one leader per warp
 
 
 def test_emulator_source_keeps_the_generated_lines() -> None:

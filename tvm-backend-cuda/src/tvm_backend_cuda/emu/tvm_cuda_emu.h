@@ -929,3 +929,56 @@ inline void install_race_detector(bool on) {
   tvm_emu::on_wait_done = on ? race_interval_end : nullptr;
 }
 }  // namespace tvm_cuda_emu
+
+// ---- emulation bodies of scalar and warp PTX intrinsics ----------------------------------------------
+namespace tvm_cuda_emu {
+// elect.sync with a full mask: 1 in the lowest lane of those reaching it together
+inline unsigned elect_sync(unsigned line = __builtin_LINE()) {
+  auto& s = warp_exchange(0, 0xffffffffu, kBallot, site_of(line, 1), "elect.sync");
+  unsigned lane = tctx().lane;
+  return (s.mask & ((1u << lane) - 1u)) == 0 ? 1u : 0u;
+}
+// fns.b32: the lane of the offset-th set bit of mask counting from base (0xffffffff if none)
+inline unsigned fns_b32(unsigned mask, unsigned base, int offset) {
+  if (offset == 0) return ((mask >> base) & 1u) ? base : 0xffffffffu;
+  if (offset > 0) {
+    int seen = 0;
+    for (unsigned p = base; p < 32; ++p)
+      if ((mask >> p) & 1u && ++seen == offset) return p;
+  } else {
+    int seen = 0;
+    for (int p = int(base); p >= 0; --p)
+      if ((mask >> p) & 1u && --seen == offset) return unsigned(p);
+  }
+  return 0xffffffffu;
+}
+inline float max_nan(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  return a > b ? a : b;
+}
+#define TVM_EMU_F32X2(name, expr)                                                   \
+  inline unsigned long long f32x2_##name(unsigned long long a, unsigned long long b) { \
+    float x[2], y[2], r[2];                                                          \
+    std::memcpy(x, &a, 8);                                                           \
+    std::memcpy(y, &b, 8);                                                           \
+    for (int k = 0; k < 2; ++k) r[k] = (expr);                                       \
+    unsigned long long out;                                                          \
+    std::memcpy(&out, r, 8);                                                         \
+    return out;                                                                      \
+  }
+TVM_EMU_F32X2(add, x[k] + y[k])
+TVM_EMU_F32X2(sub, x[k] - y[k])
+TVM_EMU_F32X2(mul, x[k] * y[k])
+#undef TVM_EMU_F32X2
+inline unsigned long long f32x2_fma(unsigned long long a, unsigned long long b,
+                                    unsigned long long c) {
+  float x[2], y[2], z[2], r[2];
+  std::memcpy(x, &a, 8);
+  std::memcpy(y, &b, 8);
+  std::memcpy(z, &c, 8);
+  for (int k = 0; k < 2; ++k) r[k] = std::fma(x[k], y[k], z[k]);
+  unsigned long long out;
+  std::memcpy(&out, r, 8);
+  return out;
+}
+}  // namespace tvm_cuda_emu

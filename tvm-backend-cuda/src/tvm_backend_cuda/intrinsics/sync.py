@@ -82,11 +82,13 @@ def _fence_mbarrier_init(call: Call, emit: Emit) -> str:
     return asm("fence.mbarrier_init.release.cluster;")
 
 
-@intrin("ptx.griddepcontrol.wait", min_arch=90)
+@intrin("ptx.griddepcontrol.wait", min_arch=90,
+        emulate=lambda call, emit: "(void)0")  # launches run one after the other
 def _gdc_wait(call: Call, emit: Emit) -> str:
     return asm("griddepcontrol.wait;")
 
 
-@intrin("ptx.griddepcontrol.launch_dependents", min_arch=90)
+@intrin("ptx.griddepcontrol.launch_dependents", min_arch=90,
+        emulate=lambda call, emit: "(void)0")
 def _gdc_launch(call: Call, emit: Emit) -> str:
     return asm("griddepcontrol.launch_dependents;")
