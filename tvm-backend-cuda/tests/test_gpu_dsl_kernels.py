@@ -410,7 +410,6 @@ def _device_arch() -> str:
 
 #: DSL kernels the CUDA emulator does not run yet, and why
 NOT_EMULATED = {
-    "ldmatrix_mma_m16n8k16": "ldmatrix and mma.sync have no emulation bodies yet",
     "tma_tensor_copy_mbarrier": "TMA (tensor maps, cp.async.bulk.tensor) is not modelled",
     "bulk_copy_mbarrier": "cp.async.bulk has no emulation body yet",
     "wgmma_m64n8k16": "wgmma is not modelled",

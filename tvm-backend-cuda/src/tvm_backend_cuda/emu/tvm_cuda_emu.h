@@ -982,3 +982,71 @@ inline unsigned long long f32x2_fma(unsigned long long a, unsigned long long b,
   return out;
 }
 }  // namespace tvm_cuda_emu
+
+// ---- ldmatrix and mma.sync (m16n8k16, 16-bit inputs, f32 accumulators) ---------------------------------
+namespace tvm_cuda_emu {
+inline uint16_t smem_u16(unsigned addr) {
+  uint16_t v;
+  std::memcpy(&v, smem_at(addr, 2, "ldmatrix"), 2);
+  return v;
+}
+// ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16: lanes 8j..8j+7 give the rows of matrix j;
+// lane l gets, in register j, the elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix j (of its
+// transpose with .trans)
+inline void ldmatrix_b16(bool trans, int num, unsigned addr, unsigned* r0, unsigned* r1 = nullptr,
+                         unsigned* r2 = nullptr, unsigned* r3 = nullptr,
+                         unsigned line = __builtin_LINE()) {
+  auto& s = warp_exchange(addr, 0xffffffffu, kShfl, site_of(line, 2), "ldmatrix");
+  const unsigned l = tctx().lane;
+  unsigned* regs[4] = {r0, r1, r2, r3};
+  for (int j = 0; j < num; ++j) {
+    unsigned lo, hi;
+    if (!trans) {
+      unsigned row = lane_value(s, unsigned(8 * j) + l / 4, 0u);
+      lo = smem_u16(row + 4 * (l % 4));
+      hi = smem_u16(row + 4 * (l % 4) + 2);
+    } else {
+      lo = smem_u16(lane_value(s, unsigned(8 * j) + 2 * (l % 4), 0u) + 2 * (l / 4));
+      hi = smem_u16(lane_value(s, unsigned(8 * j) + 2 * (l % 4) + 1, 0u) + 2 * (l / 4));
+    }
+    *regs[j] = lo | (hi << 16);
+  }
+}
+
+template <class In>
+float half_of(unsigned reg, int k) {
+  return float(In::from_bits(uint16_t(k ? reg >> 16 : reg & 0xffffu)));
+}
+struct MmaIn {
+  unsigned a[4], b[2];
+  float c[4];
+};
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (the PTX fragment layouts)
+template <class In>
+inline void mma_m16n8k16(float* d0, float* d1, float* d2, float* d3, unsigned a0, unsigned a1,
+                         unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1,
+                         float c2, float c3, unsigned line = __builtin_LINE()) {
+  MmaIn mine{{a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3}};
+  auto& s = warp_exchange(mine, 0xffffffffu, kShfl, site_of(line, 3), "mma.sync");
+  const MmaIn zero{};
+  auto in = [&](unsigned lane) { return lane_value(s, lane, zero); };
+  auto A = [&](int r, int c) {
+    MmaIn x = in(unsigned((r % 8) * 4 + (c % 8) / 2));
+    return half_of<In>(x.a[(r >= 8 ? 1 : 0) + (c >= 8 ? 2 : 0)], c % 2);
+  };
+  auto B = [&](int k, int n) {
+    MmaIn x = in(unsigned(n * 4 + (k % 8) / 2));
+    return half_of<In>(x.b[k >= 8 ? 1 : 0], k % 2);
+  };
+  const unsigned l = tctx().lane;
+  const int g = int(l >> 2), t = int(l & 3);
+  float* out[4] = {d0, d1, d2, d3};
+  const float cin[4] = {c0, c1, c2, c3};
+  for (int e = 0; e < 4; ++e) {
+    int r = g + (e >= 2 ? 8 : 0), n = 2 * t + (e % 2);
+    float acc = cin[e];
+    for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);
+    *out[e] = acc;
+  }
+}
+}  // namespace tvm_cuda_emu
