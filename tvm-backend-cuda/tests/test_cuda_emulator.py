@@ -252,17 +252,46 @@ def test_intrinsic_without_emulation_body_is_named_at_compile_time() -> None:
     from tvm.script import tirx as T
 
     @T.prim_func
-    def named_barrier(A: T.Buffer((128,), "float32")):
+    def cluster(A: T.Buffer((128,), "float32")):
         T.device_entry()
         T.cta_id([1])
         tx = T.thread_id([128])
         A[tx] = A[tx] + T.float32(1)
-        T.cuda.warpgroup_sync(1)
+        T.cuda.cluster_sync()
 
-    with pytest.raises(NotModelledError, match=r"intrinsic cuda\.warpgroup_sync has no "
+    with pytest.raises(NotModelledError, match=r"intrinsic cuda\.cluster_sync has no "
                                                r"emulation body"):
-        tvm.compile(named_barrier, target="cuda", emulate=True)
-    tvm.compile(named_barrier, target="nvidia/nvidia-h100")  # the NVRTC build is unaffected
+        tvm.compile(cluster, target="cuda", arch="sm_90a", emulate=True)
+    tvm.compile(cluster, target="nvidia/nvidia-h100")  # the NVRTC build is unaffected
+
+
+@no_type_check
+def _warpgroups(count: int) -> Any:
+    """Two warpgroups, each reversing its half through shared memory between named-barrier
+    syncs (barrier 1 + its index, ``count`` threads)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def warpgroups(A: T.Buffer((256,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        S = T.alloc_buffer((256,), "float32", scope="shared")
+        S[tx] = A[tx]
+        T.ptx.bar.sync(1 + tx // 128, count)
+        A[tx] = S[(tx // 128) * 128 + 127 - tx % 128]
+
+    return warpgroups
+
+
+def test_named_barriers_sync_their_warpgroups_and_report_a_short_count() -> None:
+    a = np.arange(256, dtype="float32")
+    _emulated(_warpgroups(128))(a)
+    want = np.arange(256, dtype="float32").reshape(2, 128)[:, ::-1].reshape(-1)
+    np.testing.assert_array_equal(a, want)
+    with pytest.raises(DeadlockError, match=r"waiting at named barrier 1 \(bar\.sync: 128 of "
+                                            r"256 threads arrived\)"):
+        _emulated(_warpgroups(256))(np.zeros(256, "float32"))
 
 
 def test_scalar_and_warp_ptx_intrinsics_have_emulation_bodies() -> None:

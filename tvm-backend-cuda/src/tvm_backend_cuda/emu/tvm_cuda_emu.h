@@ -708,10 +708,12 @@ inline void mbar_write(unsigned addr, const MbarState& s) {
                (uint64_t(s.tx & 0x7fffffffll) << 32) | (uint64_t(s.phase & 1u) << 63);
   std::memcpy(smem_at(addr, 8, "mbarrier"), &w, 8);
 }
+inline void race_interval_end(tvm_emu::Worker& w);
 inline void mbar_settle(unsigned addr, MbarState s) {
   if (s.pending == 0 && s.tx == 0) {
     s.phase ^= 1u;
     s.pending = s.expected;
+    if (race_on) race_interval_end(*tvm_emu::tls_worker);  // a completed phase orders memory
   }
   mbar_write(addr, s);
 }
@@ -915,8 +917,10 @@ inline void race_slice_end(tvm_emu::Worker& w, tvm_emu::Fiber& f) {
 }
 
 inline void race_interval_end(tvm_emu::Worker& w) { ++race_state(w).interval; }
+inline void named_reset_block();
 inline void race_block_start(tvm_emu::Worker& w) {
   cp_async_reset_block(w);
+  named_reset_block();
   if (race_on) ++race_state(w).interval;
 }
 
@@ -1049,4 +1053,61 @@ inline void mma_m16n8k16(float* d0, float* d1, float* d2, float* d3, unsigned a0
     *out[e] = acc;
   }
 }
+}  // namespace tvm_cuda_emu
+
+// ---- named barriers (bar.sync / bar.arrive id, count) ---------------------------------------------
+namespace tvm_cuda_emu {
+inline void race_interval_end(tvm_emu::Worker& w);
+struct NamedBarrier {
+  unsigned arrived = 0, gen = 0, expected = 0;
+};
+inline thread_local NamedBarrier* tls_named = nullptr;  // 16 per worker, reset per block
+inline NamedBarrier& named_barrier(unsigned id) {
+  if (id >= 16) tvm_emu::fail(tvm_emu::kError, "bar.sync/bar.arrive with barrier id %u (0 to 15)", id);
+  if (!tls_named) tls_named = new NamedBarrier[16]();
+  return tls_named[id];
+}
+inline void named_reset_block() {
+  if (tls_named)
+    for (int i = 0; i < 16; ++i) tls_named[i] = NamedBarrier{};
+}
+inline bool named_arrive(unsigned id, unsigned count) {
+  const tvm_emu::ThreadCtx& c = tctx();
+  if (count == 0) count = c.bdim.x * c.bdim.y * c.bdim.z;
+  NamedBarrier& b = named_barrier(id);
+  if (b.arrived != 0 && b.expected != count)
+    tvm_emu::fail(tvm_emu::kDivergence, "named barrier %u used with thread counts %u and %u in "
+                  "one phase", id, b.expected, count);
+  b.expected = count;
+  if (++b.arrived >= count) {
+    b.arrived = 0;
+    ++b.gen;
+    // the barrier orders its threads' memory: a new interval for the race detector (for the
+    // whole block: coarser than the barrier, never a false report)
+    if (race_on) race_interval_end(*tvm_emu::tls_worker);
+    return true;
+  }
+  return false;
+}
+struct NamedWait {
+  unsigned id, gen;
+};
+inline void named_describe(const void* a, char* out, size_t n) {
+  auto* w = static_cast<const NamedWait*>(a);
+  const NamedBarrier& b = tls_named[w->id];
+  std::snprintf(out, n, "waiting at named barrier %u (bar.sync: %u of %u threads arrived)",
+                w->id, b.arrived, b.expected);
+}
+inline void bar_sync(unsigned id, unsigned count, unsigned line = __builtin_LINE()) {
+  NamedBarrier& b = named_barrier(id);
+  NamedWait wait{id, b.gen};
+  if (named_arrive(id, count)) return;
+  tvm_emu::wait_until(
+      [](const void* a) {
+        auto* w = static_cast<const NamedWait*>(a);
+        return tls_named[w->id].gen != w->gen;
+      },
+      &wait, "waiting at a named barrier", line, named_describe);
+}
+inline void bar_arrive(unsigned id, unsigned count) { named_arrive(id, count); }
 }  // namespace tvm_cuda_emu

@@ -20,8 +20,13 @@ def _named_barrier(instr: str) -> None:
         bid, count = (emit(a) for a in call.args)
         return asm(f"{instr} %0, %1;", inputs=[f'"r"((int)({bid}))', f'"r"((int)({count}))'])
 
+    def emulate(call: Call, emit: Emit) -> str:
+        bid, count = (emit(a) for a in call.args)
+        fn = "bar_sync" if instr == "bar.sync" else "bar_arrive"
+        return f"tvm_cuda_emu::{fn}((unsigned)({bid}), (unsigned)({count}))"
+
     rule.__module__ = __name__
-    intrin(f"ptx.{instr}", "name_bar_id, thread_count")(rule)
+    intrin(f"ptx.{instr}", "name_bar_id, thread_count", emulate=emulate)(rule)
 
 
 _named_barrier("bar.sync")
