@@ -42,7 +42,7 @@ def _short(folder: str) -> str:
 
 
 SESSIONS = ["core", *[_short(b) for b in BACKENDS], "all", "example", "discovery", "docs", "bench",
-            "torch", "lint", "typecheck"]
+            "torch", "emulate", "lint", "typecheck"]
 nox.options.sessions = SESSIONS
 
 
@@ -210,6 +210,20 @@ def torch(session: nox.Session) -> None:
             "tvm-backend-cuda/tests/test_kernels_gemm.py::test_gemm_callable_checks_its_arguments",
             "tvm-backend-cuda/tests/test_kernels_gemm.py::test_the_library_is_reachable_from_tvm",
             "tvm-backend-cuda/tests/test_kernels_gemm.py::test_torch_ops_trace_without_a_gpu")
+
+
+@nox.session(python=PYTHON)
+def emulate(session: nox.Session) -> None:
+    """The gpu-marked tests of tvm-backend-cuda under the CUDA emulator (no GPU needed), with a
+    CPU torch: each test taking the ``device`` fixture runs on the CPU (``TVM_TEST_EMULATE=1``,
+    even on a GPU machine); the others skip, naming why. Plus the emulator's own tests."""
+    _install_ours(session, "pip", "./core[test]", "./tvm-backend-cuda[test]")
+    _check_installed(session, "tvm-core", "tvm-backend-cuda")
+    session.run("python", "-m", "pip", "install", "-q", TORCH)  # pip: see the torch session
+    session.env["TVM_BACKENDS_STRICT"] = "1"
+    session.env["TVM_TEST_EMULATE"] = "1"
+    _pytest(session, "-m", "gpu", "-rs", "tvm-backend-cuda/tests", parallel=True)
+    _pytest(session, "tvm-backend-cuda/tests/test_cuda_emulator.py", parallel=True)
 
 
 @nox.session(python=PYTHON)

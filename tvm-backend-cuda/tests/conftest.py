@@ -1,7 +1,15 @@
-"""Shared fixtures: the `gpu` marker, a private cubin cache per test, and the device probe."""
+"""Shared fixtures: the `gpu` marker, a private cubin cache per test, the device probe, and the
+`device` fixture.
+
+A `gpu`-marked test that takes the `device` fixture runs on the GPU where there is one
+(`device == "cuda"`) and under the CUDA emulator elsewhere (`device == "cpu"`, with
+`TVM_CUDA_EMULATE=1` so that every `tvm.compile(f, target="cuda")` builds for the emulator);
+`TVM_TEST_EMULATE=1` picks the emulator on a GPU machine too. Other `gpu`-marked tests skip
+without a GPU. `nox -s emulate` runs the emulated ones."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -16,12 +24,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     from tvm_backend_cuda.runtime import has_cuda_device, no_device_reason
 
-    if has_cuda_device():
+    if has_cuda_device() and not _force_emulation():
         return
     skip = pytest.mark.skip(reason=f"no CUDA device: {no_device_reason()}")
     for item in items:
-        if item.get_closest_marker("gpu"):
+        if item.get_closest_marker("gpu") and "device" not in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
+
+
+def _force_emulation() -> bool:
+    return os.environ.get("TVM_TEST_EMULATE", "") == "1"
+
+
+def emulated() -> bool:
+    """Whether `gpu` tests taking `device` run under the emulator in this session."""
+    from tvm_backend_cuda.runtime import has_cuda_device
+
+    return _force_emulation() or not has_cuda_device()
+
+
+@pytest.fixture
+def device(monkeypatch: pytest.MonkeyPatch) -> str:
+    """``"cuda"`` on a GPU; else ``"cpu"`` with ``TVM_CUDA_EMULATE=1`` (the CUDA emulator)."""
+    if not emulated():
+        monkeypatch.delenv("TVM_CUDA_EMULATE", raising=False)
+        return "cuda"
+    monkeypatch.setenv("TVM_CUDA_EMULATE", "1")
+    return "cpu"
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,8 @@
 """The test kernels on the GPU (marker ``gpu``), checked against numpy; plus the demo rows and
-the executable's runtime behaviour (argument checks, streams, export/load)."""
+the executable's runtime behaviour (argument checks, streams, export/load).
+
+Tests taking the ``device`` fixture (conftest.py) run under the CUDA emulator where there is no
+GPU; the kernels of :data:`NOT_EMULATED` skip there, with the reason."""
 
 from __future__ import annotations
 
@@ -15,6 +18,20 @@ from cuda_kernels import KERNELS, KernelCase  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
+#: test kernels the CUDA emulator does not run yet, and why
+NOT_EMULATED = {
+    "ldmatrix_mma": "inline PTX through T.cuda.func_call (ldmatrix, mma.sync)",
+    "tma_bulk_copy_mbarrier": "inline PTX through T.cuda.func_call (cp.async.bulk)",
+    "wgmma_m64n8k16": "inline PTX through T.cuda.func_call (wgmma)",
+}
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+
 
 def _device_arch() -> str:
     from tvm_backend_cuda.executable import _device_arch
@@ -28,31 +45,35 @@ def _num(arch: str) -> int:
     return int("".join(c for c in arch if c.isdigit()))
 
 
-def _to_torch(a: np.ndarray, dtype: str):
+def _to_torch(a: np.ndarray, dtype: str, device: str = "cuda"):
     import torch
 
-    t = torch.from_numpy(np.ascontiguousarray(a)).cuda()
+    t = torch.from_numpy(np.ascontiguousarray(a)).to(device)
     return t.to(getattr(torch, dtype))
 
 
 @pytest.mark.parametrize("case", KERNELS, ids=[k.name for k in KERNELS])
-def test_kernel_on_gpu(case: KernelCase) -> None:
-    import torch
-
-    arch = _device_arch()
-    num = _num(arch)
-    if num < case.min_arch or (case.archs is not None and num not in case.archs):
-        pytest.skip(f"{case.name} needs another GPU: {case.why}")
-    ex = tvm.compile(case.build(), target="cuda")
-    assert ex.arch == arch
+def test_kernel_on_gpu(case: KernelCase, device: str) -> None:
+    pytest.importorskip("torch")
+    if device == "cuda":
+        arch = _device_arch()
+        num = _num(arch)
+        if num < case.min_arch or (case.archs is not None and num not in case.archs):
+            pytest.skip(f"{case.name} needs another GPU: {case.why}")
+        ex = tvm.compile(case.build(), target="cuda")
+        assert ex.arch == arch
+    else:
+        if case.name in NOT_EMULATED:
+            pytest.skip(f"not emulated yet: {NOT_EMULATED[case.name]}")
+        ex = tvm.compile(case.build(), target="cuda")
     specs = ex.get_function(ex.entry_name).specs
     host = case.inputs(np.random.default_rng(0))
-    dev = [_to_torch(a, s.dtype) for a, s in zip(host, specs)]
+    dev = [_to_torch(a, s.dtype, device) for a, s in zip(host, specs)]
     # the reference sees exactly the values the GPU got (bf16/f16 rounding included)
     seen = [d.float().cpu().numpy() if s.dtype in ("bfloat16",) else a
             for a, d, s in zip(host, dev, specs)]
     ex(*dev)
-    torch.cuda.synchronize()
+    _sync(device)
     got = dev[case.output].float().cpu().numpy()
     want = case.reference(*seen)
     np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
@@ -82,42 +103,44 @@ def test_runs_on_current_torch_stream() -> None:
     torch.testing.assert_close(c, a + b)
 
 
-def test_argument_errors_on_gpu() -> None:
-    import torch
+def test_argument_errors_on_gpu(device: str) -> None:
+    torch = pytest.importorskip("torch")
 
     case = next(k for k in KERNELS if k.name == "vector_add")
     ex = tvm.compile(case.build(), target="cuda")
-    a = torch.randn(1 << 20, device="cuda")
+    a = torch.randn(1 << 20, device=device)
     with pytest.raises(ValueError, match="dtype"):
         ex(a, a, a.half())
     with pytest.raises(ValueError, match="shape"):
         ex(a, a, a[:100])
-    with pytest.raises(ValueError, match="cuda"):
-        ex(a, a, a.cpu())
+    if device == "cuda":
+        with pytest.raises(ValueError, match="cuda"):
+            ex(a, a, a.cpu())
     with pytest.raises(TypeError, match="3 arguments"):
         ex(a, a)
 
 
-def test_vector_alignment_checked_on_gpu() -> None:
-    import torch
+def test_vector_alignment_checked_on_gpu(device: str) -> None:
+    torch = pytest.importorskip("torch")
 
     case = next(k for k in KERNELS if k.name == "vector_add_vec4")
     ex = tvm.compile(case.build(), target="cuda")
-    big = torch.randn((1 << 20) + 1, device="cuda")
+    big = torch.randn((1 << 20) + 1, device=device)
     a = big[1:]  # contiguous but 4 bytes off a 16-byte boundary
-    b = torch.randn(1 << 20, device="cuda")
+    b = torch.randn(1 << 20, device=device)
     with pytest.raises(ValueError, match="16-byte aligned"):
         ex(a, b, torch.empty_like(b))
 
 
-def test_export_load_runs_on_gpu(tmp_path) -> None:
-    import torch
+def test_export_load_runs_on_gpu(tmp_path, device: str) -> None:
+    torch = pytest.importorskip("torch")
 
     case = next(k for k in KERNELS if k.name == "row_softmax")
     ex = tvm.compile(case.build(), target="cuda")
     path = ex.export_library(tmp_path / "softmax.tvmex")
     ex2 = tvm.runtime.load_module(path)
-    a = torch.randn(512, 2048, device="cuda")
+    assert type(ex2) is type(ex)
+    a = torch.randn(512, 2048, device=device)
     b = torch.empty_like(a)
     ex2(a, b)
     torch.testing.assert_close(b, torch.softmax(a, -1), rtol=1e-4, atol=1e-6)
@@ -142,8 +165,8 @@ def test_repeated_calls_take_the_fast_path_and_still_check() -> None:
         ex(a, b, torch.randn(1 << 21, device="cuda")[::2])
 
 
-def test_scalar_parameters_on_gpu() -> None:
-    import torch
+def test_scalar_parameters_on_gpu(device: str) -> None:
+    torch = pytest.importorskip("torch")
 
     from tvm.script import tirx as T
 
@@ -155,12 +178,12 @@ def test_scalar_parameters_on_gpu() -> None:
         B[bx * 128 + tx] = alpha * A[bx * 128 + tx] + B[bx * 128 + tx]
 
     ex = tvm.compile(axpy, target="cuda")
-    a, b = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    a, b = torch.randn(4096, device=device), torch.randn(4096, device=device)
     want = 2.5 * a + b
     ex(2.5, a, b)
-    torch.cuda.synchronize()
+    _sync(device)
     torch.testing.assert_close(b, want)
     b2 = b.clone()
-    ex(0.0, a, b)  # fast path now
-    torch.cuda.synchronize()
+    ex(0.0, a, b)  # fast path now (on the GPU)
+    _sync(device)
     torch.testing.assert_close(b, b2)

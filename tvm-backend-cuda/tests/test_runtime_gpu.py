@@ -172,15 +172,32 @@ def _arch_of_device() -> str:
     return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
 
 
+def _module(source: str, signatures: dict, device: str):
+    """``CudaModule`` of ``source`` on the GPU; the emulator's module of it on ``cpu``."""
+    if device == "cuda":
+        return CudaModule(compile_cuda(source, _arch_of_device()), signatures)
+    from tvm_backend_cuda.emulator import load_source
+
+    return load_source(source, signatures)
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [1, 1000, 1 << 20])
-def test_vadd_matches_torch(torch, n: int) -> None:
-    mod = CudaModule(compile_cuda(VADD, _arch_of_device()), VADD_SIG)
-    a = torch.randn(n, device="cuda")
-    b = torch.randn(n, device="cuda")
+def test_vadd_matches_torch(device: str, n: int) -> None:
+    torch = pytest.importorskip("torch")
+    mod = _module(VADD, VADD_SIG, device)
+    a = torch.randn(n, device=device)
+    b = torch.randn(n, device=device)
     c = torch.empty_like(a)
     mod.launch("vadd", (n + 255) // 256, 256, [a, b, c, n])
-    torch.cuda.synchronize()
+    _sync(device)
     assert torch.equal(c, a + b)
 
 
@@ -217,7 +234,9 @@ def test_vadd_cupy_and_untyped() -> None:
 
 
 @pytest.mark.gpu
-def test_dlpack_only_object(torch) -> None:
+def test_dlpack_only_object(device: str) -> None:
+    torch = pytest.importorskip("torch")
+
     class OnlyDLPack:  # neither torch nor cupy: goes through StridedMemoryView
         def __init__(self, t):
             self.t = t
@@ -228,12 +247,12 @@ def test_dlpack_only_object(torch) -> None:
         def __dlpack_device__(self):
             return self.t.__dlpack_device__()
 
-    mod = CudaModule(compile_cuda(VADD, _arch_of_device()), VADD_SIG)
-    a = torch.randn(512, device="cuda")
+    mod = _module(VADD, VADD_SIG, device)
+    a = torch.randn(512, device=device)
     c = torch.zeros_like(a)
     mod.launch("vadd", 2, 256, [OnlyDLPack(a), OnlyDLPack(a), OnlyDLPack(c), 512])
     mod.synchronize()  # module stream: not torch's
-    torch.cuda.synchronize()
+    _sync(device)
     assert torch.equal(c, a + a)
 
 
@@ -269,12 +288,30 @@ def test_more_than_48kb_dynamic_shared_memory(torch) -> None:
 
 
 @pytest.mark.gpu
-def test_scalar_argument_types(torch) -> None:
-    mod = CudaModule(compile_cuda(SCALARS, _arch_of_device()), {"scalars": SCALAR_TYPES})
-    out = torch.zeros(11, dtype=torch.float64, device="cuda")
+def test_big_dynamic_shared_memory_emulated(device: str) -> None:
+    """The >48 KB dynamic shared memory kernel under the emulator (the GPU test above needs
+    the device's opt-in limit)."""
+    if device == "cuda":
+        pytest.skip("test_more_than_48kb_dynamic_shared_memory covers the GPU")
+    n = 200 * 1024 // 4
+    mod = _module(BIG_SMEM, {"reverse_smem": [("in", "ptr"), ("out", "ptr"), ("n", "int32")]},
+                  device)
+    x = np.random.default_rng(0).standard_normal(3 * n).astype("float32")
+    y = np.zeros_like(x)
+    mod.launch("reverse_smem", 3, 256, [x, y, n], shmem=n * 4)
+    np.testing.assert_array_equal(y.reshape(3, n), x.reshape(3, n)[:, ::-1])
+
+
+@pytest.mark.gpu
+def test_scalar_argument_types(device: str) -> None:
+    torch = pytest.importorskip("torch")
+    sig = (SCALAR_TYPES if device == "cuda"
+           else [(f"p{i}", t) for i, t in enumerate(SCALAR_TYPES)])  # the emulator names them
+    mod = _module(SCALARS, {"scalars": sig}, device)
+    out = torch.zeros(11, dtype=torch.float64, device=device)
     values = [out, -5, 65535, -(2**31), 2**40 + 1, 1.5, 3.14159, 0.1, 0.1, True, 2**63 + 5, 200]
     mod.launch("scalars", 1, 1, values)
-    torch.cuda.synchronize()
+    _sync(device)
     got = out.cpu().tolist()
     expected = [-5.0, 65535.0, float(-(2**31)), float(2**40 + 1), 1.5, 3.140625,
                 float(np.float32(0.1)), 0.1, 1.0, float(np.uint64(2**63 + 5)), 200.0]

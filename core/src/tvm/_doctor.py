@@ -39,6 +39,10 @@ ENV_VARS = {
                         "at run time (the bounds_check compile option)",
     "TVM_AUTOTUNE": "0: tvm.autotune returns each kernel's default configuration (no "
                     "measuring, no tuning records read)",
+    "TVM_CUDA_EMULATE": "1: every 'cuda' build runs on the CPU emulator (the emulate compile "
+                        "option), taking CPU arrays",
+    "TVM_CUDA_EMULATE_RACECHECK": "0: the CUDA emulator skips its shared-memory race check",
+    "CXX": "the C++ compiler of the CUDA emulator (default: g++)",
 }
 
 _COMPILERS = ("cc", "gcc", "clang", "g++", "clang++")

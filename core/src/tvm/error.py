@@ -20,14 +20,17 @@ if TYPE_CHECKING:
 __all__ = [
     "AutotuneError",
     "BackendError",
+    "BarrierDivergenceError",
     "BackendWarning",
     "BoundsCheckError",
     "CodegenError",
     "BackendNotInstalledError",
     "CompileError",
+    "DeadlockError",
     "DiagnosticError",
     "DispatchError",
     "DispatchFail",
+    "EmulatorError",
     "ExecutableFileError",
     "IRDepthError",
     "IntegrityError",
@@ -38,8 +41,10 @@ __all__ = [
     "LoweringError",
     "LoweringTypeError",
     "LoweringValueError",
+    "NotModelledError",
     "OptionError",
     "PerformanceWarning",
+    "RaceError",
     "RegistrationConflict",
     "TVMError",
     "TargetError",
@@ -234,6 +239,31 @@ class AutotuneError(TVMError):
 class BoundsCheckError(TVMError, IndexError):
     """A run-time bounds check (``bounds_check=True`` / ``TVM_BOUNDS_CHECK=1``) caught an access
     outside its buffer; the message names the buffer and the index."""
+
+
+class EmulatorError(TVMError, RuntimeError):
+    """A kernel run by a CPU emulator of a GPU (``tvm.compile(f, "cuda", emulate=True)``, the
+    Metal emulator) did something a GPU would not run correctly; the message names the kernel,
+    the threads and what happened. Out-of-bounds accesses raise :class:`BoundsCheckError`."""
+
+
+class BarrierDivergenceError(EmulatorError):
+    """A block barrier (``__syncthreads()``) reached by only part of a block, or by its threads
+    at different calls."""
+
+
+class DeadlockError(EmulatorError):
+    """Every thread of a block is blocked and none can proceed (a wait that never completes);
+    the message lists the blocked threads and what each waits for."""
+
+
+class RaceError(EmulatorError):
+    """Two threads of a block access the same shared-memory address, at least one writing, with
+    no barrier between them."""
+
+
+class NotModelledError(EmulatorError, NotImplementedError):
+    """The kernel uses something the emulator does not model yet (it is named)."""
 
 
 class DispatchFail(TVMError):

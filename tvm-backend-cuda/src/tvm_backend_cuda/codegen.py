@@ -49,7 +49,7 @@ from tvm.codegen.c_style import (
     _const_numel,
     const_dims,
 )
-from tvm.error import TVMError
+from tvm.error import NotModelledError, TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
@@ -57,6 +57,7 @@ from tvm.ir.function import IRModule, PrimFunc
 from tvm.tirx.transform import dyn_smem_layout
 
 from .compiler import needed_headers
+from .intrinsics._base import EMULATE_ATTR, RULE_ATTR
 
 __all__ = ["CudaCodegen", "KernelInfo", "generate_cuda", "sm_version"]
 
@@ -176,8 +177,10 @@ class CudaCodegen(CudaStyleCodegen):
     bounds_report: ClassVar[str] = 'printf("tvm: %s (block %d, thread %d)\\n", message, ' \
         "(int)blockIdx.x, (int)threadIdx.x)"
 
-    def __init__(self, target: Any = None) -> None:
+    def __init__(self, target: Any = None, *, emulate: bool = False) -> None:
         super().__init__(target)
+        self.emulate = emulate
+        self._intrin: str | None = None  # the intrinsic being rendered (emulate mode)
         self.half_type = "half"
         self.bfloat16_type = "__nv_bfloat16"
         self.arch: int | None = sm_version(target)
@@ -483,10 +486,34 @@ class CudaCodegen(CudaStyleCodegen):
         return text
 
     def expr_Call(self, call: E.Call) -> str:
+        if self.emulate and call.op.get_attr(RULE_ATTR) is not None:
+            return self._emulated_call(call)
         rule = call.op.get_codegen(self.target_kind)
         if callable(rule) and _rule_arity(rule) == 2:
             return rule(call, self._emit)
         return super().expr_Call(call)
+
+    # -- the CPU emulator (emulator.py) -----------------------------------------------------------
+    def _emulated_call(self, call: E.Call) -> str:
+        """An intrinsic for the emulator: its emulation body where its spec declares one, else
+        its CUDA rule when that renders plain CUDA C++ (the shim's built-ins); a rule that needs
+        PTX without an emulation body is an error naming the intrinsic."""
+        emulation = call.op.get_attr(EMULATE_ATTR)
+        outer, self._intrin = self._intrin, call.op.name
+        try:
+            if emulation is not None:
+                return str(emulation(call, self._emit))
+            text = str(call.op.get_attr(RULE_ATTR)(call, self._emit))
+            if _INLINE_ASM.search(text):
+                raise _not_emulated(call.op.name)
+            return text
+        finally:
+            self._intrin = outer
+
+    def add_helper(self, name: str, code: str) -> str:
+        if self.emulate and self._intrin is not None and _INLINE_ASM.search(code):
+            raise _not_emulated(self._intrin)
+        return super().add_helper(name, code)
 
     def expr_Var(self, v: E.Var) -> str:
         name = self._names.get(id(v))
@@ -496,6 +523,17 @@ class CudaCodegen(CudaStyleCodegen):
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
+_INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
+
+
+def _not_emulated(op_name: str) -> NotModelledError:
+    path = op_name.removeprefix("tirx.")
+    return NotModelledError(
+        f"intrinsic {path} has no emulation body; the CUDA emulator cannot run a kernel that "
+        f"uses it (its CUDA rule emits PTX). Run the kernel on a GPU, or give the intrinsic's "
+        f"@intrin spec an emulate= rule (tvm_backend_cuda/intrinsics)")
+
 
 
 def _positive_attr(func: PrimFunc, key: str) -> int | None:
@@ -570,8 +608,10 @@ def _vector_loads(e: Any) -> list[E.BufferLoad]:
     return out
 
 
-def generate_cuda(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[KernelInfo]]:
-    """(CUDA C++ source, the kernels in it) for a lowered module."""
-    cg = CudaCodegen(target)
+def generate_cuda(mod: IRModule | PrimFunc, target: Any = None, *, emulate: bool = False
+                  ) -> tuple[str, list[KernelInfo]]:
+    """(CUDA C++ source, the kernels in it) for a lowered module; ``emulate``: for the CPU
+    emulator (intrinsics render their emulation bodies, :mod:`.emulator`)."""
+    cg = CudaCodegen(target, emulate=emulate)
     source = cg.generate(mod)
     return source, cg.kernels

@@ -24,7 +24,9 @@ torch has one, then launches with a launch config made once. Host time per call 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,13 +43,14 @@ from tvm.target import Target
 from tvm.tirx.transform import function_signature, launch_plans
 
 from . import compiler as _compiler
+from . import emulator as _emulator
 from . import nvshmem as _nvshmem
 from . import runtime as rt
 from .codegen import generate_cuda
 from .tags import validate_arch
 
 __all__ = ["DEFAULT_ARCH", "CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions",
-           "default_arch"]
+           "EmulatedCudaExecutable", "default_arch", "emulating"]
 
 GRID_CONSTANT = "grid_constant"  # ptr_scope of a T.TensorMap parameter (codegen.GRID_CONSTANT)
 TENSOR_MAP = "tensormap"  # its parameter kind (codegen.TENSOR_MAP, runtime.TENSOR_MAP)
@@ -64,6 +67,17 @@ class CudaOptions(Options):
                                     "the GPU's, else sm_80)")
     options: tuple[str, ...] = option((), "extra NVRTC options, e.g. ('-lineinfo', "
                                           "'--use_fast_math')")
+    emulate: bool | None = option(None, "run the generated CUDA on the CPU (the CUDA emulator: "
+                                        "CPU arrays, bounds and barrier checks); default: "
+                                        "$TVM_CUDA_EMULATE=1")
+
+
+def emulating(options: CudaOptions) -> bool:
+    """Whether a build with ``options`` targets the CPU emulator (``emulate=``, else
+    ``$TVM_CUDA_EMULATE``)."""
+    if options.emulate is not None:
+        return bool(options.emulate)
+    return os.environ.get("TVM_CUDA_EMULATE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class CudaBuilder(Builder):
@@ -77,10 +91,12 @@ class CudaBuilder(Builder):
 
     def codegen(self, mod: IRModule, target: Any, options: CudaOptions) -> Artifact:
         arch = validate_arch(str(options.arch or default_arch(target)))
-        source, kernels = generate_cuda(mod, target)
+        emulate = emulating(options)
+        source, kernels = generate_cuda(mod, target, emulate=emulate)
         plans = launch_plans(mod, "cuda", target_name="cuda")
         return Artifact(source, {
             "format": self.format,
+            "emulate": emulate,
             "arch": arch,
             "kernels": {k.name: {"params": [[p.name, _kernel_param_type(p)] for p in k.info.params],
                                  "vector_align": k.vector_align} for k in kernels},
@@ -103,9 +119,14 @@ class CudaBuilder(Builder):
         return Target(config)
 
     def compile_key(self, artifact: Artifact, options: CudaOptions) -> Any:
+        if artifact.metadata.get("emulate"):
+            return _emulator.build_key()
         return _nvshmem.toolchain_key(artifact.source)
 
     def compile(self, artifact: Artifact, options: CudaOptions) -> tuple[bytes, dict[str, Any]]:
+        if artifact.metadata.get("emulate"):
+            kernels = {k: v["params"] for k, v in artifact.metadata["kernels"].items()}
+            return _emulator.build(artifact.source, kernels), {}
         # kernels that call NVSHMEM are compiled relocatable and linked with its device library
         compiled = _nvshmem.compile_auto(artifact.source, artifact.metadata["arch"],
                                          options=options.options, cache=False)
@@ -115,6 +136,8 @@ class CudaBuilder(Builder):
         if int(metadata.get("format", 0)) != self.format:
             raise TVMError(f"this CUDA executable has format {metadata.get('format')}; this "
                            f"tvm-backend-cuda reads {self.format}: compile it again")
+        if metadata.get("emulate"):
+            return EmulatedCudaExecutable(target, binary, metadata)
         return CudaExecutable(target, binary, metadata)
 
 
@@ -858,3 +881,56 @@ class CudaExecutable(Executable):
         if kind == "ptx":
             return _compiler.compile_ptx(self.source, self.arch)
         raise ValueError(f"unknown source kind {kind!r}: use 'cuda' or 'ptx'")
+
+
+# -- the CPU emulator ------------------------------------------------------------------------------
+
+
+class EmulatedCudaFunction(CudaFunction):
+    """A host function of an :class:`EmulatedCudaExecutable`: the GPU's argument checks and
+    launch plan, on CPU arrays (numpy, CPU torch tensors, DLPack), every launch on the CPU."""
+
+    def __init__(self, exe: CudaExecutable, plan: LaunchPlan, tensor_maps: Sequence[int] = ()
+                 ) -> None:
+        super().__init__(exe, plan, tensor_maps)
+        self._checker = ArgumentChecker(dataclasses.replace(plan.signature, device="cpu"))
+        self._fast = None  # the fast path is for CUDA torch tensors
+        self._fast_plan_torch = False
+
+    def _device_of(self, args: Sequence[Any]) -> int | None:
+        return None
+
+
+class EmulatedCudaExecutable(CudaExecutable):
+    """The generated CUDA compiled for the CPU emulator (:mod:`.emulator`):
+    ``tvm.compile(f, "cuda", emulate=True)`` or ``TVM_CUDA_EMULATE=1``. Called like the GPU
+    executable, with CPU arrays; runs synchronously."""
+
+    def device_ready(self) -> bool:
+        return True
+
+    @property
+    def emulated(self) -> bool:
+        return True
+
+    def module(self) -> Any:
+        if self._module is None:
+            self._module = _emulator.EmulatedModule(self.binary.file(), self.meta["kernels"])
+        return self._module
+
+    def get_function(self, name: str) -> CudaFunction:
+        func = self._functions.get(name)
+        if func is not None:
+            return func
+        plan = self.plans.get(name)
+        if plan is None:
+            raise self._no_function(name)
+        tensor_maps = self.meta.get("tensor_maps", {}).get(name, ())
+        func = self._functions[name] = EmulatedCudaFunction(self, plan, tensor_maps)
+        return func
+
+    def inspect_source(self, kind: str = "") -> str:
+        if kind == "emulator":
+            kernels = {k: v["params"] for k, v in self.meta["kernels"].items()}
+            return _emulator.prepare(self.source, kernels)
+        return super().inspect_source(kind)

@@ -7,6 +7,9 @@ turns it off), and called with ctypes.
 
 Execution model (see ``shim/tvm_metal_shim.h``):
 
+The execution model is core's fiber runtime (``tvm/runtime/emu/tvm_emu_fibers.h``, shared with
+the CUDA emulator):
+
 * threadgroups are spread over OS worker threads; a worker runs one threadgroup at a time;
 * every thread of a threadgroup is a fiber (``ucontext``) with its own stack, run until it
   blocks; ``threadgroup`` variables are per-worker storage shared by that threadgroup's fibers;
@@ -31,24 +34,21 @@ threadgroup. Arrays are read and written in place; scalars become ``constant T&`
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import dataclasses
-import faulthandler
 import functools
 import hashlib
-import mmap
 import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tvm.error import BoundsCheckError, CompileError
+from tvm.error import CompileError
+from tvm.runtime import emu
 from tvm.runtime.cache import cache_enabled, cache_key, compile_cache
 
 from . import msl_check
@@ -171,6 +171,7 @@ def _shim_digest() -> str:
         if path.is_file():
             h.update(path.name.encode())
             h.update(path.read_bytes())
+    h.update(emu.header_digest().encode())  # core's fiber runtime, which the shim includes
     return h.hexdigest()
 
 
@@ -324,11 +325,9 @@ class EmulatedKernel:
             err,
             len(err),
         )
-        if rc == 2:  # a generated bounds check failed (bounds_check=True)
-            raise BoundsCheckError(f"Metal emulator: kernel {self.name!r}: "
-                                   f"{err.value.decode()}")
-        if rc != 0:
+        if rc == 1:
             raise RuntimeError(f"Metal emulator: kernel {self.name!r}: {err.value.decode()}")
+        emu.raise_for(rc, err.value.decode(), f"Metal emulator: kernel {self.name!r}: ")
 
     def _launch_forked(
         self,
@@ -339,61 +338,17 @@ class EmulatedKernel:
         workers: int,
         stack_size: int,
     ) -> None:
-        """Run in a forked child on shared memory, so that a kernel that crashes (an
-        out-of-bounds access) raises here instead of killing the Python process."""
-        import numpy as np
+        """Run in a forked child on shared memory (core's :func:`tvm.runtime.emu.run_isolated`),
+        so that a kernel that crashes (an out-of-bounds access) raises here instead of killing
+        the Python process."""
+        self._library()  # load before fork: the child reuses it
 
-        layout, total = {}, 0
-        for index, arr in bound.items():
-            layout[index] = total
-            total += (arr.nbytes + 63) // 64 * 64
-        shm = mmap.mmap(-1, max(total, 64))  # MAP_SHARED | MAP_ANONYMOUS
-        staged: dict[int, Any] = {}
-        try:
-            for index, arr in bound.items():
-                staged[index] = np.frombuffer(
-                    shm, dtype=arr.dtype, count=arr.size, offset=layout[index]
-                )
-                staged[index][...] = arr.reshape(-1)
-            self._library()  # load before fork: the child reuses it
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # child: never returns into the caller's Python code
-                code = 0
-                faulthandler.disable()  # a crash is reported by the parent, not dumped here
-                os.close(read_end)
-                try:
-                    self._launch(self._pointers(staged), g, t, sizes, workers, stack_size)
-                except BoundsCheckError as exc:  # the parent raises it again
-                    os.write(write_end, str(exc).encode()[:4096])
-                    code = 4
-                except BaseException as exc:  # noqa: BLE001 - reported through the exit code
-                    os.write(2, f"{exc}\n".encode())
-                    code = 3
-                os._exit(code)
-            os.close(write_end)
-            with os.fdopen(read_end, "rb") as pipe:
-                child_error = pipe.read().decode(errors="replace")
-            _, status = os.waitpid(pid, 0)
-            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 4:
-                raise BoundsCheckError(child_error)
-            if os.WIFSIGNALED(status):
-                sig = signal.Signals(os.WTERMSIG(status)).name
-                raise RuntimeError(
-                    f"Metal emulator: kernel {self.name!r} crashed with {sig} (an out-of-bounds "
-                    "access, or a fiber stack overflow: raise stack_size=); buffers are unchanged"
-                )
-            if os.WEXITSTATUS(status) != 0:
-                raise RuntimeError(
-                    f"Metal emulator: kernel {self.name!r} failed in the worker "
-                    "process (its error is on stderr)"
-                )
-            for index, arr in bound.items():
-                arr.reshape(-1)[...] = staged[index]
-        finally:
-            staged.clear()
-            with contextlib.suppress(BufferError):  # a view still alive: it keeps the mapping
-                shm.close()
+        def launch(pointers: dict[int, int]) -> None:
+            n = max(pointers, default=-1) + 1
+            ptrs = [pointers.get(i, 0) for i in range(n)]
+            self._launch(ptrs, g, t, sizes, workers, stack_size)
+
+        emu.run_isolated(launch, bound, what=f"Metal emulator: kernel {self.name!r}")
 
 
 #: kernels compiled in this process, by (cache folder, cache on, entry key)

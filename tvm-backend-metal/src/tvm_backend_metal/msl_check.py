@@ -30,6 +30,7 @@ import subprocess
 from pathlib import Path
 
 from tvm.error import CompileError
+from tvm.runtime import emu
 from tvm.runtime.workdir import work_folder
 
 __all__ = ["KernelParam", "KernelSignature", "check_msl", "find_kernels", "prepare_source"]
@@ -346,6 +347,7 @@ def shim_flags() -> list[str]:
         "-include",
         str(SHIM_HEADER),
         f"-I{SHIM_DIR}",
+        f"-I{emu.HEADER_DIR}",  # core's fiber runtime, included by the shim
         "-Wno-attributes",
         "-Wno-literal-suffix",
         "-fno-strict-aliasing",

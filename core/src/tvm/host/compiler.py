@@ -172,10 +172,12 @@ class Toolchain:
             out.append("-fopenmp")
         return out + list(extra)
 
-    def compile_shared(self, source: str, flags: list[str], *, what: str = "module") -> bytes:
-        """Compile C ``source`` into a shared object; returns its bytes."""
+    def compile_shared(self, source: str, flags: list[str], *, what: str = "module",
+                       suffix: str = ".c") -> bytes:
+        """Compile C ``source`` (C++ with ``suffix=".cpp"``) into a shared object; returns its
+        bytes."""
         workdir = str(work_folder("tvm-c-"))  # swept later if this process is killed
-        src = os.path.join(workdir, "module.c")
+        src = os.path.join(workdir, "module" + suffix)
         out = os.path.join(workdir, "module.so")
         with open(src, "w", encoding="utf-8") as f:
             f.write(source)

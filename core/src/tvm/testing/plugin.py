@@ -3,7 +3,8 @@
 Device markers come from the backends: each implements ``tvm_device_probes`` (``{"gpu":
 probe}``), and a test marked ``@pytest.mark.gpu`` is skipped with the probe's reason when no
 loaded backend can run it here. Core knows no device: with no backend probing a marker, its
-tests skip and say so.
+tests skip and say so. A marked test that takes a ``device`` fixture is left to that fixture
+(which may run it under an emulator, as tvm-backend-cuda's does).
 
 The compile cache of a test session is a fresh temporary folder (``TVM_CACHE_DIR``), so tests
 never read or write the user's cache; set ``TVM_TEST_KEEP_CACHE=1`` to use the normal one.
@@ -81,8 +82,11 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     # The markers of DEVICE_MARKERS, and any other a loaded backend probes (``opencl``, ...).
     probes = device_probes() if used - {"parametrize", "slow", "usefixtures"} else {}
     markers = (set(DEVICE_MARKERS) | set(probes)) & used
+    # a test taking the ``device`` fixture picks its device itself (the GPU, or an emulator
+    # where there is none: tvm-backend-cuda's tests/conftest.py), so it is not skipped here
     marked = [(item, m) for item in items for m in sorted(markers)
-              if item.get_closest_marker(m) is not None]
+              if item.get_closest_marker(m) is not None
+              and "device" not in getattr(item, "fixturenames", ())]
     if not marked:
         return
     reasons: dict[str, str | None] = {}

@@ -20,7 +20,7 @@ from tvm.ir import Op, OpCategory
 from tvm.ir import expr as E
 from tvm.ir.op import OP_REGISTRY
 
-from ._base import RULE_ATTR, CodegenContext, Emit, Rule, get_rule
+from ._base import EMULATE_ATTR, RULE_ATTR, CodegenContext, Emit, Rule, get_rule
 from ._render import CStyleEmit, SnippetEmit, render
 from ._spec import SPECS, SUGAR, Builder, IntrinSpec, SugarSpec
 
@@ -121,6 +121,8 @@ def register_ops() -> list[Op]:
         )
         op.set_attr(RULE_ATTR, rule)
         op.set_attr(NARGS_ATTR, spec.nargs)
+        if spec.emulate_rule is not None:
+            op.set_attr(EMULATE_ATTR, spec.emulate_rule)
         op.set_codegen("cuda", _cstyle_rule(rule))
         if spec.alias is not None:
             Op.register_alias(spec.alias, spec.name)

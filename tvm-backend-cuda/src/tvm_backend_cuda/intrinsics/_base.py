@@ -60,6 +60,8 @@ class Emit(Protocol):
 Rule = Callable[[E.Call, Emit], str]
 
 RULE_ATTR = "cuda.intrin_rule"  # the op attribute holding the rule(call, emit) of this package
+# the op attribute holding the emulation rule(call, emit): C++ for the CPU emulator
+EMULATE_ATTR = "cuda.emulate_rule"
 
 
 def get_rule(op: Op | str) -> Rule:

@@ -45,6 +45,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from tvm.error import NotModelledError
 from tvm.ir import Buffer, CallEffect, DataType, Op, const
 from tvm.ir import expr as E
 
@@ -107,6 +108,9 @@ class IntrinSpec:
     dtype_forward: bool = False  # the script member moves a dtype= keyword to the front
     family: str = ""
     form_of: str | None = None  # an alternative operand form of the op declared at this path
+    # the emulation rule(call, emit): C++ for the CPU emulator (tvm_backend_cuda.emulator), where
+    # the CUDA rule emits PTX; None: the CUDA rule's text is used when it is plain CUDA C++
+    emulate: Rule | None = None
 
     @property
     def namespace(self) -> str:
@@ -134,6 +138,25 @@ class IntrinSpec:
         if not any(f.fits(len(args) - 1) for f in self.forms):
             return None
         return Op.get(self.name)(*args[1:], dtype=args[0])
+
+    @functools.cached_property
+    def emulate_rule(self) -> Rule | None:
+        """The op's emulation rule (an alternative form's for a call of its operand count)."""
+        forms = self.forms
+        if not forms:
+            return self.emulate
+        if self.emulate is None and all(f.emulate is None for f in forms):
+            return None
+
+        def rule(call: E.Call, emit: Emit) -> str:
+            n = len(call.args)
+            form = next((f for f in forms if f.fits(n)), None) or self
+            if form.emulate is None:
+                raise NotModelledError(f"intrinsic {form.path} has no emulation body; the CUDA "
+                                       "emulator cannot run a kernel that uses it")
+            return form.emulate(call, emit)
+
+        return rule
 
     @functools.cached_property
     def codegen_rule(self) -> Rule:
@@ -271,6 +294,7 @@ def intrin(
     min_arch: int = 0,
     max_arch: int | None = None,
     form_of: str | None = None,
+    emulate: Rule | None = None,
 ) -> Callable[[Rule], Rule]:
     """Declare the intrinsic printed ``T.<path>(...)``; decorates its codegen rule.
 
@@ -281,6 +305,11 @@ def intrin(
     ``form_of`` makes this an alternative operand form of the op declared at that path (see the
     module docstring): ``params`` is then a function returning :class:`Typed` operands, ``nargs``
     a count the op's own form does not take, and there is no op or alias of its own.
+
+    ``emulate`` is the intrinsic's emulation rule (same contract as the CUDA rule): the C++ the
+    CPU emulator compiles in place of the PTX, usually a call of a named helper of the
+    emulator's shim (``emu/tvm_cuda_emu.h``). A kernel using an intrinsic whose CUDA rule emits
+    PTX and that has no emulation rule fails to build for the emulator, naming it.
     """
     ns, _, rest = path.partition(".")
     suffix = name or rest.replace(".", "_")
@@ -323,6 +352,7 @@ def intrin(
             dtype_forward=dtype_forward,
             family=family,
             form_of=form_of,
+            emulate=emulate,
         )
         SPECS.append(spec)
         _BY_PATH[path] = spec

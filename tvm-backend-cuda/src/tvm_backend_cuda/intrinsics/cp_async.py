@@ -53,12 +53,39 @@ def _cp_async_operands(
     return (dst_ptr, src_ptr, cp_size, policy, has, prefetch_size, predicate, fill_mode)
 
 
+def _emulate_cp_async(call: Call, emit: Emit) -> str:
+    """The copy is queued for this thread and done when its group is waited for."""
+    dst, src, _, _, _, _, pred, _ = call.args
+    size = _size(call, int_arg(call, 2))
+    guarded = pred is not None and not is_const(pred, -1)
+    if not guarded:
+        src_bytes = str(size)
+    elif S(call, 7) == "zero":
+        src_bytes = f"(({emit(pred)}) ? {size}u : 0u)"
+    else:  # predicated off: no copy at all
+        return (f"if ({emit(pred)}) tvm_cuda_emu::cp_async({smem_addr(emit, dst)}, "
+                f"(const void*){gaddr(emit, src)}, {size}u, {size}u)")
+    return (f"tvm_cuda_emu::cp_async({smem_addr(emit, dst)}, (const void*){gaddr(emit, src)}, "
+            f"{size}u, {src_bytes})")
+
+
+def _emulate_cp_async_legacy(call: Call, emit: Emit) -> str:
+    ct = ctype(emit, call.dtype)
+    dst, doff, src, soff = call.args[:4]
+    size = _size(call, int_arg(call, 4))
+    dptr = f"({ptr(emit, dst, ct)} + ({emit(doff)}))"
+    sptr = f"({ptr(emit, src, ct)} + ({emit(soff)}))"
+    return (f"tvm_cuda_emu::cp_async(__cvta_generic_to_shared({dptr}), (const void*)({sptr}), "
+            f"{size}u, {size}u)")
+
+
 @intrin(
     "ptx.cp_async",
     _cp_async_operands,
     nargs=8,
     choices={"cp_size": CP_SIZE, "prefetch_size": (-1, 64, 128, 256), "fill_mode": ("", "zero")},
     min_arch=80,
+    emulate=_emulate_cp_async,
 )
 def _cp_async(call: Call, emit: Emit) -> str:
     dst, src, _, policy, _, _, pred, _ = call.args
@@ -98,6 +125,7 @@ def _cp_async_legacy_operands(
     strings=("dtype",),
     dtype_forward=True,
     min_arch=80,
+    emulate=_emulate_cp_async_legacy,
 )
 def _cp_async_legacy(call: Call, emit: Emit) -> str:
     """``cp.async`` with element offsets (in elements of the call's type) beside the pointers."""
@@ -122,17 +150,21 @@ def _size(call: Call, size: int) -> int:
     return size
 
 
-@intrin("ptx.cp_async.commit_group", min_arch=80)
+@intrin("ptx.cp_async.commit_group", min_arch=80,
+        emulate=lambda call, emit: "tvm_cuda_emu::cp_async_commit()")
 def _commit_group(call: Call, emit: Emit) -> str:
     return asm("cp.async.commit_group;")
 
 
-@intrin("ptx.cp_async.wait_group", "num=0", min_arch=80)
+@intrin("ptx.cp_async.wait_group", "num=0", min_arch=80,
+        emulate=lambda call, emit: f"tvm_cuda_emu::cp_async_wait({int_arg(call, 0)})")
 def _wait_group(call: Call, emit: Emit) -> str:
     return asm(f"cp.async.wait_group {int_arg(call, 0)};")
 
 
-@intrin("ptx.cp_async.mbarrier.arrive", "bar", min_arch=80)
+@intrin("ptx.cp_async.mbarrier.arrive", "bar", min_arch=80,
+        emulate=lambda call, emit: f"tvm_cuda_emu::cp_async_mbar_arrive("
+                                   f"{smem_addr(emit, call.args[0])})")
 def _cp_async_mbarrier_arrive(call: Call, emit: Emit) -> str:
     return asm(
         "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];",

@@ -35,7 +35,11 @@ def _cta_sync(call: Call, emit: Emit) -> str:
     return "__syncthreads()"
 
 
-@intrin("cuda.warpgroup_sync", "bar_no")
+def _emu_warpgroup_sync(call: Call, emit: Emit) -> str:
+    return f"tvm_cuda_emu::bar_sync((unsigned)({emit(call.args[0])}), 128u)"
+
+
+@intrin("cuda.warpgroup_sync", "bar_no", emulate=_emu_warpgroup_sync)
 def _warpgroup_sync(call: Call, emit: Emit) -> str:
     return asm("bar.sync %0, 128;", inputs=[f'"r"((int)({emit(call.args[0])}))'])
 

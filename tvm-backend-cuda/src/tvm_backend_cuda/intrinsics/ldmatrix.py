@@ -51,12 +51,22 @@ def _ldmatrix_operands(
     return (trans, num, dtype, smem_ptr, *dst_handles)
 
 
+def _emu_ldmatrix(call: Call, emit: Emit) -> str:
+    if S(call, 2).lstrip(".") != "b16":
+        raise fail(call, "the CUDA emulator models .b16 ldmatrix only")
+    t, num, smem, dst = _warp_matrix(call, 3, "destination")
+    regs = ", ".join(f"&{lvalue(emit, d, 'unsigned')}" for d in dst)
+    return (f"tvm_cuda_emu::ldmatrix_b16({'true' if t else 'false'}, {num}, "
+            f"{smem_addr(emit, smem)}, {regs})")
+
+
 @intrin(
     "ptx.ldmatrix",
     _ldmatrix_operands,
     nargs=(5, 8),
     choices={"num": NUM, "dtype": LDMATRIX_DTYPE},
     min_arch=75,
+    emulate=_emu_ldmatrix,
 )
 def _ldmatrix(call: Call, emit: Emit) -> str:
     dtype = S(call, 2).lstrip(".")

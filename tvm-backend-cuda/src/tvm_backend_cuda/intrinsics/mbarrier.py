@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.error import NotModelledError
 from tvm.ir.expr import Call
 
 from ._base import Emit, asm, helper, smem_addr
@@ -13,7 +14,47 @@ from ._base import str_arg as S
 from ._spec import intrin
 
 
-@intrin("ptx.mbarrier.init", "bar, thread_count", min_arch=80)
+# -- emulation rules (the CPU emulator: emu/tvm_cuda_emu.h, mbar_*) -------------------------------
+def _emu_local(call: Call, n_local: int) -> None:
+    if len(call.args) > n_local:
+        raise NotModelledError(f"intrinsic {call.op.name.removeprefix('tirx.')} on a cluster "
+                               "peer's mbarrier: the CUDA emulator does not model clusters yet")
+
+
+def _emu_init(call: Call, emit: Emit) -> str:
+    bar, count = call.args
+    return f"tvm_cuda_emu::mbar_init({smem_addr(emit, bar)}, (unsigned)({emit(count)}))"
+
+
+def _emu_arrive(call: Call, emit: Emit) -> str:
+    _emu_local(call, 1)
+    return f"tvm_cuda_emu::mbar_arrive({smem_addr(emit, call.args[0])})"
+
+
+def _emu_arrive_expect_tx(call: Call, emit: Emit) -> str:
+    _emu_local(call, 2)
+    bar = smem_addr(emit, call.args[0])
+    return (f"(tvm_cuda_emu::mbar_expect_tx({bar}, (unsigned)({emit(call.args[1])})), "
+            f"tvm_cuda_emu::mbar_arrive({bar}))")
+
+
+def _emu_wait(call: Call, emit: Emit) -> str:
+    bar, phase = call.args[:2]
+    return f"tvm_cuda_emu::mbar_wait({smem_addr(emit, bar)}, (unsigned)({emit(phase)}))"
+
+
+def _emu_try_wait_once(call: Call, emit: Emit) -> str:
+    # a try_wait that suspends until the phase completes: a valid (long) suspension, and a
+    # wait the emulator can report as a deadlock when nothing will ever complete it
+    return f"({_emu_wait(call, emit)}, 1u)"
+
+
+def _emu_test_wait(call: Call, emit: Emit) -> str:
+    bar, phase = call.args[:2]
+    return f"tvm_cuda_emu::mbar_test_wait({smem_addr(emit, bar)}, (unsigned)({emit(phase)}))"
+
+
+@intrin("ptx.mbarrier.init", "bar, thread_count", min_arch=80, emulate=_emu_init)
 def _init(call: Call, emit: Emit) -> str:
     bar, count = call.args
     return asm(
@@ -62,7 +103,8 @@ def _remote(text_local: str, text_remote: str, call: Call, emit: Emit, extra: li
     )
 
 
-@intrin("ptx.mbarrier.arrive", _arrive_operands, nargs=(1, 3), min_arch=80)
+@intrin("ptx.mbarrier.arrive", _arrive_operands, nargs=(1, 3), min_arch=80,
+        emulate=_emu_arrive)
 def _arrive(call: Call, emit: Emit) -> str:
     return _remote(
         "mbarrier.arrive.shared::cta.b64 _, [%0];",
@@ -73,7 +115,8 @@ def _arrive(call: Call, emit: Emit) -> str:
     )
 
 
-@intrin("ptx.mbarrier.arrive.expect_tx", _arrive_expect_tx_operands, nargs=(2, 4), min_arch=90)
+@intrin("ptx.mbarrier.arrive.expect_tx", _arrive_expect_tx_operands, nargs=(2, 4), min_arch=90,
+        emulate=_emu_arrive_expect_tx)
 def _arrive_expect_tx(call: Call, emit: Emit) -> str:
     nbytes = f'"r"((unsigned)({emit(call.args[1])}))'
     return _remote(
@@ -106,14 +149,15 @@ __device__ __forceinline__ void tvm_mbarrier_wait(unsigned bar, unsigned phase) 
 }"""
 
 
-@intrin("ptx.mbarrier.try_wait", "bar, phase", min_arch=80)
+@intrin("ptx.mbarrier.try_wait", "bar, phase", min_arch=80, emulate=_emu_wait)
 def _try_wait(call: Call, emit: Emit) -> str:
     helper(emit, "tvm_mbarrier_wait", _WAIT)
     bar, phase = call.args
     return f"tvm_mbarrier_wait({smem_addr(emit, bar)}, (unsigned)({emit(phase)}))"
 
 
-@intrin("ptx.mbarrier.try_wait_once", "bar, phase, ticks", dtype="uint32", min_arch=80)
+@intrin("ptx.mbarrier.try_wait_once", "bar, phase, ticks", dtype="uint32", min_arch=80,
+        emulate=_emu_try_wait_once)
 def _try_wait_once(call: Call, emit: Emit) -> str:
     helper(emit, "tvm_mbarrier_wait", _WAIT)
     bar, phase, ticks = call.args
@@ -138,6 +182,7 @@ def _test_wait_parity_operands(
     nargs=5,
     dtype="uint32",
     min_arch=80,
+    emulate=_emu_test_wait,
 )
 def _test_wait_parity(call: Call, emit: Emit) -> str:
     bar, phase = call.args[:2]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.error import NotModelledError
 from tvm.ir.expr import Call
 
 from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, ptr
@@ -93,7 +94,27 @@ def _mma_operands(
     return (*head, *d_ptrs, *a_ptrs, *b_ptrs, *c, saturate, *([bit_op] if bit_op is not None else []))
 
 
-@intrin("ptx.mma", _mma_operands, nargs=(14, None), min_arch=80)
+def _emu_mma(call: Call, emit: Emit) -> str:
+    """m16n8k16, row.col, f16 or bf16 inputs, f32 accumulators; other forms are named as not
+    modelled."""
+    shape, a_layout, b_layout = S(call, 0), S(call, 1), S(call, 2)
+    d_t, a_t, b_t, c_t = (_ptx_type(call, i) for i in range(3, 7))
+    nd, na, nb, nc = (int_arg(call, i) for i in range(7, 11))
+    if (shape, a_layout, b_layout, d_t, c_t) != ("m16n8k16", "row", "col", "f32", "f32") or \
+            a_t != b_t or a_t not in ("f16", "bf16") or (nd, na, nb) != (4, 4, 2):
+        raise NotModelledError(
+            f"intrinsic ptx.mma {shape}.{a_layout}.{b_layout}.{d_t}.{a_t}.{b_t}.{c_t}: the CUDA "
+            "emulator models m16n8k16.row.col.f32 with f16 or bf16 inputs only")
+    ptrs = call.args[12 : 12 + nd + na + nb + nc]
+    d = [f"&{lvalue(emit, p, 'float')}" for p in ptrs[:4]]
+    a = [lvalue(emit, p, "unsigned") for p in ptrs[4:8]]
+    b = [lvalue(emit, p, "unsigned") for p in ptrs[8:10]]
+    c = ["0.0f"] * 4 if bool_arg(call, 11) else [lvalue(emit, p, "float") for p in ptrs[10:14]]
+    kind = "__half" if a_t == "f16" else "__nv_bfloat16"
+    return f"tvm_cuda_emu::mma_m16n8k16<{kind}>({', '.join(d + a + b + c)})"
+
+
+@intrin("ptx.mma", _mma_operands, nargs=(14, None), min_arch=80, emulate=_emu_mma)
 def _mma(call: Call, emit: Emit) -> str:
     shape, a_layout, b_layout = S(call, 0), S(call, 1), S(call, 2)
     d_t, a_t, b_t, c_t = (_ptx_type(call, i) for i in range(3, 7))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tvm.error import NotModelledError
 from tvm.ir import expr as E
 from tvm.ir.expr import Call
 
@@ -101,12 +102,14 @@ __device__ __forceinline__ unsigned tvm_elect_sync() {
 }"""
 
 
-@intrin("ptx.elect_sync", dtype="uint32", min_arch=90)
+@intrin("ptx.elect_sync", dtype="uint32", min_arch=90,
+        emulate=lambda call, emit: "tvm_cuda_emu::elect_sync()")
 def _elect_sync(call: Call, emit: Emit) -> str:
     return helper(emit, "tvm_elect_sync", _ELECT) + "()"
 
 
-@intrin("ptx.setmaxnreg", "inc, reg_count", min_arch=90)
+@intrin("ptx.setmaxnreg", "inc, reg_count", min_arch=90,
+        emulate=lambda call, emit: "(void)0")  # registers are not modelled
 def _setmaxnreg(call: Call, emit: Emit) -> str:
     action = "inc" if bool_arg(call, 0) else "dec"
     n = int_arg(call, 1)
@@ -334,7 +337,12 @@ def _prefetch_tensormap(call: Call, emit: Emit) -> str:
     )
 
 
-@intrin("ptx.fns_b32", "mask, base, offset", dtype="uint32", effect=PURE)
+def _emu_fns(call: Call, emit: Emit) -> str:
+    m, b, o = (emit(a) for a in call.args)
+    return f"tvm_cuda_emu::fns_b32((unsigned)({m}), (unsigned)({b}), (int)({o}))"
+
+
+@intrin("ptx.fns_b32", "mask, base, offset", dtype="uint32", effect=PURE, emulate=_emu_fns)
 def _fns(call: Call, emit: Emit) -> str:
     fn = _value_helper(
         emit,
@@ -411,20 +419,23 @@ def _f32_helper(emit: Emit, name: str, body: str, n: int) -> str:
     return helper(emit, name, src)
 
 
-@intrin("ptx.exp2", "x", dtype="float32", effect=PURE)
+@intrin("ptx.exp2", "x", dtype="float32", effect=PURE,
+        emulate=lambda call, emit: f"exp2f({emit(call.args[0])})")
 def _exp2(call: Call, emit: Emit) -> str:
     fn = _f32_helper(emit, "tvm_ptx_ex2", "ex2.approx.ftz.f32 %0, %1;", 1)
     return f"{fn}({emit(call.args[0])})"
 
 
-@intrin("ptx.tanh", "x", dtype="float32", effect=PURE, min_arch=75)
+@intrin("ptx.tanh", "x", dtype="float32", effect=PURE, min_arch=75,
+        emulate=lambda call, emit: f"tanhf({emit(call.args[0])})")
 def _tanh(call: Call, emit: Emit) -> str:
     """``tanh.approx.f32`` (one MUFU operation; absolute error about 2^-11)."""
     fn = _f32_helper(emit, "tvm_ptx_tanh", "tanh.approx.f32 %0, %1;", 1)
     return f"{fn}({emit(call.args[0])})"
 
 
-@intrin("ptx.rcp", "x", dtype="float32", effect=PURE)
+@intrin("ptx.rcp", "x", dtype="float32", effect=PURE,
+        emulate=lambda call, emit: f"(1.0f / ({emit(call.args[0])}))")
 def _rcp(call: Call, emit: Emit) -> str:
     fn = _f32_helper(emit, "tvm_ptx_rcp", "rcp.approx.ftz.f32 %0, %1;", 1)
     return f"{fn}({emit(call.args[0])})"
@@ -447,7 +458,15 @@ def _max_f32_operands(a: Any, b: Any, *, ftz: bool = False, nan: bool = False) -
     return (a, b, int(bool(ftz)), int(bool(nan)))
 
 
-@intrin("ptx.max_f32", _max_f32_operands, nargs=4, dtype="float32", effect=PURE)
+def _emu_max_f32(call: Call, emit: Emit) -> str:
+    a, b = emit(call.args[0]), emit(call.args[1])
+    if bool_arg(call, 3):  # .NaN: a NaN operand gives NaN
+        return f"tvm_cuda_emu::max_nan({a}, {b})"
+    return f"fmaxf({a}, {b})"
+
+
+@intrin("ptx.max_f32", _max_f32_operands, nargs=4, dtype="float32", effect=PURE,
+        emulate=_emu_max_f32)
 def _max_f32(call: Call, emit: Emit) -> str:
     mods = _dot("ftz" if bool_arg(call, 2) else "", "NaN" if bool_arg(call, 3) else "")
     fn = _f32_helper(emit, "tvm_ptx_max" + _mangle(mods), f"max{mods}.f32 %0, %1, %2;", 2)
@@ -471,6 +490,26 @@ def _arith_operands(op: str, t: str, n_src: int) -> Any:
 
     operands.__doc__ = f"PTX ``{op}{{.rnd}}{{.ftz}}{{.sat}}.{t} [d_addr], ...`` (result to d_addr)."
     return operands
+
+
+_EMU_OPS = {"add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "fma": "std::fma({0}, {1}, {2})"}
+
+
+def _emu_arith(op: str, t: str, n_src: int) -> Rule:
+    """Round to nearest (``.rn``) only; ``.f32x2`` (two packed floats) element-wise."""
+
+    def rule(call: Call, emit: Emit) -> str:
+        ct = _ARITH_T[t][0]
+        if S(call, n_src + 1) != "rn" or bool_arg(call, n_src + 2) or bool_arg(call, n_src + 3):
+            raise NotModelledError(f"intrinsic ptx.{op}_{t} with rounding other than .rn, .ftz "
+                                   "or .sat: the CUDA emulator does not model it")
+        srcs = [f"(({ct})({emit(a)}))" for a in call.args[1 : n_src + 1]]
+        dst = lvalue(emit, call.args[0], ct)
+        if t == "f32x2":
+            return f"{dst} = tvm_cuda_emu::f32x2_{op}({', '.join(srcs)})"
+        return f"{dst} = " + _EMU_OPS[op].format(*srcs)
+
+    return rule
 
 
 def _arith(op: str, t: str, n_src: int) -> Rule:
@@ -499,4 +538,5 @@ for _op, _n in (("add", 2), ("sub", 2), ("mul", 2), ("fma", 3)):
             nargs=_n + 4,
             choices={"rounding": ("rn", "rz", "rm", "rp")},
             min_arch=100 if _t_ == "f32x2" else 0,
+            emulate=_emu_arith(_op, _t_, _n),
         )(_arith(_op, _t_, _n))

@@ -20,8 +20,13 @@ def _named_barrier(instr: str) -> None:
         bid, count = (emit(a) for a in call.args)
         return asm(f"{instr} %0, %1;", inputs=[f'"r"((int)({bid}))', f'"r"((int)({count}))'])
 
+    def emulate(call: Call, emit: Emit) -> str:
+        bid, count = (emit(a) for a in call.args)
+        fn = "bar_sync" if instr == "bar.sync" else "bar_arrive"
+        return f"tvm_cuda_emu::{fn}((unsigned)({bid}), (unsigned)({count}))"
+
     rule.__module__ = __name__
-    intrin(f"ptx.{instr}", "name_bar_id, thread_count")(rule)
+    intrin(f"ptx.{instr}", "name_bar_id, thread_count", emulate=emulate)(rule)
 
 
 _named_barrier("bar.sync")
@@ -53,6 +58,7 @@ def _cluster_wait(call: Call, emit: Emit) -> str:
     "sem, scope",
     choices={"sem": FENCE_SEM, "scope": FENCE_SCOPE},
     min_arch=70,
+    emulate=lambda call, emit: "__threadfence()",  # the emulator's memory is coherent
 )
 def _fence(call: Call, emit: Emit) -> str:
     sem, scope = S(call, 0), S(call, 1)
@@ -66,6 +72,7 @@ def _fence(call: Call, emit: Emit) -> str:
     "space=''",
     choices={"space": PROXY_ASYNC_SPACE},
     min_arch=90,
+    emulate=lambda call, emit: "__threadfence()",  # one proxy in the emulator
 )
 def _fence_proxy_async(call: Call, emit: Emit) -> str:
     space = S(call, 0)
@@ -74,16 +81,19 @@ def _fence_proxy_async(call: Call, emit: Emit) -> str:
     return asm("fence.proxy.async" + (f".{space}" if space else "") + ";")
 
 
-@intrin("ptx.fence.mbarrier_init", min_arch=90)
+@intrin("ptx.fence.mbarrier_init", min_arch=90,
+        emulate=lambda call, emit: "__threadfence()")
 def _fence_mbarrier_init(call: Call, emit: Emit) -> str:
     return asm("fence.mbarrier_init.release.cluster;")
 
 
-@intrin("ptx.griddepcontrol.wait", min_arch=90)
+@intrin("ptx.griddepcontrol.wait", min_arch=90,
+        emulate=lambda call, emit: "(void)0")  # launches run one after the other
 def _gdc_wait(call: Call, emit: Emit) -> str:
     return asm("griddepcontrol.wait;")
 
 
-@intrin("ptx.griddepcontrol.launch_dependents", min_arch=90)
+@intrin("ptx.griddepcontrol.launch_dependents", min_arch=90,
+        emulate=lambda call, emit: "(void)0")
 def _gdc_launch(call: Call, emit: Emit) -> str:
     return asm("griddepcontrol.launch_dependents;")

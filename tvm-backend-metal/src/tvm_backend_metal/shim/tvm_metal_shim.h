@@ -34,6 +34,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "tvm_emu_fibers.h"  // core's fiber runtime (-I tvm/runtime/emu)
+
 namespace tvm_metal_emu {
 struct ThreadCtx;
 inline unsigned current_lane();
@@ -948,23 +950,21 @@ void simdgroup_multiply(simdgroup_matrix<TD, 8, 8>& d, const simdgroup_matrix<TA
 }  // namespace metal
 
 // =============================================================================================
-// Execution model (the emulator). One OS worker thread runs one threadgroup at a time; each
-// thread of the threadgroup is a fiber with its own stack. Fibers run until they block:
-//   * threadgroup_barrier: blocks until every live fiber of the threadgroup is blocked and no
-//     SIMD collective is pending; then all fibers at the barrier are released together.
-//   * a SIMD-group collective (simd_sum, simd_shuffle*, simdgroup_barrier, matrix multiply):
-//     the lane puts its value in its outbox and blocks; when no fiber can run, each SIMD group
-//     with waiting lanes releases the lanes waiting at the same call site (those are the active
-//     lanes); their outboxes are snapshotted and each participant computes its result from it.
-// Fibers that have returned no longer take part (as lanes that have exited on a GPU).
+// Execution model (the emulator): core's fiber runtime (tvm/runtime/emu/tvm_emu_fibers.h), shared
+// with the CUDA emulator. A threadgroup is a block, each of its threads a fiber; SIMD groups are
+// its 32-lane warps. Metal keeps the lenient barrier rule: a threadgroup_barrier releases once
+// every live thread has reached a barrier (threads that returned no longer count, as exited GPU
+// threads). A SIMD-group function is a warp collective of the runtime: each participant computes
+// its result from the snapshot of the lanes released together (the active lanes).
 namespace tvm_metal_emu {
 using metal::uint;
 using metal::uint3;
 
-constexpr int kSimdWidth = 32;
-constexpr int kSlot = 64;
-constexpr unsigned kMaxThreads = 1024;
+constexpr int kSimdWidth = tvm_emu::kWarp;
+constexpr int kSlot = tvm_emu::kSlot;
+constexpr unsigned kMaxThreads = tvm_emu::kMaxThreads;
 
+// The Metal view of a thread (what [[attribute]] parameters read).
 struct ThreadCtx {
   uint3 thread_position_in_grid, thread_position_in_threadgroup, threadgroup_position_in_grid,
       threads_per_threadgroup, threadgroups_per_grid, threads_per_grid;
@@ -973,59 +973,41 @@ struct ThreadCtx {
   void** tgmem;
 };
 
-enum State : uint8_t { kReady, kAtBarrier, kAtSimd, kDone };
+inline uint3 as_uint3(const tvm_emu::Dim3& d) { return uint3(d.x, d.y, d.z); }
 
-struct Fiber {
-  ucontext_t uc;
-  char* stack = nullptr;
-  State state = kDone;
-  unsigned site = 0;
-  int op = 0;
-  unsigned arg = 0;
-  alignas(16) unsigned char outbox[kSlot];
-  ThreadCtx ctx;
+// Threadgroup memory of [[threadgroup(k)]] parameters, per worker.
+struct TgMem {
+  std::vector<std::vector<unsigned char>> blocks;
+  std::vector<void*> ptrs;
 };
 
-struct SimdGroup {
-  alignas(16) unsigned char released[kSimdWidth][kSlot];
-  uint32_t mask = 0;
-};
-
-using KernelFn = void (*)(void** args, const ThreadCtx& ctx);
+inline ThreadCtx metal_ctx(const tvm_emu::ThreadCtx& c, void** tgmem) {
+  ThreadCtx m;
+  m.thread_position_in_threadgroup = as_uint3(c.tid);
+  m.threadgroup_position_in_grid = as_uint3(c.bid);
+  m.threads_per_threadgroup = as_uint3(c.bdim);
+  m.threadgroups_per_grid = as_uint3(c.gdim);
+  m.threads_per_grid = m.threadgroups_per_grid * m.threads_per_threadgroup;
+  m.thread_position_in_grid =
+      m.threadgroup_position_in_grid * m.threads_per_threadgroup + m.thread_position_in_threadgroup;
+  m.thread_index_in_threadgroup = c.linear;
+  m.thread_index_in_simdgroup = c.lane;
+  m.simdgroup_index_in_threadgroup = c.warp;
+  m.simdgroups_per_threadgroup = c.nwarps;
+  m.threads_per_simdgroup = kSimdWidth;
+  m.tgmem = tgmem;
+  return m;
+}
 
 // Run-time bounds checks of generated kernels (tvm's bounds_check=True): the first failing
-// check's message; launch() returns it as an error after the grid has run.
-inline std::atomic<const char*> bounds_failure{nullptr};
+// check's message; the launch stops and returns it as an error.
 inline void report_bounds_failure(const char* message) {
-  const char* none = nullptr;
-  bounds_failure.compare_exchange_strong(none, message);
+  tvm_emu::record(tvm_emu::kBounds, message);
 }
-
-struct Worker {
-  std::vector<Fiber> fibers;
-  std::vector<SimdGroup> sgs;
-  ucontext_t sched;
-  Fiber* cur = nullptr;
-  KernelFn fn = nullptr;
-  void** args = nullptr;
-  size_t stack_size = 0;
-  std::vector<std::vector<unsigned char>> tgmem;
-  std::vector<void*> tgmem_ptrs;
-};
-
-inline thread_local Worker* tls_worker = nullptr;
 
 inline unsigned current_lane() {
-  Worker* w = tls_worker;
-  return (w && w->cur) ? w->cur->ctx.thread_index_in_simdgroup : 0u;
-}
-
-inline void block(State s) {
-  Worker* w = tls_worker;
-  if (!w || !w->cur) return;  // not running under the emulator: nothing to wait for
-  Fiber* f = w->cur;
-  f->state = s;
-  swapcontext(&f->uc, &w->sched);
+  tvm_emu::Fiber* f = tvm_emu::current();
+  return f ? f->ctx.lane : 0u;
 }
 
 // Lane collective: returns this lane's result; `snap` holds the participants' values.
@@ -1108,36 +1090,22 @@ T combine(const T& own, int op, unsigned arg, unsigned lane, uint32_t mask,
 template <class T>
 T simd_collective(const T& v, int op, unsigned arg, unsigned site) {
   static_assert(sizeof(T) <= kSlot, "SIMD-group function on a type larger than 64 bytes");
-  Worker* w = tls_worker;
-  if (!w || !w->cur) return v;
-  Fiber* f = w->cur;
-  std::memcpy((void*)f->outbox, (const void*)&v, sizeof(T));
-  f->site = site;
-  f->op = op;
-  f->arg = arg;
-  block(kAtSimd);
-  // Resumed by the scheduler right after the release: the snapshot is still the one of our
-  // collective, because no other release of this SIMD group happens before every participant
-  // has run again.
-  SimdGroup& sg = w->sgs[f->ctx.simdgroup_index_in_threadgroup];
-  return combine<T>(v, op, arg, f->ctx.thread_index_in_simdgroup, sg.mask, sg.released);
+  tvm_emu::Fiber* f = tvm_emu::current();
+  if (!f) return v;
+  const tvm_emu::WarpSnap& sg = tvm_emu::exchange(&v, sizeof(T), op, arg, site);
+  return combine<T>(v, op, arg, f->ctx.lane, sg.mask, sg.released);
 }
 
 template <class T, int C, int R>
 metal::simdgroup_matrix<T, C, R> simdgroup_gather(const metal::simdgroup_matrix<T, C, R>& m,
                                                   unsigned site) {
   metal::simdgroup_matrix<T, C, R> full = m;
-  Worker* w = tls_worker;
-  if (!w || !w->cur) return full;
-  Fiber* f = w->cur;
+  tvm_emu::Fiber* f = tvm_emu::current();
+  if (!f) return full;
   int r, c;
-  metal::simdgroup_coord(f->ctx.thread_index_in_simdgroup, r, c);
+  metal::simdgroup_coord(f->ctx.lane, r, c);
   struct Pair { T v[2]; } mine{{m.e[r * 8 + c], m.e[r * 8 + c + 1]}};
-  std::memcpy((void*)f->outbox, (const void*)&mine, sizeof(Pair));
-  f->site = site;
-  f->op = -1;
-  block(kAtSimd);
-  SimdGroup& sg = w->sgs[f->ctx.simdgroup_index_in_threadgroup];
+  const tvm_emu::WarpSnap& sg = tvm_emu::exchange(&mine, sizeof(Pair), -1, 0, site);
   for (unsigned l = 0; l < (unsigned)kSimdWidth; ++l) {
     if (!((sg.mask >> l) & 1u)) continue;
     Pair p;
@@ -1149,140 +1117,40 @@ metal::simdgroup_matrix<T, C, R> simdgroup_gather(const metal::simdgroup_matrix<
   return full;
 }
 
-inline void fiber_main() {
-  Worker* w = tls_worker;
-  Fiber* f = w->cur;
-  w->fn(w->args, f->ctx);
-  f->state = kDone;  // uc_link returns to the scheduler
-}
+using KernelFn = void (*)(void** args, const ThreadCtx& ctx);
 
-inline void run_threadgroup(Worker& w, const uint3& tgid, const uint3& tg, const uint3& grid) {
-  const unsigned n = tg.x * tg.y * tg.z;
-  const unsigned nsg = (n + kSimdWidth - 1) / kSimdWidth;
-  for (unsigned i = 0; i < n; ++i) {
-    Fiber& f = w.fibers[i];
-    ThreadCtx& c = f.ctx;
-    c.thread_position_in_threadgroup = uint3(i % tg.x, (i / tg.x) % tg.y, i / (tg.x * tg.y));
-    c.threadgroup_position_in_grid = tgid;
-    c.threads_per_threadgroup = tg;
-    c.threadgroups_per_grid = grid;
-    c.threads_per_grid = grid * tg;
-    c.thread_position_in_grid = tgid * tg + c.thread_position_in_threadgroup;
-    c.thread_index_in_threadgroup = i;
-    c.thread_index_in_simdgroup = i % kSimdWidth;
-    c.simdgroup_index_in_threadgroup = i / kSimdWidth;
-    c.simdgroups_per_threadgroup = nsg;
-    c.threads_per_simdgroup = kSimdWidth;
-    c.tgmem = w.tgmem_ptrs.data();
-    getcontext(&f.uc);
-    f.uc.uc_stack.ss_sp = f.stack;
-    f.uc.uc_stack.ss_size = w.stack_size;
-    f.uc.uc_link = &w.sched;
-    makecontext(&f.uc, fiber_main, 0);
-    f.state = kReady;
-  }
-  for (;;) {
-    for (unsigned i = 0; i < n; ++i) {
-      Fiber& f = w.fibers[i];
-      if (f.state != kReady) continue;
-      w.cur = &f;
-      swapcontext(&w.sched, &f.uc);
-    }
-    w.cur = nullptr;
-    bool released = false;
-    for (unsigned s = 0; s < nsg; ++s) {
-      unsigned lo = s * kSimdWidth, hi = std::min(n, lo + kSimdWidth);
-      int first = -1;
-      for (unsigned i = lo; i < hi; ++i)
-        if (w.fibers[i].state == kAtSimd) { first = int(i); break; }
-      if (first < 0) continue;
-      SimdGroup& sg = w.sgs[s];
-      sg.mask = 0;
-      const unsigned site = w.fibers[first].site;
-      for (unsigned i = lo; i < hi; ++i) {
-        Fiber& f = w.fibers[i];
-        if (f.state != kAtSimd || f.site != site) continue;
-        std::memcpy(sg.released[i - lo], f.outbox, kSlot);
-        sg.mask |= 1u << (i - lo);
-        f.state = kReady;
-      }
-      released = true;
-    }
-    if (released) continue;
-    bool any_barrier = false;
-    for (unsigned i = 0; i < n; ++i)
-      if (w.fibers[i].state == kAtBarrier) {
-        w.fibers[i].state = kReady;
-        any_barrier = true;
-      }
-    if (!any_barrier) return;  // every fiber has returned
-  }
+// The launch's kernel entry and threadgroup memory sizes (a launch runs in one call).
+inline KernelFn launch_fn = nullptr;
+inline const uint64_t* launch_tg_sizes = nullptr;
+inline int launch_n_tg = 0;
+inline thread_local TgMem* tls_tgmem = nullptr;
+
+inline void entry(void** args, const tvm_emu::ThreadCtx& c) {
+  launch_fn(args, metal_ctx(c, tls_tgmem->ptrs.data()));
+}
+inline void init_worker(tvm_emu::Worker&) {
+  tls_tgmem = new TgMem;
+  for (int k = 0; k < launch_n_tg; ++k) tls_tgmem->blocks.emplace_back(launch_tg_sizes[k] + 16);
+  for (auto& b : tls_tgmem->blocks) tls_tgmem->ptrs.push_back(b.data());
+}
+inline void fini_worker(tvm_emu::Worker&) {
+  delete tls_tgmem;
+  tls_tgmem = nullptr;
 }
 
 inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_t* tg3,
                   const uint64_t* tgmem_sizes, int n_tgmem, int n_workers, uint64_t stack_size,
                   char* err, int errlen) {
-  const uint3 grid(grid3[0], grid3[1], grid3[2]);
-  const uint3 tg(tg3[0], tg3[1], tg3[2]);
-  const uint64_t n = uint64_t(tg.x) * tg.y * tg.z;
-  if (n == 0 || n > kMaxThreads) {
-    std::snprintf(err, errlen, "threads per threadgroup must be 1..%u, got %llu", kMaxThreads,
-                  (unsigned long long)n);
-    return 1;
-  }
-  const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
-  bounds_failure = nullptr;
-  if (total == 0) return 0;
-  if (n_workers < 1) n_workers = 1;
-  if (uint64_t(n_workers) > total) n_workers = int(total);
-  std::atomic<uint64_t> next{0};
-  std::atomic<int> failed{0};
-  auto work = [&]() {
-    Worker w;
-    w.fn = fn;
-    w.args = args;
-    w.stack_size = stack_size;
-    w.fibers.resize(n);
-    w.sgs.resize((n + kSimdWidth - 1) / kSimdWidth);
-    for (int k = 0; k < n_tgmem; ++k) w.tgmem.emplace_back(tgmem_sizes[k] + 16);
-    for (auto& m : w.tgmem) w.tgmem_ptrs.push_back(m.data());
-    for (auto& f : w.fibers) {
-      void* p = mmap(nullptr, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
-      if (p == MAP_FAILED) {
-        failed = 1;
-        break;
-      }
-      f.stack = static_cast<char*>(p);
-    }
-    if (!failed) {
-      tls_worker = &w;
-      for (uint64_t t = next++; t < total; t = next++) {
-        uint3 tgid(uint(t % grid.x), uint((t / grid.x) % grid.y), uint(t / (uint64_t(grid.x) * grid.y)));
-        run_threadgroup(w, tgid, tg, grid);
-      }
-      tls_worker = nullptr;
-    }
-    for (auto& f : w.fibers)
-      if (f.stack) munmap(f.stack, stack_size);
-  };
-  if (n_workers == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (int k = 0; k < n_workers; ++k) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-  }
-  if (const char* message = bounds_failure.exchange(nullptr)) {
-    std::snprintf(err, errlen, "%s", message);
-    return 2;  // a failed bounds check (the emulator raises BoundsCheckError)
-  }
-  if (failed) {
-    std::snprintf(err, errlen, "could not allocate fiber stacks (%llu threads x %llu bytes)",
-                  (unsigned long long)n, (unsigned long long)stack_size);
-    return 1;
-  }
-  return 0;
+  launch_fn = fn;
+  launch_tg_sizes = tgmem_sizes;
+  launch_n_tg = n_tgmem;
+  tvm_emu::LaunchConfig cfg;
+  cfg.kernel = "metal kernel";
+  cfg.strict_barriers = false;
+  cfg.shared_bytes = 0;
+  cfg.stack_size = stack_size;
+  return tvm_emu::launch(entry, args, grid3, tg3, cfg, n_workers, err, errlen, init_worker,
+                         fini_worker);
 }
 
 // Kernel-parameter helpers for the generated launcher.
@@ -1315,7 +1183,7 @@ auto builtin_cast(uint v) {
 }  // namespace tvm_metal_emu
 
 namespace metal {
-inline void threadgroup_barrier(mem_flags) { tvm_metal_emu::block(tvm_metal_emu::kAtBarrier); }
+inline void threadgroup_barrier(mem_flags) { tvm_emu::block(tvm_emu::kAtBarrier); }
 inline void simdgroup_barrier(mem_flags, unsigned site_) {
   tvm_metal_emu::simd_collective<int>(0, -2, 0, site_);
 }

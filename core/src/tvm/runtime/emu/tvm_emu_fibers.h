@@ -1,0 +1,486 @@
+// tvm_emu_fibers.h: the execution model of tvm's CPU emulators of GPU kernels (one runtime,
+// shared by the Metal emulator and the CUDA emulator).
+//
+// A grid of blocks (CTAs, threadgroups) runs on a pool of OS worker threads; a worker runs one
+// block at a time. Every thread of a block is a fiber (ucontext) with its own stack, run until it
+// blocks (cooperative scheduling, no preemption):
+//   * at a block barrier (__syncthreads, threadgroup_barrier): released once every live fiber of
+//     the block is blocked and no warp collective is pending;
+//   * at a warp collective (shuffle, vote, reduce, __syncwarp, simd_sum ...): the lane deposits
+//     its value in its outbox and blocks; once no fiber can run, the lanes of each warp waiting
+//     at the same call site are released together, with a snapshot of their values (`snap()`);
+//   * in a wait (an mbarrier phase, a cp.async group): `wait_until(pred)` blocks until the
+//     predicate holds; the scheduler re-checks predicates whenever every fiber is blocked.
+// Checks, each reported once per launch through `fail()` (the launch returns the message):
+//   * strict barriers (CUDA): a barrier that part of the block reached while the rest exited, or
+//     that fibers reached at different call sites, is a barrier divergence;
+//   * a deadlock: every live fiber blocked, no barrier can be released and no wait can complete;
+//     the report names the blocked threads and what each waits for.
+// A failing check (or a bounds check of the guest code) aborts the block and the grid.
+#pragma once
+
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tvm_emu {
+
+constexpr int kWarp = 32;
+constexpr int kSlot = 64;
+constexpr unsigned kMaxThreads = 1024;
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+struct ThreadCtx {
+  Dim3 tid, bid, bdim, gdim;
+  unsigned linear = 0;  // thread index in the block
+  unsigned lane = 0, warp = 0, nwarps = 0;
+};
+
+enum State : uint8_t { kReady, kAtBarrier, kAtWarp, kWaiting, kDone, kAborted };
+
+using WaitFn = bool (*)(const void* arg);
+// describes a wait in a deadlock report (at report time: the state it waits on may have moved)
+using DescribeFn = void (*)(const void* arg, char* out, size_t n);
+
+struct Fiber {
+  ucontext_t uc;
+  char* stack = nullptr;
+  State state = kDone;
+  unsigned site = 0;  // source line of the barrier or collective it waits at
+  int op = 0;
+  unsigned arg = 0;
+  WaitFn wait_fn = nullptr;
+  DescribeFn wait_describe = nullptr;
+  const void* wait_arg = nullptr;
+  char wait_what[200] = {0};
+  alignas(16) unsigned char outbox[kSlot];
+  ThreadCtx ctx;
+};
+
+struct WarpSnap {
+  alignas(16) unsigned char released[kWarp][kSlot];
+  uint32_t mask = 0;
+};
+
+// Failure codes a launch returns (the Python side maps them to exceptions).
+enum Code : int {
+  kOk = 0,
+  kError = 1,
+  kBounds = 2,
+  kDivergence = 3,
+  kDeadlock = 4,
+  kRace = 5,
+  kNotModelled = 6,
+};
+
+struct LaunchConfig {
+  const char* kernel = "kernel";
+  bool strict_barriers = false;  // CUDA: a barrier must be reached by the whole block
+  size_t shared_bytes = 0;       // per-block shared window (static + dynamic)
+  size_t dynamic_bytes = 0;      // of which the dynamic part, at the window's end
+  size_t stack_size = 256 * 1024;
+};
+
+using KernelFn = void (*)(void** args, const ThreadCtx& ctx);
+
+struct Worker {
+  std::vector<Fiber> fibers;
+  std::vector<WarpSnap> warps;
+  ucontext_t sched;
+  Fiber* cur = nullptr;
+  KernelFn fn = nullptr;
+  void** args = nullptr;
+  const LaunchConfig* cfg = nullptr;
+  unsigned nthreads = 0;
+  // the block's shared memory window; static declarations are placed from its start
+  unsigned char* shared = nullptr;
+  size_t shared_size = 0;
+  size_t static_top = 0;
+  struct Slot {
+    const void* key;  // the declaration
+    size_t offset, bytes;
+    const char* name;
+  };
+  std::vector<Slot> static_slots;
+  void* user = nullptr;  // the dialect's per-block state
+};
+
+inline thread_local Worker* tls_worker = nullptr;
+
+// ---- failures ---------------------------------------------------------------------------------
+struct Failure {
+  std::atomic<int> code{0};
+  char message[2048] = {0};
+};
+inline Failure& failure() {
+  static Failure f;
+  return f;
+}
+inline bool failed() { return failure().code.load(std::memory_order_relaxed) != 0; }
+
+inline Fiber* current() {
+  Worker* w = tls_worker;
+  return w ? w->cur : nullptr;
+}
+
+inline std::string where(const ThreadCtx& c) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "block (%u, %u, %u), thread (%u, %u, %u)", c.bid.x, c.bid.y,
+                c.bid.z, c.tid.x, c.tid.y, c.tid.z);
+  return buf;
+}
+
+// Record the launch's first failure (later ones are dropped).
+inline void record(int code, const char* text) {
+  int none = 0;
+  Failure& f = failure();
+  if (f.code.compare_exchange_strong(none, -1)) {
+    std::snprintf(f.message, sizeof f.message, "%s", text);
+    f.code.store(code);
+  }
+}
+
+// Record a failure of the running thread, then abandon it: the block and the grid stop.
+[[noreturn]] inline void abort_thread() {
+  Worker* w = tls_worker;
+  Fiber* f = w ? w->cur : nullptr;
+  if (!f) {
+    std::fprintf(stderr, "tvm emulator: %s\n", failure().message);
+    std::abort();
+  }
+  f->state = kAborted;
+  swapcontext(&f->uc, &w->sched);
+  __builtin_unreachable();
+}
+
+[[noreturn]] inline void fail(int code, const char* fmt, ...) {
+  char text[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  Fiber* f = current();
+  const char* kernel = (tls_worker && tls_worker->cfg) ? tls_worker->cfg->kernel : "kernel";
+  std::string msg = std::string("kernel '") + kernel + "': " + text;
+  if (f) msg += " (" + where(f->ctx) + ")";
+  record(code, msg.c_str());
+  abort_thread();
+}
+
+// ---- blocking ------------------------------------------------------------------------------
+inline void block(State s, unsigned site = 0) {
+  Worker* w = tls_worker;
+  if (!w || !w->cur) return;  // not running under the emulator: nothing to wait for
+  Fiber* f = w->cur;
+  f->state = s;
+  f->site = site;
+  swapcontext(&f->uc, &w->sched);
+  if (failed()) abort_thread();  // another thread failed: stop here
+}
+
+// Block until pred(arg) holds; `what` describes the wait for a deadlock report.
+inline void wait_until(WaitFn pred, const void* arg, const char* what, unsigned site = 0,
+                       DescribeFn describe = nullptr) {
+  if (pred(arg)) return;
+  Worker* w = tls_worker;
+  if (!w || !w->cur) return;
+  Fiber* f = w->cur;
+  f->wait_fn = pred;
+  f->wait_describe = describe;
+  f->wait_arg = arg;
+  std::snprintf(f->wait_what, sizeof f->wait_what, "%s", what);
+  block(kWaiting, site);
+  f->wait_fn = nullptr;
+  f->wait_describe = nullptr;
+}
+
+// A warp collective: deposit `v` (at most kSlot bytes), block until the lanes of this warp at
+// the same call site are released, and return the warp's snapshot (mask = participating lanes).
+inline const WarpSnap& exchange(const void* v, size_t n, int op, unsigned arg, unsigned site) {
+  Worker* w = tls_worker;
+  Fiber* f = w->cur;
+  std::memcpy(f->outbox, v, n < size_t(kSlot) ? n : size_t(kSlot));
+  f->op = op;
+  f->arg = arg;
+  block(kAtWarp, site);
+  // Resumed right after the release: no other release of this warp happens before every
+  // participant has run again, so the snapshot is still ours.
+  return w->warps[f->ctx.warp];
+}
+
+// ---- shared memory -----------------------------------------------------------------------------
+// The storage of a static shared declaration (`key` identifies it): placed on first use in the
+// block, the same address for every thread of the block.
+inline void* shared_static(const void* key, size_t bytes, size_t align,
+                           const char* name = "shared") {
+  Worker* w = tls_worker;
+  for (auto& s : w->static_slots)
+    if (s.key == key) return w->shared + s.offset;
+  size_t off = (w->static_top + align - 1) / align * align;
+  const size_t limit = w->shared_size - w->cfg->dynamic_bytes;
+  if (off + bytes > limit)
+    fail(kError, "static shared memory exceeds the %zu bytes the emulator provides", limit);
+  w->static_slots.push_back(Worker::Slot{key, off, bytes, name});
+  w->static_top = off + bytes;
+  return w->shared + off;
+}
+
+// ---- the scheduler -----------------------------------------------------------------------------
+inline void fiber_main() {
+  Worker* w = tls_worker;
+  Fiber* f = w->cur;
+  w->fn(w->args, f->ctx);
+  f->state = kDone;  // uc_link returns to the scheduler
+}
+
+inline const char* state_name(const Fiber& f) {
+  switch (f.state) {
+    case kAtBarrier: return "at a block barrier";
+    case kAtWarp: return "at a warp collective";
+    case kWaiting: return f.wait_what;
+    case kDone: return "exited";
+    default: return "running";
+  }
+}
+
+// Describe up to a few fibers of each kind of state (for divergence and deadlock reports).
+inline std::string describe_threads(Worker& w, bool (*pick)(const Fiber&)) {
+  std::string out;
+  int shown = 0, more = 0;
+  for (unsigned i = 0; i < w.nthreads; ++i) {
+    const Fiber& f = w.fibers[i];
+    if (!pick(f)) continue;
+    if (shown == 6) { ++more; continue; }
+    char buf[320];
+    if (f.state == kAtBarrier || f.state == kWaiting)
+      std::snprintf(buf, sizeof buf, "%sthread (%u, %u, %u) %s (line %u)", shown ? "; " : "",
+                    f.ctx.tid.x, f.ctx.tid.y, f.ctx.tid.z, state_name(f), f.site);
+    else
+      std::snprintf(buf, sizeof buf, "%sthread (%u, %u, %u) %s", shown ? "; " : "", f.ctx.tid.x,
+                    f.ctx.tid.y, f.ctx.tid.z, state_name(f));
+    out += buf;
+    ++shown;
+  }
+  if (more) out += "; and " + std::to_string(more) + " more";
+  return out;
+}
+
+inline void block_failure(Worker& w, int code, const std::string& what) {
+  const Fiber& f0 = w.fibers[0];
+  char head[160];
+  std::snprintf(head, sizeof head, "kernel '%s', block (%u, %u, %u): ", w.cfg->kernel,
+                f0.ctx.bid.x, f0.ctx.bid.y, f0.ctx.bid.z);
+  record(code, (head + what).c_str());
+}
+
+// Hooks a dialect may set (per process): called when a block starts and when its threads are
+// released from a block barrier (the race detector's interval ends there).
+inline void (*on_block_start)(Worker&) = nullptr;
+inline void (*on_barrier)(Worker&) = nullptr;
+// around each run of a fiber until it blocks (a slice), and when a wait of the block completes
+inline void (*on_slice_start)(Worker&, Fiber&) = nullptr;
+inline void (*on_slice_end)(Worker&, Fiber&) = nullptr;
+inline void (*on_wait_done)(Worker&) = nullptr;
+
+inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& gdim) {
+  const unsigned n = bdim.x * bdim.y * bdim.z;
+  const unsigned nw = (n + kWarp - 1) / kWarp;
+  w.nthreads = n;
+  w.static_top = 0;
+  w.static_slots.clear();
+  if (on_block_start) on_block_start(w);
+  for (unsigned i = 0; i < n; ++i) {
+    Fiber& f = w.fibers[i];
+    ThreadCtx& c = f.ctx;
+    c.tid = Dim3{i % bdim.x, (i / bdim.x) % bdim.y, i / (bdim.x * bdim.y)};
+    c.bid = bid;
+    c.bdim = bdim;
+    c.gdim = gdim;
+    c.linear = i;
+    c.lane = i % kWarp;
+    c.warp = i / kWarp;
+    c.nwarps = nw;
+    f.wait_fn = nullptr;
+    getcontext(&f.uc);
+    f.uc.uc_stack.ss_sp = f.stack;
+    f.uc.uc_stack.ss_size = w.cfg->stack_size;
+    f.uc.uc_link = &w.sched;
+    makecontext(&f.uc, fiber_main, 0);
+    f.state = kReady;
+  }
+  for (;;) {
+    for (unsigned i = 0; i < n; ++i) {
+      Fiber& f = w.fibers[i];
+      if (f.state != kReady) continue;
+      w.cur = &f;
+      if (on_slice_start) on_slice_start(w, f);
+      swapcontext(&w.sched, &f.uc);
+      if (on_slice_end && !failed()) on_slice_end(w, f);
+      w.cur = nullptr;
+      if (failed()) return;
+    }
+    bool progress = false;
+    for (unsigned i = 0; i < n; ++i) {
+      Fiber& f = w.fibers[i];
+      if (f.state == kWaiting && f.wait_fn(f.wait_arg)) {
+        f.state = kReady;
+        progress = true;
+      }
+    }
+    if (progress) {
+      if (on_wait_done) on_wait_done(w);
+      continue;
+    }
+    for (unsigned s = 0; s < nw; ++s) {
+      unsigned lo = s * kWarp, hi = std::min(n, lo + kWarp);
+      int first = -1;
+      for (unsigned i = lo; i < hi; ++i)
+        if (w.fibers[i].state == kAtWarp) { first = int(i); break; }
+      if (first < 0) continue;
+      WarpSnap& snap = w.warps[s];
+      snap.mask = 0;
+      const unsigned site = w.fibers[first].site;
+      for (unsigned i = lo; i < hi; ++i) {
+        Fiber& f = w.fibers[i];
+        if (f.state != kAtWarp || f.site != site) continue;
+        std::memcpy(snap.released[i - lo], f.outbox, kSlot);
+        snap.mask |= 1u << (i - lo);
+        f.state = kReady;
+      }
+      progress = true;
+    }
+    if (progress) continue;
+    unsigned at_barrier = 0, waiting = 0, done = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      State s = w.fibers[i].state;
+      at_barrier += s == kAtBarrier;
+      waiting += s == kWaiting;
+      done += s == kDone;
+    }
+    if (waiting) {
+      for (unsigned i = 0; i < n; ++i) {
+        Fiber& f = w.fibers[i];
+        if (f.state == kWaiting && f.wait_describe)
+          f.wait_describe(f.wait_arg, f.wait_what, sizeof f.wait_what);
+      }
+      block_failure(w, kDeadlock, "deadlock: every thread of the block is blocked and none can "
+                    "proceed: " + describe_threads(w, [](const Fiber& f) {
+                      return f.state == kWaiting || f.state == kAtBarrier; }));
+      return;
+    }
+    if (!at_barrier) return;  // every fiber has returned
+    if (w.cfg->strict_barriers) {
+      if (done) {
+        block_failure(w, kDivergence, "barrier divergence: __syncthreads() reached by " +
+                      std::to_string(at_barrier) + " of the block's " + std::to_string(n) +
+                      " threads, the others exited without reaching it: " +
+                      describe_threads(w, [](const Fiber& f) { return f.state == kAtBarrier; }) +
+                      "; exited: " + describe_threads(w, [](const Fiber& f) {
+                        return f.state == kDone; }));
+        return;
+      }
+      unsigned site = 0;
+      bool same = true;
+      for (unsigned i = 0; i < n; ++i) {
+        if (i == 0) site = w.fibers[i].site;
+        else if (w.fibers[i].site != site) same = false;
+      }
+      if (!same) {
+        block_failure(w, kDivergence, "barrier divergence: the block's threads wait at "
+                      "different __syncthreads() calls: " +
+                      describe_threads(w, [](const Fiber& f) { return f.state == kAtBarrier; }));
+        return;
+      }
+    }
+    if (on_barrier) on_barrier(w);
+    for (unsigned i = 0; i < n; ++i)
+      if (w.fibers[i].state == kAtBarrier) w.fibers[i].state = kReady;
+  }
+}
+
+// Run the grid; returns a Code and fills `err` with the first failure's message.
+inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_t* block3,
+                  const LaunchConfig& cfg, int n_workers, char* err, int errlen,
+                  void (*init_worker)(Worker&) = nullptr, void (*fini_worker)(Worker&) = nullptr) {
+  const Dim3 grid{grid3[0], grid3[1], grid3[2]};
+  const Dim3 bdim{block3[0], block3[1], block3[2]};
+  const uint64_t n = uint64_t(bdim.x) * bdim.y * bdim.z;
+  failure().code = 0;
+  failure().message[0] = 0;
+  if (n == 0 || n > kMaxThreads) {
+    std::snprintf(err, errlen, "threads per block must be 1..%u, got %llu", kMaxThreads,
+                  (unsigned long long)n);
+    return kError;
+  }
+  const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
+  if (total == 0) return kOk;
+  if (n_workers < 1) n_workers = 1;
+  if (uint64_t(n_workers) > total) n_workers = int(total);
+  std::atomic<uint64_t> next{0};
+  std::atomic<int> no_stack{0};
+  auto work = [&]() {
+    Worker w;
+    w.fn = fn;
+    w.args = args;
+    w.cfg = &cfg;
+    w.fibers.resize(n);
+    w.warps.resize((n + kWarp - 1) / kWarp);
+    std::vector<unsigned char> shared(cfg.shared_bytes + 64);
+    w.shared = shared.data() + (64 - reinterpret_cast<uintptr_t>(shared.data()) % 64) % 64;
+    w.shared_size = cfg.shared_bytes;
+    for (auto& f : w.fibers) {
+      void* p = mmap(nullptr, cfg.stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+      if (p == MAP_FAILED) {
+        no_stack = 1;
+        break;
+      }
+      f.stack = static_cast<char*>(p);
+    }
+    if (!no_stack) {
+      tls_worker = &w;
+      if (init_worker) init_worker(w);
+      for (uint64_t t = next++; t < total && !failed(); t = next++) {
+        Dim3 bid{uint32_t(t % grid.x), uint32_t((t / grid.x) % grid.y),
+                 uint32_t(t / (uint64_t(grid.x) * grid.y))};
+        run_block(w, bid, bdim, grid);
+      }
+      if (fini_worker) fini_worker(w);
+      tls_worker = nullptr;
+    }
+    for (auto& f : w.fibers)
+      if (f.stack) munmap(f.stack, cfg.stack_size);
+  };
+  if (n_workers == 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (int k = 0; k < n_workers; ++k) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  if (int code = failure().code.load()) {
+    std::snprintf(err, errlen, "%s", failure().message);
+    return code;
+  }
+  if (no_stack) {
+    std::snprintf(err, errlen, "could not allocate fiber stacks (%llu threads x %llu bytes)",
+                  (unsigned long long)n, (unsigned long long)cfg.stack_size);
+    return kError;
+  }
+  return kOk;
+}
+
+}  // namespace tvm_emu

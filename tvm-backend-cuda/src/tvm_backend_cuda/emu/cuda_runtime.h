@@ -1,0 +1,3 @@
+// The CUDA emulator's stand-in for <cuda_runtime.h>: the built-ins are in tvm_cuda_emu.h.
+#pragma once
+#include "tvm_cuda_emu.h"

@@ -1,0 +1,1113 @@
+// tvm_cuda_emu.h: the CUDA built-ins as C++17 for g++, so that the CUDA C++ tvm generates runs
+// on the CPU (tvm.compile(f, "cuda", emulate=True); tvm_backend_cuda.emulator).
+//
+// Execution model: core's fiber runtime (tvm/runtime/emu/tvm_emu_fibers.h): CTAs spread over OS
+// threads, each thread of a CTA a fiber, __syncthreads a block barrier (strict: the whole CTA,
+// at one call), warp functions collectives of the lanes at the same call site.
+//
+// The Python side (emulator.py) rewrites three kinds of declarations of the generated source,
+// keeping its line numbers: a kernel's pointer parameters become checked global pointers
+// (GPtr<T>), `__shared__ T name[n]` a checked view of the CTA's shared window (TVM_EMU_SHARED),
+// and the dynamic shared array and its sub-buffers checked views of the dynamic window. Every
+// access through them is bounds-checked: an access outside its buffer stops the grid with a
+// BoundsCheckError naming the kernel, the buffer, the index and the thread.
+//
+// Half and bfloat16 arithmetic rounds as the GPU does (computed in float, one rounding to the
+// 16-bit type: exact for +, -, *, as float holds those results of 16-bit operands; division
+// and the math functions may differ in the last bit).
+#pragma once
+#pragma GCC system_header
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include "tvm_emu_fibers.h"
+
+// ---- qualifiers -------------------------------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __shared__
+#define __constant__ static
+#define __grid_constant__
+#define __launch_bounds__(...)
+#define __cluster_dims__(...)
+#define __align__(n) __attribute__((aligned(n)))
+
+namespace tvm_cuda_emu {
+
+using tvm_emu::Dim3;
+
+inline const tvm_emu::ThreadCtx& tctx() {
+  static const tvm_emu::ThreadCtx outside{};
+  tvm_emu::Fiber* f = tvm_emu::current();
+  return f ? f->ctx : outside;
+}
+inline unsigned site_of(unsigned line, unsigned col) { return line * 4096u + col; }
+
+// ---- checked memory ---------------------------------------------------------------------------
+[[noreturn]] inline void out_of_bounds(const char* space, const char* name, long long index,
+                                       size_t elem, size_t count, const char* what) {
+  tvm_emu::fail(tvm_emu::kBounds,
+                "out-of-bounds %s of %s buffer '%s': index %lld is outside [0, %zu) "
+                "(%zu-byte elements)",
+                what, space, name, index, count, elem);
+}
+
+// The shared-memory race detector (below): every access through a checked shared pointer.
+inline bool race_on = false;
+inline void race_access(const void* p, size_t n);
+
+// A pointer into a buffer (a kernel argument or a shared-memory array) that checks every access
+// against the buffer's extent. Decays to T* where code needs a raw pointer.
+template <class T>
+struct Ptr {
+  T* p = nullptr;
+  const char* base = nullptr;  // the buffer's first byte
+  size_t bytes = 0;            // the buffer's size
+  const char* name = "";
+  const char* space = "global";
+
+  Ptr() = default;
+  Ptr(T* p_, const void* base_, size_t bytes_, const char* name_, const char* space_)
+      : p(p_), base(static_cast<const char*>(base_)), bytes(bytes_), name(name_), space(space_) {}
+
+  static constexpr size_t esize() {
+    if constexpr (std::is_void_v<std::remove_cv_t<T>>) return 1;
+    else return sizeof(T);
+  }
+  void check(long long i, size_t n, const char* what) const {
+    const char* at = reinterpret_cast<const char*>(p) + i * (long long)esize();
+    if (at < base || at + n > base + bytes) {
+      long long idx = (at - base) / (long long)esize();
+      if (at < base && (at - base) % (long long)esize()) --idx;
+      out_of_bounds(space, name, idx, esize(), bytes / esize(), what);
+    }
+  }
+  T& operator[](long long i) const {
+    check(i, sizeof(T), "access");
+    if (race_on && space[0] != 'g') race_access(p + i, sizeof(T));
+    return p[i];
+  }
+  T& operator*() const {
+    check(0, sizeof(T), "access");
+    if (race_on && space[0] != 'g') race_access(p, sizeof(T));
+    return *p;
+  }
+  Ptr operator+(long long i) const { Ptr q = *this; q.p = p + i; return q; }
+  Ptr operator-(long long i) const { Ptr q = *this; q.p = p - i; return q; }
+  Ptr& operator+=(long long i) { p += i; return *this; }
+  operator T*() const { return p; }
+  // (float4*)(A + i): a view as another type, checked for the whole element at once
+  template <class U, class = std::enable_if_t<!std::is_same_v<U, T*>>>
+  explicit operator U() const {
+    if constexpr (std::is_pointer_v<U>) {
+      using E = std::remove_pointer_t<U>;
+      if constexpr (!std::is_void_v<std::remove_cv_t<E>>) {
+        const char* at = reinterpret_cast<const char*>(p);
+        if (at < base || at + sizeof(E) > base + bytes)
+          out_of_bounds(space, name, (at - base) / (long long)esize(), esize(), bytes / esize(),
+                        "vector access");
+        if (race_on && space[0] != 'g') race_access(at, sizeof(E));
+      }
+      return (U)(p);
+    } else {
+      return (U)(reinterpret_cast<uintptr_t>(p));
+    }
+  }
+  template <class U>
+  Ptr<U> view(size_t byte_offset) const {
+    return Ptr<U>(reinterpret_cast<U*>(const_cast<char*>(base) + byte_offset), base, bytes, name,
+                  space);
+  }
+};
+
+template <class T>
+using GPtr = Ptr<T>;
+
+// The storage of `__shared__ T name[n]` (rewritten to TVM_EMU_SHARED(T, name, n, align)).
+#define TVM_EMU_SHARED(T, name, n, align)                                                  \
+  static const char name##_tvm_key_ = 0;                                                 \
+  ::tvm_cuda_emu::Ptr<T> name(                                                           \
+      static_cast<T*>(::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align), #name)), \
+      ::tvm_emu::shared_static(&name##_tvm_key_, sizeof(T) * (n), (align), #name), sizeof(T) * (n), \
+      #name, "shared")
+
+inline unsigned char* dyn_base() {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  return w->shared + (w->shared_size - w->cfg->dynamic_bytes);
+}
+inline size_t dyn_bytes() { return tvm_emu::tls_worker->cfg->dynamic_bytes; }
+#define TVM_EMU_DYN_SHARED(T, name)                                                      \
+  ::tvm_cuda_emu::Ptr<T> name(reinterpret_cast<T*>(::tvm_cuda_emu::dyn_base()),          \
+                              ::tvm_cuda_emu::dyn_base(), ::tvm_cuda_emu::dyn_bytes(), #name, \
+                              "dynamic shared")
+
+// A kernel argument: converts to the parameter's type (a checked pointer or a scalar).
+template <class P>
+struct is_ptr : std::false_type {};
+template <class T>
+struct is_ptr<Ptr<T>> : std::true_type {};
+
+struct Arg {
+  void** args;
+  const uint64_t* sizes;
+  const char* const* names;
+  int i;
+  template <class P>
+  operator P() const {
+    if constexpr (is_ptr<P>::value) {
+      using T = std::remove_pointer_t<decltype(P().p)>;
+      return P(static_cast<T*>(args[i]), args[i], sizes[i], names[i], "global");
+    } else {
+      return *static_cast<P*>(args[i]);
+    }
+  }
+};
+
+// ---- shared-memory addresses --------------------------------------------------------------------
+inline unsigned cvta_to_shared(const void* p) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  const unsigned char* q = static_cast<const unsigned char*>(p);
+  if (!w || q < w->shared || q >= w->shared + w->shared_size + 1)
+    tvm_emu::fail(tvm_emu::kError, "__cvta_generic_to_shared of an address outside shared memory");
+  return unsigned(q - w->shared);
+}
+inline unsigned char* smem_at(unsigned addr, size_t n, const char* what) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (size_t(addr) + n > w->shared_size)
+    tvm_emu::fail(tvm_emu::kBounds, "%s: shared address %u (+%zu bytes) is outside the CTA's %zu "
+                  "bytes of shared memory", what, addr, n, w->shared_size);
+  return w->shared + addr;
+}
+
+}  // namespace tvm_cuda_emu
+
+// ---- thread indices -----------------------------------------------------------------------------
+#define threadIdx (::tvm_cuda_emu::tctx().tid)
+#define blockIdx (::tvm_cuda_emu::tctx().bid)
+#define blockDim (::tvm_cuda_emu::tctx().bdim)
+#define gridDim (::tvm_cuda_emu::tctx().gdim)
+constexpr int warpSize = 32;
+
+inline unsigned __cvta_generic_to_shared(const void* p) { return tvm_cuda_emu::cvta_to_shared(p); }
+
+// ---- synchronisation ----------------------------------------------------------------------------
+inline void __syncthreads(unsigned line = __builtin_LINE()) {
+  tvm_emu::block(tvm_emu::kAtBarrier, line);
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+[[noreturn]] inline void __trap() {
+  tvm_emu::fail(tvm_emu::kError, "__trap() (a device-side assertion failed)");
+}
+inline void __nanosleep(unsigned) {
+  tvm_emu::wait_until([](const void*) { return true; }, nullptr, "sleeping");
+}
+inline long long clock64() { return 0; }
+inline unsigned __activemask() { return 0xffffffffu; }
+
+// ---- warp collectives ---------------------------------------------------------------------------
+namespace tvm_cuda_emu {
+enum WarpOp { kShfl, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp };
+
+// Deposit v, wait for the lanes at this call site; check that `mask` names exactly the lanes
+// (of the warp's existing lanes) that arrived.
+template <class T>
+const tvm_emu::WarpSnap& warp_exchange(const T& v, unsigned mask, int op, unsigned site,
+                                       const char* fn) {
+  static_assert(sizeof(T) <= tvm_emu::kSlot, "warp function on a type larger than 64 bytes");
+  const tvm_emu::WarpSnap& snap = tvm_emu::exchange(&v, sizeof(T), op, 0, site);
+  const tvm_emu::ThreadCtx& c = tctx();
+  unsigned total = c.bdim.x * c.bdim.y * c.bdim.z;
+  unsigned lanes_here = std::min(32u, total - c.warp * 32u);
+  unsigned existing = lanes_here == 32 ? 0xffffffffu : ((1u << lanes_here) - 1u);
+  if ((mask & existing) & ~snap.mask)
+    tvm_emu::fail(tvm_emu::kDivergence,
+                  "warp divergence: %s with mask 0x%08x, but only lanes 0x%08x of warp %u "
+                  "reached this call together (the others exited or wait elsewhere)",
+                  fn, mask, snap.mask, c.warp);
+  return snap;
+}
+
+template <class T>
+T lane_value(const tvm_emu::WarpSnap& s, unsigned lane, const T& own) {
+  if (lane >= 32 || !((s.mask >> lane) & 1u)) return own;
+  T v;
+  std::memcpy((void*)&v, s.released[lane], sizeof(T));
+  return v;
+}
+}  // namespace tvm_cuda_emu
+
+// the call site of a warp collective: its line (lanes at the same line are released together)
+#define TVM_EMU_SITE unsigned site_ = __builtin_LINE(), unsigned col_ = 0
+template <class T>
+T __shfl_sync(unsigned mask, T v, int src, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShfl,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  return tvm_cuda_emu::lane_value(s, seg + (unsigned(src) % unsigned(width)), v);
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflXor,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_xor_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  unsigned src = lane ^ unsigned(lane_mask);
+  if (src < seg || src >= seg + unsigned(width)) return v;
+  return tvm_cuda_emu::lane_value(s, src, v);
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflUp,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_up_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  if (lane - seg < delta) return v;
+  return tvm_cuda_emu::lane_value(s, lane - delta, v);
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflDown,
+                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_down_sync");
+  unsigned lane = tvm_cuda_emu::tctx().lane;
+  unsigned seg = lane & ~unsigned(width - 1);
+  if (lane + delta >= seg + unsigned(width)) return v;
+  return tvm_cuda_emu::lane_value(s, lane + delta, v);
+}
+inline unsigned __ballot_sync(unsigned mask, int pred, TVM_EMU_SITE) {
+  auto& s = tvm_cuda_emu::warp_exchange(pred, mask, tvm_cuda_emu::kBallot,
+                                        tvm_cuda_emu::site_of(site_, col_), "__ballot_sync");
+  unsigned bits = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if (((mask & s.mask) >> l) & 1u && tvm_cuda_emu::lane_value(s, l, 0)) bits |= 1u << l;
+  return bits;
+}
+inline int __any_sync(unsigned mask, int pred, TVM_EMU_SITE) {
+  return __ballot_sync(mask, pred, site_, col_) != 0;
+}
+inline int __all_sync(unsigned mask, int pred, TVM_EMU_SITE) {
+  unsigned b = __ballot_sync(mask, pred, site_, col_);
+  auto& s = tvm_emu::tls_worker->warps[tvm_cuda_emu::tctx().warp];
+  return (b & s.mask & mask) == (s.mask & mask);
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu, TVM_EMU_SITE) {
+  tvm_cuda_emu::warp_exchange(0, mask, tvm_cuda_emu::kSyncWarp,
+                              tvm_cuda_emu::site_of(site_, col_), "__syncwarp");
+}
+#define TVM_EMU_REDUCE(name, expr)                                                        \
+  inline unsigned name(unsigned mask, unsigned v, TVM_EMU_SITE) {                          \
+    auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShfl,                    \
+                                          tvm_cuda_emu::site_of(site_, col_), #name);      \
+    bool first = true;                                                                      \
+    unsigned acc = 0;                                                                       \
+    for (unsigned l = 0; l < 32; ++l) {                                                     \
+      if (!(((mask & s.mask) >> l) & 1u)) continue;                                         \
+      unsigned b = tvm_cuda_emu::lane_value(s, l, 0u);                                      \
+      acc = first ? b : (expr);                                                             \
+      first = false;                                                                        \
+    }                                                                                       \
+    return acc;                                                                             \
+  }
+TVM_EMU_REDUCE(__reduce_add_sync, acc + b)
+TVM_EMU_REDUCE(__reduce_and_sync, acc & b)
+TVM_EMU_REDUCE(__reduce_or_sync, acc | b)
+TVM_EMU_REDUCE(__reduce_xor_sync, acc ^ b)
+TVM_EMU_REDUCE(__reduce_max_sync, acc > b ? acc : b)
+TVM_EMU_REDUCE(__reduce_min_sync, acc < b ? acc : b)
+#undef TVM_EMU_REDUCE
+
+// ---- 16- and 8-bit floating point ------------------------------------------------------------------
+namespace tvm_cuda_emu {
+inline uint32_t f2u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float u2f(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+
+// float -> IEEE binary16, round to nearest even (as __float2half_rn)
+inline uint16_t float_to_half_bits(float f) {
+  uint32_t x = f2u(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mag = x & 0x7fffffffu;
+  if (mag >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
+  if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to infinity
+  if (mag < 0x38800000u) {  // subnormal half (or zero)
+    float a = u2f(mag);
+    // a * 2^24 rounded to nearest even integer
+    float scaled = a * 16777216.0f;
+    uint32_t r = uint32_t(std::nearbyint(scaled));
+    return uint16_t(sign | r);
+  }
+  uint32_t e = ((mag >> 23) - 112u) << 10;
+  uint32_t m = mag & 0x7fffffu;
+  uint32_t h = e | (m >> 13);
+  uint32_t rest = m & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return uint16_t(sign | h);
+}
+inline float half_bits_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) {
+    float v = float(m) * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  if (e == 31) return u2f(sign | 0x7f800000u | (m << 13));
+  return u2f(sign | ((e + 112u) << 23) | (m << 13));
+}
+inline uint16_t float_to_bf16_bits(float f) {
+  uint32_t u = f2u(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+inline float bf16_bits_to_float(uint16_t b) { return u2f(uint32_t(b) << 16); }
+
+template <class Tag>
+struct F16 {
+  uint16_t __x = 0;
+  static F16 from_bits(uint16_t b) { F16 r; r.__x = b; return r; }
+  F16() = default;
+  F16(float f) : __x(Tag::enc(f)) {}
+  F16(double f) : __x(Tag::enc(float(f))) {}
+  F16(int v) : __x(Tag::enc(float(v))) {}
+  F16(unsigned v) : __x(Tag::enc(float(v))) {}
+  F16(long long v) : __x(Tag::enc(float(v))) {}
+  F16(unsigned long long v) : __x(Tag::enc(float(v))) {}
+  operator float() const { return Tag::dec(__x); }
+  F16& operator+=(F16 o) { return *this = F16(float(*this) + float(o)); }
+  F16& operator-=(F16 o) { return *this = F16(float(*this) - float(o)); }
+  F16& operator*=(F16 o) { return *this = F16(float(*this) * float(o)); }
+  F16& operator/=(F16 o) { return *this = F16(float(*this) / float(o)); }
+};
+template <class Tag> F16<Tag> operator+(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) + float(b)); }
+template <class Tag> F16<Tag> operator-(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) - float(b)); }
+template <class Tag> F16<Tag> operator*(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) * float(b)); }
+template <class Tag> F16<Tag> operator/(F16<Tag> a, F16<Tag> b) { return F16<Tag>(float(a) / float(b)); }
+template <class Tag> F16<Tag> operator-(F16<Tag> a) { return F16<Tag>::from_bits(a.__x ^ 0x8000u); }
+template <class Tag> bool operator<(F16<Tag> a, F16<Tag> b) { return float(a) < float(b); }
+template <class Tag> bool operator>(F16<Tag> a, F16<Tag> b) { return float(a) > float(b); }
+template <class Tag> bool operator<=(F16<Tag> a, F16<Tag> b) { return float(a) <= float(b); }
+template <class Tag> bool operator>=(F16<Tag> a, F16<Tag> b) { return float(a) >= float(b); }
+template <class Tag> bool operator==(F16<Tag> a, F16<Tag> b) { return float(a) == float(b); }
+template <class Tag> bool operator!=(F16<Tag> a, F16<Tag> b) { return float(a) != float(b); }
+
+struct HalfTag {
+  static uint16_t enc(float f) { return float_to_half_bits(f); }
+  static float dec(uint16_t b) { return half_bits_to_float(b); }
+};
+struct Bf16Tag {
+  static uint16_t enc(float f) { return float_to_bf16_bits(f); }
+  static float dec(uint16_t b) { return bf16_bits_to_float(b); }
+};
+
+// 8-bit floats (E4M3: bias 7, no infinity, S.1111.111 is NaN; E5M2: bias 15, IEEE-like),
+// converted from float with round to nearest even and saturation to the largest finite value
+// (as the __nv_fp8 constructors: __NV_SATFINITE).
+template <int E, int M>
+struct Fp8Format {
+  static constexpr int bias = (1 << (E - 1)) - 1;
+  static float decode(uint8_t v) {
+    int sign = v >> 7, e = (v >> M) & ((1 << E) - 1), m = v & ((1 << M) - 1);
+    if (E == 4 && e == 15 && m == 7) return NAN;
+    if (E == 5 && e == 31) return m ? NAN : (sign ? -INFINITY : INFINITY);
+    float mag = e == 0 ? std::ldexp(float(m), 1 - bias - M)
+                       : std::ldexp(float((1 << M) | m), e - bias - M);
+    return sign ? -mag : mag;
+  }
+  static uint8_t max_code() { return E == 4 ? 0x7e : 0x7b; }
+  static uint8_t encode(float f) {
+    if (std::isnan(f)) return E == 4 ? 0x7f : 0x7f;
+    uint8_t sign = std::signbit(f) ? 0x80 : 0;
+    float a = std::fabs(f);
+    // binary search the largest code whose magnitude is <= a (codes are ordered by magnitude)
+    int lo = 0, hi = max_code();
+    if (a >= decode(uint8_t(hi))) return uint8_t(sign | hi);
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (decode(uint8_t(mid)) <= a) lo = mid; else hi = mid - 1;
+    }
+    float below = decode(uint8_t(lo)), above = decode(uint8_t(lo + 1));
+    int code = lo;
+    if (a - below > above - a || (a - below == above - a && (lo & 1))) code = lo + 1;
+    return uint8_t(sign | code);
+  }
+};
+template <int E, int M>
+struct Fp8 {
+  uint8_t __x = 0;
+  Fp8() = default;
+  Fp8(float f) : __x(Fp8Format<E, M>::encode(f)) {}
+  Fp8(double f) : __x(Fp8Format<E, M>::encode(float(f))) {}
+  template <class Tag>
+  Fp8(F16<Tag> h) : __x(Fp8Format<E, M>::encode(float(h))) {}
+  operator float() const { return Fp8Format<E, M>::decode(__x); }
+};
+}  // namespace tvm_cuda_emu
+
+using __half = tvm_cuda_emu::F16<tvm_cuda_emu::HalfTag>;
+using half = __half;
+using __nv_bfloat16 = tvm_cuda_emu::F16<tvm_cuda_emu::Bf16Tag>;
+using nv_bfloat16 = __nv_bfloat16;
+using __nv_fp8_e4m3 = tvm_cuda_emu::Fp8<4, 3>;
+using __nv_fp8_e5m2 = tvm_cuda_emu::Fp8<5, 2>;
+
+inline __half __float2half(float f) { return __half(f); }
+inline __half __float2half_rn(float f) { return __half(f); }
+inline float __half2float(__half h) { return float(h); }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+inline float __bfloat162float(__nv_bfloat16 h) { return float(h); }
+inline __half __hadd(__half a, __half b) { return a + b; }
+inline __half __hsub(__half a, __half b) { return a - b; }
+inline __half __hmul(__half a, __half b) { return a * b; }
+inline __half __hfma(__half a, __half b, __half c) { return __half(std::fma(float(a), float(b), float(c))); }
+inline __half __hmax(__half a, __half b) { return float(a) > float(b) ? a : b; }
+inline __half __hmin(__half a, __half b) { return float(a) < float(b) ? a : b; }
+inline __half hexp(__half a) { return __half(std::exp(float(a))); }
+inline __half hsqrt(__half a) { return __half(std::sqrt(float(a))); }
+
+// ---- vector types -------------------------------------------------------------------------------
+#define TVM_EMU_VEC(T, name, align)                                                         \
+  struct __attribute__((aligned(align * 1))) name##1 { T x; };                              \
+  struct __attribute__((aligned(align * 2))) name##2 { T x, y; };                           \
+  struct name##3 { T x, y, z; };                                                            \
+  struct __attribute__((aligned(align * 4 > 16 ? 16 : align * 4))) name##4 { T x, y, z, w; }; \
+  inline name##2 make_##name##2(T x, T y) { return {x, y}; }                                \
+  inline name##3 make_##name##3(T x, T y, T z) { return {x, y, z}; }                        \
+  inline name##4 make_##name##4(T x, T y, T z, T w) { return {x, y, z, w}; }
+TVM_EMU_VEC(float, float, 4)
+TVM_EMU_VEC(int, int, 4)
+TVM_EMU_VEC(unsigned int, uint, 4)
+TVM_EMU_VEC(short, short, 2)
+TVM_EMU_VEC(unsigned short, ushort, 2)
+TVM_EMU_VEC(signed char, char, 1)
+TVM_EMU_VEC(unsigned char, uchar, 1)
+TVM_EMU_VEC(long long, longlong, 8)
+TVM_EMU_VEC(double, double, 8)
+#undef TVM_EMU_VEC
+struct __attribute__((aligned(4))) __half2 { __half x, y; };
+using half2 = __half2;
+struct __attribute__((aligned(4))) __nv_bfloat162 { __nv_bfloat16 x, y; };
+using nv_bfloat162 = __nv_bfloat162;
+inline __half2 __floats2half2_rn(float a, float b) { return {__half(a), __half(b)}; }
+inline __half2 __float22half2_rn(float2 v) { return {__half(v.x), __half(v.y)}; }
+inline float2 __half22float2(__half2 h) { return {float(h.x), float(h.y)}; }
+inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
+  return {__nv_bfloat16(a), __nv_bfloat16(b)};
+}
+inline __nv_bfloat162 __float22bfloat162_rn(float2 v) {
+  return {__nv_bfloat16(v.x), __nv_bfloat16(v.y)};
+}
+inline float2 __bfloat1622float2(__nv_bfloat162 h) { return {float(h.x), float(h.y)}; }
+
+// ---- math -----------------------------------------------------------------------------------------
+using std::ceil;
+using std::exp;
+using std::floor;
+using std::fabs;
+using std::log;
+using std::sqrt;
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __sinf(float x) { return std::sin(x); }
+inline float __cosf(float x) { return std::cos(x); }
+inline float __powf(float x, float y) { return std::pow(x, y); }
+inline float exp10f(float x) { return std::pow(10.0f, x); }
+inline float __exp10f(float x) { return std::pow(10.0f, x); }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / std::sqrt(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return std::sqrt(x); }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline int __float_as_int(float x) { int i; std::memcpy(&i, &x, 4); return i; }
+inline unsigned __float_as_uint(float x) { unsigned i; std::memcpy(&i, &x, 4); return i; }
+inline float __int_as_float(int i) { float x; std::memcpy(&x, &i, 4); return x; }
+inline float __uint_as_float(unsigned i) { float x; std::memcpy(&x, &i, 4); return x; }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline unsigned __brev(unsigned x) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+  return r;
+}
+inline int __mul24(int a, int b) { return a * b; }
+inline int __mulhi(int a, int b) { return int((long long)a * b >> 32); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned((unsigned long long)a * b >> 32); }
+#define TVM_EMU_MINMAX(T)                                   \
+  inline T min(T a, T b) { return a < b ? a : b; }          \
+  inline T max(T a, T b) { return a > b ? a : b; }
+TVM_EMU_MINMAX(int)
+TVM_EMU_MINMAX(unsigned int)
+TVM_EMU_MINMAX(long long)
+TVM_EMU_MINMAX(unsigned long long)
+TVM_EMU_MINMAX(float)
+TVM_EMU_MINMAX(double)
+#undef TVM_EMU_MINMAX
+
+// ---- atomics (CTAs run on several OS threads: real atomics) ---------------------------------------
+namespace tvm_cuda_emu {
+inline void race_atomic(const void* p, size_t n);
+template <class T, class F>
+T atomic_update(T* addr, F f) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic on an odd size");
+  using U = std::conditional_t<sizeof(T) == 8, uint64_t,
+                               std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>>;
+  U* p = reinterpret_cast<U*>(addr);
+  U old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  for (;;) {
+    T o;
+    std::memcpy((void*)&o, &old, sizeof(T));
+    T n = f(o);
+    U nu;
+    std::memcpy(&nu, (const void*)&n, sizeof(T));
+    if (__atomic_compare_exchange_n(p, &old, nu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+      if (race_on) race_atomic(addr, sizeof(T));
+      return o;
+    }
+  }
+}
+}  // namespace tvm_cuda_emu
+#define TVM_EMU_ATOMIC(name, T, expr) \
+  inline T name(T* addr, T v) { return tvm_cuda_emu::atomic_update(addr, [&](T o) { return static_cast<T>(expr); }); }
+#define TVM_EMU_ATOMICS(T)                           \
+  TVM_EMU_ATOMIC(atomicAdd, T, o + v)                \
+  TVM_EMU_ATOMIC(atomicSub, T, o - v)                \
+  TVM_EMU_ATOMIC(atomicExch, T, v)                   \
+  TVM_EMU_ATOMIC(atomicMax, T, o > v ? o : v)        \
+  TVM_EMU_ATOMIC(atomicMin, T, o < v ? o : v)
+TVM_EMU_ATOMICS(int)
+TVM_EMU_ATOMICS(unsigned int)
+TVM_EMU_ATOMICS(unsigned long long)
+TVM_EMU_ATOMICS(long long)
+TVM_EMU_ATOMIC(atomicAdd, float, o + v)
+TVM_EMU_ATOMIC(atomicExch, float, v)
+TVM_EMU_ATOMIC(atomicAdd, double, o + v)
+TVM_EMU_ATOMIC(atomicAdd, __half, o + v)
+TVM_EMU_ATOMIC(atomicAdd, __nv_bfloat16, o + v)
+#define TVM_EMU_BIT_ATOMICS(T)                 \
+  TVM_EMU_ATOMIC(atomicAnd, T, o & v)          \
+  TVM_EMU_ATOMIC(atomicOr, T, o | v)           \
+  TVM_EMU_ATOMIC(atomicXor, T, o ^ v)
+TVM_EMU_BIT_ATOMICS(int)
+TVM_EMU_BIT_ATOMICS(unsigned int)
+TVM_EMU_BIT_ATOMICS(unsigned long long)
+#undef TVM_EMU_BIT_ATOMICS
+#undef TVM_EMU_ATOMICS
+#undef TVM_EMU_ATOMIC
+inline unsigned atomicInc(unsigned* addr, unsigned limit) {
+  return tvm_cuda_emu::atomic_update(addr, [&](unsigned o) { return o >= limit ? 0u : o + 1; });
+}
+inline unsigned atomicDec(unsigned* addr, unsigned limit) {
+  return tvm_cuda_emu::atomic_update(
+      addr, [&](unsigned o) { return (o == 0 || o > limit) ? limit : o - 1; });
+}
+#define TVM_EMU_CAS(T)                                                              \
+  inline T atomicCAS(T* addr, T compare, T val) {                                   \
+    T old = compare;                                                                \
+    __atomic_compare_exchange_n(addr, &old, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    return old;                                                                     \
+  }
+TVM_EMU_CAS(int)
+TVM_EMU_CAS(unsigned int)
+TVM_EMU_CAS(unsigned long long)
+TVM_EMU_CAS(unsigned short)
+#undef TVM_EMU_CAS
+
+template <class T>
+T __ldg(const T* p) { return *p; }
+
+// ---- emulation bodies of the PTX intrinsics (tvm_backend_cuda/intrinsics, emulate=) ----------------
+namespace tvm_cuda_emu {
+// cp.async: each thread's copies are queued and performed when their group is waited for
+// (cp.async.wait_group n leaves the n most recent groups pending), as the hardware may.
+struct PendingCopy {
+  unsigned dst;  // shared address
+  const void* src;
+  unsigned bytes, src_bytes;
+  int group;  // -1: not committed yet
+};
+struct CpAsyncState {
+  std::vector<PendingCopy> copies;
+  int committed = 0;
+};
+inline thread_local std::vector<CpAsyncState>* tls_cp = nullptr;
+inline CpAsyncState& cp_state() {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (!tls_cp) tls_cp = new std::vector<CpAsyncState>();
+  if (tls_cp->size() < w->fibers.size()) tls_cp->resize(w->fibers.size());
+  return (*tls_cp)[tctx().linear];
+}
+inline void cp_async(unsigned dst, const void* src, unsigned bytes, unsigned src_bytes) {
+  smem_at(dst, bytes, "cp.async destination");
+  cp_state().copies.push_back({dst, src, bytes, src_bytes, -1});
+}
+inline void cp_async_commit() {
+  CpAsyncState& s = cp_state();
+  for (auto& c : s.copies)
+    if (c.group < 0) c.group = s.committed;
+  ++s.committed;
+}
+inline void cp_async_wait(int n) {
+  CpAsyncState& s = cp_state();
+  std::vector<PendingCopy> keep;
+  for (auto& c : s.copies) {
+    if (c.group >= 0 && c.group < s.committed - n) {
+      unsigned char* d = smem_at(c.dst, c.bytes, "cp.async destination");
+      if (race_on) race_access(d, c.bytes);
+      std::memcpy(d, c.src, c.src_bytes);
+      if (c.src_bytes < c.bytes) std::memset(d + c.src_bytes, 0, c.bytes - c.src_bytes);
+    } else {
+      keep.push_back(c);
+    }
+  }
+  s.copies.swap(keep);
+}
+inline void cp_async_reset_block(tvm_emu::Worker&) {
+  if (tls_cp) tls_cp->clear();
+}
+}  // namespace tvm_cuda_emu
+
+// mbarrier: the 64-bit word in shared memory holds the expected arrival count (bits 0-15), the
+// pending arrivals of the current phase (16-31), the pending transaction bytes (32-62, signed)
+// and the phase parity (63). A phase completes when its pending arrivals and bytes reach zero.
+namespace tvm_cuda_emu {
+struct MbarState {
+  unsigned expected, pending, phase;
+  long long tx;
+};
+inline MbarState mbar_read(unsigned addr) {
+  uint64_t w;
+  std::memcpy(&w, smem_at(addr, 8, "mbarrier"), 8);
+  MbarState s;
+  s.expected = unsigned(w & 0xffffu);
+  s.pending = unsigned((w >> 16) & 0xffffu);
+  long long tx = (long long)((w >> 32) & 0x7fffffffu);
+  if (tx & 0x40000000ll) tx -= 0x80000000ll;
+  s.tx = tx;
+  s.phase = unsigned(w >> 63);
+  return s;
+}
+inline void mbar_write(unsigned addr, const MbarState& s) {
+  uint64_t w = uint64_t(s.expected & 0xffffu) | (uint64_t(s.pending & 0xffffu) << 16) |
+               (uint64_t(s.tx & 0x7fffffffll) << 32) | (uint64_t(s.phase & 1u) << 63);
+  std::memcpy(smem_at(addr, 8, "mbarrier"), &w, 8);
+}
+inline void race_interval_end(tvm_emu::Worker& w);
+inline void mbar_settle(unsigned addr, MbarState s) {
+  if (s.pending == 0 && s.tx == 0) {
+    s.phase ^= 1u;
+    s.pending = s.expected;
+    if (race_on) race_interval_end(*tvm_emu::tls_worker);  // a completed phase orders memory
+  }
+  mbar_write(addr, s);
+}
+inline void mbar_init(unsigned addr, unsigned count) {
+  if (count == 0 || count > 0xffffu)
+    tvm_emu::fail(tvm_emu::kError, "mbarrier.init with thread count %u (1 to 65535)", count);
+  mbar_write(addr, MbarState{count, count, 0, 0});
+}
+inline void mbar_arrive(unsigned addr) {
+  MbarState s = mbar_read(addr);
+  if (s.expected == 0)
+    tvm_emu::fail(tvm_emu::kError, "mbarrier.arrive on shared address %u, which no "
+                  "mbarrier.init initialised", addr);
+  if (s.pending == 0)
+    tvm_emu::fail(tvm_emu::kError, "mbarrier.arrive on shared address %u: more arrivals than "
+                  "its count %u in one phase", addr, s.expected);
+  --s.pending;
+  mbar_settle(addr, s);
+}
+inline void mbar_expect_tx(unsigned addr, unsigned bytes) {
+  MbarState s = mbar_read(addr);
+  s.tx += bytes;
+  mbar_write(addr, s);
+}
+inline void mbar_complete_tx(unsigned addr, unsigned bytes) {
+  MbarState s = mbar_read(addr);
+  s.tx -= bytes;
+  mbar_settle(addr, s);
+}
+inline bool mbar_done(unsigned addr, unsigned parity) {
+  return mbar_read(addr).phase != (parity & 1u);
+}
+struct MbarWait {
+  unsigned addr, parity;
+};
+inline void mbar_describe(const void* a, char* out, size_t n) {
+  auto* w = static_cast<const MbarWait*>(a);
+  MbarState s = mbar_read(w->addr);
+  std::snprintf(out, n,
+                "waiting on the mbarrier at shared address %u for phase parity %u (phase %u: %u "
+                "of %u arrivals pending, %lld transaction bytes expected)",
+                w->addr, w->parity & 1u, s.phase, s.pending, s.expected, s.tx);
+}
+inline void mbar_wait(unsigned addr, unsigned parity, unsigned line = __builtin_LINE()) {
+  if (mbar_done(addr, parity)) return;
+  MbarWait wait{addr, parity};
+  tvm_emu::wait_until(
+      [](const void* a) {
+        auto* w = static_cast<const MbarWait*>(a);
+        return mbar_done(w->addr, w->parity);
+      },
+      &wait, "waiting on an mbarrier", line, mbar_describe);
+}
+inline unsigned mbar_test_wait(unsigned addr, unsigned parity) {
+  if (mbar_done(addr, parity)) return 1u;
+  tvm_emu::wait_until([](const void*) { return true; }, nullptr, "polling an mbarrier");
+  return mbar_done(addr, parity) ? 1u : 0u;
+}
+// cp.async.mbarrier.arrive.noinc: the thread's pending cp.async copies complete, then it arrives
+inline void cp_async_mbar_arrive(unsigned addr) {
+  CpAsyncState& s = cp_state();
+  for (auto& c : s.copies)
+    if (c.group < 0) c.group = s.committed;
+  ++s.committed;
+  cp_async_wait(0);
+  mbar_arrive(addr);
+}
+}  // namespace tvm_cuda_emu
+
+// ---- the shared-memory race detector ---------------------------------------------------------------
+// Within one barrier interval of a CTA (between two __syncthreads, or a completed wait), two
+// threads of different warps must not access the same shared byte with at least one of them
+// writing. Accesses are seen through the checked shared pointers: each access logs the bytes'
+// values before the thread's current slice (its run until it blocks) touched them; at the end
+// of the slice, a logged byte whose value changed was written by that thread. A read checks the
+// byte's writer in this interval, a write (found at the slice's end) its writer and readers.
+// Threads of one warp are not checked against each other (warp-synchronous code orders them
+// with __syncwarp and shuffles). Not seen: accesses through raw pointers, and writes that store
+// the value the byte already held.
+namespace tvm_cuda_emu {
+struct RaceState {
+  std::vector<uint32_t> stamp;  // the slice that last logged the byte
+  std::vector<unsigned char> before;
+  std::vector<uint32_t> epoch;  // the interval the byte's writer/reader entries belong to
+  std::vector<int> writer, reader;
+  std::vector<size_t> log;
+  uint32_t slice = 0, interval = 1;
+};
+inline thread_local RaceState* tls_race = nullptr;
+
+inline RaceState& race_state(tvm_emu::Worker& w) {
+  if (!tls_race) tls_race = new RaceState();
+  RaceState& r = *tls_race;
+  if (r.stamp.size() < w.shared_size) {
+    r.stamp.assign(w.shared_size, 0);
+    r.before.assign(w.shared_size, 0);
+    r.epoch.assign(w.shared_size, 0);
+    r.writer.assign(w.shared_size, -1);
+    r.reader.assign(w.shared_size, -1);
+  }
+  return r;
+}
+
+inline std::string thread_name(const tvm_emu::Worker& w, int linear) {
+  const tvm_emu::Dim3& b = w.fibers[0].ctx.bdim;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "thread (%u, %u, %u)", unsigned(linear) % b.x,
+                (unsigned(linear) / b.x) % b.y, unsigned(linear) / (b.x * b.y));
+  return buf;
+}
+
+inline std::string shared_place(const tvm_emu::Worker& w, size_t off) {
+  char buf[160];
+  for (const auto& s : w.static_slots)
+    if (off >= s.offset && off < s.offset + s.bytes) {
+      std::snprintf(buf, sizeof buf, "shared buffer '%s' at byte %zu", s.name, off - s.offset);
+      return buf;
+    }
+  std::snprintf(buf, sizeof buf, "dynamic shared memory at byte %zu",
+                off - (w.shared_size - w.cfg->dynamic_bytes));
+  return buf;
+}
+
+[[noreturn]] inline void race_report(tvm_emu::Worker& w, size_t off, int a, const char* a_did,
+                                     int b, const char* b_did) {
+  std::string msg = "shared-memory race on " + shared_place(w, off) + ": " + thread_name(w, a) +
+                    " " + a_did + " it and " + thread_name(w, b) + " " + b_did +
+                    " it with no __syncthreads() between them";
+  tvm_emu::fail(tvm_emu::kRace, "%s", msg.c_str());
+}
+
+inline bool other_warp(int a, int b) { return a >= 0 && b >= 0 && a / 32 != b / 32; }
+
+inline void race_access(const void* p, size_t n) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  tvm_emu::Fiber* f = w ? w->cur : nullptr;
+  if (!f) return;
+  const unsigned char* q = static_cast<const unsigned char*>(p);
+  if (q < w->shared || q + n > w->shared + w->shared_size) return;
+  RaceState& r = race_state(*w);
+  const int t = int(f->ctx.linear);
+  size_t off = size_t(q - w->shared);
+  for (size_t b = off; b < off + n; ++b) {
+    if (r.stamp[b] != r.slice) {
+      r.stamp[b] = r.slice;
+      r.before[b] = w->shared[b];
+      r.log.push_back(b);
+    }
+    if (r.epoch[b] != r.interval) {
+      r.epoch[b] = r.interval;
+      r.writer[b] = -1;
+      r.reader[b] = -1;
+    }
+    if (other_warp(r.writer[b], t)) race_report(*w, off, r.writer[b], "wrote", t, "accessed");
+    if (r.reader[b] == -1) r.reader[b] = t;
+    else if (r.reader[b] >= 0 && other_warp(r.reader[b], t)) r.reader[b] = -2;
+  }
+}
+
+inline void race_atomic(const void* p, size_t n) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (!w || !tls_race) return;
+  const unsigned char* q = static_cast<const unsigned char*>(p);
+  if (q < w->shared || q + n > w->shared + w->shared_size) return;
+  size_t off = size_t(q - w->shared);
+  for (size_t b = off; b < off + n; ++b) tls_race->before[b] = w->shared[b];  // not a plain write
+}
+
+inline void race_slice_start(tvm_emu::Worker& w, tvm_emu::Fiber&) {
+  RaceState& r = race_state(w);
+  ++r.slice;
+  r.log.clear();
+}
+
+inline void race_slice_end(tvm_emu::Worker& w, tvm_emu::Fiber& f) {
+  RaceState& r = race_state(w);
+  const int t = int(f.ctx.linear);
+  for (size_t b : r.log) {
+    if (w.shared[b] == r.before[b]) continue;
+    if (r.epoch[b] != r.interval) {
+      r.epoch[b] = r.interval;
+      r.writer[b] = -1;
+      r.reader[b] = -1;
+    }
+    const int wr = r.writer[b], rd = r.reader[b];
+    if (other_warp(wr, t) || other_warp(rd, t) || rd == -2) {
+      int other = other_warp(wr, t) ? wr : rd;
+      std::string msg = "shared-memory race on " + shared_place(w, b) + ": " +
+                        thread_name(w, t) + " wrote it and " +
+                        (other >= 0 ? thread_name(w, other) : std::string("threads of other warps")) +
+                        (other_warp(wr, t) ? " wrote" : " read") +
+                        " it with no __syncthreads() between them";
+      char head[160];
+      std::snprintf(head, sizeof head, "kernel '%s', block (%u, %u, %u): ", w.cfg->kernel,
+                    f.ctx.bid.x, f.ctx.bid.y, f.ctx.bid.z);
+      tvm_emu::record(tvm_emu::kRace, (head + msg).c_str());
+      return;
+    }
+    r.writer[b] = t;
+  }
+}
+
+inline void race_interval_end(tvm_emu::Worker& w) { ++race_state(w).interval; }
+inline void named_reset_block();
+inline void race_block_start(tvm_emu::Worker& w) {
+  cp_async_reset_block(w);
+  named_reset_block();
+  if (race_on) ++race_state(w).interval;
+}
+
+inline void install_race_detector(bool on) {
+  race_on = on;
+  tvm_emu::on_block_start = race_block_start;
+  tvm_emu::on_slice_start = on ? race_slice_start : nullptr;
+  tvm_emu::on_slice_end = on ? race_slice_end : nullptr;
+  tvm_emu::on_barrier = on ? race_interval_end : nullptr;
+  tvm_emu::on_wait_done = on ? race_interval_end : nullptr;
+}
+}  // namespace tvm_cuda_emu
+
+// ---- emulation bodies of scalar and warp PTX intrinsics ----------------------------------------------
+namespace tvm_cuda_emu {
+// elect.sync with a full mask: 1 in the lowest lane of those reaching it together
+inline unsigned elect_sync(unsigned line = __builtin_LINE()) {
+  auto& s = warp_exchange(0, 0xffffffffu, kBallot, site_of(line, 1), "elect.sync");
+  unsigned lane = tctx().lane;
+  return (s.mask & ((1u << lane) - 1u)) == 0 ? 1u : 0u;
+}
+// fns.b32: the lane of the offset-th set bit of mask counting from base (0xffffffff if none)
+inline unsigned fns_b32(unsigned mask, unsigned base, int offset) {
+  if (offset == 0) return ((mask >> base) & 1u) ? base : 0xffffffffu;
+  if (offset > 0) {
+    int seen = 0;
+    for (unsigned p = base; p < 32; ++p)
+      if ((mask >> p) & 1u && ++seen == offset) return p;
+  } else {
+    int seen = 0;
+    for (int p = int(base); p >= 0; --p)
+      if ((mask >> p) & 1u && --seen == offset) return unsigned(p);
+  }
+  return 0xffffffffu;
+}
+inline float max_nan(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  return a > b ? a : b;
+}
+#define TVM_EMU_F32X2(name, expr)                                                   \
+  inline unsigned long long f32x2_##name(unsigned long long a, unsigned long long b) { \
+    float x[2], y[2], r[2];                                                          \
+    std::memcpy(x, &a, 8);                                                           \
+    std::memcpy(y, &b, 8);                                                           \
+    for (int k = 0; k < 2; ++k) r[k] = (expr);                                       \
+    unsigned long long out;                                                          \
+    std::memcpy(&out, r, 8);                                                         \
+    return out;                                                                      \
+  }
+TVM_EMU_F32X2(add, x[k] + y[k])
+TVM_EMU_F32X2(sub, x[k] - y[k])
+TVM_EMU_F32X2(mul, x[k] * y[k])
+#undef TVM_EMU_F32X2
+inline unsigned long long f32x2_fma(unsigned long long a, unsigned long long b,
+                                    unsigned long long c) {
+  float x[2], y[2], z[2], r[2];
+  std::memcpy(x, &a, 8);
+  std::memcpy(y, &b, 8);
+  std::memcpy(z, &c, 8);
+  for (int k = 0; k < 2; ++k) r[k] = std::fma(x[k], y[k], z[k]);
+  unsigned long long out;
+  std::memcpy(&out, r, 8);
+  return out;
+}
+}  // namespace tvm_cuda_emu
+
+// ---- ldmatrix and mma.sync (m16n8k16, 16-bit inputs, f32 accumulators) ---------------------------------
+namespace tvm_cuda_emu {
+inline uint16_t smem_u16(unsigned addr) {
+  uint16_t v;
+  std::memcpy(&v, smem_at(addr, 2, "ldmatrix"), 2);
+  return v;
+}
+// ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16: lanes 8j..8j+7 give the rows of matrix j;
+// lane l gets, in register j, the elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix j (of its
+// transpose with .trans)
+inline void ldmatrix_b16(bool trans, int num, unsigned addr, unsigned* r0, unsigned* r1 = nullptr,
+                         unsigned* r2 = nullptr, unsigned* r3 = nullptr,
+                         unsigned line = __builtin_LINE()) {
+  auto& s = warp_exchange(addr, 0xffffffffu, kShfl, site_of(line, 2), "ldmatrix");
+  const unsigned l = tctx().lane;
+  unsigned* regs[4] = {r0, r1, r2, r3};
+  for (int j = 0; j < num; ++j) {
+    unsigned lo, hi;
+    if (!trans) {
+      unsigned row = lane_value(s, unsigned(8 * j) + l / 4, 0u);
+      lo = smem_u16(row + 4 * (l % 4));
+      hi = smem_u16(row + 4 * (l % 4) + 2);
+    } else {
+      lo = smem_u16(lane_value(s, unsigned(8 * j) + 2 * (l % 4), 0u) + 2 * (l / 4));
+      hi = smem_u16(lane_value(s, unsigned(8 * j) + 2 * (l % 4) + 1, 0u) + 2 * (l / 4));
+    }
+    *regs[j] = lo | (hi << 16);
+  }
+}
+
+template <class In>
+float half_of(unsigned reg, int k) {
+  return float(In::from_bits(uint16_t(k ? reg >> 16 : reg & 0xffffu)));
+}
+struct MmaIn {
+  unsigned a[4], b[2];
+  float c[4];
+};
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (the PTX fragment layouts)
+template <class In>
+inline void mma_m16n8k16(float* d0, float* d1, float* d2, float* d3, unsigned a0, unsigned a1,
+                         unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1,
+                         float c2, float c3, unsigned line = __builtin_LINE()) {
+  MmaIn mine{{a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3}};
+  auto& s = warp_exchange(mine, 0xffffffffu, kShfl, site_of(line, 3), "mma.sync");
+  const MmaIn zero{};
+  auto in = [&](unsigned lane) { return lane_value(s, lane, zero); };
+  auto A = [&](int r, int c) {
+    MmaIn x = in(unsigned((r % 8) * 4 + (c % 8) / 2));
+    return half_of<In>(x.a[(r >= 8 ? 1 : 0) + (c >= 8 ? 2 : 0)], c % 2);
+  };
+  auto B = [&](int k, int n) {
+    MmaIn x = in(unsigned(n * 4 + (k % 8) / 2));
+    return half_of<In>(x.b[k >= 8 ? 1 : 0], k % 2);
+  };
+  const unsigned l = tctx().lane;
+  const int g = int(l >> 2), t = int(l & 3);
+  float* out[4] = {d0, d1, d2, d3};
+  const float cin[4] = {c0, c1, c2, c3};
+  for (int e = 0; e < 4; ++e) {
+    int r = g + (e >= 2 ? 8 : 0), n = 2 * t + (e % 2);
+    float acc = cin[e];
+    for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);
+    *out[e] = acc;
+  }
+}
+}  // namespace tvm_cuda_emu
+
+// ---- named barriers (bar.sync / bar.arrive id, count) ---------------------------------------------
+namespace tvm_cuda_emu {
+inline void race_interval_end(tvm_emu::Worker& w);
+struct NamedBarrier {
+  unsigned arrived = 0, gen = 0, expected = 0;
+};
+inline thread_local NamedBarrier* tls_named = nullptr;  // 16 per worker, reset per block
+inline NamedBarrier& named_barrier(unsigned id) {
+  if (id >= 16) tvm_emu::fail(tvm_emu::kError, "bar.sync/bar.arrive with barrier id %u (0 to 15)", id);
+  if (!tls_named) tls_named = new NamedBarrier[16]();
+  return tls_named[id];
+}
+inline void named_reset_block() {
+  if (tls_named)
+    for (int i = 0; i < 16; ++i) tls_named[i] = NamedBarrier{};
+}
+inline bool named_arrive(unsigned id, unsigned count) {
+  const tvm_emu::ThreadCtx& c = tctx();
+  if (count == 0) count = c.bdim.x * c.bdim.y * c.bdim.z;
+  NamedBarrier& b = named_barrier(id);
+  if (b.arrived != 0 && b.expected != count)
+    tvm_emu::fail(tvm_emu::kDivergence, "named barrier %u used with thread counts %u and %u in "
+                  "one phase", id, b.expected, count);
+  b.expected = count;
+  if (++b.arrived >= count) {
+    b.arrived = 0;
+    ++b.gen;
+    // the barrier orders its threads' memory: a new interval for the race detector (for the
+    // whole block: coarser than the barrier, never a false report)
+    if (race_on) race_interval_end(*tvm_emu::tls_worker);
+    return true;
+  }
+  return false;
+}
+struct NamedWait {
+  unsigned id, gen;
+};
+inline void named_describe(const void* a, char* out, size_t n) {
+  auto* w = static_cast<const NamedWait*>(a);
+  const NamedBarrier& b = tls_named[w->id];
+  std::snprintf(out, n, "waiting at named barrier %u (bar.sync: %u of %u threads arrived)",
+                w->id, b.arrived, b.expected);
+}
+inline void bar_sync(unsigned id, unsigned count, unsigned line = __builtin_LINE()) {
+  NamedBarrier& b = named_barrier(id);
+  NamedWait wait{id, b.gen};
+  if (named_arrive(id, count)) return;
+  tvm_emu::wait_until(
+      [](const void* a) {
+        auto* w = static_cast<const NamedWait*>(a);
+        return tls_named[w->id].gen != w->gen;
+      },
+      &wait, "waiting at a named barrier", line, named_describe);
+}
+inline void bar_arrive(unsigned id, unsigned count) { named_arrive(id, count); }
+}  // namespace tvm_cuda_emu

@@ -1,0 +1,346 @@
+"""Run the CUDA C++ tvm generates on the CPU: ``tvm.compile(f, "cuda", emulate=True)``.
+
+The generated source (the same codegen as for NVRTC; intrinsics render their emulation bodies,
+:mod:`.intrinsics`) is compiled by the host C++ compiler (``$CXX``, default ``g++``; core's
+:class:`~tvm.host.compiler.Toolchain` runs it) against ``emu/tvm_cuda_emu.h``, which provides the
+CUDA built-ins on core's fiber runtime (``tvm/runtime/emu``): CTAs spread over OS threads, each
+thread of a CTA a fiber. Before compiling, :func:`prepare` rewrites the declarations that need
+the emulator's types, keeping every line where it was (so compiler messages and reports point at
+the generated source's lines):
+
+* a kernel's pointer parameters become checked pointers (``GPtr<T>``): every access is checked
+  against the array passed for it;
+* ``__shared__ T name[n]`` becomes a checked view of the CTA's shared window
+  (``TVM_EMU_SHARED``), the ``extern __shared__`` array and its sub-buffers checked views of the
+  dynamic part;
+* the fixed-width integer typedefs NVRTC needs are dropped (``<cstdint>`` declares them).
+
+An :class:`EmulatedModule` stands where :class:`~tvm_backend_cuda.runtime.CudaModule` does: the
+executable's calls go through the same argument checks and launch plan as on the GPU, then
+launch each kernel here, in a forked child (core's :func:`tvm.runtime.emu.run_isolated`), so a
+failure raises a tvm error instead of killing the process: an out-of-bounds access
+:class:`~tvm.error.BoundsCheckError`, a ``__syncthreads`` reached by part of a CTA
+:class:`~tvm.error.BarrierDivergenceError`, a CTA whose threads all wait forever
+:class:`~tvm.error.DeadlockError`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tvm.error import CompileError, NotModelledError
+from tvm.host.compiler import get_toolchain
+from tvm.runtime import emu
+from tvm.runtime.workdir import work_folder
+
+__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "build", "load_source", "prepare"]
+
+EMU_DIR = Path(__file__).resolve().parent / "emu"
+SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
+_DEFAULT_STACK = 256 * 1024
+
+_KERNEL_HEAD = re.compile(
+    r'extern "C" __global__\s+void\s+(?:__\w+\([^)]*\)\s+)*(\w+)\s*\(([^{]*?)\)\s*\{', re.S)
+_POINTER_PARAM = re.compile(r"^(.+?)\s*\*\s*(?:__restrict__\s+)?(\w+)$", re.S)
+_INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
+_SHARED_DECL = re.compile(
+    r"^(\s*)__shared__ (.+?) (\w+)\[(\d+)\](?: __attribute__\(\(aligned\((\d+)\)\)\))?;$")
+_DYN_DECL = re.compile(
+    r"^(\s*)extern __shared__ (?:__attribute__\(\(aligned\(\d+\)\)\) |__align__\(\d+\) )?"
+    r"(.+?) (\w+)\[\];$")
+_DYN_VIEW = re.compile(r"^(\s*)(.+?)\* (\w+) = \(\2\*\)\((\w+) \+ (\d+)\);$")
+_INT_TYPEDEF = re.compile(r"^typedef [\w ]+ u?int(?:8|16|32|64)_t;$")
+
+_SCALAR_CTYPES: dict[str, Any] = {
+    "bool": ctypes.c_bool, "int8": ctypes.c_int8, "int16": ctypes.c_int16,
+    "int32": ctypes.c_int32, "int64": ctypes.c_int64, "uint8": ctypes.c_uint8,
+    "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
+    "float32": ctypes.c_float, "float64": ctypes.c_double,
+    "float16": ctypes.c_uint16, "bfloat16": ctypes.c_uint16,
+}
+
+
+def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
+    """The generated CUDA ``source`` with the emulator's declarations (module docstring) and a
+    launcher per kernel appended; ``kernels`` maps each kernel to its ``[name, type]`` params."""
+    source = _KERNEL_HEAD.sub(_checked_head, source)
+    lines = source.split("\n")
+    dyn_names: set[str] = set()
+    for i, line in enumerate(lines):
+        if _INLINE_ASM.search(line):
+            raise NotModelledError(
+                f"line {i + 1} of the CUDA source has inline PTX (asm), which the CUDA emulator "
+                f"cannot run: {line.strip()[:120]}")
+        m = _SHARED_DECL.match(line)
+        if m:
+            indent, ctype, name, n, align = m.groups()
+            lines[i] = f"{indent}TVM_EMU_SHARED({ctype}, {name}, {n}, {align or 16});"
+            continue
+        m = _DYN_DECL.match(line)
+        if m:
+            indent, ctype, name = m.groups()
+            dyn_names.add(name)
+            lines[i] = f"{indent}TVM_EMU_DYN_SHARED({ctype}, {name});"
+            continue
+        m = _DYN_VIEW.match(line)
+        if m and m.group(4) in dyn_names:
+            indent, ctype, name, base, off = m.groups()
+            lines[i] = (f"{indent}::tvm_cuda_emu::Ptr<{ctype}> {name} = "
+                        f"{base}.view<{ctype}>({off});")
+            continue
+        if _INT_TYPEDEF.match(line):
+            lines[i] = ""
+    return "\n".join(lines) + _launchers(kernels)
+
+
+def _checked_head(m: re.Match[str]) -> str:
+    """A kernel's header with its pointer parameters checked (line breaks kept)."""
+    name, params = m.group(1), m.group(2)
+    if "CUtensorMap" in params:
+        raise NotModelledError(f"kernel {name!r} takes a tensor map (TMA): the CUDA emulator "
+                               "does not model TMA yet; run it on a GPU")
+    out = []
+    for p in params.split(","):
+        stripped = p.strip()
+        pm = _POINTER_PARAM.match(stripped)
+        if pm:
+            lead = p[:len(p) - len(p.lstrip())]
+            trail = p[len(p.rstrip()):]
+            p = f"{lead}::tvm_cuda_emu::GPtr<{pm.group(1)}> {pm.group(2)}{trail}"
+        out.append(p)
+    text = m.group(0)
+    start = m.start(2) - m.start(0)
+    return text[:start] + ",".join(out) + text[start + len(params):]
+
+
+def _launchers(kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
+    out = ["", "// ---- emulator launchers (tvm_backend_cuda.emulator) ----"]
+    for name, params in kernels.items():
+        names = ", ".join(f'"{p[0]}"' for p in params) or '""'
+        args = ", ".join(f"::tvm_cuda_emu::Arg{{a, s, names_{name}, {i}}}"
+                         for i in range(len(params)))
+        out.append(f"""static const char* const names_{name}[] = {{{names}}};
+static const uint64_t* sizes_{name} = nullptr;
+static void entry_{name}(void** a, const ::tvm_emu::ThreadCtx&) {{
+  const uint64_t* s = sizes_{name};
+  (void)a; (void)s;
+  {name}({args});
+}}
+extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
+    const uint32_t* grid, const uint32_t* block, uint64_t dyn_bytes, int workers,
+    uint64_t stack_size, int race_check, char* err, int errlen) {{
+  sizes_{name} = sizes;
+  ::tvm_emu::LaunchConfig cfg;
+  cfg.kernel = "{name}";
+  cfg.strict_barriers = true;
+  cfg.dynamic_bytes = dyn_bytes;
+  cfg.shared_bytes = {SHARED_STATIC_BYTES} + dyn_bytes;
+  cfg.stack_size = stack_size;
+  ::tvm_cuda_emu::install_race_detector(race_check != 0);
+  return ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
+}}""")
+    return "\n".join(out) + "\n"
+
+
+@functools.cache
+def shim_digest() -> str:
+    h = hashlib.sha256(emu.header_digest().encode())
+    for path in sorted(EMU_DIR.glob("*.h")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def cxx_command() -> str:
+    return os.environ.get("CXX") or "g++"
+
+
+def flags() -> list[str]:
+    return ["-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-fno-strict-aliasing",
+            "-fwrapv", "-w", f"-I{EMU_DIR}", f"-I{emu.HEADER_DIR}", "-include", "tvm_cuda_emu.h"]
+
+
+def build_key() -> dict[str, Any]:
+    """What an emulator build depends on besides the source (its compile cache key)."""
+    return {"emulator": shim_digest(), "cxx": get_toolchain(cxx_command()).version,
+            "flags": flags()}
+
+
+def build(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> bytes:
+    """Compile generated CUDA ``source`` for the emulator; the shared object's bytes."""
+    text = prepare(source, kernels)
+    toolchain = get_toolchain(cxx_command())
+    try:
+        return toolchain.compile_shared(text, flags(), what="the CUDA source for the emulator",
+                                        suffix=".cpp")
+    except CompileError as err:
+        raise CompileError(f"{err.args[0]} (the CUDA emulator's build: a construct of the "
+                           "generated code the emulator's shim lacks)", log=err.log,
+                           command=err.command) from None
+
+
+class EmulatedKernel:
+    """One kernel of an :class:`EmulatedModule`: ``launch`` as
+    :class:`~tvm_backend_cuda.runtime.CudaKernel`'s, on CPU arrays."""
+
+    def __init__(self, module: EmulatedModule, name: str, params: Sequence[Sequence[str]]
+                 ) -> None:
+        self.module = module
+        self.name = name
+        self.params = [(str(p[0]), str(p[1])) for p in params]
+        self.param_types = [t for _, t in self.params]
+
+    def launch(self, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
+               stream: Any = None, on_device: Any = None) -> None:
+        import numpy as np
+
+        g, b = _dim3(grid, "grid"), _dim3(block, "block")
+        if len(args) != len(self.params):
+            raise TypeError(f"kernel {self.name!r} takes {len(self.params)} arguments, got "
+                            f"{len(args)}")
+        arrays: dict[int, Any] = {}
+        copy_back: list[tuple[Any, Any]] = []
+        scalars: dict[int, Any] = {}
+        for i, ((pname, ptype), value) in enumerate(zip(self.params, args)):
+            if ptype == "ptr":
+                arr, back = _host_array(value, pname, self.name)
+                arrays[i] = arr
+                if back is not None:
+                    copy_back.append((back, arr))
+            elif ptype in _SCALAR_CTYPES:
+                if ptype in ("float16", "bfloat16"):
+                    bits = np.asarray(float(value), dtype=_np_dtype(ptype)).view(np.uint16)
+                    scalars[i] = ctypes.c_uint16(int(bits))
+                else:
+                    scalars[i] = _SCALAR_CTYPES[ptype](value)
+            else:
+                raise NotModelledError(f"kernel {self.name!r}: parameter {pname!r} of type "
+                                       f"{ptype!r} is not modelled by the CUDA emulator")
+        sizes = (ctypes.c_uint64 * max(len(args), 1))()
+        for i, arr in arrays.items():
+            sizes[i] = arr.nbytes
+        fn = self.module.function(self.name)
+        workers = self.module.workers
+
+        def launch(pointers: dict[int, int]) -> None:
+            ptrs = (ctypes.c_void_p * max(len(args), 1))()
+            for i in range(len(args)):
+                ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
+            err = ctypes.create_string_buffer(4096)
+            rc = fn(ptrs, sizes, (ctypes.c_uint32 * 3)(*g), (ctypes.c_uint32 * 3)(*b),
+                    int(shmem), workers, _DEFAULT_STACK, int(self.module.race_check), err,
+                    len(err))
+            emu.raise_for(rc, err.value.decode(errors="replace"), "CUDA emulator: ")
+
+        if self.module.isolate:
+            emu.run_isolated(launch, arrays, what=f"CUDA emulator: kernel {self.name!r}")
+        else:
+            launch({i: int(a.ctypes.data) for i, a in arrays.items()})
+        for original, arr in copy_back:
+            original[...] = arr
+
+
+class EmulatedModule:
+    """The emulator's shared object, with one :class:`EmulatedKernel` per kernel."""
+
+    def __init__(self, library: str | os.PathLike[str], kernels: Mapping[str, Any]) -> None:
+        self.path = str(library)
+        self.kernels = {name: [tuple(p) for p in k["params"]] for name, k in kernels.items()}
+        self._lib: Any = None
+        self._functions: dict[str, Any] = {}
+        self.workers = max(1, min(os.cpu_count() or 1, 8))
+        self.isolate = os.environ.get("TVM_CUDA_EMULATE_ISOLATE", "1") != "0"
+        # the shared-memory race detector (on unless TVM_CUDA_EMULATE_RACECHECK=0)
+        self.race_check = os.environ.get("TVM_CUDA_EMULATE_RACECHECK", "1") != "0"
+
+    def function(self, name: str) -> Any:
+        fn = self._functions.get(name)
+        if fn is None:
+            if self._lib is None:
+                self._lib = ctypes.CDLL(self.path)
+            fn = getattr(self._lib, f"tvm_cuda_emu_launch_{name}")
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
+                           ctypes.c_char_p, ctypes.c_int]
+            self._functions[name] = fn
+        return fn
+
+    def launch(self, name: str, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
+               stream: Any = None, **_: Any) -> None:
+        """Launch kernel ``name`` (as :meth:`CudaModule.launch`; synchronous)."""
+        self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream)
+
+    def synchronize(self) -> None:
+        """Launches are synchronous: nothing to wait for."""
+
+    def get_kernel(self, name: str) -> EmulatedKernel:
+        if name not in self.kernels:
+            raise KeyError(f"no kernel {name!r} in this module; kernels: {sorted(self.kernels)}")
+        return EmulatedKernel(self, name, self.kernels[name])
+
+
+def _dim3(v: Any, what: str) -> tuple[int, int, int]:
+    dims = (int(v),) if isinstance(v, int) else tuple(int(x) for x in v)
+    if not 1 <= len(dims) <= 3 or any(d < 0 for d in dims):
+        raise ValueError(f"{what} must be 1 to 3 non-negative ints, got {v!r}")
+    return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
+
+
+def _np_dtype(name: str) -> Any:
+    import numpy as np
+
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return np.dtype(name)
+
+
+def _host_array(value: Any, pname: str, kernel: str) -> tuple[Any, Any]:
+    """(a numpy array sharing ``value``'s memory or a contiguous copy, the array to copy the
+    result back into or None)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif type(value).__module__.startswith("torch"):
+        if value.device.type != "cpu":
+            raise ValueError(f"kernel {kernel!r}: argument {pname!r} is on {value.device}; the "
+                             "CUDA emulator runs on the CPU: pass CPU arrays")
+        t = value.detach()
+        arr = (t.view(_torch_int16()) if str(t.dtype) == "torch.bfloat16" else t).numpy()
+    elif hasattr(value, "__dlpack__"):
+        arr = np.from_dlpack(value)
+    else:
+        raise TypeError(f"kernel {kernel!r}: argument {pname!r} must be a CPU array (numpy, "
+                        f"torch, DLPack), got {type(value).__name__}")
+    if arr.flags.c_contiguous and arr.flags.writeable:
+        return arr, None
+    tmp = np.ascontiguousarray(arr)
+    return tmp, (arr if arr.flags.writeable else None)
+
+
+def _torch_int16() -> Any:
+    import torch
+
+    return torch.int16
+
+
+def load_source(source: str, signatures: Mapping[str, Sequence[Sequence[str]]]) -> EmulatedModule:
+    """An :class:`EmulatedModule` of hand-written CUDA ``source`` (the emulator's counterpart of
+    ``CudaModule(compile_cuda(source, arch), signatures)``): ``signatures`` maps each kernel to
+    its ``(name, type)`` parameters, type ``ptr`` or a scalar dtype."""
+    data = build(source, signatures)
+    folder = work_folder("tvm-cuda-emu-")
+    path = folder / "module.so"
+    path.write_bytes(data)
+    return EmulatedModule(path, {k: {"params": [list(p) for p in v]}
+                                 for k, v in signatures.items()})
