@@ -248,7 +248,8 @@ def _ldgsts_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bo
 
 def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     """The scope's threads issue ``cp.async`` of 16 (8, 4) bytes each, round-robin over the
-    region, then commit a group; ``config={"wait": n}`` waits until at most ``n`` groups are
+    region, then commit a group (``config`` may add ``prefetch_size``, ``cache_hint`` /
+    ``cache_policy``, ``predicate`` and ``fill_mode="zero"``); ``config={"wait": n}`` waits until at most ``n`` groups are
     pending and meets at the scope's barrier (without it the copy stays in flight: wait with
     ``T.ptx.cp_async.wait_group`` + a barrier, or a later call's ``wait``)."""
     dst, src = dst_src(call)
@@ -287,7 +288,13 @@ def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         views.append(view)
         return BufferLoad(view, [layout_offset(region.buffer, idx)])
 
-    body: Stmt = Evaluate(_op.ptx_cp_async(element(dst), element(src), w * dtype.bytes))
+    # the seed's ldgsts config: prefetch size, L2 cache hint, a predicate per thread and
+    # zero-fill where it fails (without fill_mode="zero" a failed predicate leaves dst as is)
+    body: Stmt = Evaluate(_op.ptx_cp_async(
+        element(dst), element(src), w * dtype.bytes,
+        cache_hint=_config(call, "cache_hint", ""), cache_policy=_config(call, "cache_policy"),
+        prefetch_size=_config(call, "prefetch_size", -1),
+        predicate=_config(call, "predicate", -1), fill_mode=_config(call, "fill_mode", "")))
     if chunks % n.value:
         body = IfThenElse(c < chunks, body)
     if trips > 1:
