@@ -1138,7 +1138,8 @@ def _parse_def(source: Source, lookups: list[dict[str, Any]], node: ast.Function
 def _parse_module(source: Source, lookups: list[dict[str, Any]], node: ast.ClassDef) -> IRModule:
     probe = Parser(source, lookups)
     probe.scopes.append({})
-    if not any(probe.eval(d) is _I.ir_module for d in node.decorator_list):
+    if not any(probe.eval(d.func if isinstance(d, ast.Call) else d) is _I.ir_module
+               for d in node.decorator_list):
         raise source.error(node, f"class {node.name} is not decorated with @I.ir_module")
     funcs: dict[str, PrimFunc] = {}
     attrs: dict[str, Any] = {}
