@@ -36,6 +36,7 @@ from tvm.ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
+    Call,
     DeclBuffer,
     Evaluate,
     For,
@@ -52,7 +53,7 @@ from tvm.ir import (
     seq,
     structural_equal,
 )
-from tvm.tirx.op import address_of, host_derived
+from tvm.tirx.op import HostDerived, address_of, host_derived
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
 from tvm.tirx.operator.tile_primitive.common import fold_add
 
@@ -103,12 +104,21 @@ def _tma_direction(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
     return False, f"copies {ss} -> {ds}; TMA moves global <-> shared"
 
 
-def _tma_tensor_map(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _tensor_map_config(call: TilePrimitiveCall) -> Any:
+    """``config["tensor_map"]``; the seed's ``T.address_of(map)`` stands for the map."""
     tm = _config(call, "tensor_map")
+    if isinstance(tm, Call) and tm.op.name == "tirx.address_of" and tm.args:
+        return tm.args[0]
+    return tm
+
+
+def _tma_tensor_map(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    tm = _tensor_map_config(call)
     if tm is None:
         return True, ""  # derived from the global buffer at launch (derived_tensor_map)
-    if not (isinstance(tm, Var) and tm.ptr_scope == GRID_CONSTANT):
-        return False, f"config['tensor_map'] must be a T.TensorMap parameter, got {tm!r}"
+    if not (isinstance(tm, Var) and tm.ptr_scope == GRID_CONSTANT) and HostDerived.of(tm) is None:
+        return False, ("config['tensor_map'] must be a T.TensorMap parameter or a host-encoded "
+                       f"T.handle(\"tensormap\"), got {tm!r}")
     return True, ""
 
 
@@ -187,7 +197,7 @@ def tma_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     glob, shared = (src, dst) if load else (dst, src)
     _check_sizes(glob, shared)
     box, blocks = tma_boxes(glob, shared)
-    tm = _config(call, "tensor_map")
+    tm = _tensor_map_config(call)
     if tm is None:
         tm = derived_tensor_map(glob.buffer, box, get_swizzle_mode_from_layout(shared.buffer.layout),
                                 _config(call, "l2_promotion", DEFAULT_L2_PROMOTION))

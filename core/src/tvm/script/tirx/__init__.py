@@ -449,6 +449,7 @@ class LetType:
     """``x: T.let[T.int32] = v``: a let of the given type (``T.let[...]`` is the annotation)."""
 
     dtype: str
+    handle: Var | None = None  # T.let[T.handle("tensormap")]: a handle of that pointer type
 
 
 class _Let:
@@ -461,6 +462,8 @@ class _Let:
         return LetSpec(value, str(DataType(dtype)) if dtype is not None else None)
 
     def __getitem__(self, dtype: Any) -> LetType:
+        if isinstance(dtype, HandleVar):
+            return LetType("handle", dtype)
         return LetType(str(DataType(str(dtype))))
 
     def __repr__(self) -> str:
