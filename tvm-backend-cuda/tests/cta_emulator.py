@@ -284,9 +284,15 @@ class _Block:
             return  # barriers, fences, cp.async groups: the threads run in lock step
         if name == "tirx.ptx.cp_async" and len(v.args) == 8:  # done at once (not the legacy form)
             dst, src, size = v.args[0], v.args[1], int(v.args[2].value)
+            pred, fill = v.args[6], v.args[7].value
             for t in active:
                 n = size // dst.buffer.dtype.bytes
                 d_off = self._offset(dst.buffer, [self.ev(i, t) for i in dst.indices], t)
+                holds = isinstance(pred, IntImm) and pred.value == -1 or bool(self.ev(pred, t))
+                if not holds:  # a failed predicate: zeros with fill_mode "zero", else nothing
+                    if fill == "zero":
+                        self._mem(dst.buffer, t)[d_off:d_off + n] = 0
+                    continue
                 s_off = self._offset(src.buffer, [self.ev(i, t) for i in src.indices], t)
                 self._mem(dst.buffer, t)[d_off:d_off + n] = self._mem(src.buffer, t)[s_off:s_off + n]
             return

@@ -25,8 +25,26 @@ def module_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return dict(attrs)
 
 
-def ir_module(cls: type) -> IRModule:
-    """Decorator: an IRModule of the ``@T.prim_func`` methods of ``cls``."""
+def ir_module(cls: type | None = None, *, s_tir: bool = False,
+              check_well_formed: bool = True) -> Any:
+    """Decorator: an IRModule of the ``@T.prim_func`` methods of ``cls``.
+
+    ``@I.ir_module(s_tir=True)`` is the seed's spelling for a module of its schedulable-TIR
+    dialect; there is one dialect here, so the flag is checked to be a bool and the class is
+    read as usual (as is ``check_well_formed``)."""
+    _check_flags(s_tir=s_tir, check_well_formed=check_well_formed)
+    if cls is None:
+        return _module_of
+    return _module_of(cls)
+
+
+def _check_flags(**flags: Any) -> None:
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}= takes True or False, got {value!r}")
+
+
+def _module_of(cls: type) -> IRModule:
     funcs: dict[str, PrimFunc] = {}
     attrs: dict[str, Any] = {}
     for name, value in vars(cls).items():

@@ -696,8 +696,17 @@ class Parser:
         if ann is _T.let or isinstance(ann, _T.LetType):  # x: T.let = v, x: T.let[T.int32] = v
             if node.value is None:
                 raise self.err(node, "`x: T.let = value` needs a value")
-            dt = DataType(ann.dtype) if isinstance(ann, _T.LetType) else None
-            return self._let(node.target.id, self.eval(node.value), dt, stmts, i)
+            if isinstance(ann, _T.LetType) and ann.handle is not None:
+                ann = ann.handle
+            else:
+                dt = DataType(ann.dtype) if isinstance(ann, _T.LetType) else None
+                return self._let(node.target.id, self.eval(node.value), dt, stmts, i)
+        if isinstance(ann, _T.HandleVar):  # m: T.handle("tensormap") = v: a typed handle let
+            if node.value is None:
+                raise self.err(node, f"`{node.target.id}: T.handle(...)` needs a value")
+            var = E.Var(node.target.id, "handle", ptr_dtype=ann.ptr_dtype,
+                        ptr_scope=ann.ptr_scope)
+            return self._let(node.target.id, self.eval(node.value), None, stmts, i, var=var)
         if not isinstance(ann, _T.ScalarType):
             raise self.err(node.annotation, "annotate a script variable with a scalar type, "
                                             "e.g. `x: T.int32 = ...`")
@@ -723,9 +732,10 @@ class Parser:
         return _T.alloc_local(self.eval(ann.slice), str(dtype))
 
     def _let(self, name: str, value: Any, dtype: DataType | None, stmts: list[ast.stmt],
-             i: int) -> S.Stmt:
+             i: int, var: E.Var | None = None) -> S.Stmt:
         value = E.convert(value, dtype)
-        var = E.Var(name, dtype or value.dtype)
+        if var is None:
+            var = E.Var(name, dtype or value.dtype)
         self.bind(name, var)
         self._rest(stmts, i, lambda body: S.LetStmt(var, value, body))
         raise AssertionError("unreachable")
@@ -1138,7 +1148,8 @@ def _parse_def(source: Source, lookups: list[dict[str, Any]], node: ast.Function
 def _parse_module(source: Source, lookups: list[dict[str, Any]], node: ast.ClassDef) -> IRModule:
     probe = Parser(source, lookups)
     probe.scopes.append({})
-    if not any(probe.eval(d) is _I.ir_module for d in node.decorator_list):
+    if not any(probe.eval(d.func if isinstance(d, ast.Call) else d) is _I.ir_module
+               for d in node.decorator_list):
         raise source.error(node, f"class {node.name} is not decorated with @I.ir_module")
     funcs: dict[str, PrimFunc] = {}
     attrs: dict[str, Any] = {}

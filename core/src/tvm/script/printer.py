@@ -311,6 +311,17 @@ class _Printer:
         self.names.pop()
         return head + self.out
 
+    def let_type(self, v: E.Var) -> str:
+        """A let's annotation: ``T.int32``; a typed handle as ``T.handle("float16", "shared")``,
+        a tensor map's as ``T.handle("tensormap")``."""
+        if v.dtype.is_handle and v.ptr_scope is not None and v.ptr_scope in PARAM_TYPES:
+            return 'T.handle("tensormap")'
+        if v.dtype.is_handle and (v.ptr_dtype is not None or v.ptr_scope is not None):
+            pointee = json.dumps(str(v.ptr_dtype) if v.ptr_dtype is not None else "void")
+            scope = f", {json.dumps(v.ptr_scope)}" if v.ptr_scope is not None else ""
+            return f"T.handle({pointee}{scope})"
+        return self.dtype_ctor(v.dtype)
+
     def param_type(self, p: E.Var) -> str:
         """A scalar or handle parameter's annotation: ``T.int32``, ``T.handle``, ``T.TensorMap``."""
         if p.dtype.is_handle and p.ptr_scope is not None:
@@ -473,7 +484,7 @@ class _Printer:
     def s_LetStmt(self, s: S.LetStmt, last: bool) -> None:
         if last:
             name = self.names.define(s.var, s.var.name)
-            self.line(f"{name}: {self.dtype_ctor(s.var.dtype)} = {self.typed_for(s.value, s.var.dtype)}")
+            self.line(f"{name}: {self.let_type(s.var)} = {self.typed_for(s.value, s.var.dtype)}")
             self.stmt(s.body, last=True)
             return
         value = self.expr(s.value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from .._registry import Registry
 from ..ir import expr as E
 from ..ir.dtype import DataType
 from ..ir.op import CallEffect, Op
@@ -20,7 +21,7 @@ __all__ = [
     "continue_loop", "device_entry", "floordiv", "floormod", "fma", "if_then_else", "likely",
     "max", "min", "popcount", "print_buffer", "reinterpret", "ret", "shift_left", "shift_right",
     "thread_return", "truncdiv", "truncmod", "tvm_kernel_replace_point",
-    "HostDerived", "host_derived",
+    "HostDerived", "host_derived", "tvm_stack_alloca", "call_packed", "HOST_ENCODERS",
     # markers and annotations
     "assume", "undef", "selector", "isnullptr", "tvm_tuple", "type_annotation", "dp4a",
     # wmma fragments (kept in core, as in the seed)
@@ -69,6 +70,8 @@ def _register_core_ops() -> None:
     Op.register("tirx.device_entry", effect=CallEffect.OPAQUE)
     Op.register("tirx.launch_kernel", effect=CallEffect.OPAQUE)
     Op.register("tirx.host_derived", effect=pure, dtype="handle")
+    Op.register("tirx.tvm_stack_alloca", effect=CallEffect.OPAQUE, dtype="handle")
+    Op.register("tirx.call_packed", effect=CallEffect.OPAQUE, dtype="int32")
     Op.register("tirx.tvm_kernel_replace_point", effect=CallEffect.OPAQUE)
     Op.register("tirx.print_buffer", effect=CallEffect.OPAQUE)
     Op.register("tirx.thread_return", effect=CallEffect.OPAQUE)
@@ -287,8 +290,51 @@ def call_intrin(dtype: str | DataType, op_name: str, *args: Any) -> E.Call:
     return E.Call(dtype, Op.get(op_name), list(args))
 
 
-def address_of(load: E.BufferLoad) -> E.Call:
-    return _call("address_of", load)
+def address_of(obj: Any) -> E.Call:
+    """The address of a buffer element (a Buffer stands for its first element) or of an
+    addressable variable; the address of a tensor-map variable (``T.handle("tensormap")``) is
+    a ``uint64``, as in the seed."""
+    from ..ir.buffer import Buffer  # noqa: PLC0415 - ir.buffer imports this module's users
+
+    if isinstance(obj, Buffer):
+        obj = E.BufferLoad(obj, [E.IntImm("int32", 0)] * len(obj.shape))
+    if isinstance(obj, E.BufferLoad):
+        return _call("address_of", obj)
+    if isinstance(obj, E.Var):
+        if obj.ptr_scope == TENSOR_MAP_SCOPE:
+            return E.Call("uint64", Op.get("tirx.address_of"), [obj])
+        return _call("address_of", obj)
+    raise TypeError(f"T.address_of takes a buffer, a buffer element or a variable, got "
+                    f"{type(obj).__name__}")
+
+
+TENSOR_MAP_SCOPE = "grid_constant"  # ptr_scope of T.TensorMap / T.handle("tensormap") vars
+
+
+def tvm_stack_alloca(dtype_str: str, num: Any) -> E.Call:
+    """``T.tvm_stack_alloca("tensormap", 1)``: ``num`` values of ``dtype_str`` on the host's
+    stack (a handle). The seed fills a tensor map so and passes it to a kernel; here the one
+    use that lowers is that one (see :data:`HOST_ENCODERS`)."""
+    if not isinstance(dtype_str, str):
+        raise TypeError(f"T.tvm_stack_alloca takes the element type as a string, got {dtype_str!r}")
+    return _call("tvm_stack_alloca", E.StringImm(dtype_str), E.convert(num))
+
+
+def call_packed(name: str, *args: Any) -> E.Call:
+    """``T.call_packed("name", *args)``: a call of the packed function ``name`` on the host.
+    Only the packed functions a backend lowers (:data:`HOST_ENCODERS`) compile."""
+    if not isinstance(name, str):
+        raise TypeError(f"T.call_packed takes the function's name first, got {name!r}")
+    return _call("call_packed", E.StringImm(name), *args)
+
+
+# The packed functions the host part of a kernel may call to fill a value a kernel takes
+# (``map = T.tvm_stack_alloca(kind, 1)`` + ``T.call_packed(name, map, ...)``): name -> the
+# function that checks the call's arguments and returns the ``tirx.host_derived`` call standing
+# for the value; it gets the arguments after ``map`` and the function's buffers by data var.
+# Backends register theirs (CUDA: ``runtime.cuTensorMapEncodeTiled``).
+HOST_ENCODERS: Registry[str, Callable[[Sequence[Any], dict[Any, Any]], E.Call]] = Registry(
+    "host encoder")
 
 
 class HostDerived(NamedTuple):

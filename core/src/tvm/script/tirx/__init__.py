@@ -449,6 +449,7 @@ class LetType:
     """``x: T.let[T.int32] = v``: a let of the given type (``T.let[...]`` is the annotation)."""
 
     dtype: str
+    handle: Var | None = None  # T.let[T.handle("tensormap")]: a handle of that pointer type
 
 
 class _Let:
@@ -461,6 +462,8 @@ class _Let:
         return LetSpec(value, str(DataType(dtype)) if dtype is not None else None)
 
     def __getitem__(self, dtype: Any) -> LetType:
+        if isinstance(dtype, HandleVar):
+            return LetType("handle", dtype)
         return LetType(str(DataType(str(dtype))))
 
     def __repr__(self) -> str:
@@ -543,11 +546,18 @@ def inline(fn: Any = None) -> Any:
 
 
 
-def prim_func(func: Any = None, *, private: bool = False, check_well_formed: bool = True) -> Any:
+def prim_func(func: Any = None, *, private: bool = False, check_well_formed: bool = True,
+              s_tir: bool = False) -> Any:
     """Decorator: parse the function's source into a :class:`~tvm.ir.PrimFunc`.
 
     ``@T.prim_func`` or ``@T.prim_func(private=True)`` (no ``global_symbol`` attribute).
+    ``s_tir=True`` is the seed's flag for its schedulable-TIR dialect: there is one dialect
+    here, so the function is parsed as usual; ``check_well_formed`` is accepted likewise (the
+    IR is always verified where it is lowered).
     """
+    from ..ir import _check_flags  # noqa: PLC0415 - beside parse_function's import below
+
+    _check_flags(s_tir=s_tir, check_well_formed=check_well_formed)
     from ..parser import parse_function  # noqa: PLC0415 - a cycle: the parser reads T's spec classes when it is imported
 
     frame = _inspect.currentframe()

@@ -21,6 +21,7 @@ from .launch_bounds import (
     MIN_BLOCKS_PER_SM,
     extract_launch_bounds,
 )
+from .lower_host_encodes import lower_host_encodes
 from .lower_kernel_form import CLUSTER_EXTENT, KernelFormError, LowerKernelForm
 from .signature import (
     ParamSpec,
@@ -66,6 +67,7 @@ __all__ = [
     "kernel_params",
     "launch_plan",
     "launch_plans",
+    "lower_host_encodes",
     "signature_from_func",
     "simplify_stmt",
 ]

@@ -27,6 +27,7 @@ from ...ir.function import IRModule, PrimFunc
 from ...ir.visitor import Mutator, substitute
 from ...transform import PassContext, PrimFuncPass
 from ._util import contains, flatten_seq
+from .lower_host_encodes import lower_host_encodes
 
 __all__ = ["CLUSTER_EXTENT", "LowerKernelForm", "KernelFormError"]
 
@@ -42,6 +43,7 @@ class LowerKernelForm(PrimFuncPass):
     name = "LowerKernelForm"
 
     def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
+        func = lower_host_encodes(func)  # host-filled tensor maps: values the launch derives
         if not contains(func.body, _is_kernel_marker):
             return func
         body = _Lowerer(func.name).visit(func.body)

@@ -1,0 +1,184 @@
+"""Tensor maps as values (issue 28, item 6): the seed's host-side encode
+
+    A_map: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+    T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, dtype, rank, A.data, ...)
+
+printed and parsed back, lowered to the tensor map the launch derives from A (the same launch
+plan as the derived form), its arguments checked at the call's line; ``T.address_of(map)``."""
+
+from __future__ import annotations
+
+from typing import Any, no_type_check
+
+import pytest
+
+import tvm
+from tvm.ir import Var
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+from tvm_backend_cuda.plugin import register_backend
+
+register_backend()
+
+from lang_kernels import tma_kernel  # noqa: E402 - after the backend is loaded
+
+H100 = "nvidia/nvidia-h100"
+ROWS, COLS = 64, 64  # one 128-byte swizzled box of bf16 a CTA
+_ENC = "runtime.cuTensorMapEncodeTiled"
+
+
+@no_type_check
+def _encoded_kernel(by_address: bool = False) -> Any:
+    from tvm_backend_cuda.dispatch.tma_utils import tma_shared_layout
+    from tvm_backend_cuda.lang import SMEMPool, TMABar
+
+    layout = tma_shared_layout("bfloat16", "128B", (ROWS, COLS))
+    nbytes = ROWS * COLS * 2
+
+    @T.prim_func
+    def encoded(A: T.Buffer((2 * ROWS, COLS), "bfloat16"), B: T.Buffer((2 * ROWS, COLS), "bfloat16")):
+        TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed(_ENC, TA, "bfloat16", 2, A.data, COLS, 2 * ROWS, COLS * 2, COLS, ROWS,
+                      1, 1, 0, 3, 2, 0)
+        TB: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed(_ENC, TB, "bfloat16", 2, B.data, COLS, 2 * ROWS, COLS * 2, COLS, ROWS,
+                      1, 1, 0, 3, 2, 0)
+        T.device_entry()
+        bx = T.cta_id([2])
+        tx = T.thread_id([128])
+        pool = SMEMPool()
+        S = pool.alloc((ROWS, COLS), "bfloat16", layout=layout, align=1024)
+        bar = TMABar(pool, 1, init_thread=tx == 0)
+        if tx == 0:
+            bar.arrive(0, nbytes)
+        Tx.cta.copy_async(S, A[bx * ROWS:bx * ROWS + ROWS, 0:COLS], dispatch="tma",
+                          config={"mbar": bar[0], "tensor_map": TA})
+        bar.wait(0, 0)
+        Tx.cta.add(S, S, T.float32(1))
+        Tx.cta.copy_async(B[bx * ROWS:bx * ROWS + ROWS, 0:COLS], S, dispatch="tma",
+                          config={"tensor_map": T.address_of(TB) if by_address else TB})
+
+    return encoded
+
+
+def _plan(func: Any) -> Any:
+    ex = tvm.compile(func, target=H100)
+    plan = ex.get_function(ex.entry_name).plan
+    return ex, [(s.args, s.grid, s.block, s.smem) for s in plan.steps]  # all but the name
+
+
+def test_the_seed_form_prints_and_parses_back() -> None:
+    func = _encoded_kernel()
+    text = func.script()
+    assert 'TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)' in text
+    assert 'TB: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)' in text
+    assert (f'T.call_packed("{_ENC}", TA, "bfloat16", 2, A.data, 64, 128, 128, 64, 64, 1, 1, '
+            '0, 3, 2, 0)') in text
+    back = tvm.script.from_source(text, extra_vars={"SMEMPool": None})
+    assert tvm.ir.structural_equal(back, func)
+
+
+def test_an_encoded_map_launches_as_the_derived_one() -> None:
+    ex, plan = _plan(_encoded_kernel())
+    _, derived = _plan(tma_kernel(ROWS, COLS, derived=True))
+    assert plan == derived  # the same derived arguments, params and kernel shape
+    src = ex.inspect_source()
+    assert src.count("const __grid_constant__ CUtensorMap") == 2
+    assert "tvm_stack_alloca" not in src and "call_packed" not in src
+    assert ex.cubin[:4] == b"\x7fELF"
+
+
+def test_the_address_of_a_map_is_the_map() -> None:
+    _, by_var = _plan(_encoded_kernel())
+    _, by_address = _plan(_encoded_kernel(by_address=True))
+    assert by_var == by_address
+    tm = T.handle("tensormap")
+    assert str(T.address_of(tm).dtype) == "uint64"  # the seed's type of a map's address
+    A = tvm.ir.buffer.decl_buffer((4, 4), "float32", "A")
+    assert T.address_of(A).args[0].indices[0].value == 0  # a buffer: its first element
+    with pytest.raises(TypeError, match="takes a buffer, a buffer element or a variable"):
+        T.address_of(3)
+
+
+def _one_map(args: str) -> Any:
+    text = f'''
+@T.prim_func
+def k(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16")):
+    TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+    T.call_packed("{_ENC}", TA, {args})
+    T.device_entry()
+    tx = T.thread_id([32])
+    B[tx, 0] = A[tx, 0]
+'''
+    return tvm.script.from_source(text)
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    ('"float16", 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 0, 0',
+     r"rank 2 takes 14 arguments after the map .*, got 13"),
+    ('"float32", 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 0, 0, 0',
+     r"the element type float32 is not A's \(float16\)"),
+    ('"float16", 2, A.data, 64, 100, 128, 64, 64, 1, 1, 0, 0, 0, 0',
+     r"global dim 1 \(innermost first\) is 100 but A's is 128"),
+    ('"float16", 2, A.data, 64, 128, 256, 64, 64, 1, 1, 0, 0, 0, 0',
+     r"global stride 0 is 256 bytes, but A is row-major with 128"),
+    ('"float16", 2, A.data, 64, 128, 128, 64, 512, 1, 1, 0, 0, 0, 0',
+     r"box dim 1 is 512; each is 1 to 256 elements"),
+    ('"float16", 2, A.data, 64, 128, 128, 64, 64, 2, 1, 0, 0, 0, 0',
+     r"element strides \[2, 1\] are not supported"),
+    ('"float16", 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 1, 0, 0',
+     r"inner box dim is 128 bytes, more than the 32-byte swizzle span"),
+    ('"float16", 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 0, 0, 1',
+     r"OOB fill 1 is not supported"),
+    ('"float16", 2, B, 64, 128, 128, 64, 64, 1, 1, 0, 0, 0, 0',
+     r"the address must be a buffer argument's data"),
+    ('"float16", 6, A.data', r"a tensor map has rank 1 to 5, got 6"),
+])
+def test_encode_arguments_are_checked_at_the_call(args: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match) as info:
+        tvm.compile(_one_map(args), target=H100)
+    assert "<string>:5:" in str(info.value)  # the call_packed line
+
+
+def test_an_unfilled_or_unknown_encode_is_named() -> None:
+    unfilled = tvm.script.from_source('''
+@T.prim_func
+def k(A: T.Buffer((32,), "float32")):
+    TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+    T.device_entry()
+    tx = T.thread_id([32])
+    A[tx] = A[tx] + 1.0
+''')
+    with pytest.raises(ValueError, match=r"TA = T.tvm_stack_alloca\(...\) is never filled"):
+        tvm.compile(unfilled, target=H100)
+    unknown = _one_map('"float16"').with_body(_one_map('"float16"').body)
+    text = unknown.script().replace(_ENC, "runtime.cuTensorMapEncodeIm2col")
+    with pytest.raises(ValueError, match=r"'runtime.cuTensorMapEncodeIm2col', TA, ...\): no "
+                                         r"backend lowers that packed function \(known here: "
+                                         r"runtime.cuTensorMapEncodeTiled"):
+        tvm.compile(tvm.script.from_source(text), target=H100)
+
+
+def test_a_stray_call_packed_is_refused() -> None:
+    stray = tvm.script.from_source(f'''
+@T.prim_func
+def k(A: T.Buffer((32,), "float32")):
+    T.call_packed("{_ENC}", A.data)
+    T.device_entry()
+    tx = T.thread_id([32])
+    A[tx] = A[tx] + 1.0
+''')
+    with pytest.raises(ValueError, match=r"compiles only as the encoder of a T.tvm_stack_alloca"):
+        tvm.compile(stray, target=H100)
+    assert isinstance(T.handle("tensormap"), Var)
+
+
+@pytest.mark.gpu
+def test_an_encoded_map_runs() -> None:
+    torch = pytest.importorskip("torch")
+    ex = tvm.compile(_encoded_kernel(), target="cuda")
+    a = torch.randn((2 * ROWS, COLS), dtype=torch.bfloat16, device="cuda")
+    b = torch.zeros_like(a)
+    ex(a, b)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(b, a + 1, rtol=1e-2, atol=1e-2)
