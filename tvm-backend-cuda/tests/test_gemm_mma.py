@@ -631,11 +631,18 @@ def _force(body: Any) -> Any:
 # -- GPU: against torch -------------------------------------------------------------------------------
 
 
-def _torch(a: np.ndarray, dtype: str = "float16") -> Any:
+def _torch(a: np.ndarray, dtype: str = "float16", device: str = "cuda") -> Any:
     import torch
 
-    t = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).cuda()
+    t = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(device)
     return t.to(getattr(torch, dtype))
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
 
 
 def _rand(*shape: int, seed: int = 0) -> np.ndarray:
@@ -651,47 +658,63 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
     (64, 24, 16, True, True, "cta", 4, 0.0, "bfloat16"),
 ])
 def test_shared_gemm_on_gpu(M: int, N: int, K: int, ta: bool, tb: bool, scope: str, warps: int,
-                            beta: float, dtype: str) -> None:
-    import torch
+                            beta: float, dtype: str, device: str) -> None:
+    torch = pytest.importorskip("torch")
 
     func = shared_gemm(M, N, K, dtype=dtype, ta=ta, tb=tb, scope=scope, warps=warps, beta=beta)
     assert _trace(func, "cuda") == [("tirx.tile.gemm", scope, VARIANT)]
     ex = tvm.compile(func, target="cuda")
-    a = _torch(_rand(*((K, M) if ta else (M, K)), seed=1), dtype)
-    b = _torch(_rand(*((N, K) if tb else (K, N)), seed=2), dtype)
-    c = _torch(_rand(M, N, seed=3), "float32")
-    d = torch.zeros((M, N), device="cuda")
+    a = _torch(_rand(*((K, M) if ta else (M, K)), seed=1), dtype, device)
+    b = _torch(_rand(*((N, K) if tb else (K, N)), seed=2), dtype, device)
+    c = _torch(_rand(M, N, seed=3), "float32", device)
+    d = torch.zeros((M, N), device=device)
     ex(a, b, c, d)
-    torch.cuda.synchronize()
+    _sync(device)
     want = (a.T if ta else a).float() @ (b.T if tb else b).float() + (c if beta else 0)
     torch.testing.assert_close(d, want, rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("warps_m, warps_n, tb", [(1, 1, False), (2, 2, False), (2, 1, True)])
-def test_register_accumulator_on_gpu(warps_m: int, warps_n: int, tb: bool) -> None:
-    import torch
+def test_register_accumulator_on_gpu(warps_m: int, warps_n: int, tb: bool, device: str,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
 
     M, N, K = 64, 32, 128
     ex = tvm.compile(register_gemm(M, N, K, 32, warps_m, warps_n, tb=tb), target="cuda")
-    a = _torch(_rand(M, K, seed=4))
-    b = _torch(_rand(*((N, K) if tb else (K, N)), seed=5))
-    c = torch.zeros((M, N), device="cuda")
-    ex(a, b, c)
-    torch.cuda.synchronize()
+    a = _torch(_rand(M, K, seed=4), device=device)
+    b = _torch(_rand(*((N, K) if tb else (K, N)), seed=5), device=device)
+    c = torch.zeros((M, N), device=device)
+    if device == "cpu" and warps_m * warps_n > 1:
+        # The kernel's first gemm (zeroing D) reads As with ldmatrix while another warp may
+        # already copy the first tile into As: no barrier orders them. The result is right (the
+        # values read are discarded) but it is a race, and the emulator says so.
+        from tvm.error import RaceError
+
+        with pytest.raises(RaceError, match="race on shared buffer 'As'.*threads of other "
+                                            "warps read it"):
+            ex(a, b, c)
+        monkeypatch.setenv("TVM_CUDA_EMULATE_RACECHECK", "0")
+        ex = tvm.compile(register_gemm(M, N, K, 32, warps_m, warps_n, tb=tb), target="cuda")
+        ex(a, b, c)
+    else:
+        ex(a, b, c)
+    _sync(device)
     want = a.float() @ (b.T if tb else b).float()
     torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("m, n, k", [(128, 128, 32), (256, 384, 512), (1024, 1024, 1024)])
-def test_example_tiled_matmul_on_gpu(m: int, n: int, k: int) -> None:
-    import torch
+def test_example_tiled_matmul_on_gpu(m: int, n: int, k: int, device: str) -> None:
+    torch = pytest.importorskip("torch")
+    if device == "cpu" and m * n * k > 1 << 27:
+        pytest.skip("the CUDA emulator runs this test at its smaller shapes")
 
     ex = tvm.compile(matmul_mma_kernel(m, n, k), target="cuda")
-    a = _torch(_rand(m, k, seed=6))
-    b = _torch(_rand(k, n, seed=7))
-    c = torch.zeros((m, n), device="cuda")
+    a = _torch(_rand(m, k, seed=6), device=device)
+    b = _torch(_rand(k, n, seed=7), device=device)
+    c = torch.zeros((m, n), device=device)
     ex(a, b, c)
-    torch.cuda.synchronize()
+    _sync(device)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-2)

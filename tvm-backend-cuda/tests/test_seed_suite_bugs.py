@@ -62,12 +62,13 @@ def test_fixed_width_types_are_declared_only_where_needed() -> None:
 
 
 @pytest.mark.gpu
-def test_func_call_using_fixed_width_types_runs() -> None:
+def test_func_call_using_fixed_width_types_runs(device: str) -> None:
     torch = pytest.importorskip("torch")
     ex = tvm.compile(_func_call_kernel(_ADD_ONE), target="cuda")
-    a = torch.arange(64, dtype=torch.int32, device="cuda")
+    a = torch.arange(64, dtype=torch.int32, device=device)
     ex(a)
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     np.testing.assert_array_equal(a.cpu().numpy(), np.arange(64) + 1)
 
 
@@ -127,12 +128,13 @@ def test_broadcast_binary_on_shared_memory_emulated(op: str, scope: str) -> None
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "fdiv"])
-def test_broadcast_binary_on_shared_memory_runs(op: str) -> None:
+def test_broadcast_binary_on_shared_memory_runs(op: str, device: str) -> None:
     torch = pytest.importorskip("torch")
     a, b = _inputs()
     ex = tvm.compile(_broadcast_kernel(op, "cta"), target="cuda")
-    da, db = torch.from_numpy(a.copy()).cuda(), torch.from_numpy(b.copy()).cuda()
+    da, db = torch.from_numpy(a.copy()).to(device), torch.from_numpy(b.copy()).to(device)
     ex(da, db)
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     want = _OPS[op](a.astype("float32"), b.astype("float32"))
     np.testing.assert_allclose(da.float().cpu().numpy(), want, rtol=1e-2, atol=1e-2)

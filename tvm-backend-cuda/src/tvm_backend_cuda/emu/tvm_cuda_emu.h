@@ -114,7 +114,6 @@ struct Ptr {
         if (at < base || at + sizeof(E) > base + bytes)
           out_of_bounds(space, name, (at - base) / (long long)esize(), esize(), bytes / esize(),
                         "vector access");
-        if (race_on && space[0] != 'g') race_access(at, sizeof(E));
       }
       return (U)(p);
     } else {
@@ -123,8 +122,8 @@ struct Ptr {
   }
   template <class U>
   Ptr<U> view(size_t byte_offset) const {
-    return Ptr<U>(reinterpret_cast<U*>(const_cast<char*>(base) + byte_offset), base, bytes, name,
-                  space);
+    char* at = const_cast<char*>(reinterpret_cast<const char*>(p)) + byte_offset;
+    return Ptr<U>(reinterpret_cast<U*>(at), base, bytes, name, space);
   }
 };
 
