@@ -47,9 +47,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tvm.backend.sdk import PROBE_TIMEOUT_S, cache_enabled, cache_key, compile_cache, run_tool
 from tvm.error import BoundsCheckError, CompileError
-from tvm.runtime.cache import cache_enabled, cache_key, compile_cache
-from tvm.runtime.tool import PROBE_TIMEOUT_S, run_tool
 
 from . import msl_check
 from .msl_check import KernelParam, KernelSignature

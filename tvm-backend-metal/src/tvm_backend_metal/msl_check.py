@@ -28,9 +28,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+from tvm.backend.sdk import run_tool, work_folder
 from tvm.error import CompileError
-from tvm.runtime.tool import run_tool
-from tvm.runtime.workdir import work_folder
 
 __all__ = ["KernelParam", "KernelSignature", "check_msl", "find_kernels", "prepare_source"]
 

@@ -25,9 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
 from tvm.error import CompileError
-from tvm.runtime.tool import PROBE_TIMEOUT_S, run_tool
-from tvm.runtime.workdir import work_folder
 
 __all__ = ["Hipcc", "compile_hip", "find_hipcc", "hipcc_unavailable_reason", "offload_arch"]
 

@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
 from tvm.error import CompileError
-from tvm.runtime.tool import PROBE_TIMEOUT_S, run_tool
-from tvm.runtime.workdir import work_folder
 
 from .codegen import split_shaders
 
