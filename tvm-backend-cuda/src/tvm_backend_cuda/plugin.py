@@ -32,6 +32,25 @@ def _gpu_probe() -> str | None:
     return None if runtime.has_cuda_device() else f"no CUDA device: {runtime.no_device_reason()}"
 
 
+#: the seed's tile-primitive families -> the dispatch modules that implement them here
+_FAMILIES: dict[str, str | tuple[str, ...]] = {
+    "copy": "tvm_backend_cuda.dispatch.copy",
+    "copy_async": "tvm_backend_cuda.dispatch.copy_async",
+    "elementwise": "tvm_backend_cuda.dispatch.elementwise",
+    "gemm": "tvm_backend_cuda.dispatch.gemm_mma",
+    "gemm_async": ("tvm_backend_cuda.dispatch.gemm_wgmma", "tvm_backend_cuda.dispatch.gemm_tcgen05"),
+    "reduction": "tvm_backend_cuda.dispatch.reduction",
+    "common": "tvm_backend_cuda.dispatch.common",
+    "tma_utils": "tvm_backend_cuda.dispatch.tma_utils",
+    "permute_layout": "tvm_backend_cuda.dispatch.permute_layout",
+}
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_cuda.tags",
+    f"{NAME}.operator.intrinsics": "tvm_backend_cuda.intrinsics",
+    **{f"{NAME}.operator.tile_primitive.{family}": modules for family, modules in _FAMILIES.items()},
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
@@ -39,7 +58,7 @@ SPEC = BackendSpec(
     distribution=DISTRIBUTION,
     description="NVIDIA GPUs: CUDA C++ compiled by NVRTC to cubins (no toolkit needed), "
                 "launched with cuda.core",
-    aliases={NAME: "tvm_backend_cuda"},  # tvm.backend.cuda and tvm.tirx.cuda
+    aliases={NAME: "tvm_backend_cuda", **SEED_PATHS},  # tvm.backend.cuda, tvm.tirx.cuda
     kinds=tags.KINDS,
     tags=tags.TAGS,
     script_namespaces={"cuda": script.CUDANamespace, "ptx": script.PTXNamespace,

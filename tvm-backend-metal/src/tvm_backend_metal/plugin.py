@@ -24,6 +24,11 @@ NAME = "metal"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-metal"
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_metal.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
@@ -31,7 +36,7 @@ SPEC = BackendSpec(
     distribution=DISTRIBUTION,
     description="Apple GPUs: Metal Shading Language (runs on macOS; checked and emulated "
                 "on the CPU elsewhere)",
-    aliases={NAME: "tvm_backend_metal"},  # tvm.backend.metal and tvm.tirx.metal
+    aliases={NAME: "tvm_backend_metal", **SEED_PATHS},  # tvm.backend.metal, tvm.tirx.metal
     kinds=tags.KINDS,
     tags=tags.TAGS,
     script_namespaces={"metal": MetalNamespace},

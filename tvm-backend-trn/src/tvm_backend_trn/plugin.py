@@ -25,13 +25,18 @@ NAME = "trn"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-trn"
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_trn.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
     api_range=">=2,<3",
     distribution=DISTRIBUTION,
     description="AWS Trainium: NKI source, run in a numpy simulator of the NKI instructions",
-    aliases={NAME: "tvm_backend_trn"},  # tvm.backend.trn and tvm.tirx.trn
+    aliases={NAME: "tvm_backend_trn", **SEED_PATHS},  # tvm.backend.trn, tvm.tirx.trn
     kinds=tags.KINDS,
     tags=tags.TAGS,
     script_namespaces={"nki": NKINamespace},

@@ -24,13 +24,18 @@ NAME = "hexagon"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-hexagon"
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_hexagon.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
     api_range=">=2,<3",
     distribution=DISTRIBUTION,
     description="Qualcomm Hexagon DSPs: C compiled to Hexagon objects (running needs the SDK)",
-    aliases={NAME: "tvm_backend_hexagon"},  # tvm.backend.hexagon and tvm.tirx.hexagon
+    aliases={NAME: "tvm_backend_hexagon", **SEED_PATHS},  # tvm.backend.hexagon, tvm.tirx.hexagon
     kinds=tags.KINDS,
     tags=tags.TAGS,
     register_ops=op.register_ops,

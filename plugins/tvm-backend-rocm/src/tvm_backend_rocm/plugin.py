@@ -23,13 +23,18 @@ NAME = "rocm"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-rocm"
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_rocm.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
     api_range=">=2,<3",
     distribution=DISTRIBUTION,
     description="AMD GPUs: HIP C++ compiled to code objects by hipcc (no launcher yet)",
-    aliases={NAME: "tvm_backend_rocm"},  # tvm.backend.rocm and tvm.tirx.rocm
+    aliases={NAME: "tvm_backend_rocm", **SEED_PATHS},  # tvm.backend.rocm, tvm.tirx.rocm
     kinds=tags.KINDS,
     tags=tags.TAGS,
     register_ops=op.register_ops,
