@@ -11,15 +11,16 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import subprocess
 import sys
 from typing import Any
 
 from . import __version__, backend
 from .backend import contract, ensure_builtin_backends
+from .error import CompileError
 from .host.compiler import get_toolchain
 from .plugin import get_plugin_manager
 from .runtime import cache
+from .runtime.tool import PROBE_TIMEOUT_S, run_tool
 from .target import Target
 
 __all__ = ["ENV_VARS", "collect", "format_report"]
@@ -69,9 +70,10 @@ def _compiler(name: str) -> dict[str, str] | None:
     if path is None:
         return None
     try:
-        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20)
+        proc = run_tool([path, "--version"], "asking for its version", PROBE_TIMEOUT_S,
+                        check=False)
         version = (proc.stdout or proc.stderr).strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
+    except (CompileError, IndexError):
         version = "?"
     return {"path": path, "version": version}
 

@@ -280,7 +280,9 @@ def test_missing_compiler_is_a_compile_error_with_the_command(monkeypatch) -> No
     with pytest.raises(CompileError) as info:
         _build()
     err = info.value
-    assert "C compiler '/nonexistent/bin/tvm-test-cc' could not be run" in str(err)
+    assert str(err).startswith("the C compiler ('/nonexistent/bin/tvm-test-cc') could not be run "
+                               "asking for its version: No such file or directory; install a C "
+                               "compiler or point CC")
     assert err.command.startswith("/nonexistent/bin/tvm-test-cc -O1")
     assert "command: /nonexistent/bin/tvm-test-cc -O1" in str(err)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,9 +24,16 @@ _LATER = {
 }
 
 
-def _family_params():
-    from tvm_backend_cuda.operator.tile_primitive import FAMILIES
+def _families_table():
+    from tvm_backend_cuda.plugin import SEED_PATHS
 
+    prefix = "cuda.operator.tile_primitive."
+    return {k[len(prefix):]: (v,) if isinstance(v, str) else v
+            for k, v in SEED_PATHS.items() if k.startswith(prefix)}
+
+
+def _family_params():
+    FAMILIES = _families_table()
     return [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=_LATER[f]))
             if f in _LATER else f for f in FAMILIES]
 
@@ -39,11 +47,12 @@ def _families():
 
 @pytest.mark.parametrize("family", _families())
 def test_cuda_tile_primitive_alias(cuda, family):
-    from tvm_backend_cuda.operator.tile_primitive import FAMILIES
-
     alias = importlib.import_module(f"tvm.tirx.cuda.operator.tile_primitive.{family}")
-    real = [importlib.import_module(f"tvm_backend_cuda.dispatch.{m}") for m in FAMILIES[family]]
-    assert tuple(real) == alias.MODULES
+    real = [importlib.import_module(m) for m in _families_table()[family]]
+    if len(real) == 1:
+        assert alias is real[0]  # one module: the alias is that module
+    else:
+        assert tuple(real) == alias.MODULES
     exported = [getattr(m, "__all__", [n for n in vars(m) if not n.startswith("_")]) for m in real]
     for i, (module, names) in enumerate(zip(real, exported)):
         # a name several modules of the family define (VARIANT, register) is the first one's
@@ -70,15 +79,40 @@ def test_cuda_intrinsics_alias(cuda):
 
 
 def test_missing_cuda_family_says_what_it_aliases(cuda, monkeypatch):
-    from tvm_backend_cuda.operator import tile_primitive
+    from tvm.backend._aliases import SUBMODULES
 
-    monkeypatch.setitem(tile_primitive.FAMILIES, "gemm", ("no_such_module",))
-    sys.modules.pop("tvm_backend_cuda.operator.tile_primitive.gemm", None)
-    with pytest.raises(ImportError, match="tile_primitive.gemm is an alias of "
-                                          "tvm_backend_cuda.dispatch.no_such_module, which this "
-                                          "installation of tvm-backend-cuda does not have"):
-        importlib.import_module("tvm_backend_cuda.operator.tile_primitive.gemm")
-    sys.modules.pop("tvm_backend_cuda.operator.tile_primitive.gemm", None)
+    key = "cuda.operator.tile_primitive.gemm"
+    old = SUBMODULES[key]
+    SUBMODULES.register(key, ("tvm_backend_cuda.dispatch.no_such_module",), override=True)
+    try:
+        for path in ("tvm_backend_cuda.operator.tile_primitive.gemm",
+                     "tvm.tirx.cuda.operator.tile_primitive.gemm"):
+            monkeypatch.delitem(sys.modules, path, raising=False)
+            with pytest.raises(ImportError, match=f"{path} is an alias of tvm_backend_cuda."
+                                                  "dispatch.no_such_module, which this "
+                                                  "installation does not have"):
+                importlib.import_module(path)
+    finally:
+        SUBMODULES.register(key, old, override=True)
+
+
+def test_seed_paths_are_data_not_files(cuda):
+    """The seed's paths resolve through the alias table; no file backs them."""
+    import tvm_backend_cuda
+    import tvm_backend_cuda.tags as tags
+
+    root = Path(tvm_backend_cuda.__file__).parent
+    assert not (root / "target_tags.py").exists() and not (root / "operator").exists()
+    for path in ("tvm.backend.cuda.target_tags", "tvm.tirx.cuda.target_tags",
+                 "tvm_backend_cuda.target_tags"):
+        assert importlib.import_module(path) is tags
+    package = importlib.import_module("tvm.tirx.cuda.operator.tile_primitive")
+    assert package.__path__ == [] and "gemm_async" in package.__doc__
+    merged = importlib.import_module("tvm.backend.cuda.operator.tile_primitive.gemm_async")
+    assert [m.__name__ for m in merged.MODULES] == ["tvm_backend_cuda.dispatch.gemm_wgmma",
+                                                    "tvm_backend_cuda.dispatch.gemm_tcgen05"]
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tvm.tirx.cuda.operator.no_such_family")
 
 
 # -- tvm.tirx.lang -----------------------------------------------------------------------------

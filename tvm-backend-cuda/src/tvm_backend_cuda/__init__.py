@@ -19,7 +19,8 @@ _LAZY_SUBMODULES = frozenset({"compiler", "runtime", "plugin", "codegen", "scrip
 
 __all__ = ["__version__", "register_backend", "script_namespaces"]
 
-# The seed's module paths: tvm.backend.cuda.target_tags, tvm.tirx.cuda.operator.*
+# The seed's module paths (tvm.backend.cuda.target_tags, tvm.tirx.cuda.operator.*): data in
+# plugin.SEED_PATHS, served by the alias finder once the backend is loaded
 _LAZY_SUBMODULES |= {"target_tags", "operator"}
 
 

@@ -42,19 +42,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import (
-    CudaStyleCodegen,
-    FunctionInfo,
-    ParamInfo,
-    _const_numel,
-    const_dims,
-)
+from tvm.backend.sdk import CudaStyleCodegen, FunctionInfo, ParamInfo, const_dims, dyn_smem_layout
+from tvm.backend.sdk import const_numel as _const_numel
 from tvm.error import NotModelledError, TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.function import IRModule, PrimFunc
-from tvm.tirx.transform import dyn_smem_layout
 
 from .compiler import needed_headers
 from .intrinsics._base import EMULATE_ATTR, RULE_ATTR

@@ -22,8 +22,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from tvm.backend.sdk import cache_dir, cache_key, compile_cache
 from tvm.error import CompileError, TargetError
-from tvm.runtime.cache import cache_dir, cache_key, compile_cache
 
 from .tags import parse_arch
 

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from tvm.demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
-from tvm.plugin import DemoCase
+from tvm.backend.sdk import (
+    KERNELS,
+    DemoCase,
+    DemoKernel,
+    make_case,
+    rand_f32,
+    softmax_ref,
+    zeros_f32,
+)
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 

@@ -35,10 +35,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tvm.backend.sdk import emu, get_toolchain, work_folder
 from tvm.error import CompileError, NotModelledError
-from tvm.host.compiler import get_toolchain
-from tvm.runtime import emu
-from tvm.runtime.workdir import work_folder
 
 __all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "build", "load_source", "prepare"]
 

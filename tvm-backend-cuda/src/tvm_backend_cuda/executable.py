@@ -33,14 +33,26 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
-from tvm.backend.contract import Artifact, Binary, Builder, Options, option
+from tvm.backend.sdk import (
+    ARRAY,
+    DERIVED,
+    SCALAR,
+    ArgumentChecker,
+    Artifact,
+    Binary,
+    Builder,
+    Executable,
+    LaunchPlan,
+    LaunchStep,
+    Options,
+    evaluate_tree,
+    function_signature,
+    launch_plans,
+    option,
+)
 from tvm.error import TVMError
 from tvm.ir.function import IRModule
-from tvm.runtime.arguments import ArgumentChecker, evaluate_tree
-from tvm.runtime.executable import Executable
-from tvm.runtime.launch_plan import ARRAY, DERIVED, SCALAR, LaunchPlan, LaunchStep
 from tvm.target import Target
-from tvm.tirx.transform import function_signature, launch_plans
 
 from . import compiler as _compiler
 from . import emulator as _emulator

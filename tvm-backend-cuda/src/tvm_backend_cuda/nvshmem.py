@@ -54,8 +54,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tvm.backend.sdk import cache_key, compile_cache
 from tvm.error import BackendNotInstalledError, CompileError
-from tvm.runtime.cache import cache_key, compile_cache
 
 from . import runtime as rt
 from .compiler import compile_cuda, include_dirs, parse_arch

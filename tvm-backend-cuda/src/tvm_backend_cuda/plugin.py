@@ -16,8 +16,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import tvm.backend
-from tvm.plugin import BackendSpec
+from tvm.backend.sdk import BackendSpec, load_or_register
 
 from . import __version__, dispatch, op, runtime, script, tags
 from .layout import layout_names
@@ -33,6 +32,25 @@ def _gpu_probe() -> str | None:
     return None if runtime.has_cuda_device() else f"no CUDA device: {runtime.no_device_reason()}"
 
 
+#: the seed's tile-primitive families -> the dispatch modules that implement them here
+_FAMILIES: dict[str, str | tuple[str, ...]] = {
+    "copy": "tvm_backend_cuda.dispatch.copy",
+    "copy_async": "tvm_backend_cuda.dispatch.copy_async",
+    "elementwise": "tvm_backend_cuda.dispatch.elementwise",
+    "gemm": "tvm_backend_cuda.dispatch.gemm_mma",
+    "gemm_async": ("tvm_backend_cuda.dispatch.gemm_wgmma", "tvm_backend_cuda.dispatch.gemm_tcgen05"),
+    "reduction": "tvm_backend_cuda.dispatch.reduction",
+    "common": "tvm_backend_cuda.dispatch.common",
+    "tma_utils": "tvm_backend_cuda.dispatch.tma_utils",
+    "permute_layout": "tvm_backend_cuda.dispatch.permute_layout",
+}
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_cuda.tags",
+    f"{NAME}.operator.intrinsics": "tvm_backend_cuda.intrinsics",
+    **{f"{NAME}.operator.tile_primitive.{family}": modules for family, modules in _FAMILIES.items()},
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
@@ -40,7 +58,7 @@ SPEC = BackendSpec(
     distribution=DISTRIBUTION,
     description="NVIDIA GPUs: CUDA C++ compiled by NVRTC to cubins (no toolkit needed), "
                 "launched with cuda.core",
-    aliases={NAME: "tvm_backend_cuda"},  # tvm.backend.cuda and tvm.tirx.cuda
+    aliases={NAME: "tvm_backend_cuda", **SEED_PATHS},  # tvm.backend.cuda, tvm.tirx.cuda
     kinds=tags.KINDS,
     tags=tags.TAGS,
     script_namespaces={"cuda": script.CUDANamespace, "ptx": script.PTXNamespace,
@@ -60,4 +78,4 @@ globals().update(SPEC.hookimpls())
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
+from tvm.backend.sdk import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S

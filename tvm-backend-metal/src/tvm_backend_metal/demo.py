@@ -13,8 +13,7 @@ import time
 from typing import Any
 
 import tvm
-from tvm.demo import KERNELS, DemoKernel, make_case
-from tvm.plugin import DemoCase, DemoResult
+from tvm.backend.sdk import KERNELS, DemoCase, DemoKernel, DemoResult, make_case
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 

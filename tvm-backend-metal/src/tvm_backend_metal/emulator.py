@@ -42,14 +42,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tvm.backend.sdk import PROBE_TIMEOUT_S, cache_enabled, cache_key, compile_cache, emu, run_tool
 from tvm.error import CompileError
-from tvm.runtime import emu
-from tvm.runtime.cache import cache_enabled, cache_key, compile_cache
 
 from . import msl_check
 from .msl_check import KernelParam, KernelSignature
@@ -178,10 +176,10 @@ def _shim_digest() -> str:
 @functools.cache
 def _compiler_id(cxx: str) -> str:
     try:
-        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30)
-        return out.stdout.splitlines()[0] if out.stdout else cxx
-    except (OSError, subprocess.SubprocessError):
+        out = run_tool([cxx, "--version"], "asking for its version", PROBE_TIMEOUT_S, check=False)
+    except CompileError:
         return cxx
+    return out.stdout.splitlines()[0] if out.stdout else cxx
 
 
 @dataclasses.dataclass

@@ -26,12 +26,10 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
+from tvm.backend.sdk import emu, run_tool, work_folder
 from tvm.error import CompileError
-from tvm.runtime import emu
-from tvm.runtime.workdir import work_folder
 
 __all__ = ["KernelParam", "KernelSignature", "check_msl", "find_kernels", "prepare_source"]
 
@@ -365,17 +363,15 @@ def write_source(text: str, stem: str) -> Path:
 
 
 def run_compiler(cmd: list[str], what: str) -> None:
-    """Run a compiler command; a failure raises CompileError with its output and the command."""
+    """Run a compiler command; a failure raises CompileError with its output and the command.
+    The message names the first error line of the compiler's output."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        raise CompileError(
-            f"{what}: the C++ compiler timed out after {_TIMEOUT_S} s", command=shlex.join(cmd)
-        ) from exc
-    if proc.returncode != 0:
-        log = (proc.stdout + proc.stderr).strip()
-        first = next((ln for ln in log.splitlines() if "error" in ln), log[:200])
-        raise CompileError(f"{what} failed: {first}", log=log, command=shlex.join(cmd))
+        run_tool(cmd, f"running the {what}", _TIMEOUT_S, tool="the C++ compiler")
+    except CompileError as exc:
+        first = next((ln for ln in exc.log.splitlines() if "error" in ln), exc.log[:200])
+        if not first:
+            raise
+        raise CompileError(f"{what} failed: {first}", log=exc.log, command=exc.command) from None
 
 
 def check_msl(source: str, *, cxx: str | None = None, filename: str = "kernel.metal") -> None:

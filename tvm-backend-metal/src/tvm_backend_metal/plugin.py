@@ -13,8 +13,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import tvm.backend
-from tvm.plugin import BackendSpec
+from tvm.backend.sdk import BackendSpec, load_or_register
 
 from . import __version__, dispatch, op, runtime, tags
 from .script import MetalNamespace
@@ -25,6 +24,11 @@ NAME = "metal"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-metal"
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_metal.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
@@ -32,7 +36,7 @@ SPEC = BackendSpec(
     distribution=DISTRIBUTION,
     description="Apple GPUs: Metal Shading Language (runs on macOS; checked and emulated "
                 "on the CPU elsewhere)",
-    aliases={NAME: "tvm_backend_metal"},  # tvm.backend.metal and tvm.tirx.metal
+    aliases={NAME: "tvm_backend_metal", **SEED_PATHS},  # tvm.backend.metal, tvm.tirx.metal
     kinds=tags.KINDS,
     tags=tags.TAGS,
     script_namespaces={"metal": MetalNamespace},
@@ -49,4 +53,4 @@ globals().update(SPEC.hookimpls())
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any, no_type_check
 
-from tvm.demo import DemoKernel, make_case
+from tvm.backend.sdk import DemoKernel, make_case
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 

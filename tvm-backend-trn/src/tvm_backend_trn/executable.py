@@ -22,13 +22,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tvm.backend.contract import Artifact, Binary, Builder, Options, option
-from tvm.codegen.bounds import bounds_check_enabled
+from tvm.backend.sdk import (
+    ArgumentChecker,
+    Artifact,
+    Binary,
+    Builder,
+    Executable,
+    Options,
+    Signature,
+    bounds_check_enabled,
+    option,
+    signature_from_func,
+)
 from tvm.error import OptionError, TVMError
 from tvm.ir.function import IRModule
-from tvm.runtime.arguments import ArgumentChecker, Signature
-from tvm.runtime.executable import Executable
-from tvm.tirx.transform.signature import signature_from_func
 
 from . import isa
 from .codegen import generate_kernels, render_source

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tirx.transform import StmtSimplify, TilePrimitiveDispatch
+from tvm.backend.sdk import StmtSimplify, TilePrimitiveDispatch
 from tvm.transform import Sequential
 
 from .transform import LowerTrainiumLayout, TrnNaiveAllocator, TrnPrivateBufferAlloc

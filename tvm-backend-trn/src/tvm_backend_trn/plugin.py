@@ -14,8 +14,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import tvm.backend
-from tvm.plugin import BackendSpec
+from tvm.backend.sdk import BackendSpec, load_or_register
 
 from . import __version__, dispatch, layout, op, tags
 from .script import NKINamespace
@@ -26,13 +25,18 @@ NAME = "trn"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-trn"
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_trn.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
     api_range=">=2,<3",
     distribution=DISTRIBUTION,
     description="AWS Trainium: NKI source, run in a numpy simulator of the NKI instructions",
-    aliases={NAME: "tvm_backend_trn"},  # tvm.backend.trn and tvm.tirx.trn
+    aliases={NAME: "tvm_backend_trn", **SEED_PATHS},  # tvm.backend.trn, tvm.tirx.trn
     kinds=tags.KINDS,
     tags=tags.TAGS,
     script_namespaces={"nki": NKINamespace},
@@ -52,4 +56,4 @@ globals().update(SPEC.hookimpls())
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.codegen.bounds import BOUNDS_MESSAGE, bounds_check_enabled
+from tvm.backend.sdk import BOUNDS_MESSAGE, bounds_check_enabled
 from tvm.error import BoundsCheckError, TVMError
 
 from . import isa

@@ -10,6 +10,13 @@ a known backend).
 :class:`CoreImportFinder` makes sure that a core module (``tvm.*``) imported for the first time
 while a backend registers still registers its own entries as core's, outside the backend's
 transaction: otherwise a failing backend would roll back core's ops with its own.
+
+A backend may also declare module paths as data (:data:`SUBMODULES`, from the dotted keys of its
+alias table: ``"cuda.target_tags": "tvm_backend_cuda.tags"``): ``tvm.backend.cuda.target_tags``,
+``tvm.tirx.cuda.target_tags`` and ``tvm_backend_cuda.target_tags`` then import that module (the
+same object), a key naming several modules gets one module with all their public names, and the
+packages above such a key (``cuda.operator``) exist as empty packages. This is how the seed's
+module paths stay importable without a file for each.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from .._registry import CORE_OWNER, Registry, core_scope, current_owner
 __all__ = [
     "ALIASES",
     "PARENTS",
+    "SUBMODULES",
     "AliasFinder",
     "CoreImportFinder",
     "install_finder",
@@ -37,6 +45,8 @@ __all__ = [
 PARENTS = ("tvm.backend", "tvm.tirx")
 # alias name -> the real package's module name; owned by the backend that published it.
 ALIASES: Registry[str, str] = Registry("module alias")
+# "<alias>.<sub.path>" -> the module(s) that path stands for; owned by the backend that declared it.
+SUBMODULES: Registry[str, tuple[str, ...]] = Registry("module path alias")
 # Set by the loader: alias -> message for a known backend that is not loaded (or None).
 hint_for: Callable[[str], str | None] = lambda alias: None  # noqa: E731
 
@@ -58,6 +68,12 @@ class AliasFinder:  # a MetaPathFinder
     """Resolves ``tvm.backend.<alias>[.<sub>]`` and ``tvm.tirx.<alias>[.<sub>]``."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if len(SUBMODULES):
+            key = _submodule_key(fullname)
+            if key is not None:
+                spec = _submodule_spec(fullname, key)
+                if spec is not None:
+                    return spec
         split = _split(fullname)
         if split is None:
             return None
@@ -76,6 +92,66 @@ class AliasFinder:  # a MetaPathFinder
         is_package = hasattr(module, "__path__")
         loader: Any = _AliasLoader(module)
         return importlib.util.spec_from_loader(fullname, loader, is_package=is_package)
+
+
+def _submodule_key(fullname: str) -> str | None:
+    """``tvm.tirx.cuda.operator.x`` and ``tvm_backend_cuda.operator.x`` -> ``cuda.operator.x``."""
+    split = _split(fullname)
+    if split is not None:
+        return f"{split[1]}.{split[2]}" if split[2] else None
+    head, _, rest = fullname.partition(".")
+    if not rest:
+        return None
+    for alias, package in ALIASES.items():
+        if package == head:
+            return f"{alias}.{rest}"
+    return None
+
+
+def _submodule_spec(fullname: str, key: str) -> Any:
+    targets = SUBMODULES.get(key)
+    if targets is None:
+        below = sorted(k for k in SUBMODULES if k.startswith(key + "."))
+        if not below:
+            return None
+        module = ModuleType(fullname, f"The module path {fullname}: a package of aliases ("
+                                      f"{', '.join(k[len(key) + 1:] for k in below)}).")
+        module.__path__ = []
+        loader: Any = _AliasLoader(module)
+        return importlib.util.spec_from_loader(fullname, loader, is_package=True)
+    modules = [_import_target(fullname, name) for name in targets]
+    module = modules[0] if len(modules) == 1 else _merged(fullname, modules)
+    alias_loader: Any = _AliasLoader(module)
+    return importlib.util.spec_from_loader(fullname, alias_loader,
+                                           is_package=hasattr(module, "__path__"))
+
+
+def _import_target(fullname: str, name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name != name:
+            raise
+        raise ImportError(f"{fullname} is an alias of {name}, which this installation does not "
+                          "have (reinstall the backend's distribution)", name=fullname) from None
+
+
+def _merged(fullname: str, modules: list[ModuleType]) -> ModuleType:
+    """One module with the public names of ``modules`` (a name several define: the first's)."""
+    merged = ModuleType(fullname, f"The module path {fullname}: the public names of "
+                                  f"{', '.join(m.__name__ for m in modules)}.")
+    exported: list[str] = []
+    for module in modules:
+        names = getattr(module, "__all__", None)
+        if names is None:
+            names = [n for n in vars(module) if not n.startswith("_")]
+        for name in names:
+            if name not in exported:
+                setattr(merged, name, getattr(module, name))
+                exported.append(name)
+    merged.__all__ = exported  # type: ignore[attr-defined]  # a fresh module's namespace
+    merged.MODULES = tuple(modules)  # type: ignore[attr-defined]  # the modules it merges
+    return merged
 
 
 def _split(fullname: str) -> tuple[str, str, str] | None:

@@ -677,7 +677,10 @@ def _publish(backend: BackendState, results: list[Any]) -> None:
         mapping = _expect(results[0], dict, "tvm_module_aliases", "a dict alias -> module name")
     else:
         mapping = {backend.name: _default_package(backend)}
+    paths = {alias: value for alias, value in mapping.items() if "." in alias}
     for alias, module_name in mapping.items():
+        if alias in paths:
+            continue
         package = importlib.import_module(module_name)
         _aliases.check_free(alias, package.__name__)
         _aliases.ALIASES.register(alias, package.__name__)
@@ -685,6 +688,14 @@ def _publish(backend: BackendState, results: list[Any]) -> None:
         backend.aliases[alias] = package.__name__
         if alias == backend.name or backend.package is None:
             backend.package = package
+    for path, value in paths.items():  # module paths as data, imported when first asked for
+        head = path.partition(".")[0]
+        if head not in backend.aliases:
+            raise BackendError(f"tvm_module_aliases: the module path {path!r} is under "
+                               f"{head!r}, which is not one of this backend's aliases "
+                               f"({', '.join(backend.aliases)})")
+        targets = (value,) if isinstance(value, str) else tuple(value)
+        _aliases.SUBMODULES.register(path, targets)
 
 
 def _default_package(backend: BackendState) -> str:

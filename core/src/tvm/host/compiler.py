@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..error import CompileError
+from ..runtime.tool import DEFAULT_TIMEOUT_S, PROBE_TIMEOUT_S, run_tool
 from ..runtime.workdir import work_folder
 
 __all__ = ["Isa", "Toolchain", "cpu_features", "get_toolchain", "missing_cpu_features"]
@@ -106,7 +107,8 @@ class Toolchain:
     def version(self) -> str:
         """The first line of ``<cc> --version`` (part of every cache key)."""
         cmd = [*self.command, "--version"]
-        proc = self._run(cmd, "asking the C compiler for its version")
+        proc = self._run(cmd, "asking for its version", check=False,
+                         timeout=PROBE_TIMEOUT_S)
         lines = (proc.stdout or proc.stderr).strip().splitlines()
         return lines[0] if lines else ""
 
@@ -146,8 +148,9 @@ class Toolchain:
         None when the compiler rejects the flags."""
         cmd = [*self.command, *flags, "-dM", "-E", "-x", "c", os.devnull]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        except OSError:
+            proc = run_tool(cmd, "listing its predefined macros", PROBE_TIMEOUT_S,
+                            check=False)
+        except CompileError:
             return None
         if proc.returncode != 0:
             return None
@@ -183,31 +186,20 @@ class Toolchain:
             f.write(source)
         cmd = [*self.command, *flags, src, "-o", out, "-lm"]
         start = time.perf_counter()
-        proc = self._run(cmd, f"compiling {what}")
+        # A failure keeps workdir: the command in the message must stay runnable.
+        self._run(cmd, f"compiling {what}", keep=src)
         _LOG.info("%s (%.0f ms)", shlex.join(cmd), (time.perf_counter() - start) * 1e3)
-        if proc.returncode != 0:
-            # Keep workdir: the command in the message must stay runnable.
-            raise CompileError(
-                f"the C compiler failed (exit code {proc.returncode}) compiling {what}; the "
-                f"generated source is kept at {src}",
-                log=(proc.stdout or "") + (proc.stderr or ""),
-                command=shlex.join(cmd),
-            )
         try:
             with open(out, "rb") as f:
                 return f.read()
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _run(self, cmd: list[str], doing: str) -> subprocess.CompletedProcess[str]:
-        try:
-            return subprocess.run(cmd, capture_output=True, text=True, check=False)
-        except OSError as err:
-            raise CompileError(
-                f"the C compiler {self.command[0]!r} could not be run while {doing} ({err}); "
-                "install a C compiler or point CC (or the target's 'cc' attribute) at one",
-                command=shlex.join(cmd),
-            ) from err
+    def _run(self, cmd: list[str], doing: str, *, check: bool = True, keep: str | None = None,
+             timeout: float = DEFAULT_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+        return run_tool(cmd, doing, timeout, check=check, keep=keep, tool="the C compiler",
+                        hint="install a C compiler or point CC (or the target's 'cc' "
+                             "attribute) at one")
 
     def _probe(self, source: str, flags: list[str]) -> bool:
         tmp = str(work_folder("tvm-probe-"))
@@ -217,8 +209,8 @@ class Toolchain:
                 f.write(source)
             cmd = [*self.command, *flags, src, "-o", os.path.join(tmp, "probe.so")]
             try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            except OSError:
+                proc = run_tool(cmd, "probing a feature", PROBE_TIMEOUT_S, check=False)
+            except CompileError:
                 return False
             return proc.returncode == 0
         finally:

@@ -112,6 +112,16 @@ class _Equal:
     def value(self, a: Any, b: Any, path: str, define: bool = False) -> None:
         if a is b and not define and not isinstance(a, (Node, list, dict)):
             return
+        if isinstance(a, Node):
+            self.node(a, b, path, define)
+        elif isinstance(a, (list, tuple)):
+            self.sequence(a, b, path, define)
+        elif isinstance(a, dict):
+            self.mapping(a, b, path, define)
+        else:
+            self.leaf(a, b, path)
+
+    def node(self, a: Node, b: Any, path: str, define: bool) -> None:
         if isinstance(a, Var):
             if not isinstance(b, Var):
                 self.fail(path, a, b, "a variable against something else")
@@ -122,55 +132,55 @@ class _Equal:
                 self.fail(path, a, b, "a buffer against something else")
             self.buffer(a, b, path, define)
             return
-        if isinstance(a, Node):
-            if type(a) is not type(b):
-                self.fail(path, a, b, f"{type(a).__name__} against {type(b).__name__}")
-            if a is b and not define and not self.lmap:
-                return
-            self.fields(a, b, f"{path}")
+        if type(a) is not type(b):
+            self.fail(path, a, b, f"{type(a).__name__} against {type(b).__name__}")
+        if a is b and not define and not self.lmap:
             return
-        if isinstance(a, (list, tuple)):
-            if not isinstance(b, (list, tuple)) or len(a) != len(b):
-                self.fail(path, a, b, f"sequences of length {len(a)} and {len(b) if isinstance(b, (list, tuple)) else '?'}")
-            for i, (x, y) in enumerate(zip(a, b)):
-                self.value(x, y, f"{path}[{i}]", define)
+        self.fields(a, b, f"{path}")
+
+    def sequence(self, a: list[Any] | tuple[Any, ...], b: Any, path: str, define: bool) -> None:
+        if not isinstance(b, (list, tuple)) or len(a) != len(b):
+            other = len(b) if isinstance(b, (list, tuple)) else "?"
+            self.fail(path, a, b, f"sequences of length {len(a)} and {other}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            self.value(x, y, f"{path}[{i}]", define)
+
+    def mapping(self, a: dict[Any, Any], b: Any, path: str, define: bool) -> None:
+        if not isinstance(b, dict):
+            self.fail(path, a, b, "a dict against something else")
+        if all(isinstance(k, Var) for k in a):  # a buffer map: keys are parameters
+            self.buffer_map(a, b, path, define)
             return
-        if isinstance(a, dict):
-            if not isinstance(b, dict):
-                self.fail(path, a, b, "a dict against something else")
-            if all(isinstance(k, Var) for k in a):  # a buffer map: keys are parameters
-                if len(a) != len(b):
-                    self.fail(path, a, b, "buffer maps of different sizes")
-                for k, v in a.items():
-                    kb = self.lmap.get(id(k))
-                    if kb is None or kb not in b:
-                        self.fail(path, k, None, f"parameter {k.name} has no buffer on the other side")
-                    self.value(v, b[kb], f"{path}[{k.name}]", define)
-                return
-            if set(a) != set(b):
-                self.fail(path, sorted(map(str, a)), sorted(map(str, b)), "different keys")
-            for k in a:
-                self.value(a[k], b[k], f"{path}[{k!r}]", define)
-            return
+        if set(a) != set(b):
+            self.fail(path, sorted(map(str, a)), sorted(map(str, b)), "different keys")
+        for k in a:
+            self.value(a[k], b[k], f"{path}[{k!r}]", define)
+
+    def buffer_map(self, a: dict[Any, Any], b: dict[Any, Any], path: str, define: bool) -> None:
+        if len(a) != len(b):
+            self.fail(path, a, b, "buffer maps of different sizes")
+        for k, v in a.items():
+            kb = self.lmap.get(id(k))
+            if kb is None or kb not in b:
+                self.fail(path, k, None, f"parameter {k.name} has no buffer on the other side")
+            self.value(v, b[kb], f"{path}[{k.name}]", define)
+
+    def leaf(self, a: Any, b: Any, path: str) -> None:
+        """Ops, dtypes and plain values (NaN equals NaN; 1 is not True)."""
         if isinstance(a, Op):
             if a is not b:
                 self.fail(path, a, b, f"op {a.name} against {getattr(b, 'name', b)}")
-            return
-        if isinstance(a, DataType):
+        elif isinstance(a, DataType):
             if a != b:
                 self.fail(path, a, b, f"dtype {a} against {b}")
-            return
-        if isinstance(a, float) and isinstance(b, float):
+        elif isinstance(a, float) and isinstance(b, float):
             if a != b and not (math.isnan(a) and math.isnan(b)):
                 self.fail(path, a, b, f"{a!r} against {b!r}")
-            return
-        if isinstance(a, enum.Enum) or a is None or isinstance(a, (str, int, bool, float)):
+        elif isinstance(a, enum.Enum) or a is None or isinstance(a, (str, int, bool, float)):
             if type(a) is not type(b) or a != b:
                 self.fail(path, a, b, f"{a!r} against {b!r}")
-            return
-        if a != b:
+        elif a != b:
             self.fail(path, a, b, f"{a!r} against {b!r}")
-
 
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """True if ``lhs`` and ``rhs`` are the same IR up to renaming of defined variables."""

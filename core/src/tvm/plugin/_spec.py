@@ -95,7 +95,8 @@ class BackendSpec:
     none):
 
     ======================  ==================================================================
-    ``aliases``             ``tvm_module_aliases``: ``{"mydev": "tvm_backend_mydev"}``
+    ``aliases``             ``tvm_module_aliases``: ``{"mydev": "tvm_backend_mydev"}``, plus
+                            module paths as data (``{"mydev.target_tags": "..tags"}``)
     ``kinds``               ``tvm_target_kinds``: the :class:`~tvm.target.TargetKind` objects
     ``tags``                ``tvm_target_tags``: ``{"vendor/device": {attrs}}``
     ``script_namespaces``   ``tvm_script_namespaces``: name -> namespace class (made per call)
@@ -110,6 +111,10 @@ class BackendSpec:
     ``device_probes``       ``tvm_device_probes``: pytest marker -> probe (or reference)
     ``demo_cases``          ``tvm_demo_cases``: the function (or reference) returning them
     ======================  ==================================================================
+
+    ``delegates`` makes no hook: it names the files of the backend layout
+    (:mod:`tvm.testing.layout`) whose stage another backend does, each with that backend
+    (``{"codegen.py": "opencl"}``); the layout check accepts them absent.
     """
 
     name: str
@@ -119,7 +124,7 @@ class BackendSpec:
     description: str = ""
     requires: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
-    aliases: Mapping[str, str] | None = None
+    aliases: Mapping[str, str | tuple[str, ...]] | None = None
     kinds: Sequence[Any] = ()
     tags: Mapping[str, Mapping[str, Any]] | None = None
     script_namespaces: Mapping[str, Callable[[], object]] | None = None
@@ -131,6 +136,7 @@ class BackendSpec:
     default_pipeline: Mapping[str, str] | Callable[[Any], str | None] | None = None
     device_probes: Mapping[str, Ref] | None = None
     demo_cases: Ref | None = None
+    delegates: Mapping[str, str] | None = None
     #: the BackendInfo made from the identity fields (checked when the spec is made)
     info: BackendInfo = field(init=False, repr=False, compare=False)
 
@@ -141,6 +147,13 @@ class BackendSpec:
         for field_name, ref in refs:
             if ref is not None:
                 _check_ref(ref, self.name, field_name)
+        for stage, other in (self.delegates or {}).items():
+            if stage in ("plugin.py", "tags.py") or not stage.endswith(".py"):
+                raise ValueError(f"backend {self.name!r}: delegates[{stage!r}]: only a stage file "
+                                 "of the layout (codegen.py, compiler.py, ...) can be delegated")
+            if other not in self.requires:
+                raise ValueError(f"backend {self.name!r}: delegates[{stage!r}] names {other!r}, "
+                                 f"which is not in requires {self.requires}")
         object.__setattr__(self, "info", BackendInfo(
             name=self.name, version=self.version, api_range=self.api_range,
             requires=tuple(self.requires), distribution=self.distribution,

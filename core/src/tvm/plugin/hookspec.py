@@ -67,13 +67,19 @@ def tvm_backend_info() -> BackendInfo:
 
 
 @hookspec
-def tvm_module_aliases() -> dict[str, str]:
+def tvm_module_aliases() -> dict[str, str | tuple[str, ...]]:
     """Return the public aliases of this backend's package: ``{"cuda": "tvm_backend_cuda"}``.
 
     For each item, ``tvm.backend.<alias>`` and ``tvm.tirx.<alias>`` become that package after
     the load, and ``import tvm.tirx.<alias>.<sub>`` imports its submodules. Without this hook the
     backend name is aliased to the entry-point module's package (the module itself if it is a
     package or a top-level module). Return ``{}`` for no alias.
+
+    A dotted key declares a module path under one of these aliases, as data:
+    ``{"cuda.target_tags": "tvm_backend_cuda.tags"}`` makes ``tvm.backend.cuda.target_tags``,
+    ``tvm.tirx.cuda.target_tags`` and ``tvm_backend_cuda.target_tags`` that module, imported when
+    first asked for; a tuple of module names gives one module with all their public names. The
+    seed's module paths are declared this way, without a file for each.
 
     Called right after :func:`tvm_backend_info` (and after the backends it requires loaded),
     before the registration hooks, so that imports through the aliases work while they run.

@@ -202,6 +202,30 @@ class _Uses(Visitor):
         self._define_buffer(s.buffer)
 
 
+def _free_vars(f: PrimFunc) -> tuple[dict[int, E.Var], set[int]]:
+    """The variables no statement of ``f`` defines (buffer shape variables and free variables),
+    and the parameters printed as ``T.handle`` (their buffer uses other variables, or the body
+    uses the handle itself)."""
+    uses = _uses(f.body)
+    param_ids = {id(p) for p in f.params}
+    shape_vars: dict[int, E.Var] = {}
+    handle_form: set[int] = set()
+    for p in f.params:
+        buf = f.buffer_map.get(p)
+        if buf is None:
+            continue
+        bu = _uses(buf.shape + buf.strides + [buf.elem_offset]
+                   + ([buf.layout] if buf.layout is not None else []))
+        extra = {k: v for k, v in bu.used.items() if k not in param_ids}
+        if extra or id(p) in uses.used:
+            handle_form.add(id(p))
+            shape_vars.update(extra)
+    declared = {id(b.data) for b in f.buffer_map.values()} | param_ids
+    free = {k: v for k, v in uses.used.items() if k not in uses.defined and k not in declared}
+    free.update(shape_vars)
+    return free, handle_form
+
+
 def _uses(node: Any) -> _Uses:
     u = _Uses()
     u.visit(node)
@@ -248,26 +272,30 @@ class _Printer:
         def_name = name or (str(gsym) if gsym is not None else "main")
         if gsym is not None and gsym == def_name:
             attrs.pop("global_symbol")
-        uses = _uses(f.body)
-        param_ids = {id(p) for p in f.params}
-        # Vars that no statement defines: buffer shape variables and free variables.
-        shape_vars: dict[int, E.Var] = {}
-        handle_form: set[int] = set()
-        for p in f.params:
-            buf = f.buffer_map.get(p)
-            if buf is None:
-                continue
-            bu = _uses(buf.shape + buf.strides + [buf.elem_offset]
-                       + ([buf.layout] if buf.layout is not None else []))
-            extra = {k: v for k, v in bu.used.items() if k not in param_ids}
-            if extra or id(p) in uses.used:
-                handle_form.add(id(p))
-                shape_vars.update(extra)
-        declared = {id(b.data) for b in f.buffer_map.values()} | param_ids
-        free = {k: v for k, v in uses.used.items()
-                if k not in uses.defined and k not in declared}
-        free.update(shape_vars)
-        # Names: parameters (and their buffers) first, then the free variables.
+        free, handle_form = _free_vars(f)
+        handle_bufs = self.name_params(f, free, handle_form)
+        params_txt = [self.param_text(f, p, handle_form) for p in f.params]
+        head = ["@T.prim_func(private=True)" if private else "@T.prim_func",
+                f"def {_identifier(def_name)}({', '.join(params_txt)}):"]
+        self.indent = 1
+        if attrs:
+            self.line(f"T.func_attr({self.raw(attrs)})")
+        for k, v in free.items():
+            size = "is_size_var=True" if isinstance(v, E.SizeVar) else ""
+            self.line(f"{self.names.of[k]} = {self.dtype_ctor(v.dtype)}({size})")
+        for p, buf in handle_bufs:
+            args = self.buffer_args(buf)
+            self.line(f"{self.names.of[id(buf)]} = T.match_buffer({self.names.of[id(p)]}, {args})")
+        self.stmt(f.body, last=True)
+        if len(self.out) == 0:
+            self.line("pass")
+        self.names.pop()
+        return head + self.out
+
+    def name_params(self, f: PrimFunc, free: dict[int, E.Var], handle_form: set[int]
+                    ) -> list[tuple[E.Var, Buffer]]:
+        """Name the parameters (and their buffers) first, then the free variables; returns the
+        buffers matched from a handle parameter (declared in the body)."""
         for p in f.params:
             buf = f.buffer_map.get(p)
             if buf is None:
@@ -285,31 +313,15 @@ class _Printer:
             if buf is not None and id(p) in handle_form:
                 self.define_buffer(buf)
                 handle_bufs.append((p, buf))
-        params_txt = []
-        for p in f.params:
-            buf = f.buffer_map.get(p)
-            if buf is None:
-                params_txt.append(f"{self.names.of[id(p)]}: {self.param_type(p)}")
-            elif id(p) in handle_form:
-                params_txt.append(f"{self.names.of[id(p)]}: T.handle")
-            else:
-                params_txt.append(f"{self.names.of[id(buf)]}: {self.buffer_decl('T.Buffer', buf)}")
-        head = ["@T.prim_func(private=True)" if private else "@T.prim_func",
-                f"def {_identifier(def_name)}({', '.join(params_txt)}):"]
-        self.indent = 1
-        if attrs:
-            self.line(f"T.func_attr({self.raw(attrs)})")
-        for k, v in free.items():
-            size = "is_size_var=True" if isinstance(v, E.SizeVar) else ""
-            self.line(f"{self.names.of[k]} = {self.dtype_ctor(v.dtype)}({size})")
-        for p, buf in handle_bufs:
-            args = self.buffer_args(buf)
-            self.line(f"{self.names.of[id(buf)]} = T.match_buffer({self.names.of[id(p)]}, {args})")
-        self.stmt(f.body, last=True)
-        if len(self.out) == 0:
-            self.line("pass")
-        self.names.pop()
-        return head + self.out
+        return handle_bufs
+
+    def param_text(self, f: PrimFunc, p: E.Var, handle_form: set[int]) -> str:
+        buf = f.buffer_map.get(p)
+        if buf is None:
+            return f"{self.names.of[id(p)]}: {self.param_type(p)}"
+        if id(p) in handle_form:
+            return f"{self.names.of[id(p)]}: T.handle"
+        return f"{self.names.of[id(buf)]}: {self.buffer_decl('T.Buffer', buf)}"
 
     def let_type(self, v: E.Var) -> str:
         """A let's annotation: ``T.int32``; a typed handle as ``T.handle("float16", "shared")``,

@@ -23,6 +23,8 @@ tests (the template: ``test_file_layout`` in ``tests/test_example.py``), or by h
 from __future__ import annotations
 
 import ast
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
@@ -34,11 +36,16 @@ OPTIONAL = ("dispatch", "intrinsics")
 _PLUGIN_PUBLIC = ("register_backend",)
 
 
-def layout_problems(package: ModuleType | str | Path) -> list[str]:
-    """What breaks the layout in ``package`` (a package module or its folder); [] when none."""
+def layout_problems(package: ModuleType | str | Path,
+                    delegated: Iterable[str] | None = None) -> list[str]:
+    """What breaks the layout in ``package`` (a package module or its folder); [] when none.
+
+    A stage file in ``delegated`` may be absent (another backend does that stage); by default
+    those of the package's ``plugin.SPEC.delegates`` when ``package`` is a loaded module."""
     folder = _folder(package)
+    skip = set(_delegated(package) if delegated is None else delegated)
     problems = [f"{folder.name}/{name} is missing" for name in REQUIRED
-                if not (folder / name).is_file()]
+                if name not in skip and not (folder / name).is_file()]
     for name in OPTIONAL:
         path = folder / name
         if path.exists() and not (path / "__init__.py").is_file():
@@ -49,12 +56,20 @@ def layout_problems(package: ModuleType | str | Path) -> list[str]:
     return problems
 
 
-def check_backend_layout(package: ModuleType | str | Path) -> None:
+def check_backend_layout(package: ModuleType | str | Path,
+                         delegated: Iterable[str] | None = None) -> None:
     """Raise ``AssertionError`` listing every way ``package`` breaks the layout."""
-    problems = layout_problems(package)
+    problems = layout_problems(package, delegated)
     if problems:
         raise AssertionError("the backend's file layout differs from every other backend's "
                              "(see tvm.testing.layout):\n  " + "\n  ".join(problems))
+
+
+def _delegated(package: ModuleType | str | Path) -> Iterable[str]:
+    if not isinstance(package, ModuleType):
+        return ()
+    spec = getattr(sys.modules.get(f"{package.__name__}.plugin"), "SPEC", None)
+    return tuple(getattr(spec, "delegates", None) or ())
 
 
 def _folder(package: ModuleType | str | Path) -> Path:

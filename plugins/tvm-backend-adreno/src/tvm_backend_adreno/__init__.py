@@ -21,8 +21,7 @@ from .plugin import register_backend
 
 __all__ = ["pipeline", "plugin", "register_backend", "tags", "target_tags"]
 
-_LAZY_SUBMODULES = {"codegen", "compiler", "executable", "op", "pipeline", "plugin", "runtime",
-                    "script", "tags", "target_tags"}
+_LAZY_SUBMODULES = {"pipeline", "plugin", "tags", "target_tags"}
 
 
 def __getattr__(name: str) -> Any:

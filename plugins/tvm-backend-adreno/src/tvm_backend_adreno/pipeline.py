@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tvm.backend.sdk import get_tir_pipeline
 from tvm.error import TVMError
 from tvm.ir import PrimFunc
 from tvm.ir.function import IRModule
 from tvm.ir.visitor import post_order_visit
-from tvm.tirx.compilation_pipeline import get_tir_pipeline
 from tvm.transform import PassContext, PrimFuncPass, Sequential
 
 __all__ = ["TEXTURE_SCOPE", "AdrenoTextureScopes", "adreno_pipeline"]

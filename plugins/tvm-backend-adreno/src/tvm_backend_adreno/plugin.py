@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import tvm.backend
-from tvm.plugin import BackendSpec
+from tvm.backend.sdk import BackendSpec, load_or_register
 from tvm.target import Target
 
 from . import tags
@@ -30,6 +29,11 @@ def _default_pipeline(target: Target) -> str | None:
     return "adreno" if target.kind.name == "opencl" and tags.KEY in target.keys else None
 
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_adreno.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
@@ -38,12 +42,16 @@ SPEC = BackendSpec(
     distribution=DISTRIBUTION,
     description="Qualcomm Adreno GPUs: the seed's tags and the adreno pipeline, built by "
                 "the OpenCL backend",
-    aliases={NAME: "tvm_backend_adreno"},  # tvm.backend.adreno and tvm.tirx.adreno
+    aliases={NAME: "tvm_backend_adreno", **SEED_PATHS},  # tvm.backend.adreno, tvm.tirx.adreno
     kinds=tags.KINDS,
     tags=tags.TAGS,
     # pipeline.py imports tvm.transform: named, so it stays out of `import tvm`
     pipelines={"adreno": "tvm_backend_adreno.pipeline:adreno_pipeline"},
     default_pipeline=_default_pipeline,
+    # An Adreno tag is an OpenCL (or Vulkan) target: those backends print, compile, build and
+    # run it; the seed's adreno package has no ops or script namespaces of its own.
+    delegates={stage: "opencl" for stage in ("op.py", "script.py", "codegen.py", "compiler.py",
+                                             "executable.py", "runtime.py")},
 )
 globals().update(SPEC.hookimpls())
 
@@ -51,5 +59,5 @@ globals().update(SPEC.hookimpls())
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION,
+    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION,
                                         requires=REQUIRES)

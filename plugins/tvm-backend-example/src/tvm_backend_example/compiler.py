@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.host.compiler import Toolchain, get_toolchain
+from tvm.backend.sdk import Toolchain, get_toolchain
 
 __all__ = ["compile_c", "compiler_info", "toolchain"]
 

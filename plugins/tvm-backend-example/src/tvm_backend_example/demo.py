@@ -8,8 +8,7 @@ the demo runs, never at ``import tvm``.
 
 from __future__ import annotations
 
-from tvm.demo import KERNELS, make_case
-from tvm.plugin import DemoCase
+from tvm.backend.sdk import KERNELS, DemoCase, make_case
 
 __all__ = ["demo_cases"]
 

@@ -22,12 +22,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.contract import Artifact, Binary, Builder, Options, option
-from tvm.codegen.c_style import FunctionInfo
+from tvm.backend.sdk import (
+    Artifact,
+    Binary,
+    Builder,
+    Executable,
+    FunctionInfo,
+    Options,
+    Signature,
+    option,
+    signature_from_func,
+)
 from tvm.ir.function import IRModule
-from tvm.runtime.arguments import Signature
-from tvm.runtime.executable import Executable
-from tvm.tirx.transform.signature import signature_from_func
 
 from .codegen import generate_c
 from .compiler import compile_c, compiler_info, toolchain

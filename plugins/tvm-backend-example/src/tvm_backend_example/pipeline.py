@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tirx.compilation_pipeline import get_tir_pipeline
+from tvm.backend.sdk import get_tir_pipeline
 
 __all__ = ["example_pipeline"]
 

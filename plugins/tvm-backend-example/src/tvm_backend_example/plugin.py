@@ -19,8 +19,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import tvm.backend
-from tvm.plugin import BackendSpec
+from tvm.backend.sdk import BackendSpec, load_or_register
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -60,4 +59,4 @@ globals().update(SPEC.hookimpls())  # tvm_backend_info, tvm_target_kinds, ... as
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)

@@ -9,7 +9,7 @@ nothing else.
 
 from __future__ import annotations
 
-from tvm.host.runtime import HostFunction, load_library
+from tvm.backend.sdk import HostFunction, load_library
 
 __all__ = ["HostFunction", "device_unavailable_reason", "load_library"]
 

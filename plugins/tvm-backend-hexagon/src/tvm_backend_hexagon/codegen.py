@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.codegen.c_style import FunctionInfo
-from tvm.host.codegen import HostCodegen
+from tvm.backend.sdk import FunctionInfo, HostCodegen
 from tvm.ir.function import IRModule, PrimFunc
 
 from .tags import KIND

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
 from tvm.error import CompileError
-from tvm.runtime.workdir import work_folder
 
 __all__ = ["HexagonCompiler", "compile_object", "compiler_unavailable_reason", "find_compiler"]
 
@@ -76,9 +76,10 @@ def _find(tools_root: str, path: str) -> HexagonCompiler | None:
 
 
 def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    """A probe of a compiler: a tool that cannot be run reads as a failed run."""
     try:
-        return subprocess.run(list(command), capture_output=True, text=True, check=False)
-    except OSError as err:
+        return run_tool(command, "probing it", PROBE_TIMEOUT_S, check=False)
+    except CompileError as err:
         return subprocess.CompletedProcess(list(command), 127, "", str(err))
 
 
@@ -125,11 +126,11 @@ def compile_object(source: str, *, mcpu: str, mattr: Sequence[str] = (),
     src.write_text(source, encoding="utf-8")
     command = [compiler.path, *flags(compiler, mcpu, mattr, llvm_options, opt_level), "-c",
                str(src), "-o", str(out)]
-    result = _run(command)
-    if result.returncode != 0 or not out.is_file():
-        raise CompileError(f"{Path(compiler.path).name} failed to compile {what} for {mcpu}; "
-                           f"the source is kept at {src}", log=result.stderr + result.stdout,
-                           command=shlex.join(command))
+    doing = f"compiling {what} for {mcpu}"
+    result = run_tool(command, doing, keep=src)
+    if not out.is_file():
+        raise CompileError(f"{Path(compiler.path).name} wrote no object file {doing}",
+                           log=result.stderr + result.stdout, command=shlex.join(command))
     binary = out.read_bytes()
     shutil.rmtree(folder, ignore_errors=True)
     return binary

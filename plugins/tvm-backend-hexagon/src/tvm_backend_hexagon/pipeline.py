@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tirx.compilation_pipeline import get_tir_pipeline
+from tvm.backend.sdk import get_tir_pipeline
 
 __all__ = ["hexagon_pipeline"]
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import tvm.backend
-from tvm.plugin import BackendSpec
+from tvm.backend.sdk import BackendSpec, load_or_register
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -25,13 +24,18 @@ NAME = "hexagon"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-hexagon"
 
+#: the seed's module paths, as aliases of where the code lives here
+SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    f"{NAME}.target_tags": "tvm_backend_hexagon.tags",
+}
+
 SPEC = BackendSpec(
     name=NAME,
     version=__version__,
     api_range=">=2,<3",
     distribution=DISTRIBUTION,
     description="Qualcomm Hexagon DSPs: C compiled to Hexagon objects (running needs the SDK)",
-    aliases={NAME: "tvm_backend_hexagon"},  # tvm.backend.hexagon and tvm.tirx.hexagon
+    aliases={NAME: "tvm_backend_hexagon", **SEED_PATHS},  # tvm.backend.hexagon, tvm.tirx.hexagon
     kinds=tags.KINDS,
     tags=tags.TAGS,
     register_ops=op.register_ops,
@@ -48,4 +52,4 @@ globals().update(SPEC.hookimpls())
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)

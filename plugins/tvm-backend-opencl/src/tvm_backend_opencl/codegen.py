@@ -32,14 +32,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import (
+from tvm.backend.sdk import (
     CodegenCStyle,
     FunctionInfo,
     OpTemplate,
     ParamInfo,
-    _const_numel,
     const_dims,
+    dyn_smem_layout,
 )
+from tvm.backend.sdk import const_numel as _const_numel
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -47,7 +48,6 @@ from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
 from tvm.ir.visitor import post_order_visit
-from tvm.tirx.transform import dyn_smem_layout
 
 __all__ = ["DYN_SMEM", "KernelInfo", "OpenCLCodegen", "generate_opencl"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from tvm.demo import KERNELS, DemoKernel, make_case
-from tvm.plugin import DemoCase
+from tvm.backend.sdk import KERNELS, DemoCase, DemoKernel, make_case
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 

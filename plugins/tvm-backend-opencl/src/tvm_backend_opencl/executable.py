@@ -23,11 +23,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.contract import Artifact, Binary, Builder, Options, option
+from tvm.backend.sdk import (
+    ARRAY,
+    Artifact,
+    Binary,
+    BoundLaunch,
+    Builder,
+    Options,
+    PlanExecutable,
+    PlanFunction,
+    launch_plans,
+    option,
+)
 from tvm.ir.function import IRModule
-from tvm.runtime.launch_plan import ARRAY, BoundLaunch
-from tvm.runtime.plan_executable import PlanExecutable, PlanFunction
-from tvm.tirx.transform.signature import launch_plans
 
 from . import runtime
 from .codegen import generate_opencl

@@ -12,8 +12,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import tvm.backend
-from tvm.plugin import BackendSpec
+from tvm.backend.sdk import BackendSpec, load_or_register
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
@@ -47,4 +46,4 @@ globals().update(SPEC.hookimpls())
 def register_backend() -> ModuleType | None:
     """Load this backend (idempotent; the seed's contract): through its entry point when the
     distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return tvm.backend.load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)

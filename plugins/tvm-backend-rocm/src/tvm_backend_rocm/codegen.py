@@ -27,12 +27,12 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CudaStyleCodegen, FunctionInfo, _const_numel, const_dims
+from tvm.backend.sdk import CudaStyleCodegen, FunctionInfo, const_dims, dyn_smem_layout
+from tvm.backend.sdk import const_numel as _const_numel
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
 from tvm.ir.function import IRModule, PrimFunc
-from tvm.tirx.transform import dyn_smem_layout
 
 __all__ = ["DYN_SMEM", "HipCodegen", "generate_hip"]
 

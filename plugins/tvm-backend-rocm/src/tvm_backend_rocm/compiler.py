@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
 from tvm.error import CompileError
-from tvm.runtime.workdir import work_folder
 
 __all__ = ["Hipcc", "compile_hip", "find_hipcc", "hipcc_unavailable_reason", "offload_arch"]
 
@@ -66,10 +66,10 @@ def hipcc_unavailable_reason() -> str | None:
 
 
 def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **_ENV}
+    """A probe of hipcc: a tool that cannot be run reads as a failed run."""
     try:
-        return subprocess.run(list(command), capture_output=True, text=True, env=env, check=False)
-    except OSError as err:  # hipcc vanished or is not executable: report it as a failed run
+        return run_tool(command, "probing it", PROBE_TIMEOUT_S, env=_ENV, check=False)
+    except CompileError as err:  # hipcc vanished, is not executable or hangs
         return subprocess.CompletedProcess(list(command), 127, "", str(err))
 
 
@@ -116,12 +116,11 @@ def compile_hip(source: str, *, mcpu: str, mattr: Sequence[str] = (), opt_level:
     src.write_text(source, encoding="utf-8")
     command = [hipcc.path, *flags(mcpu, mattr, opt_level), *extra, "-c", str(src),
                "-o", str(out)]
-    result = _run(command)
-    if result.returncode != 0 or not out.is_file():
-        env = " ".join(f"{k}={v}" for k, v in _ENV.items())
-        raise CompileError(f"hipcc failed to compile {what} for {offload_arch(mcpu, mattr)}",
-                           log=result.stderr + result.stdout,
-                           command=f"{env} {shlex.join(command)}")
+    doing = f"compiling {what} for {offload_arch(mcpu, mattr)}"
+    result = run_tool(command, doing, env=_ENV, keep=src, tool="hipcc")
+    if not out.is_file():
+        raise CompileError(f"hipcc wrote no code object {doing}", log=result.stderr + result.stdout,
+                           command=shlex.join(command))
     binary = out.read_bytes()
     shutil.rmtree(folder, ignore_errors=True)
     return binary

@@ -18,11 +18,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.contract import Artifact, Binary, Builder, Options, option
+from tvm.backend.sdk import (
+    Artifact,
+    Binary,
+    Builder,
+    Executable,
+    LaunchPlan,
+    Options,
+    launch_plans,
+    option,
+)
 from tvm.ir.function import IRModule
-from tvm.runtime.executable import Executable
-from tvm.runtime.launch_plan import LaunchPlan
-from tvm.tirx.transform.signature import launch_plans
 
 from . import runtime
 from .codegen import generate_hip

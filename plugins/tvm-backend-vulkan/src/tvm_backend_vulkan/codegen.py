@@ -32,15 +32,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate
+from tvm.backend.sdk import (
+    KERNEL_MARKER,
+    CodegenCStyle,
+    FunctionInfo,
+    OpTemplate,
+    ShaderCodegen,
+    generate_shaders,
+    shader_templates,
+)
+from tvm.backend.sdk import split_kernels as split_shaders
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
 from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
-from tvm.shader.codegen import KERNEL_MARKER, ShaderCodegen, generate_shaders, shader_templates
-from tvm.shader.codegen import split_kernels as split_shaders
 
 __all__ = ["KERNEL_MARKER", "GLSLCodegen", "KernelLayout", "generate_glsl", "split_shaders"]
 

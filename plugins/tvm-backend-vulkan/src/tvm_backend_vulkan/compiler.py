@@ -13,15 +13,13 @@ returns where each one starts and ends (``{"spirv": {kernel: [offset, size]}}``)
 from __future__ import annotations
 
 import functools
-import shlex
 import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
 from tvm.error import CompileError
-from tvm.runtime.workdir import work_folder
 
 from .codegen import split_shaders
 
@@ -58,22 +56,18 @@ def tool_versions() -> dict[str, str]:
         path = shutil.which(name)
         if path is None:
             continue
-        proc = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+        try:
+            proc = run_tool([path, "--version"], "asking for its version", PROBE_TIMEOUT_S,
+                            check=False)
+        except CompileError:
+            continue
         out[name] = (proc.stdout or proc.stderr).strip().splitlines()[0] if proc.stdout or \
             proc.stderr else ""
     return out
 
 
 def _run(cmd: list[str], what: str, keep: Path) -> None:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT_S,
-                              check=False)
-    except subprocess.TimeoutExpired as err:
-        raise CompileError(f"{what} took longer than {_TIMEOUT_S} s", log=str(err.stdout or ""),
-                           command=shlex.join(cmd)) from err
-    if proc.returncode != 0:
-        raise CompileError(f"{what} failed (the input is kept in {keep})",
-                           log=(proc.stdout + proc.stderr).strip(), command=shlex.join(cmd))
+    run_tool(cmd, what, _TIMEOUT_S, keep=keep)
 
 
 def compile_glsl(source: str, *, target_env: str = "vulkan1.1", validate: bool = True
@@ -100,10 +94,10 @@ def _compile_one(glslang: str, spirv_val: str | None, name: str, shader: str,
     comp, spv = work / f"{name}.comp", work / f"{name}.spv"
     comp.write_text(shader, encoding="utf-8")
     _run([glslang, "-V", "--target-env", target_env, "-o", str(spv), str(comp)],
-         f"glslangValidator could not compile kernel {name!r} to SPIR-V", comp)
+         f"compiling kernel {name!r} to SPIR-V", comp)
     if spirv_val is not None:
         _run([spirv_val, "--target-env", target_env, str(spv)],
-             f"spirv-val rejected the SPIR-V of kernel {name!r}", spv)
+             f"validating the SPIR-V of kernel {name!r}", spv)
     data = spv.read_bytes()
     shutil.rmtree(work, ignore_errors=True)
     return data
@@ -116,7 +110,7 @@ def validate_spirv(blob: bytes, *, target_env: str = "vulkan1.1", name: str = "m
     spv = work / f"{name}.spv"
     spv.write_bytes(blob)
     _run([spirv_val, "--target-env", target_env, str(spv)],
-         f"spirv-val rejected the SPIR-V of {name!r}", spv)
+         f"validating the SPIR-V of {name!r}", spv)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -5,8 +5,8 @@ device and the SPIR-V tools are present (lavapipe counts: the note says which de
 
 from __future__ import annotations
 
-from tvm.plugin import DemoCase
-from tvm.shader.demo import demo_cases as workgroup_demo_cases
+from tvm.backend.sdk import DemoCase
+from tvm.backend.sdk import shader_demo_cases as workgroup_demo_cases
 
 from . import runtime
 from .compiler import missing_tools

@@ -21,10 +21,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.contract import Artifact, Binary, Builder, Options, option
+from tvm.backend.sdk import (
+    Artifact,
+    Binary,
+    BoundLaunch,
+    Builder,
+    Options,
+    ShaderExecutable,
+    ShaderFunction,
+    option,
+    plan_artifact,
+)
 from tvm.ir.function import IRModule
-from tvm.runtime.launch_plan import BoundLaunch
-from tvm.shader.executable import ShaderExecutable, ShaderFunction, plan_artifact
 
 from . import runtime
 from .codegen import KernelLayout, generate_glsl

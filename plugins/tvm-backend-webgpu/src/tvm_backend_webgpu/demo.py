@@ -5,8 +5,8 @@ finds an adapter (lavapipe counts: the note says which adapter ran them).
 
 from __future__ import annotations
 
-from tvm.plugin import DemoCase
-from tvm.shader.demo import demo_cases as workgroup_demo_cases
+from tvm.backend.sdk import DemoCase
+from tvm.backend.sdk import shader_demo_cases as workgroup_demo_cases
 
 from . import runtime
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tvm._registry import record_undo
+from tvm.backend.sdk import record_undo
 from tvm.error import CodegenError
 from tvm.ir import Evaluate, SeqStmt
 from tvm.ir.op import Op

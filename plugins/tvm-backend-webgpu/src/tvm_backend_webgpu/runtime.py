@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tvm.backend.sdk import driver_noise_filtered
+from tvm.backend.sdk import probe_device as probe
 from tvm.error import CompileError, DeviceUnavailableError
-from tvm.shader.device import driver_noise_filtered, probe
 
 if TYPE_CHECKING:
     from .codegen import KernelLayout

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail, fold_add, fold_mul, is_one
 from tvm.ir import (
     Buffer,
     BufferLoad,
@@ -44,8 +45,6 @@ from tvm.ir import (
     seq,
 )
 from tvm.ir import expr as E
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail
-from tvm.tirx.operator.tile_primitive.common import fold_add, fold_mul, is_one
 
 __all__ = [
     "Owned",

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, register_scope_barrier
 from tvm.error import DispatchFail
 from tvm.ir import Call, Evaluate, IntImm, Op, Stmt, StringImm
-from tvm.tirx.operator.tile_primitive import DispatchContext, register_scope_barrier
 
 from .common import needs_arch, sm_version
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, bound_args, fail, region_of
 from tvm.ir import Buffer, BufferRegion, Cast, IntImm, PrimExpr, TilePrimitiveCall, const
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail
-from tvm.tirx.operator.tile_primitive.common import bound_args, region_of
 
 __all__ = [
     "dst_src",

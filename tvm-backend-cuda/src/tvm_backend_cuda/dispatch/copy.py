@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, cast_to, fail, fold_add, predicate, register_dispatch
 from tvm.ir import (
     Buffer,
     BufferLoad,
@@ -37,8 +38,6 @@ from tvm.ir import (
     structural_equal,
 )
 from tvm.ir.layout import Axis, Iter
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import cast_to, fold_add
 
 from .. import op as _op
 from ._tiles import (

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
 from tvm.ir import (
     AllocBuffer,
     Buffer,
@@ -54,8 +55,6 @@ from tvm.ir import (
     structural_equal,
 )
 from tvm.tirx.op import HostDerived, address_of, host_derived
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import fold_add
 
 from .. import op as _op
 from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a TMA copy

@@ -13,6 +13,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tvm.backend.sdk import (
+    BINARY_OPS,
+    FLOAT_ONLY,
+    UNARY_OPS,
+    DispatchContext,
+    MapOpType,
+    Operand,
+    apply_binary,
+    apply_unary,
+    bound_args,
+    cast_to,
+    compute_dtype,
+    fail,
+    fold_add,
+    predicate,
+    region_of,
+    register_dispatch,
+)
 from tvm.ir import (
     Buffer,
     BufferLoad,
@@ -30,22 +48,6 @@ from tvm.ir import (
     const,
     seq,
 )
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import (
-    MapOpType,
-    Operand,
-    bound_args,
-    cast_to,
-    compute_dtype,
-    fold_add,
-    region_of,
-)
-from tvm.tirx.operator.tile_primitive.fallback.elementwise import (
-    FLOAT_ONLY,
-    apply_binary,
-    apply_unary,
-)
-from tvm.tirx.operator.tile_primitive.ops import BINARY_OPS, UNARY_OPS
 
 from ._tiles import declare, flat_view, is_distributed, is_local, layout_offset, owned, unflatten
 from .common import is_cuda, match_scope, thread_to_cta_scope

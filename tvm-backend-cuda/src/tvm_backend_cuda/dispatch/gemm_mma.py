@@ -33,6 +33,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tvm.backend.sdk import (
+    DispatchContext,
+    Operand,
+    bound_args,
+    cast_to,
+    fail,
+    fold_add,
+    fold_mul,
+    is_one,
+    predicate,
+    region_of,
+    register_dispatch,
+    static_bool,
+    static_float,
+)
 from tvm.error import DispatchFail
 from tvm.ir import (
     AllocBuffer,
@@ -56,18 +71,6 @@ from tvm.ir import (
     seq,
 )
 from tvm.ir.layout import Iter, TileLayout
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import (
-    Operand,
-    bound_args,
-    cast_to,
-    fold_add,
-    fold_mul,
-    is_one,
-    region_of,
-    static_bool,
-    static_float,
-)
 
 __all__ = ["PRIORITY", "VARIANT", "gemm_mma", "mma_accumulator_layout", "register",
            "warp_split"]

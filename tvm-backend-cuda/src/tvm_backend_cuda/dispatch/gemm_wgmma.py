@@ -35,6 +35,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import (
+    DispatchContext,
+    bound_args,
+    fail,
+    predicate,
+    register_dispatch,
+    static_bool,
+)
 from tvm.error import DispatchFail
 from tvm.ir import (
     Buffer,
@@ -55,8 +63,6 @@ from tvm.ir import (
     seq,
 )
 from tvm.ir.layout import Iter, TileLayout
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import bound_args, static_bool
 
 from . import mma_desc
 from .common import needs_arch

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, cast_to, fail, predicate, register_dispatch
 from tvm.ir import (
     AllocBuffer,
     Buffer,
@@ -31,8 +32,6 @@ from tvm.ir import (
     const,
     seq,
 )
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import cast_to
 
 from ._tiles import declare, flat_view
 from .common import dst_src

@@ -22,6 +22,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tvm.backend.sdk import (
+    DispatchContext,
+    ReduceOpType,
+    bound_args,
+    cast_to,
+    compute_dtype,
+    fail,
+    fold_add,
+    fold_mul,
+    fold_product,
+    is_one,
+    normalize_axes,
+    predicate,
+    region_of,
+    register_dispatch,
+    static_bool,
+)
 from tvm.ir import (
     AllocBuffer,
     Buffer,
@@ -46,20 +63,6 @@ from tvm.ir import (
     Var,
     const,
     seq,
-)
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import (
-    ReduceOpType,
-    bound_args,
-    cast_to,
-    compute_dtype,
-    fold_add,
-    fold_mul,
-    fold_product,
-    is_one,
-    normalize_axes,
-    region_of,
-    static_bool,
 )
 
 from ._tiles import flat_view, is_distributed, owned

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import (
+    TILE_OPS,
+    bound_args,
+    fallback_impl,
+    predicate,
+    region_of,
+    register_dispatch,
+)
 from tvm.ir import Evaluate, Mutator, PrimFunc
 from tvm.ir import expr as E
-from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import bound_args, region_of
-from tvm.tirx.operator.tile_primitive.fallback import fallback_impl
-from tvm.tirx.operator.tile_primitive.ops import TILE_OPS
 
 from .. import op
 

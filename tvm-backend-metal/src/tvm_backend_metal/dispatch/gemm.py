@@ -12,6 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import (
+    bound_args,
+    expr_equal,
+    fold_add,
+    predicate,
+    region_of,
+    register_dispatch,
+    static_bool,
+    static_float,
+)
 from tvm.error import DispatchFail
 from tvm.ir import (
     AllocBuffer,
@@ -29,15 +39,6 @@ from tvm.ir import (
     seq,
 )
 from tvm.tirx.op import address_of
-from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import (
-    bound_args,
-    expr_equal,
-    fold_add,
-    region_of,
-    static_bool,
-    static_float,
-)
 
 from .. import op
 from ..op import SIMDGROUP_SCOPE

@@ -17,6 +17,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import (
+    ReduceOpType,
+    cast_to,
+    fold_add,
+    predicate,
+    region_indices,
+    register_dispatch,
+    row_reduction,
+)
 from tvm.error import DispatchFail
 from tvm.ir import (
     AllocBuffer,
@@ -36,14 +45,6 @@ from tvm.ir import (
     Var,
     const,
     seq,
-)
-from tvm.tirx.operator.tile_primitive import predicate, register_dispatch
-from tvm.tirx.operator.tile_primitive.common import (
-    ReduceOpType,
-    cast_to,
-    fold_add,
-    region_indices,
-    row_reduction,
 )
 
 from .. import op

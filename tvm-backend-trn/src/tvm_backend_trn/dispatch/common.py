@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail
 from tvm.ir import (
     Buffer,
     BufferLoad,
@@ -24,7 +25,6 @@ from tvm.ir import (
     Var,
     seq,
 )
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail
 
 from .. import op as nki
 from ..access import ON_CHIP, AccessError, p_dims

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail, lower_compose_op, register_dispatch
 from tvm.ir import PrimFunc, TilePrimitiveCall
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
-from tvm.tirx.operator.tile_primitive.fallback.compose import lower_compose_op
 
 from .common import TRN_ONLY, Operand, classify, emit, func, nki, nonunit, opname, pdims, region
 from .elementwise import BINARY, UNARY, bias_operand, scale_operand

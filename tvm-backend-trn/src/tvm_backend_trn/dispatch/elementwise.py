@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail, register_dispatch
 from tvm.ir import Evaluate, FloatImm, IntImm, PrimFunc, TilePrimitiveCall
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
 
 from .common import (
     TRN_ONLY,

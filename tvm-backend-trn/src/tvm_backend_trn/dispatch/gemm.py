@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail, register_dispatch
 from tvm.ir import NE, BufferRegion, FloatImm, IntImm, PrimFunc, Range, TilePrimitiveCall, seq
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
 
 from .common import (
     TRN_ONLY,

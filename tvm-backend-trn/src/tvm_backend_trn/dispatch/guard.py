@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tirx.operator.tile_primitive import fail, register_dispatch
-from tvm.tirx.operator.tile_primitive.ops import TILE_OPS
+from tvm.backend.sdk import TILE_OPS, fail, register_dispatch
 
 __all__ = ["register"]
 

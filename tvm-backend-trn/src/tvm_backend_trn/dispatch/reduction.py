@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail, register_dispatch
 from tvm.ir import BufferRegion, IntImm, PrimFunc, TilePrimitiveCall
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
 
 from .common import (
     TRN_ONLY,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, fail, register_dispatch
 from tvm.ir import Var
 from tvm.ir import expr as E
-from tvm.tirx.operator.tile_primitive import DispatchContext, fail, register_dispatch
 
 from .common import TRN_ONLY, classify, emit, func, nki, region
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tirx.transform import TilePrimitiveDispatch
+from tvm.backend.sdk import TilePrimitiveDispatch
 from tvm.transform import Sequential
 
 from .lower_trainium_layout import LowerTrainiumLayout

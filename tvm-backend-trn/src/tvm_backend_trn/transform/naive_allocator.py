@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tvm.backend.sdk import target_of
 from tvm.error import CompileError, located
 from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc
 from tvm.ir.function import IRModule
-from tvm.tirx.transform._util import target_of
 from tvm.transform import PassContext, PrimFuncPass
 
 from ..access import ON_CHIP, axis_size, axis_span, buffer_layout

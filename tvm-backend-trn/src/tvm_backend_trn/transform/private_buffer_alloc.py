@@ -13,10 +13,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tvm.backend.sdk import DispatchContext, dispatch, target_of
 from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc, TilePrimitiveCall, seq
 from tvm.ir.function import IRModule
-from tvm.tirx.operator.tile_primitive import DispatchContext, dispatch
-from tvm.tirx.transform._util import target_of
 from tvm.transform import PassContext, PrimFuncPass
 
 __all__ = ["TrnPrivateBufferAlloc", "WORKSPACE_KEY"]

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ir import BufferStore, For, ForKind, PrimFunc, Stmt, Var, const
-from tvm.tirx.operator.tile_primitive import (
+from tvm.backend.sdk import (
     SERIAL,
+    Operand,
+    bound_args,
     fail,
     predicate,
+    region_of,
     register_dispatch,
     register_scope_barrier,
 )
-from tvm.tirx.operator.tile_primitive.common import Operand, bound_args, region_of
+from tvm.ir import BufferStore, For, ForKind, PrimFunc, Stmt, Var, const
 
 from ..op import fma
 from ..tags import KIND

@@ -5,7 +5,7 @@ scope, with no barrier."""
 
 from __future__ import annotations
 
-from tvm.tirx.operator.tile_primitive import SERIAL, register_scope_barrier
+from tvm.backend.sdk import SERIAL, register_scope_barrier
 
 __all__ = ["KIND", "register_all"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import register_scope_barrier
 from tvm.ir import Evaluate
-from tvm.tirx.operator.tile_primitive import register_scope_barrier
 
 from .. import op
 from . import reduction

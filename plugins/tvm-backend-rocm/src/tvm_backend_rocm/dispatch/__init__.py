@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import register_scope_barrier
 from tvm.ir import Evaluate, Op, StringImm
-from tvm.tirx.operator.tile_primitive import register_scope_barrier
 
 __all__ = ["KIND", "register_all"]
 

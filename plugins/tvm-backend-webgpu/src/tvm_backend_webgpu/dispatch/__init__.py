@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.tirx.operator.tile_primitive import register_scope_barrier
+from tvm.backend.sdk import register_scope_barrier
 
 from ..op import workgroup_barrier
 
