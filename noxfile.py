@@ -245,7 +245,7 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
+    """ruff check (the code is not ruff-formatted: its own layout)."""
     session.install("ruff")
     session.run("ruff", "check", ".")
 

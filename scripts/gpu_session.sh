@@ -9,13 +9,14 @@
 # cuda-core / cuda-bindings (NVRTC), numpy, pluggy, pytest, pytest-xdist. Nothing is installed:
 # core and the CUDA backend are used from this checkout (PYTHONPATH). TVM_COMMIT names the commit
 # in the tables when the checkout has no .git. Every step has a time limit (seconds, overridable:
-# TESTS_S, LAUNCH_S, PERF_S, LIB_S) so that a session's device time is never overrun; a step
+# TESTS_S, LAUNCH_S, PERF_S, LIB_S, ATTN_S) so that a session's device time is never overrun; a step
 # that runs out leaves its log. STEPs, run in the order given (default: tests launch perf):
 # tests (every `gpu` test), launch (bench/cuda_launch_overhead.py), perf (bench/cuda_perf.py
 # --no-lib: the GEMM and memory-bound rows), lib (bench/cuda_perf.py --lib-only: the kernel
-# library's rows, with autotuning).
+# library's rows, with autotuning), attention (bench/attention_perf.py: FlashAttention forward
+# against torch's attention backends).
 set -uo pipefail
-out=${1:?usage: bash scripts/gpu_session.sh OUTDIR [tests] [launch] [perf] [lib]}
+out=${1:?usage: bash scripts/gpu_session.sh OUTDIR [tests] [launch] [perf] [lib] [attention]}
 shift
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(tests launch perf)
@@ -56,7 +57,9 @@ for s in "${steps[@]}"; do
               --out "$out/perf.md" ;;
     lib) wait $pre; step lib "${LIB_S:-420}" python bench/cuda_perf.py --lib-only \
              --out "$out/perf.md" ;;
-    *) echo "unknown step $s (tests, launch, perf, lib)" >&2; exit 2 ;;
+    attention) step attention "${ATTN_S:-150}" python bench/attention_perf.py \
+                   --out "$out/perf.md" ;;
+    *) echo "unknown step $s (tests, launch, perf, lib, attention)" >&2; exit 2 ;;
     esac
 done
 wait

@@ -16,10 +16,13 @@ callable                                                     factory
 ``rms_norm(x, weight, eps=1e-6, out=None)``                  ``rms_norm_func(m, n, dtype, eps)``
 ``layer_norm(x, weight, bias, eps=1e-5, out=None)``          ``layer_norm_func(m, n, dtype, eps)``
 ``add(a, b, out=None)``                                      ``add_func(n, dtype)``
+``attention(q, k, v, *, causal, scale, return_lse)``         ``attention_func(batch, heads_q,
+                                                             heads_kv, seq_q, seq_k, head_dim,
+                                                             dtype, *, causal, scale, arch)``
 ==========================================================  ========================================
 
 With torch installed, importing this package also registers ``torch.ops.tvm.gemm``,
-``rms_norm``, ``softmax`` and ``layer_norm`` (:func:`register_torch_ops`), custom ops that
+``rms_norm``, ``softmax``, ``layer_norm`` and ``attention`` (forward only; :func:`register_torch_ops`), custom ops that
 ``torch.compile(fullgraph=True)`` traces and CUDA graphs capture.
 """
 
@@ -28,15 +31,16 @@ from __future__ import annotations
 import importlib.util
 
 from ._add import add_func
-from ._api import add, gemm, gemm_candidates, layer_norm, rms_norm, softmax
+from ._api import add, attention, gemm, gemm_candidates, layer_norm, rms_norm, softmax
+from ._attention import attention_func
 from ._gemm import ACTIVATIONS, Epilogue, gemm_func
 from ._layer_norm import layer_norm_func
 from ._ops import register_torch_ops
 from ._rms_norm import rms_norm_func
 from ._softmax import softmax_func
 
-__all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "gemm", "gemm_candidates", "gemm_func",
-           "layer_norm", "layer_norm_func", "register_torch_ops", "rms_norm", "rms_norm_func",
+__all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "attention", "attention_func", "gemm",
+           "gemm_candidates", "gemm_func", "layer_norm", "layer_norm_func", "register_torch_ops", "rms_norm", "rms_norm_func",
            "softmax", "softmax_func"]
 
 if importlib.util.find_spec("torch") is not None:

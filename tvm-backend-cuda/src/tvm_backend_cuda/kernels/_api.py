@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _gemm
+from . import _attention, _gemm
 from ._add import add_func
 from ._call import (
     Tuning,
@@ -24,7 +24,7 @@ from ._rows import SUPPORTED as ROW_DTYPES
 from ._rows import thread_choices
 from ._softmax import softmax_func
 
-__all__ = ["add", "gemm", "gemm_candidates", "layer_norm", "rms_norm", "softmax"]
+__all__ = ["add", "attention", "gemm", "gemm_candidates", "layer_norm", "rms_norm", "softmax"]
 
 
 def _out(where: str, out: Any, shape: tuple[int, ...], dtype: Any, ref: Any) -> Any:
@@ -282,3 +282,53 @@ def add(a: Any, b: Any, out: Any = None) -> Any:
     ex = executable("add", add_func, (n, dtype_name(a)), {}, a.device)
     ex(a.reshape(n).contiguous(), b.reshape(n).contiguous(), result.view(n))
     return result
+
+
+# -- attention ------------------------------------------------------------------------------------
+
+
+def attention(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None,
+              return_lse: bool = False) -> Any:
+    """``softmax(q @ k^T * scale [+ causal mask]) @ v`` (FlashAttention forward on the tensor
+    cores).
+
+    ``q`` ``[batch, heads_q, seq_q, d]``, ``k`` and ``v`` ``[batch, heads_kv, seq_k, d]`` with
+    ``heads_q`` a multiple of ``heads_kv`` (GQA, MQA), d 64 or 128, bfloat16 or float16; the
+    layout of ``torch.nn.functional.scaled_dot_product_attention``, whose ``is_causal`` mask
+    (query ``i`` sees keys ``j <= i``) ``causal`` is. ``scale`` defaults to ``1 / sqrt(d)``.
+    Returns O like ``q``, and with ``return_lse=True`` also the float32 log-sum-exp ``[batch,
+    heads_q, seq_q]`` of the scaled scores. A kernel is compiled per shape."""
+    where = "kernels.attention"
+    torch = torch_module()
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(where, name, t, _attention.DTYPES, ndim=4)
+    dtype = dtype_name(q)
+    if dtype_name(k) != dtype or dtype_name(v) != dtype:
+        raise ValueError(f"{where}: q, k and v must have one dtype, got {q.dtype}, {k.dtype}, "
+                         f"{v.dtype}")
+    b, hq, sq, d = (int(s) for s in q.shape)
+    if tuple(k.shape) != tuple(v.shape):
+        raise ValueError(f"{where}: k and v must have the same shape, got {tuple(k.shape)} and "
+                         f"{tuple(v.shape)}")
+    _, hkv, sk, _ = (int(s) for s in k.shape)
+    if int(k.shape[0]) != b or int(k.shape[3]) != d:
+        raise ValueError(f"{where}: q is [batch, heads, seq, d] = {list(q.shape)} but k is "
+                         f"{list(k.shape)}: batch and d must agree")
+    if hkv < 1 or hq % hkv:
+        raise ValueError(f"{where}: q has {hq} heads, k and v {hkv}: heads_q must be a "
+                         f"multiple of heads_kv")
+    if d not in _attention.HEAD_DIMS:
+        raise ValueError(f"{where}: head dimension {d} is not one of {_attention.HEAD_DIMS}; "
+                         f"pad it with zeros to the next one")
+    same_device(where, q=q, k=k, v=v)
+    out = torch.empty((b, hq, sq, d), dtype=q.dtype, device=q.device)
+    lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device)
+    if out.numel() and sk:
+        options = {"causal": bool(causal), "scale": None if scale is None else float(scale)}
+        ex = executable("attention", _attention.attention_func, (b, hq, hkv, sq, sk, d, dtype),
+                        options, q.device, arch_arg=True)
+        ex(q.contiguous().view(-1, d), k.contiguous().view(-1, d), v.contiguous().view(-1, d),
+           out.view(-1, d), lse.view(-1))
+    elif out.numel():
+        raise ValueError(f"{where}: k and v have no keys (seq_k = 0): softmax over nothing")
+    return (out, lse) if return_lse else out

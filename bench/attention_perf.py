@@ -1,0 +1,124 @@
+"""FlashAttention forward (``kernels.attention``) against torch's attention backends on the GPU.
+
+    PYTHONPATH=core/src:tvm-backend-cuda/src python bench/attention_perf.py [--out docs/perf.md]
+                                                                     [--smoke]
+
+Rows (issue 23): batch 4, 16 heads, seq 4096 and batch 1, 16 heads, seq 16384; d 128; bfloat16;
+causal and not. Each row checks our output against torch's (relative Frobenius error) before
+timing, then times ours and ``scaled_dot_product_attention`` under each backend torch has here
+(cuDNN, flash, efficient), each the median of CUDA-event timed calls on torch's stream with the
+inputs rotated over sets past 2.5x the L2. TFLOP/s count ``4 * b * h * s^2 * d`` (halved when
+causal). ``--smoke`` needs no GPU: it compiles every kernel the rows time, for sm_90a.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import _gpu
+
+SECTION = "## FlashAttention forward vs torch (bench/attention_perf.py)"
+#: (batch, heads, seq, d)
+SHAPES = [(4, 16, 4096, 128), (1, 16, 16384, 128)]
+
+
+def _flops(b: int, h: int, s: int, d: int, causal: bool) -> float:
+    return 4.0 * b * h * s * s * d / (2 if causal else 1)
+
+
+def smoke() -> None:
+    tvm = _gpu.load_cuda()
+    from tvm_backend_cuda import kernels
+
+    for b, h, s, d in SHAPES:
+        for causal in (False, True):
+            f = kernels.attention_func(b, h, h, s, s, d, "bfloat16", causal=causal,
+                                       arch="sm_90a")
+            tvm.compile(f, target=_gpu.SMOKE_TARGET)
+            print(f"compiled attention b{b} h{h} s{s} d{d} causal={causal}")
+
+
+def run(out: str | None, reps: int) -> None:
+    _gpu.load_cuda()
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from tvm_backend_cuda import kernels
+
+    F = torch.nn.functional  # noqa: N806 - torch's own spelling
+    backends = [("cuDNN", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    l2 = _gpu.l2_bytes()
+    rows = []
+    for b, h, s, d in SHAPES:
+        nsets = _gpu.n_sets(3 * b * h * s * d * 2, l2)
+        sets = [[torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
+                 for _ in range(3)] for _ in range(nsets)]
+        for causal in (False, True):
+            q, k, v = sets[0]
+            ours = kernels.attention(q, k, v, causal=causal)
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            err = float((ours.float() - ref.float()).norm() / ref.float().norm())
+            if not err < 1e-2:
+                raise SystemExit(f"attention b{b} h{h} s{s} causal={causal}: error {err:.2e}")
+            fl = _flops(b, h, s, d, causal)
+            t_ours = _gpu.gpu_median_ms(
+                lambda i, sets=sets, causal=causal: kernels.attention(*sets[i], causal=causal),
+                nsets, reps)
+            theirs: dict[str, float] = {}
+            for name, be in backends:
+                try:
+                    with sdpa_kernel([be]):
+                        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                        theirs[name] = _gpu.gpu_median_ms(
+                            lambda i, sets=sets, causal=causal:
+                                F.scaled_dot_product_attention(*sets[i], is_causal=causal),
+                            nsets, reps)
+                except RuntimeError:  # a backend torch does not have for these inputs
+                    continue
+            best_name = min(theirs, key=theirs.__getitem__)
+            tf = {n: fl / (t * 1e-3) / 1e12 for n, t in theirs.items()}
+            ratio = theirs[best_name] / t_ours
+            label = f"b{b} h{h} s{s} d{d}{' causal' if causal else ''}"
+            print(f"{label}: ours {t_ours:.3f} ms {fl / (t_ours * 1e-3) / 1e12:.0f} TFLOP/s; "
+                  + ", ".join(f"{n} {theirs[n]:.3f} ms {tf[n]:.0f}" for n in theirs)
+                  + f"; vs fastest ({best_name}) {ratio:.3f}; err {err:.1e}")
+            rows.append((label, t_ours, fl / (t_ours * 1e-3) / 1e12, tf, best_name, ratio,
+                         err))
+    m = _gpu.machine()
+    names = [n for n, _ in backends]
+    text = [SECTION, "",
+            f"Run {_gpu.now()} on {m['gpu']}, driver {m['driver']}, torch {m['torch']}, "
+            f"commit {_gpu.commit()}. Command: `python bench/attention_perf.py --out "
+            f"docs/perf.md`. Ours: `kernels.attention` (bfloat16, the forward only). Times: "
+            f"median of {reps} CUDA-event timed calls on torch's stream, inputs rotated past "
+            f"the L2. TFLOP/s count 4 b h s^2 d, halved when causal.", "",
+            "| shape | ours (ms) | ours TFLOP/s | " + " | ".join(f"{n} TFLOP/s" for n in names)
+            + " | fastest torch / ours | err | target >= 0.95 |",
+            "|---|---|---|" + "---|" * len(names) + "---|---|---|"]
+    for label, t, tfo, tf, best, ratio, err in rows:
+        cells = " | ".join(f"{tf[n]:.0f}" if n in tf else "-" for n in names)
+        text.append(f"| {label} | {t:.3f} | {tfo:.0f} | {cells} | **{ratio:.3f}** ({best}) | "
+                    f"{err:.1e} | {'met' if ratio >= 0.95 else 'MISSED'} |")
+    section = "\n".join(text) + "\n"
+    print(section)
+    if out:
+        _gpu.write_section(out, section, SECTION)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=None, help="write the table into this markdown file")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--smoke", action="store_true", help="compile only, no GPU needed")
+    args = ap.parse_args()
+    if args.smoke:
+        smoke()
+        return
+    if not _gpu.has_gpu():
+        raise SystemExit("attention_perf.py needs a CUDA GPU (use --smoke to compile only)")
+    run(args.out, args.reps)
+
+
+if __name__ == "__main__":
+    main()

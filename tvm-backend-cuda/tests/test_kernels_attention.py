@@ -1,0 +1,205 @@
+"""``kernels.attention`` (FlashAttention forward, issue 23): on CI, every configuration compiles
+with NVRTC for sm_90a and the factory and callable errors say what to change; on the H200
+(marker ``gpu``), the output and log-sum-exp match ``scaled_dot_product_attention`` in float32
+at shapes with masked tails, GQA/MQA, causal and not, d 64 and 128, bfloat16 and float16, and
+the ``torch.ops.tvm.attention`` op traces under ``torch.compile(fullgraph=True)``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from tvm_backend_cuda.plugin import register_backend
+
+register_backend()  # a source checkout on PYTHONPATH has no entry point
+
+import tvm  # noqa: E402
+from tvm_backend_cuda import kernels  # noqa: E402
+
+SM90 = {"kind": "cuda", "arch": "sm_90a"}
+
+# (batch, heads_q, heads_kv, seq_q, seq_k, d, dtype, causal)
+CASES = [
+    (1, 2, 2, 200, 300, 128, "bfloat16", False),  # tails of queries and keys
+    (2, 4, 1, 256, 256, 64, "bfloat16", True),  # MQA, causal, whole blocks
+    (1, 4, 2, 333, 333, 128, "float16", True),  # GQA, causal, tails
+    (1, 1, 1, 1, 77, 64, "bfloat16", False),  # one query
+    (1, 2, 1, 130, 520, 128, "bfloat16", True),  # causal with seq_k > seq_q (top-left)
+]
+
+
+def _id(c: tuple[Any, ...]) -> str:
+    b, hq, hkv, sq, sk, d, dt, causal = c
+    return f"b{b}h{hq}kv{hkv}q{sq}k{sk}d{d}-{dt}{'-causal' if causal else ''}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_attention_compiles_with_nvrtc(case: tuple[Any, ...]) -> None:
+    b, hq, hkv, sq, sk, d, dt, causal = case
+    func = kernels.attention_func(b, hq, hkv, sq, sk, d, dt, causal=causal, arch="sm_90a")
+    assert [p.name for p in func.params] == ["Q", "K", "V", "O", "LSE"]
+    ex = tvm.compile(func, target=SM90)
+    assert ex.cubin[:4] == b"\x7fELF"
+    src = ex.inspect_source()
+    t = "bf16" if dt == "bfloat16" else "f16"
+    # Q K^T from shared memory, P V with P from registers and V MN-major (transposed B)
+    assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}" in src
+    assert f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}" in src
+    assert "__shfl_xor_sync" in src and "ex2.approx" in src
+    assert "cp.async.bulk.tensor.2d" in src  # TMA loads of Q, K, V
+
+
+def test_attention_factory_errors_say_what_to_change() -> None:
+    f = kernels.attention_func
+    with pytest.raises(ValueError, match="heads_q = 6 must be a multiple of heads_kv = 4"):
+        f(1, 6, 4, 128, 128, 128, arch="sm_90a")
+    with pytest.raises(ValueError, match=r"head_dim 96 is not one of \(64, 128\); pad"):
+        f(1, 1, 1, 128, 128, 96, arch="sm_90a")
+    with pytest.raises(ValueError, match="dtype 'float32' is not one of"):
+        f(1, 1, 1, 128, 128, 64, "float32", arch="sm_90a")
+    with pytest.raises(ValueError, match="seq_k must be a positive int, got 0"):
+        f(1, 1, 1, 128, 0, 64, arch="sm_90a")
+    with pytest.raises(ValueError, match="scale must be a positive float"):
+        f(1, 1, 1, 128, 128, 64, scale=-1.0, arch="sm_90a")
+    with pytest.raises(ValueError, match=r"stages=9: between 1 and 3 stages"):
+        f(1, 1, 1, 128, 128, 128, stages=9, arch="sm_90a")
+    with pytest.raises(ValueError, match="arch 'sm_80'.*written for sm_90a"):
+        f(1, 1, 1, 128, 128, 64, arch="sm_80")
+
+
+def test_attention_callable_checks_its_arguments() -> None:
+    torch = pytest.importorskip("torch")
+    q = torch.zeros(1, 4, 16, 64, dtype=torch.bfloat16)
+    kv = torch.zeros(1, 2, 16, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="q must be 4-d"):
+        kernels.attention(q[0], kv, kv)
+    with pytest.raises(ValueError, match="q, k and v must have one dtype"):
+        kernels.attention(q, kv.half(), kv.half())
+    with pytest.raises(ValueError, match="heads_q must be a multiple of heads_kv"):
+        kernels.attention(q, torch.zeros(1, 3, 16, 64, dtype=torch.bfloat16),
+                          torch.zeros(1, 3, 16, 64, dtype=torch.bfloat16))
+    with pytest.raises(ValueError, match="head dimension 32 is not one of"):
+        kernels.attention(q[..., :32], kv[..., :32], kv[..., :32])
+    with pytest.raises(ValueError, match="q is on cpu; these kernels run on CUDA"):
+        kernels.attention(q, kv, kv)
+
+
+# -- on the GPU ------------------------------------------------------------------------------------
+
+
+def _reference(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> tuple[Any, Any]:
+    """O and the log-sum-exp in float32 (K and V repeated for the query heads)."""
+    group = q.shape[1] // k.shape[1]
+    kf = k.float().repeat_interleave(group, dim=1)
+    vf = v.float().repeat_interleave(group, dim=1)
+    s = q.float() @ kf.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = s.masked_fill(torch.ones(sq, sk, dtype=torch.bool, device=s.device).triu(1),
+                          float("-inf"))
+    return torch.softmax(s, -1) @ vf, torch.logsumexp(s, -1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_attention_matches_torch(case: tuple[Any, ...]) -> None:
+    torch = pytest.importorskip("torch")
+    b, hq, hkv, sq, sk, d, dt, causal = case
+    g = torch.Generator(device="cuda").manual_seed(sq * 7 + sk)
+    dtype = getattr(torch, dt)
+    q = torch.randn(b, hq, sq, d, device="cuda", generator=g).to(dtype)
+    k = torch.randn(b, hkv, sk, d, device="cuda", generator=g).to(dtype)
+    v = torch.randn(b, hkv, sk, d, device="cuda", generator=g).to(dtype)
+    out, lse = kernels.attention(q, k, v, causal=causal, return_lse=True)
+    torch.cuda.synchronize()
+    ref, ref_lse = _reference(torch, q, k, v, causal)
+    assert torch.isfinite(out.float()).all()
+    err = float((out.float() - ref).norm() / ref.norm())
+    assert err < 1e-2, err
+    assert float((lse - ref_lse).abs().max()) < 1e-2
+    # the layout torch's own attention takes, and its answer
+    sdpa = torch.nn.functional.scaled_dot_product_attention(
+        q, k.repeat_interleave(hq // hkv, 1), v.repeat_interleave(hq // hkv, 1),
+        is_causal=causal)
+    assert float((out.float() - sdpa.float()).norm() / sdpa.float().norm()) < 1e-2
+
+
+@pytest.mark.gpu
+def test_attention_op_under_torch_compile() -> None:
+    torch = pytest.importorskip("torch")
+    q = torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16)
+
+    def block(q: Any, k: Any, v: Any) -> Any:
+        return torch.ops.tvm.attention(q, k, v, True) * 2
+
+    got = torch.compile(block, fullgraph=True)(q, k, v)
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
+    assert float((got.float() - want.float()).norm() / want.float().norm()) < 1e-2
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_reference_backward_matches_autograd(causal: bool) -> None:
+    """The op's backward formula (torch arithmetic from O and the log-sum-exp, GQA heads
+    summed) against autograd through the float64 reference, on the CPU."""
+    torch = pytest.importorskip("torch")
+    from tvm_backend_cuda.kernels._ops import attention_backward
+
+    g = torch.Generator().manual_seed(3)
+    q = torch.randn(2, 6, 37, 64, generator=g, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(2, 2, 45, 64, generator=g, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(2, 2, 45, 64, generator=g, dtype=torch.float64, requires_grad=True)
+    s = q @ k.repeat_interleave(3, 1).transpose(-1, -2) * 0.3
+    if causal:
+        s = s.masked_fill(torch.ones(37, 45, dtype=torch.bool).triu(1), float("-inf"))
+    out = torch.softmax(s, -1) @ v.repeat_interleave(3, 1)
+    grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
+    out.backward(grad)
+    lse = torch.logsumexp(s, -1).detach()
+    dq, dk, dv = attention_backward(q.detach(), k.detach(), v.detach(), out.detach(), lse, grad,
+                                    causal, 0.3)
+    for got, want in ((dq, q.grad), (dk, k.grad), (dv, v.grad)):
+        assert float((got - want).norm() / want.norm()) < 1e-5
+
+
+@pytest.mark.gpu
+def test_attention_op_trains_in_a_transformer_block() -> None:
+    """``torch.ops.tvm.attention`` swapped into a small transformer block under
+    ``torch.compile(fullgraph=True)``: the output and every gradient match the same block with
+    ``scaled_dot_product_attention``."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional  # noqa: N806 - torch's own spelling
+    torch.manual_seed(0)
+    dim, heads, kv_heads, seq = 512, 8, 2, 300
+    hd = dim // heads
+    wq = torch.randn(dim, dim, device="cuda") * dim ** -0.5
+    wkv = torch.randn(2 * kv_heads * hd, dim, device="cuda") * dim ** -0.5
+    wo = torch.randn(dim, dim, device="cuda") * dim ** -0.5
+    params = [w.bfloat16().requires_grad_() for w in (wq, wkv, wo)]
+    x = torch.randn(2, seq, dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+
+    def block(x: Any, wq: Any, wkv: Any, wo: Any, ours: bool) -> Any:
+        b = x.shape[0]
+        q = (x @ wq.T).view(b, seq, heads, hd).transpose(1, 2)
+        k, v = (x @ wkv.T).view(b, seq, 2, kv_heads, hd).permute(2, 0, 3, 1, 4)
+        if ours:
+            a = torch.ops.tvm.attention(q.contiguous(), k.contiguous(), v.contiguous(), True)
+        else:
+            a = F.scaled_dot_product_attention(q, k.repeat_interleave(heads // kv_heads, 1),
+                                               v.repeat_interleave(heads // kv_heads, 1),
+                                               is_causal=True)
+        return x + a.transpose(1, 2).reshape(b, seq, dim) @ wo.T
+
+    results = []
+    for ours in (True, False):
+        fn = torch.compile(lambda *a, ours=ours: block(*a, ours), fullgraph=True)
+        y = fn(x, *params)
+        y.float().square().mean().backward()
+        results.append([y.detach().float()] + [t.grad.float() for t in (x, *params)])
+        for t in (x, *params):
+            t.grad = None
+    for got, want in zip(*results):
+        assert float((got - want).norm() / want.norm()) < 2e-2
