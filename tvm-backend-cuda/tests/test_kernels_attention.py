@@ -1,7 +1,7 @@
 """``kernels.attention`` (FlashAttention forward, issue 23): on CI, every configuration compiles
 with NVRTC for sm_90a and the factory and callable errors say what to change; on the H200
 (marker ``gpu``), the output and log-sum-exp match ``scaled_dot_product_attention`` in float32
-at shapes with masked tails, GQA/MQA, causal and not, d 64 and 128, bfloat16 and float16, and
+at shapes with masked tails, GQA/MQA, causal and not, d 64, 128 and 256, bfloat16 and float16, and
 the ``torch.ops.tvm.attention`` op traces under ``torch.compile(fullgraph=True)``."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ register_backend()  # a source checkout on PYTHONPATH has no entry point
 
 import tvm  # noqa: E402
 from tvm_backend_cuda import kernels  # noqa: E402
+from tvm_backend_cuda.kernels._attention import block_n  # noqa: E402
 
 SM90 = {"kind": "cuda", "arch": "sm_90a"}
 
@@ -27,6 +28,8 @@ CASES = [
     (1, 4, 2, 333, 333, 128, "float16", True),  # GQA, causal, tails
     (1, 1, 1, 1, 77, 64, "bfloat16", False),  # one query
     (1, 2, 1, 130, 520, 128, "bfloat16", True),  # causal with seq_k > seq_q (top-left)
+    (1, 2, 2, 200, 250, 256, "bfloat16", True),  # d 256: blocks of 64 keys, tails
+    (2, 2, 1, 128, 192, 256, "float16", False),  # d 256, MQA
 ]
 
 
@@ -45,7 +48,8 @@ def test_attention_compiles_with_nvrtc(case: tuple[Any, ...]) -> None:
     src = ex.inspect_source()
     t = "bf16" if dt == "bfloat16" else "f16"
     # Q K^T from shared memory, P V with P from registers and V MN-major (transposed B)
-    assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}" in src
+    bn = block_n(d)
+    assert f"wgmma.mma_async.sync.aligned.m64n{bn}k16.f32.{t}.{t}" in src
     assert f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}" in src
     assert "__shfl_xor_sync" in src and "ex2.approx" in src
     assert "cp.async.bulk.tensor.2d" in src  # TMA loads of Q, K, V
@@ -55,7 +59,7 @@ def test_attention_factory_errors_say_what_to_change() -> None:
     f = kernels.attention_func
     with pytest.raises(ValueError, match="heads_q = 6 must be a multiple of heads_kv = 4"):
         f(1, 6, 4, 128, 128, 128, arch="sm_90a")
-    with pytest.raises(ValueError, match=r"head_dim 96 is not one of \(64, 128\); pad"):
+    with pytest.raises(ValueError, match=r"head_dim 96 is not one of \(64, 128, 256\); pad"):
         f(1, 1, 1, 128, 128, 96, arch="sm_90a")
     with pytest.raises(ValueError, match="dtype 'float32' is not one of"):
         f(1, 1, 1, 128, 128, 64, "float32", arch="sm_90a")

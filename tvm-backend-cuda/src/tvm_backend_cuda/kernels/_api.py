@@ -293,7 +293,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | No
     cores).
 
     ``q`` ``[batch, heads_q, seq_q, d]``, ``k`` and ``v`` ``[batch, heads_kv, seq_k, d]`` with
-    ``heads_q`` a multiple of ``heads_kv`` (GQA, MQA), d 64 or 128, bfloat16 or float16; the
+    ``heads_q`` a multiple of ``heads_kv`` (GQA, MQA), d 64, 128 or 256, bfloat16 or float16; the
     layout of ``torch.nn.functional.scaled_dot_product_attention``, whose ``is_causal`` mask
     (query ``i`` sees keys ``j <= i``) ``causal`` is. ``scale`` defaults to ``1 / sqrt(d)``.
     Returns O like ``q``, and with ``return_lse=True`` also the float32 log-sum-exp ``[batch,

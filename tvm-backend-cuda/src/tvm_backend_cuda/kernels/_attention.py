@@ -17,7 +17,7 @@ threads:
 
 - warpgroup 0, the *producer* (40 registers): one thread loads Q's ``128 x d`` tile once
   (TMA, 128-byte swizzle, ``d / 64`` column chunks of one swizzle atom row each), then for
-  each block of 128 keys K's tile into the *K* ring and V's into the *V* ring (``stages``
+  each block of 128 keys (64 at d = 256) K's tile into the *K* ring and V's into the *V* ring (``stages``
   slots each), so the V copy of a block overlaps the scores of the same block;
 - warpgroups 1 and 2, the *consumers* (232 registers), 64 query rows each. Per key block j:
   issue ``S = Q K_j^T`` (``Tx.wg.gemm_async``, wgmma with both operands in shared memory, 64
@@ -33,8 +33,10 @@ threads:
 - the epilogue divides by the row sum and stores O (two 16-bit values per 32-bit store, rows
   past ``seq_q`` skipped) and the log-sum-exp.
 
+d = 256 takes blocks of 64 keys (:func:`block_n`): its output is 128 registers a thread.
+
 Not yet: the consumers' explicit ping-pong (named barriers ordering one warpgroup's softmax
-against the other's GEMMs; the hardware interleaves them as it is), d = 256, the backward.
+against the other's GEMMs; the hardware interleaves them as it is), the backward.
 """
 
 from __future__ import annotations
@@ -51,11 +53,10 @@ from tvm_backend_cuda.dispatch.gemm_wgmma import register_barrier, wgmma_accumul
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 
-__all__ = ["BM", "BN", "DTYPES", "HEAD_DIMS", "attention_func"]
+__all__ = ["BM", "DTYPES", "HEAD_DIMS", "attention_func", "block_n"]
 
 BM = 128  # query rows per CTA: two consumer warpgroups of 64
-BN = 128  # keys per block
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128, 256)
 DTYPES = ("bfloat16", "float16")
 SMEM_BYTES = 232448
 CHUNK = 64  # columns of d per swizzle-atom row (128 bytes of a 16-bit type)
@@ -81,8 +82,13 @@ def _check(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int, d: i
         raise ValueError(f"attention: dtype {dtype!r} is not one of {DTYPES}")
 
 
+def block_n(d: int) -> int:
+    """Keys per block: 128, or 64 at d = 256 (whose output takes 128 registers a thread)."""
+    return 128 if d <= 128 else 64
+
+
 def _stages(d: int, want: int | None) -> int:
-    tile = BN * d * 2  # one K or V tile of a 16-bit type
+    tile = block_n(d) * d * 2  # one K or V tile of a 16-bit type
     fit = (SMEM_BYTES - BM * d * 2 - 1024) // (2 * tile)
     if want is None:
         return min(fit, 2)
@@ -116,16 +122,16 @@ def attention_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: i
 # -- statement builders (Python loops unrolled at build time) -----------------------------------
 
 
-def _qk(S: Any, Qs: Any, Ks: Any, stage: Any, cw: Any, dc: int) -> Stmt:
+def _qk(S: Any, Qs: Any, Ks: Any, stage: Any, cw: Any, dc: int, bn: int) -> Stmt:
     """Issue ``S = Q K^T`` over the ``dc`` column chunks of d (``dc`` wgmma groups)."""
     return seq([Tx.wg.gemm_async(S, Qs[c, cw * 64:cw * 64 + 64, 0:CHUNK],
-                                 Ks[stage * dc + c, 0:BN, 0:CHUNK], accum=c > 0)
+                                 Ks[stage * dc + c, 0:bn, 0:CHUNK], accum=c > 0)
                 for c in range(dc)])
 
 
-def _pv(O0: Any, O1: Any, P: Any, Vs: Any, stage: Any, dc: int) -> Stmt:
+def _pv(Os: list[Any], P: Any, Vs: Any, stage: Any, dc: int, bn: int) -> Stmt:
     """Issue ``O_c += P V_c`` for each chunk ``c`` of d (V MN-major; ``dc`` wgmma groups)."""
-    return seq([Tx.wg.gemm_async([O0, O1][c], P, Vs[stage * dc + c, 0:BN, 0:CHUNK],
+    return seq([Tx.wg.gemm_async(Os[c], P, Vs[stage * dc + c, 0:bn, 0:CHUNK],
                                  transpose_B=True, accum=True) for c in range(dc)])
 
 
@@ -148,20 +154,20 @@ def _quad_max(red: Any, v: Any) -> list[Stmt]:
     return out
 
 
-def _softmax(sf: Any, m_i: Any, l_i: Any, alpha: Any, red: Any, *, sl2: float,
+def _softmax(sf: Any, m_i: Any, l_i: Any, alpha: Any, red: Any, *, sl2: float, bn: int,
              mask: tuple[Any, ...] | None = None, sk: int = 0, causal: bool = False) -> Stmt:
     """One block of the online softmax for this thread's two rows (h = 0, 1), in place.
 
-    ``sf``: the 64 score registers (element ``i`` in row half ``(i // 2) % 2``); ``mask``:
+    ``sf``: the ``bn / 2`` score registers (element ``i`` in row half ``(i // 2) % 2``); ``mask``:
     ``(j, qb, row, tid)`` for a block that needs the mask (:func:`_valid`), else None. The row
     max ``m_i[h]`` (in units of ``scale * log2(e)``) is updated over the quad, ``alpha[h] =
     exp2(m_old - m_new)``, the scores become ``exp2(s * scale * log2(e) - m_new)`` (one FFMA
     and one MUFU each) and the row sum ``l_i[h]`` (this thread's part) is rescaled and
     grows."""
-    n = BN // 2
+    n = bn // 2
     out: list[Stmt] = []
     if mask is not None:
-        out += [BufferStore(sf, T.if_then_else(_valid(i, (i // 2) % 2, mask, sk, causal),
+        out += [BufferStore(sf, T.if_then_else(_valid(i, (i // 2) % 2, mask, sk, causal, bn),
                                                sf[i], T.float32(-math.inf)), [i])
                 for i in range(n)]
     for h in range(2):
@@ -182,14 +188,14 @@ def _softmax(sf: Any, m_i: Any, l_i: Any, alpha: Any, red: Any, *, sl2: float,
     return seq(out)
 
 
-def _rescale_and_pack(sf: Any, pf: Any, of0: Any, of1: Any, alpha: Any, dc: int,
+def _rescale_and_pack(sf: Any, pf: Any, ofs: list[Any], alpha: Any, dc: int, bn: int,
                       dtype: str) -> Stmt:
     """``O *= alpha`` per row and ``P = S`` in ``dtype`` (after the previous ``P V`` is done:
     it reads P's registers and writes O's)."""
     out: list[Stmt] = []
-    for o in [of0, of1][:dc]:
+    for o in ofs[:dc]:
         out += [BufferStore(o, o[i] * alpha[(i // 2) % 2], [i]) for i in range(CHUNK // 2)]
-    out += [BufferStore(pf, T.Cast(dtype, sf[i]), [i]) for i in range(BN // 2)]
+    out += [BufferStore(pf, T.Cast(dtype, sf[i]), [i]) for i in range(bn // 2)]
     return seq(out)
 
 
@@ -203,6 +209,7 @@ def _pack(v0: Any, v1: Any, dtype: str) -> Any:
 def _hopper(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, causal: bool,
             scale: float, stages: int) -> Any:
     dc = d // CHUNK
+    BN = block_n(d)
     rq, rk = batch * hq * sq, batch * hkv * sk
     q_blocks = -(-sq // BM)
     k_blocks = -(-sk // BN)
@@ -277,62 +284,64 @@ def _hopper(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str,
             sf = T.decl_buffer((BN // 2,), "float32", data=S.data, scope="local")
             P = T.alloc_buffer((64, BN), dtype, scope="local", layout=acc_layout)
             pf = T.decl_buffer((BN // 2,), dtype, data=P.data, scope="local")
+            # O in 64-column chunks (one wgmma accumulator each; those past d stay unused)
             O0 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=o_layout)
             of0 = T.decl_buffer((CHUNK // 2,), "float32", data=O0.data, scope="local")
             O1 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=o_layout)
             of1 = T.decl_buffer((CHUNK // 2,), "float32", data=O1.data, scope="local")
+            O2 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=o_layout)
+            of2 = T.decl_buffer((CHUNK // 2,), "float32", data=O2.data, scope="local")
+            O3 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=o_layout)
+            of3 = T.decl_buffer((CHUNK // 2,), "float32", data=O3.data, scope="local")
             m_i = T.alloc_buffer((2,), "float32", scope="local")
             l_i = T.alloc_buffer((2,), "float32", scope="local")
             red = T.alloc_buffer((4,), "float32", scope="local")
             alpha = T.alloc_buffer((2,), "float32", scope="local")
-            # this thread's rows (h = 0, 1) in the CTA's block and its first key column
+            # this thread's row (h = 0; h = 1 is 8 below) in the CTA's block of queries
             row = T.meta_var(cw * 64 + tid // 32 * 16 + tid % 32 // 4)
             for h in T.unroll(2):
                 m_i[h] = T.float32(-math.inf)
                 l_i[h] = T.float32(0)
-            for i in T.unroll(CHUNK // 2):
-                of0[i] = T.float32(0)
-                if dc == 2:
-                    of1[i] = T.float32(0)
+            _zero([of0, of1, of2, of3][:dc])
             ck = PipelineState(stages)
             cv = PipelineState(stages)
             q_bar.wait(0, 0)
             # block 0: its scores and softmax
             pipe_k.consumer_wait(ck)
-            _qk(S, Qs, Ks, ck.index, cw, dc)
+            _qk(S, Qs, Ks, ck.index, cw, dc, BN)
             _wait(0, [(sf, BN // 2)])
             pipe_k.consumer_release(ck)
             ck.advance()
-            if _needs_mask(0, qb, causal, key_tail, k_blocks):
-                _softmax(sf, m_i, l_i, alpha, red, sl2=sl2, mask=(0, qb, row, tid), sk=sk,
-                         causal=causal)
+            if _needs_mask(0, qb, causal, key_tail, k_blocks, BN):
+                _softmax(sf, m_i, l_i, alpha, red, sl2=sl2, bn=BN, mask=(0, qb, row, tid),
+                         sk=sk, causal=causal)
             else:
-                _softmax(sf, m_i, l_i, alpha, red, sl2=sl2)
-            _rescale_and_pack(sf, pf, of0, of1, alpha, dc, dtype)
+                _softmax(sf, m_i, l_i, alpha, red, sl2=sl2, bn=BN)
+            _rescale_and_pack(sf, pf, [of0, of1, of2, of3], alpha, dc, BN, dtype)
             # block j: its scores, then the previous block's P V, which runs while this
             # block's softmax does (FA3's intra-warpgroup overlap)
             for jj in T.serial(n_blk - 1):
                 j = T.meta_var(jj + 1)
                 pipe_k.consumer_wait(ck)
-                _qk(S, Qs, Ks, ck.index, cw, dc)
+                _qk(S, Qs, Ks, ck.index, cw, dc, BN)
                 pipe_v.consumer_wait(cv)
-                _pv(O0, O1, P, Vs, cv.index, dc)
+                _pv([O0, O1, O2, O3], P, Vs, cv.index, dc, BN)
                 _wait(dc, [(sf, BN // 2)])
                 pipe_k.consumer_release(ck)
                 ck.advance()
-                if _needs_mask(j, qb, causal, key_tail, k_blocks):
-                    _softmax(sf, m_i, l_i, alpha, red, sl2=sl2, mask=(j, qb, row, tid), sk=sk,
-                             causal=causal)
+                if _needs_mask(j, qb, causal, key_tail, k_blocks, BN):
+                    _softmax(sf, m_i, l_i, alpha, red, sl2=sl2, bn=BN, mask=(j, qb, row, tid),
+                             sk=sk, causal=causal)
                 else:
-                    _softmax(sf, m_i, l_i, alpha, red, sl2=sl2)
-                _wait(0, [(of0, CHUNK // 2), (of1, CHUNK // 2)][:dc])
+                    _softmax(sf, m_i, l_i, alpha, red, sl2=sl2, bn=BN)
+                _wait(0, [(o, CHUNK // 2) for o in [of0, of1, of2, of3][:dc]])
                 pipe_v.consumer_release(cv)
                 cv.advance()
-                _rescale_and_pack(sf, pf, of0, of1, alpha, dc, dtype)
+                _rescale_and_pack(sf, pf, [of0, of1, of2, of3], alpha, dc, BN, dtype)
             # the last block's P V
             pipe_v.consumer_wait(cv)
-            _pv(O0, O1, P, Vs, cv.index, dc)
-            _wait(0, [(of0, CHUNK // 2), (of1, CHUNK // 2)][:dc])
+            _pv([O0, O1, O2, O3], P, Vs, cv.index, dc, BN)
+            _wait(0, [(o, CHUNK // 2) for o in [of0, of1, of2, of3][:dc]])
             pipe_v.consumer_release(cv)
             cv.advance()
             # the epilogue: row sums over the quad, O / l, the log-sum-exp
@@ -343,24 +352,30 @@ def _hopper(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str,
                     if tid % 4 == 0:
                         LSE[q0 + row + h * 8] = (m_i[h] + T.log2(l_i[h])) * T.float32(LN2)
                     red[0] = T.float32(1) / l_i[h]
-                    for p in T.unroll(CHUNK // 8):
-                        O_w[q0 + row + h * 8, p * 4 + tid % 4] = _pack(
-                            of0[p * 4 + h * 2] * red[0], of0[p * 4 + h * 2 + 1] * red[0], dtype)
-                    if dc == 2:
-                        for p in T.unroll(CHUNK // 8):
-                            O_w[q0 + row + h * 8, CHUNK // 2 + p * 4 + tid % 4] = _pack(
-                                of1[p * 4 + h * 2] * red[0], of1[p * 4 + h * 2 + 1] * red[0],
-                                dtype)
+                    _store_rows(O_w, q0 + row + h * 8, [of0, of1, of2, of3][:dc], h, red[0],
+                                tid, dtype)
     # fmt: on
     return attention_sm90
 
 
-def _needs_mask(j: Any, qb: Any, causal: bool, key_tail: bool, k_blocks: int) -> Any:
+def _zero(ofs: list[Any]) -> Stmt:
+    return seq([BufferStore(o, T.float32(0), [i]) for o in ofs for i in range(CHUNK // 2)])
+
+
+def _store_rows(O_w: Any, r: Any, ofs: list[Any], h: Any, inv: Any, tid: Any,
+                dtype: str) -> Stmt:
+    """Row ``r`` of O (this thread's 2-element pieces of each chunk), times ``inv``."""
+    return seq([BufferStore(O_w, _pack(o[p * 4 + h * 2] * inv, o[p * 4 + h * 2 + 1] * inv,
+                                       dtype), [r, c * (CHUNK // 2) + p * 4 + tid % 4])
+                for c, o in enumerate(ofs) for p in range(CHUNK // 8)])
+
+
+def _needs_mask(j: Any, qb: Any, causal: bool, key_tail: bool, k_blocks: int, bn: int) -> Any:
     """Whether key block ``j`` of query block ``qb`` needs the mask: it crosses the causal
     diagonal, or it is the key tail."""
     conds = []
     if causal:
-        conds.append((j + 1) * BN - 1 > qb * BM)
+        conds.append((j + 1) * bn - 1 > qb * BM)
     if key_tail:
         conds.append(j == k_blocks - 1)
     if not conds:
@@ -368,14 +383,12 @@ def _needs_mask(j: Any, qb: Any, causal: bool, key_tail: bool, k_blocks: int) ->
     return conds[0] if len(conds) == 1 else E.Or(conds[0], conds[1])
 
 
-def _valid(i: int, h: int, mask: tuple[Any, ...], sk: int, causal: bool) -> Any:
+def _valid(i: int, h: int, mask: tuple[Any, ...], sk: int, causal: bool, bn: int) -> Any:
     """Whether score register ``i`` (row half ``h``) of key block ``j`` is kept (``mask`` is
     ``(j, qb, row, tid)``): its key is inside ``seq_k`` and, causal, at or before its query."""
     j, qb, row, tid = mask
-    key = j * BN + (i // 4) * 8 + tid % 4 * 2 + i % 2
+    key = j * bn + (i // 4) * 8 + tid % 4 * 2 + i % 2
     ok = key < sk
     if causal:
         ok = E.And(ok, key <= qb * BM + row + h * 8)
     return ok
-
-
