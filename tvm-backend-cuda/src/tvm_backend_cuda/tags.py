@@ -390,7 +390,7 @@ def validate_arch(arch: str) -> str:
 
 # Shared memory per block with opt-in, by compute capability (CUDA C++ Programming Guide,
 # "Technical Specifications per Compute Capability"); earlier archs: 48 KB.
-_OPTIN_SHARED_MEMORY = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912,
+OPTIN_SHARED_MEMORY = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912,
                         89: 101376, 90: 232448, 100: 232448, 101: 232448, 103: 232448,
                         110: 232448, 120: 101376, 121: 101376}
 
@@ -400,7 +400,7 @@ def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
         validate_arch(attrs["arch"])
         if "max_dynamic_shared_memory_per_block" not in attrs:
             num = parse_arch(attrs["arch"])[0]
-            attrs["max_dynamic_shared_memory_per_block"] = _OPTIN_SHARED_MEMORY.get(num, 49152)
+            attrs["max_dynamic_shared_memory_per_block"] = OPTIN_SHARED_MEMORY.get(num, 49152)
     for key in ("max_shared_memory_per_block", "max_threads_per_block", "thread_warp_size",
                 "registers_per_block", "max_num_threads"):
         if attrs.get(key, 1) <= 0:

@@ -17,8 +17,8 @@ threads:
 
 - warpgroup 0, the *producer* (40 registers): one thread loads Q's ``128 x d`` tile once
   (TMA, 128-byte swizzle, ``d / 64`` column chunks of one swizzle atom row each), then for
-  each block of 128 keys (64 at d = 256) K's tile into the *K* ring and V's into the *V* ring (``stages``
-  slots each), so the V copy of a block overlaps the scores of the same block;
+  each block of 128 keys (64 at d = 256) K's tile into the *K* ring and V's into the *V* ring
+  (``stages`` slots each), so the V copy of a block overlaps the scores of the same block;
 - warpgroups 1 and 2, the *consumers* (232 registers), 64 query rows each. Per key block j:
   issue ``S = Q K_j^T`` (``Tx.wg.gemm_async``, wgmma with both operands in shared memory, 64
   float32 registers a thread), then issue the previous block's ``O += P V_{j-1}``
@@ -52,13 +52,13 @@ from tvm.target import Target
 from tvm_backend_cuda.dispatch.gemm_wgmma import register_barrier, wgmma_accumulator_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
+from tvm_backend_cuda.lang.alloc_pool import MAX_DYN_SMEM_BYTES as SMEM_BYTES
 
 __all__ = ["BM", "DTYPES", "HEAD_DIMS", "attention_func", "block_n"]
 
 BM = 128  # query rows per CTA: two consumer warpgroups of 64
 HEAD_DIMS = (64, 128, 256)
 DTYPES = ("bfloat16", "float16")
-SMEM_BYTES = 232448
 CHUNK = 64  # columns of d per swizzle-atom row (128 bytes of a 16-bit type)
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453

@@ -65,6 +65,7 @@ from tvm_backend_cuda.lang import (
     TMEMPool,
     WarpgroupRole,
 )
+from tvm_backend_cuda.lang.alloc_pool import MAX_DYN_SMEM_BYTES as SMEM_BYTES
 
 __all__ = ["ACTIVATIONS", "BM", "BLOCK_NS", "Epilogue", "epilogue_pair", "gemm_func", "tile_k"]
 
@@ -73,7 +74,6 @@ BLOCK_NS = (128, 256)
 IN_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
 ACTIVATIONS = ("relu", "gelu", "silu")
 H200_SMS = 132
-SMEM_BYTES = 232448
 # gelu(x) = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) = x (K0 + K1 x^2)
 _GELU_K0 = 0.7978845608028654
 _GELU_K1 = _GELU_K0 * 0.044715

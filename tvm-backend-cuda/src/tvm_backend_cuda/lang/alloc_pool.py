@@ -31,12 +31,13 @@ from tvm.script.tirx import BufferSpec
 
 from .. import op as _op
 from ..dispatch.tma_utils import SwizzleMode, mma_atom_shape, mma_shared_layout, swizzle_bytes
+from ..tags import OPTIN_SHARED_MEMORY
 from ._emit import alloc, decl, evaluate, seq_of, static_int, when
 
 __all__ = ["MAX_DYN_SMEM_BYTES", "SMEMPool", "TMEMPool", "TMEMStages"]
 
 #: dynamic shared memory one CTA may use on sm_90 / sm_100 (227 KB)
-MAX_DYN_SMEM_BYTES = 232448
+MAX_DYN_SMEM_BYTES = OPTIN_SHARED_MEMORY[90]
 TMEM_COLUMNS = 512
 TMEM_LANES = 128
 
