@@ -4,16 +4,21 @@
                                                                      [--smoke]
 
 Rows (issue 23): batch 4, 16 heads, seq 4096 and batch 1, 16 heads, seq 16384; d 128; bfloat16;
-causal and not. Each row checks our output against torch's (relative Frobenius error) before
-timing, then times ours and ``scaled_dot_product_attention`` under each backend torch has here
-(cuDNN, flash, efficient), each the median of CUDA-event timed calls on torch's stream with the
-inputs rotated over sets past 2.5x the L2. TFLOP/s count ``4 * b * h * s^2 * d`` (halved when
-causal). ``--smoke`` needs no GPU: it compiles every kernel the rows time, for sm_90a.
+causal and not; the forward, then the backward. Each row checks our result against torch's
+(relative Frobenius error) before timing, then times ours and ``scaled_dot_product_attention``
+under each backend torch has here (cuDNN, flash, efficient), each the median of CUDA-event
+timed calls on torch's stream with the inputs rotated over sets past 2.5x the L2. The forward
+counts ``4 * b * h * s^2 * d`` FLOP (halved when causal), the backward 2.5 times that. The
+backward rows time ``kernels.attention_backward`` (D = rowsum(dO * O) in torch, then our two
+kernels) against ``torch.autograd.grad`` of torch's forward output (its backward kernels).
+``--smoke`` needs no GPU: it compiles every kernel the rows time, for sm_90a.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+from typing import Any
 
 import _gpu
 
@@ -32,9 +37,10 @@ def smoke() -> None:
 
     for b, h, s, d in SHAPES:
         for causal in (False, True):
-            f = kernels.attention_func(b, h, h, s, s, d, "bfloat16", causal=causal,
-                                       arch="sm_90a")
-            tvm.compile(f, target=_gpu.SMOKE_TARGET)
+            for factory in (kernels.attention_func, kernels.attention_bwd_dkdv_func,
+                            kernels.attention_bwd_dq_func):
+                f = factory(b, h, h, s, s, d, "bfloat16", causal=causal, arch="sm_90a")
+                tvm.compile(f, target=_gpu.SMOKE_TARGET)
             print(f"compiled attention b{b} h{h} s{s} d{d} causal={causal}")
 
 
@@ -50,6 +56,7 @@ def run(out: str | None, reps: int) -> None:
                 ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     l2 = _gpu.l2_bytes()
     rows = []
+    bwd_rows = []
     for b, h, s, d in SHAPES:
         nsets = _gpu.n_sets(3 * b * h * s * d * 2, l2)
         sets = [[torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
@@ -85,6 +92,8 @@ def run(out: str | None, reps: int) -> None:
                   + f"; vs fastest ({best_name}) {ratio:.3f}; err {err:.1e}")
             rows.append((label, t_ours, fl / (t_ours * 1e-3) / 1e12, tf, best_name, ratio,
                          err))
+            bwd_rows.append(_backward_row(torch, F, kernels, backends, sdpa_kernel, sets, nsets,
+                                          reps, (b, h, s, d), causal))
     m = _gpu.machine()
     names = [n for n, _ in backends]
     text = [SECTION, "",
@@ -100,10 +109,64 @@ def run(out: str | None, reps: int) -> None:
         cells = " | ".join(f"{tf[n]:.0f}" if n in tf else "-" for n in names)
         text.append(f"| {label} | {t:.3f} | {tfo:.0f} | {cells} | **{ratio:.3f}** ({best}) | "
                     f"{err:.1e} | {'met' if ratio >= 0.95 else 'MISSED'} |")
+    text += ["", "| backward | ours (ms) | ours TFLOP/s | " + " | ".join(f"{n} TFLOP/s" for n in names)
+             + " | fastest torch / ours | worst err (dq, dk, dv) | target >= 0.85 |",
+             "|---|---|---|" + "---|" * len(names) + "---|---|---|"]
+    for label, t, tfo, tf, best, ratio, err in bwd_rows:
+        if math.isnan(t):
+            text.append(f"| {label} | WRONG: error {err:.1e} against torch, not timed |")
+            continue
+        cells = " | ".join(f"{tf[n]:.0f}" if n in tf else "-" for n in names)
+        text.append(f"| {label} | {t:.3f} | {tfo:.0f} | {cells} | **{ratio:.3f}** ({best}) | "
+                    f"{err:.1e} | {'met' if ratio >= 0.85 else 'MISSED'} |")
     section = "\n".join(text) + "\n"
     print(section)
     if out:
         _gpu.write_section(out, section, SECTION)
+
+
+def _backward_row(torch: Any, F: Any, kernels: Any, backends: list[Any], sdpa_kernel: Any,
+                  sets: list[list[Any]], nsets: int, reps: int, shape: tuple[int, int, int, int],
+                  causal: bool) -> tuple[Any, ...]:
+    """Time our backward against torch's for each backend; check it first."""
+    b, h, s, d = shape
+    fl = 2.5 * _flops(b, h, s, d, causal)
+    grads = [torch.randn_like(st[0]) for st in sets]
+    outs = [kernels.attention(*st, causal=causal, return_lse=True) for st in sets]
+    q, k, v = (t.detach().requires_grad_() for t in sets[0])
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    want = torch.autograd.grad(ref, (q, k, v), grads[0])
+    got = kernels.attention_backward(*sets[0], *outs[0], grads[0], causal=causal)
+    err = max(float((g.float() - w.float()).norm() / w.float().norm())
+              for g, w in zip(got, want))
+    label = f"b{b} h{h} s{s} d{d}{' causal' if causal else ''}"
+    if not err < 2e-2:  # reported in the table, not timed (the forward rows still count)
+        print(f"backward {label}: WRONG, error {err:.2e} against torch; not timed")
+        return label, math.nan, math.nan, {}, "-", math.nan, err
+    t_ours = _gpu.gpu_median_ms(
+        lambda i: kernels.attention_backward(*sets[i], *outs[i], grads[i], causal=causal),
+        nsets, reps)
+    theirs: dict[str, float] = {}
+    for name, be in backends:
+        try:
+            with sdpa_kernel([be]):
+                fwd = []
+                for st in sets:
+                    leaves = [t.detach().requires_grad_() for t in st]
+                    fwd.append((leaves, F.scaled_dot_product_attention(*leaves,
+                                                                       is_causal=causal)))
+                theirs[name] = _gpu.gpu_median_ms(
+                    lambda i, fwd=fwd: torch.autograd.grad(fwd[i][1], fwd[i][0], grads[i],
+                                                           retain_graph=True), nsets, reps)
+        except RuntimeError:  # a backend torch does not have for these inputs
+            continue
+    best = min(theirs, key=theirs.__getitem__)
+    tf = {n: fl / (t * 1e-3) / 1e12 for n, t in theirs.items()}
+    ratio = theirs[best] / t_ours
+    print(f"backward {label}: ours {t_ours:.3f} ms {fl / (t_ours * 1e-3) / 1e12:.0f} TFLOP/s; "
+          + ", ".join(f"{n} {theirs[n]:.3f} ms {tf[n]:.0f}" for n in theirs)
+          + f"; vs fastest ({best}) {ratio:.3f}; err {err:.1e}")
+    return label, t_ours, fl / (t_ours * 1e-3) / 1e12, tf, best, ratio, err
 
 
 def main() -> None:

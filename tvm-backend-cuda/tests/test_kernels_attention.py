@@ -207,3 +207,51 @@ def test_attention_op_trains_in_a_transformer_block() -> None:
             t.grad = None
     for got, want in zip(*results):
         assert float((got - want).norm() / want.norm()) < 2e-2
+
+
+# -- the backward kernels ---------------------------------------------------------------------------
+
+BWD_CASES = [c for c in CASES if c[5] in (64, 128)]
+
+
+@pytest.mark.parametrize("case", BWD_CASES[:3], ids=_id)
+def test_attention_backward_compiles_with_nvrtc(case: tuple[Any, ...]) -> None:
+    b, hq, hkv, sq, sk, d, dt, causal = case
+    for factory, outs in ((kernels.attention_bwd_dkdv_func, ["dK", "dV"]),
+                          (kernels.attention_bwd_dq_func, ["dQ"])):
+        func = factory(b, hq, hkv, sq, sk, d, dt, causal=causal, arch="sm_90a")
+        assert [p.name for p in func.params] == ["Q", "K", "V", "dO", "LSE", "Dl", *outs]
+        src = tvm.compile(func, target=SM90).inspect_source()
+        assert "wgmma.mma_async" in src and "ex2.approx" in src
+
+
+def test_attention_backward_factory_errors() -> None:
+    with pytest.raises(ValueError, match=r"head_dim 256 is not one of \(64, 128\)"):
+        kernels.attention_bwd_dq_func(1, 1, 1, 128, 128, 256, arch="sm_90a")
+    with pytest.raises(ValueError, match="arch 'sm_80'"):
+        kernels.attention_bwd_dkdv_func(1, 1, 1, 128, 128, 64, arch="sm_80")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", BWD_CASES, ids=_id)
+def test_attention_backward_matches_autograd(case: tuple[Any, ...]) -> None:
+    """dq, dk, dv of the backward kernels against autograd through the float32 reference."""
+    torch = pytest.importorskip("torch")
+    b, hq, hkv, sq, sk, d, dt, causal = case
+    g = torch.Generator(device="cuda").manual_seed(sq + 3 * sk)
+    dtype = getattr(torch, dt)
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", generator=g).to(dtype)
+               for h, s in ((hq, sq), (hkv, sk), (hkv, sk)))
+    grad = torch.randn(b, hq, sq, d, device="cuda", generator=g).to(dtype)
+    out, lse = kernels.attention(q, k, v, causal=causal, return_lse=True)
+    dq, dk, dv = kernels.attention_backward(q, k, v, out, lse, grad, causal=causal)
+    torch.cuda.synchronize()
+    qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
+    ref, _ = _reference(torch, qf, kf, vf, causal)
+    ref.backward(grad.float())
+    errs = {name: (float((got.float() - want).norm() / want.norm()),
+                   float((got.float() - want).abs().max()), float(want.abs().max()),
+                   bool(torch.isfinite(got.float()).all()))
+            for name, got, want in (("dq", dq, qf.grad), ("dk", dk, kf.grad), ("dv", dv, vf.grad))}
+    # (relative error, largest difference, largest value, all finite) of each gradient
+    assert all(e[0] < 2e-2 and e[3] for e in errs.values()), errs

@@ -19,6 +19,8 @@ callable                                                     factory
 ``attention(q, k, v, *, causal, scale, return_lse)``         ``attention_func(batch, heads_q,
                                                              heads_kv, seq_q, seq_k, head_dim,
                                                              dtype, *, causal, scale, arch)``
+``attention_backward(q, k, v, out, lse, grad, *, causal,``   ``attention_bwd_dkdv_func(...)``,
+``scale)``                                                   ``attention_bwd_dq_func(...)``
 ==========================================================  ========================================
 
 With torch installed, importing this package also registers ``torch.ops.tvm.gemm``,
@@ -31,15 +33,26 @@ from __future__ import annotations
 import importlib.util
 
 from ._add import add_func
-from ._api import add, attention, gemm, gemm_candidates, layer_norm, rms_norm, softmax
+from ._api import (
+    add,
+    attention,
+    attention_backward,
+    gemm,
+    gemm_candidates,
+    layer_norm,
+    rms_norm,
+    softmax,
+)
 from ._attention import attention_func
+from ._attention_bwd import attention_bwd_dkdv_func, attention_bwd_dq_func
 from ._gemm import ACTIVATIONS, Epilogue, gemm_func
 from ._layer_norm import layer_norm_func
 from ._ops import register_torch_ops
 from ._rms_norm import rms_norm_func
 from ._softmax import softmax_func
 
-__all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "attention", "attention_func", "gemm",
+__all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "attention", "attention_backward",
+           "attention_bwd_dkdv_func", "attention_bwd_dq_func", "attention_func", "gemm",
            "gemm_candidates", "gemm_func", "layer_norm", "layer_norm_func", "register_torch_ops", "rms_norm", "rms_norm_func",
            "softmax", "softmax_func"]
 

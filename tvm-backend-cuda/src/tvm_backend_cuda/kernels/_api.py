@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _attention, _gemm
+from . import _attention, _attention_bwd, _gemm
 from ._add import add_func
 from ._call import (
     Tuning,
@@ -24,7 +24,7 @@ from ._rows import SUPPORTED as ROW_DTYPES
 from ._rows import thread_choices
 from ._softmax import softmax_func
 
-__all__ = ["add", "attention", "gemm", "gemm_candidates", "layer_norm", "rms_norm", "softmax"]
+__all__ = ["add", "attention", "attention_backward", "gemm", "gemm_candidates", "layer_norm", "rms_norm", "softmax"]
 
 
 def _out(where: str, out: Any, shape: tuple[int, ...], dtype: Any, ref: Any) -> Any:
@@ -332,3 +332,43 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | No
     elif out.numel():
         raise ValueError(f"{where}: k and v have no keys (seq_k = 0): softmax over nothing")
     return (out, lse) if return_lse else out
+
+
+def attention_backward(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any, *,
+                       causal: bool = False, scale: float | None = None) -> tuple[Any, Any, Any]:
+    """dq, dk, dv of ``attention(q, k, v, causal=causal, scale=scale)`` given its output
+    ``out``, its log-sum-exp ``lse`` (``return_lse=True``) and the output's gradient ``grad``:
+    the FlashAttention backward kernels (d 64 or 128; deterministic: no atomics). K and V's
+    gradients are summed over the query heads that share them (GQA, MQA)."""
+    where = "kernels.attention_backward"
+    torch = torch_module()
+    for name, t in (("q", q), ("k", k), ("v", v), ("out", out), ("grad", grad)):
+        check_tensor(where, name, t, _attention.DTYPES, ndim=4)
+    check_tensor(where, "lse", lse, ("float32",), ndim=3)
+    b, hq, sq, d = (int(s) for s in q.shape)
+    _, hkv, sk, _ = (int(s) for s in k.shape)
+    for name, t, want in (("out", out, q.shape), ("grad", grad, q.shape), ("v", v, k.shape),
+                          ("lse", lse, q.shape[:-1])):
+        if tuple(t.shape) != tuple(want):
+            raise ValueError(f"{where}: {name} must have shape {tuple(want)}, got "
+                             f"{tuple(t.shape)}")
+    if d not in _attention_bwd.BWD_HEAD_DIMS:
+        raise ValueError(f"{where}: head dimension {d} is not one of "
+                         f"{_attention_bwd.BWD_HEAD_DIMS}")
+    same_device(where, q=q, k=k, v=v, out=out, lse=lse, grad=grad)
+    dtype = dtype_name(q)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if not q.numel() or not k.numel():
+        return dq, dk.zero_(), dv.zero_()
+    grad = grad.contiguous()
+    # D = rowsum(dO * O), the softmax backward's correction, in float32 (one torch reduction)
+    dl = (grad.float() * out.float()).sum(-1)
+    options = {"causal": bool(causal), "scale": None if scale is None else float(scale)}
+    fargs = (b, hq, hkv, sq, sk, d, dtype)
+    rows = [t.contiguous().view(-1, d) for t in (q, k, v)]
+    common = [*rows, grad.view(-1, d), lse.contiguous().view(-1), dl.view(-1)]
+    executable("attention_bwd_dkdv", _attention_bwd.attention_bwd_dkdv_func, fargs, options,
+               q.device, arch_arg=True)(*common, dk.view(-1, d), dv.view(-1, d))
+    executable("attention_bwd_dq", _attention_bwd.attention_bwd_dq_func, fargs, options,
+               q.device, arch_arg=True)(*common, dq.view(-1, d))
+    return dq, dk, dv

@@ -5,8 +5,10 @@ take no keyword-only tensors: the gemm op's epilogue arguments are positional-or
 
 ``attention`` has an autograd formula: its forward is ``kernels.attention``; its backward
 (:func:`attention_backward`) is, for now, torch arithmetic that recomputes the probabilities
-from the saved log-sum-exp (it materialises the scores of a (batch, head) chunk at a time) --
-the tile-DSL backward kernel is not built yet."""
+from the saved log-sum-exp, materialising the scores of a few heads at a time. The tile-DSL
+backward kernels (``kernels.attention_backward``) are not wired in yet: their first H200 run
+passed 4 of 5 shapes but not the one-query case, and the transformer-block test failed with
+them (the cause is not yet found)."""
 
 from __future__ import annotations
 
