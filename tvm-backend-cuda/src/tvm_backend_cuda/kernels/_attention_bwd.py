@@ -215,7 +215,7 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
             dl = T.alloc_buffer((n_s // 2,), "float32", scope="local")
             # this thread's key (h = 0; h = 1 is 8 below) within the sequence
             key = T.meta_var(kb * KEYS + cw * 64 + tid // 32 * 16 + tid % 32 // 4)
-            _zero([dv0, dv1, dk0, dk1][:2 * dc])
+            _zero([dv0, dv1][:dc] + [dk0, dk1][:dc])
             cs = PipelineState(stages)
             kv_bar.wait(0, 0)
             for it in T.serial(n_it):
@@ -241,7 +241,7 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
                 _to16(df, dsf, n_s, dtype)
                 _mma_rs([dV0, dV1], P16, dOs, cs.index, dc, QROWS)
                 _mma_rs([dK0, dK1], dS16, Qs, cs.index, dc, QROWS)
-                _wait(0, [(o, CHUNK // 2) for o in [dv0, dv1, dk0, dk1][:2 * dc]])
+                _wait(0, [(o, CHUNK // 2) for o in [dv0, dv1][:dc] + [dk0, dk1][:dc]])
                 pipe.consumer_release(cs)
                 cs.advance()
             for h in T.unroll(2):

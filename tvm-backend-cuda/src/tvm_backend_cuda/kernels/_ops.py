@@ -3,12 +3,10 @@ callables as torch custom ops, with fake implementations, so ``torch.compile(ful
 traces them without a graph break and a CUDA graph captures their launches. (torch's custom ops
 take no keyword-only tensors: the gemm op's epilogue arguments are positional-or-keyword.)
 
-``attention`` has an autograd formula: its forward is ``kernels.attention``; its backward
-(:func:`attention_backward`) is, for now, torch arithmetic that recomputes the probabilities
-from the saved log-sum-exp, materialising the scores of a few heads at a time. The tile-DSL
-backward kernels (``kernels.attention_backward``) are not wired in yet: their first H200 run
-passed 4 of 5 shapes but not the one-query case, and the transformer-block test failed with
-them (the cause is not yet found)."""
+``attention`` has an autograd formula: its forward is ``kernels.attention``; its backward is
+``kernels.attention_backward`` (the FlashAttention backward kernels) at d 64 and 128, and at
+d 256 (:func:`attention_backward`) torch arithmetic that recomputes the probabilities from
+the saved log-sum-exp, materialising the scores of a few heads at a time."""
 
 from __future__ import annotations
 
@@ -17,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _api
+from ._attention_bwd import BWD_HEAD_DIMS
 
 _REGISTERED: dict[str, Any] = {}
 
@@ -131,6 +130,8 @@ def _register_attention(lib: Any) -> None:
 
     def attention_bwd(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any, causal: bool,
                       scale: float | None) -> tuple[Any, Any, Any]:
+        if q.shape[-1] in BWD_HEAD_DIMS:
+            return _api.attention_backward(q, k, v, out, lse, grad, causal=causal, scale=scale)
         return attention_backward(q, k, v, out, lse, grad.contiguous(), causal, scale)
 
     def attention_bwd_fake(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any,
