@@ -1298,7 +1298,7 @@ template <class In>
 inline float wgmma_reg_a(const tvm_emu::WarpSnap& s, unsigned row, unsigned k) {
   constexpr unsigned e = in_bytes<In>();
   constexpr unsigned per = 4 / e;  // elements per register
-  const unsigned c = k / (8 * per), t = (k % (8 * per)) / per, p = k % per;
+  const unsigned c = k / (4 * per), t = (k % (4 * per)) / per, p = k % per;
   struct Regs { unsigned r[4]; };
   Regs x = lane_value(s, 4 * (row % 8) + t, Regs{});
   unsigned reg = x.r[2 * c + row / 8];
