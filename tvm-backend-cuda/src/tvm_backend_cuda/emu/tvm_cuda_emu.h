@@ -1018,6 +1018,35 @@ inline void ldmatrix_b16(bool trans, int num, unsigned addr, unsigned* r0, unsig
   }
 }
 
+// stmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16: the inverse of ldmatrix; lane l stores
+// row l % 8 of matrix l / 8 at its address (element c from lane 4 * row + c / 2, or transposed)
+struct StmatrixIn {
+  unsigned addr, r[4];
+};
+inline void stmatrix_b16(bool trans, int num, unsigned addr, unsigned r0, unsigned r1 = 0,
+                         unsigned r2 = 0, unsigned r3 = 0, unsigned line = __builtin_LINE()) {
+  StmatrixIn mine{addr, {r0, r1, r2, r3}};
+  auto& s = warp_exchange(mine, 0xffffffffu, kShfl, site_of(line, 6), "stmatrix");
+  const unsigned l = tctx().lane, j = l / 8, row = l % 8;
+  // the lanes' stores are done before any lane goes on (the instruction is warp-wide)
+  struct Done {
+    unsigned line;
+    ~Done() { warp_exchange(0, 0xffffffffu, kSyncWarp, site_of(line, 7), "stmatrix"); }
+  } done{line};
+  if (int(j) >= num) return;
+  const StmatrixIn zero{};
+  uint16_t out[8];
+  for (unsigned c = 0; c < 8; ++c) {
+    unsigned src = trans ? 4 * c + row / 2 : 4 * row + c / 2;
+    unsigned half = trans ? row % 2 : c % 2;
+    unsigned reg = lane_value(s, src, zero).r[j];
+    out[c] = uint16_t(half ? reg >> 16 : reg & 0xffffu);
+  }
+  unsigned char* d = smem_at(addr, 16, "stmatrix");
+  if (race_on) race_access(d, 16);
+  std::memcpy(d, out, 16);
+}
+
 template <class In>
 float half_of(unsigned reg, int k) {
   return float(In::from_bits(uint16_t(k ? reg >> 16 : reg & 0xffffu)));
