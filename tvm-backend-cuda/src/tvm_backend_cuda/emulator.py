@@ -396,7 +396,7 @@ def _host_array(value: Any, pname: str, kernel: str) -> tuple[Any, Any]:
             raise ValueError(f"kernel {kernel!r}: argument {pname!r} is on {value.device}; the "
                              "CUDA emulator runs on the CPU: pass CPU arrays")
         t = value.detach()
-        arr = (t.view(_torch_int16()) if str(t.dtype) == "torch.bfloat16" else t).numpy()
+        arr = _torch_bits(t).numpy()
     elif hasattr(value, "__dlpack__"):
         arr = np.from_dlpack(value)
     else:
@@ -408,10 +408,15 @@ def _host_array(value: Any, pname: str, kernel: str) -> tuple[Any, Any]:
     return tmp, (arr if arr.flags.writeable else None)
 
 
-def _torch_int16() -> Any:
+def _torch_bits(t: Any) -> Any:
+    """``t``, or a view of its bits where numpy has no such dtype (bfloat16, float8)."""
     import torch
 
-    return torch.int16
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16)
+    if t.dtype.itemsize == 1 and t.dtype.is_floating_point:
+        return t.view(torch.uint8)
+    return t
 
 
 def load_source(source: str, signatures: Mapping[str, Sequence[Sequence[str]]]) -> EmulatedModule:
