@@ -64,6 +64,47 @@ def test_gemm_float8_scaled() -> None:
     _check_bf16(c, ref)
 
 
+def test_gemm_float16_tails() -> None:
+    """float16 in and out, 129 x 520 x 64 (the GPU test's shape)."""
+    from tvm_backend_cuda import kernels
+
+    m, n, k = 129, 520, 64
+    ex = _emulated(kernels.gemm_func(m, n, k, "float16", arch="sm_90a"))
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    ex(a, b, c)
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2.0 ** -10, atol=1e-3)
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+def test_gemm_fused_epilogue() -> None:
+    """act(A @ B^T + bias) + residual in the consumer warpgroups' epilogue."""
+    from tvm_backend_cuda import kernels
+
+    m, n, k = 256, 512, 128
+    ex = _emulated(kernels.gemm_func(m, n, k, "bfloat16", arch="sm_90a", bias=True,
+                                     activation="silu", residual=True))
+    rng = np.random.default_rng(4)
+    bf = ml_dtypes.bfloat16
+    a = rng.standard_normal((m, k)).astype(bf)
+    b = (rng.standard_normal((n, k)) / np.sqrt(k)).astype(bf)
+    bias = rng.standard_normal(n).astype(bf)
+    res = rng.standard_normal((m, n)).astype(bf)
+    c = np.full((m, n), np.nan, bf)
+    ex(a, b, bias, res, c)
+    f32 = np.float32
+    want = _silu(a.astype(f32) @ b.astype(f32).T + bias.astype(f32)) + res.astype(f32)
+    got = c.astype(f32)
+    assert np.isfinite(got).all()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-2
+
+
 def _attention_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool
                    ) -> tuple[np.ndarray, np.ndarray]:
     d = q.shape[-1]
@@ -79,17 +120,33 @@ def _attention_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool
     return (p / total) @ v, (np.log(total) + mx)[..., 0]
 
 
-@pytest.mark.parametrize("shape, causal", [((1, 2, 2, 200, 300, 128), False),
-                                           ((1, 4, 2, 200, 136, 64), True)])
-def test_attention_forward(shape: tuple[int, ...], causal: bool) -> None:
+# (batch, heads_q, heads_kv, seq_q, seq_k, d, dtype, causal): the GPU test's cases
+# (test_kernels_attention.CASES) and a GQA d 64 one
+ATTENTION_CASES = [
+    (1, 2, 2, 200, 300, 128, "bfloat16", False),  # tails of queries and keys
+    (1, 4, 2, 200, 136, 64, "bfloat16", True),  # GQA, causal, d 64
+    (2, 4, 1, 256, 256, 64, "bfloat16", True),  # MQA, causal, whole blocks
+    (1, 4, 2, 333, 333, 128, "float16", True),  # GQA, causal, tails
+    (1, 1, 1, 1, 77, 64, "bfloat16", False),  # one query
+    (1, 2, 1, 130, 520, 128, "bfloat16", True),  # causal with seq_k > seq_q
+    (1, 2, 2, 200, 250, 256, "bfloat16", True),  # d 256: blocks of 64 keys, tails
+    (2, 2, 1, 128, 192, 256, "float16", False),  # d 256, MQA
+]
+
+
+@pytest.mark.parametrize("case", ATTENTION_CASES,
+                         ids=lambda c: "-".join(str(x) for x in c[:6]) + f"-{c[6]}"
+                         + ("-causal" if c[7] else ""))
+def test_attention_forward(case: tuple[Any, ...]) -> None:
     """FlashAttention forward: S = Q K^T (both operands in shared memory), O += P V (P from
-    registers, V MN-major), key and query tails, GQA, causal."""
+    registers, V MN-major), key and query tails, GQA/MQA, causal, d 64 to 256."""
     from tvm_backend_cuda import kernels
 
-    batch, hq, hk, sq, sk, d = shape
-    ex = _emulated(kernels.attention_func(*shape, arch="sm_90a", causal=causal))
+    batch, hq, hk, sq, sk, d, dtype, causal = case
+    shape = (batch, hq, hk, sq, sk, d)
+    ex = _emulated(kernels.attention_func(*shape, dtype, arch="sm_90a", causal=causal))
     rng = np.random.default_rng(2)
-    bf = ml_dtypes.bfloat16
+    bf = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
     q = rng.standard_normal((batch * hq * sq, d)).astype(bf)
     k = rng.standard_normal((batch * hk * sk, d)).astype(bf)
     v = rng.standard_normal((batch * hk * sk, d)).astype(bf)
