@@ -160,3 +160,17 @@ def test_attention_forward(case: tuple[Any, ...]) -> None:
     # P is rounded to bfloat16 before P V, as on the GPU
     np.testing.assert_allclose(o.astype(f32).reshape(o_ref.shape), o_ref, atol=2e-2)
     np.testing.assert_allclose(lse.reshape(lse_ref.shape), lse_ref, atol=1e-4)
+
+
+def test_tensor_maps_the_caller_encoded_are_not_modelled() -> None:
+    """A tensor map passed in (encoded by the driver) is refused, naming the parameter; the
+    same kernel with maps derived at launch runs (``tma_128B_derived``, a gpu test)."""
+    from lang_kernels import tma_kernel
+
+    from tvm.error import NotModelledError
+
+    ex = _emulated(tma_kernel())
+    a = np.zeros((128, 128), ml_dtypes.bfloat16)
+    b = np.zeros((128, 128), ml_dtypes.bfloat16)
+    with pytest.raises(NotModelledError, match="tensor map"):
+        ex(bytes(128), bytes(128), a, b)
