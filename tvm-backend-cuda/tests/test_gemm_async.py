@@ -312,20 +312,22 @@ def _torch_dtype(dtype: str) -> Any:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", WGMMA_CASES, ids=_id)
-def test_wgmma_variant_on_gpu(case: dict[str, Any]) -> None:
+def test_wgmma_variant_on_gpu(case: dict[str, Any], device: str) -> None:
+    """On the GPU, or under the CUDA emulator (which decodes the same descriptors)."""
     import torch
 
     dtype = case.get("dtype", "bfloat16")
     n, K = case["n"], 128 // DataType(dtype).bytes
     ex = _compile(wgmma_kernel(**case))
-    g = torch.Generator(device="cuda").manual_seed(n)
-    a = torch.randn(64, K, device="cuda", generator=g).to(_torch_dtype(dtype))
-    b = torch.randn(n, K, device="cuda", generator=g).to(_torch_dtype(dtype))
+    g = torch.Generator(device=device).manual_seed(n)
+    a = torch.randn(64, K, device=device, generator=g).to(_torch_dtype(dtype))
+    b = torch.randn(n, K, device=device, generator=g).to(_torch_dtype(dtype))
     A = a.T.contiguous() if case.get("a_mn") else a
     B = b.T.contiguous() if case.get("b_mn") else b
-    D = torch.full((64, n), float("nan"), device="cuda")
+    D = torch.full((64, n), float("nan"), device=device)
     ex(A, B, D)
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     ref = a.double() @ b.double().T
     err = float((D.double() - ref).norm() / ref.norm())
     # exact products and float32 sums for 16-bit inputs; float8 wgmma accumulates with fewer

@@ -409,10 +409,12 @@ def _device_arch() -> str:
 
 
 #: DSL kernels the CUDA emulator does not run yet, and why
-NOT_EMULATED = {
-    "tma_tensor_copy_mbarrier": "TMA (tensor maps, cp.async.bulk.tensor) is not modelled",
-    "bulk_copy_mbarrier": "cp.async.bulk has no emulation body yet",
-    "wgmma_m64n8k16": "wgmma is not modelled",
+NOT_EMULATED: dict[str, str] = {}
+#: DSL kernels that build for the emulator but cannot run there, and why
+NOT_RUN_EMULATED = {
+    "tma_tensor_copy_mbarrier": "its tensor map is encoded by the CUDA driver "
+                                "(cuTensorMapEncodeTiled); the emulator models the maps a launch "
+                                "derives from arrays",
 }
 
 
@@ -431,6 +433,8 @@ def test_dsl_kernel_on_gpu(case: DslKernel, device: str,
     else:
         if case.name in NOT_EMULATED:
             pytest.skip(f"not emulated yet: {NOT_EMULATED[case.name]}")
+        if case.name in NOT_RUN_EMULATED:
+            pytest.skip(f"not emulated: {NOT_RUN_EMULATED[case.name]}")
         ex = tvm.compile(case.build(), target="cuda")
     case.run(ex)
 

@@ -44,10 +44,10 @@ def _to_torch(a: np.ndarray, device: str = "cuda") -> Any:
 
 #: variant kernels the CUDA emulator does not run yet, and why
 NOT_EMULATED = {
-    "ldstmatrix": "stmatrix has no emulation body yet",
-    "tma_128B": "TMA (tensor maps) is not modelled",
-    "tma_none": "TMA (tensor maps) is not modelled",
-    "tma_128B_derived": "TMA (tensor maps) is not modelled",
+    "tma_128B": "its tensor maps are encoded by the CUDA driver; the emulator models the maps "
+                "a launch derives from arrays",
+    "tma_none": "its tensor maps are encoded by the CUDA driver; the emulator models the maps "
+                "a launch derives from arrays",
     "dsmem": "clusters (distributed shared memory) are not modelled",
 }
 

@@ -31,6 +31,7 @@ import functools
 import hashlib
 import os
 import re
+import struct
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ from typing import Any
 from tvm.backend.sdk import emu, get_toolchain, work_folder
 from tvm.error import CompileError, NotModelledError
 
-__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "build", "load_source", "prepare"]
+__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "TensorMapArg", "build", "load_source",
+           "prepare"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
@@ -63,6 +65,60 @@ _SCALAR_CTYPES: dict[str, Any] = {
     "float32": ctypes.c_float, "float64": ctypes.c_double,
     "float16": ctypes.c_uint16, "bfloat16": ctypes.c_uint16,
 }
+
+
+# the element sizes of the dtypes a tensor map has (runtime.TMA_DTYPES)
+_TMA_ELEM_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+                   "uint16": 2, "int16": 2, "float16": 2, "bfloat16": 2, "uint32": 4, "int32": 4,
+                   "float32": 4, "uint64": 8, "int64": 8, "float64": 8}
+
+
+class TensorMapArg:
+    """A tensor map a launch derives from ``array`` (the runtime's ``cuda.tensor_map`` kind, with
+    ``params`` ``[dtype, swizzle mode, l2 promotion, *box]``, box outermost first). The launch
+    stages the array like a pointer argument and passes the emulator's record of the map
+    (``tvm_cuda_emu::TensorMap``) in the 128 bytes of the ``CUtensorMap`` parameter."""
+
+    __slots__ = ("array", "params", "what")
+
+    def __init__(self, array: Any, params: Sequence[Any], what: str = "the array") -> None:
+        self.array = array
+        self.params = tuple(params)
+        self.what = what
+
+    def record(self, arr: Any, base: int) -> bytes:
+        """The map's 128-byte record for the staged numpy array ``arr`` at address ``base``."""
+        dtype, mode = str(self.params[0]), int(self.params[1])
+        box = [int(b) for b in self.params[3:]]
+        elem = _TMA_ELEM_BYTES.get(dtype)
+        rank = arr.ndim
+        if elem is None or elem != arr.itemsize:
+            raise ValueError(f"{self.what}: a {dtype} tensor map of an array of "
+                             f"{arr.itemsize}-byte elements")
+        if not 1 <= rank <= 5 or len(box) != rank:
+            raise ValueError(f"{self.what}: a tensor map has 1 to 5 dims and a box extent each; "
+                             f"got shape {list(arr.shape)}, box {box}")
+        if any(not 1 <= b <= 256 for b in box):
+            raise ValueError(f"{self.what}: TMA box extents are 1 to 256; got {box}")
+        if mode not in (0, 1, 2, 3):
+            raise ValueError(f"{self.what}: swizzle mode {mode} (0 to 3)")
+        swizzle = (0, 32, 64, 128)[mode]
+        if swizzle and box[-1] * elem > swizzle:
+            raise ValueError(f"{self.what}: the box's inner extent ({box[-1] * elem} bytes) "
+                             f"exceeds the {swizzle}-byte swizzle")
+        if arr.strides[-1] != elem and arr.shape[-1] > 1:
+            raise ValueError(f"{self.what}: TMA reads the innermost dim contiguously")
+        strides = [int(st) for st in reversed(arr.strides[:-1])]
+        if any(st % 16 for st in strides):
+            raise ValueError(f"{self.what}: TMA needs every stride but the innermost to be a "
+                             f"multiple of 16 bytes; the array has strides {list(arr.strides)}")
+        dims = [int(x) for x in reversed(arr.shape)]
+        pad5 = lambda xs: [*xs, *[0] * (5 - len(xs))]  # noqa: E731
+        name = self.what.rpartition("'")[0].rpartition("'")[2] or "tensor map"
+        data = struct.pack("<4I2Q5I5I4Q16s", 0x504D4554, rank, elem, swizzle, base, arr.nbytes,
+                           *pad5(dims), *pad5(list(reversed(box))), *(strides + [0] * 4)[:4],
+                           name.encode()[:15])
+        return data.ljust(128, b"\0")
 
 
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
@@ -101,10 +157,7 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
 
 def _checked_head(m: re.Match[str]) -> str:
     """A kernel's header with its pointer parameters checked (line breaks kept)."""
-    name, params = m.group(1), m.group(2)
-    if "CUtensorMap" in params:
-        raise NotModelledError(f"kernel {name!r} takes a tensor map (TMA): the CUDA emulator "
-                               "does not model TMA yet; run it on a GPU")
+    params = m.group(2)
     out = []
     for p in params.split(","):
         stripped = p.strip()
@@ -208,8 +261,25 @@ class EmulatedKernel:
         arrays: dict[int, Any] = {}
         copy_back: list[tuple[Any, Any]] = []
         scalars: dict[int, Any] = {}
+        maps: dict[int, tuple[int, TensorMapArg, Any]] = {}
         for i, ((pname, ptype), value) in enumerate(zip(self.params, args)):
-            if ptype == "ptr":
+            if ptype == "tensormap":
+                if not isinstance(value, TensorMapArg):
+                    raise NotModelledError(
+                        f"kernel {self.name!r}: parameter {pname!r} is given a tensor map "
+                        f"({type(value).__name__}); the CUDA emulator models the tensor maps a "
+                        "launch derives from arrays, not encoded ones")
+                arr, back = _host_array(value.array, pname, self.name)
+                key = next((j for j, a in arrays.items() if a.ctypes.data == arr.ctypes.data
+                            and a.nbytes == arr.nbytes), None)
+                if key is None:  # staged like a pointer argument (shared with one of the same)
+                    key = len(args) + i
+                    arrays[key] = arr
+                    if back is not None:
+                        copy_back.append((back, arr))
+                value.record(arr, 0)  # what TMA cannot address fails here, not in the launch
+                maps[i] = (key, value, arr)
+            elif ptype == "ptr":
                 arr, back = _host_array(value, pname, self.name)
                 arrays[i] = arr
                 if back is not None:
@@ -225,14 +295,24 @@ class EmulatedKernel:
                                        f"{ptype!r} is not modelled by the CUDA emulator")
         sizes = (ctypes.c_uint64 * max(len(args), 1))()
         for i, arr in arrays.items():
-            sizes[i] = arr.nbytes
+            if i < len(args):
+                sizes[i] = arr.nbytes
         fn = self.module.function(self.name)
         workers = self.module.workers
 
         def launch(pointers: dict[int, int]) -> None:
             ptrs = (ctypes.c_void_p * max(len(args), 1))()
+            records = []
             for i in range(len(args)):
-                ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
+                if i in maps:
+                    key, tmap, arr = maps[i]
+                    holder = ctypes.create_string_buffer(192)  # a CUtensorMap is 64-byte aligned
+                    at = (ctypes.addressof(holder) + 63) // 64 * 64
+                    ctypes.memmove(at, tmap.record(arr, pointers[key]), 128)
+                    records.append(holder)
+                    ptrs[i] = at
+                else:
+                    ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
             err = ctypes.create_string_buffer(4096)
             rc = fn(ptrs, sizes, (ctypes.c_uint32 * 3)(*g), (ctypes.c_uint32 * 3)(*b),
                     int(shmem), workers, _DEFAULT_STACK, int(self.module.race_check), err,
@@ -316,7 +396,7 @@ def _host_array(value: Any, pname: str, kernel: str) -> tuple[Any, Any]:
             raise ValueError(f"kernel {kernel!r}: argument {pname!r} is on {value.device}; the "
                              "CUDA emulator runs on the CPU: pass CPU arrays")
         t = value.detach()
-        arr = (t.view(_torch_int16()) if str(t.dtype) == "torch.bfloat16" else t).numpy()
+        arr = _torch_bits(t).numpy()
     elif hasattr(value, "__dlpack__"):
         arr = np.from_dlpack(value)
     else:
@@ -328,10 +408,15 @@ def _host_array(value: Any, pname: str, kernel: str) -> tuple[Any, Any]:
     return tmp, (arr if arr.flags.writeable else None)
 
 
-def _torch_int16() -> Any:
+def _torch_bits(t: Any) -> Any:
+    """``t``, or a view of its bits where numpy has no such dtype (bfloat16, float8)."""
     import torch
 
-    return torch.int16
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16)
+    if t.dtype.itemsize == 1 and t.dtype.is_floating_point:
+        return t.view(torch.uint8)
+    return t
 
 
 def load_source(source: str, signatures: Mapping[str, Sequence[Sequence[str]]]) -> EmulatedModule:

@@ -912,6 +912,13 @@ class EmulatedCudaFunction(CudaFunction):
     def _device_of(self, args: Sequence[Any]) -> int | None:
         return None
 
+    def _derive(self, ref: tuple[int, str, tuple[Any, ...]], args: Sequence[Any]) -> Any:
+        index, kind, params = ref
+        if kind == rt.TENSOR_MAP_KIND:  # the emulator's map, filled in at the launch
+            return _emulator.TensorMapArg(
+                args[index], params, what=f"{self.name}: argument {self.specs[index].name!r}")
+        return super()._derive(ref, args)
+
 
 class EmulatedCudaExecutable(CudaExecutable):
     """The generated CUDA compiled for the CPU emulator (:mod:`.emulator`):

@@ -705,7 +705,9 @@ inline MbarState mbar_read(unsigned addr) {
 inline void mbar_write(unsigned addr, const MbarState& s) {
   uint64_t w = uint64_t(s.expected & 0xffffu) | (uint64_t(s.pending & 0xffffu) << 16) |
                (uint64_t(s.tx & 0x7fffffffll) << 32) | (uint64_t(s.phase & 1u) << 63);
-  std::memcpy(smem_at(addr, 8, "mbarrier"), &w, 8);
+  unsigned char* p = smem_at(addr, 8, "mbarrier");
+  std::memcpy(p, &w, 8);
+  if (race_on) race_atomic(p, 8);  // an mbarrier operation is atomic, not a plain write
 }
 inline void race_interval_end(tvm_emu::Worker& w);
 inline void mbar_settle(unsigned addr, MbarState s) {
@@ -1016,6 +1018,35 @@ inline void ldmatrix_b16(bool trans, int num, unsigned addr, unsigned* r0, unsig
   }
 }
 
+// stmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16: the inverse of ldmatrix; lane l stores
+// row l % 8 of matrix l / 8 at its address (element c from lane 4 * row + c / 2, or transposed)
+struct StmatrixIn {
+  unsigned addr, r[4];
+};
+inline void stmatrix_b16(bool trans, int num, unsigned addr, unsigned r0, unsigned r1 = 0,
+                         unsigned r2 = 0, unsigned r3 = 0, unsigned line = __builtin_LINE()) {
+  StmatrixIn mine{addr, {r0, r1, r2, r3}};
+  auto& s = warp_exchange(mine, 0xffffffffu, kShfl, site_of(line, 6), "stmatrix");
+  const unsigned l = tctx().lane, j = l / 8, row = l % 8;
+  // the lanes' stores are done before any lane goes on (the instruction is warp-wide)
+  struct Done {
+    unsigned line;
+    ~Done() { warp_exchange(0, 0xffffffffu, kSyncWarp, site_of(line, 7), "stmatrix"); }
+  } done{line};
+  if (int(j) >= num) return;
+  const StmatrixIn zero{};
+  uint16_t out[8];
+  for (unsigned c = 0; c < 8; ++c) {
+    unsigned src = trans ? 4 * c + row / 2 : 4 * row + c / 2;
+    unsigned half = trans ? row % 2 : c % 2;
+    unsigned reg = lane_value(s, src, zero).r[j];
+    out[c] = uint16_t(half ? reg >> 16 : reg & 0xffffu);
+  }
+  unsigned char* d = smem_at(addr, 16, "stmatrix");
+  if (race_on) race_access(d, 16);
+  std::memcpy(d, out, 16);
+}
+
 template <class In>
 float half_of(unsigned reg, int k) {
   return float(In::from_bits(uint16_t(k ? reg >> 16 : reg & 0xffffu)));
@@ -1109,4 +1140,263 @@ inline void bar_sync(unsigned id, unsigned count, unsigned line = __builtin_LINE
       &wait, "waiting at a named barrier", line, named_describe);
 }
 inline void bar_arrive(unsigned id, unsigned count) { named_arrive(id, count); }
+}  // namespace tvm_cuda_emu
+
+// ---- TMA: cp.async.bulk.tensor through tensor maps ---------------------------------------------------
+// The emulator's CUtensorMap: the launch (emulator.py, EmuTensorMap) fills the 128 bytes of a
+// tensor-map parameter with this record, derived from the array passed for it. A copy runs when
+// it is issued (a valid schedule of the asynchronous copy): a load fills the box in shared memory
+// (elements outside the array read as zero) with the map's swizzle, then completes its box's
+// bytes on the mbarrier; a store writes the box's elements that lie inside the array.
+namespace tvm_cuda_emu {
+constexpr uint32_t kTensorMapMagic = 0x504d4554u;  // "TEMP": the emulator's tensor map
+struct TensorMap {
+  uint32_t magic, rank, elem, swizzle;  // element bytes; swizzle in bytes (0, 32, 64, 128)
+  uint64_t base, bytes;                 // the array's first byte and size
+  uint32_t dims[5], box[5];             // innermost first
+  uint64_t strides[4];                  // bytes, of dims 1..rank-1
+  char name[16];
+};
+static_assert(sizeof(TensorMap) <= 128, "an emulated tensor map fits a CUtensorMap");
+
+inline const TensorMap& tensor_map(unsigned long long addr, const char* what) {
+  const TensorMap* m = reinterpret_cast<const TensorMap*>(addr);
+  if (!m || m->magic != kTensorMapMagic)
+    tvm_emu::fail(tvm_emu::kError, "%s: the tensor-map operand is not a tensor map the CUDA "
+                  "emulator derived (the emulator models the maps a launch derives from arrays)",
+                  what);
+  return *m;
+}
+// shared-memory address bits [4, 4 + b) XOR bits [7, 7 + b): the 32/64/128-byte swizzles
+inline unsigned swizzle_addr(unsigned addr, unsigned sw) {
+  unsigned b = sw == 128 ? 3u : sw == 64 ? 2u : sw == 32 ? 1u : 0u;
+  return b ? addr ^ (((addr >> 7) & ((1u << b) - 1u)) << 4) : addr;
+}
+inline uint64_t box_bytes(const TensorMap& m) {
+  uint64_t n = m.elem;
+  for (uint32_t r = 0; r < m.rank; ++r) n *= m.box[r];
+  return n;
+}
+// f(shared address, global pointer or nullptr outside the array) for each element of the box at
+// coordinates c (innermost first), in the box's order
+template <class F>
+void tma_each(const TensorMap& m, unsigned smem, const int* c, const char* what, F f) {
+  if (smem % 16)
+    tvm_emu::fail(tvm_emu::kError, "%s: shared address %u is not 16-byte aligned", what, smem);
+  uint32_t n[5] = {1, 1, 1, 1, 1};
+  int at[5] = {0, 0, 0, 0, 0};
+  for (uint32_t r = 0; r < m.rank; ++r) { n[r] = m.box[r]; at[r] = c[r]; }
+  const uint64_t rows = uint64_t(n[1]) * n[2] * n[3] * n[4];
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  for (uint64_t row = 0; row < rows; ++row) {
+    uint64_t rest = row;
+    bool inside = true;
+    uint64_t goff = 0;
+    for (uint32_t r = 1; r < 5; ++r) {
+      long long x = at[r] + (long long)(rest % n[r]);
+      rest /= n[r];
+      if (r < m.rank) {
+        if (x < 0 || x >= (long long)m.dims[r]) inside = false;
+        else goff += uint64_t(x) * m.strides[r - 1];
+      }
+    }
+    for (uint32_t i = 0; i < n[0]; ++i) {
+      unsigned lin = smem + unsigned((row * n[0] + i) * m.elem);
+      unsigned sa = swizzle_addr(lin, m.swizzle);
+      if (size_t(sa) + m.elem > w->shared_size)
+        tvm_emu::fail(tvm_emu::kBounds, "%s: the box reaches shared address %u, outside the "
+                      "CTA's %zu bytes of shared memory", what, sa, w->shared_size);
+      long long x = at[0] + (long long)i;
+      bool in = inside && x >= 0 && x < (long long)m.dims[0];
+      unsigned char* g = nullptr;
+      if (in) {
+        uint64_t off = goff + uint64_t(x) * m.elem;
+        if (off + m.elem > m.bytes)
+          tvm_emu::fail(tvm_emu::kBounds, "%s: tensor map '%s' addresses byte %llu of a %llu-byte "
+                        "array", what, m.name, (unsigned long long)off,
+                        (unsigned long long)m.bytes);
+        g = reinterpret_cast<unsigned char*>(m.base) + off;
+      }
+      f(sa, g);
+    }
+  }
+}
+inline void tma_load(unsigned dst, unsigned long long tmap, unsigned bar, const int* c) {
+  const char* what = "cp.async.bulk.tensor (TMA load)";
+  const TensorMap& m = tensor_map(tmap, what);
+  unsigned char* sh = tvm_emu::tls_worker->shared;
+  tma_each(m, dst, c, what, [&](unsigned sa, const unsigned char* g) {
+    if (g) std::memcpy(sh + sa, g, m.elem);
+    else std::memset(sh + sa, 0, m.elem);
+    if (race_on) race_atomic(sh + sa, m.elem);  // written by the copy, not by this thread
+  });
+  mbar_complete_tx(bar, unsigned(box_bytes(m)));
+}
+inline void tma_store(unsigned src, unsigned long long tmap, const int* c) {
+  const char* what = "cp.async.bulk.tensor (TMA store)";
+  const TensorMap& m = tensor_map(tmap, what);
+  const unsigned char* sh = tvm_emu::tls_worker->shared;
+  tma_each(m, src, c, what, [&](unsigned sa, unsigned char* g) {
+    if (g) std::memcpy(g, sh + sa, m.elem);
+  });
+}
+template <class... C>
+inline void tma_load_at(unsigned dst, unsigned long long tmap, unsigned bar, C... coords) {
+  const int c[] = {int(coords)...};
+  tma_load(dst, tmap, bar, c);
+}
+template <class... C>
+inline void tma_store_at(unsigned src, unsigned long long tmap, C... coords) {
+  const int c[] = {int(coords)...};
+  tma_store(src, tmap, c);
+}
+// cp.async.bulk (no tensor map): global -> shared, completing on an mbarrier
+inline void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  unsigned char* d = smem_at(dst, bytes, "cp.async.bulk destination");
+  std::memcpy(d, src, bytes);
+  if (race_on) race_atomic(d, bytes);
+  mbar_complete_tx(bar, bytes);
+}
+inline void bulk_store(void* dst, unsigned src, unsigned bytes) {
+  std::memcpy(dst, smem_at(src, bytes, "cp.async.bulk source"), bytes);
+}
+}  // namespace tvm_cuda_emu
+
+// ---- wgmma.mma_async (m64nNk*) -----------------------------------------------------------------------
+// Each thread of the warpgroup computes its own accumulator fragment when the instruction is
+// issued (the operands are unchanged until wgmma.wait_group, which the program must respect),
+// reading A and B from shared memory through their descriptors (start address, leading and
+// stride byte offsets, swizzle; K- or MN-major) or A from the warp's registers.
+namespace tvm_cuda_emu {
+struct WgmmaDesc {
+  unsigned start, lbo, sbo, sw;
+};
+inline WgmmaDesc wgmma_desc(unsigned long long d) {
+  WgmmaDesc r;
+  r.start = unsigned(d & 0x3fffu) << 4;
+  r.lbo = unsigned((d >> 16) & 0x3fffu) << 4;
+  r.sbo = unsigned((d >> 32) & 0x3fffu) << 4;
+  unsigned layout = unsigned(d >> 62);
+  r.sw = layout == 1 ? 128u : layout == 2 ? 64u : layout == 3 ? 32u : 0u;
+  return r;
+}
+// the shared address of element (mn, k) of an operand tile (the canonical layouts of
+// dispatch/mma_desc.py): e bytes per element, T = 16 / e, W = sw / e
+inline unsigned wgmma_addr(const WgmmaDesc& d, bool mn_major, unsigned e, unsigned mn,
+                           unsigned k) {
+  const unsigned T = 16 / e;
+  unsigned lin;
+  if (!mn_major) {
+    lin = d.sw ? (mn % 8) * d.sw + (mn / 8) * d.sbo + k * e
+               : (mn % 8) * 16 + (mn / 8) * d.sbo + (k % T) * e + (k / T) * d.lbo;
+  } else if (d.sw) {
+    const unsigned W = d.sw / e;
+    lin = (mn % W) * e + (mn / W) * d.lbo + (k % 8) * d.sw + (k / 8) * d.sbo;
+  } else {
+    lin = (mn % T) * e + (mn / T) * d.sbo + (k % 8) * 16 + (k / 8) * d.lbo;
+  }
+  return swizzle_addr(d.start + lin, d.sw);
+}
+struct Tf32 {};  // tf32 inputs: 32-bit floats read with a 10-bit mantissa
+template <class In>
+constexpr unsigned in_bytes() {
+  if constexpr (std::is_same_v<In, Tf32>) return 4;
+  else return sizeof(In);
+}
+template <class In>
+inline float in_value(const unsigned char* p) {
+  if constexpr (std::is_same_v<In, Tf32>) {
+    uint32_t u;
+    std::memcpy(&u, p, 4);
+    return u2f(u & 0xffffe000u);
+  } else {
+    In v;
+    std::memcpy((void*)&v, p, sizeof(In));
+    return float(v);
+  }
+}
+template <class In>
+inline float wgmma_smem(const WgmmaDesc& d, bool mn_major, unsigned mn, unsigned k) {
+  constexpr unsigned e = in_bytes<In>();
+  unsigned a = wgmma_addr(d, mn_major, e, mn, k);
+  return in_value<In>(smem_at(a, e, "wgmma operand"));
+}
+// the A element (row of the warp's 16, k) of the register fragment: lane 4 * (row % 8) + t holds
+// it in register 2 * c + row / 8, part p; 16-bit inputs: k = 8c + 2t + p, 8-bit: k = 16c + 4t + p
+template <class In>
+inline float wgmma_reg_a(const tvm_emu::WarpSnap& s, unsigned row, unsigned k) {
+  constexpr unsigned e = in_bytes<In>();
+  constexpr unsigned per = 4 / e;  // elements per register
+  const unsigned c = k / (4 * per), t = (k % (4 * per)) / per, p = k % per;
+  struct Regs { unsigned r[4]; };
+  Regs x = lane_value(s, 4 * (row % 8) + t, Regs{});
+  unsigned reg = x.r[2 * c + row / 8];
+  unsigned char bytes[4];
+  std::memcpy(bytes, &reg, 4);
+  return in_value<In>(bytes + p * e);
+}
+template <class In, bool F32Out, class... Acc>
+inline void wgmma_run(int n, int k, bool trans_a, bool trans_b, int scale_a, int scale_b,
+                      int scale_d, const WgmmaDesc* da, const tvm_emu::WarpSnap* sa,
+                      unsigned long long desc_b, Acc&... acc) {
+  constexpr int nacc = sizeof...(Acc);
+  static_assert(nacc > 0, "wgmma without accumulators");
+  if ((F32Out ? n / 2 : n / 4) != nacc)
+    tvm_emu::fail(tvm_emu::kError, "wgmma m64n%d: %d accumulator registers", n, nacc);
+  const WgmmaDesc db = wgmma_desc(desc_b);
+  const tvm_emu::ThreadCtx& c = tctx();
+  const unsigned w = c.warp % 4, l = c.lane, g = l / 4, t = l % 4;
+  float a[2][32];
+  for (unsigned h = 0; h < 2; ++h)
+    for (int kk = 0; kk < k; ++kk) {
+      unsigned row = 16 * w + 8 * h + g;
+      a[h][kk] = float(scale_a) * (da ? wgmma_smem<In>(*da, trans_a, row, unsigned(kk))
+                                      : wgmma_reg_a<In>(*sa, 8 * h + g, unsigned(kk)));
+    }
+  float b[32];
+  float out[2 * nacc];
+  const int nvals = F32Out ? nacc : 2 * nacc;
+  void* regs[] = {static_cast<void*>(&acc)...};
+  for (int cb = 0; cb < n / 8; ++cb)
+    for (int e = 0; e < 2; ++e) {
+      const unsigned col = unsigned(8 * cb) + 2 * t + unsigned(e);
+      for (int kk = 0; kk < k; ++kk)
+        b[kk] = float(scale_b) * wgmma_smem<In>(db, trans_b, col, unsigned(kk));
+      for (int h = 0; h < 2; ++h) {
+        float s = 0.0f;
+        for (int kk = 0; kk < k; ++kk) s += a[h][kk] * b[kk];
+        out[4 * cb + 2 * h + e] = s;
+      }
+    }
+  for (int i = 0; i < nvals; ++i) {
+    if (F32Out) {
+      float* r = static_cast<float*>(regs[i]);
+      *r = out[i] + (scale_d ? *r : 0.0f);
+    } else {
+      unsigned* r = static_cast<unsigned*>(regs[i / 2]);
+      const int shift = 16 * (i % 2);
+      float old = scale_d ? half_bits_to_float(uint16_t(*r >> shift)) : 0.0f;
+      uint16_t v = float_to_half_bits(out[i] + old);
+      *r = (*r & ~(0xffffu << shift)) | (unsigned(v) << shift);
+    }
+  }
+}
+template <class In, bool F32Out, class... Acc>
+inline void wgmma_ss(int n, int k, bool trans_a, bool trans_b, int scale_a, int scale_b,
+                     int scale_d, unsigned long long desc_a, unsigned long long desc_b,
+                     Acc&... acc) {
+  const WgmmaDesc da = wgmma_desc(desc_a);
+  wgmma_run<In, F32Out>(n, k, trans_a, trans_b, scale_a, scale_b, scale_d, &da, nullptr, desc_b,
+                        acc...);
+}
+template <class In, bool F32Out, class... Acc>
+inline void wgmma_rs(unsigned line, int n, int k, bool trans_b, int scale_a, int scale_b,
+                     int scale_d, unsigned long long desc_b, unsigned a0, unsigned a1,
+                     unsigned a2, unsigned a3, Acc&... acc) {
+  struct Regs { unsigned r[4]; };
+  auto& s = warp_exchange(Regs{{a0, a1, a2, a3}}, 0xffffffffu, kShfl, site_of(line, 5),
+                          "wgmma.mma_async (A in registers)");
+  wgmma_run<In, F32Out>(n, k, false, trans_b, scale_a, scale_b, scale_d, nullptr, &s, desc_b,
+                        acc...);
+}
 }  // namespace tvm_cuda_emu

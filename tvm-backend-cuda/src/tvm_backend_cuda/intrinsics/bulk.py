@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.error import NotModelledError
 from tvm.ir.expr import Call
 
 from ._base import (
@@ -38,12 +39,78 @@ def _u64(emit: Emit, a: Any) -> str:
     return f'"l"((unsigned long long)({emit(a)}))'
 
 
+# -- emulation rules (the CPU emulator: emu/tvm_cuda_emu.h, tma_* and bulk_*): a copy runs when
+# it is issued, then completes its bytes on the mbarrier; groups have nothing left to wait for
+def _not_modelled(call: Call, what: str) -> NotModelledError:
+    return NotModelledError(f"intrinsic {call.op.name.removeprefix('tirx.')} {what}: the CUDA "
+                            "emulator does not model it yet")
+
+
+def _emu_bulk_legacy(call: Call, emit: Emit) -> str:
+    ct = ctype(emit, S(call, 0))
+    sh, sh_off, gl, gl_off, nbytes, bar = call.args[1:]
+    dst = f"({ptr(emit, sh, ct)} + ({emit(sh_off)}))"
+    src = f"({ptr(emit, gl, ct)} + ({emit(gl_off)}))"
+    return (f"tvm_cuda_emu::bulk_load((unsigned)__cvta_generic_to_shared({dst}), "
+            f"(const void*)({src}), (unsigned)({emit(nbytes)}), {smem_addr(emit, bar)})")
+
+
+def _emu_g2s_cta(call: Call, emit: Emit) -> str:
+    dst, src, n, ign_l, ign_r, bar = call.args[:6]
+    if bool_arg(call, 8) or not (is_const(ign_l, 0) and is_const(ign_r, 0)):
+        raise _not_modelled(call, "with ignore_oob")
+    return (f"tvm_cuda_emu::bulk_load({smem_addr(emit, dst)}, (const void*)({gaddr(emit, src)}), "
+            f"(unsigned)({emit(n)}), {smem_addr(emit, bar)})")
+
+
+def _emu_g2s_cluster(call: Call, emit: Emit) -> str:
+    dst, src, n, bar = call.args[:4]
+    if bool_arg(call, 7):
+        raise _not_modelled(call, "with multicast (clusters)")
+    return (f"tvm_cuda_emu::bulk_load({smem_addr(emit, dst)}, (const void*)({gaddr(emit, src)}), "
+            f"(unsigned)({emit(n)}), {smem_addr(emit, bar)})")
+
+
+def _emu_s2g(call: Call, emit: Emit) -> str:
+    dst, src, n = call.args[:3]
+    if bool_arg(call, 6):
+        raise _not_modelled(call, "with a byte mask")
+    return (f"tvm_cuda_emu::bulk_store((void*)({gaddr(emit, dst)}), {smem_addr(emit, src)}, "
+            f"(unsigned)({emit(n)}))")
+
+
+def _emu_g2c(call: Call, emit: Emit) -> str:
+    dim = _dim(call)
+    dst, bar, tmap, mask = call.args[1:5]
+    coords = list(call.args[8:])
+    if not is_const(mask, 0):
+        raise _not_modelled(call, "with multicast (clusters)")
+    if cta_group(call, 5) == 2:
+        raise _not_modelled(call, "with cta_group 2")
+    if len(coords) != dim:
+        raise fail(call, f"a {dim}-d copy needs {dim} coordinates, got {len(coords)}")
+    cs = "".join(f", (int)({emit(c)})" for c in coords)
+    return (f"tvm_cuda_emu::tma_load_at({smem_addr(emit, dst)}, {gaddr(emit, tmap)}, "
+            f"{smem_addr(emit, bar)}{cs})")
+
+
+def _emu_s2g_tensor(call: Call, emit: Emit) -> str:
+    dim = _dim(call)
+    src, tmap = call.args[1:3]
+    coords = list(call.args[5:])
+    if len(coords) != dim:
+        raise fail(call, f"a {dim}-d copy needs {dim} coordinates, got {len(coords)}")
+    cs = "".join(f", (int)({emit(c)})" for c in coords)
+    return f"tvm_cuda_emu::tma_store_at({smem_addr(emit, src)}, {gaddr(emit, tmap)}{cs})"
+
+
 @intrin(
     "ptx.cp_async.bulk",
     "dtype, shared_ptr, shared_offset, global_ptr, global_offset, bytes, barrier",
     strings=("dtype",),
     dtype_forward=True,
     min_arch=90,
+    emulate=_emu_bulk_legacy,
 )
 def _bulk_legacy(call: Call, emit: Emit) -> str:
     """``cp.async.bulk`` global -> shared completing on ``barrier`` (offsets in ``dtype``)."""
@@ -87,12 +154,13 @@ intrin("ptx.cp_async_bulk_s2s_cluster", "dst_ptr, src_ptr, num_bytes, mbarrier",
 )
 
 
-@intrin("ptx.cp_async.bulk.commit_group", min_arch=90)
+@intrin("ptx.cp_async.bulk.commit_group", min_arch=90, emulate=lambda call, emit: "(void)0")
 def _bulk_commit(call: Call, emit: Emit) -> str:
     return asm("cp.async.bulk.commit_group;")
 
 
-@intrin("ptx.cp_async.bulk.wait_group", "n=0, read=True", min_arch=90)
+@intrin("ptx.cp_async.bulk.wait_group", "n=0, read=True", min_arch=90,
+        emulate=lambda call, emit: "(void)0")  # the copies ran when issued
 def _bulk_wait(call: Call, emit: Emit) -> str:
     read = ".read" if bool_arg(call, 1) else ""
     return asm(f"cp.async.bulk.wait_group{read} {int_arg(call, 0)};")
@@ -109,7 +177,8 @@ def _g2s_cta_operands(
     return (dst_ptr, src_ptr, num_bytes, *ignore, mbarrier_ptr, policy, has, int(bool(ignore_oob)))
 
 
-@intrin("ptx.cp_async_bulk_g2s_cta", _g2s_cta_operands, nargs=9, min_arch=90)
+@intrin("ptx.cp_async_bulk_g2s_cta", _g2s_cta_operands, nargs=9, min_arch=90,
+        emulate=_emu_g2s_cta)
 def _g2s_cta(call: Call, emit: Emit) -> str:
     dst, src, n, ign_l, ign_r, bar, policy, _, _ = call.args
     if bool_arg(call, 8) or not (is_const(ign_l, 0) and is_const(ign_r, 0)):
@@ -127,7 +196,8 @@ def _g2s_cluster_operands(
     return (dst_ptr, src_ptr, num_bytes, mbarrier_ptr, cta_mask, policy, has, int(bool(multicast)))
 
 
-@intrin("ptx.cp_async_bulk_g2s_cluster", _g2s_cluster_operands, nargs=8, min_arch=90)
+@intrin("ptx.cp_async_bulk_g2s_cluster", _g2s_cluster_operands, nargs=8, min_arch=90,
+        emulate=_emu_g2s_cluster)
 def _g2s_cluster(call: Call, emit: Emit) -> str:
     dst, src, n, bar, mask, policy, _, _ = call.args
     return _g2s(
@@ -170,7 +240,7 @@ def _s2g_operands(
     return (dst_ptr, src_ptr, num_bytes, byte_mask, policy, has, int(bool(cp_mask)))
 
 
-@intrin("ptx.cp_async_bulk_s2g", _s2g_operands, nargs=7, min_arch=90)
+@intrin("ptx.cp_async_bulk_s2g", _s2g_operands, nargs=7, min_arch=90, emulate=_emu_s2g)
 def _bulk_s2g(call: Call, emit: Emit) -> str:
     dst, src, n, byte_mask, policy, _, _ = call.args
     if bool_arg(call, 6):
@@ -266,6 +336,7 @@ def _g2c_operands(
     name="cp_async_bulk_tensor_global_to_cluster",
     choices={"cta_group": CTA_GROUP},
     min_arch=90,
+    emulate=_emu_g2c,
 )
 def _tensor_g2c(call: Call, emit: Emit) -> str:
     return _g2c(call, emit, False)
@@ -297,6 +368,7 @@ def _prefetch_operands(
     nargs=(5, None),
     name="cp_async_bulk_tensor_global_to_cluster_prefetch",
     min_arch=90,
+    emulate=lambda call, emit: "(void)0",  # no cache in the emulator
 )
 def _tensor_prefetch(call: Call, emit: Emit) -> str:
     dim = _dim(call)
@@ -342,6 +414,7 @@ def _s2g_tensor_operands(
     nargs=(6, None),
     name="cp_async_bulk_tensor_shared_to_global",
     min_arch=90,
+    emulate=_emu_s2g_tensor,
 )
 def _tensor_s2g(call: Call, emit: Emit) -> str:
     return _s2g(call, emit, None)

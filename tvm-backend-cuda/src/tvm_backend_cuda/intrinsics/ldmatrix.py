@@ -90,12 +90,22 @@ def _stmatrix_operands(
     return (trans, num, dtype, shape, space, smem_ptr, *src_handles)
 
 
+def _emu_stmatrix(call: Call, emit: Emit) -> str:
+    if S(call, 2).lstrip(".") != "b16" or S(call, 3) != "m8n8":
+        raise fail(call, "the CUDA emulator models m8n8 .b16 stmatrix only")
+    t, num, smem, src = _warp_matrix(call, 5, "source")
+    regs = ", ".join(lvalue(emit, r, "unsigned") for r in src)
+    return (f"tvm_cuda_emu::stmatrix_b16({'true' if t else 'false'}, {num}, "
+            f"{smem_addr(emit, smem)}, {regs})")
+
+
 @intrin(
     "ptx.stmatrix",
     _stmatrix_operands,
     nargs=(7, 10),
     choices={"num": NUM, "shape": STMATRIX_SHAPE, "space": STMATRIX_SPACE},
     min_arch=90,
+    emulate=_emu_stmatrix,
 )
 def _stmatrix(call: Call, emit: Emit) -> str:
     dtype, shape, space = S(call, 2).lstrip("."), S(call, 3), S(call, 4)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.error import NotModelledError
 from tvm.ir import expr as E
 from tvm.ir.expr import Call
 
@@ -14,19 +15,27 @@ from ._spec import intrin
 from .mma import PTX_TYPE_NAME
 
 # every op here exists on sm_90a alone (sm_100a dropped wgmma): min_arch = max_arch = 90
+# The CPU emulator (emu/tvm_cuda_emu.h, wgmma_*) computes each thread's fragment when the
+# instruction is issued: fence, commit and wait have nothing to order, the register barrier
+# nothing to pin.
+_NOTHING = "(void)0"
 
 
-@intrin("ptx.wgmma.fence", min_arch=90, max_arch=90)
+def _nothing(call: Call, emit: Emit) -> str:
+    return _NOTHING
+
+
+@intrin("ptx.wgmma.fence", min_arch=90, max_arch=90, emulate=_nothing)
 def _fence(call: Call, emit: Emit) -> str:
     return asm("wgmma.fence.sync.aligned;")
 
 
-@intrin("ptx.wgmma.commit_group", min_arch=90, max_arch=90)
+@intrin("ptx.wgmma.commit_group", min_arch=90, max_arch=90, emulate=_nothing)
 def _commit(call: Call, emit: Emit) -> str:
     return asm("wgmma.commit_group.sync.aligned;")
 
 
-@intrin("ptx.wgmma.wait_group", "n", min_arch=90, max_arch=90)
+@intrin("ptx.wgmma.wait_group", "n", min_arch=90, max_arch=90, emulate=_nothing)
 def _wait(call: Call, emit: Emit) -> str:
     return asm(f"wgmma.wait_group.sync.aligned {int_arg(call, 0)};")
 
@@ -42,7 +51,7 @@ def _reg_constraint(a: Any) -> tuple[str, str]:
     return "r", "unsigned"
 
 
-@intrin("ptx.wgmma.noop_barrier", "reg", min_arch=90, max_arch=90)
+@intrin("ptx.wgmma.noop_barrier", "reg", min_arch=90, max_arch=90, emulate=_nothing)
 def _noop_barrier(call: Call, emit: Emit) -> str:
     # an empty asm that "modifies" the register keeps the compiler from moving its uses across
     # the asynchronous wgmma that writes it
@@ -129,6 +138,38 @@ def _mma_async(call: Call, emit: Emit, rs: bool) -> str:
     return asm(text, outs, ins)
 
 
+# the emulator's C++ type of each wgmma input type
+_EMU_IN = {"f16": "__half", "bf16": "__nv_bfloat16", "e4m3": "__nv_fp8_e4m3",
+           "e5m2": "__nv_fp8_e5m2", "tf32": "tvm_cuda_emu::Tf32"}
+
+
+def _emu_mma_async(call: Call, emit: Emit, rs: bool) -> str:
+    _mma_async(call, emit, rs)  # the same operand checks as the CUDA rule
+    n, k = int_arg(call, 1), int_arg(call, 2)
+    in_t, out_t = _t(call, 3), _t(call, 4)
+    if in_t not in _EMU_IN or out_t not in ("f32", "f16"):
+        raise NotModelledError(f"intrinsic {call.op.name.removeprefix('tirx.')} with {in_t} "
+                               f"inputs and {out_t} results: the CUDA emulator models f16, bf16, "
+                               "tf32 and fp8 inputs into f32 or f16")
+    trans_a, trans_b = int(bool_arg(call, 5)), int(bool_arg(call, 6))
+    sa, sb = _scale(call, 7), _scale(call, 8)
+    scale_d = f"(int)({emit(call.args[9])})"
+    acon = "float" if out_t == "f32" else "unsigned"
+    tmpl = f"<{_EMU_IN[in_t]}, {'true' if out_t == 'f32' else 'false'}>"
+    if rs:
+        b_desc, *rest = call.args[10:]
+        a_regs, accs = rest[:4], rest[4:]
+        regs = "".join(f", {lvalue(emit, a, 'unsigned')}" for a in a_regs)
+        head = (f"tvm_cuda_emu::wgmma_rs{tmpl}(__LINE__, {n}, {k}, {trans_b}, {sa}, {sb}, "
+                f"{scale_d}, (unsigned long long)({emit(b_desc)}){regs}")
+    else:
+        a_desc, b_desc, *accs = call.args[10:]
+        head = (f"tvm_cuda_emu::wgmma_ss{tmpl}({n}, {k}, {trans_a}, {trans_b}, {sa}, {sb}, "
+                f"{scale_d}, (unsigned long long)({emit(a_desc)}), "
+                f"(unsigned long long)({emit(b_desc)})")
+    return head + "".join(f", {lvalue(emit, a, acon)}" for a in accs) + ")"
+
+
 def _shape_operands(
     M: Any, N: Any, K: Any, in_dtype: Any, out_dtype: Any, transA: Any, transB: Any,
     scaleA: Any, scaleB: Any, scaleD: Any,
@@ -156,11 +197,13 @@ def _rs_operands(
     return (*head, descB, *reg_list)
 
 
-@intrin("ptx.wgmma.mma_async.ss", _ss_operands, nargs=(12, None), min_arch=90, max_arch=90)
+@intrin("ptx.wgmma.mma_async.ss", _ss_operands, nargs=(12, None), min_arch=90, max_arch=90,
+        emulate=lambda call, emit: _emu_mma_async(call, emit, False))
 def _ss(call: Call, emit: Emit) -> str:
     return _mma_async(call, emit, False)
 
 
-@intrin("ptx.wgmma.mma_async.rs", _rs_operands, nargs=(11, None), min_arch=90, max_arch=90)
+@intrin("ptx.wgmma.mma_async.rs", _rs_operands, nargs=(11, None), min_arch=90, max_arch=90,
+        emulate=lambda call, emit: _emu_mma_async(call, emit, True))
 def _rs(call: Call, emit: Emit) -> str:
     return _mma_async(call, emit, True)

@@ -1,0 +1,176 @@
+"""The library's Hopper kernels under the CUDA emulator (CPU, no GPU): TMA loads and stores
+through tensor maps derived at launch (128-byte swizzle, out-of-bounds zero fill, clipped
+stores), wgmma from shared-memory descriptors (K- and MN-major) and from registers, mbarrier
+transaction bytes, warp specialisation. Each result is checked against numpy."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm_backend_cuda.plugin import register_backend
+
+register_backend()
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+TARGET = {"kind": "cuda", "arch": "sm_90a"}
+
+
+def _emulated(func: Any) -> Any:
+    return tvm.compile(func, target=TARGET, emulate=True)
+
+
+def _check_bf16(got: np.ndarray, ref: np.ndarray) -> None:
+    """f32 accumulation then one rounding to bfloat16: half a bfloat16 spacing (2^-8 of the
+    value) plus the accumulation's own error, which matters only near zero."""
+    np.testing.assert_allclose(got.astype(np.float32), ref, rtol=2.0 ** -8, atol=1e-3)
+
+
+@pytest.mark.parametrize("m, n, k", [(256, 512, 192), (200, 264, 64)])
+def test_gemm_bf16(m: int, n: int, k: int) -> None:
+    """C = A @ B^T (TMA + wgmma + a producer warpgroup); 200 x 264 x 64: every tile edge
+    crosses the arrays' ends (loads read zeros, stores are clipped)."""
+    from tvm_backend_cuda import kernels
+
+    ex = _emulated(kernels.gemm_func(m, n, k, "bfloat16", arch="sm_90a"))
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((n, k)).astype(ml_dtypes.bfloat16)
+    c = np.full((m, n), 7.0, ml_dtypes.bfloat16)
+    start = time.perf_counter()
+    ex(a, b, c)
+    assert time.perf_counter() - start < 30
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    _check_bf16(c, ref)
+
+
+def test_gemm_float8_scaled() -> None:
+    """e4m3 operands (8-bit wgmma, 128-byte rows of 128 elements) with scale_a * scale_b."""
+    from tvm_backend_cuda import kernels
+
+    m, n, k = 256, 512, 192
+    ex = _emulated(kernels.gemm_func(m, n, k, "float8_e4m3fn", arch="sm_90a"))
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((m, k)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((n, k)).astype(ml_dtypes.float8_e4m3fn)
+    sa, sb = np.array([0.5], np.float32), np.array([0.25], np.float32)
+    c = np.zeros((m, n), ml_dtypes.bfloat16)
+    ex(a, b, sa, sb, c)
+    ref = (a.astype(np.float32) @ b.astype(np.float32).T) * 0.125
+    _check_bf16(c, ref)
+
+
+def test_gemm_float16_tails() -> None:
+    """float16 in and out, 129 x 520 x 64 (the GPU test's shape)."""
+    from tvm_backend_cuda import kernels
+
+    m, n, k = 129, 520, 64
+    ex = _emulated(kernels.gemm_func(m, n, k, "float16", arch="sm_90a"))
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((n, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    ex(a, b, c)
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2.0 ** -10, atol=1e-3)
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x / (1.0 + np.exp(-x))
+
+
+def test_gemm_fused_epilogue() -> None:
+    """act(A @ B^T + bias) + residual in the consumer warpgroups' epilogue."""
+    from tvm_backend_cuda import kernels
+
+    m, n, k = 256, 512, 128
+    ex = _emulated(kernels.gemm_func(m, n, k, "bfloat16", arch="sm_90a", bias=True,
+                                     activation="silu", residual=True))
+    rng = np.random.default_rng(4)
+    bf = ml_dtypes.bfloat16
+    a = rng.standard_normal((m, k)).astype(bf)
+    b = (rng.standard_normal((n, k)) / np.sqrt(k)).astype(bf)
+    bias = rng.standard_normal(n).astype(bf)
+    res = rng.standard_normal((m, n)).astype(bf)
+    c = np.full((m, n), np.nan, bf)
+    ex(a, b, bias, res, c)
+    f32 = np.float32
+    want = _silu(a.astype(f32) @ b.astype(f32).T + bias.astype(f32)) + res.astype(f32)
+    got = c.astype(f32)
+    assert np.isfinite(got).all()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-2
+
+
+def _attention_ref(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    d = q.shape[-1]
+    k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
+    v = np.repeat(v, q.shape[1] // v.shape[1], axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None], s, -np.inf)
+    mx = s.max(-1, keepdims=True)
+    p = np.exp(s - mx)
+    total = p.sum(-1, keepdims=True)
+    return (p / total) @ v, (np.log(total) + mx)[..., 0]
+
+
+# (batch, heads_q, heads_kv, seq_q, seq_k, d, dtype, causal): the GPU test's cases
+# (test_kernels_attention.CASES) and a GQA d 64 one
+ATTENTION_CASES = [
+    (1, 2, 2, 200, 300, 128, "bfloat16", False),  # tails of queries and keys
+    (1, 4, 2, 200, 136, 64, "bfloat16", True),  # GQA, causal, d 64
+    (2, 4, 1, 256, 256, 64, "bfloat16", True),  # MQA, causal, whole blocks
+    (1, 4, 2, 333, 333, 128, "float16", True),  # GQA, causal, tails
+    (1, 1, 1, 1, 77, 64, "bfloat16", False),  # one query
+    (1, 2, 1, 130, 520, 128, "bfloat16", True),  # causal with seq_k > seq_q
+    (1, 2, 2, 200, 250, 256, "bfloat16", True),  # d 256: blocks of 64 keys, tails
+    (2, 2, 1, 128, 192, 256, "float16", False),  # d 256, MQA
+]
+
+
+@pytest.mark.parametrize("case", ATTENTION_CASES,
+                         ids=lambda c: "-".join(str(x) for x in c[:6]) + f"-{c[6]}"
+                         + ("-causal" if c[7] else ""))
+def test_attention_forward(case: tuple[Any, ...]) -> None:
+    """FlashAttention forward: S = Q K^T (both operands in shared memory), O += P V (P from
+    registers, V MN-major), key and query tails, GQA/MQA, causal, d 64 to 256."""
+    from tvm_backend_cuda import kernels
+
+    batch, hq, hk, sq, sk, d, dtype, causal = case
+    shape = (batch, hq, hk, sq, sk, d)
+    ex = _emulated(kernels.attention_func(*shape, dtype, arch="sm_90a", causal=causal))
+    rng = np.random.default_rng(2)
+    bf = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    q = rng.standard_normal((batch * hq * sq, d)).astype(bf)
+    k = rng.standard_normal((batch * hk * sk, d)).astype(bf)
+    v = rng.standard_normal((batch * hk * sk, d)).astype(bf)
+    o = np.zeros((batch * hq * sq, d), bf)
+    lse = np.zeros((batch * hq * sq,), np.float32)
+    ex(q, k, v, o, lse)
+    f32 = np.float32
+    o_ref, lse_ref = _attention_ref(q.astype(f32).reshape(batch, hq, sq, d),
+                                    k.astype(f32).reshape(batch, hk, sk, d),
+                                    v.astype(f32).reshape(batch, hk, sk, d), causal)
+    # P is rounded to bfloat16 before P V, as on the GPU
+    np.testing.assert_allclose(o.astype(f32).reshape(o_ref.shape), o_ref, atol=2e-2)
+    np.testing.assert_allclose(lse.reshape(lse_ref.shape), lse_ref, atol=1e-4)
+
+
+def test_tensor_maps_the_caller_encoded_are_not_modelled() -> None:
+    """A tensor map passed in (encoded by the driver) is refused, naming the parameter; the
+    same kernel with maps derived at launch runs (``tma_128B_derived``, a gpu test)."""
+    from lang_kernels import tma_kernel
+
+    from tvm.error import NotModelledError
+
+    ex = _emulated(tma_kernel())
+    a = np.zeros((128, 128), ml_dtypes.bfloat16)
+    b = np.zeros((128, 128), ml_dtypes.bfloat16)
+    with pytest.raises(NotModelledError, match="tensor map"):
+        ex(bytes(128), bytes(128), a, b)
