@@ -111,6 +111,63 @@ def test_a_starred_non_tuple_index_is_a_diagnostic() -> None:
         from_source(text)
 
 
+_TWO_D = ('@T.prim_func\ndef f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):\n'
+          "    ")
+
+
+@pytest.mark.parametrize(("body", "column", "written"), [
+    ("B[0, 0] = A[1]", 15, "A[1]"),  # a stored value
+    ("B[0, 0] = A[1] + T.float32(1)", 15, "A[1]"),  # an operand
+    ("B[0, 0] = -A[1]", 16, "A[1]"),
+    ("B[0, 0] = T.exp(A[1])", 21, "A[1]"),  # an argument of a builder that needs a value
+    ("if A[1] > T.float32(0):\n        B[0, 0] = T.float32(1)", 8, "A[1]"),  # a condition
+    ("x: T.float32 = A[2]\n    B[0, 0] = x", 20, "A[2]"),  # a typed let
+    ("B[0] += T.float32(1)", 5, "B[0]"),  # an in-place update
+])
+def test_a_short_index_list_where_a_value_is_required_is_a_located_error(
+        body: str, column: int, written: str) -> None:
+    with pytest.raises(DiagnosticError) as info:
+        from_source(_TWO_D + body + "\n")
+    err = info.value
+    row = written[2]
+    assert err.message == (
+        f"{written} (the region {written[0]}[{row}, 0:8]) is a region, not a value: buffer "
+        f"{written[0]} has 2 dimension(s) and 1 index(es) were given, and a shorter index list "
+        "names the region over the dimensions it leaves out (an argument of a tile primitive "
+        "such as Tx.copy). Give one index per dimension for an element")
+    assert (err.lineno, err.offset) == (3, column)  # offset: 1-based
+
+
+def test_a_region_bound_to_a_name_is_named_where_it_is_used_as_a_value() -> None:
+    with pytest.raises(DiagnosticError, match=r"error: x \(the region A\[1, 0:8\]\) is a region, "
+                                              r"not a value") as info:
+        from_source(_TWO_D + "x = A[1]\n    Tx.copy(B[0], x)\n    B[0, 0] = x\n",
+                    extra_vars={"Tx": Tx})
+    assert info.value.lineno == 5
+
+
+def test_a_sliced_region_where_a_value_is_required_is_a_located_error() -> None:
+    with pytest.raises(DiagnosticError, match=r"error: A\[0:2, 1\] is a region, not a value: a region "
+                                              r"is an argument of a tile primitive") as info:
+        from_source(_TWO_D + "B[0, 0] = A[0:2, 1] * T.float32(2)\n")
+    assert (info.value.lineno, info.value.offset) == (3, 15)
+
+
+def test_a_zero_dimensional_buffer_is_indexed_by_the_empty_tuple() -> None:
+    @T.prim_func
+    def acc(A: T.Buffer((8,), "int32"), B: T.Buffer((), "int32")):
+        for i in range(8):
+            B[()] = B[()] + A[i]
+
+    text = acc.script()
+    assert "B[()] = B[()] + A[i]" in text
+    assert from_source(text).script() == text
+    a = np.arange(8, dtype="int32")
+    b = np.array(5, dtype="int32")
+    tvm.compile(acc, target="c")(a, b)
+    assert int(b) == 5 + 28
+
+
 def test_buffer_getitem_pads_short_index_lists() -> None:
     A = tvm.tirx.decl_buffer((4, 8), "float16", name="A")
     assert isinstance(A[1, 2], BufferLoad)

@@ -177,6 +177,9 @@ class Parser:
         self.params: list[E.Var] = []
         self.top_block: list[ast.stmt] | None = None
         self.loop_depth = 0  # `for` loops around the statement being parsed (for break/continue)
+        # regions written with fewer indices than the rank (`A[i]` of a 2-d A): how many
+        self._short_regions: dict[int, int] = {}
+        self._keep: list[BufferRegion] = []
 
     # -- errors ---------------------------------------------------------------------------
     def err(self, node: ast.AST | None, message: str) -> DiagnosticError:
@@ -276,10 +279,34 @@ class Parser:
         fn = _BINOPS.get(type(node.op))
         if fn is None:
             raise self.err(node, _unsupported(f"the operator {type(node.op).__name__}"))
-        return fn(self.eval(node.left), self.eval(node.right))
+        return fn(self._operand(node.left), self._operand(node.right))
+
+    def _operand(self, node: ast.expr) -> Any:
+        """``node``'s value where a value is required (an operand, a stored value, a
+        condition): a region there is a located error that says what the region is."""
+        value = self.eval(node)
+        if isinstance(value, BufferRegion):
+            raise self._region_error(value, node)
+        return value
+
+    def _region_error(self, region: BufferRegion, node: ast.AST) -> DiagnosticError:
+        buf = region.buffer
+        written = ast.unparse(node)
+        covered = f"{buf.name}[{', '.join(_range_text(r) for r in region.region)}]"
+        what = written if written == covered else f"{written} (the region {covered})"
+        short = self._short_regions.get(id(region))
+        if short is not None:
+            return self.err(node, (
+                f"{what} is a region, not a value: buffer {buf.name} has {len(buf.shape)} "
+                f"dimension(s) and {short} index(es) were given, and a shorter index list names "
+                f"the region over the dimensions it leaves out (an argument of a tile primitive "
+                f"such as Tx.copy). Give one index per dimension for an element"))
+        return self.err(node, (
+            f"{what} is a region, not a value: a region is an argument of a tile primitive "
+            f"(Tx.copy, Tx.fill, ...). Give one index per dimension (no slices) for an element"))
 
     def _e_UnaryOp(self, node: ast.UnaryOp) -> Any:
-        v = self.eval(node.operand)
+        v = self._operand(node.operand)
         if isinstance(node.op, ast.Not):
             return E.Not(v) if isinstance(v, E.PrimExpr) else not v
         if isinstance(node.op, ast.USub):
@@ -289,7 +316,7 @@ class Parser:
         return ~v
 
     def _e_BoolOp(self, node: ast.BoolOp) -> Any:
-        values = [self.eval(v) for v in node.values]
+        values = [self._operand(v) for v in node.values]
         is_and = isinstance(node.op, ast.And)
         if not any(isinstance(v, E.PrimExpr) for v in values):
             result = values[0]
@@ -303,10 +330,12 @@ class Parser:
         return acc
 
     def _e_Compare(self, node: ast.Compare) -> Any:
-        left = self.eval(node.left)
+        value = self.eval if any(isinstance(op, _IDENTITY_OPS) for op in node.ops) \
+            else self._operand
+        left = value(node.left)
         results = []
         for op, comp in zip(node.ops, node.comparators):
-            right = self.eval(comp)
+            right = value(comp)
             results.append(_CMPOPS[type(op)](left, right))
             left = right
         if len(results) == 1:
@@ -319,7 +348,7 @@ class Parser:
         return acc
 
     def _e_IfExp(self, node: ast.IfExp) -> Any:
-        cond = self.eval(node.test)
+        cond = self._operand(node.test)
         if isinstance(cond, E.PrimExpr):
             return E.Select(cond, self.eval(node.body), self.eval(node.orelse))
         return self.eval(node.body) if cond else self.eval(node.orelse)
@@ -362,7 +391,9 @@ class Parser:
             text = str(exc)
             if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
-            raise
+            raise self._refused_region(node, args, kwargs, exc) or exc from None
+        except (ValueError, IndexError) as exc:
+            raise self._refused_region(node, args, kwargs, exc) or exc from None
         foreign = _foreign_value(_held_values(result))
         if foreign is not None:
             raise self.err(node, f"a {type(foreign).__name__} ({foreign!r}) cannot be held by "
@@ -371,6 +402,22 @@ class Parser:
         if isinstance(result, (S.TilePrimitiveCall, E.Call)) and result.span is None:
             result.span = self.src.span(node)  # errors while lowering it point here
         return result
+
+    def _refused_region(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any],
+                        exc: Exception) -> DiagnosticError | None:
+        """A builder that wanted a value and got a region (``T.exp(A[i])`` on a 2-d ``A``):
+        the error at that argument, saying what the region is; None for other failures."""
+        if "BufferRegion" not in str(exc):
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            pairs: list[tuple[Any, ast.AST]] = [(a, node) for a in args]
+        else:
+            pairs = list(zip(args, node.args))
+        pairs += [(kwargs.get(kw.arg), kw.value) for kw in node.keywords if kw.arg is not None]
+        for value, arg_node in pairs:
+            if isinstance(value, BufferRegion):
+                return self._region_error(value, arg_node)
+        return None
 
     def _inline(self, macro: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Parse the body of a ``@T.inline`` function here, its parameters bound to the call's
@@ -430,7 +477,11 @@ class Parser:
             return E.BufferLoad(buf, [self._index_value(i) for i in items])
         ranges = [self._range(item, dim) for item, dim in zip(items, buf.shape)]
         ranges += [Range(0, dim) for dim in buf.shape[len(items):]]
-        return BufferRegion(buf, ranges)
+        region = BufferRegion(buf, ranges)
+        if short:  # kept alive by the parser, so the id stays this region's
+            self._short_regions[id(region)] = len(items)
+            self._keep.append(region)
+        return region
 
     def _index_items(self, index: ast.expr) -> list[Any]:
         """The items of a subscript: AST nodes, or values where a tuple was spread."""
@@ -564,7 +615,7 @@ class Parser:
                              f"{type(value).__name__}); expected a call such as T.evaluate(...)")
 
     def _s_Assert(self, node: ast.Assert, stmts: list[ast.stmt], i: int) -> S.Stmt:
-        cond = self.eval(node.test)
+        cond = self._operand(node.test)
         msg = self.eval(node.msg) if node.msg is not None else ""
         return S.AssertStmt(cond, msg)
 
@@ -613,7 +664,7 @@ class Parser:
                                workspace=ctx.workspace, config=ctx.config)
 
     def _s_If(self, node: ast.If, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
-        cond = self.eval(node.test)
+        cond = self._operand(node.test)
         if not isinstance(cond, E.PrimExpr):  # a Python value: choose the branch now
             chosen = node.body if cond else node.orelse
             return self.block(chosen) if chosen else None
@@ -680,7 +731,7 @@ class Parser:
                                  "script variables are immutable")
         load = self.eval(target)
         if not isinstance(load, E.BufferLoad):
-            raise self.err(target, "cannot update a buffer region in place")
+            raise self._region_error(load, target)
         value = _BINOPS[type(node.op)](load, self.eval(node.value))
         return S.BufferStore(load.buffer, value, load.indices)
 
@@ -700,7 +751,7 @@ class Parser:
                 ann = ann.handle
             else:
                 dt = DataType(ann.dtype) if isinstance(ann, _T.LetType) else None
-                return self._let(node.target.id, self.eval(node.value), dt, stmts, i)
+                return self._let(node.target.id, self._operand(node.value), dt, stmts, i)
         if isinstance(ann, _T.HandleVar):  # m: T.handle("tensormap") = v: a typed handle let
             if node.value is None:
                 raise self.err(node, f"`{node.target.id}: T.handle(...)` needs a value")
@@ -714,7 +765,7 @@ class Parser:
         if node.value is None:
             self.bind(node.target.id, E.Var(node.target.id, dtype))
             return None
-        value = self.eval(node.value)
+        value = self._operand(node.value)
         return self._let(node.target.id, value, dtype, stmts, i)
 
     def _local_annotation(self, node: ast.AnnAssign) -> _T.BufferSpec | None:
@@ -819,7 +870,7 @@ class Parser:
                                        f"region, which cannot be assigned; give one index per "
                                        f"dimension, or use Tx.copy / Tx.fill for a region")
             raise self.err(target, "cannot assign to a buffer region; use Tx.copy or Tx.fill")
-        return S.BufferStore(buf, self.eval(value_node), load.indices)
+        return S.BufferStore(buf, self._operand(value_node), load.indices)
 
     def _buffer_def(self, node: ast.Assign, target: ast.expr, spec: _T.BufferSpec) -> S.Stmt | None:
         if not isinstance(target, ast.Name):
@@ -924,6 +975,19 @@ class _Evaluated:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+#: comparisons that look at the object itself (`r is None`), not at a value
+_IDENTITY_OPS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def _range_text(r: Range) -> str:
+    """One range of a region as an index list writes it: ``i`` or ``lo:hi``."""
+    if isinstance(r.extent, E.IntImm) and r.extent.value == 1:
+        return str(r.min)
+    if isinstance(r.min, E.IntImm) and isinstance(r.extent, E.IntImm):
+        return f"{r.min.value}:{r.min.value + r.extent.value}"
+    return f"{r.min}:{r.min} + {r.extent}"
 
 
 def _is_slice_item(item: Any) -> bool:
