@@ -245,6 +245,135 @@ def test_an_id_in_a_loop_may_not_use_the_loop_variable() -> None:
         tvm.compile(bad, target="c")
 
 
+def test_a_deferred_kernel_id_prints_and_reads_back() -> None:
+    @T.prim_func(private=True)
+    def ids(A: T.Buffer((64,), "float32")):
+        T.device_entry()
+        bx = T.cta_id()
+        cbx = T.cta_id_in_cluster([2])
+        clx = T.cluster_id([4])
+        tx = T.thread_id()
+        T.warp_id([4])
+        T.lane_id([32])
+        T.evaluate(bx + cbx + clx + tx)
+
+    text = ids.script()
+    assert "    bx = T.cta_id()\n" in text and "    tx = T.thread_id()\n" in text
+    assert "    warp_id = T.warp_id([4])\n" in text
+    again = from_source(text)
+    assert again.script() == text
+    assert tvm.ir.structural_equal(again, ids)
+    assert [d.deferred for d in _scope_id_defs(again)] == [True, False, False, True, False,
+                                                           False]
+
+
+def _scope_id_defs(func: tvm.tirx.PrimFunc) -> list[tvm.ir.ScopeIdDef]:
+    out: list[tvm.ir.ScopeIdDef] = []
+    tvm.ir.visitor.post_order_visit(
+        func.body, lambda n: out.append(n) if isinstance(n, tvm.ir.ScopeIdDef) else None)
+    return out
+
+
+def test_a_deferred_kernel_id_takes_the_extent_the_others_imply() -> None:
+    @T.prim_func
+    def from_warps(A: T.Buffer((2, 128), "int32"), W: T.Buffer((128,), "int32")):
+        T.device_entry()
+        bx = T.cta_id([2])
+        T.warp_id([4])
+        T.lane_id([32])
+        tx = T.thread_id()  # 4 warps of 32: 128 threads
+        wg_warp = T.warp_id_in_wg()  # fixed: 4
+        A[bx, tx] = tx + bx * 1000
+        W[tx] = wg_warp
+
+    a = np.zeros((2, 128), "int32")
+    w = np.zeros((128,), "int32")
+    tvm.compile(from_warps, target="c")(a, w)
+    np.testing.assert_array_equal(a, np.arange(128) + 1000 * np.arange(2)[:, None])
+    np.testing.assert_array_equal(w, np.arange(128) // 32 % 4)
+
+    @T.prim_func
+    def from_threads(A: T.Buffer((256,), "int32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([256])
+        warp = T.warp_id()  # 256 threads: 8 warps
+        group = T.warpgroup_id()  # 2 warpgroups
+        A[tx] = warp * 10 + group
+
+    a = np.zeros((256,), "int32")
+    tvm.compile(from_threads, target="c")(a)
+    np.testing.assert_array_equal(a, np.arange(256) // 32 * 10 + np.arange(256) // 128)
+
+
+def test_a_deferred_id_defined_again_with_extents_takes_them() -> None:
+    @T.prim_func
+    def twice(A: T.Buffer((64,), "int32")):
+        T.device_entry()
+        T.cta_id([1])
+        t0 = T.thread_id()
+        t1 = T.thread_id([64])
+        A[t1] = t0
+
+    a = np.full((64,), -1, "int32")
+    tvm.compile(twice, target="c")(a)
+    np.testing.assert_array_equal(a, np.arange(64))
+
+
+def test_deferred_ids_still_meet_the_others() -> None:
+    @T.prim_func
+    def clash(A: T.Buffer((128,), "int32")):
+        T.device_entry()
+        T.cta_id([32])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id()
+        tx = T.thread_id([64])
+        A[tx] = 1
+
+    with pytest.raises(KernelFormError, match=r"inconsistent thread counts: T.thread_id\(\[64\]\) "
+                                              r"gives 64 threads but T.warp_id\(\[4\]\) \* 32 "
+                                              r"gives 128"):
+        tvm.compile(clash, target="c")
+
+
+def test_a_deferred_id_nothing_determines_is_an_error() -> None:
+    @T.prim_func
+    def alone(A: T.Buffer((128,), "int32")):
+        T.device_entry()
+        bx = T.cta_id()
+        tx = T.thread_id([128])
+        A[tx] = bx
+
+    with pytest.raises(KernelFormError, match=r"function alone: T.cta_id\(\) has no extents and "
+                                              r"the kernel's other ids do not imply them; give "
+                                              r"them, e.g. T.cta_id\(\[n\]\)"):
+        tvm.compile(alone, target="c")
+
+
+def test_a_deferred_id_defines_one_index() -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((4,), "int32")):\n    T.device_entry()\n'
+            "    bx, by = T.cta_id()\n    T.thread_id([4])\n")
+    with pytest.raises(DiagnosticError, match=r"T.cta_id\(\) without extents defines one index, "
+                                              r"but 2 names are assigned") as info:
+        from_source(text)
+    assert info.value.lineno == 4
+    text = '@T.prim_func\ndef f(A: T.Buffer((4,), "int32")):\n    tx = T.thread_id([])\n'
+    with pytest.raises(DiagnosticError, match=r"T.thread_id\(\[\]\) has no extents"):
+        from_source(text)
+
+
+def test_dispatch_sees_the_extent_of_a_deferred_thread_id() -> None:
+    from tvm.tirx.operator.tile_primitive import ThreadInfo
+
+    tx, w, lane = tvm.ir.Var("tx"), tvm.ir.Var("w"), tvm.ir.Var("l")
+    info = ThreadInfo.from_defs([tvm.ir.ScopeIdDef("warp_id", [w], [4]),
+                                 tvm.ir.ScopeIdDef("lane_id", [lane], [32]),
+                                 tvm.ir.ScopeIdDef("thread_id", [tx], None)])
+    assert info.tid is tx and info.cta_threads.value == 128
+    assert info.var_ranges[tx].extent.value == 128
+
+
 # -- item 4: top-level names -----------------------------------------------------------------
 
 

@@ -606,8 +606,8 @@ class Parser:
             return S.Evaluate(value)
         if isinstance(value, _T.ScopeIdSpec):
             # the seed's bare `T.cta_id([1])`: the ids exist (they shape the launch), unnamed
-            names = [value.kind] if len(value.extents) == 1 else \
-                [f"{value.kind}_{axis}" for axis in "xyz"[: len(value.extents)]]
+            names = [value.kind] if len(value.extents or [0]) == 1 else \
+                [f"{value.kind}_{axis}" for axis in "xyz"[: len(value.extents or [])]]
             return self._scope_ids(value, names, bind=False)
         if isinstance(value, (_T.BufferSpec, _T.VarDecl)):
             raise self.err(node, "assign this to a name, e.g. `x = ...`")
@@ -800,7 +800,11 @@ class Parser:
         value = self.eval(node.value)
         if isinstance(value, _T.ScopeIdSpec):
             names = self._target_names(target)
-            if len(names) != len(value.extents):
+            if value.extents is None and len(names) != 1:
+                raise self.err(target, f"T.{value.kind}() without extents defines one index, "
+                                       f"but {len(names)} names are assigned; give the extents "
+                                       f"(T.{value.kind}([...]))")
+            if value.extents is not None and len(names) != len(value.extents):
                 raise self.err(target, f"T.{value.kind} has {len(value.extents)} extent(s) but "
                                        f"{len(names)} name(s) are assigned")
             return self._scope_ids(value, names)
@@ -840,7 +844,7 @@ class Parser:
         vs = [E.Var(n, dt) for n in names]
         for v in vs if bind else ():
             self.bind(v.name, v)
-        return S.ScopeIdDef(spec.kind, vs, spec.extents)
+        return S.ScopeIdDef(spec.kind, vs, spec.extents)  # None: deferred (T.thread_id())
 
     def _bind_tuple(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):

@@ -545,7 +545,8 @@ class _Printer:
     def s_ScopeIdDef(self, s: S.ScopeIdDef, last: bool) -> None:
         exts = ", ".join(self.expr(e) for e in s.extents)
         names = [self.names.define(v, v.name) for v in s.vars]
-        self.line(f"{', '.join(names)} = T.{s.kind}([{exts}])")
+        args = f"[{exts}]" if s.extents else ""  # T.thread_id(): deferred
+        self.line(f"{', '.join(names)} = T.{s.kind}({args})")
 
     def s_TilePrimitiveCall(self, s: S.TilePrimitiveCall, last: bool) -> None:
         if s.op.name == _COMPOSE_OP:

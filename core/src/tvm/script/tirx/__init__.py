@@ -372,17 +372,25 @@ def grid(*extents: Any) -> GridSpec:
 @dataclass
 class ScopeIdSpec:
     kind: str
-    extents: list[Any]
+    #: None for the deferred form ``T.thread_id()``: the extent the other ids imply
+    extents: list[Any] | None
 
 
 def _scope_id(kind: str) -> Callable[..., ScopeIdSpec]:
-    def make(extents: Sequence[Any]) -> ScopeIdSpec:
+    def make(extents: Sequence[Any] | None = None) -> ScopeIdSpec:
+        if extents is None:
+            return ScopeIdSpec(kind, None)
         if not isinstance(extents, (list, tuple)):
             raise TypeError(f"T.{kind} expects a list of extents, e.g. T.{kind}([32])")
+        if not extents:
+            raise TypeError(f"T.{kind}([]) has no extents; write T.{kind}([n]), or T.{kind}() "
+                            f"for the extent the kernel's other ids imply")
         return ScopeIdSpec(kind, list(extents))
 
     make.__name__ = make.__qualname__ = kind
-    make.__doc__ = f"``x = T.{kind}([n])`` / ``x, y = T.{kind}([n, m])``: kernel index variables."
+    make.__doc__ = (f"``x = T.{kind}([n])`` / ``x, y = T.{kind}([n, m])``: kernel index "
+                    f"variables; ``x = T.{kind}()``: one index whose extent the kernel's other "
+                    f"ids imply (e.g. ``T.thread_id()`` beside ``T.warp_id([4])``).")
     return make
 
 
