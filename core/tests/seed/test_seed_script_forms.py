@@ -498,6 +498,108 @@ def test_literals_out_of_range_are_errors() -> None:
         T.uint8(-1)
 
 
+def test_all_and_any_build_conjunctions_and_disjunctions() -> None:
+    a, b, c = (tvm.ir.Var(n, "bool") for n in "abc")
+    assert str(tvm.tirx.all(a, b, c)) == "a and b and c"
+    assert isinstance(tvm.tirx.all(a, b, c).a, tvm.ir.And)  # nested from the left
+    assert str(T.any(a, b)) == "a or b" and tvm.tirx.any(a) is a
+
+    @T.prim_func(private=True)
+    def flags(A: T.Buffer((6,), "bool"), B: T.Buffer((2,), "bool")):
+        regs = T.meta_var([A[k] for k in range(4)])
+        B[0] = tvm.tirx.all(*regs)
+        B[1] = tvm.tirx.any(*[A[k] for k in range(2, 4)], A[5])
+
+    text = flags.script()
+    assert "B[0] = A[0] and A[1] and A[2] and A[3]" in text
+    assert "B[1] = A[2] or A[3] or A[5]" in text
+    assert from_source(text).script() == text
+    a_np = np.array([1, 1, 1, 0, 0, 1], "bool")
+    b_np = np.zeros(2, "bool")
+    tvm.compile(flags, target="c")(a_np, b_np)
+    np.testing.assert_array_equal(b_np, [False, True])
+
+
+def test_all_and_any_need_conditions() -> None:
+    with pytest.raises(TypeError, match=r"tvm.tirx.all\(\) needs at least one condition"):
+        tvm.tirx.all()
+    with pytest.raises(TypeError, match=r"tvm.tirx.any\(\): argument 1 is a int32 value, not a "
+                                        r"condition \(bool\); compare it, e.g. x != 0"):
+        tvm.tirx.any(tvm.ir.Var("p", "bool"), tvm.ir.Var("n", "int32"))
+
+
+def test_the_classic_attr_builder_names_node_key_and_value() -> None:
+    @T.prim_func
+    def classic(A: T.Buffer((4,), "float32")):
+        with T.attr(0, "pragma_region", 1):
+            A[0] = T.float32(1)
+        T.attr(0, "pragma_rest", 2)
+        A[1] = T.float32(2)
+
+    @T.prim_func
+    def written_out(A: T.Buffer((4,), "float32")):
+        with T.attr({"pragma_region": 1}, node=0):
+            A[0] = T.float32(1)
+        T.attr({"pragma_rest": 2}, node=0)
+        A[1] = T.float32(2)
+
+    text = classic.script()
+    assert text.replace("classic", "written_out") == written_out.script()
+    assert 'with T.attr({"pragma_region": 1}, node=0):' in text
+    assert tvm.ir.structural_equal(from_source(text), classic)
+    a = np.zeros(4, "float32")
+    tvm.compile(classic, target="c")(a)
+    np.testing.assert_array_equal(a, [1, 2, 0, 0])
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    ('T.attr(0, 1, 2)', "T.attr(node, key, value): the key must be a string, got 1"),
+    ('T.attr(0, "k")', 'T.attr takes a dict (T.attr({"key": 1})) or a node, a key and a value '
+                       '(T.attr(0, "key", 1)); got 2 positional arguments'),
+    ('T.attr(0, "k", 1, node=1)', "T.attr(node, key, value) names its node first; node= is for "
+                                  'the dict form T.attr({"key": value}, node=...)'),
+])
+def test_classic_attr_errors(call: str, message: str) -> None:
+    with pytest.raises(DiagnosticError) as info:
+        from_source(f"@T.prim_func\ndef f():\n    {call}\n    T.evaluate(0)\n")
+    assert info.value.message == message and info.value.lineno == 3
+
+
+def test_launch_thread_is_a_thread_bound_loop() -> None:
+    @T.prim_func
+    def classic(A: T.Buffer((2, 4), "int32")):
+        bx = T.launch_thread("blockIdx.x", 2)
+        with T.launch_thread("threadIdx.x", 4) as tx:
+            A[bx, tx] = bx * 10 + tx
+
+    @T.prim_func
+    def written_out(A: T.Buffer((2, 4), "int32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            for tx in T.thread_binding(4, thread="threadIdx.x"):
+                A[bx, tx] = bx * 10 + tx
+
+    text = classic.script()
+    assert text.replace("classic", "written_out") == written_out.script()
+    assert from_source(text).script() == text
+
+
+@pytest.mark.parametrize(("stmt", "message"), [
+    ('x = T.launch_thread("warp.x", 4)', "T.launch_thread: unknown thread axis 'warp.x'; expected "
+                                         "one of blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, "
+                                         "threadIdx.y, threadIdx.z"),
+    ('x, y = T.launch_thread("blockIdx.x", 4)', "T.launch_thread defines one thread index"),
+    ('T.launch_thread("blockIdx.x", 4)', "T.launch_thread defines a thread index: assign it to a "
+                                         "name (`tx = T.launch_thread('blockIdx.x', n)`) or use "
+                                         "`with T.launch_thread(...) as tx:`"),
+    ('x = T.launch_thread("blockIdx.x", 2.5)', "loop extent must be an integer, got a float "
+                                               "value"),
+])
+def test_launch_thread_errors(stmt: str, message: str) -> None:
+    with pytest.raises(DiagnosticError) as info:
+        from_source(f"@T.prim_func\ndef f():\n    {stmt}\n    T.evaluate(0)\n")
+    assert info.value.message == message and info.value.lineno == 3
+
+
 # -- item 5: comprehensions and lambda are evaluated in Python -------------------------------
 
 

@@ -92,7 +92,7 @@ _TOO_DEEP = f"this is nested too deeply to parse. {_SPLIT_HINT}"
 
 # What the statement builders return: never an argument of a call.
 _SPECS = (_T.VarDecl, _T.BufferSpec, _T.LoopSpec, _T.GridSpec, _T.ScopeIdSpec, _T.AttrSpec,
-          _T.FuncAttrSpec, _T.LetSpec)
+          _T.FuncAttrSpec, _T.LetSpec, _T.LaunchThreadSpec)
 
 
 def _held_values(result: Any) -> list[Any]:
@@ -609,6 +609,10 @@ class Parser:
             names = [value.kind] if len(value.extents or [0]) == 1 else \
                 [f"{value.kind}_{axis}" for axis in "xyz"[: len(value.extents or [])]]
             return self._scope_ids(value, names, bind=False)
+        if isinstance(value, _T.LaunchThreadSpec):
+            raise self.err(node, f"T.launch_thread defines a thread index: assign it to a name "
+                                 f"(`tx = T.launch_thread({value.thread!r}, n)`) or use `with "
+                                 f"T.launch_thread(...) as tx:`")
         if isinstance(value, (_T.BufferSpec, _T.VarDecl)):
             raise self.err(node, "assign this to a name, e.g. `x = ...`")
         raise self.err(node, f"this expression statement builds no IR (it evaluates to "
@@ -631,8 +635,8 @@ class Parser:
         raise self.err(node, _unsupported("`while` loops (use a `for` loop over T.serial)"))
 
     def _s_With(self, node: ast.With, stmts: list[ast.stmt], i: int) -> S.Stmt:
-        what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:` and "
-                "`with Tx.compose_op(...):`")
+        what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:`, "
+                "`with T.launch_thread(axis, n) as x:` and `with Tx.compose_op(...):`")
         if len(node.items) != 1:
             raise self.err(node, _unsupported(what))
         item = node.items[0]
@@ -645,6 +649,9 @@ class Parser:
             return self._compose_op(ctx, node)
         if isinstance(ctx, _T.AttrSpec) and item.optional_vars is None:
             return _attr_chain(ctx.items, ctx.node, self.block(node.body))
+        if isinstance(ctx, _T.LaunchThreadSpec) and isinstance(item.optional_vars, ast.Name):
+            var = self._thread_var(item.optional_vars.id, ctx, expr)
+            return _thread_loop(var, ctx, self.block(node.body, {var.name: var}))
         if isinstance(ctx, _T.LetSpec) and isinstance(item.optional_vars, ast.Name):
             value = E.convert(ctx.value, ctx.dtype)
             var = E.Var(item.optional_vars.id, ctx.dtype or value.dtype)
@@ -810,6 +817,12 @@ class Parser:
             return self._scope_ids(value, names)
         if isinstance(value, _T.BufferSpec):
             return self._buffer_def(node, target, value)
+        if isinstance(value, _T.LaunchThreadSpec):  # bx = T.launch_thread("blockIdx.x", n)
+            if not isinstance(target, ast.Name):
+                raise self.err(target, "T.launch_thread defines one thread index")
+            var = self._thread_var(target.id, value, node.value)
+            self.bind(target.id, var)
+            self._rest(stmts, i, lambda body: _thread_loop(var, value, body))
         if not isinstance(target, ast.Name):
             if isinstance(value, _T.MetaVar):
                 value = value.value
@@ -836,6 +849,10 @@ class Parser:
             # the statements that set it up (allocations, initialisation), or None
             return bind_hook(value, name)
         return None
+
+    def _thread_var(self, name: str, spec: _T.LaunchThreadSpec, node: ast.AST) -> E.Var:
+        ext = _check_extent(self, node, spec.extent)
+        return E.Var(name, _loop_dtype(0, E.convert(ext)))
 
     def _scope_ids(self, spec: _T.ScopeIdSpec, names: list[str], *,
                    bind: bool = True) -> S.ScopeIdDef:
@@ -1031,12 +1048,18 @@ def _loop_dtype(start: Any, ext: Any) -> DataType:
 def _is_with_builder(callee: Any) -> bool:
     """The builders a `with` statement may call: T.attr, T.hint, T.let, Tx[.<scope>].compose_op."""
     return (callee is _T.attr or callee is _T.hint or callee is _T.let
-            or isinstance(callee, _tile.ComposeOpBuilder))
+            or callee is _T.launch_thread or isinstance(callee, _tile.ComposeOpBuilder))
 
 
 def _is_param_type_call(p: Parser, node: ast.Call) -> bool:
     """``tm: T.TensorMap()``: a by-value parameter type written as a call (the seed's form)."""
     return isinstance(p.eval(node.func), _T.ParamType)
+
+
+def _thread_loop(var: E.Var, spec: _T.LaunchThreadSpec, body: S.Stmt) -> S.Stmt:
+    """What ``T.launch_thread`` builds: a loop bound to the thread axis."""
+    return S.For(var, E.IntImm(var.dtype, 0), spec.extent, S.ForKind.THREAD_BINDING, body,
+                 thread_tag=spec.thread)
 
 
 def _attr_chain(items: dict[str, Any], node: Any, body: S.Stmt) -> S.Stmt:

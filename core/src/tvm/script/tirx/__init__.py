@@ -355,6 +355,27 @@ def thread_binding(start: Any, stop: Any = None, *, thread: str,
 
 
 @dataclass
+class LaunchThreadSpec:
+    """``x = T.launch_thread("threadIdx.x", n)``: the classic builder of a thread axis."""
+
+    thread: str
+    extent: Any
+
+
+_THREAD_TAGS = tuple(f"{k}.{a}" for k in ("blockIdx", "threadIdx") for a in "xyz")
+
+
+def launch_thread(thread: str, extent: Any) -> LaunchThreadSpec:
+    """``bx = T.launch_thread("blockIdx.x", 4)`` (over the rest of the block) or ``with
+    T.launch_thread("threadIdx.x", 128) as tx:``: the seed's classic thread-axis builder, the
+    loop ``for bx in T.thread_binding(4, thread="blockIdx.x")`` here (and printed so)."""
+    if thread not in _THREAD_TAGS:
+        raise ValueError(f"T.launch_thread: unknown thread axis {thread!r}; expected one of "
+                         f"{', '.join(_THREAD_TAGS)}")
+    return LaunchThreadSpec(thread, extent)
+
+
+@dataclass
 class GridSpec:
     extents: tuple[Any, ...]
 
@@ -409,13 +430,34 @@ class AttrSpec:
     node: Any = None
 
 
-def attr(items: dict[str, Any], *, node: Any = None) -> AttrSpec:
+def attr(*args: Any, node: Any = None) -> AttrSpec:
+    """``T.attr({"key": value, ...}, node=...)``, or the classic ``T.attr(node, "key", value)``
+    of one attribute (the seed's builder; an int node is that integer's immediate)."""
+    if len(args) == 3:
+        if node is not None:
+            raise TypeError("T.attr(node, key, value) names its node first; node= is for the "
+                            'dict form T.attr({"key": value}, node=...)')
+        node, key, value = args
+        if not isinstance(key, str):
+            raise TypeError(f"T.attr(node, key, value): the key must be a string, got {key!r}")
+        return AttrSpec({key: value}, _attr_node(node))
+    if len(args) != 1:
+        raise TypeError(f'T.attr takes a dict (T.attr({{"key": 1}})) or a node, a key and a '
+                        f"value (T.attr(0, \"key\", 1)); got {len(args)} positional arguments")
+    items = args[0]
     if not isinstance(items, dict) or not items:
         raise TypeError('T.attr expects a non-empty dict, e.g. T.attr({"key": 1})')
     for key in items:
         if not isinstance(key, str):
             raise TypeError(f"T.attr keys must be strings, got {key!r}")
-    return AttrSpec(dict(items), node)
+    return AttrSpec(dict(items), _attr_node(node))
+
+
+def _attr_node(node: Any) -> Any:
+    """An int node (the classic ``T.attr(0, ...)``) is its immediate, however it is written."""
+    if isinstance(node, builtins.int) and not isinstance(node, builtins.bool):
+        return _E.convert(node)
+    return node
 
 
 HINT = "tirx.hint"
@@ -593,7 +635,7 @@ __all__ = sorted(
         "SwizzleLayout", "TensorMap", "TileLayout",
         "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
-        "launch_params", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
+        "launch_params", "launch_thread", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
         "thread_binding", "tid", "tile", "unroll", "vectorized", "warp", "warpgroup", "warpid",
         "wg", "wgid", "wid_in_wg",
     }
