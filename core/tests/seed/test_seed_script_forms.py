@@ -498,6 +498,46 @@ def test_literals_out_of_range_are_errors() -> None:
         T.uint8(-1)
 
 
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: T.float16(70000.0), 'float literal 70000.0 does not fit in float16 (-65504.0 to '
+                                 '65504.0); use a wider type or a smaller value, or '
+                                 'T.float16("inf") for infinity'),
+    (lambda: T.float32(-1e39), "float literal -1e+39 does not fit in float32"),
+    (lambda: T.bfloat16(1e39), "float literal 1e+39 does not fit in bfloat16"),
+    (lambda: T.float8_e5m2(60000.0), "float literal 60000.0 does not fit in float8_e5m2"),
+    (lambda: T.float8_e4m3fn(500.0), "float literal 500.0 does not fit in float8_e4m3fn (-448.0 "
+                                     "to 448.0); use a wider type or a smaller value"),
+    (lambda: tvm.ir.Var("h", "float16") + 1e6, "float literal 1000000.0 does not fit in "
+                                               "float16"),
+])
+def test_float_literals_out_of_range_are_errors(make: object, message: str) -> None:
+    with pytest.raises(tvm.error.IRVerifyError) as info:
+        make()  # type: ignore[operator]
+    assert str(info.value).startswith(message)
+    assert "inf" not in str(info.value) or "e4m3fn" not in message
+
+
+def test_float_literals_at_the_limits_and_infinities_are_values() -> None:
+    assert T.float16(65504.0).value == 65504.0 and T.float16(-65504.0).value == -65504.0
+    assert T.float8_e4m3fn(448.0).value == 448.0
+    assert T.float16("inf").value == float("inf") and T.float16("-inf").value == -float("inf")
+    assert T.float64(1e300).value == 1e300
+
+    @T.prim_func
+    def lit(A: T.Buffer((2,), "float16")):
+        A[0] = T.float16(65504.0)
+        A[1] = T.float16("-inf")
+
+    text = lit.script()
+    assert 'A[1] = T.float16("-inf")' in text and from_source(text).script() == text
+    text = ('@T.prim_func\ndef f(A: T.Buffer((1,), "float16")):\n'
+            "    A[0] = T.float16(65536.0)\n")
+    with pytest.raises(DiagnosticError, match="float literal 65536.0 does not fit in float16") \
+            as info:
+        from_source(text)
+    assert info.value.lineno == 3
+
+
 def test_all_and_any_build_conjunctions_and_disjunctions() -> None:
     a, b, c = (tvm.ir.Var(n, "bool") for n in "abc")
     assert str(tvm.tirx.all(a, b, c)) == "a and b and c"

@@ -69,9 +69,9 @@ class ScalarType(str):
         if isinstance(value, _E.PrimExpr):
             return value if value.dtype == dt else Cast(dt, value)
         if isinstance(value, str) and dt.is_float:  # T.float32("inf")
-            return _E.FloatImm(dt, float(value))
+            return _E.const(float(value), dt)
         if dt.is_float:
-            return _E.FloatImm(dt, float(value))
+            return _E.const(float(value), dt)  # a literal past the type's range is an error
         if isinstance(value, float) and not value.is_integer():
             raise TypeError(f"T.{self}({value!r}): a {dt} literal needs an integer value")
         return _E.IntImm(dt, int(value))
