@@ -605,6 +605,38 @@ def test_classic_attr_errors(call: str, message: str) -> None:
     assert info.value.message == message and info.value.lineno == 3
 
 
+def test_the_classic_immediate_constructors() -> None:
+    assert tvm.ir.structural_equal(T.IntImm("int8", 10), tvm.ir.IntImm("int8", 10))
+    assert str(T.FloatImm("float16", 0.88)) == "T.float16(0.88)"
+    assert isinstance(T.StringImm("hi"), tvm.ir.StringImm)
+
+    @T.prim_func
+    def consts(A: T.Buffer((2,), "float16")):
+        ten: T.let = T.IntImm("int32", 10)
+        A[0] = T.FloatImm("float16", 1.5) * T.float16(ten)
+
+    text = consts.script()
+    assert "ten: T.int32 = 10" in text
+    assert 'A[0] = T.float16(1.5) * T.Cast("float16", ten)' in text
+    assert from_source(text).script() == text
+
+
+@pytest.mark.parametrize(("make", "error", "message"), [
+    (lambda: T.IntImm("int8", 300), tvm.error.IRVerifyError, "integer literal 300 does not fit "
+                                                             "in int8"),
+    (lambda: T.FloatImm("float16", 1e6), tvm.error.IRVerifyError, "float literal 1000000.0 does "
+                                                                  "not fit in float16"),
+    (lambda: T.IntImm("float32", 1), TypeError, "T.IntImm makes an integer or bool immediate, "
+                                                "not a float32 one; use T.FloatImm for floats"),
+    (lambda: T.FloatImm("int32", 1), TypeError, "T.FloatImm makes a float immediate, not a int32 "
+                                                "one; use T.IntImm for integers"),
+])
+def test_classic_immediate_errors(make: object, error: type, message: str) -> None:
+    with pytest.raises(error) as info:
+        make()  # type: ignore[operator]
+    assert str(info.value).startswith(message)
+
+
 def test_launch_thread_is_a_thread_bound_loop() -> None:
     @T.prim_func
     def classic(A: T.Buffer((2, 4), "int32")):

@@ -354,6 +354,29 @@ def thread_binding(start: Any, stop: Any = None, *, thread: str,
     return LoopSpec(_S.ForKind.THREAD_BINDING, start, stop, thread, dict(annotations or {}))
 
 
+def IntImm(dtype: str | DataType, value: Any) -> _E.IntImm:  # noqa: N802 - the seed's name
+    """``T.IntImm("int32", 3)``: the classic immediate constructor (range-checked, as
+    ``T.int32(3)``, which the printer writes)."""
+    dt = DataType(str(dtype))
+    if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
+        raise TypeError(f"T.IntImm makes an integer or bool immediate, not a {dt} one; use "
+                        f"T.FloatImm for floats")
+    return _E.IntImm(dt, value)
+
+
+def FloatImm(dtype: str | DataType, value: Any) -> _E.PrimExpr:  # noqa: N802 - the seed's name
+    """``T.FloatImm("float16", 1.5)``: the classic float immediate constructor (a finite value
+    past the type's range is an error, as for ``T.float16(...)``)."""
+    dt = DataType(str(dtype))
+    if not dt.is_float or dt.lanes != 1:
+        raise TypeError(f"T.FloatImm makes a float immediate, not a {dt} one; use T.IntImm for "
+                        f"integers")
+    return _E.const(float(value), dt)
+
+
+StringImm = _E.StringImm
+
+
 @dataclass
 class LaunchThreadSpec:
     """``x = T.launch_thread("threadIdx.x", n)``: the classic builder of a thread axis."""
@@ -631,7 +654,8 @@ __all__ = sorted(
     | set(DTYPE_ALIASES)
     | set(_S.SCOPE_ID_KINDS)
     | {
-        "Broadcast", "Buffer", "Cast", "ComposeLayout", "Let", "Ramp", "S", "Select",
+        "Broadcast", "Buffer", "Cast", "ComposeLayout", "FloatImm", "IntImm", "Let", "Ramp",
+        "S", "Select", "StringImm",
         "SwizzleLayout", "TensorMap", "TileLayout",
         "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
