@@ -168,6 +168,48 @@ def test_a_zero_dimensional_buffer_is_indexed_by_the_empty_tuple() -> None:
     assert int(b) == 5 + 28
 
 
+def test_a_slice_with_a_step_is_a_vector_access() -> None:
+    @T.prim_func
+    def strided(A: T.Buffer((8,), "float32"), B: T.Buffer((2, 4), "float32")):
+        B[1, 0:4:1] = A[0:8:2]
+        B[0, ::2] = A[1:5:2] + A[4:8:2]
+        B[0, 1:2:5] = A[7]  # one lane: the start
+
+    @T.prim_func
+    def written_out(A: T.Buffer((8,), "float32"), B: T.Buffer((2, 4), "float32")):
+        B[1, T.Ramp(0, 1, 4)] = A[T.Ramp(0, 2, 4)]
+        B[0, T.Ramp(0, 2, 2)] = A[T.Ramp(1, 2, 2)] + A[T.Ramp(4, 2, 2)]
+        B[0, 1] = A[7]
+
+    text = strided.script()
+    assert text.replace("strided", "written_out") == written_out.script()
+    assert from_source(text).script() == text
+    a = np.arange(8, dtype="float32")
+    b = np.zeros((2, 4), "float32")
+    tvm.compile(strided, target="c")(a, b)
+    np.testing.assert_array_equal(b, [[5, 7, 9, 0], [0, 2, 4, 6]])
+
+
+@pytest.mark.parametrize(("body", "column", "message"), [
+    ("B[0, 0:4:0] = A[0]", 5, "the step of a slice of buffer B must be a positive integer "
+                              "constant, got 0"),
+    ("B[0, 0:n:2] = A[0]", 5, "a slice of buffer B with a step needs constant bounds (its lanes "
+                              "are the vector's), got 0:n"),
+    ("B[0, 3:1:2] = A[0]", 5, "the slice 3:1:2 of buffer B is empty"),
+    ("B[0, 0:4:2] = A[0:8:2]", 19, "B[0, 0:4:2] stores 2 lanes but the value has 4"),
+    ("B[0, 0:4:2] = A[0]", 19, "B[0, 0:4:2] stores 2 lanes but the value has 1; write "
+                               "T.Broadcast(v, 2) to store one value in every lane"),
+    ("Tx.copy(B[0:2:2], A[0:2])", 15, "buffer regions take no step"),
+])
+def test_strided_access_errors(body: str, column: int, message: str) -> None:
+    text = ('@T.prim_func\ndef f(A: T.Buffer((8,), "float32"), B: T.Buffer((2, 4), "float32"), '
+            f"n: T.int32):\n    {body}\n")
+    with pytest.raises(DiagnosticError) as info:
+        from_source(text, extra_vars={"Tx": Tx})
+    assert info.value.message == message
+    assert (info.value.lineno, info.value.offset) == (3, column)
+
+
 def test_buffer_getitem_pads_short_index_lists() -> None:
     A = tvm.tirx.decl_buffer((4, 8), "float16", name="A")
     assert isinstance(A[1, 2], BufferLoad)

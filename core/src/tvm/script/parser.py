@@ -475,6 +475,11 @@ class Parser:
         short = len(items) < len(buf.shape)
         if not short and not any(_is_slice_item(i) for i in items):
             return E.BufferLoad(buf, [self._index_value(i) for i in items])
+        if not short and any(self._has_step(i) for i in items):
+            try:
+                return self._strided_access(buf, items)
+            except ValueError as exc:
+                raise self.err(node, str(exc)) from None
         ranges = [self._range(item, dim) for item, dim in zip(items, buf.shape)]
         ranges += [Range(0, dim) for dim in buf.shape[len(items):]]
         region = BufferRegion(buf, ranges)
@@ -503,6 +508,47 @@ class Parser:
             raise self.err(node, f"`*` in a buffer index spreads a tuple or list of indices, "
                                  f"not a {type(value).__name__}")
         return list(value)
+
+    def _slice_of(self, item: Any) -> slice | None:
+        """The slice an index item is (its bounds and step evaluated), or None."""
+        if isinstance(item, ast.Slice):
+            return self.eval(item)  # type: ignore[no-any-return]
+        if isinstance(item, _Evaluated) and isinstance(item.value, slice):
+            return item.value
+        return None
+
+    def _has_step(self, item: Any) -> bool:
+        if isinstance(item, ast.Slice):
+            return item.step is not None
+        sl = self._slice_of(item)
+        return sl is not None and sl.step is not None
+
+    def _strided_access(self, buf: Buffer, items: list[Any]) -> E.BufferLoad:
+        """``A[0:8:2]``: as in the seed, a slice with a step (and one index per dimension) is
+        a vector access, ``A[T.Ramp(0, 2, 4)]``; a slice of one lane is its start."""
+        indices: list[Any] = []
+        for item, dim in zip(items, buf.shape):
+            sl = self._slice_of(item)
+            if sl is None:
+                indices.append(self._index_value(item))
+                continue
+            lo = 0 if sl.start is None else sl.start
+            hi = dim if sl.stop is None else sl.stop
+            step = 1 if sl.step is None else sl.step
+            step_v = step.value if isinstance(step, E.IntImm) else step
+            if not isinstance(step_v, int) or isinstance(step_v, bool) or step_v < 1:
+                raise ValueError(f"the step of a slice of buffer {buf.name} must be a positive "
+                                 f"integer constant, got {step}")
+            span = _extent(lo, hi)
+            span_v = span.value if isinstance(span, E.IntImm) else span
+            if not isinstance(span_v, int):
+                raise ValueError(f"a slice of buffer {buf.name} with a step needs constant "
+                                 f"bounds (its lanes are the vector's), got {lo}:{hi}")
+            lanes = (span_v + step_v - 1) // step_v
+            if lanes < 1:
+                raise ValueError(f"the slice {lo}:{hi}:{step} of buffer {buf.name} is empty")
+            indices.append(lo if lanes == 1 else E.Ramp(lo, step_v, lanes))
+        return E.BufferLoad(buf, indices)
 
     def _index_value(self, item: Any) -> Any:
         return item.value if isinstance(item, _Evaluated) else self.eval(item)
@@ -891,7 +937,16 @@ class Parser:
                                        f"region, which cannot be assigned; give one index per "
                                        f"dimension, or use Tx.copy / Tx.fill for a region")
             raise self.err(target, "cannot assign to a buffer region; use Tx.copy or Tx.fill")
-        return S.BufferStore(buf, self._operand(value_node), load.indices)
+        value = self._operand(value_node)
+        lanes = max((i.dtype.lanes for i in load.indices if isinstance(i, E.PrimExpr)), default=1)
+        if lanes > 1:  # B[0:8:2] = v: a vector store of as many lanes
+            got = value.dtype.lanes if isinstance(value, E.PrimExpr) else 1
+            if got != lanes:
+                hint = (f"; write T.Broadcast(v, {lanes}) to store one value in every lane"
+                        if got == 1 else "")
+                raise self.err(value_node, f"{ast.unparse(target)} stores {lanes} lanes but the "
+                                           f"value has {got}{hint}")
+        return S.BufferStore(buf, value, load.indices)
 
     def _buffer_def(self, node: ast.Assign, target: ast.expr, spec: _T.BufferSpec) -> S.Stmt | None:
         if not isinstance(target, ast.Name):
