@@ -210,6 +210,20 @@ def test_strided_access_errors(body: str, column: int, message: str) -> None:
     assert (info.value.lineno, info.value.offset) == (3, column)
 
 
+@pytest.mark.parametrize(("body", "message"), [
+    ("B[0, 0] = A[[1, 2]]", "a list ([1, 2]) is not an index list: write A[1, 2] or "
+                            "A[tuple([1, 2])] (a list index would be numpy's fancy indexing, one "
+                            "element per entry)"),
+    ("idx = [1, 2]\n    B[0, 0] = A[idx]", "a list (idx) is not an index list: write A[*idx] or "
+                                           "A[tuple(idx)] (a list index would be numpy's fancy "
+                                           "indexing, one element per entry)"),
+])
+def test_a_list_is_not_an_index_list(body: str, message: str) -> None:
+    with pytest.raises(DiagnosticError) as info:
+        from_source(_TWO_D + body + "\n")
+    assert info.value.message == message and info.value.offset == 17
+
+
 def test_buffer_getitem_pads_short_index_lists() -> None:
     A = tvm.tirx.decl_buffer((4, 8), "float16", name="A")
     assert isinstance(A[1, 2], BufferLoad)

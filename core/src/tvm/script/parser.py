@@ -468,7 +468,7 @@ class Parser:
         """``A[i, j]`` (a load), ``A[0:4, j]`` (a region). As in the seed, an index list shorter
         than the rank is a region over the dimensions it leaves out (``A[tx]`` is row ``tx``),
         and a Python tuple (``A[idx]``, ``A[*idx, j]``, ``A[tuple(slices)]``) is an index list."""
-        items = self._index_items(node.slice)
+        items = self._index_items(node.slice, buf.name)
         if len(items) > len(buf.shape):
             raise self.err(node, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
                                  f"{len(items)} index(es) were given")
@@ -488,7 +488,7 @@ class Parser:
             self._keep.append(region)
         return region
 
-    def _index_items(self, index: ast.expr) -> list[Any]:
+    def _index_items(self, index: ast.expr, name: str) -> list[Any]:
         """The items of a subscript: AST nodes, or values where a tuple was spread."""
         elts = index.elts if isinstance(index, ast.Tuple) else [index]
         items: list[Any] = []
@@ -497,10 +497,21 @@ class Parser:
                 items.extend(self._spread(e.value))
             elif not isinstance(e, ast.Slice) and not isinstance(index, ast.Tuple):
                 value = self.eval(e)
+                if isinstance(value, list):
+                    raise self._list_index(e, name)
                 items.extend(value if isinstance(value, tuple) else [_Evaluated(value)])
             else:
                 items.append(e)
         return [i if isinstance(i, (ast.AST, _Evaluated)) else _Evaluated(i) for i in items]
+
+    def _list_index(self, node: ast.expr, name: str) -> DiagnosticError:
+        """A list as the index (``A[[i, j]]``, ``A[idx]`` with a list ``idx``): not an index
+        list here (the seed's would be), since a list index reads as numpy's fancy indexing."""
+        text = ast.unparse(node)
+        spread = f"{name}[{text[1:-1]}]" if text.startswith("[") else f"{name}[*{text}]"
+        return self.err(node, f"a list ({text}) is not an index list: write {spread} or "
+                              f"{name}[tuple({text})] (a list index would be numpy's fancy "
+                              f"indexing, one element per entry)")
 
     def _spread(self, node: ast.expr) -> list[Any]:
         value = self.eval(node)
@@ -930,7 +941,7 @@ class Parser:
             raise self.err(target, "only buffer elements can be assigned (A[i] = v)")
         load = self._buffer_access(buf, target)
         if not isinstance(load, E.BufferLoad):
-            given = len(self._index_items(target.slice))
+            given = len(self._index_items(target.slice, buf.name))
             if given < len(buf.shape):
                 raise self.err(target, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
                                        f"{given} index(es) were given: fewer indices name a "
