@@ -362,6 +362,25 @@ def test_a_deferred_kernel_id_takes_the_extent_the_others_imply() -> None:
     np.testing.assert_array_equal(a, np.arange(256) // 32 * 10 + np.arange(256) // 128)
 
 
+def test_a_deferred_cta_id_is_the_clusters_times_their_size() -> None:
+    from tvm.tirx.transform.lower_kernel_form import LowerKernelForm
+
+    @T.prim_func
+    def k(A: T.Buffer((64,), "float32")):
+        T.device_entry()
+        bx = T.cta_id()
+        cbx = T.cta_id_in_cluster([2])
+        clx = T.cluster_id([4])
+        tx = T.thread_id()
+        T.warp_id([4])
+        A[tx % 64] = T.float32(bx + cbx + clx)
+
+    text = LowerKernelForm()(tvm.ir.IRModule({"k": k}))["k"].script()
+    assert 'for bx in T.thread_binding(8, thread="blockIdx.x", annotations=' in text
+    assert 'for tx in T.thread_binding(128, thread="threadIdx.x"):' in text
+    assert "cbx: T.int32 = bx % 2" in text and "clx: T.int32 = bx // 2" in text
+
+
 def test_a_deferred_id_defined_again_with_extents_takes_them() -> None:
     @T.prim_func
     def twice(A: T.Buffer((64,), "int32")):
