@@ -230,6 +230,11 @@ def test_buffer_getitem_pads_short_index_lists() -> None:
     row = A[2]
     assert isinstance(row, BufferRegion)
     assert [(r.min.value, r.extent.value) for r in row.region] == [(2, 1), (0, 8)]
+    vec = A[1, 0:8:2]  # a stepped slice with every index given: a vector load
+    assert isinstance(vec, BufferLoad) and str(vec.dtype) == "float16x4"
+    assert str(vec.indices[1]) == "T.Ramp(0, 2, 4)"
+    with pytest.raises(ValueError, match="the step of a slice of buffer A must be a positive"):
+        A[1, 8:0:-1]
 
 
 # -- item 2: bare kernel ids, ids defined again ----------------------------------------------

@@ -39,7 +39,7 @@ import tvm
 from ..error import DiagnosticError
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.buffer import Buffer, BufferRegion, Range
+from ..ir.buffer import Buffer, BufferRegion, Range, strided_indices
 from ..ir.depth import CHAIN_WEIGHT, MAX_DEPTH, ir_depth
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
@@ -537,29 +537,8 @@ class Parser:
     def _strided_access(self, buf: Buffer, items: list[Any]) -> E.BufferLoad:
         """``A[0:8:2]``: as in the seed, a slice with a step (and one index per dimension) is
         a vector access, ``A[T.Ramp(0, 2, 4)]``; a slice of one lane is its start."""
-        indices: list[Any] = []
-        for item, dim in zip(items, buf.shape):
-            sl = self._slice_of(item)
-            if sl is None:
-                indices.append(self._index_value(item))
-                continue
-            lo = 0 if sl.start is None else sl.start
-            hi = dim if sl.stop is None else sl.stop
-            step = 1 if sl.step is None else sl.step
-            step_v = step.value if isinstance(step, E.IntImm) else step
-            if not isinstance(step_v, int) or isinstance(step_v, bool) or step_v < 1:
-                raise ValueError(f"the step of a slice of buffer {buf.name} must be a positive "
-                                 f"integer constant, got {step}")
-            span = _extent(lo, hi)
-            span_v = span.value if isinstance(span, E.IntImm) else span
-            if not isinstance(span_v, int):
-                raise ValueError(f"a slice of buffer {buf.name} with a step needs constant "
-                                 f"bounds (its lanes are the vector's), got {lo}:{hi}")
-            lanes = (span_v + step_v - 1) // step_v
-            if lanes < 1:
-                raise ValueError(f"the slice {lo}:{hi}:{step} of buffer {buf.name} is empty")
-            indices.append(lo if lanes == 1 else E.Ramp(lo, step_v, lanes))
-        return E.BufferLoad(buf, indices)
+        values = [self._slice_of(i) or self._index_value(i) for i in items]
+        return E.BufferLoad(buf, strided_indices(buf, values))
 
     def _index_value(self, item: Any) -> Any:
         return item.value if isinstance(item, _Evaluated) else self.eval(item)
