@@ -25,7 +25,7 @@ CASES = [
     ("builder_keyword", '    B = T.alloc_buffer((4,), "float32", scop="shared")\n', 3, 8,
      "T.alloc_buffer() got an unexpected keyword argument 'scop'"),
     ("scope_id_arg_count", "    bx = T.cta_id([4], [2])\n", 3, 9,
-     "T.cta_id() takes 1 positional argument but 2 were given"),
+     "T.cta_id() takes from 0 to 1 positional arguments but 2 were given"),
     ("tile_keyword", "    T.tile.copy(A, A, bogus=1)\n", 3, 4,
      "Tx.copy got unexpected keyword argument(s) ['bogus'] (signature: copy(dst, src))"),
     ("tile_arg_count", "    T.cta.copy(A)\n", 3, 4,
@@ -44,7 +44,8 @@ CASES = [
      "unsupported Python in TVMScript: `try` statements"),
     ("foreign_with", '    with open("never-opened") as fh:\n        pass\n', 3, 9,
      "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):`, "
-     "`with T.let(v) as x:` and `with Tx.compose_op(...):`"),
+     "`with T.let(v) as x:`, `with T.launch_thread(axis, n) as x:` and "
+     "`with Tx.compose_op(...):`"),
     ("while_else", "    while n < 3:\n        pass\n    else:\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: `while ... else`"),
     ("while", "    while n < 3:\n        pass\n", 3, 4,

@@ -19,6 +19,7 @@ from .expr import (
     Min,
     Mul,
     PrimExpr,
+    Ramp,
     Sub,
     Var,
     convert,
@@ -136,6 +137,9 @@ class Buffer(Node):
                 f"buffer {self.name} has {len(self.shape)} dimension(s) but {len(items)} "
                 f"index(es) were given"
             )
+        full = len(items) == len(self.shape)
+        if full and any(isinstance(i, slice) and i.step is not None for i in items):
+            return BufferLoad(self, strided_indices(self, items))  # A[0:8:2], as in the seed
         # as in the seed, fewer indices than dimensions name a region: A[i] is row i
         items = (*items, *(slice(None),) * (len(self.shape) - len(items)))
         if any(isinstance(i, slice) for i in items):
@@ -156,6 +160,34 @@ class Buffer(Node):
         return f"Buffer({self.name}, {[str(s) for s in self.shape]}, {self.dtype}, scope={self.scope})"
 
     __hash__ = Node.__hash__
+
+
+def strided_indices(buffer: Buffer, items: Sequence[Any]) -> list[Any]:
+    """The indices of ``buffer[items]`` where a slice has a step: as in the seed, such a slice
+    is a vector of lanes, ``0:8:2`` is ``Ramp(0, 2, 4)``, and a slice of one lane is its start.
+    The step must be a positive constant and the bounds constant (the lanes are the vector's);
+    ``ValueError`` otherwise."""
+    out: list[Any] = []
+    for item, dim in zip(items, buffer.shape):
+        if not isinstance(item, slice):
+            out.append(item)
+            continue
+        lo = convert(0) if item.start is None else convert(item.start)
+        hi = dim if item.stop is None else convert(item.stop)
+        step = 1 if item.step is None else item.step
+        step_v = step.value if isinstance(step, IntImm) else step
+        if not isinstance(step_v, int) or isinstance(step_v, bool) or step_v < 1:
+            raise ValueError(f"the step of a slice of buffer {buffer.name} must be a positive "
+                             f"integer constant, got {step}")
+        span = _sub(hi, lo)
+        if not isinstance(span, IntImm):
+            raise ValueError(f"a slice of buffer {buffer.name} with a step needs constant bounds "
+                             f"(its lanes are the vector's), got {lo}:{hi}")
+        lanes = (span.value + step_v - 1) // step_v
+        if lanes < 1:
+            raise ValueError(f"the slice {lo}:{hi}:{step} of buffer {buffer.name} is empty")
+        out.append(lo if lanes == 1 else Ramp(lo, step_v, lanes))
+    return out
 
 
 class BufferRegion(Node):

@@ -3,6 +3,7 @@ selects, buffer loads, vectors, lets and calls of registered ops."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
@@ -436,10 +437,28 @@ def _check_range(dtype: DataType, value: int) -> None:
                             f"({lo} to {hi}); use a wider type or a smaller value")
 
 
+#: the largest finite value of each float type narrower than float64
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
+
+
+def _check_float_range(dtype: DataType, value: float) -> None:
+    """A float literal past its type's largest finite value is an error, as in the seed (the
+    value would be infinity); infinities and NaN are written as such (``T.float16("inf")``)."""
+    hi = FLOAT_MAX.get(str(dtype.element_of()))
+    if hi is not None and math.isfinite(value) and abs(value) > hi:
+        inf = "" if dtype.code == "float8_e4m3fn" else \
+            f", or T.{dtype.element_of()}(\"inf\") for infinity"  # e4m3fn has no infinity
+        raise IRVerifyError(f"float literal {value!r} does not fit in {dtype.element_of()} "
+                            f"(-{hi!r} to {hi!r}); use a wider type or a smaller value{inf}")
+
+
 def const(value: int | float | bool, dtype: str | DataType | None = None) -> PrimExpr:
-    """An immediate of ``dtype`` (inferred from the Python value when omitted)."""
+    """An immediate of ``dtype`` (inferred from the Python value when omitted). A literal out
+    of its type's range is an :class:`IRVerifyError` (integers and finite floats alike)."""
     dt = DataType(dtype) if dtype is not None else dtype_of(value)
     if dt.is_float:
+        _check_float_range(dt, float(value))
         return FloatImm(dt, float(value))
     if dt.is_bool:
         return IntImm(dt, 1 if value else 0)

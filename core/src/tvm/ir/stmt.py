@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .buffer import Buffer, BufferRegion
-from .expr import PrimExpr, StringImm, Var, convert
+from .expr import FloorDiv, IntImm, Mul, PrimExpr, StringImm, Var, convert
 from .node import Node
 from .op import Op
 from .span import Span
@@ -15,7 +15,7 @@ from .span import Span
 __all__ = [
     "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
     "Evaluate", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
-    "SeqStmt", "Stmt", "TilePrimitiveCall", "seq",
+    "SeqStmt", "Stmt", "TilePrimitiveCall", "resolve_scope_ids", "seq",
 ]
 
 
@@ -168,14 +168,96 @@ class ScopeIdDef(Stmt):
 
     _fields = ("kind", "vars", "extents")
 
-    def __init__(self, kind: str, vars: Sequence[Var], extents: Sequence[Any]) -> None:  # noqa: A002
+    def __init__(self, kind: str, vars: Sequence[Var],  # noqa: A002
+                 extents: Sequence[Any] | None) -> None:
         if kind not in SCOPE_ID_KINDS:
             raise ValueError(f"unknown scope id kind {kind!r}; expected one of {SCOPE_ID_KINDS}")
-        if len(vars) != len(extents):
+        extents = [] if extents is None else extents
+        if not extents and len(vars) != 1:
+            raise ValueError(f"{kind}: an id without extents (T.{kind}()) defines one variable, "
+                             f"got {len(vars)}")
+        if extents and len(vars) != len(extents):
             raise ValueError(f"{kind}: {len(vars)} variables for {len(extents)} extents")
         self.kind = kind
         self.vars = list(vars)
         self.extents = [convert(e) for e in extents]
+
+    @property
+    def deferred(self) -> bool:
+        """``T.thread_id()``: the extent is what the kernel's other ids imply (the seed's
+        deferred form; see :func:`resolve_scope_ids`)."""
+        return not self.extents
+
+
+#: the fixed extents of the ids inside a warp and a warpgroup
+_FIXED = {"lane_id": 32, "thread_id_in_wg": 128, "warp_id_in_wg": 4}
+#: how a deferred id's extent follows from another id's: (kind, other kind, op, constant),
+#: tried in order; op "*" is other * c, "/" is other // c
+_FROM_SIBLING = (
+    ("thread_id", "warp_id", "*", 32), ("thread_id", "warpgroup_id", "*", 128),
+    ("warp_id", "thread_id", "/", 32), ("warp_id", "warpgroup_id", "*", 4),
+    ("warpgroup_id", "thread_id", "/", 128), ("warpgroup_id", "warp_id", "/", 4),
+)
+
+
+def resolve_scope_ids(defs: Sequence[ScopeIdDef]) -> tuple[list[ScopeIdDef], list[ScopeIdDef]]:
+    """The kernel's id definitions with each deferred one (``T.warp_id()``) given the extent
+    the others imply, and the deferred ones nothing determines. ``lane_id``,
+    ``thread_id_in_wg`` and ``warp_id_in_wg`` have fixed extents; ``thread_id``, ``warp_id``
+    and ``warpgroup_id`` follow from each other (32 threads a warp, 4 warps a warpgroup);
+    ``cta_id``, ``cluster_id`` and ``cta_id_in_cluster`` from the other two (one-dimensional:
+    ``cta_id = cluster_id * cta_id_in_cluster``)."""
+    known: dict[str, list[PrimExpr]] = {d.kind: d.extents for d in defs if not d.deferred}
+    pending = {d.kind for d in defs if d.deferred and d.kind not in known}
+    for kind in list(pending):
+        if kind in _FIXED:
+            known[kind] = [convert(_FIXED[kind])]
+            pending.discard(kind)
+    changed = True
+    while changed and pending:
+        changed = False
+        for kind in sorted(pending):
+            ext = _from_siblings(kind, known)
+            if ext is not None:
+                known[kind] = [ext]
+                pending.discard(kind)
+                changed = True
+    resolved: list[ScopeIdDef] = []
+    unresolved: list[ScopeIdDef] = []
+    for d in defs:
+        if not d.deferred:
+            resolved.append(d)
+        elif d.kind in known and len(known[d.kind]) == 1:
+            r = ScopeIdDef(d.kind, d.vars, known[d.kind])
+            r.span = d.span
+            resolved.append(r)
+        else:
+            unresolved.append(d)
+    return resolved, unresolved
+
+
+def _from_siblings(kind: str, known: dict[str, list[PrimExpr]]) -> PrimExpr | None:
+    for target, other, op, c in _FROM_SIBLING:
+        if target != kind or other not in known or len(known[other]) != 1:
+            continue
+        e = known[other][0]
+        if isinstance(e, IntImm):
+            return IntImm(e.dtype, e.value * c if op == "*" else e.value // c)
+        return Mul(e, convert(c, e.dtype)) if op == "*" else FloorDiv(e, convert(c, e.dtype))
+    one = [k for k in ("cta_id", "cluster_id", "cta_id_in_cluster")
+           if k != kind and k in known and len(known[k]) == 1]
+    if kind in ("cta_id", "cluster_id", "cta_id_in_cluster") and len(one) == 2:
+        a, b = (known[k][0] for k in one)
+        if kind == "cta_id":
+            if isinstance(a, IntImm) and isinstance(b, IntImm):
+                return IntImm(a.dtype, a.value * b.value)
+            return Mul(a, b)
+        total = known["cta_id"][0]
+        part = b if one[0] == "cta_id" else a
+        if isinstance(total, IntImm) and isinstance(part, IntImm):
+            return IntImm(total.dtype, total.value // part.value)
+        return FloorDiv(total, part)
+    return None
 
 
 EXEC_SCOPES = ("thread", "warp", "warpgroup", "cta", "cluster")

@@ -136,6 +136,8 @@ class _Verifier(Visitor):
                 self.err(f"T.{s.kind} has a {e.dtype} extent; extents must be integers")
             elif isinstance(e, E.IntImm) and e.value < 1:
                 self.err(f"T.{s.kind} has extent {e.value}; extents must be at least 1")
+        if s.deferred:  # T.thread_id(): the extent comes from the other ids
+            self.define(s.vars[0])
         for v, e in zip(s.vars, s.extents):
             self.define(v)
             if isinstance(e, E.IntImm) and e.value >= 1:

@@ -39,7 +39,7 @@ import tvm
 from ..error import DiagnosticError
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.buffer import Buffer, BufferRegion, Range
+from ..ir.buffer import Buffer, BufferRegion, Range, strided_indices
 from ..ir.depth import CHAIN_WEIGHT, MAX_DEPTH, ir_depth
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
@@ -92,7 +92,7 @@ _TOO_DEEP = f"this is nested too deeply to parse. {_SPLIT_HINT}"
 
 # What the statement builders return: never an argument of a call.
 _SPECS = (_T.VarDecl, _T.BufferSpec, _T.LoopSpec, _T.GridSpec, _T.ScopeIdSpec, _T.AttrSpec,
-          _T.FuncAttrSpec, _T.LetSpec)
+          _T.FuncAttrSpec, _T.LetSpec, _T.LaunchThreadSpec)
 
 
 def _held_values(result: Any) -> list[Any]:
@@ -177,6 +177,9 @@ class Parser:
         self.params: list[E.Var] = []
         self.top_block: list[ast.stmt] | None = None
         self.loop_depth = 0  # `for` loops around the statement being parsed (for break/continue)
+        # regions written with fewer indices than the rank (`A[i]` of a 2-d A): how many
+        self._short_regions: dict[int, int] = {}
+        self._keep: list[BufferRegion] = []
 
     # -- errors ---------------------------------------------------------------------------
     def err(self, node: ast.AST | None, message: str) -> DiagnosticError:
@@ -276,10 +279,34 @@ class Parser:
         fn = _BINOPS.get(type(node.op))
         if fn is None:
             raise self.err(node, _unsupported(f"the operator {type(node.op).__name__}"))
-        return fn(self.eval(node.left), self.eval(node.right))
+        return fn(self._operand(node.left), self._operand(node.right))
+
+    def _operand(self, node: ast.expr) -> Any:
+        """``node``'s value where a value is required (an operand, a stored value, a
+        condition): a region there is a located error that says what the region is."""
+        value = self.eval(node)
+        if isinstance(value, BufferRegion):
+            raise self._region_error(value, node)
+        return value
+
+    def _region_error(self, region: BufferRegion, node: ast.AST) -> DiagnosticError:
+        buf = region.buffer
+        written = ast.unparse(node)
+        covered = f"{buf.name}[{', '.join(_range_text(r) for r in region.region)}]"
+        what = written if written == covered else f"{written} (the region {covered})"
+        short = self._short_regions.get(id(region))
+        if short is not None:
+            return self.err(node, (
+                f"{what} is a region, not a value: buffer {buf.name} has {len(buf.shape)} "
+                f"dimension(s) and {short} index(es) were given, and a shorter index list names "
+                f"the region over the dimensions it leaves out (an argument of a tile primitive "
+                f"such as Tx.copy). Give one index per dimension for an element"))
+        return self.err(node, (
+            f"{what} is a region, not a value: a region is an argument of a tile primitive "
+            f"(Tx.copy, Tx.fill, ...). Give one index per dimension (no slices) for an element"))
 
     def _e_UnaryOp(self, node: ast.UnaryOp) -> Any:
-        v = self.eval(node.operand)
+        v = self._operand(node.operand)
         if isinstance(node.op, ast.Not):
             return E.Not(v) if isinstance(v, E.PrimExpr) else not v
         if isinstance(node.op, ast.USub):
@@ -289,7 +316,7 @@ class Parser:
         return ~v
 
     def _e_BoolOp(self, node: ast.BoolOp) -> Any:
-        values = [self.eval(v) for v in node.values]
+        values = [self._operand(v) for v in node.values]
         is_and = isinstance(node.op, ast.And)
         if not any(isinstance(v, E.PrimExpr) for v in values):
             result = values[0]
@@ -303,10 +330,12 @@ class Parser:
         return acc
 
     def _e_Compare(self, node: ast.Compare) -> Any:
-        left = self.eval(node.left)
+        value = self.eval if any(isinstance(op, _IDENTITY_OPS) for op in node.ops) \
+            else self._operand
+        left = value(node.left)
         results = []
         for op, comp in zip(node.ops, node.comparators):
-            right = self.eval(comp)
+            right = value(comp)
             results.append(_CMPOPS[type(op)](left, right))
             left = right
         if len(results) == 1:
@@ -319,7 +348,7 @@ class Parser:
         return acc
 
     def _e_IfExp(self, node: ast.IfExp) -> Any:
-        cond = self.eval(node.test)
+        cond = self._operand(node.test)
         if isinstance(cond, E.PrimExpr):
             return E.Select(cond, self.eval(node.body), self.eval(node.orelse))
         return self.eval(node.body) if cond else self.eval(node.orelse)
@@ -362,7 +391,9 @@ class Parser:
             text = str(exc)
             if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
-            raise
+            raise self._refused_region(node, args, kwargs, exc) or exc from None
+        except (ValueError, IndexError) as exc:
+            raise self._refused_region(node, args, kwargs, exc) or exc from None
         foreign = _foreign_value(_held_values(result))
         if foreign is not None:
             raise self.err(node, f"a {type(foreign).__name__} ({foreign!r}) cannot be held by "
@@ -371,6 +402,22 @@ class Parser:
         if isinstance(result, (S.TilePrimitiveCall, E.Call)) and result.span is None:
             result.span = self.src.span(node)  # errors while lowering it point here
         return result
+
+    def _refused_region(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any],
+                        exc: Exception) -> DiagnosticError | None:
+        """A builder that wanted a value and got a region (``T.exp(A[i])`` on a 2-d ``A``):
+        the error at that argument, saying what the region is; None for other failures."""
+        if "BufferRegion" not in str(exc):
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            pairs: list[tuple[Any, ast.AST]] = [(a, node) for a in args]
+        else:
+            pairs = list(zip(args, node.args))
+        pairs += [(kwargs.get(kw.arg), kw.value) for kw in node.keywords if kw.arg is not None]
+        for value, arg_node in pairs:
+            if isinstance(value, BufferRegion):
+                return self._region_error(value, arg_node)
+        return None
 
     def _inline(self, macro: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Parse the body of a ``@T.inline`` function here, its parameters bound to the call's
@@ -421,18 +468,27 @@ class Parser:
         """``A[i, j]`` (a load), ``A[0:4, j]`` (a region). As in the seed, an index list shorter
         than the rank is a region over the dimensions it leaves out (``A[tx]`` is row ``tx``),
         and a Python tuple (``A[idx]``, ``A[*idx, j]``, ``A[tuple(slices)]``) is an index list."""
-        items = self._index_items(node.slice)
+        items = self._index_items(node.slice, buf.name)
         if len(items) > len(buf.shape):
             raise self.err(node, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
                                  f"{len(items)} index(es) were given")
         short = len(items) < len(buf.shape)
         if not short and not any(_is_slice_item(i) for i in items):
             return E.BufferLoad(buf, [self._index_value(i) for i in items])
+        if not short and any(self._has_step(i) for i in items):
+            try:
+                return self._strided_access(buf, items)
+            except ValueError as exc:
+                raise self.err(node, str(exc)) from None
         ranges = [self._range(item, dim) for item, dim in zip(items, buf.shape)]
         ranges += [Range(0, dim) for dim in buf.shape[len(items):]]
-        return BufferRegion(buf, ranges)
+        region = BufferRegion(buf, ranges)
+        if short:  # kept alive by the parser, so the id stays this region's
+            self._short_regions[id(region)] = len(items)
+            self._keep.append(region)
+        return region
 
-    def _index_items(self, index: ast.expr) -> list[Any]:
+    def _index_items(self, index: ast.expr, name: str) -> list[Any]:
         """The items of a subscript: AST nodes, or values where a tuple was spread."""
         elts = index.elts if isinstance(index, ast.Tuple) else [index]
         items: list[Any] = []
@@ -441,10 +497,21 @@ class Parser:
                 items.extend(self._spread(e.value))
             elif not isinstance(e, ast.Slice) and not isinstance(index, ast.Tuple):
                 value = self.eval(e)
+                if isinstance(value, list):
+                    raise self._list_index(e, name)
                 items.extend(value if isinstance(value, tuple) else [_Evaluated(value)])
             else:
                 items.append(e)
         return [i if isinstance(i, (ast.AST, _Evaluated)) else _Evaluated(i) for i in items]
+
+    def _list_index(self, node: ast.expr, name: str) -> DiagnosticError:
+        """A list as the index (``A[[i, j]]``, ``A[idx]`` with a list ``idx``): not an index
+        list here (the seed's would be), since a list index reads as numpy's fancy indexing."""
+        text = ast.unparse(node)
+        spread = f"{name}[{text[1:-1]}]" if text.startswith("[") else f"{name}[*{text}]"
+        return self.err(node, f"a list ({text}) is not an index list: write {spread} or "
+                              f"{name}[tuple({text})] (a list index would be numpy's fancy "
+                              f"indexing, one element per entry)")
 
     def _spread(self, node: ast.expr) -> list[Any]:
         value = self.eval(node)
@@ -452,6 +519,26 @@ class Parser:
             raise self.err(node, f"`*` in a buffer index spreads a tuple or list of indices, "
                                  f"not a {type(value).__name__}")
         return list(value)
+
+    def _slice_of(self, item: Any) -> slice | None:
+        """The slice an index item is (its bounds and step evaluated), or None."""
+        if isinstance(item, ast.Slice):
+            return self.eval(item)  # type: ignore[no-any-return]
+        if isinstance(item, _Evaluated) and isinstance(item.value, slice):
+            return item.value
+        return None
+
+    def _has_step(self, item: Any) -> bool:
+        if isinstance(item, ast.Slice):
+            return item.step is not None
+        sl = self._slice_of(item)
+        return sl is not None and sl.step is not None
+
+    def _strided_access(self, buf: Buffer, items: list[Any]) -> E.BufferLoad:
+        """``A[0:8:2]``: as in the seed, a slice with a step (and one index per dimension) is
+        a vector access, ``A[T.Ramp(0, 2, 4)]``; a slice of one lane is its start."""
+        values = [self._slice_of(i) or self._index_value(i) for i in items]
+        return E.BufferLoad(buf, strided_indices(buf, values))
 
     def _index_value(self, item: Any) -> Any:
         return item.value if isinstance(item, _Evaluated) else self.eval(item)
@@ -555,16 +642,20 @@ class Parser:
             return S.Evaluate(value)
         if isinstance(value, _T.ScopeIdSpec):
             # the seed's bare `T.cta_id([1])`: the ids exist (they shape the launch), unnamed
-            names = [value.kind] if len(value.extents) == 1 else \
-                [f"{value.kind}_{axis}" for axis in "xyz"[: len(value.extents)]]
+            names = [value.kind] if len(value.extents or [0]) == 1 else \
+                [f"{value.kind}_{axis}" for axis in "xyz"[: len(value.extents or [])]]
             return self._scope_ids(value, names, bind=False)
+        if isinstance(value, _T.LaunchThreadSpec):
+            raise self.err(node, f"T.launch_thread defines a thread index: assign it to a name "
+                                 f"(`tx = T.launch_thread({value.thread!r}, n)`) or use `with "
+                                 f"T.launch_thread(...) as tx:`")
         if isinstance(value, (_T.BufferSpec, _T.VarDecl)):
             raise self.err(node, "assign this to a name, e.g. `x = ...`")
         raise self.err(node, f"this expression statement builds no IR (it evaluates to "
                              f"{type(value).__name__}); expected a call such as T.evaluate(...)")
 
     def _s_Assert(self, node: ast.Assert, stmts: list[ast.stmt], i: int) -> S.Stmt:
-        cond = self.eval(node.test)
+        cond = self._operand(node.test)
         msg = self.eval(node.msg) if node.msg is not None else ""
         return S.AssertStmt(cond, msg)
 
@@ -580,8 +671,8 @@ class Parser:
         raise self.err(node, _unsupported("`while` loops (use a `for` loop over T.serial)"))
 
     def _s_With(self, node: ast.With, stmts: list[ast.stmt], i: int) -> S.Stmt:
-        what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:` and "
-                "`with Tx.compose_op(...):`")
+        what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:`, "
+                "`with T.launch_thread(axis, n) as x:` and `with Tx.compose_op(...):`")
         if len(node.items) != 1:
             raise self.err(node, _unsupported(what))
         item = node.items[0]
@@ -594,6 +685,9 @@ class Parser:
             return self._compose_op(ctx, node)
         if isinstance(ctx, _T.AttrSpec) and item.optional_vars is None:
             return _attr_chain(ctx.items, ctx.node, self.block(node.body))
+        if isinstance(ctx, _T.LaunchThreadSpec) and isinstance(item.optional_vars, ast.Name):
+            var = self._thread_var(item.optional_vars.id, ctx, expr)
+            return _thread_loop(var, ctx, self.block(node.body, {var.name: var}))
         if isinstance(ctx, _T.LetSpec) and isinstance(item.optional_vars, ast.Name):
             value = E.convert(ctx.value, ctx.dtype)
             var = E.Var(item.optional_vars.id, ctx.dtype or value.dtype)
@@ -613,7 +707,7 @@ class Parser:
                                workspace=ctx.workspace, config=ctx.config)
 
     def _s_If(self, node: ast.If, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
-        cond = self.eval(node.test)
+        cond = self._operand(node.test)
         if not isinstance(cond, E.PrimExpr):  # a Python value: choose the branch now
             chosen = node.body if cond else node.orelse
             return self.block(chosen) if chosen else None
@@ -680,7 +774,7 @@ class Parser:
                                  "script variables are immutable")
         load = self.eval(target)
         if not isinstance(load, E.BufferLoad):
-            raise self.err(target, "cannot update a buffer region in place")
+            raise self._region_error(load, target)
         value = _BINOPS[type(node.op)](load, self.eval(node.value))
         return S.BufferStore(load.buffer, value, load.indices)
 
@@ -700,7 +794,7 @@ class Parser:
                 ann = ann.handle
             else:
                 dt = DataType(ann.dtype) if isinstance(ann, _T.LetType) else None
-                return self._let(node.target.id, self.eval(node.value), dt, stmts, i)
+                return self._let(node.target.id, self._operand(node.value), dt, stmts, i)
         if isinstance(ann, _T.HandleVar):  # m: T.handle("tensormap") = v: a typed handle let
             if node.value is None:
                 raise self.err(node, f"`{node.target.id}: T.handle(...)` needs a value")
@@ -714,7 +808,7 @@ class Parser:
         if node.value is None:
             self.bind(node.target.id, E.Var(node.target.id, dtype))
             return None
-        value = self.eval(node.value)
+        value = self._operand(node.value)
         return self._let(node.target.id, value, dtype, stmts, i)
 
     def _local_annotation(self, node: ast.AnnAssign) -> _T.BufferSpec | None:
@@ -749,12 +843,22 @@ class Parser:
         value = self.eval(node.value)
         if isinstance(value, _T.ScopeIdSpec):
             names = self._target_names(target)
-            if len(names) != len(value.extents):
+            if value.extents is None and len(names) != 1:
+                raise self.err(target, f"T.{value.kind}() without extents defines one index, "
+                                       f"but {len(names)} names are assigned; give the extents "
+                                       f"(T.{value.kind}([...]))")
+            if value.extents is not None and len(names) != len(value.extents):
                 raise self.err(target, f"T.{value.kind} has {len(value.extents)} extent(s) but "
                                        f"{len(names)} name(s) are assigned")
             return self._scope_ids(value, names)
         if isinstance(value, _T.BufferSpec):
             return self._buffer_def(node, target, value)
+        if isinstance(value, _T.LaunchThreadSpec):  # bx = T.launch_thread("blockIdx.x", n)
+            if not isinstance(target, ast.Name):
+                raise self.err(target, "T.launch_thread defines one thread index")
+            var = self._thread_var(target.id, value, node.value)
+            self.bind(target.id, var)
+            self._rest(stmts, i, lambda body: _thread_loop(var, value, body))
         if not isinstance(target, ast.Name):
             if isinstance(value, _T.MetaVar):
                 value = value.value
@@ -782,6 +886,10 @@ class Parser:
             return bind_hook(value, name)
         return None
 
+    def _thread_var(self, name: str, spec: _T.LaunchThreadSpec, node: ast.AST) -> E.Var:
+        ext = _check_extent(self, node, spec.extent)
+        return E.Var(name, _loop_dtype(0, E.convert(ext)))
+
     def _scope_ids(self, spec: _T.ScopeIdSpec, names: list[str], *,
                    bind: bool = True) -> S.ScopeIdDef:
         # the extents as the IR holds them: a literal past int32 is an int64 immediate
@@ -789,7 +897,7 @@ class Parser:
         vs = [E.Var(n, dt) for n in names]
         for v in vs if bind else ():
             self.bind(v.name, v)
-        return S.ScopeIdDef(spec.kind, vs, spec.extents)
+        return S.ScopeIdDef(spec.kind, vs, spec.extents)  # None: deferred (T.thread_id())
 
     def _bind_tuple(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
@@ -812,14 +920,23 @@ class Parser:
             raise self.err(target, "only buffer elements can be assigned (A[i] = v)")
         load = self._buffer_access(buf, target)
         if not isinstance(load, E.BufferLoad):
-            given = len(self._index_items(target.slice))
+            given = len(self._index_items(target.slice, buf.name))
             if given < len(buf.shape):
                 raise self.err(target, f"buffer {buf.name} has {len(buf.shape)} dimension(s) but "
                                        f"{given} index(es) were given: fewer indices name a "
                                        f"region, which cannot be assigned; give one index per "
                                        f"dimension, or use Tx.copy / Tx.fill for a region")
             raise self.err(target, "cannot assign to a buffer region; use Tx.copy or Tx.fill")
-        return S.BufferStore(buf, self.eval(value_node), load.indices)
+        value = self._operand(value_node)
+        lanes = max((i.dtype.lanes for i in load.indices if isinstance(i, E.PrimExpr)), default=1)
+        if lanes > 1:  # B[0:8:2] = v: a vector store of as many lanes
+            got = value.dtype.lanes if isinstance(value, E.PrimExpr) else 1
+            if got != lanes:
+                hint = (f"; write T.Broadcast(v, {lanes}) to store one value in every lane"
+                        if got == 1 else "")
+                raise self.err(value_node, f"{ast.unparse(target)} stores {lanes} lanes but the "
+                                           f"value has {got}{hint}")
+        return S.BufferStore(buf, value, load.indices)
 
     def _buffer_def(self, node: ast.Assign, target: ast.expr, spec: _T.BufferSpec) -> S.Stmt | None:
         if not isinstance(target, ast.Name):
@@ -926,6 +1043,19 @@ class _Evaluated:
         self.value = value
 
 
+#: comparisons that look at the object itself (`r is None`), not at a value
+_IDENTITY_OPS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def _range_text(r: Range) -> str:
+    """One range of a region as an index list writes it: ``i`` or ``lo:hi``."""
+    if isinstance(r.extent, E.IntImm) and r.extent.value == 1:
+        return str(r.min)
+    if isinstance(r.min, E.IntImm) and isinstance(r.extent, E.IntImm):
+        return f"{r.min.value}:{r.min.value + r.extent.value}"
+    return f"{r.min}:{r.min} + {r.extent}"
+
+
 def _is_slice_item(item: Any) -> bool:
     return isinstance(item, ast.Slice) or (isinstance(item, _Evaluated)
                                            and isinstance(item.value, slice))
@@ -963,12 +1093,18 @@ def _loop_dtype(start: Any, ext: Any) -> DataType:
 def _is_with_builder(callee: Any) -> bool:
     """The builders a `with` statement may call: T.attr, T.hint, T.let, Tx[.<scope>].compose_op."""
     return (callee is _T.attr or callee is _T.hint or callee is _T.let
-            or isinstance(callee, _tile.ComposeOpBuilder))
+            or callee is _T.launch_thread or isinstance(callee, _tile.ComposeOpBuilder))
 
 
 def _is_param_type_call(p: Parser, node: ast.Call) -> bool:
     """``tm: T.TensorMap()``: a by-value parameter type written as a call (the seed's form)."""
     return isinstance(p.eval(node.func), _T.ParamType)
+
+
+def _thread_loop(var: E.Var, spec: _T.LaunchThreadSpec, body: S.Stmt) -> S.Stmt:
+    """What ``T.launch_thread`` builds: a loop bound to the thread axis."""
+    return S.For(var, E.IntImm(var.dtype, 0), spec.extent, S.ForKind.THREAD_BINDING, body,
+                 thread_tag=spec.thread)
 
 
 def _attr_chain(items: dict[str, Any], node: Any, body: S.Stmt) -> S.Stmt:

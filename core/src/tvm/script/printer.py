@@ -431,7 +431,7 @@ class _Printer:
             self.stmt(c, last and k == n - 1)
 
     def s_BufferStore(self, s: S.BufferStore, last: bool) -> None:
-        idx = ", ".join(self.expr(i) for i in s.indices)
+        idx = ", ".join(self.expr(i) for i in s.indices) or "()"  # a 0-d buffer: B[()]
         self.line(f"{self.buf_name(s.buffer)}[{idx}] = {self.typed_for(s.value, s.buffer.dtype)}")
 
     def s_Evaluate(self, s: S.Evaluate, last: bool) -> None:
@@ -545,7 +545,8 @@ class _Printer:
     def s_ScopeIdDef(self, s: S.ScopeIdDef, last: bool) -> None:
         exts = ", ".join(self.expr(e) for e in s.extents)
         names = [self.names.define(v, v.name) for v in s.vars]
-        self.line(f"{', '.join(names)} = T.{s.kind}([{exts}])")
+        args = f"[{exts}]" if s.extents else ""  # T.thread_id(): deferred
+        self.line(f"{', '.join(names)} = T.{s.kind}({args})")
 
     def s_TilePrimitiveCall(self, s: S.TilePrimitiveCall, last: bool) -> None:
         if s.op.name == _COMPOSE_OP:
@@ -820,7 +821,7 @@ class _Printer:
         natural = E.BufferLoad(e.buffer, e.indices)
         if natural.dtype != e.dtype:
             return f"{name}.vload([{idx}], {json.dumps(str(e.dtype))})", _ATOM
-        return f"{name}[{idx}]", _ATOM
+        return f"{name}[{idx or '()'}]", _ATOM
 
     def e_Call(self, c: E.Call) -> tuple[str, int]:
         op = c.op

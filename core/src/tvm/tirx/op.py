@@ -16,7 +16,7 @@ from ..ir.dtype import DataType
 from ..ir.op import CallEffect, Op
 
 __all__ = [
-    "UNARY_MATH", "BINARY_MATH", "abs", "address_of", "bitwise_and", "bitwise_not", "bitwise_or",
+    "UNARY_MATH", "BINARY_MATH", "abs", "address_of", "all", "any", "bitwise_and", "bitwise_not", "bitwise_or",
     "bitwise_xor", "break_loop", "call_extern", "call_intrin", "cast", "ceildiv", "clz",
     "continue_loop", "device_entry", "floordiv", "floormod", "fma", "if_then_else", "likely",
     "max", "min", "popcount", "print_buffer", "reinterpret", "ret", "shift_left", "shift_right",
@@ -385,6 +385,31 @@ def host_derived(kind: str, ptr_scope: str, buffer: Any, params: Sequence[int | 
     """``tirx.host_derived``: the kernel argument of kind ``kind`` that the host computes at
     launch from the array argument behind ``buffer`` (:class:`HostDerived`)."""
     return HostDerived(kind, ptr_scope, buffer.data, tuple(buffer.shape), tuple(params)).call()
+
+
+def all(*args: Any) -> E.PrimExpr:  # noqa: A001 - the seed's name (tvm.tirx.all)
+    """``tvm.tirx.all(a, b, c)``: the classic builder of a conjunction, ``(a and b) and c``
+    (``And`` nested from the left); one argument is itself."""
+    return _chain(E.And, "all", args)
+
+
+def any(*args: Any) -> E.PrimExpr:  # noqa: A001 - the seed's name (tvm.tirx.any)
+    """``tvm.tirx.any(a, b, c)``: the disjunction ``(a or b) or c``; one argument is itself."""
+    return _chain(E.Or, "any", args)
+
+
+def _chain(cls: type[E.And] | type[E.Or], name: str, args: Sequence[Any]) -> E.PrimExpr:
+    if not args:
+        raise TypeError(f"tvm.tirx.{name}() needs at least one condition")
+    conds = [E.convert(a) for a in args]
+    for k, c in enumerate(conds):
+        if not c.dtype.is_bool:
+            raise TypeError(f"tvm.tirx.{name}(): argument {k} is a {c.dtype} value, not a "
+                            f"condition (bool); compare it, e.g. x != 0")
+    out = conds[0]
+    for c in conds[1:]:
+        out = cls(out, c)
+    return out
 
 
 def ret(value: Any) -> E.Call:

@@ -69,9 +69,9 @@ class ScalarType(str):
         if isinstance(value, _E.PrimExpr):
             return value if value.dtype == dt else Cast(dt, value)
         if isinstance(value, str) and dt.is_float:  # T.float32("inf")
-            return _E.FloatImm(dt, float(value))
+            return _E.const(float(value), dt)
         if dt.is_float:
-            return _E.FloatImm(dt, float(value))
+            return _E.const(float(value), dt)  # a literal past the type's range is an error
         if isinstance(value, float) and not value.is_integer():
             raise TypeError(f"T.{self}({value!r}): a {dt} literal needs an integer value")
         return _E.IntImm(dt, int(value))
@@ -354,6 +354,50 @@ def thread_binding(start: Any, stop: Any = None, *, thread: str,
     return LoopSpec(_S.ForKind.THREAD_BINDING, start, stop, thread, dict(annotations or {}))
 
 
+def IntImm(dtype: str | DataType, value: Any) -> _E.IntImm:  # noqa: N802 - the seed's name
+    """``T.IntImm("int32", 3)``: the classic immediate constructor (range-checked, as
+    ``T.int32(3)``, which the printer writes)."""
+    dt = DataType(str(dtype))
+    if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
+        raise TypeError(f"T.IntImm makes an integer or bool immediate, not a {dt} one; use "
+                        f"T.FloatImm for floats")
+    return _E.IntImm(dt, value)
+
+
+def FloatImm(dtype: str | DataType, value: Any) -> _E.PrimExpr:  # noqa: N802 - the seed's name
+    """``T.FloatImm("float16", 1.5)``: the classic float immediate constructor (a finite value
+    past the type's range is an error, as for ``T.float16(...)``)."""
+    dt = DataType(str(dtype))
+    if not dt.is_float or dt.lanes != 1:
+        raise TypeError(f"T.FloatImm makes a float immediate, not a {dt} one; use T.IntImm for "
+                        f"integers")
+    return _E.const(float(value), dt)
+
+
+StringImm = _E.StringImm
+
+
+@dataclass
+class LaunchThreadSpec:
+    """``x = T.launch_thread("threadIdx.x", n)``: the classic builder of a thread axis."""
+
+    thread: str
+    extent: Any
+
+
+_THREAD_TAGS = tuple(f"{k}.{a}" for k in ("blockIdx", "threadIdx") for a in "xyz")
+
+
+def launch_thread(thread: str, extent: Any) -> LaunchThreadSpec:
+    """``bx = T.launch_thread("blockIdx.x", 4)`` (over the rest of the block) or ``with
+    T.launch_thread("threadIdx.x", 128) as tx:``: the seed's classic thread-axis builder, the
+    loop ``for bx in T.thread_binding(4, thread="blockIdx.x")`` here (and printed so)."""
+    if thread not in _THREAD_TAGS:
+        raise ValueError(f"T.launch_thread: unknown thread axis {thread!r}; expected one of "
+                         f"{', '.join(_THREAD_TAGS)}")
+    return LaunchThreadSpec(thread, extent)
+
+
 @dataclass
 class GridSpec:
     extents: tuple[Any, ...]
@@ -372,17 +416,25 @@ def grid(*extents: Any) -> GridSpec:
 @dataclass
 class ScopeIdSpec:
     kind: str
-    extents: list[Any]
+    #: None for the deferred form ``T.thread_id()``: the extent the other ids imply
+    extents: list[Any] | None
 
 
 def _scope_id(kind: str) -> Callable[..., ScopeIdSpec]:
-    def make(extents: Sequence[Any]) -> ScopeIdSpec:
+    def make(extents: Sequence[Any] | None = None) -> ScopeIdSpec:
+        if extents is None:
+            return ScopeIdSpec(kind, None)
         if not isinstance(extents, (list, tuple)):
             raise TypeError(f"T.{kind} expects a list of extents, e.g. T.{kind}([32])")
+        if not extents:
+            raise TypeError(f"T.{kind}([]) has no extents; write T.{kind}([n]), or T.{kind}() "
+                            f"for the extent the kernel's other ids imply")
         return ScopeIdSpec(kind, list(extents))
 
     make.__name__ = make.__qualname__ = kind
-    make.__doc__ = f"``x = T.{kind}([n])`` / ``x, y = T.{kind}([n, m])``: kernel index variables."
+    make.__doc__ = (f"``x = T.{kind}([n])`` / ``x, y = T.{kind}([n, m])``: kernel index "
+                    f"variables; ``x = T.{kind}()``: one index whose extent the kernel's other "
+                    f"ids imply (e.g. ``T.thread_id()`` beside ``T.warp_id([4])``).")
     return make
 
 
@@ -401,13 +453,34 @@ class AttrSpec:
     node: Any = None
 
 
-def attr(items: dict[str, Any], *, node: Any = None) -> AttrSpec:
+def attr(*args: Any, node: Any = None) -> AttrSpec:
+    """``T.attr({"key": value, ...}, node=...)``, or the classic ``T.attr(node, "key", value)``
+    of one attribute (the seed's builder; an int node is that integer's immediate)."""
+    if len(args) == 3:
+        if node is not None:
+            raise TypeError("T.attr(node, key, value) names its node first; node= is for the "
+                            'dict form T.attr({"key": value}, node=...)')
+        node, key, value = args
+        if not isinstance(key, str):
+            raise TypeError(f"T.attr(node, key, value): the key must be a string, got {key!r}")
+        return AttrSpec({key: value}, _attr_node(node))
+    if len(args) != 1:
+        raise TypeError(f'T.attr takes a dict (T.attr({{"key": 1}})) or a node, a key and a '
+                        f"value (T.attr(0, \"key\", 1)); got {len(args)} positional arguments")
+    items = args[0]
     if not isinstance(items, dict) or not items:
         raise TypeError('T.attr expects a non-empty dict, e.g. T.attr({"key": 1})')
     for key in items:
         if not isinstance(key, str):
             raise TypeError(f"T.attr keys must be strings, got {key!r}")
-    return AttrSpec(dict(items), node)
+    return AttrSpec(dict(items), _attr_node(node))
+
+
+def _attr_node(node: Any) -> Any:
+    """An int node (the classic ``T.attr(0, ...)``) is its immediate, however it is written."""
+    if isinstance(node, builtins.int) and not isinstance(node, builtins.bool):
+        return _E.convert(node)
+    return node
 
 
 HINT = "tirx.hint"
@@ -581,11 +654,12 @@ __all__ = sorted(
     | set(DTYPE_ALIASES)
     | set(_S.SCOPE_ID_KINDS)
     | {
-        "Broadcast", "Buffer", "Cast", "ComposeLayout", "Let", "Ramp", "S", "Select",
+        "Broadcast", "Buffer", "Cast", "ComposeLayout", "FloatImm", "IntImm", "Let", "Ramp",
+        "S", "Select", "StringImm",
         "SwizzleLayout", "TensorMap", "TileLayout",
         "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
-        "launch_params", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
+        "launch_params", "launch_thread", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
         "thread_binding", "tid", "tile", "unroll", "vectorized", "warp", "warpgroup", "warpid",
         "wg", "wgid", "wid_in_wg",
     }

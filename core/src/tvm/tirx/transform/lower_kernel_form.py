@@ -108,6 +108,20 @@ class _MergeIds(Mutator):
         if first is None:
             self.defs.append(d)
             return
+        if first.deferred or d.deferred:
+            # T.thread_id() and T.thread_id([n]): one index, of the given extent
+            if len(first.vars) != len(d.vars):
+                raise KernelFormError(
+                    f"function {self.func_name}: T.{d.kind} is defined with {_exts(first)} and "
+                    f"with {_exts(d)}; an id without extents defines one index, so its other "
+                    f"definitions must have one extent")
+            if first.deferred and not d.deferred:
+                kept = S.ScopeIdDef(d.kind, first.vars, d.extents)
+                kept.span = d.span
+                self.defs[self.defs.index(first)] = kept
+            for new, old in zip(d.vars, first.vars):
+                self.vmap[id(new)] = old
+            return
         same = len(first.extents) == len(d.extents) and all(
             self.ana.can_prove_equal(a, b) for a, b in zip(first.extents, d.extents))
         if not same:
@@ -154,6 +168,8 @@ _REMOVED = S.SeqStmt([])
 
 
 def _exts(d: S.ScopeIdDef) -> str:
+    if d.deferred:
+        return "no extents"
     return "[" + ", ".join(str(e) for e in d.extents) + "]"
 
 
@@ -198,6 +214,11 @@ class _Kernel:
         self.func_name = func_name
         self.ana = Analyzer()
         self.ids: dict[str, S.ScopeIdDef] = {}
+        defs, unresolved = S.resolve_scope_ids(defs)
+        if unresolved:
+            k = unresolved[0].kind
+            raise self.error(f"T.{k}() has no extents and the kernel's other ids do not imply "
+                             f"them; give them, e.g. T.{k}([n])")
         for d in defs:
             if d.kind in self.ids:
                 raise self.error(f"T.{d.kind} is defined twice")

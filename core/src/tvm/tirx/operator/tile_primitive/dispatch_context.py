@@ -27,6 +27,7 @@ from ....ir import (
     Var,
     const,
 )
+from ....ir.stmt import resolve_scope_ids
 from .common import fold_add, fold_mul
 
 __all__ = [
@@ -98,10 +99,11 @@ class ThreadInfo:
     @staticmethod
     def from_defs(defs: Sequence[ScopeIdDef], in_kernel: bool = False) -> ThreadInfo:
         """Thread information from the ``ScopeIdDef``s in scope (innermost last)."""
+        info = ThreadInfo(in_kernel=in_kernel or bool(defs))
+        defs, _ = resolve_scope_ids(defs)  # T.thread_id(): the extent the others imply
         by_kind: dict[str, ScopeIdDef] = {}
         for d in defs:
             by_kind[d.kind] = d
-        info = ThreadInfo(in_kernel=in_kernel or bool(defs))
         for d in defs:
             for v, e in zip(d.vars, d.extents):
                 info.var_ranges[v] = Range(const(0, e.dtype), e)
