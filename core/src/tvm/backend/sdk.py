@@ -100,6 +100,7 @@ if TYPE_CHECKING:
     )
     from ..tirx.transform._util import target_of
     from ..tirx.transform.signature import launch_plans, signature_from_func
+    from ..transform import Pipeline
 
 __all__ = [
     "ARRAY",
@@ -133,6 +134,7 @@ __all__ = [
     "Operand",
     "Options",
     "PROBE_TIMEOUT_S",
+    "Pipeline",
     "ParamInfo",
     "PlanExecutable",
     "PlanFunction",
@@ -246,6 +248,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "function_signature": ("..tirx.transform", "function_signature"),
     "target_of": ("..tirx.transform._util", "target_of"),
     "get_tir_pipeline": ("..tirx.compilation_pipeline", "get_tir_pipeline"),
+    "Pipeline": ("..transform", "Pipeline"),
     # external tools, work folders, the compile cache
     "DEFAULT_TIMEOUT_S": ("..runtime.tool", "DEFAULT_TIMEOUT_S"),
     "PROBE_TIMEOUT_S": ("..runtime.tool", "PROBE_TIMEOUT_S"),
