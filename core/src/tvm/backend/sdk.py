@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..backend._loader import load_or_register
     from ..backend.contract import Artifact, Binary, Builder, Options, option, register_builder
     from ..codegen.bounds import BOUNDS_MESSAGE, bounds_check_enabled
+    from ..codegen.c_rules import const_numel
     from ..codegen.c_style import (
         CodegenCStyle,
         CudaStyleCodegen,
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
         ParamInfo,
         const_dims,
     )
-    from ..codegen.c_style import _const_numel as const_numel
     from ..demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
     from ..host.codegen import HostCodegen
     from ..host.compiler import Toolchain, get_toolchain
@@ -325,7 +325,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "rand_f32": ("..demo", "rand_f32"),
     "softmax_ref": ("..demo", "softmax_ref"),
     "zeros_f32": ("..demo", "zeros_f32"),
-    "const_numel": ("..codegen.c_style", "_const_numel"),
+    "const_numel": ("..codegen.c_rules", "const_numel"),
     "probe_device": ("..shader.device", "probe"),
     "shader_demo_cases": ("..shader.demo", "demo_cases"),
 }
