@@ -49,9 +49,11 @@ def test_target_kind_and_tags():
 
 def test_pipeline_and_default():
     from tvm.target import Target
-    from tvm.tirx.compilation_pipeline import PIPELINE_MAP, get_default_tir_pipeline
-
-    from tvm.tirx.compilation_pipeline import get_tir_pipeline
+    from tvm.tirx.compilation_pipeline import (
+        PIPELINE_MAP,
+        get_default_tir_pipeline,
+        get_tir_pipeline,
+    )
     from tvm.transform import Pipeline
 
     assert PIPELINE_MAP.owner_of("example") == "example"
