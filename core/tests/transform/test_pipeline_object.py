@@ -78,7 +78,7 @@ def test_of_refuses_other_things():
         Pipeline.of((None, None))
     with pytest.raises(TypeError, match="tir_pipeline must be a pipeline name, a Pipeline, a Pass"):
         Pipeline.of(3)
-    with pytest.raises(TypeError, match="stage old.host: expected a Pass, None or a function"):
+    with pytest.raises(TypeError, match="stage old.host: expected a Pass or a mod -> mod function, got int"):
         Pipeline.of((None, 3, None), name="old")
 
 

@@ -94,12 +94,9 @@ class Pipeline:
 
 def _finalizer(item: Any, name: str) -> Pass | None:
     """A finalizer of the tuple form: a pass, None, or a factory of one (called here)."""
-    if item is None or isinstance(item, Pass):
-        return item
-    if not callable(item):
-        raise TypeError(f"pipeline stage {name}: expected a Pass, None or a function returning "
-                        f"one, got {type(item).__name__}")
-    return _stage(item(), name)
+    if callable(item) and not isinstance(item, Pass):
+        item = item()
+    return _stage(item, name)
 
 
 def _stage(item: Any, name: str) -> Pass | None:
