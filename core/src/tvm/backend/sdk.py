@@ -29,7 +29,15 @@ if TYPE_CHECKING:
         ParamInfo,
         const_dims,
     )
-    from ..demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
+    from ..demo import (
+        KERNELS,
+        DemoKernel,
+        make_case,
+        rand_f32,
+        row_softmax_kernel,
+        softmax_ref,
+        zeros_f32,
+    )
     from ..host.codegen import HostCodegen
     from ..host.compiler import Toolchain, get_toolchain
     from ..host.runtime import HostFunction, load_library
@@ -202,6 +210,7 @@ __all__ = [
     "shader_demo_cases",
     "shader_templates",
     "signature_from_func",
+    "row_softmax_kernel",
     "softmax_ref",
     "split_kernels",
     "static_bool",
@@ -324,6 +333,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "make_case": ("..demo", "make_case"),
     "rand_f32": ("..demo", "rand_f32"),
     "softmax_ref": ("..demo", "softmax_ref"),
+    "row_softmax_kernel": ("..demo", "row_softmax_kernel"),
     "zeros_f32": ("..demo", "zeros_f32"),
     "const_numel": ("..codegen.c_rules", "const_numel"),
     "probe_device": ("..shader.device", "probe"),
