@@ -15,10 +15,10 @@ from tvm.backend.sdk import (
     DemoKernel,
     make_case,
     rand_f32,
-    row_softmax_kernel,
     softmax_ref,
     zeros_f32,
 )
+from tvm.backend.sdk import row_softmax_kernel as _row_softmax
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 
@@ -33,7 +33,7 @@ TILE = 16
 
 def softmax_kernel(m: int = SOFTMAX_M, n: int = SOFTMAX_N, threads: int = 128) -> Any:
     """One CTA per row: the row max and sum go through the warp-shuffle reduction variant."""
-    return row_softmax_kernel(m, n, threads)
+    return _row_softmax(m, n, threads)
 
 
 @no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning

@@ -29,15 +29,8 @@ if TYPE_CHECKING:
         ParamInfo,
         const_dims,
     )
-    from ..demo import (
-        KERNELS,
-        DemoKernel,
-        make_case,
-        rand_f32,
-        row_softmax_kernel,
-        softmax_ref,
-        zeros_f32,
-    )
+    from ..demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
+    from ..demo import row_softmax_kernel as row_softmax_kernel
     from ..host.codegen import HostCodegen
     from ..host.compiler import Toolchain, get_toolchain
     from ..host.runtime import HostFunction, load_library

@@ -12,15 +12,8 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from tvm.demo import (
-    KERNELS,
-    DemoKernel,
-    make_case,
-    rand_f32,
-    row_softmax_kernel,
-    softmax_ref,
-    zeros_f32,
-)
+from tvm.demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
+from tvm.demo import row_softmax_kernel as _row_softmax
 from tvm.plugin import DemoCase
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
@@ -35,7 +28,7 @@ def softmax_kernel(m: int = SOFTMAX_M, n: int = SOFTMAX_N, threads: int = SOFTMA
                    ) -> Any:
     """B = softmax(A) over rows: one row per workgroup, reductions and elementwise ops at CTA
     scope (core's variants, synchronised with the backend's workgroup barrier)."""
-    return row_softmax_kernel(m, n, threads)
+    return _row_softmax(m, n, threads)
 
 
 @no_type_check  # TVMScript
