@@ -17,6 +17,7 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm_backend_cuda import executable as cuda_exe
 from tvm_backend_cuda import runtime as rt
+from tvm_backend_cuda import streams
 from tvm_backend_cuda.plugin import register_backend
 
 register_backend()  # a source checkout on PYTHONPATH has no entry point
@@ -196,14 +197,14 @@ def test_doctor_says_what_cuda_resolves_to(gpu_arch: Any) -> None:
 
 def test_launch_stream_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     wrapped: list[int] = []
-    monkeypatch.setattr(rt, "_STREAM_BY_HANDLE", {})
-    monkeypatch.setattr(rt, "_wrap_stream", lambda h: wrapped.append(h) or f"stream {h}")
-    monkeypatch.setattr(rt, "_TORCH_RAW_STREAM", lambda dev: 1000 + dev)
+    monkeypatch.setattr(streams, "_STREAM_BY_HANDLE", {})
+    monkeypatch.setattr(streams, "_wrap_stream", lambda h: wrapped.append(h) or f"stream {h}")
+    monkeypatch.setattr(streams, "_TORCH_RAW_STREAM", lambda dev: 1000 + dev)
     monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or object())
     assert rt.launch_stream(1) == "stream 1001"  # torch imported: its current stream
     assert rt.launch_stream(0, 77) == "stream 77"  # stream= wins
     monkeypatch.delitem(sys.modules, "torch")
-    monkeypatch.setattr(rt, "_DEFAULT_STREAMS", {2: "default stream of device 2"})
+    monkeypatch.setattr(streams, "_DEFAULT_STREAMS", {2: "default stream of device 2"})
     assert rt.launch_stream(2) == "default stream of device 2"  # else cuda.core's default
     assert wrapped == [1001, 77]
 
@@ -246,10 +247,10 @@ def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPat
         loaded = launch.kernel._loaded[0] = rt._Loaded(_FakeKernel(), None)
         loaded.smem_limit = 0  # not opted in to its shared memory yet
     monkeypatch.setattr(rt._TLS, "device", 0, raising=False)
-    monkeypatch.setattr(rt, "_TORCH_RAW_STREAM", lambda dev: 7)
-    monkeypatch.setitem(rt._STREAM_BY_HANDLE, 7, "torch's stream")
-    monkeypatch.setattr(rt, "_explicit_stream", lambda s: type("S", (), {"handle": s})())
-    monkeypatch.setattr(rt, "_LAUNCH", lambda *a: seen["core"].append(a))
+    monkeypatch.setattr(streams, "_TORCH_RAW_STREAM", lambda dev: 7)
+    monkeypatch.setitem(streams._STREAM_BY_HANDLE, 7, "torch's stream")
+    monkeypatch.setattr(streams, "_explicit_stream", lambda s: type("S", (), {"handle": s})())
+    monkeypatch.setattr(streams, "_LAUNCH", lambda *a: seen["core"].append(a))
     monkeypatch.setattr(driver, "cuLaunchKernel",
                         lambda *a: seen["cu"].append(a) or (driver.CUresult.CUDA_SUCCESS,))
 

@@ -22,7 +22,7 @@ import pytest
 
 import tvm
 from tvm.error import BackendNotInstalledError
-from tvm_backend_cuda import nvshmem
+from tvm_backend_cuda import nvshmem, nvshmem_link
 from tvm_backend_cuda.plugin import register_backend
 
 register_backend()
@@ -123,7 +123,8 @@ def test_put_signal_shim_goes_after_the_nvshmem_includes() -> None:
 
 def test_missing_wheel_names_it(monkeypatch) -> None:
     # (not by emptying sys.path: the compiler caches the CUDA header folders it finds there)
-    monkeypatch.setattr(nvshmem, "_find", lambda: f"NVSHMEM is not installed; {nvshmem.PIP_HINT}")
+    monkeypatch.setattr(nvshmem_link, "_find",
+                        lambda: f"NVSHMEM is not installed; {nvshmem.PIP_HINT}")
     with pytest.raises(BackendNotInstalledError, match="pip install nvidia-nvshmem-cu13"):
         tvm.compile(_kernels()["allreduce_barrier"], target={"kind": "cuda", "arch": "sm_90a"})
 

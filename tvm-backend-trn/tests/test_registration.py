@@ -46,8 +46,9 @@ def test_default_pipeline():
     from tvm.tirx.compilation_pipeline import get_default_tir_pipeline, get_tir_pipeline
 
     assert get_default_tir_pipeline(Target("aws/trn1/trn1.2xlarge")) == "trn"
-    main, host, device = get_tir_pipeline("trn")
-    assert [p.pass_name for p in main] == [
+    pipeline = get_tir_pipeline("trn")
+    assert [p.pass_name for p in pipeline.device] == ["StmtSimplify"] and not pipeline.host
+    assert [p.pass_name for p in pipeline.main] == [
         "TrnPrivateBufferAlloc", "TrnNaiveAllocator", "TilePrimitiveDispatch",
         "tirx.backend.trn.LowerTrainiumLayout", "StmtSimplify"]
 

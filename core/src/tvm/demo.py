@@ -24,7 +24,8 @@ from .script import tirx as T
 from .script.tirx import tile as Tx
 
 __all__ = ["KERNELS", "DemoKernel", "add_arguments", "collect_cases", "format_sources",
-           "format_table", "main", "make_case", "rand_f32", "run", "run_cases", "softmax_ref",
+           "format_table", "main", "make_case", "rand_f32", "row_softmax_kernel", "run", "run_cases",
+           "softmax_ref",
            "tiled_matmul_kernel", "zeros_f32"]
 
 
@@ -80,6 +81,27 @@ def _softmax() -> Any:
             Tx.exp(B[i:i + 1, 0:n], B[i:i + 1, 0:n])
             Tx.sum(row_sum[i:i + 1], B[i:i + 1, 0:n], axes=-1)
             Tx.fdiv(B[i:i + 1, 0:n], B[i:i + 1, 0:n], row_sum[i])
+
+    return softmax
+
+
+@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
+def row_softmax_kernel(m: int, n: int, threads: int) -> Any:
+    """``B = softmax(A)`` over the rows of an ``m x n`` array in the kernel form: one CTA of
+    ``threads`` threads per row, the row max and sum by ``Tx.cta`` reductions (each GPU
+    backend's CTA variants, or core's with its barrier)."""
+
+    @T.prim_func
+    def softmax(A: T.Buffer((m, n), "float32"), B: T.Buffer((m, n), "float32")):
+        T.device_entry()
+        bx = T.cta_id([m])
+        tx = T.thread_id([threads])
+        red = T.alloc_buffer((1,), "float32", scope="shared")
+        Tx.cta.max(red[0:1], A[bx:bx + 1, 0:n], axes=-1)
+        Tx.cta.sub(B[bx:bx + 1, 0:n], A[bx:bx + 1, 0:n], red[0])
+        Tx.cta.exp(B[bx:bx + 1, 0:n], B[bx:bx + 1, 0:n])
+        Tx.cta.sum(red[0:1], B[bx:bx + 1, 0:n], axes=-1)
+        Tx.cta.fdiv(B[bx:bx + 1, 0:n], B[bx:bx + 1, 0:n], red[0])
 
     return softmax
 

@@ -2,10 +2,10 @@
 
 1. Resolve the target (a ``Target``, a kind or tag string, a config dict; ``None`` means the
    enclosing ``with Target(...)``, else ``"c"``).
-2. Pick the pipeline: ``tir_pipeline`` (a registered name, or a pipeline object), else the one
-   the target's backend names (``get_default_tir_pipeline``).
-3. Run it inside a ``PassContext`` with the target in scope: the main pass over the module,
-   then the device finalizer on kernels (``tirx.is_kernel``) and the host finalizer on the rest.
+2. Pick the :class:`~tvm.transform.Pipeline`: ``tir_pipeline`` (a registered name, or a
+   pipeline), else the one the target's backend names (``get_default_tir_pipeline``).
+3. Run it inside a ``PassContext`` with the target in scope: its ``main`` stage over the
+   module, then ``device`` on kernels (``tirx.is_kernel``) and ``host`` on the rest.
 4. Build with the builder of the target's kind (:func:`tvm.backend.contract.build`: options,
    codegen, the compile cache, compile, stage dumps, load).
 """
@@ -13,8 +13,7 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .backend import contract, ensure_builtin_backends
@@ -24,7 +23,7 @@ from .ir.function import IRModule, PrimFunc
 from .ir.verify import verify
 from .target import Target
 from .tirx.compilation_pipeline import get_default_tir_pipeline, get_tir_pipeline
-from .transform import Pass, PassContext
+from .transform import Pass, PassContext, Pipeline
 from .transform._context import _default
 
 __all__ = ["compile", "ensure_builtin_backends", "lower", "resolve_target"]
@@ -42,10 +41,12 @@ def compile(  # noqa: A001 - the seed's name: tvm.compile
     """Compile ``func_or_mod`` for ``target``; returns the backend's
     :class:`~tvm.runtime.Executable`.
 
-    ``tir_pipeline``: a pipeline name registered with ``register_tir_pipeline``, or a pipeline
-    object (a ``(main_pass, finalize_host, finalize_device)`` tuple or a single ``mod -> mod``
-    callable). ``pass_config`` goes to the ``PassContext``; every other keyword is a compiler
-    option for the backend (host: ``opt_level``, ``cc``, ``cache``, ...).
+    ``tir_pipeline``: a pipeline name registered with ``register_tir_pipeline``, a
+    :class:`~tvm.transform.Pipeline`, or what :meth:`Pipeline.of <tvm.transform.Pipeline.of>`
+    makes one of (a pass or ``mod -> mod`` function as the main stage; the older
+    ``(main_pass, finalize_host, finalize_device)`` tuple). ``pass_config`` goes to the
+    ``PassContext``; every other keyword is a compiler option for the backend (host:
+    ``opt_level``, ``cc``, ``cache``, ...).
     """
     tgt = resolve_target(target)
     builder = contract.get_builder(tgt.kind.name)
@@ -62,11 +63,11 @@ def lower(func_or_mod: PrimFunc | IRModule, target: Any = None, tir_pipeline: An
     """Run the TIR pipeline for ``target`` and return the module the backend compiles."""
     tgt = resolve_target(target)
     mod = _as_module(func_or_mod, tgt)
-    main, finalize_host, finalize_device = _pipeline(tir_pipeline, tgt)
+    pipeline = _pipeline(tir_pipeline, tgt)
     with tgt, _pass_context(pass_config, tgt), recursion_guard("lowering"):
         verify(mod)  # the rules, located at the script's lines, before any pass runs
-        mod = _apply(main, mod)
-        mod = _finalize(mod, finalize_host, finalize_device)
+        mod = _apply(pipeline.main, mod)
+        mod = _finalize(mod, pipeline.host, pipeline.device)
     return mod
 
 
@@ -100,51 +101,19 @@ def _as_module(func_or_mod: Any, target: Any) -> IRModule:
     return IRModule(funcs, mod.attrs)
 
 
-def _pipeline(spec: Any, target: Any) -> tuple[Any, Any, Any]:
+def _pipeline(spec: Any, target: Any) -> Pipeline:
     if spec is None:
         spec = get_default_tir_pipeline(target)
     if isinstance(spec, str):
-        spec = get_tir_pipeline(spec)
-    if isinstance(spec, (tuple, list)):
-        if len(spec) != 3:
-            raise TypeError("a pipeline tuple is (main_pass, finalize_host, finalize_device), "
-                            f"got {len(spec)} items")
-        return spec[0], spec[1], spec[2]
-    if callable(spec):
-        return spec, None, None
-    raise TypeError(f"tir_pipeline must be a pipeline name, a (main, finalize_host, "
-                    f"finalize_device) tuple or a callable, got {type(spec).__name__}")
+        return get_tir_pipeline(spec)
+    return Pipeline.of(spec, name="tir_pipeline")
 
 
-def _apply(step: Any, mod: IRModule) -> IRModule:
-    step = _as_pass(step)
-    if step is None:
-        return mod
-    out = step(mod)
-    if isinstance(out, PrimFunc):
-        out = IRModule({out.name: out}, mod.attrs)
-    if not isinstance(out, IRModule):
-        raise TypeError(f"pipeline step {step!r} returned {type(out).__name__}, not an IRModule")
-    return out
+def _apply(step: Pass | None, mod: IRModule) -> IRModule:
+    return mod if step is None else step(mod)
 
 
-def _as_pass(step: Any) -> Callable[[IRModule], Any] | None:
-    """A pass from a pipeline item: a pass or ``mod -> mod`` callable, or a factory of one
-    taking no arguments (``finalize_host_passes``)."""
-    if step is None:
-        return None
-    if isinstance(step, Pass) or not callable(step):
-        return step
-    try:
-        params = inspect.signature(step).parameters.values()
-    except (TypeError, ValueError):
-        return step
-    required = [p for p in params if p.default is p.empty
-                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return step() if not required else step
-
-
-def _finalize(mod: IRModule, host: Any, device: Any) -> IRModule:
+def _finalize(mod: IRModule, host: Pass | None, device: Pass | None) -> IRModule:
     if host is None and device is None:
         return mod
     kernels = {n: f for n, f in mod.functions.items() if f.attrs.get("tirx.is_kernel")}

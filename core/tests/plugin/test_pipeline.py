@@ -13,6 +13,7 @@ from tvm.tirx.compilation_pipeline import (
     get_tir_pipeline,
     register_tir_pipeline,
 )
+from tvm.transform import Pipeline, Sequential
 
 
 def test_core_pipelines_are_registered_lazily():
@@ -21,22 +22,38 @@ def test_core_pipelines_are_registered_lazily():
 
 
 def test_register_get_and_kwargs(backends):
-    register_tir_pipeline("mine", lambda **kw: ("mine", kw))
-    assert get_tir_pipeline("mine", opt=3) == ("mine", {"opt": 3})
+    seen = []
+    register_tir_pipeline("mine", lambda **kw: seen.append(kw) or Pipeline("mine"))
+    assert get_tir_pipeline("mine", opt=3) == Pipeline("mine") and seen == [{"opt": 3}]
 
     @register_tir_pipeline("decorated")
     def decorated(**kw):
-        return "decorated"
+        return Pipeline("decorated")
 
-    assert get_tir_pipeline("decorated") == "decorated"
+    assert get_tir_pipeline("decorated").name == "decorated"
+
+
+def test_a_factory_returning_the_older_tuple_is_read_as_a_pipeline(backends):
+    main = Sequential([], name="main")
+    register_tir_pipeline("tupled", lambda **kw: (main, None, lambda: Sequential([], name="d")))
+    pipeline = get_tir_pipeline("tupled")
+    assert (pipeline.name, pipeline.main, pipeline.host) == ("tupled", main, None)
+    assert pipeline.device.pass_name == "d"
+
+
+def test_a_factory_returning_something_else_is_an_error(backends):
+    register_tir_pipeline("junk", lambda **kw: "junk")
+    with pytest.raises(TypeError, match="TIR pipeline 'junk': its factory returned str, not a "
+                                        "tvm.transform.Pipeline"):
+        get_tir_pipeline("junk")
 
 
 def test_conflict_and_override(backends):
-    register_tir_pipeline("mine", lambda **kw: 1)
+    register_tir_pipeline("mine", lambda **kw: Pipeline("one"))
     with pytest.raises(RegistrationConflict, match="tir pipeline 'mine' is registered twice"):
-        register_tir_pipeline("mine", lambda **kw: 2)
-    register_tir_pipeline("mine", lambda **kw: 3, override=True)
-    assert get_tir_pipeline("mine") == 3
+        register_tir_pipeline("mine", lambda **kw: Pipeline("two"))
+    register_tir_pipeline("mine", lambda **kw: Pipeline("three"), override=True)
+    assert get_tir_pipeline("mine").name == "three"
 
 
 @skip_if_installed("trn")

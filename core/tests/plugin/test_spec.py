@@ -45,7 +45,9 @@ LATER = """
 LOADED = True
 
 def pipeline(**kwargs):
-    return ("pipeline", kwargs)
+    from tvm.transform import Pipeline
+
+    return Pipeline("pipeline-" + "-".join(f"{k}{v}" for k, v in kwargs.items()))
 
 def probe():
     return "no such device here"
@@ -153,7 +155,7 @@ def test_a_backend_made_from_a_spec_loads_like_any_other(backends):
     assert PIPELINE_MAP.owner_of("specced_pipe") == "specced"
     # the pipeline module was named, not imported, until the pipeline is built
     assert "tvm_backend_specced.later" not in sys.modules
-    assert get_tir_pipeline("specced_pipe", opt=1) == ("pipeline", {"opt": 1})
+    assert get_tir_pipeline("specced_pipe", opt=1).name == "pipeline-opt1"
     hook = get_plugin_manager().hook
     assert hook.tvm_default_pipeline(target=Target("specced/board")) == "specced_pipe"
     probes = [p for d in hook.tvm_device_probes() for k, p in d.items() if k == "specced_dev"]

@@ -8,7 +8,7 @@ import pytest
 
 import tvm
 from tvm.tirx.compilation_pipeline import PIPELINE_MAP, get_tir_pipeline, register_tir_pipeline
-from tvm.transform import Sequential
+from tvm.transform import Pipeline, Sequential
 
 # The seed's trn pipeline, in order (tvm/backend/trn/pipeline.py).
 SEED_TRN_PASSES = [
@@ -20,21 +20,22 @@ SEED_TRN_PASSES = [
 
 def test_s_tir_and_default():
     assert {"s_tir", "tirx", "default"} <= set(PIPELINE_MAP.keys())
-    main, host, device = get_tir_pipeline("s_tir")
-    assert isinstance(main, Sequential) and main.pass_name == "s_tir"
-    assert isinstance(host(), Sequential) and isinstance(device(), Sequential)
-    default, _, _ = get_tir_pipeline("default")
-    assert default.pass_name == "s_tir"  # "default" maps to "s_tir", as in the seed
-    assert [p.pass_name for p in default] == [p.pass_name for p in main]
-    assert get_tir_pipeline().__class__ is tuple
+    s_tir = get_tir_pipeline("s_tir")
+    assert isinstance(s_tir.main, Sequential) and s_tir.main.pass_name == "s_tir"
+    assert isinstance(s_tir.host, Sequential) and isinstance(s_tir.device, Sequential)
+    default = get_tir_pipeline("default")
+    assert default.name == "s_tir"  # "default" maps to "s_tir", as in the seed
+    assert [p.pass_name for p in default.main] == [p.pass_name for p in s_tir.main]
+    assert get_tir_pipeline().__class__ is Pipeline
 
 
 def test_default_follows_a_replaced_s_tir():
     seen = []
     original = PIPELINE_MAP["s_tir"]
-    register_tir_pipeline("s_tir", lambda **kw: seen.append(kw) or "mine", override=True)
+    mine = Pipeline("mine")
+    register_tir_pipeline("s_tir", lambda **kw: seen.append(kw) or mine, override=True)
     try:
-        assert get_tir_pipeline("default", disable_unroll=True) == "mine"
+        assert get_tir_pipeline("default", disable_unroll=True) is mine
         assert seen == [{"disable_unroll": True}]
     finally:
         register_tir_pipeline("s_tir", original, override=True)
@@ -53,9 +54,10 @@ def test_registry_functions_on_tvm_tirx():
 def test_trn_pipeline(trn):
     from tvm.backend.trn.pipeline import finalize_device_passes_trn, trn_pipeline
 
-    main, _, device = get_tir_pipeline("trn")
-    assert [p.pass_name for p in main] == [p.pass_name for p in trn_pipeline()[0]]
-    assert [p.pass_name for p in device()] == [p.pass_name for p in finalize_device_passes_trn()]
+    trn = get_tir_pipeline("trn")
+    assert trn.name == "trn"
+    assert [p.pass_name for p in trn.main] == [p.pass_name for p in trn_pipeline().main]
+    assert [p.pass_name for p in trn.device] == [p.pass_name for p in finalize_device_passes_trn()]
     assert tvm.tirx.compilation_pipeline.get_default_tir_pipeline("aws/trn1/trn1.2xlarge") == "trn"
 
 

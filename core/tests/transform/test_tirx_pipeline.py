@@ -33,21 +33,21 @@ STAGES = ["TilePrimitiveDispatch", "FuseRowLoops", "LowerKernelForm", "StmtSimpl
 
 def test_factories_return_main_and_finalizers():
     for factory, name in ((tirx_pipeline, "tirx"), (default_pipeline, "s_tir")):
-        main, host, device = factory()
-        assert isinstance(main, Sequential) and main.pass_name == name
-        assert [p.pass_name for p in main] == STAGES
-        assert isinstance(host(), Sequential) and isinstance(device(), Sequential)
+        pipeline = factory()
+        assert isinstance(pipeline.main, Sequential) and pipeline.main.pass_name == name
+        assert [p.pass_name for p in pipeline.main] == STAGES
+        assert isinstance(pipeline.host, Sequential) and isinstance(pipeline.device, Sequential)
 
 
 def test_registry_builds_core_pipelines():
-    main, _, _ = get_tir_pipeline("tirx", disable_vectorize=True)
+    main = get_tir_pipeline("tirx", disable_vectorize=True).main
     assert main[5].options() == {"enable": False}
-    main, _, _ = get_tir_pipeline("default", split_host_device=False, disable_unroll=True)
+    main = get_tir_pipeline("default", split_host_device=False, disable_unroll=True).main
     assert [p.pass_name for p in main] == [s for s in STAGES if s not in ("SplitHostDevice", "UnrollLoop")]
 
 
 def test_pipeline_prints_its_stages():
-    main, _, _ = tirx_pipeline()
+    main = tirx_pipeline().main
     assert str(main).splitlines() == [
         "Sequential('tirx', [", "  TilePrimitiveDispatch(),", "  FuseRowLoops(),",
         "  LowerKernelForm(),", "  StmtSimplify(),", "  FlattenBuffer(),", "  VectorizeLoop(enable=True),",
@@ -69,10 +69,10 @@ def _kernel_2d(target):
 
 def test_end_to_end_device_lowering(gpu_target, tmp_path):
     func, n = _kernel_2d(gpu_target)
-    main, host_fn, device_fn = tirx_pipeline()
+    pipeline = tirx_pipeline()
     with PassContext(dump_dir=tmp_path):
-        mod = main(func)
-        mod = host_fn()(mod)
+        mod = pipeline.main(func)
+        mod = pipeline.host(mod)
     assert sorted(p.name for p in tmp_path.iterdir())[:10] == [
         "00_input.py", "01_TilePrimitiveDispatch.py", "02_FuseRowLoops.py", "03_LowerKernelForm.py",
         "04_StmtSimplify.py", "05_FlattenBuffer.py", "06_VectorizeLoop.py", "07_UnrollLoop.py",
@@ -93,8 +93,7 @@ def test_end_to_end_device_lowering(gpu_target, tmp_path):
 
 def test_end_to_end_host_target_keeps_one_function(host_target):
     func, _ = _kernel_2d(host_target)
-    main, _, _ = tirx_pipeline()
-    mod = main(func)
+    mod = tirx_pipeline().main(func)
     assert list(mod.functions) == ["scale"]
     tags = []
     ir.post_order_visit(mod["scale"].body, lambda x: tags.append(x.thread_tag) if isinstance(x, For) else None)
@@ -105,8 +104,7 @@ def test_tile_primitive_is_dispatched(host_target):
     A = Buffer("A", [4, 8], "float32")
     call = TilePrimitiveCall("tirx.tile.fill", [A.full_region(), FloatImm("float32", 3.0)])
     func = PrimFunc([A.data], call, {A.data: A}, attrs={"target": host_target}, name="fill")
-    main, _, _ = tirx_pipeline()
-    mod = main(func)
+    mod = tirx_pipeline().main(func)
     found = []
     ir.post_order_visit(mod["fill"].body, lambda x: found.append(x) if isinstance(x, (TilePrimitiveCall, BufferStore)) else None)
     assert found and all(isinstance(x, BufferStore) for x in found)

@@ -110,6 +110,15 @@ def softmax_rows(A: T.Buffer((4, 512), "float32"), B: T.Buffer((4, 512), "float3
         Tx.cta.fdiv(B[i:i + 1, 0:512], B[i:i + 1, 0:512], sm[i])
 
 
+def test_the_adreno_pipeline_is_the_default_one_after_the_texture_check():
+    from tvm.tirx.compilation_pipeline import get_tir_pipeline
+
+    adreno, default = get_tir_pipeline("adreno"), get_tir_pipeline("default")
+    assert adreno.name == "adreno" and [p.pass_name for p in adreno.main] == [
+        "AdrenoTextureScopes", default.main.pass_name]
+    assert (str(adreno.host), str(adreno.device)) == (str(default.host), str(default.device))
+
+
 def test_compiling_for_adreno_runs_the_adreno_pipeline(tmp_path):
     from tvm.transform import PassContext
 

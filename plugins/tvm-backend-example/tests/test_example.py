@@ -49,10 +49,18 @@ def test_target_kind_and_tags():
 
 def test_pipeline_and_default():
     from tvm.target import Target
-    from tvm.tirx.compilation_pipeline import PIPELINE_MAP, get_default_tir_pipeline
+    from tvm.tirx.compilation_pipeline import (
+        PIPELINE_MAP,
+        get_default_tir_pipeline,
+        get_tir_pipeline,
+    )
+    from tvm.transform import Pipeline
 
     assert PIPELINE_MAP.owner_of("example") == "example"
     assert get_default_tir_pipeline(Target("example")) == "example"
+    pipeline = get_tir_pipeline("example")
+    assert isinstance(pipeline, Pipeline) and pipeline.name == "example"
+    assert [s for s, _ in pipeline.stages()] == ["main", "host", "device"]
 
 
 def test_intrinsic_call():

@@ -68,8 +68,12 @@ def test_bad_targets_say_what_is_wrong(config, message):
 
 
 def test_hexagon_targets_get_the_hexagon_pipeline():
+    from tvm.tirx.compilation_pipeline import get_tir_pipeline
+
     assert get_default_tir_pipeline(Target("qcom/hexagon-v69")) == "hexagon"
     assert get_default_tir_pipeline(Target("c")) == "default"
+    pipeline = get_tir_pipeline("hexagon")
+    assert pipeline.name == "hexagon" and "SplitHostDevice" not in str(pipeline.main)
 
 
 def test_no_host_device_split():

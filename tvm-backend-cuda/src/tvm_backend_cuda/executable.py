@@ -58,6 +58,7 @@ from . import compiler as _compiler
 from . import emulator as _emulator
 from . import nvshmem as _nvshmem
 from . import runtime as rt
+from . import streams as _streams
 from .codegen import generate_cuda
 from .tags import validate_arch
 
@@ -584,10 +585,10 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
     pick = itemgetter(*buffers) if len(buffers) > 1 else (lambda args: (args[buffers[0]],))
     data_ptr = tensor_type.data_ptr
     tls = rt._TLS
-    raw_stream = rt.torch_raw_stream_getter()
-    streams = rt._STREAM_BY_HANDLE
-    core_stream = rt.core_stream
-    launch = rt.core_launch()
+    raw_stream = _streams.torch_raw_stream_getter()
+    streams = _streams._STREAM_BY_HANDLE
+    core_stream = _streams.core_stream
+    launch = _streams.core_launch()
     scalar_refs = tuple(i for i, _ in scalars)
     # the guard's check and the device of the tensors it was built from; None: not built yet,
     # False: none available
@@ -671,7 +672,7 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
             handle = raw_stream(dev)
             s = streams.get(handle) or core_stream(handle)
         else:
-            s = rt._explicit_stream(stream)
+            s = _streams._explicit_stream(stream)
             handle = int(s.handle)
         if direct:
             launch(s, single.config, ks[0], *ptrs)  # type: ignore[union-attr]
@@ -759,7 +760,7 @@ def _single_launch_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | Non
     env: dict[str, Any] = {
         "guard": guard, "check_slow": check_slow, "tls": rt._TLS, "kernel_by_dev": kernel_by_dev,
         "kernels_on": kernels_on, "raw_stream": raw_stream, "streams": streams,
-        "core_stream": core_stream, "explicit_stream": rt._explicit_stream}
+        "core_stream": core_stream, "explicit_stream": _streams._explicit_stream}
     if raw is None:
         env.update(launch=launch, config=single.config)
         body = _CORE_LAUNCH.format(ptrs=ptrs)

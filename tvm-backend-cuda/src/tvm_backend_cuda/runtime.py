@@ -7,22 +7,32 @@ importing this module is cheap and works on a machine without a driver. There,
 
 The launch path is kept short because it runs once per kernel call: everything that does not
 depend on the call's values (parameter plan, loaded kernels, launch configs, stream wrappers,
-per-type pointer extractors) is computed once and cached.
+per-type pointer extractors) is computed once and cached. Tensor maps (``tensor_map.py``),
+argument pointers (``pointers.py``) and the launch stream (``streams.py``) have their own
+modules; the public names among them are still importable from here.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import struct
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from tvm.error import DeviceUnavailableError
 
+from . import streams as _streams
+from .pointers import _EXTRACTORS, _OTHER, _TORCH, _TORCH_TYPES, _pointer, _SlowPath
+from .streams import core_launch as core_launch
+from .streams import core_stream as core_stream
+from .streams import launch_stream as launch_stream
+from .streams import torch_raw_stream_getter as torch_raw_stream_getter
 from .tags import parse_arch
+from .tensor_map import TENSOR_MAP, TENSOR_MAP_KIND, _RawParam, derived_tensor_map, tensor_map_arg
+from .tensor_map import TMA_DTYPES as TMA_DTYPES
+from .tensor_map import array_geometry as array_geometry
+from .tensor_map import encode_tiled_tensor_map as encode_tiled_tensor_map
 
 __all__ = [
     "CudaKernel",
@@ -88,148 +98,6 @@ def _require_device(device_id: int) -> None:
 
 _POINTER_TYPES = frozenset({"ptr", "handle", "pointer"})
 
-
-# -- by-value tensor maps ----------------------------------------------------------------------
-
-TENSOR_MAP = "tensormap"  # a kernel parameter type: ``const __grid_constant__ CUtensorMap``
-_TENSOR_MAP_BYTES = 128
-
-
-class _RawParam:
-    """A by-value kernel argument cuda.core cannot pass (a tensor map given as raw bytes): its
-    bytes, in a buffer the driver copies the parameter from (:func:`_launch_raw`)."""
-
-    __slots__ = ("buf",)
-
-    def __init__(self, data: bytes) -> None:
-        self.buf = ctypes.create_string_buffer(data, len(data))
-
-
-def tensor_map_arg(a: Any) -> Any:
-    """A ``CUtensorMap`` kernel argument: a cuda.core ``TensorMapDescriptor`` (passed as is), or
-    the 128 bytes of one as ``bytes``/``bytearray``/``memoryview``, a
-    ``cuda.bindings.driver.CUtensorMap`` (``cuTensorMapEncodeTiled``) or a host numpy array."""
-    tp = type(a)
-    if tp is _RawParam or tp.__name__ == "TensorMapDescriptor":
-        return a
-    if tp.__name__ == "CUtensorMap" and hasattr(a, "opaque"):
-        data = struct.pack("<16Q", *(int(w) for w in a.opaque))
-    elif isinstance(a, (bytes, bytearray, memoryview)):
-        data = bytes(a)
-    elif hasattr(a, "__array_interface__") and hasattr(a, "tobytes"):
-        data = a.tobytes()
-    else:
-        raise TypeError(
-            f"expected a CUtensorMap (a cuda.core TensorMapDescriptor, or a 128-byte descriptor: "
-            f"bytes, cuda.bindings.driver.CUtensorMap or a host numpy array), got {tp.__name__}")
-    if len(data) != _TENSOR_MAP_BYTES:
-        raise TypeError(f"a CUtensorMap is 128 bytes; got {len(data)} ({tp.__name__}); expected "
-                        "a 128-byte descriptor or a cuda.core TensorMapDescriptor")
-    return _RawParam(data)
-
-
-# TMA element types by dtype name (CUtensorMapDataType's names without the prefix)
-TMA_DTYPES = {
-    "uint8": "UINT8", "int8": "UINT8", "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8",
-    "bool": "UINT8", "uint16": "UINT16", "int16": "UINT16", "float16": "FLOAT16",
-    "bfloat16": "BFLOAT16", "uint32": "UINT32", "int32": "INT32", "float32": "FLOAT32",
-    "uint64": "UINT64", "int64": "INT64", "float64": "FLOAT64",
-}
-_DTYPE_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
-                "uint16": 2, "int16": 2, "float16": 2, "bfloat16": 2, "uint32": 4, "int32": 4,
-                "float32": 4, "uint64": 8, "int64": 8, "float64": 8}
-
-
-def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: str,
-                            box: Sequence[int], swizzle: int, l2_promotion: int = 2, *,
-                            what: str = "the array") -> Any:
-    """``cuTensorMapEncodeTiled`` of an array at device address ``ptr`` with ``shape`` and
-    ``strides`` (elements, outermost first; the innermost stride must be 1) and a box of
-    ``box`` elements (outermost first), swizzle mode ``swizzle`` (0 none, 1 32B, 2 64B,
-    3 128B); elements outside the array read as zero. Returns a
-    ``cuda.bindings.driver.CUtensorMap``. What TMA cannot address is a ``ValueError`` naming
-    ``what`` and the rule, before the driver is asked."""
-    kind = TMA_DTYPES.get(dtype)
-    if kind is None:
-        raise ValueError(f"{what}: TMA has no element type for {dtype}")
-    eb = _DTYPE_BYTES[dtype]
-    rank = len(shape)
-    if not 1 <= rank <= 5 or len(strides) != rank or len(box) != rank:
-        raise ValueError(f"{what}: a tensor map has 1 to 5 dims with one stride and one box "
-                         f"extent each; got shape {list(shape)}, strides {list(strides)}, box "
-                         f"{list(box)}")
-    if rank and int(strides[-1]) != 1 and int(shape[-1]) > 1:
-        raise ValueError(f"{what}: TMA reads the innermost dim contiguously; the array's strides "
-                         f"are {list(strides)} elements (pass a .contiguous() array)")
-    if ptr % 16:
-        raise ValueError(f"{what}: TMA needs a 16-byte aligned address; the array starts at "
-                         f"{ptr:#x} (pass a freshly allocated or .clone()d array)")
-    row_bytes = [int(st) * eb for st in strides[:-1]]
-    if any(b % 16 for b in row_bytes):
-        raise ValueError(f"{what}: TMA needs every stride but the innermost to be a multiple of "
-                         f"16 bytes; the array {list(shape)} x {dtype} has strides "
-                         f"{row_bytes} bytes (pad its rows to a multiple of {16 // eb or 1} "
-                         "elements)")
-    from cuda.bindings import driver as d  # the SDK: only when a map is encoded
-
-    u64, u32 = d.cuuint64_t, d.cuuint32_t
-    err, tmap = d.cuTensorMapEncodeTiled(
-        getattr(d.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{kind}"), rank, ptr,
-        [u64(int(x)) for x in reversed(shape)], [u64(b) for b in reversed(row_bytes)],
-        [u32(int(b)) for b in reversed(box)], [u32(1)] * rank,
-        d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, d.CUtensorMapSwizzle(int(swizzle)),
-        d.CUtensorMapL2promotion(int(l2_promotion)),
-        d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
-    if err != d.CUresult.CUDA_SUCCESS:
-        raise ValueError(f"{what}: cuTensorMapEncodeTiled failed ({err.name}) for an array "
-                         f"{list(shape)} {dtype} with strides {list(strides)}, box {list(box)}, "
-                         f"swizzle {swizzle}")
-    return tmap
-
-
-def array_geometry(a: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
-    """(device address, shape, strides in elements, device id) of a CUDA array: a torch tensor,
-    or anything DLPack / ``__cuda_array_interface__`` describes."""
-    if type(a) in _TORCH_TYPES or (type(a).__module__.split(".")[0] == "torch"
-                                   and hasattr(a, "data_ptr")):
-        return a.data_ptr(), tuple(a.shape), tuple(a.stride()), a.get_device()
-    from cuda.core.utils import StridedMemoryView
-
-    if hasattr(a, "__dlpack__"):
-        view = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
-    else:
-        view = StridedMemoryView.from_cuda_array_interface(a, stream_ptr=-1)
-    shape = tuple(int(x) for x in view.shape)
-    strides = view.strides
-    if strides is None:  # C-contiguous
-        acc, out = 1, []
-        for x in reversed(shape):
-            out.append(acc)
-            acc *= x
-        strides = tuple(reversed(out))
-    return int(view.ptr), shape, tuple(int(x) for x in strides), int(view.device_id)
-
-
-TENSOR_MAP_KIND = "cuda.tensor_map"  # the launch plan's derived-argument kind (copy_async)
-_MAP_CACHE: dict[tuple[Any, ...], _RawParam] = {}
-_MAP_CACHE_SIZE = 512
-
-
-def derived_tensor_map(array: Any, params: Sequence[Any], *, what: str = "the array") -> Any:
-    """The tensor map a launch derives from ``array`` (:data:`TENSOR_MAP_KIND`, params
-    ``[dtype, swizzle, l2 promotion, *box]``) as a by-value kernel argument; encoded once per
-    address, shape, strides and params, and reused while those are unchanged."""
-    ptr, shape, strides, _ = array_geometry(array)
-    key = (ptr, shape, strides, tuple(params))
-    raw = _MAP_CACHE.get(key)
-    if raw is None:
-        dtype, swizzle, l2 = str(params[0]), int(params[1]), int(params[2])
-        tmap = encode_tiled_tensor_map(ptr, shape, strides, dtype, [int(b) for b in params[3:]],
-                                       swizzle, l2, what=what)
-        if len(_MAP_CACHE) >= _MAP_CACHE_SIZE:
-            _MAP_CACHE.pop(next(iter(_MAP_CACHE)))
-        raw = _MAP_CACHE[key] = tensor_map_arg(tmap)
-    return raw
 
 
 def derive(kind: str, array: Any, params: Sequence[Any], *, what: str = "the array") -> Any:
@@ -331,230 +199,6 @@ def _parse_params(spec: Sequence[Any] | None) -> tuple[tuple[str, ...], tuple[st
     return tuple(names), tuple(types)
 
 
-# -- pointer extraction ------------------------------------------------------------------------
-
-# kind tags returned with a pointer, used to pick the stream
-_TORCH, _CUPY, _OTHER = 1, 2, 0
-# DLPack device types that live on the GPU
-_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
-
-
-class _HostArray(Exception):
-    """An array argument lives in host memory."""
-
-
-class _SlowPath(Exception):
-    """The fast marshalling path met something it leaves to the careful one."""
-
-
-# torch.Tensor and its subclasses seen so far: the fast path reads them inline.
-_TORCH_TYPES: set[type] = set()
-
-
-def _torch_ptr(t: Any) -> tuple[int, int, int]:
-    dev = t.get_device()  # -1 for CPU tensors; cheaper than t.device
-    if dev < 0:
-        raise _HostArray(f"a torch tensor on {t.device}")
-    return t.data_ptr(), dev, _TORCH
-
-
-def _cupy_ptr(a: Any) -> tuple[int, int, int]:
-    return a.data.ptr, a.device.id, _CUPY
-
-
-def _int_ptr(p: int) -> tuple[int, int, int]:
-    return p, -2, _OTHER  # -2: a raw pointer, device unknown (not checked)
-
-
-def _buffer_ptr(b: Any) -> tuple[int, int, int]:
-    if not b.is_device_accessible:
-        raise _HostArray("a host-only cuda.core Buffer")
-    return int(b.handle), b.device_id, _OTHER
-
-
-def _view_ptr(obj: Any) -> tuple[int, int, int]:
-    """Anything with __dlpack__ or __cuda_array_interface__, through StridedMemoryView."""
-    from cuda.core.utils import StridedMemoryView
-
-    if hasattr(obj, "__dlpack_device__"):
-        dl_type, dl_id = obj.__dlpack_device__()
-        if int(dl_type) not in (_DL_CUDA, _DL_CUDA_MANAGED):
-            raise _HostArray(f"an array on DLPack device type {int(dl_type)} (not CUDA)")
-        view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
-    elif hasattr(obj, "__cuda_array_interface__"):
-        view = StridedMemoryView.from_cuda_array_interface(obj, stream_ptr=-1)
-    else:
-        view = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
-    if not view.is_device_accessible:
-        raise _HostArray("an array in host memory")
-    return int(view.ptr), int(view.device_id), _OTHER
-
-
-def _host_ptr(obj: Any) -> tuple[int, int, int]:
-    raise _HostArray(f"a host array ({type(obj).__module__}.{type(obj).__name__})")
-
-
-def _extractor_for(tp: type) -> Callable[[Any], tuple[int, int, int]] | None:
-    mod = tp.__module__.split(".")[0]
-    if tp is bool:
-        return None
-    if issubclass(tp, int):
-        return _int_ptr
-    if mod == "torch" and hasattr(tp, "data_ptr") and hasattr(tp, "get_device"):
-        _TORCH_TYPES.add(tp)
-        return _torch_ptr
-    if mod == "cupy" and hasattr(tp, "data") and hasattr(tp, "device"):
-        return _cupy_ptr
-    if mod == "numpy" and tp.__name__ == "ndarray":
-        return _host_ptr
-    if mod == "cuda" and tp.__name__ == "Buffer":
-        return _buffer_ptr
-    if hasattr(tp, "__dlpack__") or hasattr(tp, "__cuda_array_interface__"):
-        return _view_ptr
-    return None
-
-
-_EXTRACTORS: dict[type, Callable[[Any], tuple[int, int, int]] | None] = {}
-
-
-def _pointer(arg: Any, index: int, name: str) -> tuple[int, int, int]:
-    tp = type(arg)
-    try:
-        ex = _EXTRACTORS[tp]
-    except KeyError:
-        ex = _EXTRACTORS[tp] = _extractor_for(tp)
-    if ex is None:
-        raise TypeError(
-            f"kernel parameter {name!r} (#{index}) expects a device array or pointer, got "
-            f"{tp.__module__}.{tp.__name__}; pass a torch/cupy array (DLPack or "
-            "__cuda_array_interface__), a cuda.core Buffer or an int address"
-        )
-    try:
-        return ex(arg)
-    except _HostArray as e:
-        raise ValueError(
-            f"kernel parameter {name!r} (#{index}) is {e}, but the kernel runs on the GPU; "
-            "move it to a CUDA device first (e.g. tensor.cuda())"
-        ) from None
-
-
-# -- streams -----------------------------------------------------------------------------------
-
-
-# cuda.core Stream wrappers of foreign stream handles, one per handle (building one costs µs).
-_STREAM_BY_HANDLE: dict[int, Any] = {}
-
-
-def _wrap_stream(handle: int) -> Any:
-    import cuda.core as cc
-
-    s = cc.LEGACY_DEFAULT_STREAM if handle == 0 else cc.Stream.from_handle(handle)
-    _STREAM_BY_HANDLE[handle] = s
-    return s
-
-
-def _torch_raw_stream_lazy(device: int) -> int:
-    """Replaces itself with torch's raw current-stream getter on first use."""
-    global _TORCH_RAW_STREAM
-    import torch
-
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is None:  # what Triton and Inductor use; fall back to the public API
-        def raw(dev: int) -> int:
-            return torch.cuda.current_stream(dev).cuda_stream
-    _TORCH_RAW_STREAM = raw
-    return raw(device)
-
-
-_TORCH_RAW_STREAM: Callable[[int], int] = _torch_raw_stream_lazy
-
-
-def torch_raw_stream_getter() -> Callable[[int], int]:
-    """torch's raw current-stream getter (device index -> handle), resolved without calling it."""
-    global _TORCH_RAW_STREAM
-    if _TORCH_RAW_STREAM is _torch_raw_stream_lazy:
-        import torch
-
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is None:
-            def raw(dev: int) -> int:
-                return torch.cuda.current_stream(dev).cuda_stream
-        _TORCH_RAW_STREAM = raw
-    return _TORCH_RAW_STREAM
-
-
-def _launch_lazy(*args: Any) -> None:
-    """Replaces itself with cuda.core.launch on first use (no import in the hot path)."""
-    global _LAUNCH
-    from cuda.core import launch
-
-    _LAUNCH = launch
-    launch(*args)
-
-
-_LAUNCH: Callable[..., None] = _launch_lazy
-
-
-def core_launch() -> Callable[..., None]:
-    """``cuda.core.launch``, resolved (for callers that keep it in a closure)."""
-    global _LAUNCH
-    if _LAUNCH is _launch_lazy:
-        from cuda.core import launch
-
-        _LAUNCH = launch
-    return _LAUNCH
-
-
-def core_stream(handle: int) -> Any:
-    """The cached cuda.core Stream wrapping a raw stream handle."""
-    s = _STREAM_BY_HANDLE.get(handle)
-    return s if s is not None else _wrap_stream(handle)
-
-
-_DEFAULT_STREAMS: dict[int, Any] = {}
-
-
-def launch_stream(device: int, stream: Any = None) -> Any:
-    """The cuda.core Stream of a launch on ``device``, the one rule of every launch of this
-    backend: ``stream`` when given (a cuda.core Stream, a torch or cupy stream, anything with
-    ``__cuda_stream__``, or a handle), else the caller's current torch stream on that device
-    when torch is imported (whatever the arguments are), else cuda.core's default stream of the
-    device. So a launch is ordered with the caller's torch work, is captured by
-    ``torch.cuda.graph`` and is bracketed by CUDA events recorded on torch's stream."""
-    if stream is not None:
-        return _explicit_stream(stream)
-    if "torch" in sys.modules:
-        handle = _TORCH_RAW_STREAM(device)
-        s = _STREAM_BY_HANDLE.get(handle)
-        return s if s is not None else _wrap_stream(handle)
-    s = _DEFAULT_STREAMS.get(device)
-    if s is None:
-        from cuda.core import Device
-
-        s = _DEFAULT_STREAMS[device] = Device(device).default_stream
-    return s
-
-
-def _explicit_stream(stream: Any) -> Any:
-    import cuda.core as cc
-
-    if isinstance(stream, cc.Stream):
-        return stream
-    if isinstance(stream, int):
-        handle = stream
-    elif hasattr(stream, "__cuda_stream__"):
-        handle = int(stream.__cuda_stream__()[1])
-    elif hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
-        handle = int(stream.cuda_stream)
-    elif hasattr(stream, "ptr"):  # cupy Stream
-        handle = int(stream.ptr)
-    else:
-        raise TypeError(
-            f"cannot use {type(stream).__name__} as a CUDA stream; pass a cuda.core Stream, a "
-            "torch or cupy stream, or a stream handle (int)"
-        )
-    s = _STREAM_BY_HANDLE.get(handle)
-    return s if s is not None else _wrap_stream(handle)
 
 
 # -- launch geometry ---------------------------------------------------------------------------
@@ -759,7 +403,7 @@ class CudaKernel:
         if self._raw_params and any(type(v) is _RawParam for v in values):
             _launch_raw(s, grid, block, shmem, cluster, loaded.kernel, values)
             return
-        _LAUNCH(s, config, loaded.kernel, *values)
+        _streams._LAUNCH(s, config, loaded.kernel, *values)
 
     def _load(self, device: int) -> _Loaded:
         kernels = self.module._load(device)

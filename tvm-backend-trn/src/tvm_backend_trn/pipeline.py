@@ -14,23 +14,23 @@ from __future__ import annotations
 from typing import Any
 
 from tvm.backend.sdk import StmtSimplify, TilePrimitiveDispatch
-from tvm.transform import Sequential
+from tvm.transform import Pipeline, Sequential
 
 from .transform import LowerTrainiumLayout, TrnNaiveAllocator, TrnPrivateBufferAlloc
 
 __all__ = ["finalize_device_passes_trn", "finalize_host_passes", "trn_pipeline"]
 
 
-def finalize_host_passes() -> Any:
+def finalize_host_passes() -> Sequential:
     return Sequential([], name="finalize_host_trn")
 
 
-def finalize_device_passes_trn() -> Any:
+def finalize_device_passes_trn() -> Sequential:
     return Sequential([StmtSimplify()], name="finalize_device_trn")
 
 
-def trn_pipeline(**_: Any) -> tuple[Any, Any, Any]:
-    """``(main_pass, finalize_host_passes, finalize_device_passes_trn)``."""
+def trn_pipeline(**_: Any) -> Pipeline:
+    """The main stages, then :func:`finalize_host_passes` and :func:`finalize_device_passes_trn`."""
     main = Sequential([
         TrnPrivateBufferAlloc(),
         TrnNaiveAllocator(),
@@ -38,4 +38,4 @@ def trn_pipeline(**_: Any) -> tuple[Any, Any, Any]:
         LowerTrainiumLayout(),
         StmtSimplify(),
     ], name="trn")
-    return main, finalize_host_passes, finalize_device_passes_trn
+    return Pipeline("trn", main, finalize_host_passes(), finalize_device_passes_trn())

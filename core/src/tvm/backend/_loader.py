@@ -12,19 +12,42 @@ import dataclasses
 import importlib
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 from .. import _hints, _logging, _registry, error
 from ..error import BackendError, BackendNotInstalledError
-from ..ir.layout import Axis
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
 from ..plugin import manager as _manager
-from . import _aliases, _discovery, contract
+from . import _aliases, _discovery
+from ._hooks import _call_own, _hook_names_of, _publish, _run_registration_hooks
+from ._loader_state import _LOCK as _LOCK
+from ._loader_state import (
+    AVAILABLE,
+    BUILTIN_BACKENDS,
+    CORE_DISTRIBUTION,
+    DISABLED,
+    FAILED,
+    INCOMPATIBLE,
+    LOADED,
+    BackendState,
+    _core_version,
+    _describe,
+    _exc,
+    _fail,
+    _reraise_interrupt,
+    _state,
+    builtin_distribution,
+    discovered,
+)
+
+# names read through this module (by _status, contract and the tests)
+from ._loader_state import NOT_INSTALLED as NOT_INSTALLED
+from ._loader_state import _Loader as _Loader
+from ._loader_state import _set_loader as _set_loader
+from ._loader_state import loaded_names as loaded_names
 from ._selection import Selection, parse_selection
 
 __all__ = [
@@ -39,117 +62,6 @@ __all__ = [
     "load_or_register",
     "register_plugin",
 ]
-
-CORE_DISTRIBUTION = _registry.owner_labels[_registry.CORE_OWNER]  # "tvm-core"
-# Backends shipped inside tvm-core itself (the host backend "c") always load: they are part of
-# core, so TVM_BACKENDS does not select them. This is decided by distribution, not by name.
-# Their names (core/pyproject.toml's tvm.backends entry points) belong to tvm-core: no other
-# distribution may take them, wherever it sits on sys.path.
-BUILTIN_BACKENDS = frozenset({"c"})
-
-_LOCK = threading.RLock()
-
-LOADED, FAILED, DISABLED, INCOMPATIBLE, AVAILABLE, NOT_INSTALLED = (
-    "loaded",
-    "failed",
-    "disabled",
-    "incompatible",
-    "available",
-    "not installed",
-)
-
-
-@dataclass
-class BackendState:
-    """What the loader knows about one backend."""
-
-    name: str
-    entry: _discovery.EntryPointInfo
-    state: str = AVAILABLE
-    reason: str = ""
-    error: BaseException | None = None
-    info: BackendInfo | None = None
-    plugin: Any = None
-    package: ModuleType | None = None
-    aliases: dict[str, str] = field(default_factory=dict)
-    # how to undo the committed registration (kept for a deferred registration that fails)
-    undo: list[Callable[[], None]] = field(default_factory=list)
-    # seconds spent importing the plugin module and running its registration hooks
-    import_s: float = 0.0
-    register_s: float = 0.0
-    dispatch_s: float = 0.0
-
-    @property
-    def distribution(self) -> str:
-        return (self.info.distribution if self.info else "") or self.entry.distribution
-
-    @property
-    def version(self) -> str:
-        return (self.info.version if self.info else "") or self.entry.version
-
-    @property
-    def builtin(self) -> bool:
-        return self.entry.distribution == CORE_DISTRIBUTION
-
-
-class _Loader:
-    """All loader state, so tests can swap in a fresh one."""
-
-    def __init__(self, scan: Callable[[], list[_discovery.EntryPointInfo]] | None = None) -> None:
-        self.scan = scan or _discovery.scan_entry_points
-        self.backends: dict[str, BackendState] | None = None
-        self.duplicates: list[tuple[_discovery.EntryPointInfo, str]] = []
-        self.loading: list[str] = []
-        # backends autoload skipped because their plugin module was mid-import (_wait_for_import)
-        self.waiting: list[str] = []
-        self.autoloaded = False
-        self.selection: Selection = Selection("all")
-
-    def discover(self) -> dict[str, BackendState]:
-        if self.backends is None:
-            with _LOCK:
-                if self.backends is None:
-                    self.backends = self._discover()
-        return self.backends
-
-    def _discover(self) -> dict[str, BackendState]:
-        """One backend per name: the first distribution on sys.path that offers it, except that
-        the names of tvm-core's built-in backends are tvm-core's. Every other offer of a taken
-        name is a conflict, kept in ``duplicates`` (reported at autoload and by
-        ``list_backends``)."""
-        found: dict[str, BackendState] = {}
-        for ep in self.scan():
-            first = found.get(ep.name)
-            if ep.name in BUILTIN_BACKENDS and ep.distribution != CORE_DISTRIBUTION:
-                self.duplicates.append((ep, CORE_DISTRIBUTION))
-            elif first is not None:
-                self.duplicates.append((ep, first.entry.distribution))
-            else:
-                found[ep.name] = BackendState(ep.name, ep)
-        return found
-
-
-_loader = _Loader()
-
-
-def _state() -> _Loader:
-    return _loader
-
-
-def _set_loader(loader: _Loader) -> _Loader:
-    """Install ``loader`` (tests); returns the previous one."""
-    global _loader
-    old, _loader = _loader, loader
-    return old
-
-
-def discovered() -> dict[str, BackendState]:
-    """Installed backends by name (discovery runs once, lazily)."""
-    return _loader.discover()
-
-
-def builtin_distribution() -> str:
-    return CORE_DISTRIBUTION
 
 
 # -- public API -------------------------------------------------------------------------------
@@ -222,15 +134,15 @@ def load(name: str) -> ModuleType | None:
             return None
         if backend.state not in (AVAILABLE, DISABLED):
             return _result_of(backend)
-        if name in _loader.loading:
-            cycle = " -> ".join([*_loader.loading[_loader.loading.index(name) :], name])
+        if name in _state().loading:
+            cycle = " -> ".join([*_state().loading[_state().loading.index(name) :], name])
             raise BackendError(f"backends require each other in a cycle: {cycle}")
-        _loader.loading.append(name)
+        _state().loading.append(name)
         try:
             _load_one(backend)
         finally:
-            _loader.loading.remove(name)
-        if name in _loader.waiting:
+            _state().loading.remove(name)
+        if name in _state().waiting:
             return None  # its plugin module is mid-import: it loads when that has finished
         return _result_of(backend)
 
@@ -311,11 +223,11 @@ def _autoload() -> None:
     strict = _strict()
     problems: list[tuple[BackendState | None, BaseException]] = []
     with _LOCK:
-        if _loader.autoloaded:
+        if _state().autoloaded:
             return
-        _loader.autoloaded = True
+        _state().autoloaded = True
         selection = _read_selection(problems)
-        _loader.selection = selection
+        _state().selection = selection
         backends = discovered()
         for name in _load_order(backends):
             backend = backends[name]
@@ -327,7 +239,7 @@ def _autoload() -> None:
                 load(name)
             except (BackendError, ImportError) as err:
                 problems.append((backend, err))
-        for ep, first in _loader.duplicates:
+        for ep, first in _state().duplicates:
             problems.append((None, BackendError(_duplicate_message(ep, first))))
         for missing in sorted(selection.names - set(backends)):
             if selection.mode == "only":
@@ -374,8 +286,8 @@ def _load_one_timed(backend: BackendState) -> None:
     if backend.entry.obj is None and _still_importing(backend.entry.module_name):
         _wait_for_import(backend)
         return
-    if backend.name in _loader.waiting:
-        _loader.waiting.remove(backend.name)
+    if backend.name in _state().waiting:
+        _state().waiting.remove(backend.name)
     _registry.owner_labels[backend.name] = backend.entry.distribution or backend.name
     backend.undo = []
     with _registry.plugin_load(backend.name, _packages_of(backend), backend.undo):
@@ -437,8 +349,8 @@ def _wait_for_import(backend: BackendState) -> None:
     after that loads it (:func:`_load_waiting`)."""
     backend.reason = (f"its plugin module {backend.entry.module_name} was still being imported "
                       "when tvm loaded its backends; it loads once that import has finished")
-    if backend.name not in _loader.waiting:
-        _loader.waiting.append(backend.name)
+    if backend.name not in _state().waiting:
+        _state().waiting.append(backend.name)
     _registry.set_miss_handler(_load_waiting)
 
 
@@ -448,11 +360,11 @@ def _load_waiting() -> bool:
     ``TVM_BACKENDS_STRICT=1``), as at ``import tvm``."""
     with _LOCK:
         backends = discovered()
-        ready = [n for n in _loader.waiting
+        ready = [n for n in _state().waiting
                  if not _still_importing(backends[n].entry.module_name)]
         for name in ready:
-            _loader.waiting.remove(name)
-        if not _loader.waiting:
+            _state().waiting.remove(name)
+        if not _state().waiting:
             _registry.set_miss_handler(None)
     loaded = False
     for name in ready:
@@ -608,137 +520,9 @@ def _strict() -> bool:
     return _registry.strict_backends()
 
 
-def _call_own(pm: Any, plugin: Any, hook: str) -> list[Any]:
-    """Call ``hook`` on ``plugin`` only (registration hooks are never broadcast)."""
-    others = [p for p in pm.get_plugins() if p is not plugin]
-    return pm.subset_hook_caller(hook, remove_plugins=others)()
-
-
-def _run_registration_hooks(pm: Any, plugin: Any) -> None:
-    # The registries below live in modules that are not part of `import tvm`: each is imported
-    # when the first backend registers something in it.
-    for result in _call_own(pm, plugin, "tvm_target_kinds"):
-        for kind in _expect(result, (list, tuple), "tvm_target_kinds", "a list of TargetKind"):
-            _targets().register_target_kind(kind)
-    for result in _call_own(pm, plugin, "tvm_target_tags"):
-        for tag, config in _expect(
-            result, dict, "tvm_target_tags", "a dict name -> config"
-        ).items():
-            _targets().register_tag(tag, config)
-    for result in _call_own(pm, plugin, "tvm_script_namespaces"):
-        namespaces = _expect(result, dict, "tvm_script_namespaces", "a dict name -> namespace")
-        if namespaces:
-            from ..script.namespace import register_script_namespace  # noqa: PLC0415 - tvm.script (parser, printer, tile primitives: ~30 ms) is not part of import tvm
-
-            for ns_name, namespace in namespaces.items():
-                register_script_namespace(ns_name, namespace)
-    for result in _call_own(pm, plugin, "tvm_layout_names"):
-        _register_layout_names(_expect(result, dict, "tvm_layout_names", "a dict name -> value"))
-    _call_own(pm, plugin, "tvm_register_ops")
-    for result in _call_own(pm, plugin, "tvm_builders"):
-        builders = _expect(result, dict, "tvm_builders", "a dict kind -> Builder or 'module:Class'")
-        for kind, builder in builders.items():
-            contract.register_builder(kind, builder)
-    for result in _call_own(pm, plugin, "tvm_tir_pipelines"):
-        pipelines = _expect(result, dict, "tvm_tir_pipelines", "a dict name -> factory")
-        if pipelines:
-            from ..tirx.compilation_pipeline import register_tir_pipeline  # noqa: PLC0415 - tvm.tirx (it registers the builtin ops) and tvm.target are not part of import tvm
-
-            for pipe_name, factory in pipelines.items():
-                register_tir_pipeline(pipe_name, factory)
-
-
-def _targets() -> ModuleType:
-    """``tvm.target``, where backends' target kinds and tags are registered."""
-    from .. import target  # noqa: PLC0415 - tvm.target (4 modules, ~3 ms) is not part of import tvm in a source checkout
-
-    return target
-
-
-def _register_layout_names(names: dict[str, Any]) -> None:
-    functions = {}
-    for name, value in names.items():
-        if isinstance(value, Axis):
-            if value.name != name:
-                raise BackendError(f"tvm_layout_names: axis {value.name!r} is listed as {name!r}")
-            Axis.register(name, value.kind)
-        else:
-            functions[name] = value
-    if functions:
-        from ..tirx.layout import register_layout_name  # noqa: PLC0415 - tvm.tirx (it registers the builtin ops) and tvm.target are not part of import tvm
-
-        for name, value in functions.items():
-            register_layout_name(name, value)
-
-
-def _publish(backend: BackendState, results: list[Any]) -> None:
-    """Publish the backend's aliases (hook results, or the default alias)."""
-    if results:
-        mapping = _expect(results[0], dict, "tvm_module_aliases", "a dict alias -> module name")
-    else:
-        mapping = {backend.name: _default_package(backend)}
-    paths = {alias: value for alias, value in mapping.items() if "." in alias}
-    for alias, module_name in mapping.items():
-        if alias in paths:
-            continue
-        package = importlib.import_module(module_name)
-        _aliases.check_free(alias, package.__name__)
-        _aliases.ALIASES.register(alias, package.__name__)
-        _aliases.publish(alias, package)
-        backend.aliases[alias] = package.__name__
-        if alias == backend.name or backend.package is None:
-            backend.package = package
-    for path, value in paths.items():  # module paths as data, imported when first asked for
-        head = path.partition(".")[0]
-        if head not in backend.aliases:
-            raise BackendError(f"tvm_module_aliases: the module path {path!r} is under "
-                               f"{head!r}, which is not one of this backend's aliases "
-                               f"({', '.join(backend.aliases)})")
-        targets = (value,) if isinstance(value, str) else tuple(value)
-        _aliases.SUBMODULES.register(path, targets)
-
-
-def _default_package(backend: BackendState) -> str:
-    plugin = backend.plugin
-    module_name = getattr(plugin, "__name__", None) if isinstance(plugin, ModuleType) else None
-    if module_name is None:
-        module_name = backend.entry.module_name
-    module = sys.modules.get(module_name)
-    if module is not None and hasattr(module, "__path__"):
-        return module_name
-    return module_name.rpartition(".")[0] or module_name
-
-
-def _expect(value: Any, types: Any, hook: str, what: str) -> Any:
-    if value is None:
-        return {} if types is dict else []
-    if not isinstance(value, types):
-        raise TypeError(f"{hook} returned {type(value).__name__}; it must return {what}")
-    return value
-
-
-def _hook_names_of(plugin: Any) -> list[str]:
-    pm = _manager.get_plugin_manager()
-    names = []
-    for attr in dir(plugin):
-        if not attr.startswith("tvm_"):
-            continue
-        try:
-            if pm.parse_hookimpl_opts(plugin, attr) is not None:
-                names.append(attr)
-        except BaseException as err:
-            _reraise_interrupt(err)
-            continue
-    return names
-
 
 # -- failures and messages --------------------------------------------------------------------
 
-
-def _reraise_interrupt(err: BaseException) -> None:
-    """Contain whatever a plugin raises (SystemExit included) except the user's Ctrl-C."""
-    if isinstance(err, KeyboardInterrupt):
-        raise err
 
 
 def _duplicate_message(ep: _discovery.EntryPointInfo, first: str) -> str:
@@ -751,11 +535,6 @@ def _duplicate_message(ep: _discovery.EntryPointInfo, first: str) -> str:
             "ignored. Uninstall one of them")
 
 
-def _fail(backend: BackendState, state: str, reason: str, err: BaseException | None) -> None:
-    backend.state = state
-    backend.reason = reason
-    backend.error = err
-
 
 def _result_of(backend: BackendState) -> ModuleType | None:
     if backend.state == LOADED:
@@ -765,12 +544,6 @@ def _result_of(backend: BackendState) -> ModuleType | None:
         f"{backend.reason}"
     ) from backend.error
 
-
-def _describe(backend: BackendState | None) -> str:
-    if backend is None:
-        return "TVM_BACKENDS"
-    version = f" {backend.version}" if backend.version else ""
-    return f"{backend.distribution}{version}"
 
 
 def _warn(backend: BackendState | None, err: BaseException) -> None:
@@ -803,20 +576,7 @@ def _load_order(backends: dict[str, BackendState]) -> list[str]:
     return sorted(backends, key=lambda n: (not backends[n].builtin, n))
 
 
-def _exc(err: BaseException) -> str:
-    return f"{type(err).__name__}: {err}"
 
-
-def _core_version() -> str:
-    for backend in discovered().values():
-        if backend.builtin and backend.entry.version:
-            return backend.entry.version
-    return "(development)"
-
-
-def loaded_names() -> list[str]:
-    """The names of the loaded backends, sorted."""
-    return sorted(name for name, b in discovered().items() if b.state == LOADED)
 
 
 def _state_of(name: str) -> _hints.BackendView | None:

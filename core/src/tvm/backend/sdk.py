@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..backend._loader import load_or_register
     from ..backend.contract import Artifact, Binary, Builder, Options, option, register_builder
     from ..codegen.bounds import BOUNDS_MESSAGE, bounds_check_enabled
+    from ..codegen.c_rules import const_numel
     from ..codegen.c_style import (
         CodegenCStyle,
         CudaStyleCodegen,
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
         ParamInfo,
         const_dims,
     )
-    from ..codegen.c_style import _const_numel as const_numel
     from ..demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
+    from ..demo import row_softmax_kernel as row_softmax_kernel
     from ..host.codegen import HostCodegen
     from ..host.compiler import Toolchain, get_toolchain
     from ..host.runtime import HostFunction, load_library
@@ -100,6 +101,7 @@ if TYPE_CHECKING:
     )
     from ..tirx.transform._util import target_of
     from ..tirx.transform.signature import launch_plans, signature_from_func
+    from ..transform import Pipeline
 
 __all__ = [
     "ARRAY",
@@ -133,6 +135,7 @@ __all__ = [
     "Operand",
     "Options",
     "PROBE_TIMEOUT_S",
+    "Pipeline",
     "ParamInfo",
     "PlanExecutable",
     "PlanFunction",
@@ -200,6 +203,7 @@ __all__ = [
     "shader_demo_cases",
     "shader_templates",
     "signature_from_func",
+    "row_softmax_kernel",
     "softmax_ref",
     "split_kernels",
     "static_bool",
@@ -246,6 +250,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "function_signature": ("..tirx.transform", "function_signature"),
     "target_of": ("..tirx.transform._util", "target_of"),
     "get_tir_pipeline": ("..tirx.compilation_pipeline", "get_tir_pipeline"),
+    "Pipeline": ("..transform", "Pipeline"),
     # external tools, work folders, the compile cache
     "DEFAULT_TIMEOUT_S": ("..runtime.tool", "DEFAULT_TIMEOUT_S"),
     "PROBE_TIMEOUT_S": ("..runtime.tool", "PROBE_TIMEOUT_S"),
@@ -321,8 +326,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "make_case": ("..demo", "make_case"),
     "rand_f32": ("..demo", "rand_f32"),
     "softmax_ref": ("..demo", "softmax_ref"),
+    "row_softmax_kernel": ("..demo", "row_softmax_kernel"),
     "zeros_f32": ("..demo", "zeros_f32"),
-    "const_numel": ("..codegen.c_style", "_const_numel"),
+    "const_numel": ("..codegen.c_rules", "const_numel"),
     "probe_device": ("..shader.device", "probe"),
     "shader_demo_cases": ("..shader.demo", "demo_cases"),
 }

@@ -175,7 +175,9 @@ def tvm_tir_pipelines() -> dict[str, Any]:
 
     Each is registered with
     :func:`tvm.tirx.compilation_pipeline.register_tir_pipeline`; a factory is called as
-    ``factory(**kwargs)`` by ``get_tir_pipeline(name, **kwargs)``. A name already taken is a
+    ``factory(**kwargs)`` by ``get_tir_pipeline(name, **kwargs)`` and returns a
+    :class:`tvm.transform.Pipeline` (the older ``(main, finalize_host, finalize_device)`` tuple
+    is still read, with ``Pipeline.of``). A name already taken is a
     conflict unless listed in ``BackendInfo.overrides``.
     """
 

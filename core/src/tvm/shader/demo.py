@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, no_type_check
 
 from tvm.demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
+from tvm.demo import row_softmax_kernel as _row_softmax
 from tvm.plugin import DemoCase
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
@@ -23,25 +24,11 @@ SOFTMAX_M, SOFTMAX_N, SOFTMAX_THREADS = 64, 256, 64
 MATMUL, TILE = 128, 16
 
 
-@no_type_check  # TVMScript: the parser, not Python, gives these annotations meaning
 def softmax_kernel(m: int = SOFTMAX_M, n: int = SOFTMAX_N, threads: int = SOFTMAX_THREADS
                    ) -> Any:
     """B = softmax(A) over rows: one row per workgroup, reductions and elementwise ops at CTA
     scope (core's variants, synchronised with the backend's workgroup barrier)."""
-
-    @T.prim_func
-    def softmax(A: T.Buffer((m, n), "float32"), B: T.Buffer((m, n), "float32")):
-        T.device_entry()
-        bx = T.cta_id([m])
-        tx = T.thread_id([threads])
-        red = T.alloc_buffer((1,), "float32", scope="shared")
-        Tx.cta.max(red[0:1], A[bx:bx + 1, 0:n], axes=-1)
-        Tx.cta.sub(B[bx:bx + 1, 0:n], A[bx:bx + 1, 0:n], red[0])
-        Tx.cta.exp(B[bx:bx + 1, 0:n], B[bx:bx + 1, 0:n])
-        Tx.cta.sum(red[0:1], B[bx:bx + 1, 0:n], axes=-1)
-        Tx.cta.fdiv(B[bx:bx + 1, 0:n], B[bx:bx + 1, 0:n], red[0])
-
-    return softmax
+    return _row_softmax(m, n, threads)
 
 
 @no_type_check  # TVMScript

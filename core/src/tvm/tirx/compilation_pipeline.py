@@ -1,7 +1,8 @@
 """The registry of TIR pipelines: ``PIPELINE_MAP``, ``register_tir_pipeline``, ``get_tir_pipeline``.
 
-A pipeline *factory* is a callable ``factory(**kwargs)`` returning what ``tvm.compile`` runs
-(the passes engineer's ``tvm.tirx.pipeline`` defines the shape). Core registers ``s_tir``,
+A pipeline *factory* is a callable ``factory(**kwargs)`` returning the
+:class:`~tvm.transform.Pipeline` ``tvm.compile`` runs (a factory that still returns the older
+``(main, finalize_host, finalize_device)`` tuple is read with ``Pipeline.of``). Core registers ``s_tir``,
 ``tirx`` and ``default``, which builds whatever ``s_tir`` is (the seed maps ``"default"`` to
 ``"s_tir"``); backends add theirs through the ``tvm_tir_pipelines`` hook and pick the default
 for their targets through ``tvm_default_pipeline``.
@@ -10,12 +11,15 @@ for their targets through ``tvm_default_pipeline``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._hints import missing_message
 from .._registry import CORE_OWNER, Registry
 from ..plugin import get_plugin_manager
 from ..target import Target
+
+if TYPE_CHECKING:
+    from ..transform import Pipeline
 
 __all__ = [
     "PIPELINE_MAP",
@@ -51,13 +55,20 @@ def register_tir_pipeline(
     return PIPELINE_MAP.register(name, factory, override=override)
 
 
-def get_tir_pipeline(name: str | None = None, **kwargs: Any) -> Any:
+def get_tir_pipeline(name: str | None = None, **kwargs: Any) -> Pipeline:
     """Build the pipeline ``name`` (``"default"`` when ``None``) with ``factory(**kwargs)``."""
     name = name or "default"
     factory = PIPELINE_MAP.get(name)
     if factory is None:
         raise ValueError(_unknown_message(name))
-    return factory(**kwargs)
+    from ..transform import Pipeline  # noqa: PLC0415 - tvm.transform loads when a pipeline is built, not with tvm.tirx
+
+    built = factory(**kwargs)
+    try:
+        return Pipeline.of(built, name=name)
+    except TypeError as err:
+        raise TypeError(f"TIR pipeline {name!r}: its factory returned {type(built).__name__}, "
+                        f"not a tvm.transform.Pipeline ({err})") from err
 
 
 def get_default_tir_pipeline(target: Any) -> str:

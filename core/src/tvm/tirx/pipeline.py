@@ -1,9 +1,9 @@
 """Core's TIR pipelines, ``s_tir`` (also ``default``) and ``tirx`` (registered in
 ``compilation_pipeline``).
 
-A pipeline factory returns ``(main_pass, finalize_host_passes, finalize_device_passes)``: the
-main pass lowers the module (for device targets down to kernels and a host launcher); the two
-functions return the Sequentials run on the host and device functions before codegen.
+A pipeline factory returns a :class:`~tvm.transform.Pipeline`: its ``main`` stage lowers the
+module (for device targets down to kernels and a host launcher); ``host`` and ``device`` are
+the Sequentials run on the host functions and on the kernels before codegen.
 
 Main pass stages::
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..transform import Pass, Sequential
+from ..transform import Pass, Pipeline, Sequential
 from .transform import (
     FlattenBuffer,
     FuseRowLoops,
@@ -59,29 +59,32 @@ def finalize_device_passes() -> Sequential:
     return Sequential([StmtSimplify()], name="finalize_device")
 
 
+def _pipeline(name: str, **kwargs: Any) -> Pipeline:
+    return Pipeline(name, _main(name, **kwargs), finalize_host_passes(), finalize_device_passes())
+
+
 def tirx_pipeline(*, disable_vectorize: bool = False, disable_unroll: bool = False,
-                  split_host_device: bool = True) -> tuple[Sequential, Any, Any]:
-    """The TIRx pipeline: ``(main_pass, finalize_host_passes, finalize_device_passes)``.
+                  split_host_device: bool = True) -> Pipeline:
+    """The TIRx pipeline: the main stages, then :func:`finalize_host_passes` and
+    :func:`finalize_device_passes`.
 
     ``disable_vectorize`` makes vectorized loops serial; ``disable_unroll`` keeps unroll loops;
     ``split_host_device=False`` stops before the host/device split.
     """
-    main = _main("tirx", disable_vectorize=disable_vectorize, disable_unroll=disable_unroll,
-                 split_host_device=split_host_device)
-    return main, finalize_host_passes, finalize_device_passes
+    return _pipeline("tirx", disable_vectorize=disable_vectorize, disable_unroll=disable_unroll,
+                     split_host_device=split_host_device)
 
 
 def s_tir_pipeline(*, disable_vectorize: bool = False, disable_unroll: bool = False,
-                   split_host_device: bool = True) -> tuple[Sequential, Any, Any]:
+                   split_host_device: bool = True) -> Pipeline:
     """The ``s_tir`` pipeline, the seed's default: the same stages as :func:`tirx_pipeline`,
     named ``s_tir``. (The seed's ``s_tir`` lowers scheduled TIR; this project has no schedule
     IR, so its default pipeline is the TIRx one.)"""
-    main = _main("s_tir", disable_vectorize=disable_vectorize, disable_unroll=disable_unroll,
-                 split_host_device=split_host_device)
-    return main, finalize_host_passes, finalize_device_passes
+    return _pipeline("s_tir", disable_vectorize=disable_vectorize, disable_unroll=disable_unroll,
+                     split_host_device=split_host_device)
 
 
-def default_pipeline(**kwargs: Any) -> tuple[Sequential, Any, Any]:
+def default_pipeline(**kwargs: Any) -> Pipeline:
     """The default pipeline: :func:`s_tir_pipeline`, as ``"default"`` maps to ``"s_tir"`` in the
     seed."""
     return s_tir_pipeline(**kwargs)

@@ -1,6 +1,6 @@
 """Passes and how they run: :class:`Pass`, :class:`PassContext` (options, instruments,
-``TVM_DUMP_DIR`` dumps), :class:`Sequential`, and the :func:`module_pass` /
-:func:`prim_func_pass` constructors.
+``TVM_DUMP_DIR`` dumps), :class:`Sequential`, :class:`Pipeline` (what ``tvm.compile`` runs: named main, host and
+device stages), and the :func:`module_pass` / :func:`prim_func_pass` constructors.
 
 >>> with tvm.transform.PassContext(opt_level=3, instruments=[MyInstrument()]):
 ...     mod = tvm.transform.Sequential([StmtSimplify(), FlattenBuffer()])(mod)
@@ -17,6 +17,7 @@ from ._pass import (
     module_pass,
     prim_func_pass,
 )
+from ._pipeline import Pipeline
 
 __all__ = [
     "ModulePass",
@@ -24,6 +25,7 @@ __all__ = [
     "PassContext",
     "PassInfo",
     "PassInstrument",
+    "Pipeline",
     "PrimFuncPass",
     "Sequential",
     "module_pass",

@@ -18,7 +18,7 @@ from tvm.error import TVMError
 from tvm.ir import PrimFunc
 from tvm.ir.function import IRModule
 from tvm.ir.visitor import post_order_visit
-from tvm.transform import PassContext, PrimFuncPass, Sequential
+from tvm.transform import PassContext, Pipeline, PrimFuncPass, Sequential
 
 __all__ = ["TEXTURE_SCOPE", "AdrenoTextureScopes", "adreno_pipeline"]
 
@@ -50,8 +50,9 @@ class AdrenoTextureScopes(PrimFuncPass):
         return func
 
 
-def adreno_pipeline(**kwargs: Any) -> tuple[Any, Any, Any]:
-    """``(main_pass, finalize_host_passes, finalize_device_passes)``: core's default stages
-    after :class:`AdrenoTextureScopes`."""
-    main, finalize_host, finalize_device = get_tir_pipeline("default", **kwargs)
-    return Sequential([AdrenoTextureScopes(), main], name="adreno"), finalize_host, finalize_device
+def adreno_pipeline(**kwargs: Any) -> Pipeline:
+    """Core's default pipeline with :class:`AdrenoTextureScopes` before its main stages."""
+    default = get_tir_pipeline("default", **kwargs)
+    main = Sequential([AdrenoTextureScopes(), *([default.main] if default.main is not None else [])],
+                      name="adreno")
+    return dataclasses.replace(default, name="adreno", main=main)

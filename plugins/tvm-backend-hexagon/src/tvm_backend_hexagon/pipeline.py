@@ -7,13 +7,15 @@ host target. ``tvm_default_pipeline`` picks it for targets of kind ``hexagon``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tvm.backend.sdk import get_tir_pipeline
+from tvm.transform import Pipeline
 
 __all__ = ["hexagon_pipeline"]
 
 
-def hexagon_pipeline(**kwargs: Any) -> Any:
+def hexagon_pipeline(**kwargs: Any) -> Pipeline:
     kwargs.setdefault("split_host_device", False)
-    return get_tir_pipeline("tirx", **kwargs)
+    return dataclasses.replace(get_tir_pipeline("tirx", **kwargs), name="hexagon")
