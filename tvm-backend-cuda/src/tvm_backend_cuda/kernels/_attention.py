@@ -122,6 +122,14 @@ def attention_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: i
 # -- statement builders (Python loops unrolled at build time) -----------------------------------
 
 
+def _tma_rows(S: Any, first: Any, G: Any, r0: Any, rows: int, dc: int, mbar: Any) -> Stmt:
+    """TMA copies of ``G``'s rows ``r0 .. r0 + rows``, one per 64-column chunk ``c`` of d, into
+    ``S[first + c]``, completing on ``mbar``."""
+    return seq([Tx.copy_async(S[first + c, 0:rows, 0:CHUNK],
+                              G[r0:r0 + rows, c * CHUNK:c * CHUNK + CHUNK], dispatch="tma",
+                              config={"mbar": mbar}) for c in range(dc)])
+
+
 def _qk(S: Any, Qs: Any, Ks: Any, stage: Any, cw: Any, dc: int, bn: int) -> Stmt:
     """Issue ``S = Q K^T`` over the ``dc`` column chunks of d (``dc`` wgmma groups)."""
     return seq([Tx.wg.gemm_async(S, Qs[c, cw * 64:cw * 64 + 64, 0:CHUNK],
@@ -255,27 +263,17 @@ def _hopper(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str,
             role.setmaxnreg("producer")
             if tid == 0:
                 q_bar.arrive(0, q_bytes)
-                for c in T.unroll(dc):
-                    Tx.copy_async(Qs[c, 0:BM, 0:CHUNK], Q[q0:q0 + BM, c * CHUNK:c * CHUNK + CHUNK],
-                                  dispatch="tma", config={"mbar": q_bar[0]})
+                _tma_rows(Qs, 0, Q, q0, BM, dc, q_bar[0])
                 pk = PipelineState(stages)
                 pv = PipelineState(stages)
                 for j in T.serial(n_blk):
                     pipe_k.producer_acquire(pk)
                     pipe_k.producer_commit(pk, tile_bytes)
-                    for c in T.unroll(dc):
-                        Tx.copy_async(Ks[pk.index * dc + c, 0:BN, 0:CHUNK],
-                                      K[kv0 + j * BN:kv0 + j * BN + BN,
-                                        c * CHUNK:c * CHUNK + CHUNK],
-                                      dispatch="tma", config={"mbar": pipe_k.full[pk.index]})
+                    _tma_rows(Ks, pk.index * dc, K, kv0 + j * BN, BN, dc, pipe_k.full[pk.index])
                     pk.advance()
                     pipe_v.producer_acquire(pv)
                     pipe_v.producer_commit(pv, tile_bytes)
-                    for c in T.unroll(dc):
-                        Tx.copy_async(Vs[pv.index * dc + c, 0:BN, 0:CHUNK],
-                                      V[kv0 + j * BN:kv0 + j * BN + BN,
-                                        c * CHUNK:c * CHUNK + CHUNK],
-                                      dispatch="tma", config={"mbar": pipe_v.full[pv.index]})
+                    _tma_rows(Vs, pv.index * dc, V, kv0 + j * BN, BN, dc, pipe_v.full[pv.index])
                     pv.advance()
         else:
             role.setmaxnreg("consumer")

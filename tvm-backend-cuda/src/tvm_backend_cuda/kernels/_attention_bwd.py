@@ -38,7 +38,7 @@ from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 
-from ._attention import CHUNK, DTYPES, LOG2E, _check, _pack, _qk, _wait, _zero
+from ._attention import CHUNK, LOG2E, _check, _qk, _store_rows, _tma_rows, _wait, _zero
 
 __all__ = ["BWD_HEAD_DIMS", "attention_bwd_dkdv_func", "attention_bwd_dq_func"]
 
@@ -50,7 +50,8 @@ KSTEP = 64  # keys per step of the dQ kernel
 
 
 def _common(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int, d: int,
-            dtype: str, scale: float | None, arch: str | None) -> tuple[float, str]:
+            dtype: str, scale: float | None, arch: str | None) -> float:
+    """The checked scale (default ``1 / sqrt(d)``) after the shape, dtype and arch checks."""
     _check(batch, heads_q, heads_kv, seq_q, seq_k, d, dtype)
     if d not in BWD_HEAD_DIMS:
         raise ValueError(f"attention backward: head_dim {d} is not one of {BWD_HEAD_DIMS}")
@@ -62,16 +63,14 @@ def _common(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int, d: 
     if arch != "sm_90a":
         raise ValueError(f"attention backward: arch {arch!r}: the kernels are written for "
                          f"sm_90a (wgmma, TMA); pass arch='sm_90a' to compile for it")
-    return float(scale), arch
+    return float(scale)
 
 
 def attention_bwd_dkdv_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int,
                             head_dim: int, dtype: str = "bfloat16", *, causal: bool = False,
                             scale: float | None = None, arch: str | None = None) -> Any:
     """The dK/dV kernel (module docstring): parameters ``Q, K, V, dO, LSE, Dl, dK, dV``."""
-    sc, _ = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
-    if dtype not in DTYPES:
-        raise ValueError(f"attention backward: dtype {dtype!r} is not one of {DTYPES}")
+    sc = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
     return _dkdv(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc)
 
 
@@ -79,7 +78,7 @@ def attention_bwd_dq_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, s
                           head_dim: int, dtype: str = "bfloat16", *, causal: bool = False,
                           scale: float | None = None, arch: str | None = None) -> Any:
     """The dQ kernel (module docstring): parameters ``Q, K, V, dO, LSE, Dl, dQ``."""
-    sc, _ = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
+    sc = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
     return _dq(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc)
 
 
@@ -109,15 +108,6 @@ def _mma_rs(accs: list[Any], A: Any, Bs: Any, stage: Any, dc: int, rows: int) ->
     """``acc_c += A @ B_c`` for each 64-column chunk ``c`` (A from registers, B MN-major)."""
     return seq([Tx.wg.gemm_async(accs[c], A, Bs[stage * dc + c, 0:rows, 0:CHUNK],
                                  transpose_B=True, accum=True) for c in range(dc)])
-
-
-def _store(out_w: Any, r: Any, ofs: list[Any], h: Any, mul: float, tid: Any,
-           dtype: str) -> Stmt:
-    """Row ``r`` of an output (this thread's pieces of each 64-column chunk), times ``mul``."""
-    m = T.float32(mul)
-    return seq([BufferStore(out_w, _pack(o[p * 4 + h * 2] * m, o[p * 4 + h * 2 + 1] * m,
-                                         dtype), [r, c * (CHUNK // 2) + p * 4 + tid % 4])
-                for c, o in enumerate(ofs) for p in range(CHUNK // 8)])
 
 
 def _col(i: int, tid: Any) -> Any:
@@ -173,24 +163,16 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
             role.setmaxnreg("producer")
             if tid == 0:
                 kv_bar.arrive(0, 2 * KEYS * d * 2)
-                for c in T.unroll(dc):
-                    Tx.copy_async(Ks[c, 0:KEYS, 0:CHUNK], K[k0:k0 + KEYS, c * CHUNK:c * CHUNK + CHUNK],
-                                  dispatch="tma", config={"mbar": kv_bar[0]})
-                    Tx.copy_async(Vs[c, 0:KEYS, 0:CHUNK], V[k0:k0 + KEYS, c * CHUNK:c * CHUNK + CHUNK],
-                                  dispatch="tma", config={"mbar": kv_bar[0]})
+                _tma_rows(Ks, 0, K, k0, KEYS, dc, kv_bar[0])
+                _tma_rows(Vs, 0, V, k0, KEYS, dc, kv_bar[0])
                 ps = PipelineState(stages)
                 for it in T.serial(n_it):
                     q0 = T.meta_var(((bh // hkv * hq) + bh % hkv * group + it // (q_blocks - i0))
                                     * sq + (i0 + it % (q_blocks - i0)) * QROWS)
                     pipe.producer_acquire(ps)
                     pipe.producer_commit(ps, 2 * QROWS * d * 2)
-                    for c in T.unroll(dc):
-                        Tx.copy_async(Qs[ps.index * dc + c, 0:QROWS, 0:CHUNK],
-                                      Q[q0:q0 + QROWS, c * CHUNK:c * CHUNK + CHUNK],
-                                      dispatch="tma", config={"mbar": pipe.full[ps.index]})
-                        Tx.copy_async(dOs[ps.index * dc + c, 0:QROWS, 0:CHUNK],
-                                      dO[q0:q0 + QROWS, c * CHUNK:c * CHUNK + CHUNK],
-                                      dispatch="tma", config={"mbar": pipe.full[ps.index]})
+                    _tma_rows(Qs, ps.index * dc, Q, q0, QROWS, dc, pipe.full[ps.index])
+                    _tma_rows(dOs, ps.index * dc, dO, q0, QROWS, dc, pipe.full[ps.index])
                     ps.advance()
         else:
             role.setmaxnreg("consumer")
@@ -246,8 +228,10 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
                 cs.advance()
             for h in T.unroll(2):
                 if key + h * 8 < sk:
-                    _store(dV_w, bh * sk + key + h * 8, [dv0, dv1][:dc], h, 1.0, tid, dtype)
-                    _store(dK_w, bh * sk + key + h * 8, [dk0, dk1][:dc], h, scale, tid, dtype)
+                    _store_rows(dV_w, bh * sk + key + h * 8, [dv0, dv1][:dc], h, T.float32(1.0), tid,
+                                dtype)
+                    _store_rows(dK_w, bh * sk + key + h * 8, [dk0, dk1][:dc], h, T.float32(scale), tid,
+                                dtype)
     # fmt: on
     return attention_bwd_dkdv
 
@@ -311,26 +295,14 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
             role.setmaxnreg("producer")
             if tid == 0:
                 q_bar.arrive(0, 2 * QBLOCK * d * 2)
-                for c in T.unroll(dc):
-                    Tx.copy_async(Qs[c, 0:QBLOCK, 0:CHUNK],
-                                  Q[q0:q0 + QBLOCK, c * CHUNK:c * CHUNK + CHUNK],
-                                  dispatch="tma", config={"mbar": q_bar[0]})
-                    Tx.copy_async(dOs[c, 0:QBLOCK, 0:CHUNK],
-                                  dO[q0:q0 + QBLOCK, c * CHUNK:c * CHUNK + CHUNK],
-                                  dispatch="tma", config={"mbar": q_bar[0]})
+                _tma_rows(Qs, 0, Q, q0, QBLOCK, dc, q_bar[0])
+                _tma_rows(dOs, 0, dO, q0, QBLOCK, dc, q_bar[0])
                 ps = PipelineState(stages)
                 for j in T.serial(n_blk):
                     pipe.producer_acquire(ps)
                     pipe.producer_commit(ps, 2 * KSTEP * d * 2)
-                    for c in T.unroll(dc):
-                        Tx.copy_async(Ks[ps.index * dc + c, 0:KSTEP, 0:CHUNK],
-                                      K[kv0 + j * KSTEP:kv0 + j * KSTEP + KSTEP,
-                                        c * CHUNK:c * CHUNK + CHUNK],
-                                      dispatch="tma", config={"mbar": pipe.full[ps.index]})
-                        Tx.copy_async(Vs[ps.index * dc + c, 0:KSTEP, 0:CHUNK],
-                                      V[kv0 + j * KSTEP:kv0 + j * KSTEP + KSTEP,
-                                        c * CHUNK:c * CHUNK + CHUNK],
-                                      dispatch="tma", config={"mbar": pipe.full[ps.index]})
+                    _tma_rows(Ks, ps.index * dc, K, kv0 + j * KSTEP, KSTEP, dc, pipe.full[ps.index])
+                    _tma_rows(Vs, ps.index * dc, V, kv0 + j * KSTEP, KSTEP, dc, pipe.full[ps.index])
                     ps.advance()
         else:
             role.setmaxnreg("consumer")
@@ -369,7 +341,8 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
                 cs.advance()
             for h in T.unroll(2):
                 if qb * QBLOCK + row + h * 8 < sq:
-                    _store(dQ_w, q0 + row + h * 8, [dq0, dq1][:dc], h, scale, tid, dtype)
+                    _store_rows(dQ_w, q0 + row + h * 8, [dq0, dq1][:dc], h, T.float32(scale), tid,
+                                dtype)
     # fmt: on
     return attention_bwd_dq
 
