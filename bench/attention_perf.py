@@ -1,7 +1,8 @@
-"""FlashAttention forward (``kernels.attention``) against torch's attention backends on the GPU.
+"""FlashAttention forward and backward (``kernels.attention``, ``kernels.attention_backward``)
+against torch's attention backends on the GPU.
 
     PYTHONPATH=core/src:tvm-backend-cuda/src python bench/attention_perf.py [--out docs/perf.md]
-                                                                     [--smoke]
+                                                                     [--smoke] [--profile]
 
 Rows (issue 23): batch 4, 16 heads, seq 4096 and batch 1, 16 heads, seq 16384; d 128; bfloat16;
 causal and not; the forward, then the backward. Each row checks our result against torch's
@@ -9,9 +10,13 @@ causal and not; the forward, then the backward. Each row checks our result again
 under each backend torch has here (cuDNN, flash, efficient), each the median of CUDA-event
 timed calls on torch's stream with the inputs rotated over sets past 2.5x the L2. The forward
 counts ``4 * b * h * s^2 * d`` FLOP (halved when causal), the backward 2.5 times that. The
-backward rows time ``kernels.attention_backward`` (D = rowsum(dO * O) in torch, then our two
-kernels) against ``torch.autograd.grad`` of torch's forward output (its backward kernels).
-``--smoke`` needs no GPU: it compiles every kernel the rows time, for sm_90a.
+backward rows time ``kernels.attention_backward`` as called by default (its first kernel
+makes D = rowsum(dO * O); then dQ either added in float32 with atomics by the dK/dV kernel, or
+computed by a second kernel, whichever was faster on the H200), and beside it each of the two
+ways forced (``deterministic=False`` / ``True``) against ``torch.autograd.grad`` of torch's forward output
+(its backward kernels). ``--smoke`` needs no GPU: it compiles every kernel the rows time, for
+sm_90a. ``--profile`` runs each of our kernels a few times at the first shape and times nothing
+(the run to give ``ncu``: ``ncu --kernel-name regex:attention --launch-skip 4 ...``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 import _gpu
 
-SECTION = "## FlashAttention forward vs torch (bench/attention_perf.py)"
+SECTION = "## FlashAttention forward and backward vs torch (bench/attention_perf.py)"
 #: (batch, heads, seq, d)
 SHAPES = [(4, 16, 4096, 128), (1, 16, 16384, 128)]
 
@@ -37,10 +42,13 @@ def smoke() -> None:
 
     for b, h, s, d in SHAPES:
         for causal in (False, True):
-            for factory in (kernels.attention_func, kernels.attention_bwd_dkdv_func,
-                            kernels.attention_bwd_dq_func):
-                f = factory(b, h, h, s, s, d, "bfloat16", causal=causal, arch="sm_90a")
+            for factory, kw in ((kernels.attention_func, {}), (kernels.attention_bwd_dkdv_func, {}),
+                                (kernels.attention_bwd_dkdv_func, {"dq_atomic": False}),
+                                (kernels.attention_bwd_dq_func, {})):
+                f = factory(b, h, h, s, s, d, "bfloat16", causal=causal, arch="sm_90a", **kw)
                 tvm.compile(f, target=_gpu.SMOKE_TARGET)
+            tvm.compile(kernels.attention_bwd_pre_func(b * h, s, d, "bfloat16"),
+                        target=_gpu.SMOKE_TARGET)
             print(f"compiled attention b{b} h{h} s{s} d{d} causal={causal}")
 
 
@@ -99,7 +107,9 @@ def run(out: str | None, reps: int) -> None:
     text = [SECTION, "",
             f"Run {_gpu.now()} on {m['gpu']}, driver {m['driver']}, torch {m['torch']}, "
             f"commit {_gpu.commit()}. Command: `python bench/attention_perf.py --out "
-            f"docs/perf.md`. Ours: `kernels.attention` (bfloat16, the forward only). Times: "
+            f"docs/perf.md`. Ours: `kernels.attention` and `kernels.attention_backward` "
+            f"(bfloat16; the backward rows against `torch.autograd.grad` of each backend's "
+            f"forward; 'atomic dQ' and 'dQ kernel' force `deterministic=False` / `True`). Times: "
             f"median of {reps} CUDA-event timed calls on torch's stream, inputs rotated past "
             f"the L2. TFLOP/s count 4 b h s^2 d, halved when causal.", "",
             "| shape | ours (ms) | ours TFLOP/s | " + " | ".join(f"{n} TFLOP/s" for n in names)
@@ -109,16 +119,18 @@ def run(out: str | None, reps: int) -> None:
         cells = " | ".join(f"{tf[n]:.0f}" if n in tf else "-" for n in names)
         text.append(f"| {label} | {t:.3f} | {tfo:.0f} | {cells} | **{ratio:.3f}** ({best}) | "
                     f"{err:.1e} | {'met' if ratio >= 0.95 else 'MISSED'} |")
-    text += ["", "| backward | ours (ms) | ours TFLOP/s | " + " | ".join(f"{n} TFLOP/s" for n in names)
+    text += ["", "| backward | ours (ms) | ours TFLOP/s | atomic dQ TFLOP/s | dQ kernel TFLOP/s | "
+             + " | ".join(f"{n} TFLOP/s" for n in names)
              + " | fastest torch / ours | worst err (dq, dk, dv) | target >= 0.85 |",
-             "|---|---|---|" + "---|" * len(names) + "---|---|---|"]
-    for label, t, tfo, tf, best, ratio, err in bwd_rows:
+             "|---|---|---|---|---|" + "---|" * len(names) + "---|---|---|"]
+    for label, t, tfo, tf, best, ratio, err, tatom, tdet in bwd_rows:
         if math.isnan(t):
             text.append(f"| {label} | WRONG: error {err:.1e} against torch, not timed |")
             continue
         cells = " | ".join(f"{tf[n]:.0f}" if n in tf else "-" for n in names)
-        text.append(f"| {label} | {t:.3f} | {tfo:.0f} | {cells} | **{ratio:.3f}** ({best}) | "
-                    f"{err:.1e} | {'met' if ratio >= 0.85 else 'MISSED'} |")
+        text.append(f"| {label} | {t:.3f} | {tfo:.0f} | {tatom:.0f} | {tdet:.0f} | {cells} | "
+                    f"**{ratio:.3f}** ({best}) | {err:.1e} | "
+                    f"{'met' if ratio >= 0.85 else 'MISSED'} |")
     section = "\n".join(text) + "\n"
     print(section)
     if out:
@@ -136,16 +148,25 @@ def _backward_row(torch: Any, F: Any, kernels: Any, backends: list[Any], sdpa_ke
     q, k, v = (t.detach().requires_grad_() for t in sets[0])
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     want = torch.autograd.grad(ref, (q, k, v), grads[0])
-    got = kernels.attention_backward(*sets[0], *outs[0], grads[0], causal=causal)
-    err = max(float((g.float() - w.float()).norm() / w.float().norm())
-              for g, w in zip(got, want))
+    err = 0.0
+    for det in (False, True):
+        got = kernels.attention_backward(*sets[0], *outs[0], grads[0], causal=causal,
+                                         deterministic=det)
+        err = max([err] + [float((g.float() - w.float()).norm() / w.float().norm())
+                           for g, w in zip(got, want)])
     label = f"b{b} h{h} s{s} d{d}{' causal' if causal else ''}"
     if not err < 2e-2:  # reported in the table, not timed (the forward rows still count)
         print(f"backward {label}: WRONG, error {err:.2e} against torch; not timed")
-        return label, math.nan, math.nan, {}, "-", math.nan, err
+        return label, math.nan, math.nan, {}, "-", math.nan, err, math.nan, math.nan
     t_ours = _gpu.gpu_median_ms(
         lambda i: kernels.attention_backward(*sets[i], *outs[i], grads[i], causal=causal),
         nsets, reps)
+    t_atom = _gpu.gpu_median_ms(
+        lambda i: kernels.attention_backward(*sets[i], *outs[i], grads[i], causal=causal,
+                                             deterministic=False), nsets, reps)
+    t_det = _gpu.gpu_median_ms(
+        lambda i: kernels.attention_backward(*sets[i], *outs[i], grads[i], causal=causal,
+                                             deterministic=True), nsets, reps)
     theirs: dict[str, float] = {}
     for name, be in backends:
         try:
@@ -165,8 +186,27 @@ def _backward_row(torch: Any, F: Any, kernels: Any, backends: list[Any], sdpa_ke
     ratio = theirs[best] / t_ours
     print(f"backward {label}: ours {t_ours:.3f} ms {fl / (t_ours * 1e-3) / 1e12:.0f} TFLOP/s; "
           + ", ".join(f"{n} {theirs[n]:.3f} ms {tf[n]:.0f}" for n in theirs)
-          + f"; vs fastest ({best}) {ratio:.3f}; err {err:.1e}")
-    return label, t_ours, fl / (t_ours * 1e-3) / 1e12, tf, best, ratio, err
+          + f"; vs fastest ({best}) {ratio:.3f}; err {err:.1e}; atomic dQ {t_atom:.3f} ms, "
+          + f"dQ kernel {t_det:.3f} ms")
+    return (label, t_ours, fl / (t_ours * 1e-3) / 1e12, tf, best, ratio, err,
+            fl / (t_atom * 1e-3) / 1e12, fl / (t_det * 1e-3) / 1e12)
+
+
+def profile() -> None:
+    """Our kernels, a few calls each at the first shape, causal and not (for ``ncu``)."""
+    _gpu.load_cuda()
+    import torch
+
+    from tvm_backend_cuda import kernels
+
+    b, h, s, d = SHAPES[0]
+    q, k, v, g = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+    for causal in (False, True):
+        for _ in range(3):
+            out, lse = kernels.attention(q, k, v, causal=causal, return_lse=True)
+            kernels.attention_backward(q, k, v, out, lse, g, causal=causal)
+    torch.cuda.synchronize()
+    print(f"profiled b{b} h{h} s{s} d{d}")
 
 
 def main() -> None:
@@ -174,9 +214,13 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the table into this markdown file")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--smoke", action="store_true", help="compile only, no GPU needed")
+    ap.add_argument("--profile", action="store_true", help="run our kernels for ncu, no timing")
     args = ap.parse_args()
     if args.smoke:
         smoke()
+        return
+    if args.profile:
+        profile()
         return
     if not _gpu.has_gpu():
         raise SystemExit("attention_perf.py needs a CUDA GPU (use --smoke to compile only)")

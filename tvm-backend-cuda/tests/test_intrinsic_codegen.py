@@ -246,6 +246,8 @@ COMPILE: list[tuple[str, tuple[Any, ...]]] = [
     ("ptx.ld_volatile", (p, "int32", "s32", "global")),
     ("ptx.ld_global_acquire", (d, p)),
     ("ptx.red_scalar", (p, u, 0, "", "gpu", "global", "add", "u32", 0)),
+    ("ptx.red_add_f32_vec", (p, x, y, x, y)),
+    ("ptx.red_add_f32_vec", (p, x, y)),
     ("ptx.atom_scalar", (p, u, 0, "relaxed", "gpu", "global", "add", "u32", 0)),
     ("ptx.prefetch_tensormap", (tm, "")),
     ("ptx.mbarrier_test_wait_parity", (bar, 0, "", "", "shared::cta")),

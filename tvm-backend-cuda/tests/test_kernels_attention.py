@@ -217,10 +217,10 @@ BWD_CASES = [c for c in CASES if c[5] in (64, 128)]
 @pytest.mark.parametrize("case", BWD_CASES[:3], ids=_id)
 def test_attention_backward_compiles_with_nvrtc(case: tuple[Any, ...]) -> None:
     b, hq, hkv, sq, sk, d, dt, causal = case
-    for factory, outs in ((kernels.attention_bwd_dkdv_func, ["dK", "dV"]),
+    for factory, outs in ((kernels.attention_bwd_dkdv_func, ["dK", "dV", "dQa"]),
                           (kernels.attention_bwd_dq_func, ["dQ"])):
         func = factory(b, hq, hkv, sq, sk, d, dt, causal=causal, arch="sm_90a")
-        assert [p.name for p in func.params] == ["Q", "K", "V", "dO", "LSE", "Dl", *outs]
+        assert [p.name for p in func.params] == ["Q", "K", "V", "dO", "LSE2", "Dl", *outs]
         src = tvm.compile(func, target=SM90).inspect_source()
         assert "wgmma.mma_async" in src and "ex2.approx" in src
 
@@ -244,17 +244,20 @@ def test_attention_backward_matches_autograd(case: tuple[Any, ...]) -> None:
                for h, s in ((hq, sq), (hkv, sk), (hkv, sk)))
     grad = torch.randn(b, hq, sq, d, device="cuda", generator=g).to(dtype)
     out, lse = kernels.attention(q, k, v, causal=causal, return_lse=True)
-    dq, dk, dv = kernels.attention_backward(q, k, v, out, lse, grad, causal=causal)
-    torch.cuda.synchronize()
     qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
     ref, _ = _reference(torch, qf, kf, vf, causal)
     ref.backward(grad.float())
-    errs = {name: (float((got.float() - want).norm() / want.norm()),
-                   float((got.float() - want).abs().max()), float(want.abs().max()),
-                   bool(torch.isfinite(got.float()).all()))
-            for name, got, want in (("dq", dq, qf.grad), ("dk", dk, kf.grad), ("dv", dv, vf.grad))}
-    # (relative error, largest difference, largest value, all finite) of each gradient
-    assert all(e[0] < 2e-2 and e[3] for e in errs.values()), errs
+    for det in (False, True):  # dQ by atomic adds, then by the dQ kernel
+        dq, dk, dv = kernels.attention_backward(q, k, v, out, lse, grad, causal=causal,
+                                                deterministic=det)
+        torch.cuda.synchronize()
+        errs = {name: (float((got.float() - want).norm() / want.norm()),
+                       float((got.float() - want).abs().max()), float(want.abs().max()),
+                       bool(torch.isfinite(got.float()).all()))
+                for name, got, want in (("dq", dq, qf.grad), ("dk", dk, kf.grad),
+                                        ("dv", dv, vf.grad))}
+        # (relative error, largest difference, largest value, all finite) of each gradient
+        assert all(e[0] < 2e-2 and e[3] for e in errs.values()), (det, errs)
 
 
 # -- the backward under the CUDA emulator (CI: no GPU) ----------------------------------------------
@@ -299,14 +302,39 @@ def test_attention_backward_under_the_emulator(case: tuple[Any, ...]) -> None:
     o16 = o.astype(npt)
     dl = (g.astype(np.float32) * o16.astype(np.float32)).sum(-1).astype(np.float32)
     args = [x.reshape(-1, d) for x in (q, k, v, g)]
-    args += [lse.astype(np.float32).reshape(-1), dl.reshape(-1)]
-    got = {"dQ": np.zeros((b * hq * sq, d), npt), "dK": np.zeros((b * hkv * sk, d), npt),
-           "dV": np.zeros((b * hkv * sk, d), npt)}
-    for factory, outs in ((kernels.attention_bwd_dkdv_func, ("dK", "dV")),
-                          (kernels.attention_bwd_dq_func, ("dQ",))):
-        ex = tvm.compile(factory(b, hq, hkv, sq, sk, d, dt, causal=causal, arch="sm_90a"),
-                         target=SM90, emulate=True)
-        ex(*args, *(got[n] for n in outs))
-    for name, w in want.items():
-        err = np.linalg.norm(got[name].astype(np.float64).reshape(w.shape) - w) / np.linalg.norm(w)
-        assert err < 1e-2, (name, err)
+    for rows in (lse * math.log2(math.e), dl):  # LSE2 and Dl, each head's row padded
+        padded = np.zeros((b * hq, kernels.padded_seq(sq)), np.float32)
+        padded[:, :sq] = rows.reshape(b * hq, sq)
+        args.append(padded)
+    # the first kernel makes them from O, dO and the log-sum-exp (padding included)
+    pre = [np.full_like(args[-2], np.nan), np.full_like(args[-1], np.nan)]
+    tvm.compile(kernels.attention_bwd_pre_func(b * hq, sq, d, dt), target=SM90, emulate=True)(
+        o16.reshape(-1, d), g.reshape(-1, d), lse.astype(np.float32).reshape(-1), *pre)
+    for got_rows, want_rows in zip(pre, args[-2:]):
+        np.testing.assert_allclose(got_rows, want_rows, rtol=1e-5, atol=1e-5)
+    def emulate(factory: Any, **kw: Any) -> Any:
+        return tvm.compile(factory(b, hq, hkv, sq, sk, d, dt, causal=causal, arch="sm_90a", **kw),
+                           target=SM90, emulate=True)
+
+    def check(got: dict[str, Any]) -> None:
+        for name, w in want.items():
+            err = (np.linalg.norm(got[name].astype(np.float64).reshape(w.shape) - w)
+                   / np.linalg.norm(w))
+            assert err < 1e-2, (name, err)
+
+    def zeros(rows: int, t: Any = npt) -> Any:
+        return np.zeros((rows, d), t)
+
+    # one kernel, dQ added atomically into float32 (dQ = dQa * scale)
+    got = {"dK": zeros(b * hkv * sk), "dV": zeros(b * hkv * sk)}
+    dqa = np.zeros(b * hq * kernels.padded_seq(sq) * d, np.float32)
+    emulate(kernels.attention_bwd_dkdv_func)(*args, got["dK"], got["dV"], dqa)
+    shape, axes = kernels.dqa_layout(b * hq, sq, d)
+    rows = dqa.reshape(shape).transpose(axes).reshape(b * hq, -1, d)[:, :sq]
+    check({**got, "dQ": rows / math.sqrt(d)})
+    # deterministic: dK/dV, then the dQ kernel
+    got = {"dQ": zeros(b * hq * sq), "dK": zeros(b * hkv * sk), "dV": zeros(b * hkv * sk)}
+    emulate(kernels.attention_bwd_dkdv_func, dq_atomic=False)(
+        *args, got["dK"], got["dV"], np.zeros(1, np.float32))
+    emulate(kernels.attention_bwd_dq_func)(*args, got["dQ"])
+    check(got)

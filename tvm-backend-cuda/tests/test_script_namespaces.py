@@ -409,6 +409,7 @@ EXTRA: list[tuple[str, tuple[Any, ...]]] = [
     ("ptx.ld_acquire", (p, "uint32", "b32", "gpu", "global")),
     ("ptx.ld_volatile", (p, "int32", "s32", "shared")),
     ("ptx.red_scalar", (p, 1, 0, "", "", "global", "add", "u32", 0)),
+    ("ptx.red_add_f32_vec", (p, x, y, x, y)),
     ("ptx.atom_scalar", (p, 1, 0, "relaxed", "gpu", "global", "add", "u32", 0)),
     ("ptx.prefetch_tensormap", (tm, "")),
     ("ptx.mbarrier_test_wait_parity", (bar, 0, "", "", "shared::cta")),
@@ -577,7 +578,8 @@ def test_the_tables_cover_every_op(cuda_ns: None) -> None:
     covered = {c[2] for c in CASES} | {_extra_call(p, a).op.name for p, a in EXTRA}
     ours = {o.name for o in Op.list("tirx.") if o.namespace in ("cuda", "ptx", "nvshmem")}
     assert ours - covered == set()
-    assert len(ours) == 177  # issue 22: cuda.float22half2_rn, cuda.half22float2, ptx.tanh
+    assert len(ours) == 178  # issue 22: cuda.float22half2_rn, cuda.half22float2, ptx.tanh;
+    # issue 23: ptx.red_add_f32_vec
 
 
 def test_builders_and_seed_op_names(cuda_ns: None) -> None:

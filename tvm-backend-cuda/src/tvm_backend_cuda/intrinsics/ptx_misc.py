@@ -271,6 +271,35 @@ def _atom_scalar(call: Call, emit: Emit) -> str:
     return f"{fn}({aval}, ({ct})({emit(value)}){extra})"
 
 
+def _red_vec_operands(address: Any, *values: Any) -> tuple[Any, ...]:
+    """``red.global.add.v2/v4.f32 [address], {values}`` (sm_90): 2 or 4 float32 values added
+    to the consecutive floats at ``address`` (8- or 16-byte aligned), each element
+    atomically."""
+    return (address, *values)
+
+
+def _red_vec_check(call: Call) -> None:
+    if len(call.args) - 1 not in (2, 4):
+        raise fail(call, f"red_add_f32_vec adds 2 or 4 values, got {len(call.args) - 1}")
+
+
+def _emu_red_vec(call: Call, emit: Emit) -> str:
+    _red_vec_check(call)
+    p = ptr(emit, call.args[0], "float")
+    return "(" + ", ".join(f"atomicAdd({p} + {j}, (float)({emit(v)}))"
+                           for j, v in enumerate(call.args[1:])) + ")"
+
+
+@intrin("ptx.red_add_f32_vec", _red_vec_operands, nargs=(3, 5), min_arch=90,
+        emulate=_emu_red_vec)
+def _red_vec(call: Call, emit: Emit) -> str:
+    _red_vec_check(call)
+    values = call.args[1:]
+    ins = [f'"l"({gaddr(emit, call.args[0])})'] + [f'"f"((float)({emit(v)}))' for v in values]
+    regs = ", ".join(f"%{j + 1}" for j in range(len(values)))
+    return asm(f"red.global.add.v{len(values)}.f32 [%0], {{{regs}}};", inputs=ins)
+
+
 def _st_operands(
     address: Any, *values: Any, weak: bool = False, space: str = "shared", cop: str = "",
     vec: str = "", ptx_type: str, cache_hint: str = "", cache_policy: Any = None,

@@ -109,7 +109,10 @@ def _mma_async(call: Call, emit: Emit, rs: bool) -> str:
             f"m64n{n} with {out_t} results needs {n_acc} accumulator registers, got {len(accs)}",
         )
     acon, act = ("f", "float") if out_t == "f32" else ("r", "unsigned")
-    outs = [f'"+{acon}"({lvalue(emit, a, act)})' for a in accs]
+    # a constant scale-d of 0 never reads D: write-only operands end the accumulators' old
+    # values there (no register stays live from the previous product into this one)
+    mode = "=" if isinstance(scale_d, E.IntImm) and scale_d.value == 0 else "+"
+    outs = [f'"{mode}{acon}"({lvalue(emit, a, act)})' for a in accs]
     regs = "{" + ", ".join(f"%{j}" for j in range(n_acc)) + "}"
     j = n_acc
     ins: list[str] = []

@@ -20,12 +20,13 @@ callable                                                     factory
                                                              heads_kv, seq_q, seq_k, head_dim,
                                                              dtype, *, causal, scale, arch)``
 ``attention_backward(q, k, v, out, lse, grad, *, causal,``   ``attention_bwd_dkdv_func(...)``,
-``scale)``                                                   ``attention_bwd_dq_func(...)``
+``scale, deterministic=False)``                              ``attention_bwd_dq_func(...)``
 ==========================================================  ========================================
 
 With torch installed, importing this package also registers ``torch.ops.tvm.gemm``,
-``rms_norm``, ``softmax``, ``layer_norm`` and ``attention`` (forward only; :func:`register_torch_ops`), custom ops that
-``torch.compile(fullgraph=True)`` traces and CUDA graphs capture.
+``rms_norm``, ``softmax``, ``layer_norm`` and ``attention`` (with its backward for autograd;
+:func:`register_torch_ops`), custom ops that ``torch.compile(fullgraph=True)`` traces and CUDA
+graphs capture.
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ from ._api import (
     softmax,
 )
 from ._attention import attention_func
-from ._attention_bwd import attention_bwd_dkdv_func, attention_bwd_dq_func
+from ._attention_bwd import (
+    attention_bwd_dkdv_func,
+    attention_bwd_dq_func,
+    attention_bwd_pre_func,
+    dqa_layout,
+    padded_seq,
+)
 from ._gemm import ACTIVATIONS, Epilogue, gemm_func
 from ._layer_norm import layer_norm_func
 from ._ops import register_torch_ops
@@ -52,9 +59,9 @@ from ._rms_norm import rms_norm_func
 from ._softmax import softmax_func
 
 __all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "attention", "attention_backward",
-           "attention_bwd_dkdv_func", "attention_bwd_dq_func", "attention_func", "gemm",
-           "gemm_candidates", "gemm_func", "layer_norm", "layer_norm_func", "register_torch_ops", "rms_norm", "rms_norm_func",
-           "softmax", "softmax_func"]
+           "attention_bwd_dkdv_func", "attention_bwd_dq_func", "attention_bwd_pre_func", "attention_func", "dqa_layout", "gemm",
+           "gemm_candidates", "gemm_func", "layer_norm", "layer_norm_func", "padded_seq",
+           "register_torch_ops", "rms_norm", "rms_norm_func", "softmax", "softmax_func"]
 
 if importlib.util.find_spec("torch") is not None:
     register_torch_ops()

@@ -20,8 +20,10 @@ D)`` and ``dP = dO V^T``:
 This is the first round: the products run one after another in each warpgroup (no overlap of
 the elementwise work with the tensor cores), and ``dS P`` is recomputed in the dQ kernel
 rather than shared through shared memory and atomics (about 1.4x the backward's arithmetic).
-Parameters are the operands as rows, like the forward's (``[batch * heads * seq, d]``; ``LSE``
-and ``Dl`` ``[batch * heads_q * seq_q]`` float32). d 64 or 128.
+Parameters are the operands as rows, like the forward's (``[batch * heads * seq, d]``), and
+``LSE2`` and ``Dl``, float32 ``[batch * heads_q, padded_seq(seq_q)]``: the forward's
+log-sum-exp times ``log2(e)`` and D, each query head's row padded to a multiple of 128
+(:func:`padded_seq`). d 64 or 128.
 """
 
 from __future__ import annotations
@@ -39,14 +41,24 @@ from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 
 from ._attention import CHUNK, LOG2E, _check, _qk, _store_rows, _tma_rows, _wait, _zero
+from ._rows import plan_rows
 
-__all__ = ["BWD_HEAD_DIMS", "attention_bwd_dkdv_func", "attention_bwd_dq_func"]
+__all__ = ["BWD_HEAD_DIMS", "attention_bwd_dkdv_func", "attention_bwd_dq_func",
+           "attention_bwd_pre_func", "dqa_layout", "padded_seq"]
 
 BWD_HEAD_DIMS = (64, 128)
 KEYS = 128  # keys per dK/dV CTA (two consumer warpgroups of 64)
 QROWS = 64  # queries per step of the dK/dV kernel
 QBLOCK = 128  # queries per dQ CTA
 KSTEP = 64  # keys per step of the dQ kernel
+
+
+DQ_TILE = 64 * CHUNK  # floats of one dQa tile
+
+
+def padded_seq(seq_q: int) -> int:
+    """The row length of ``LSE2`` and ``Dl``: ``seq_q`` rounded up to a multiple of 128."""
+    return -(-seq_q // QBLOCK) * QBLOCK
 
 
 def _common(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int, d: int,
@@ -68,18 +80,89 @@ def _common(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int, d: 
 
 def attention_bwd_dkdv_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int,
                             head_dim: int, dtype: str = "bfloat16", *, causal: bool = False,
-                            scale: float | None = None, arch: str | None = None) -> Any:
-    """The dK/dV kernel (module docstring): parameters ``Q, K, V, dO, LSE, Dl, dK, dV``."""
+                            scale: float | None = None, arch: str | None = None,
+                            dq_atomic: bool = True) -> Any:
+    """The dK/dV kernel (module docstring): parameters ``Q, K, V, dO, LSE2, Dl, dK, dV, dQa``.
+
+    With ``dq_atomic`` it also adds each step's ``dS K`` into ``dQa`` (float32, ``batch *
+    heads_q * padded_seq(seq_q) * d`` elements, zero on entry; read as rows through
+    :func:`dqa_layout`; dQ is that times the scale) with vector atomic adds, so that the backward is this one kernel; without it
+    ``dQa`` has one element and is unused, and dQ comes from :func:`attention_bwd_dq_func`
+    (deterministic)."""
     sc = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
-    return _dkdv(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc)
+    return _dkdv(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc,
+                 bool(dq_atomic))
 
 
 def attention_bwd_dq_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int,
                           head_dim: int, dtype: str = "bfloat16", *, causal: bool = False,
                           scale: float | None = None, arch: str | None = None) -> Any:
-    """The dQ kernel (module docstring): parameters ``Q, K, V, dO, LSE, Dl, dQ``."""
+    """The dQ kernel (module docstring): parameters ``Q, K, V, dO, LSE2, Dl, dQ``."""
     sc = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
     return _dq(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc)
+
+
+def dqa_layout(rows: int, seq_q: int, d: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """How to read the dK/dV kernel's ``dQa`` as rows: ``(shape, axes)`` such that
+    ``dQa.reshape(shape).transpose(axes)`` (torch: ``.view(shape).permute(axes)``) is
+    ``[rows, padded_seq(seq_q), d]`` once reshaped (``rows = batch * heads_q``).
+
+    Tile ``(row, query block, chunk of d)`` holds element ``(r, c)`` of the block's 64 x 64
+    piece at ``[k][w][i][q][h][e]`` (register quad ``k = c // 8`` of thread ``32 w + 4 i +
+    q``, its element ``2 h + e``), ``r = 16 w + 8 h + i``, ``c = 8 k + 2 q + e``: the fragment
+    order in which each warp's vector atomic adds cover 512 contiguous bytes."""
+    shape = (rows, padded_seq(seq_q) // QROWS, d // CHUNK, 8, 4, 8, 4, 2, 2)
+    # [row, block, chunk, k, w, i, q, h, e] -> [row, block, w, h, i, chunk, k, q, e]
+    return shape, (0, 1, 4, 7, 5, 2, 3, 6, 8)
+
+
+@no_type_check  # TVMScript: the parser gives the annotations their meaning
+def attention_bwd_pre_func(rows: int, seq_q: int, d: int, dtype: str = "bfloat16") -> Any:
+    """The backward's first step, one pass over O and dO: ``Dl[r, q] = sum(O * dO)`` over the
+    row of query ``q`` of query head ``r`` (``rows = batch * heads_q``), in float32, and
+    ``LSE2 = LSE * log2(e)``; the padding columns of both (:func:`padded_seq`) are zero. A
+    warp a row (16-byte vector loads, the sum reduced over the warp). Parameters ``O, dO,
+    LSE, LSE2, Dl``: O and dO ``[rows * seq_q, d]``, LSE ``[rows * seq_q]``."""
+    dt = str(dtype)
+    plan = plan_rows(d, dt)
+    if not plan.warp_per_row:
+        raise ValueError(f"attention backward: head_dim {d} is not one of {BWD_HEAD_DIMS}")
+    per_cta = plan.rows_per_cta
+    layout = plan.layout()
+    width = plan.threads
+    sqp = padded_seq(seq_q)
+    total = rows * sqp
+
+    @T.prim_func
+    def attention_bwd_pre(O: T.Buffer((rows * seq_q, d), dt),  # noqa: E741
+                          dO: T.Buffer((rows * seq_q, d), dt),
+                          LSE: T.Buffer((rows * seq_q,), "float32"),
+                          LSE2: T.Buffer((rows, sqp), "float32"),
+                          Dl: T.Buffer((rows, sqp), "float32")):
+        T.device_entry()
+        bx = T.cta_id([(total + per_cta - 1) // per_cta])
+        tid = T.thread_id([width * per_cta])
+        o = T.alloc_buffer((plan.padded,), "float32", scope="local", layout=layout)
+        g = T.alloc_buffer((plan.padded,), "float32", scope="local", layout=layout)
+        s = T.alloc_buffer((1,), "float32", scope="local")
+        r = T.meta_var(bx * per_cta + tid // width)
+        h = T.meta_var(r // sqp)
+        qq = T.meta_var(r % sqp)
+        if r < total:
+            if qq < seq_q:
+                Tx.warp.copy(o[0:d], O[h * seq_q + qq, 0:d])
+                Tx.warp.copy(g[0:d], dO[h * seq_q + qq, 0:d])
+                Tx.warp.mul(o[0:d], o[0:d], g[0:d])
+                Tx.warp.sum(s[0:1], o[0:d])
+                if tid % width == 0:
+                    Dl[h, qq] = s[0]
+                    LSE2[h, qq] = LSE[h * seq_q + qq] * T.float32(LOG2E)
+            else:
+                if tid % width == 0:
+                    Dl[h, qq] = T.float32(0)
+                    LSE2[h, qq] = T.float32(0)
+
+    return attention_bwd_pre
 
 
 # -- elementwise parts ------------------------------------------------------------------------------
@@ -110,6 +193,16 @@ def _mma_rs(accs: list[Any], A: Any, Bs: Any, stage: Any, dc: int, rows: int) ->
                                  transpose_B=True, accum=True) for c in range(dc)])
 
 
+def _ds_word(buf: Any, row: Any, pair: Any, tid: Any) -> Any:
+    """The 32-bit word of ``dS^T`` buffer ``buf`` (``[KEYS, QROWS]`` 16-bit, the 128-byte
+    swizzle of ``alloc_mma``) holding the element pair ``pair * 8 + tid % 4 * 2`` of ``row``
+    (``row % 8 == tid % 32 // 4``). Each row is 32 words; the swizzle XORs word bits 2-4 with
+    the row's low three bits, which here are ``tid % 32 // 4``: written out so that each word
+    costs one operation instead of the general layout's arithmetic (and its registers)."""
+    return buf * (KEYS * QROWS // 2) + row * (QROWS // 2) + tid % 4 + \
+        T.bitwise_xor(pair, tid % 32 // 4) * 4
+
+
 def _col(i: int, tid: Any) -> Any:
     """Column of accumulator register ``i`` of this thread (the fragment layout)."""
     return (i // 4) * 8 + tid % 4 * 2 + i % 2
@@ -118,7 +211,7 @@ def _col(i: int, tid: Any) -> Any:
 # -- dK, dV ------------------------------------------------------------------------------------------
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
 def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, causal: bool,
-          scale: float) -> Any:
+          scale: float, dq: bool) -> Any:
     dc = d // CHUNK
     rq, rk = batch * hq * sq, batch * hkv * sk
     k_blocks = -(-sk // KEYS)
@@ -129,13 +222,23 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
     s_layout = wgmma_accumulator_layout(64, QROWS)
     o_layout = wgmma_accumulator_layout(64, CHUNK)
     n_s = QROWS // 2  # score registers a thread
+    sqp = padded_seq(sq)
+    dqa_shape = (batch * hq * sqp * d,) if dq else (1,)
+    # dQ's product dS K: at d 128 consumer c takes d's chunk c over all 128 keys (the two
+    # warpgroups' dS halves meet in shared memory); at d 64 each takes its own 64 keys
+    dq_split_d = dc == 2
+    dq_layout = wgmma_accumulator_layout(64, CHUNK)
+    key_tail = sk % KEYS != 0
+    q_tail = sq % QROWS != 0
 
     # fmt: off
     @T.prim_func
     def attention_bwd_dkdv(Q: T.Buffer((rq, d), dtype), K: T.Buffer((rk, d), dtype),
                            V: T.Buffer((rk, d), dtype), dO: T.Buffer((rq, d), dtype),
-                           LSE: T.Buffer((rq,), "float32"), Dl: T.Buffer((rq,), "float32"),
-                           dK: T.Buffer((rk, d), dtype), dV: T.Buffer((rk, d), dtype)):
+                           LSE2: T.Buffer((batch * hq, sqp), "float32"),
+                           Dl: T.Buffer((batch * hq, sqp), "float32"),
+                           dK: T.Buffer((rk, d), dtype), dV: T.Buffer((rk, d), dtype),
+                           dQa: T.Buffer(dqa_shape, "float32")):
         T.device_entry()
         dK_w = T.decl_buffer((rk, d // 2), "uint32", data=dK.data)
         dV_w = T.decl_buffer((rk, d // 2), "uint32", data=dV.data)
@@ -148,6 +251,15 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
         Vs = pool.alloc_mma((dc, KEYS, CHUNK), dtype)
         Qs = pool.alloc_mma((stages * dc, QROWS, CHUNK), dtype)
         dOs = pool.alloc_mma((stages * dc, QROWS, CHUNK), dtype)
+        # dS^T of the step (keys x queries), two buffers: the two consumers' steps may differ
+        # by one
+        dSs = pool.alloc_mma((2 if dq else 1, KEYS, QROWS), dtype)
+        # its 32-bit words, flat: the 128-byte swizzle written out (_ds_word)
+        dSw = T.decl_buffer(((2 if dq else 1) * KEYS * QROWS // 2,), "uint32", data=dSs.data,
+                            scope="shared.dyn", elem_offset=dSs.elem_offset // 2)
+        # the step's queries' log-sum-exp and D, beside their Q and dO tiles
+        LSEs = pool.alloc((stages, QROWS), "float32", align=128)
+        Ds = pool.alloc((stages, QROWS), "float32", align=128)
         kv_bar = TMABar(pool, 1, 1, init_thread=wg * 128 + tid == 0)
         pipe = Pipeline(pool, stages, producer="tma", consumer_count=256,
                         init_thread=wg * 128 + tid == 0)
@@ -170,9 +282,18 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
                     q0 = T.meta_var(((bh // hkv * hq) + bh % hkv * group + it // (q_blocks - i0))
                                     * sq + (i0 + it % (q_blocks - i0)) * QROWS)
                     pipe.producer_acquire(ps)
-                    pipe.producer_commit(ps, 2 * QROWS * d * 2)
+                    pipe.producer_commit(ps, 2 * QROWS * d * 2 + 2 * QROWS * 4)
                     _tma_rows(Qs, ps.index * dc, Q, q0, QROWS, dc, pipe.full[ps.index])
                     _tma_rows(dOs, ps.index * dc, dO, q0, QROWS, dc, pipe.full[ps.index])
+                    hrow = T.meta_var((bh // hkv * hq) + bh % hkv * group
+                                      + it // (q_blocks - i0))
+                    qc = T.meta_var((i0 + it % (q_blocks - i0)) * QROWS)
+                    Tx.copy_async(LSEs[ps.index:ps.index + 1, 0:QROWS],
+                                  LSE2[hrow:hrow + 1, qc:qc + QROWS], dispatch="tma",
+                                  config={"mbar": pipe.full[ps.index]})
+                    Tx.copy_async(Ds[ps.index:ps.index + 1, 0:QROWS],
+                                  Dl[hrow:hrow + 1, qc:qc + QROWS], dispatch="tma",
+                                  config={"mbar": pipe.full[ps.index]})
                     ps.advance()
         else:
             role.setmaxnreg("consumer")
@@ -185,6 +306,9 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
             pf = T.decl_buffer((n_s,), dtype, data=P16.data, scope="local")
             dS16 = T.alloc_buffer((64, QROWS), dtype, scope="local", layout=s_layout)
             dsf = T.decl_buffer((n_s,), dtype, data=dS16.data, scope="local")
+            ds32 = T.decl_buffer((n_s // 2,), "uint32", data=dS16.data, scope="local")
+            dQ0 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=dq_layout)
+            dq0 = T.decl_buffer((CHUNK // 2,), "float32", data=dQ0.data, scope="local")
             dV0 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=o_layout)
             dv0 = T.decl_buffer((CHUNK // 2,), "float32", data=dV0.data, scope="local")
             dV1 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=o_layout)
@@ -193,8 +317,6 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
             dk0 = T.decl_buffer((CHUNK // 2,), "float32", data=dK0.data, scope="local")
             dK1 = T.alloc_buffer((64, CHUNK), "float32", scope="local", layout=o_layout)
             dk1 = T.decl_buffer((CHUNK // 2,), "float32", data=dK1.data, scope="local")
-            lse2 = T.alloc_buffer((n_s // 2,), "float32", scope="local")
-            dl = T.alloc_buffer((n_s // 2,), "float32", scope="local")
             # this thread's key (h = 0; h = 1 is 8 below) within the sequence
             key = T.meta_var(kb * KEYS + cw * 64 + tid // 32 * 16 + tid % 32 // 4)
             _zero([dv0, dv1][:dc] + [dk0, dk1][:dc])
@@ -202,29 +324,47 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
             kv_bar.wait(0, 0)
             for it in T.serial(n_it):
                 qi = T.meta_var(i0 + it % (q_blocks - i0))
-                qrow = T.meta_var(((bh // hkv * hq) + bh % hkv * group + it // (q_blocks - i0))
-                                  * sq)
-                # this thread's columns' (queries') log-sum-exp (base 2) and D; past seq_q: 0
-                for c2 in T.unroll(n_s // 2):
-                    lse2[c2] = T.if_then_else(
-                        qi * QROWS + c2 // 2 * 8 + tid % 4 * 2 + c2 % 2 < sq,
-                        LSE[qrow + T.min(qi * QROWS + c2 // 2 * 8 + tid % 4 * 2 + c2 % 2, sq - 1)]
-                        * T.float32(LOG2E), T.float32(0))
-                    dl[c2] = Dl[qrow + T.min(qi * QROWS + c2 // 2 * 8 + tid % 4 * 2 + c2 % 2,
-                                             sq - 1)]
+                hrow_c = T.meta_var((bh // hkv * hq) + bh % hkv * group + it // (q_blocks - i0))
                 pipe.consumer_wait(cs)
                 _qk(S, Ks, Qs, cs.index, cw, dc, QROWS)
                 _qk(dP, Vs, dOs, cs.index, cw, dc, QROWS)
                 _wait(0, [(sf, n_s), (df, n_s)])
-                _p_ds(sf, df, n_s, lambda i: lse2[i // 4 * 2 + i % 2],
-                      lambda i: dl[i // 4 * 2 + i % 2],
-                      lambda i, qi=qi: _kv_valid(i, key, qi, tid, sq, sk, causal), sl2)
+                if _step_masked(qi, kb, causal, key_tail, k_blocks, q_tail, q_blocks):
+                    _p_ds(sf, df, n_s, lambda i: LSEs[cs.index, _col(i, tid)],
+                          lambda i: Ds[cs.index, _col(i, tid)],
+                          lambda i, qi=qi: _kv_valid(i, key, qi, tid, sq, sk, causal), sl2)
+                else:
+                    _p_ds(sf, df, n_s, lambda i: LSEs[cs.index, _col(i, tid)],
+                          lambda i: Ds[cs.index, _col(i, tid)], lambda i: None, sl2)
                 _to16(sf, pf, n_s, dtype)
                 _to16(df, dsf, n_s, dtype)
+                if dq:
+                    # this consumer's dS^T rows into shared memory, for dQ += dS K
+                    for j in T.unroll(n_s // 2):
+                        dSw[_ds_word(it % 2, cw * 64 + tid // 32 * 16 + j % 2 * 8 + tid % 32 // 4,
+                                     j // 2, tid)] = ds32[j]
+                    T.ptx.fence.proxy_async("shared::cta")
                 _mma_rs([dV0, dV1], P16, dOs, cs.index, dc, QROWS)
                 _mma_rs([dK0, dK1], dS16, Qs, cs.index, dc, QROWS)
-                _wait(0, [(o, CHUNK // 2) for o in [dv0, dv1][:dc] + [dk0, dk1][:dc]])
-                pipe.consumer_release(cs)
+                if dq:
+                    if dq_split_d:
+                        T.ptx.bar.sync(4, 256)  # both halves of dS^T are written
+                        Tx.wg.gemm_async(dQ0, dSs[it % 2, 0:KEYS, 0:QROWS],
+                                         Ks[cw, 0:KEYS, 0:CHUNK], transpose_A=True,
+                                         transpose_B=True, accum=False)
+                    else:
+                        T.cuda.warpgroup_sync(cw + 1)
+                        Tx.wg.gemm_async(dQ0, dSs[it % 2, cw * 64:cw * 64 + 64, 0:QROWS],
+                                         Ks[0, cw * 64:cw * 64 + 64, 0:CHUNK], transpose_A=True,
+                                         transpose_B=True, accum=False)
+                    _wait(0, [(o, CHUNK // 2) for o in [dv0, dv1][:dc] + [dk0, dk1][:dc]
+                              + [dq0]])
+                    pipe.consumer_release(cs)
+                    _add_dq(dQa, dq0, (hrow_c * (sqp // QROWS) + qi) * dc
+                            + (cw if dq_split_d else 0), tid)
+                else:
+                    _wait(0, [(o, CHUNK // 2) for o in [dv0, dv1][:dc] + [dk0, dk1][:dc]])
+                    pipe.consumer_release(cs)
                 cs.advance()
             for h in T.unroll(2):
                 if key + h * 8 < sk:
@@ -236,15 +376,46 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
     return attention_bwd_dkdv
 
 
+def _step_masked(qi: Any, kb: Any, causal: bool, key_tail: bool, k_blocks: int, q_tail: bool,
+                 q_blocks: int) -> Any:
+    """Whether the step of query block ``qi`` in key block ``kb`` needs the mask: it crosses
+    the causal diagonal, or it holds the key or the query tail."""
+    conds = []
+    if causal:
+        conds.append(qi * QROWS < kb * KEYS + KEYS - 1)
+    if key_tail:
+        conds.append(kb == k_blocks - 1)
+    if q_tail:
+        conds.append(qi == q_blocks - 1)
+    if not conds:
+        return False
+    out = conds[0]
+    for c in conds[1:]:
+        out = E.Or(out, c)
+    return out
+
+
+def _add_dq(dQa: Any, acc: Any, tile: Any, tid: Any) -> Stmt:
+    """``dQa``'s 64 x 64 tile ``tile`` += this thread's accumulator fragment ``acc``: eight
+    16-byte vector atomic adds. The tile is stored in fragment order (:func:`dqa_layout`):
+    ``[8 register quads][128 threads][4]``, so that each warp's add covers 512 contiguous
+    bytes."""
+    return seq([T.evaluate(T.ptx.red_add_f32_vec(
+        T.address_of(dQa[tile * DQ_TILE + k * 512 + tid * 4]), acc[4 * k], acc[4 * k + 1],
+        acc[4 * k + 2], acc[4 * k + 3])) for k in range(CHUNK // 8)])
+
+
 def _kv_valid(i: int, key: Any, qi: Any, tid: Any, sq: int, sk: int, causal: bool) -> Any:
     """Whether element ``i`` of this thread's ``S^T`` (row: its key, ``h = (i // 2) % 2``;
     column: a query of block ``qi``) counts: key and query inside their sequences and, causal,
     the key at or before the query."""
     k = key + (i // 2) % 2 * 8
     q = qi * QROWS + _col(i, tid)
-    ok = E.And(k < sk, q < sq)
-    if causal:
-        ok = E.And(ok, k <= q)
+    conds = [c for c, need in ((k < sk, sk % KEYS), (q < sq, sq % QROWS), (k <= q, causal))
+             if need]
+    ok = conds[0]
+    for c in conds[1:]:
+        ok = E.And(ok, c)
     return ok
 
 
@@ -262,12 +433,14 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
     s_layout = wgmma_accumulator_layout(64, KSTEP)
     o_layout = wgmma_accumulator_layout(64, CHUNK)
     n_s = KSTEP // 2
+    sqp = padded_seq(sq)
 
     # fmt: off
     @T.prim_func
     def attention_bwd_dq(Q: T.Buffer((rq, d), dtype), K: T.Buffer((rk, d), dtype),
                          V: T.Buffer((rk, d), dtype), dO: T.Buffer((rq, d), dtype),
-                         LSE: T.Buffer((rq,), "float32"), Dl: T.Buffer((rq,), "float32"),
+                         LSE2: T.Buffer((batch * hq, sqp), "float32"),
+                         Dl: T.Buffer((batch * hq, sqp), "float32"),
                          dQ: T.Buffer((rq, d), dtype)):
         T.device_entry()
         dQ_w = T.decl_buffer((rq, d // 2), "uint32", data=dQ.data)
@@ -321,9 +494,8 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
             dl = T.alloc_buffer((2,), "float32", scope="local")
             row = T.meta_var(cw * 64 + tid // 32 * 16 + tid % 32 // 4)
             for h in T.unroll(2):
-                lse2[h] = LSE[q0 + T.min(qb * QBLOCK + row + h * 8, sq - 1) - qb * QBLOCK] \
-                    * T.float32(LOG2E)
-                dl[h] = Dl[q0 + T.min(qb * QBLOCK + row + h * 8, sq - 1) - qb * QBLOCK]
+                lse2[h] = LSE2[bh, qb * QBLOCK + row + h * 8]
+                dl[h] = Dl[bh, qb * QBLOCK + row + h * 8]
             _zero([dq0, dq1][:dc])
             cs = PipelineState(stages)
             q_bar.wait(0, 0)
