@@ -47,8 +47,8 @@ def smoke() -> None:
                                 (kernels.attention_bwd_dq_func, {})):
                 f = factory(b, h, h, s, s, d, "bfloat16", causal=causal, arch="sm_90a", **kw)
                 tvm.compile(f, target=_gpu.SMOKE_TARGET)
-            tvm.compile(kernels.attention_bwd_pre_func(b * h, s, d, "bfloat16"),
-                        target=_gpu.SMOKE_TARGET)
+            for fn in (kernels.attention_bwd_pre_func, kernels.attention_bwd_post_func):
+                tvm.compile(fn(b * h, s, d, "bfloat16"), target=_gpu.SMOKE_TARGET)
             print(f"compiled attention b{b} h{h} s{s} d{d} causal={causal}")
 
 

@@ -332,6 +332,13 @@ def test_attention_backward_under_the_emulator(case: tuple[Any, ...]) -> None:
     shape, axes = kernels.dqa_layout(b * hq, sq, d)
     rows = dqa.reshape(shape).transpose(axes).reshape(b * hq, -1, d)[:, :sq]
     check({**got, "dQ": rows / math.sqrt(d)})
+    # the last kernel reads the same tiles into rows of dQ
+    got["dQ"] = np.full((b * hq * sq, d), np.nan, npt)
+    tvm.compile(kernels.attention_bwd_post_func(b * hq, sq, d, dt), target=SM90,
+                emulate=True)(dqa, got["dQ"])
+    np.testing.assert_allclose(got["dQ"].astype(np.float32).reshape(b * hq, sq, d),
+                               (rows / math.sqrt(d)).astype(npt).astype(np.float32),
+                               rtol=8e-3)  # one 16-bit rounding apart at most
     # deterministic: dK/dV, then the dQ kernel
     got = {"dQ": zeros(b * hq * sq), "dK": zeros(b * hkv * sk), "dV": zeros(b * hkv * sk)}
     emulate(kernels.attention_bwd_dkdv_func, dq_atomic=False)(

@@ -48,6 +48,7 @@ from ._attention import attention_func
 from ._attention_bwd import (
     attention_bwd_dkdv_func,
     attention_bwd_dq_func,
+    attention_bwd_post_func,
     attention_bwd_pre_func,
     dqa_layout,
     padded_seq,
@@ -59,7 +60,7 @@ from ._rms_norm import rms_norm_func
 from ._softmax import softmax_func
 
 __all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "attention", "attention_backward",
-           "attention_bwd_dkdv_func", "attention_bwd_dq_func", "attention_bwd_pre_func", "attention_func", "dqa_layout", "gemm",
+           "attention_bwd_dkdv_func", "attention_bwd_dq_func", "attention_bwd_post_func", "attention_bwd_pre_func", "attention_func", "dqa_layout", "gemm",
            "gemm_candidates", "gemm_func", "layer_norm", "layer_norm_func", "padded_seq",
            "register_torch_ops", "rms_norm", "rms_norm_func", "softmax", "softmax_func"]
 

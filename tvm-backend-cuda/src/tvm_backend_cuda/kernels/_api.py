@@ -3,7 +3,6 @@ CUDA tensors (see the package docstring)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -396,14 +395,12 @@ def attention_backward(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any, *,
     executable("attention_bwd_dkdv", _attention_bwd.attention_bwd_dkdv_func, fargs,
                {**options, "dq_atomic": atomic}, q.device,
                arch_arg=True)(*common, dk.view(-1, d), dv.view(-1, d), dqa)
-    if atomic:  # dQ = dQa * scale, read as rows (one pass)
-        shape, axes = _attention_bwd.dqa_layout(b * hq, sq, d)
-        src = dqa.view(shape).permute(axes)
-        full = torch.empty(src.shape, dtype=q.dtype, device=q.device)
-        torch.mul(src, 1.0 / math.sqrt(d) if scale is None else float(scale), out=full)
-        dq = full.view(b, hq, sqp, d)
-        return (dq if sqp == sq else dq[:, :, :sq].contiguous()), dk, dv
     dq = torch.empty_like(q)
+    if atomic:  # dQ = dQa * scale, as rows
+        executable("attention_bwd_post", _attention_bwd.attention_bwd_post_func,
+                   (b * hq, sq, d, dtype), {"scale": options["scale"]},
+                   q.device)(dqa, dq.view(-1, d))
+        return dq, dk, dv
     executable("attention_bwd_dq", _attention_bwd.attention_bwd_dq_func, fargs, options,
                q.device, arch_arg=True)(*common, dq.view(-1, d))
     return dq, dk, dv

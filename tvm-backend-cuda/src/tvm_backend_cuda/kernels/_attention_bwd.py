@@ -40,11 +40,11 @@ from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 
-from ._attention import CHUNK, LOG2E, _check, _qk, _store_rows, _tma_rows, _wait, _zero
+from ._attention import CHUNK, LOG2E, _check, _pack, _qk, _store_rows, _tma_rows, _wait, _zero
 from ._rows import plan_rows
 
 __all__ = ["BWD_HEAD_DIMS", "attention_bwd_dkdv_func", "attention_bwd_dq_func",
-           "attention_bwd_pre_func", "dqa_layout", "padded_seq"]
+           "attention_bwd_post_func", "attention_bwd_pre_func", "dqa_layout", "padded_seq"]
 
 BWD_HEAD_DIMS = (64, 128)
 KEYS = 128  # keys per dK/dV CTA (two consumer warpgroups of 64)
@@ -81,25 +81,29 @@ def _common(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int, d: 
 def attention_bwd_dkdv_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int,
                             head_dim: int, dtype: str = "bfloat16", *, causal: bool = False,
                             scale: float | None = None, arch: str | None = None,
-                            dq_atomic: bool = True) -> Any:
+                            dq_atomic: bool = True, lpt: bool | None = None) -> Any:
     """The dK/dV kernel (module docstring): parameters ``Q, K, V, dO, LSE2, Dl, dK, dV, dQa``.
 
     With ``dq_atomic`` it also adds each step's ``dS K`` into ``dQa`` (float32, ``batch *
     heads_q * padded_seq(seq_q) * d`` elements, zero on entry; read as rows through
     :func:`dqa_layout`; dQ is that times the scale) with vector atomic adds, so that the backward is this one kernel; without it
     ``dQa`` has one element and is unused, and dQ comes from :func:`attention_bwd_dq_func`
-    (deterministic)."""
+    (deterministic). ``lpt`` (default: when causal) orders the CTAs longest first
+    (:func:`_lpt_order`)."""
     sc = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
     return _dkdv(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc,
-                 bool(dq_atomic))
+                 bool(dq_atomic), bool(causal) if lpt is None else bool(lpt))
 
 
 def attention_bwd_dq_func(batch: int, heads_q: int, heads_kv: int, seq_q: int, seq_k: int,
                           head_dim: int, dtype: str = "bfloat16", *, causal: bool = False,
-                          scale: float | None = None, arch: str | None = None) -> Any:
-    """The dQ kernel (module docstring): parameters ``Q, K, V, dO, LSE2, Dl, dQ``."""
+                          scale: float | None = None, arch: str | None = None,
+                          lpt: bool | None = None) -> Any:
+    """The dQ kernel (module docstring): parameters ``Q, K, V, dO, LSE2, Dl, dQ``; ``lpt`` as
+    for :func:`attention_bwd_dkdv_func`."""
     sc = _common(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, scale, arch)
-    return _dq(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc)
+    return _dq(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, dtype, bool(causal), sc,
+               bool(causal) if lpt is None else bool(lpt))
 
 
 def dqa_layout(rows: int, seq_q: int, d: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -165,6 +169,44 @@ def attention_bwd_pre_func(rows: int, seq_q: int, d: int, dtype: str = "bfloat16
     return attention_bwd_pre
 
 
+@no_type_check  # TVMScript: the parser gives the annotations their meaning
+def attention_bwd_post_func(rows: int, seq_q: int, d: int, dtype: str = "bfloat16",
+                            scale: float | None = None) -> Any:
+    """The backward's last step when dQ was added atomically: ``dQ = dQa * scale`` in
+    ``dtype``, rows ``[rows * seq_q, d]``, from the fragment-ordered tiles of ``dQa``
+    (:func:`dqa_layout`): a CTA of 128 threads a 64 x 64 tile, each thread reading its own
+    eight 16-byte quads (contiguous across the warp) and writing its element pairs to their
+    rows. Parameters ``dQa, dQ``."""
+    if d not in BWD_HEAD_DIMS:
+        raise ValueError(f"attention backward: head_dim {d} is not one of {BWD_HEAD_DIMS}")
+    sc = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    dc = d // CHUNK
+    nqb = padded_seq(seq_q) // QROWS
+    dt = str(dtype)
+
+    @T.prim_func
+    def attention_bwd_post(dQa: T.Buffer((rows * nqb * QROWS * d,), "float32"),
+                           dQ: T.Buffer((rows * seq_q, d), dt)):
+        T.device_entry()
+        dQ_w = T.decl_buffer((rows * seq_q, d // 2), "uint32", data=dQ.data)
+        bx = T.cta_id([rows * nqb * dc])  # the tile: (row * nqb + query block) * dc + chunk
+        tid = T.thread_id([128])
+        v = T.alloc_buffer((CHUNK // 2,), "float32", scope="local")
+        for k in T.unroll(CHUNK // 8):
+            for e in T.unroll(4):
+                v[k * 4 + e] = dQa[bx * DQ_TILE + k * 512 + tid * 4 + e]
+        q0 = T.meta_var(bx // dc % nqb * QROWS + tid // 32 * 16 + tid % 32 // 4)
+        for h in T.unroll(2):
+            if q0 + h * 8 < seq_q:
+                for k in T.unroll(CHUNK // 8):
+                    dQ_w[bx // (nqb * dc) * seq_q + q0 + h * 8,
+                         bx % dc * (CHUNK // 2) + k * 4 + tid % 4] = _pack(
+                        v[4 * k + 2 * h] * T.float32(sc), v[4 * k + 2 * h + 1] * T.float32(sc),
+                        dt)
+
+    return attention_bwd_post
+
+
 # -- elementwise parts ------------------------------------------------------------------------------
 
 
@@ -193,6 +235,19 @@ def _mma_rs(accs: list[Any], A: Any, Bs: Any, stage: Any, dc: int, rows: int) ->
                                  transpose_B=True, accum=True) for c in range(dc)])
 
 
+def _lpt_order(bx: Any, blocks: int, heads: int, lpt: bool) -> tuple[Any, Any]:
+    """``(head, block)`` of CTA ``bx`` over ``heads x blocks`` CTAs. Plain: head-major (the
+    CTAs running together share their head's operands in L2). ``lpt``: under a causal mask
+    block 0 does the most steps, so within groups of up to 16 heads (a group's operands still
+    fit in L2) the CTAs go block by block, longest first (LPT), and the grid ends on short
+    ones instead of a few long ones."""
+    if not lpt:
+        return bx // blocks, bx % blocks
+    g = max(x for x in range(1, min(heads, 16) + 1) if heads % x == 0)
+    rem = bx % (g * blocks)
+    return bx // (g * blocks) * g + rem % g, rem // g
+
+
 def _ds_word(buf: Any, row: Any, pair: Any, tid: Any) -> Any:
     """The 32-bit word of ``dS^T`` buffer ``buf`` (``[KEYS, QROWS]`` 16-bit, the 128-byte
     swizzle of ``alloc_mma``) holding the element pair ``pair * 8 + tid % 4 * 2`` of ``row``
@@ -211,7 +266,7 @@ def _col(i: int, tid: Any) -> Any:
 # -- dK, dV ------------------------------------------------------------------------------------------
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
 def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, causal: bool,
-          scale: float, dq: bool) -> Any:
+          scale: float, dq: bool, lpt: bool) -> Any:
     dc = d // CHUNK
     rq, rk = batch * hq * sq, batch * hkv * sk
     k_blocks = -(-sk // KEYS)
@@ -265,8 +320,9 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
                         init_thread=wg * 128 + tid == 0)
         role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
                              regs={"producer": 40, "consumer": 232})
-        bh = T.meta_var(bx // k_blocks)  # batch * hkv + kv head
-        kb = T.meta_var(bx % k_blocks)
+        # (batch * hkv + kv head, key block); causal: longest first (_lpt_order)
+        bh = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt)[0])
+        kb = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt)[1])
         k0 = T.meta_var(bh * sk + kb * KEYS)
         # query blocks from the causal diagonal on, for each query head of the group
         i0 = T.meta_var(T.min(kb * KEYS // QROWS, q_blocks) if causal else 0)
@@ -422,7 +478,7 @@ def _kv_valid(i: int, key: Any, qi: Any, tid: Any, sq: int, sk: int, causal: boo
 # -- dQ ----------------------------------------------------------------------------------------------
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
 def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, causal: bool,
-        scale: float) -> Any:
+        scale: float, lpt: bool) -> Any:
     dc = d // CHUNK
     rq, rk = batch * hq * sq, batch * hkv * sk
     q_blocks = -(-sq // QBLOCK)
@@ -458,8 +514,8 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
                         init_thread=wg * 128 + tid == 0)
         role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
                              regs={"producer": 40, "consumer": 232})
-        bh = T.meta_var(bx // q_blocks)
-        qb = T.meta_var(q_blocks - 1 - bx % q_blocks)
+        bh = T.meta_var(_lpt_order(bx, q_blocks, batch * hq, lpt)[0])
+        qb = T.meta_var(q_blocks - 1 - _lpt_order(bx, q_blocks, batch * hq, lpt)[1])
         kv0 = T.meta_var((bh // hq * hkv + bh % hq // group) * sk)
         q0 = T.meta_var(bh * sq + qb * QBLOCK)
         n_blk = T.meta_var(T.min(k_blocks, ((qb + 1) * QBLOCK + KSTEP - 1) // KSTEP) if causal
