@@ -335,9 +335,10 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | No
 
 
 #: Causal attention with at most this many scores per head takes the dQ kernel unless atomics
-#: are asked for (``deterministic=False``): measured on the H200 (b4 h16 s4096 d128 bf16, causal), the dQ kernel
-#: path took 1.657 ms and the atomic one 1.846 ms (at s16384 the atomic path was faster, 6.02
-#: against 6.25 ms; without the mask, 2.81 against 3.04 ms at s4096)
+#: are asked for (``deterministic=False``): measured on the H200 (bf16, d 128, causal, 2026-12-04),
+#: at b4 h16 s4096 the dQ-kernel path took 1.698 ms and the atomic one 1.844 ms; at b1 h16
+#: s16384 the atomic path was faster (6.016 against 6.466 ms), as it is without the mask
+#: (2.754 against 3.044 ms at s4096)
 CAUSAL_DQ_KERNEL_MAX = 4096 * 4096
 
 
