@@ -224,11 +224,15 @@ class CStmtPrinter(CExprPrinter):
         if isinstance(value, (E.IntImm, E.FloatImm)):
             return
         if isinstance(value, E.Call) and value.op.name == "tirx.ret":
-            self.emit(f"return {self.print_expr(value.args[0])};")
+            self.print_return(value.args[0])
             return
         text = self.print_expr(value)
         if text:
             self.emit(text + ";")
+
+    def print_return(self, value: E.PrimExpr) -> None:
+        """``T.ret(value)``: a C ``return`` (the host returns values through a parameter)."""
+        self.emit(f"return {self.print_expr(value)};")
 
     def stmt_BufferStore(self, stmt: S.BufferStore) -> None:
         lanes = max([stmt.value.dtype.lanes] + [i.dtype.lanes for i in stmt.indices])

@@ -1015,6 +1015,7 @@ class Parser:
                 self.params.append(var)
             else:
                 self.params.append(got)
+        ret_type = self._return_type(fdef)
         self.top_block = fdef.body
         body = self.stmts(fdef.body, 0)
         self.scopes.pop()
@@ -1022,7 +1023,7 @@ class Parser:
         if not private:
             attrs["global_symbol"] = name or fdef.name
         attrs.update(self.func_attrs)
-        func = PrimFunc(self.params, body, self.buffer_map, attrs)
+        func = PrimFunc(self.params, body, self.buffer_map, attrs, ret_type=ret_type)
         depth, span = ir_depth(func)
         if depth > MAX_DEPTH:
             where = self.src.span(fdef) if span is None else span
@@ -1031,6 +1032,17 @@ class Parser:
                                   + _SPLIT_HINT, where.filename, where.line, where.column,
                                   where.text)
         return func
+
+    def _return_type(self, fdef: ast.FunctionDef) -> DataType | None:
+        """``def f(...) -> T.int32``: the type of what ``T.ret(x)`` returns (None: nothing)."""
+        if fdef.returns is None or (isinstance(fdef.returns, ast.Constant)
+                                    and fdef.returns.value is None):
+            return None
+        ann = self.eval(fdef.returns)
+        if not isinstance(ann, _T.ScalarType) or DataType(str(ann)).is_handle:
+            raise self.err(fdef.returns, "a function's return annotation must be a scalar type "
+                                         "such as T.int32 (the type of what T.ret(x) returns)")
+        return DataType(str(ann))
 
 
 # -- helpers ---------------------------------------------------------------------------------
