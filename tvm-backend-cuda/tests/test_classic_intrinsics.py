@@ -157,3 +157,47 @@ def test_shuffles_after_a_storage_sync_run(shuffle: str, amount: int, device: st
         torch.cuda.synchronize()
         b = tb.cpu().numpy()
     np.testing.assert_array_equal(b, _expected(shuffle, amount))
+
+
+# -- 0-d buffers in a kernel ------------------------------------------------------------------
+
+
+def _block_sum() -> Any:
+    @T.prim_func
+    def block_sum(A: T.Buffer((64,), "float32"), out: T.Buffer((), "float32")):
+        T.device_entry()
+        tx = T.thread_id([64])
+        acc = T.alloc_buffer((), "float32", scope="shared")
+        if tx == 0:
+            acc[()] = T.float32(0)
+        T.tvm_storage_sync("shared")
+        T.cuda.atomic_add(acc.access_ptr("rw"), A[tx])
+        T.tvm_storage_sync("shared")
+        if tx == 0:
+            out[()] = acc[()]
+
+    return block_sum
+
+
+def test_a_0d_shared_accumulator_renders_and_compiles() -> None:
+    ex = tvm.compile(_block_sum(), target={"kind": "cuda", "arch": "sm_80"})
+    src = ex.inspect_source()
+    assert "__shared__ float acc[1]" in src and "out[0] = acc[0];" in src
+    assert ex.cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.gpu
+def test_a_0d_shared_accumulator_runs(device: str) -> None:
+    ex = tvm.compile(_block_sum(), target="cuda")
+    a = np.arange(64, dtype="float32")
+    if device == "cpu":
+        out = np.zeros((), "float32")
+        ex(a, out)
+        got = float(out)
+    else:
+        torch = pytest.importorskip("torch")
+        t = torch.zeros((), dtype=torch.float32, device=device)
+        ex(torch.from_numpy(a).to(device), t)
+        torch.cuda.synchronize()
+        got = float(t.cpu())
+    assert got == float(a.sum())
