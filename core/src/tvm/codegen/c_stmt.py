@@ -317,6 +317,23 @@ class CStmtPrinter(CExprPrinter):
             self.print_block(stmt.else_case)
         self.emit("}")
 
+    def stmt_While(self, stmt: S.While) -> None:
+        cond = _strip(self.print_expr(stmt.condition))
+        check = S.Evaluate(stmt.condition)
+        if not (self.bounds_check and statement_checks(check)):
+            self.emit(f"while ({cond}) {{")
+            self.print_block(stmt.body)
+            self.emit("}")
+            return
+        # checked mode: the condition's accesses are checked before every evaluation of it
+        self.emit("while (1) {")
+        self._indent += 1
+        self.print_bounds_checks(check)
+        self.emit(f"if (!({cond})) break;")
+        self._indent -= 1
+        self.print_block(stmt.body)
+        self.emit("}")
+
     def stmt_LetStmt(self, stmt: S.LetStmt) -> None:
         v = stmt.var
         if self._nonneg(stmt.value):

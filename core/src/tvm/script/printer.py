@@ -458,6 +458,10 @@ class _Printer:
         self.line("else:")
         self.scoped(lambda: self.block(other))
 
+    def s_While(self, s: S.While, last: bool) -> None:
+        self.line(f"while {self.cond(s.condition)}:")
+        self.scoped(lambda: self.block(s.body))
+
     def cond(self, c: Any) -> str:
         return self.typed(c) if _plain(c) else self.expr(c)
 
