@@ -201,3 +201,17 @@ def test_a_0d_shared_accumulator_runs(device: str) -> None:
         torch.cuda.synchronize()
         got = float(t.cpu())
     assert got == float(a.sum())
+
+
+def test_t_ret_in_a_kernel_is_a_located_error() -> None:
+    @T.prim_func
+    def k(A: T.Buffer((32,), "int32")) -> T.int32:
+        T.device_entry()
+        tx = T.thread_id([32])
+        A[tx] = 1
+        T.ret(3)
+
+    with pytest.raises(CodegenError, match="a cuda kernel cannot; store it into a buffer") \
+            as info:
+        tvm.compile(k, target="nvidia/nvidia-h100")
+    assert "test_classic_intrinsics.py" in str(info.value) and "T.ret(3)" in str(info.value)

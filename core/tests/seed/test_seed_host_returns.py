@@ -81,8 +81,10 @@ def test_a_ret_of_another_type_than_declared_is_an_error() -> None:
     def bad(x: T.float32) -> T.int32:
         T.ret(x)
 
-    with pytest.raises(CodegenError, match=r"returns int32 .* gets a float32 value.*T\.Cast"):
+    with pytest.raises(CodegenError, match=r"returns int32 .* gets a float32 value.*T\.Cast") \
+            as info:
         tvm.compile(bad, target="c")
+    assert "test_seed_host_returns.py" in str(info.value) and "T.ret(x)" in str(info.value)
 
 
 def test_a_return_annotation_that_is_not_a_scalar_type_is_located() -> None:

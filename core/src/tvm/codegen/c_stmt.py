@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..arith.linear import affine_range
-from ..error import CodegenError
+from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -224,7 +224,8 @@ class CStmtPrinter(CExprPrinter):
         if isinstance(value, (E.IntImm, E.FloatImm)):
             return
         if isinstance(value, E.Call) and value.op.name == "tirx.ret":
-            self.print_return(value.args[0])
+            with located(value.span):  # errors point at the T.ret line
+                self.print_return(value.args[0])
             return
         text = self.print_expr(value)
         if text:
@@ -232,6 +233,12 @@ class CStmtPrinter(CExprPrinter):
 
     def print_return(self, value: E.PrimExpr) -> None:
         """``T.ret(value)``: a C ``return`` (the host returns values through a parameter)."""
+        info = self._cur_info
+        if info.is_kernel or self.function_return_type == "void":
+            raise CodegenError(f"function {info.name}: T.ret returns a value, which a "
+                               f"{self.target_kind} {'kernel' if info.is_kernel else 'function'}"
+                               " cannot; store it into a buffer (host functions of target 'c' "
+                               "return values)")
         self.emit(f"return {self.print_expr(value)};")
 
     def stmt_BufferStore(self, stmt: S.BufferStore) -> None:

@@ -30,7 +30,7 @@ from importlib import resources
 from typing import Any
 
 from ..codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
-from ..error import CodegenError
+from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -340,9 +340,10 @@ def return_type(func: PrimFunc) -> DataType | None:
     for call in rets:
         got = call.args[0].dtype
         if got != declared and not (_is_const(call.args[0]) and got.code == declared.code):
-            raise CodegenError(f"function {func.name} returns {declared} (its `-> T.{declared}`)"
-                               f" but T.ret gets a {got} value `{call.args[0]}`; cast it with "
-                               f"T.Cast(\"{declared}\", ...)")
+            with located(call.span):  # at the T.ret line
+                raise CodegenError(f"function {func.name} returns {declared} (its `-> "
+                                   f"T.{declared}`) but T.ret gets a {got} value `{call.args[0]}`; cast it "
+                                   f"with T.Cast(\"{declared}\", ...)")
     return declared
 
 
