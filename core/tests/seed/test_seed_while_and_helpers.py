@@ -123,12 +123,12 @@ def test_nested_helpers_expand_where_they_are_called() -> None:
 def test_a_helper_sees_names_bound_after_its_definition_and_can_nest() -> None:
     @T.prim_func
     def f(A: T.Buffer((8,), "int32")):
-        def put(i):
-            A[i] = base + i  # `base` is bound below, before the call (a closure)
+        def put(i, *, offset=0):
+            A[i] = base + i + offset  # `base` is bound below, before the call (a closure)
 
         def put_pair(i):
             put(i)
-            put(i + 1)
+            put(i + 1, offset=0)
 
         base = 100
         for k in range(4):

@@ -475,8 +475,8 @@ class Parser:
         for k, default in enumerate(args.defaults):
             params[first_default + k] = params[first_default + k].replace(
                 default=self.eval(default))
-        for a, default in zip(args.kwonlyargs, args.kw_defaults):
-            value = inspect.Parameter.empty if default is None else self.eval(default)
+        for a, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+            value = inspect.Parameter.empty if kw_default is None else self.eval(kw_default)
             params.append(inspect.Parameter(a.arg, inspect.Parameter.KEYWORD_ONLY,
                                             default=value))
         helper = _NestedHelper(node, inspect.Signature(params), self.src, list(self.scopes))
