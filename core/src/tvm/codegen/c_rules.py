@@ -35,7 +35,9 @@ def _rule_access_ptr(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     """``T.tvm_access_ptr(type, data, offset, extent, mask)``: ``data + offset`` as a pointer to
     the type (extent and mask are for analyses, not for the address)."""
     ctype = cg.storage_type(call.args[0].dtype)
-    return f"(({ctype}*)({args[1]}) + ({args[2]}))"
+    # the pointer's address space where the dialect has them (MSL: device, threadgroup)
+    qual = cg.pointer_qualifiers.get(getattr(call.args[1], "ptr_scope", None) or "global", "")
+    return f"(({qual}{ctype}*)({args[1]}) + ({args[2]}))"
 
 
 def _rule_storage_sync(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
