@@ -105,3 +105,15 @@ def test_a_16_bit_float_return_is_refused_with_the_types_that_work() -> None:
 
     with pytest.raises(CodegenError, match="returns a float16 value.*float32, float64"):
         tvm.compile(half, target="c")
+
+
+def test_an_exported_module_still_returns_values(tmp_path) -> None:
+    @T.prim_func
+    def add(a: T.int32, b: T.int32) -> T.int32:
+        T.ret(a + b)
+
+    path = tmp_path / "add.so"
+    tvm.compile(add, target="c").export_library(str(path))
+    loaded = tvm.runtime.load_module(str(path))
+    assert loaded(2, 5) == 7
+    assert loaded.get_function("add")(-4, 1) == -3
