@@ -33,6 +33,11 @@ def test_access_ptr_needs_a_type_annotation_and_a_data_pointer() -> None:
     call = A.access_ptr("w", offset=4)
     assert call.args[2].value == 12  # the buffer's own offset first
     assert call.args[3].value == 12 and call.args[4].value == 2
+    vec = tvm.ir.Buffer("V", (8, 16), "float32").access_ptr("r", content_lanes=4, offset=16)
+    assert str(vec.args[0].dtype) == "float32x4"  # a pointer to vectors: counts in vectors
+    assert (vec.args[2].value, vec.args[3].value) == (4, 28)
+    with pytest.raises(ValueError, match="content_lanes must be >= 1"):
+        A.access_ptr("r", content_lanes=0)
     with pytest.raises(TypeError, match="T.type_annotation"):
         T.tvm_access_ptr("int32", A.data, 0, 4, 1)
     with pytest.raises(TypeError, match="data pointer"):

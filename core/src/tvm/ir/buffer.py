@@ -129,19 +129,25 @@ class Buffer(Node):
                    offset: Any = 0, extent: Any = None) -> PrimExpr:
         """``T.tvm_access_ptr`` of this buffer: the address of element ``offset`` (after the
         buffer's own ``elem_offset``), for ``extent`` elements (default: to the end) read
-        (``"r"``), written (``"w"``) or both (``"rw"``, or the mask 1 | 2 as an int)."""
+        (``"r"``), written (``"w"``) or both (``"rw"``, or the mask 1 | 2 as an int). With
+        ``content_lanes`` > 1 the pointer is to vectors of that many elements, and offset and
+        extent count vectors (the element counts divided by the lanes)."""
         mask = _access_mask(self.name, access_mask)
         if ptr_type != "handle":
             raise ValueError(f"{self.name}.access_ptr: ptr_type must be 'handle', got {ptr_type!r}")
+        lanes = int(content_lanes)
+        if lanes < 1:
+            raise ValueError(f"{self.name}.access_ptr: content_lanes must be >= 1, got {lanes}")
         if extent is None:
             size: Any = 1
             for s in self.shape:
                 size = size * s
             extent = size - offset
-        elem = DataType(self.dtype).with_lanes(int(content_lanes))
-        ptype = Call(elem, Op.get("tirx.type_annotation"), [])
-        return Op.get("tirx.tvm_access_ptr")(ptype, self.data, self.elem_offset + offset,
-                                             convert(extent), convert(mask))
+        start, count = self.elem_offset + offset, convert(extent)
+        if lanes > 1:
+            start, count = convert(start) // lanes, count // lanes
+        ptype = Call(DataType(self.dtype).with_lanes(lanes), Op.get("tirx.type_annotation"), [])
+        return Op.get("tirx.tvm_access_ptr")(ptype, self.data, start, count, convert(mask))
 
     def vload(self, indices: Sequence[Any], dtype: str | None = None) -> BufferLoad:
         return BufferLoad(self, list(indices), dtype)
