@@ -48,8 +48,9 @@ CASES = [
      "`with Tx.compose_op(...):`"),
     ("while_else", "    while n < 3:\n        pass\n    else:\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: `while ... else`"),
-    ("while", "    while n < 3:\n        pass\n", 3, 4,
-     "unsupported Python in TVMScript: `while` loops (use a `for` loop over T.serial)"),
+    ("while_int_condition", "    while n:\n        pass\n", 3, 10,
+     "a while loop's condition must be a bool expression, got int32; compare it, e.g. "
+     "`while n[0] != 0:`"),
     ("yield", "    yield 1\n", 3, 4, "unsupported Python in TVMScript: `yield` (generators)"),
     ("return_value", "    return 1\n", 3, 4, "unsupported Python in TVMScript: `return` with a value"),
     ("for_else", "    for i in range(2):\n        pass\n    else:\n        pass\n", 3, 4,
@@ -63,8 +64,9 @@ CASES = [
      "'Tx.cta.exp10' is not a tile primitive; the 'Tx.cta.' scope prefix applies only to tile "
      "primitives; did you mean 'exp' or 'exp2'?"),
     ("syntax_error", "    A[0, 0] = = 1\n", 3, 14, "invalid syntax"),
-    ("nested_def", "    def g():\n        pass\n", 3, 4,
-     "unsupported Python in TVMScript: nested function definitions"),
+    ("nested_def_decorated", "    @T.prim_func\n    def g():\n        pass\n", 3, 5,
+     "a function defined inside a script is a helper expanded where it is called: write it "
+     "without a decorator, or with @T.inline"),
     ("assign_region", "    A[0:2, 0] = T.float32(1)\n", 3, 4,
      "cannot assign to a buffer region; use Tx.copy or Tx.fill"),
     ("grid_arity", "    for i, j in T.grid(4):\n        pass\n", 3, 8,

@@ -103,6 +103,29 @@ def _rule_unsupported(what: str) -> Any:
     return rule
 
 
+def _rule_storage_sync(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    scope = call.args[0].value if isinstance(call.args[0], E.StringImm) else str(call.args[0])
+    if scope in ("shared", "shared.dyn"):
+        return "threadgroup_barrier(mem_flags::mem_threadgroup)"
+    if scope == "warp":
+        return "simdgroup_barrier(mem_flags::mem_threadgroup)"
+    raise TVMError(f"T.tvm_storage_sync({scope!r}) has no Metal form (no barrier across "
+                   "threadgroups); end the kernel there and launch another")
+
+
+def _rule_shuffle(fn: str) -> Any:
+    """The classic warp shuffles as SIMD-group shuffles (32 lanes; ``width`` must be 32)."""
+
+    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+        width, warp = call.args[3], call.args[4]
+        if not all(isinstance(x, E.IntImm) and x.value == 32 for x in (width, warp)):
+            raise TVMError(f"{call.op.name}: Metal shuffles a whole SIMD group of 32 lanes; "
+                           f"width and warp_size must be 32, got {args[3]} and {args[4]}")
+        return f"{fn}({args[1]}, (ushort)({args[2]}))"
+
+    return rule
+
+
 _TEMPLATES: dict[str, OpTemplate] = {
     **CodegenCStyle.op_templates,
     **_MATH,
@@ -112,6 +135,10 @@ _TEMPLATES: dict[str, OpTemplate] = {
     "tirx.reinterpret": _rule_reinterpret,
     "tirx.erf": _rule_unsupported("MSL has no erf"),
     "tirx.nextafter": _rule_unsupported("MSL has no nextafter"),
+    "tirx.tvm_storage_sync": _rule_storage_sync,
+    "tirx.tvm_warp_shuffle": _rule_shuffle("simd_shuffle"),
+    "tirx.tvm_warp_shuffle_up": _rule_shuffle("simd_shuffle_up"),
+    "tirx.tvm_warp_shuffle_down": _rule_shuffle("simd_shuffle_down"),
 }
 
 

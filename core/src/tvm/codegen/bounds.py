@@ -81,6 +81,8 @@ def statement_checks(stmt: S.Stmt) -> list[Access | Division]:
     itself (not those of its body statements), inner ones first (the loads inside an index
     come before the access that uses it)."""
     out: list[Access | Division] = []
+    if isinstance(stmt, S.While):
+        return out  # its condition is checked at every iteration (CStmtPrinter.stmt_While)
     for _, value in stmt.fields():
         for e in _exprs(value):
             _collect(e, [], out)

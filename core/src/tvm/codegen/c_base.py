@@ -23,8 +23,9 @@ class ParamInfo:
     """One C parameter of a generated function.
 
     ``kind`` is ``buffer`` (a pointer to the buffer's data), ``scalar``, ``handle`` (an opaque
-    pointer) or ``shape_var`` (a symbolic extent or stride that the caller derives from the
-    buffers: ``source`` lists ``(param index, "shape" | "strides", dim)`` places to read it from).
+    pointer), ``shape_var`` (a symbolic extent or stride that the caller derives from the
+    buffers: ``source`` lists ``(param index, "shape" | "strides", dim)`` places to read it from)
+    or ``ret`` (where the host function stores what ``T.ret`` returns; the caller provides it).
     ``shape``/``strides`` entries are ints, C names of shape variables, or ``None`` (an expression
     the runtime cannot check).
     """
@@ -59,8 +60,14 @@ class FunctionInfo:
 
     @property
     def user_params(self) -> list[ParamInfo]:
-        """The parameters the caller passes (everything but derived shape variables)."""
-        return [p for p in self.params if p.kind != "shape_var"]
+        """The parameters the caller passes (everything but derived shape variables and the
+        return slot)."""
+        return [p for p in self.params if p.kind not in ("shape_var", "ret")]
+
+    @property
+    def ret(self) -> ParamInfo | None:
+        """The return slot of a function that returns a value through ``T.ret``, or None."""
+        return next((p for p in self.params if p.kind == "ret"), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "symbol": self.symbol, "is_kernel": self.is_kernel,

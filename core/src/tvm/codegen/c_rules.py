@@ -31,6 +31,48 @@ def _rule_address_of(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(&{cg.buffer_ptr(load.buffer)}[{cg.flat_index(load.buffer, load.indices)}])"
 
 
+def _rule_access_ptr(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    """``T.tvm_access_ptr(type, data, offset, extent, mask)``: ``data + offset`` as a pointer to
+    the type (extent and mask are for analyses, not for the address)."""
+    ctype = cg.storage_type(call.args[0].dtype)
+    # the pointer's address space where the dialect has them (MSL: device, threadgroup)
+    qual = cg.pointer_qualifiers.get(getattr(call.args[1], "ptr_scope", None) or "global", "")
+    return f"(({qual}{ctype}*)({args[1]}) + ({args[2]}))"
+
+
+def _rule_storage_sync(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    """``T.tvm_storage_sync(scope)`` in CUDA-style code: the CTA's barrier for shared memory,
+    ``__syncwarp()`` for a warp; a grid-wide barrier has no single statement."""
+    scope = call.args[0].value if isinstance(call.args[0], E.StringImm) else str(call.args[0])
+    if scope in ("shared", "shared.dyn") and cg.barrier:
+        return cg.barrier
+    if scope == "warp":
+        return "__syncwarp()"
+    raise CodegenError(f"T.tvm_storage_sync({scope!r}) has no {cg.target_kind} form: a barrier "
+                       "across CTAs needs a cooperative launch; end the kernel there and launch "
+                       "another (or use the scopes 'shared' and 'warp')")
+
+
+def _rule_shuffle(fn: str) -> OpRule:
+    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+        warp = call.args[4]
+        if not isinstance(warp, E.IntImm) or warp.value != 32:
+            raise CodegenError(f"{call.op.name}: warp_size must be 32 on {cg.target_kind}, got "
+                               f"{args[4]}")
+        return f"{fn}({args[0]}, {args[1]}, {args[2]}, {args[3]})"
+
+    return rule
+
+
+#: the classic thread intrinsics in CUDA-style dialects (CUDA C++, HIP)
+CUDA_STYLE_TEMPLATES: dict[str, OpRule] = {
+    "tirx.tvm_storage_sync": _rule_storage_sync,
+    "tirx.tvm_warp_shuffle": _rule_shuffle("__shfl_sync"),
+    "tirx.tvm_warp_shuffle_up": _rule_shuffle("__shfl_up_sync"),
+    "tirx.tvm_warp_shuffle_down": _rule_shuffle("__shfl_down_sync"),
+}
+
+
 def _rule_call_extern(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     name = call.args[1].value if isinstance(call.args[1], E.StringImm) else str(call.args[1])
     return f"{name}({', '.join(args[2:])})"
@@ -133,6 +175,8 @@ _BASE_TEMPLATES: dict[str, OpTemplate] = {
     "tirx.reinterpret": _rule_reinterpret,
     "tirx.call_extern": _rule_call_extern,
     "tirx.address_of": _rule_address_of,
+    "tirx.tvm_access_ptr": _rule_access_ptr,
+    "tirx.type_annotation": "",
     "tirx.continue_loop": "continue",
     "tirx.break_loop": "break",
     "tirx.device_entry": "",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..arith.linear import affine_range
-from ..error import CodegenError
+from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -224,11 +224,22 @@ class CStmtPrinter(CExprPrinter):
         if isinstance(value, (E.IntImm, E.FloatImm)):
             return
         if isinstance(value, E.Call) and value.op.name == "tirx.ret":
-            self.emit(f"return {self.print_expr(value.args[0])};")
+            with located(value.span):  # errors point at the T.ret line
+                self.print_return(value.args[0])
             return
         text = self.print_expr(value)
         if text:
             self.emit(text + ";")
+
+    def print_return(self, value: E.PrimExpr) -> None:
+        """``T.ret(value)``: a C ``return`` (the host returns values through a parameter)."""
+        info = self._cur_info
+        if info.is_kernel or self.function_return_type == "void":
+            raise CodegenError(f"function {info.name}: T.ret returns a value, which a "
+                               f"{self.target_kind} {'kernel' if info.is_kernel else 'function'}"
+                               " cannot; store it into a buffer (host functions of target 'c' "
+                               "return values)")
+        self.emit(f"return {self.print_expr(value)};")
 
     def stmt_BufferStore(self, stmt: S.BufferStore) -> None:
         lanes = max([stmt.value.dtype.lanes] + [i.dtype.lanes for i in stmt.indices])
@@ -311,6 +322,23 @@ class CStmtPrinter(CExprPrinter):
         if stmt.else_case is not None:
             self.emit("} else {")
             self.print_block(stmt.else_case)
+        self.emit("}")
+
+    def stmt_While(self, stmt: S.While) -> None:
+        cond = _strip(self.print_expr(stmt.condition))
+        check = S.Evaluate(stmt.condition)
+        if not (self.bounds_check and statement_checks(check)):
+            self.emit(f"while ({cond}) {{")
+            self.print_block(stmt.body)
+            self.emit("}")
+            return
+        # checked mode: the condition's accesses are checked before every evaluation of it
+        self.emit("while (1) {")
+        self._indent += 1
+        self.print_bounds_checks(check)
+        self.emit(f"if (!({cond})) break;")
+        self._indent -= 1
+        self.print_block(stmt.body)
         self.emit("}")
 
     def stmt_LetStmt(self, stmt: S.LetStmt) -> None:

@@ -46,7 +46,7 @@ from typing import ClassVar
 
 from ..ir.function import IRModule, PrimFunc
 from .c_base import FunctionInfo, ParamInfo
-from .c_rules import OpTemplate, const_dims
+from .c_rules import CUDA_STYLE_TEMPLATES, OpTemplate, const_dims
 from .c_stmt import CStmtPrinter
 from .source_map import record_function
 
@@ -125,6 +125,9 @@ class CudaStyleCodegen(CodegenCStyle):
         "handle": "void*", "void": "void",
     }
     barrier: ClassVar[str | None] = "__syncthreads()"
+    # the classic barriers and warp shuffles (T.tvm_storage_sync, T.tvm_warp_shuffle*)
+    op_templates: ClassVar[dict[str, OpTemplate]] = {**CodegenCStyle.op_templates,
+                                                     **CUDA_STYLE_TEMPLATES}
     unroll_pragma: ClassVar[str | None] = "#pragma unroll"
     vectorize_pragma: ClassVar[str | None] = None
     includes: ClassVar[tuple[str, ...]] = ()

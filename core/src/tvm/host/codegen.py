@@ -3,7 +3,9 @@
 Each PrimFunc becomes an exported ``int32_t <name>(T* restrict A, ..., int32_t n, ...)`` taking
 its buffers as pointers and its scalars by value, followed by the symbolic extents the caller
 derives from the arrays. It returns 0, or -1 after recording a message that
-``tvm_c_get_last_error()`` returns (failed asserts, failed allocations). Beside it,
+``tvm_c_get_last_error()`` returns (failed asserts, failed allocations). A function that returns
+a value (``T.ret(x)``, ``def f(...) -> T.int32``) stores it through one more parameter, a
+pointer after all the others, and the runtime hands it back to the Python caller. Beside it,
 ``int32_t <name>__tvm_packed(const TVMHostValue* args)`` takes the same parameters as one array
 of values (pointers, int64, double), for the runtime's C caller (``kernels/caller.c``).
 
@@ -28,6 +30,7 @@ from importlib import resources
 from typing import Any
 
 from ..codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
+from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -35,7 +38,8 @@ from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 from ..ir.visitor import post_order_visit
 
-__all__ = ["ERROR_SYMBOL", "LIBRARY", "PACKED_SUFFIX", "HostCodegen", "generate_c", "kernel_source"]
+__all__ = ["ERROR_SYMBOL", "LIBRARY", "PACKED_SUFFIX", "RETURN_TYPES", "HostCodegen", "generate_c",
+           "kernel_source", "return_type"]
 
 ERROR_SYMBOL = "tvm_c_get_last_error"
 PACKED_SUFFIX = "__tvm_packed"
@@ -150,6 +154,8 @@ class HostCodegen(CodegenCStyle):
                 args.append(f"({self.storage_type(DataType(p.dtype))}*)args[{k}].p")
             elif p.kind == "handle":
                 args.append(f"args[{k}].p")
+            elif p.kind == "ret":
+                args.append(f"({self.c_type(DataType(p.dtype))}*)args[{k}].p")
             else:
                 dt = DataType(p.dtype)
                 field = "f" if dt.is_float or dt.code == "bfloat" else "i"
@@ -160,7 +166,32 @@ class HostCodegen(CodegenCStyle):
                 f"(const TVMHostValue* args) {{\n  {'(void)args; ' if not args else ''}"
                 f"return {call};\n}}")
 
+    # -- values returned with T.ret ----------------------------------------------------------
+    def _collect_params(self, func: PrimFunc) -> list[ParamInfo]:
+        params = super()._collect_params(func)
+        ret = return_type(func)
+        if ret is not None:
+            if str(ret) not in RETURN_TYPES:
+                raise CodegenError(f"function {func.name}: T.ret returns a {ret} value; the host "
+                                   f"target returns {', '.join(RETURN_TYPES)} (cast the value)")
+            params.append(ParamInfo("ret", self._fresh_internal("tvm_ret"), "ret", str(ret)))
+        return params
+
+    def print_return(self, value: E.PrimExpr) -> None:
+        slot = self._cur_info.ret
+        if slot is None:
+            super().print_return(value)
+            return
+        if self._par_labels:
+            raise CodegenError(f"function {self._cur_info.name}: T.ret inside a parallel loop "
+                               "(its iterations run in other threads); return after the loop")
+        text = self.print_expr(value)
+        self.emit(f"*{slot.c_name} = ({self.c_type(DataType(slot.dtype))})({text});")
+        self.emit("return 0;")
+
     def param_decl(self, p: ParamInfo) -> str:
+        if p.kind == "ret":
+            return f"{self.c_type(DataType(p.dtype))}* {p.c_name}"
         # ctypes has no half type: 16-bit float scalars cross the boundary as float.
         if p.kind == "scalar" and DataType(p.dtype).is_float and DataType(p.dtype).bits == 16:
             return f"float {p.c_name}"
@@ -290,6 +321,34 @@ def generate_c(mod: IRModule | PrimFunc, target: Any = None, *, openmp: bool = F
     cg = HostCodegen(target, openmp=openmp, float16=float16, num_threads=num_threads)
     source = cg.generate(mod)
     return source, cg.functions, cg.uses_openmp
+
+
+#: the types a host function may return with T.ret (those ctypes reads back)
+RETURN_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float32", "float64")
+
+
+def return_type(func: PrimFunc) -> DataType | None:
+    """What ``func`` returns: its declared ``ret_type``, else the type of its first ``T.ret``
+    value (None: nothing). A ``T.ret`` of another type than the declared one is an error."""
+    rets: list[E.Call] = []
+    post_order_visit(func.body, lambda n: rets.append(n) if isinstance(n, E.Call)
+                     and n.op.name == "tirx.ret" else None)
+    declared = func.ret_type
+    if declared is None:
+        return rets[0].args[0].dtype if rets else None
+    for call in rets:
+        got = call.args[0].dtype
+        if got != declared and not (_is_const(call.args[0]) and got.code == declared.code):
+            with located(call.span):  # at the T.ret line
+                raise CodegenError(f"function {func.name} returns {declared} (its `-> "
+                                   f"T.{declared}`) but T.ret gets a {got} value `{call.args[0]}`; cast it "
+                                   f"with T.Cast(\"{declared}\", ...)")
+    return declared
+
+
+def _is_const(e: E.PrimExpr) -> bool:
+    return isinstance(e, (E.IntImm, E.FloatImm))
 
 
 def _invariant(e: E.PrimExpr) -> bool:

@@ -51,20 +51,23 @@ class HostFunction:
         self._fn = fn
         # how each C parameter gets its value: (kind, user argument index, signature var name,
         # shape-variable source)
-        user = [p for p in info.params if p.kind != "shape_var"]
+        user = info.user_params
         index = {id(p): i for i, p in enumerate(user)}
         self._plan = [(p.kind, index.get(id(p), -1),
                        signature.params[index[id(p)]].var if id(p) in index else None,
                        p.source[0] if p.source else None) for p in info.params]
-        # the C caller (None where it cannot be built or the signature needs the full path)
+        # the C caller (None where it cannot be built or the signature needs the full path;
+        # a function returning a value takes the full path, which reads the value back)
         # a failing kernel raises TVMError, or BoundsCheckError for a failed bounds check
-        self._fast = make_caller(lib, info, signature, self.call_checked,
-                                 (TVMError, BOUNDS_MESSAGE, BoundsCheckError))
+        self._fast = None if info.ret is not None else make_caller(
+            lib, info, signature, self.call_checked, (TVMError, BOUNDS_MESSAGE, BoundsCheckError))
 
     @staticmethod
     def _ctype(kind: str, dtype: str) -> Any:
         if kind in ("buffer", "handle"):
             return ctypes.c_void_p
+        if kind == "ret":
+            return ctypes.POINTER(_CTYPES[dtype])
         try:
             return _CTYPES[dtype]
         except KeyError:
@@ -74,10 +77,10 @@ class HostFunction:
     def name(self) -> str:
         return self.info.name
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any) -> Any:
         fast = self._fast
         if fast is not None:
-            return fast(*args)  # type: ignore[no-any-return]
+            return fast(*args)
         return self.call_checked(*args)
 
     @property
@@ -90,13 +93,18 @@ class HostFunction:
         """``"C caller"`` or ``"ctypes"`` (why: :func:`tvm.host.caller.unavailable_reason`)."""
         return "C caller" if self._fast is not None else "ctypes"
 
-    def call_checked(self, *args: Any) -> None:
-        """The full path: core's argument checker, then the call through ctypes."""
+    def call_checked(self, *args: Any) -> Any:
+        """The full path: core's argument checker, then the call through ctypes. Returns what
+        the function returns with ``T.ret`` (a Python number), else None."""
         values = self._check(args)
         arrays = [_as_numpy(a) for a in args]  # keeps DLPack views alive during the call
         c_args: list[Any] = []
+        ret: Any = None
         for kind, i, var, source in self._plan:
-            if kind == "buffer":
+            if kind == "ret":
+                ret = _CTYPES[self.info.ret.dtype]()  # type: ignore[union-attr]
+                c_args.append(ctypes.byref(ret))
+            elif kind == "buffer":
                 c_args.append(arrays[i].ctypes.data)
             elif kind == "handle":
                 a = arrays[i]
@@ -116,6 +124,7 @@ class HostFunction:
             message = self._last_error()
             cls = BoundsCheckError if message.startswith(BOUNDS_MESSAGE) else TVMError
             raise cls(f"{self.info.name}: {message}")
+        return None if ret is None else ret.value
 
     def _last_error(self) -> str:
         get = getattr(self._lib, ERROR_SYMBOL)

@@ -64,6 +64,7 @@ from .stmt import (
     SeqStmt,
     Stmt,
     TilePrimitiveCall,
+    While,
     seq,
 )
 from .structural import assert_structural_equal, structural_equal, structural_hash
@@ -81,7 +82,7 @@ __all__ = [
     "Mul", "Mutator", "Node", "Not", "Op", "OpCategory", "Or", "PointerType", "PrimExpr",
     "PrimFunc", "PrimType", "Ramp", "TensorMapType", "Type",
     "Range", "S", "ScopeIdDef", "Select", "SeqStmt", "SizeVar", "Span", "Stmt", "StringImm", "Sub",
-    "TileLayout", "TilePrimitiveCall", "Var", "Visitor", "assert_structural_equal", "const",
+    "TileLayout", "TilePrimitiveCall", "Var", "Visitor", "While", "assert_structural_equal", "const",
     "convert", "decl_buffer", "post_order_visit", "seq", "structural_equal", "structural_hash",
     "substitute", "verify", "verify_errors",
 ]

@@ -11,6 +11,7 @@ from .expr import (
     Add,
     BinaryOp,
     BufferLoad,
+    Call,
     Cast,
     FloorDiv,
     FloorMod,
@@ -123,6 +124,30 @@ class Buffer(Node):
             raise IndexError(f"{self.name}.ptr_to: {len(items)} index(es) for a buffer of "
                              f"{len(self.shape)} dimension(s)")
         return Op.get("tirx.address_of")(BufferLoad(self, items))
+
+    def access_ptr(self, access_mask: str | int, ptr_type: str = "handle", content_lanes: int = 1,
+                   offset: Any = 0, extent: Any = None) -> PrimExpr:
+        """``T.tvm_access_ptr`` of this buffer: the address of element ``offset`` (after the
+        buffer's own ``elem_offset``), for ``extent`` elements (default: to the end) read
+        (``"r"``), written (``"w"``) or both (``"rw"``, or the mask 1 | 2 as an int). With
+        ``content_lanes`` > 1 the pointer is to vectors of that many elements, and offset and
+        extent count vectors (the element counts divided by the lanes)."""
+        mask = _access_mask(self.name, access_mask)
+        if ptr_type != "handle":
+            raise ValueError(f"{self.name}.access_ptr: ptr_type must be 'handle', got {ptr_type!r}")
+        lanes = int(content_lanes)
+        if lanes < 1:
+            raise ValueError(f"{self.name}.access_ptr: content_lanes must be >= 1, got {lanes}")
+        if extent is None:
+            size: Any = 1
+            for s in self.shape:
+                size = size * s
+            extent = size - offset
+        start, count = self.elem_offset + offset, convert(extent)
+        if lanes > 1:
+            start, count = convert(start) // lanes, count // lanes
+        ptype = Call(DataType(self.dtype).with_lanes(lanes), Op.get("tirx.type_annotation"), [])
+        return Op.get("tirx.tvm_access_ptr")(ptype, self.data, start, count, convert(mask))
 
     def vload(self, indices: Sequence[Any], dtype: str | None = None) -> BufferLoad:
         return BufferLoad(self, list(indices), dtype)
@@ -288,3 +313,13 @@ def promote_int64(e: PrimExpr) -> PrimExpr:
 
 def decl_buffer(shape: Sequence[Any], dtype: str = "float32", name: str = "buffer", **kwargs: Any) -> Buffer:
     return Buffer(name, shape, dtype, **kwargs)
+
+
+def _access_mask(name: str, mask: str | int) -> int:
+    """``"r"`` 1, ``"w"`` 2, ``"rw"`` 3; an int is taken as it is (1..3)."""
+    if isinstance(mask, int) and not isinstance(mask, bool) and 1 <= mask <= 3:
+        return mask
+    if isinstance(mask, str) and mask and set(mask) <= {"r", "w"}:
+        return (1 if "r" in mask else 0) | (2 if "w" in mask else 0)
+    raise ValueError(f"{name}.access_ptr: access_mask must be 'r', 'w' or 'rw' (or 1..3), "
+                     f"got {mask!r}")

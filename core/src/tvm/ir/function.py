@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .buffer import Buffer
+from .dtype import DataType
 from .expr import Var, convert
 from .node import Node
 from .stmt import Stmt
@@ -36,17 +37,21 @@ class PrimFunc(Node):
     """A function over scalars and buffers.
 
     ``params`` are variables; a handle parameter bound in ``buffer_map`` is a buffer argument.
-    ``attrs`` holds function attributes (``global_symbol``, ``target``, ...).
+    ``attrs`` holds function attributes (``global_symbol``, ``target``, ...). ``ret_type`` is
+    the data type of the value a host function returns through ``T.ret(x)`` (``def f(...) ->
+    T.int32``), or None.
     """
 
-    _fields = ("params", "buffer_map", "body", "attrs")
+    _fields = ("params", "buffer_map", "body", "attrs", "ret_type")
 
     def __init__(self, params: Sequence[Var], body: Stmt, buffer_map: Mapping[Var, Buffer] | None = None,
-                 attrs: Mapping[str, Any] | None = None, name: str | None = None) -> None:
+                 attrs: Mapping[str, Any] | None = None, name: str | None = None,
+                 ret_type: DataType | str | None = None) -> None:
         self.params = list(params)
         self.body = body
         self.buffer_map = dict(buffer_map or {})
         self.attrs = dict(attrs or {})
+        self.ret_type = None if ret_type is None else DataType(ret_type)
         if name is not None:
             self.attrs.setdefault("global_symbol", name)
 

@@ -15,7 +15,7 @@ from .span import Span
 __all__ = [
     "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
     "Evaluate", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
-    "SeqStmt", "Stmt", "TilePrimitiveCall", "resolve_scope_ids", "seq",
+    "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "resolve_scope_ids", "seq",
 ]
 
 
@@ -103,6 +103,19 @@ class IfThenElse(Stmt):
         self.condition = convert(condition)
         self.then_case = then_case
         self.else_case = else_case
+
+
+class While(Stmt):
+    """``while condition: body`` (the condition is evaluated before every iteration)."""
+
+    _fields = ("condition", "body")
+
+    def __init__(self, condition: Any, body: Stmt) -> None:
+        self.condition = convert(condition)
+        if not self.condition.dtype.is_bool or self.condition.dtype.lanes != 1:
+            raise TypeError(f"a while loop's condition must be a bool, got a "
+                            f"{self.condition.dtype} value; compare it, e.g. x != 0")
+        self.body = body
 
 
 class LetStmt(Stmt):

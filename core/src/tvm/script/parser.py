@@ -72,7 +72,7 @@ _UNSUPPORTED: dict[str, str] = {
     "Import": "`import` inside a script", "ImportFrom": "`import` inside a script",
     "Global": "`global` declarations", "Nonlocal": "`nonlocal` declarations",
     "Delete": "`del` statements", "ClassDef": "class definitions inside a function",
-    "FunctionDef": "nested function definitions", "AsyncFunctionDef": "async functions",
+    "AsyncFunctionDef": "async functions",
     "AsyncFor": "`async for`", "AsyncWith": "`async with`", "Match": "`match` statements",
     "Yield": "`yield` (generators)",
     "YieldFrom": "`yield from` (generators)", "Await": "`await`", "NamedExpr": "`:=` expressions",
@@ -177,6 +177,7 @@ class Parser:
         self.params: list[E.Var] = []
         self.top_block: list[ast.stmt] | None = None
         self.loop_depth = 0  # `for` loops around the statement being parsed (for break/continue)
+        self._helper_depth = 0  # nested helpers being expanded (each inside the one before)
         # regions written with fewer indices than the rank (`A[i]` of a 2-d A): how many
         self._short_regions: dict[int, int] = {}
         self._keep: list[BufferRegion] = []
@@ -383,6 +384,8 @@ class Parser:
                 raise self.err(arg_node, _spec_misuse(spec))
         if isinstance(func, _T.InlineFunction):
             return self._inline(func, node, args, kwargs)
+        if isinstance(func, _NestedHelper):
+            return self._expand_helper(func, node, args, kwargs)
         try:
             result = func(*args, **kwargs)
         except TypeError as exc:
@@ -450,6 +453,66 @@ class Parser:
             return self.stmts(body, 0)
         finally:
             self.src, self.outer, self.scopes, self.top_block = saved
+
+    # -- nested helpers ---------------------------------------------------------------------
+    def _s_FunctionDef(self, node: ast.FunctionDef, stmts: list[ast.stmt], i: int) -> None:
+        """A ``def`` (plain or ``@T.inline``) inside a script: a helper expanded where it is
+        called, like ``T.inline``; it sees the names of the scopes around its definition."""
+        for dec in node.decorator_list:
+            target = self.eval(dec.func if isinstance(dec, ast.Call) else dec)
+            if target is not _T.inline and target is not _T.InlineFunction:
+                raise self.err(dec, "a function defined inside a script is a helper expanded "
+                                    "where it is called: write it without a decorator, or "
+                                    "with @T.inline")
+        args = node.args
+        if args.vararg or args.kwarg:
+            raise self.err(node, _unsupported("*args and **kwargs of a nested helper"))
+        params = [inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_ONLY)
+                  for a in args.posonlyargs]
+        params += [inspect.Parameter(a.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                   for a in args.args]
+        first_default = len(params) - len(args.defaults)
+        for k, default in enumerate(args.defaults):
+            params[first_default + k] = params[first_default + k].replace(
+                default=self.eval(default))
+        for a, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+            value = inspect.Parameter.empty if kw_default is None else self.eval(kw_default)
+            params.append(inspect.Parameter(a.arg, inspect.Parameter.KEYWORD_ONLY,
+                                            default=value))
+        helper = _NestedHelper(node, inspect.Signature(params), self.src, list(self.scopes))
+        self.bind(node.name, helper)
+        return None
+
+    def _expand_helper(self, helper: _NestedHelper, node: ast.Call, args: list[Any],
+                       kwargs: dict[str, Any]) -> Any:
+        """The body of ``helper`` parsed here with its parameters bound to the arguments; a body
+        of one ``return <expr>`` gives that expression."""
+        name = helper.node.name
+        if self._helper_depth >= _MAX_HELPER_DEPTH:
+            raise self.err(node, f"helper {name} expands more than {_MAX_HELPER_DEPTH} levels "
+                                 "deep (does it call itself?); helpers are expanded where they "
+                                 "are called, so recursion never ends")
+        try:
+            bound = helper.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.err(node, f"{name}(): {exc}") from None
+        bound.apply_defaults()
+        body = [b for b in helper.node.body
+                if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+                        and isinstance(b.value.value, str))]
+        saved = (self.src, self.scopes, self.top_block, self.loop_depth)
+        self.src = helper.src
+        self.scopes = [*helper.scopes, dict(bound.arguments)]
+        self.top_block = body
+        self.loop_depth = 0  # a `break` in the helper cannot leave the caller's loop
+        self._helper_depth += 1
+        try:
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                return self.eval(body[0].value)
+            return self.stmts(body, 0)
+        finally:
+            self.src, self.scopes, self.top_block, self.loop_depth = saved
+            self._helper_depth -= 1
 
     def _let_expr(self, node: ast.Call) -> E.Let:
         if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):
@@ -665,10 +728,20 @@ class Parser:
         what = "`return` with a value" if node.value is not None else "`return` before the end"
         raise self.err(node, _unsupported(what))
 
-    def _s_While(self, node: ast.While, stmts: list[ast.stmt], i: int) -> None:
+    def _s_While(self, node: ast.While, stmts: list[ast.stmt], i: int) -> S.Stmt:
         if node.orelse:
             raise self.err(node, _unsupported("`while ... else`"))
-        raise self.err(node, _unsupported("`while` loops (use a `for` loop over T.serial)"))
+        cond = self._operand(node.test)
+        if not isinstance(cond, E.PrimExpr) or not cond.dtype.is_bool:
+            what = cond.dtype if isinstance(cond, E.PrimExpr) else type(cond).__name__
+            raise self.err(node.test, f"a while loop's condition must be a bool expression, got "
+                                      f"{what}; compare it, e.g. `while n[0] != 0:`")
+        self.loop_depth += 1
+        try:
+            body = self.block(node.body)
+        finally:
+            self.loop_depth -= 1
+        return S.While(cond, body)
 
     def _s_With(self, node: ast.With, stmts: list[ast.stmt], i: int) -> S.Stmt:
         what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:`, "
@@ -1015,6 +1088,7 @@ class Parser:
                 self.params.append(var)
             else:
                 self.params.append(got)
+        ret_type = self._return_type(fdef)
         self.top_block = fdef.body
         body = self.stmts(fdef.body, 0)
         self.scopes.pop()
@@ -1022,7 +1096,7 @@ class Parser:
         if not private:
             attrs["global_symbol"] = name or fdef.name
         attrs.update(self.func_attrs)
-        func = PrimFunc(self.params, body, self.buffer_map, attrs)
+        func = PrimFunc(self.params, body, self.buffer_map, attrs, ret_type=ret_type)
         depth, span = ir_depth(func)
         if depth > MAX_DEPTH:
             where = self.src.span(fdef) if span is None else span
@@ -1032,8 +1106,40 @@ class Parser:
                                   where.text)
         return func
 
+    def _return_type(self, fdef: ast.FunctionDef) -> DataType | None:
+        """``def f(...) -> T.int32``: the type of what ``T.ret(x)`` returns (None: nothing)."""
+        if fdef.returns is None or (isinstance(fdef.returns, ast.Constant)
+                                    and fdef.returns.value is None):
+            return None
+        ann = self.eval(fdef.returns)
+        if not isinstance(ann, _T.ScalarType) or DataType(str(ann)).is_handle:
+            raise self.err(fdef.returns, "a function's return annotation must be a scalar type "
+                                         "such as T.int32 (the type of what T.ret(x) returns)")
+        return DataType(str(ann))
+
 
 # -- helpers ---------------------------------------------------------------------------------
+_MAX_HELPER_DEPTH = 32
+
+
+class _NestedHelper:
+    """A ``def`` inside a script: its AST, signature (defaults evaluated at the ``def``), the
+    source it is in and the scopes around it (the dicts themselves: names bound after the
+    ``def`` are seen, as in a Python closure)."""
+
+    __slots__ = ("node", "scopes", "signature", "src")
+
+    def __init__(self, node: ast.FunctionDef, signature: inspect.Signature, src: Source,
+                 scopes: list[dict[str, Any]]) -> None:
+        self.node = node
+        self.signature = signature
+        self.src = src
+        self.scopes = scopes
+
+    def __repr__(self) -> str:
+        return f"<script helper {self.node.name}{self.signature}>"
+
+
 class _Evaluated:
     """An index already evaluated (spread from a tuple), as opposed to an AST node."""
 

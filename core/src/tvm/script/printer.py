@@ -276,7 +276,7 @@ class _Printer:
         handle_bufs = self.name_params(f, free, handle_form)
         params_txt = [self.param_text(f, p, handle_form) for p in f.params]
         head = ["@T.prim_func(private=True)" if private else "@T.prim_func",
-                f"def {_identifier(def_name)}({', '.join(params_txt)}):"]
+                f"def {_identifier(def_name)}({', '.join(params_txt)}){self.returns(f)}:"]
         self.indent = 1
         if attrs:
             self.line(f"T.func_attr({self.raw(attrs)})")
@@ -291,6 +291,9 @@ class _Printer:
             self.line("pass")
         self.names.pop()
         return head + self.out
+
+    def returns(self, f: PrimFunc) -> str:
+        return "" if f.ret_type is None else f" -> {self.dtype_ctor(f.ret_type)}"
 
     def name_params(self, f: PrimFunc, free: dict[int, E.Var], handle_form: set[int]
                     ) -> list[tuple[E.Var, Buffer]]:
@@ -454,6 +457,10 @@ class _Printer:
             return
         self.line("else:")
         self.scoped(lambda: self.block(other))
+
+    def s_While(self, s: S.While, last: bool) -> None:
+        self.line(f"while {self.cond(s.condition)}:")
+        self.scoped(lambda: self.block(s.body))
 
     def cond(self, c: Any) -> str:
         return self.typed(c) if _plain(c) else self.expr(c)

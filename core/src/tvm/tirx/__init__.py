@@ -41,6 +41,7 @@ from ..ir import (
     TileLayout,
     TilePrimitiveCall,
     Var,
+    While,
     const,
     decl_buffer,
 )
@@ -52,7 +53,8 @@ __all__ = [
     "AllocBuffer", "AssertStmt", "AttrStmt", "Buffer", "BufferLoad", "BufferRegion", "BufferStore",
     "Call", "Cast", "DataType", "DeclBuffer", "Evaluate", "FloatImm", "For", "ForKind", "IRModule",
     "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "ScopeIdDef",
-    "SeqStmt", "SizeVar", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "const", "decl_buffer", "op",
+    "SeqStmt", "SizeVar", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "While", "const", "decl_buffer",
+    "op",
     "register_tir_pipeline", "get_tir_pipeline",
 ] + list(op.__all__)
 

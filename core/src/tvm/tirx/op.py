@@ -22,6 +22,9 @@ __all__ = [
     "max", "min", "popcount", "print_buffer", "reinterpret", "ret", "shift_left", "shift_right",
     "thread_return", "truncdiv", "truncmod", "tvm_kernel_replace_point",
     "HostDerived", "host_derived", "tvm_stack_alloca", "call_packed", "HOST_ENCODERS",
+    # the classic thread intrinsics (barriers, warp shuffles, access pointers)
+    "tvm_storage_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down",
+    "tvm_access_ptr", "STORAGE_SYNC_SCOPES",
     # markers and annotations
     "assume", "undef", "selector", "isnullptr", "tvm_tuple", "type_annotation", "dp4a",
     # wmma fragments (kept in core, as in the seed)
@@ -33,6 +36,9 @@ __all__ = [
 ]
 WMMA_OPS = ("tvm_load_matrix_sync", "tvm_mma_sync", "tvm_bmma_sync", "tvm_fill_fragment",
             "tvm_store_matrix_sync")
+WARP_SHUFFLE_OPS = ("tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down")
+#: what ``T.tvm_storage_sync(scope)`` may wait for (the seed's scopes; "global" is a grid barrier)
+STORAGE_SYNC_SCOPES = ("shared", "shared.dyn", "warp", "global")
 WEBGPU_OPS = ("subgroup_shuffle", "subgroup_shuffle_up", "subgroup_shuffle_down")
 COOPERATIVE_TENSOR_OPS = ("cooperative_tensor_fill", "cooperative_tensor_load",
                           "cooperative_tensor_store", "cooperative_tensor_multiply_accumulate")
@@ -84,6 +90,11 @@ def _register_core_ops() -> None:
     Op.register("tirx.tvm_tuple", effect=CallEffect.EXPR_ANNOTATION, dtype="handle")
     Op.register("tirx.type_annotation", effect=pure, script_dtype=True)
     Op.register("tirx.dp4a", effect=pure, dtype="int32")
+    Op.register("tirx.tvm_storage_sync", effect=CallEffect.OPAQUE, dtype="int32")
+    for name in WARP_SHUFFLE_OPS:  # (mask, value, lane, width, warp_size): value's type
+        Op.register(f"tirx.{name}", effect=CallEffect.UPDATE_STATE,
+                    dtype=lambda a: a[1].dtype if len(a) > 1 else "void")
+    Op.register("tirx.tvm_access_ptr", effect=CallEffect.OPAQUE, dtype="handle")
     for name in WMMA_OPS + COOPERATIVE_TENSOR_OPS:
         Op.register(f"tirx.{name}", effect=CallEffect.OPAQUE, dtype="handle")
     for name in WEBGPU_OPS:  # kept in core, as in the seed (T.webgpu)
@@ -318,6 +329,50 @@ def tvm_stack_alloca(dtype_str: str, num: Any) -> E.Call:
     if not isinstance(dtype_str, str):
         raise TypeError(f"T.tvm_stack_alloca takes the element type as a string, got {dtype_str!r}")
     return _call("tvm_stack_alloca", E.StringImm(dtype_str), E.convert(num))
+
+
+def tvm_storage_sync(scope: str) -> E.Call:
+    """``T.tvm_storage_sync("shared")``: a barrier of the threads sharing ``scope``'s memory
+    (``"shared"`` / ``"shared.dyn"``: the CTA, ``"warp"``: the warp)."""
+    text = scope.value if isinstance(scope, E.StringImm) else scope
+    if text not in STORAGE_SYNC_SCOPES:
+        raise ValueError(f"T.tvm_storage_sync: scope must be one of "
+                         f"{', '.join(map(repr, STORAGE_SYNC_SCOPES))}, got {scope!r}")
+    return _call("tvm_storage_sync", E.StringImm(text))
+
+
+def _shuffle(name: str, third: str) -> Callable[..., E.Call]:
+    def builder(mask: Any, value: Any, lane: Any, width: Any, warp_size: Any) -> E.Call:
+        args = [E.convert(a) for a in (mask, value, lane, width, warp_size)]
+        for what, a in zip(("mask", third, "width", "warp_size"), args[:1] + args[2:]):
+            if not a.dtype.is_int and not a.dtype.is_uint:
+                raise TypeError(f"T.{name}: {what} must be an integer, got a {a.dtype} value")
+        return _call(name, *args)
+
+    builder.__name__ = builder.__qualname__ = name
+    builder.__doc__ = (f"``T.{name}(mask, value, {third}, width, warp_size)``: ``value`` from "
+                       f"another lane of the warp (CUDA ``__shfl{name[16:]}_sync``), lanes in "
+                       f"groups of ``width``.")
+    return builder
+
+
+tvm_warp_shuffle = _shuffle("tvm_warp_shuffle", "lane")
+tvm_warp_shuffle_up = _shuffle("tvm_warp_shuffle_up", "delta")
+tvm_warp_shuffle_down = _shuffle("tvm_warp_shuffle_down", "delta")
+
+
+def tvm_access_ptr(ptype: Any, data: Any, offset: Any, extent: Any, rw_mask: Any) -> E.Call:
+    """``T.tvm_access_ptr(T.type_annotation("float32"), A.data, offset, extent, rw_mask)``: the
+    address of element ``offset`` of ``data`` as a pointer to ``ptype``'s type, for ``extent``
+    elements read (``rw_mask`` 1), written (2) or both (3). ``Buffer.access_ptr`` builds it."""
+    if not (isinstance(ptype, E.Call) and ptype.op.name == "tirx.type_annotation"):
+        raise TypeError("T.tvm_access_ptr: the first argument is the element type, written "
+                        f"T.type_annotation(\"float32\"), got {ptype!r}")
+    if not (isinstance(data, E.Var) and data.dtype.is_handle):
+        raise TypeError(f"T.tvm_access_ptr: data must be a buffer's data pointer (A.data), got "
+                        f"{data!r}")
+    return _call("tvm_access_ptr", ptype, data, E.convert(offset), E.convert(extent),
+                 E.convert(rw_mask))
 
 
 def call_packed(name: str, *args: Any) -> E.Call:

@@ -42,6 +42,31 @@ DYN_SMEM = "tvm_dyn_smem"
 SIMDS_PER_CU = 4
 
 
+def _rule_storage_sync(cg: Any, call: E.Call, args: list[str]) -> str:
+    """A wavefront runs in lock step: its barrier only orders the compiler's memory accesses."""
+    scope = call.args[0].value if isinstance(call.args[0], E.StringImm) else str(call.args[0])
+    if scope in ("shared", "shared.dyn"):
+        return "__syncthreads()"
+    if scope == "warp":
+        return "__builtin_amdgcn_wave_barrier()"
+    raise CodegenError(f"T.tvm_storage_sync({scope!r}) has no HIP form (no barrier across "
+                       "workgroups); end the kernel there and launch another")
+
+
+def _rule_shuffle(fn: str) -> Any:
+    """The classic shuffles as HIP's ``__shfl`` / ``__shfl_up`` / ``__shfl_down`` (a wavefront
+    of the target's width: ``warp_size`` must be it)."""
+
+    def rule(cg: Any, call: E.Call, args: list[str]) -> str:
+        warp = call.args[4]
+        if not isinstance(warp, E.IntImm) or warp.value != cg.wave:
+            raise CodegenError(f"{call.op.name}: warp_size must be the wavefront width "
+                               f"{cg.wave} on this target, got {args[4]}")
+        return f"{fn}({args[1]}, {args[2]}, {args[3]})"
+
+    return rule
+
+
 class HipCodegen(CudaStyleCodegen):
     """HIP C++ kernels from lowered PrimFuncs (see the module docstring): core's CUDA-style data,
     HIP's header, and typed kernel pointers."""
@@ -49,6 +74,13 @@ class HipCodegen(CudaStyleCodegen):
     target_kind: ClassVar[str] = "rocm"
     includes: ClassVar[tuple[str, ...]] = ("hip/hip_runtime.h",)
     typed_handles: ClassVar[bool] = True
+    op_templates: ClassVar[dict[str, Any]] = {
+        **CudaStyleCodegen.op_templates,
+        "tirx.tvm_storage_sync": _rule_storage_sync,
+        "tirx.tvm_warp_shuffle": _rule_shuffle("__shfl"),
+        "tirx.tvm_warp_shuffle_up": _rule_shuffle("__shfl_up"),
+        "tirx.tvm_warp_shuffle_down": _rule_shuffle("__shfl_down"),
+    }
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)

@@ -83,7 +83,8 @@ class _Splitter:
             self._walk(body, {})
         attrs = dict(self.func.attrs)
         attrs["tirx.is_host"] = True
-        host = PrimFunc(self.func.params, flatten_seq(self.launches), self.func.buffer_map, attrs)
+        host = PrimFunc(self.func.params, flatten_seq(self.launches), self.func.buffer_map, attrs,
+                        ret_type=self.func.ret_type)
         return host, self.kernels
 
     def _walk(self, s: S.Stmt, lets: dict[E.Var, E.PrimExpr]) -> None:

@@ -78,6 +78,12 @@ def reduce_stmt(sctx: DispatchContext, kind: ReduceOpType, dst: BufferRegion, sr
     if any(d is None and not is_one(e) for d, e in zip(dst_map, dst.shape)):
         raise DispatchFail(f"dst shape {_text(dst.shape)} broadcasts; a reduction writes each "
                            "element once")
+    lost = [kept[k] for k, e in enumerate(kept_ext) if k not in dst_map and not is_one(e)]
+    if lost:  # a smaller dst (a 0-d one for a 2-d src) would be overwritten once per row
+        raise DispatchFail(f"dst shape {_text(dst.shape)} has no dimension for axes {lost} of "
+                           f"src {_text(src.shape)} (reduced over {list(axes)}, they are kept); "
+                           f"reduce over them too (axes={sorted([*axes, *lost])}) or give dst "
+                           "their extents")
     acc_dt = compute_dtype([src.buffer.dtype, dst.buffer.dtype])
     if kind is not ReduceOpType.SUM and not src.buffer.dtype.is_float and not dst.buffer.dtype.is_float:
         acc_dt = src.buffer.dtype
