@@ -7,14 +7,15 @@ against torch's attention backends on the GPU.
 Rows (issue 23): batch 4, 16 heads, seq 4096 and batch 1, 16 heads, seq 16384; d 128; bfloat16;
 causal and not; the forward, then the backward. Each row checks our result against torch's
 (relative Frobenius error) before timing, then times ours and ``scaled_dot_product_attention``
-under each backend torch has here (cuDNN, flash, efficient), each the median of CUDA-event
-timed calls on torch's stream with the inputs rotated over sets past 2.5x the L2. The forward
+under each backend torch has here (cuDNN, flash, efficient) and, for the forward, a Triton
+kernel (``_triton_attention.py``), each the median of CUDA-event timed calls on torch's stream
+with the inputs rotated over sets past 2.5x the L2. The forward
 counts ``4 * b * h * s^2 * d`` FLOP (halved when causal), the backward 2.5 times that. The
 backward rows time ``kernels.attention_backward`` as called by default (its first kernel
 makes D = rowsum(dO * O); then dQ either added in float32 with atomics by the dK/dV kernel, or
 computed by a second kernel, whichever was faster on the H200), and beside it each of the two
-ways forced (``deterministic=False`` / ``True``) against ``torch.autograd.grad`` of torch's forward output
-(its backward kernels). ``--smoke`` needs no GPU: it compiles every kernel the rows time, for
+ways forced (``deterministic=False`` / ``True``), against ``torch.autograd.grad`` of torch's
+forward output (its backward kernels). ``--smoke`` needs no GPU: it compiles every kernel the rows time, for
 sm_90a. ``--profile`` runs each of our kernels a few times at the first shape and times nothing
 (the run to give ``ncu``: ``ncu --kernel-name regex:attention --launch-skip 4 ...``).
 """
@@ -94,6 +95,9 @@ def run(out: str | None, reps: int) -> None:
             best_name = min(theirs, key=theirs.__getitem__)
             tf = {n: fl / (t * 1e-3) / 1e12 for n, t in theirs.items()}
             ratio = theirs[best_name] / t_ours
+            t_tri = _triton_ms(torch, sets, nsets, reps, ref, causal)
+            if t_tri is not None:
+                tf["Triton"] = fl / (t_tri * 1e-3) / 1e12
             label = f"b{b} h{h} s{s} d{d}{' causal' if causal else ''}"
             print(f"{label}: ours {t_ours:.3f} ms {fl / (t_ours * 1e-3) / 1e12:.0f} TFLOP/s; "
                   + ", ".join(f"{n} {theirs[n]:.3f} ms {tf[n]:.0f}" for n in theirs)
@@ -104,6 +108,7 @@ def run(out: str | None, reps: int) -> None:
                                           reps, (b, h, s, d), causal))
     m = _gpu.machine()
     names = [n for n, _ in backends]
+    fwd_names = [*names, "Triton"]
     text = [SECTION, "",
             f"Run {_gpu.now()} on {m['gpu']}, driver {m['driver']}, torch {m['torch']}, "
             f"commit {_gpu.commit()}. Command: `python bench/attention_perf.py --out "
@@ -112,11 +117,11 @@ def run(out: str | None, reps: int) -> None:
             f"forward; 'atomic dQ' and 'dQ kernel' force `deterministic=False` / `True`). Times: "
             f"median of {reps} CUDA-event timed calls on torch's stream, inputs rotated past "
             f"the L2. TFLOP/s count 4 b h s^2 d, halved when causal.", "",
-            "| shape | ours (ms) | ours TFLOP/s | " + " | ".join(f"{n} TFLOP/s" for n in names)
+            "| shape | ours (ms) | ours TFLOP/s | " + " | ".join(f"{n} TFLOP/s" for n in fwd_names)
             + " | fastest torch / ours | err | target >= 0.95 |",
-            "|---|---|---|" + "---|" * len(names) + "---|---|---|"]
+            "|---|---|---|" + "---|" * len(fwd_names) + "---|---|---|"]
     for label, t, tfo, tf, best, ratio, err in rows:
-        cells = " | ".join(f"{tf[n]:.0f}" if n in tf else "-" for n in names)
+        cells = " | ".join(f"{tf[n]:.0f}" if n in tf else "-" for n in fwd_names)
         text.append(f"| {label} | {t:.3f} | {tfo:.0f} | {cells} | **{ratio:.3f}** ({best}) | "
                     f"{err:.1e} | {'met' if ratio >= 0.95 else 'MISSED'} |")
     text += ["", "| backward | ours (ms) | ours TFLOP/s | atomic dQ TFLOP/s | dQ kernel TFLOP/s | "
@@ -135,6 +140,28 @@ def run(out: str | None, reps: int) -> None:
     print(section)
     if out:
         _gpu.write_section(out, section, SECTION)
+
+
+def _triton_ms(torch: Any, sets: list[list[Any]], nsets: int, reps: int, ref: Any,
+               causal: bool) -> float | None:
+    """The Triton reference's time (``_triton_attention``), after checking it against torch's
+    result; None (and why, printed) where Triton is missing, fails or is wrong."""
+    try:
+        import _triton_attention
+    except ImportError as e:
+        print(f"Triton reference skipped: {e}")
+        return None
+    try:
+        got = _triton_attention.attention(*sets[0], causal)
+        err = float((got.float() - ref.float()).norm() / ref.float().norm())
+        if not err < 1e-2:
+            print(f"Triton reference WRONG (error {err:.2e}); not timed")
+            return None
+        return _gpu.gpu_median_ms(lambda i: _triton_attention.attention(*sets[i], causal),
+                                  nsets, reps)
+    except Exception as e:  # a reference that does not run here is a missing column
+        print(f"Triton reference failed: {type(e).__name__}: {e}")
+        return None
 
 
 def _backward_row(torch: Any, F: Any, kernels: Any, backends: list[Any], sdpa_kernel: Any,
