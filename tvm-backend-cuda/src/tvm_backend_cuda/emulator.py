@@ -39,8 +39,8 @@ from typing import Any
 from tvm.backend.sdk import emu, get_toolchain, work_folder
 from tvm.error import CompileError, NotModelledError
 
-__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "TensorMapArg", "build", "load_source",
-           "prepare"]
+__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "EmulatedTensorMap", "TensorMapArg",
+           "build", "encoded_tensor_map", "load_source", "prepare"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
@@ -71,6 +71,53 @@ _SCALAR_CTYPES: dict[str, Any] = {
 _TMA_ELEM_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
                    "uint16": 2, "int16": 2, "float16": 2, "bfloat16": 2, "uint32": 4, "int32": 4,
                    "float32": 4, "uint64": 8, "int64": 8, "float64": 8}
+
+
+_MAP_MAGIC = 0x504D4554  # tvm_cuda_emu::kTensorMapMagic
+_MAP_HEAD = struct.Struct("<4I2Q")  # magic, rank, element bytes, swizzle bytes, base, extent
+
+
+def _map_record(base: int, extent: int, elem: int, swizzle: int, dims: Sequence[int],
+                box: Sequence[int], strides: Sequence[int], name: str) -> bytes:
+    """The 128 bytes of a ``tvm_cuda_emu::TensorMap``: ``dims``, ``box`` innermost first,
+    ``strides`` in bytes of dims 1.. (innermost first), the array at ``base`` spanning
+    ``extent`` bytes."""
+    pad5 = lambda xs: [*xs, *[0] * (5 - len(xs))]  # noqa: E731
+    data = struct.pack("<4I2Q5I5I4Q16s", _MAP_MAGIC, len(dims), elem, swizzle, base, extent,
+                       *pad5(list(dims)), *pad5(list(box)), *(list(strides) + [0] * 4)[:4],
+                       name.encode()[:15])
+    return data.ljust(128, b"\0")
+
+
+class EmulatedTensorMap(bytes):
+    """A tensor map the caller encoded for the CUDA emulator (what
+    :func:`~tvm_backend_cuda.dispatch.tma_utils.encode_tensor_map` returns for a CPU array):
+    the emulator's 128-byte record of the array's address, shape, strides, box and swizzle. A
+    launch stages the bytes it spans (sharing the copy of a pointer argument that holds them)
+    and points the record at the staged copy."""
+
+
+def encoded_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[int], elem: int,
+                       box: Sequence[int], swizzle: int, name: str = "") -> EmulatedTensorMap:
+    """The emulator's map of the CPU array at address ``ptr`` (``shape``, ``strides`` in
+    elements and ``box``, outermost first; swizzle mode 0 to 3), already checked as
+    ``cuTensorMapEncodeTiled`` checks it (:func:`~tvm_backend_cuda.tensor_map.
+    encode_tiled_tensor_map`)."""
+    extent = (sum((int(n) - 1) * int(s) for n, s in zip(shape, strides)) + 1) * elem
+    if any(int(n) == 0 for n in shape):
+        extent = 0
+    record = _map_record(int(ptr), extent, elem, (0, 32, 64, 128)[int(swizzle)],
+                         [int(x) for x in reversed(shape)], [int(b) for b in reversed(box)],
+                         [int(s) * elem for s in reversed(strides[:-1])], name or "tensor map")
+    return EmulatedTensorMap(record)
+
+
+def _encoded_map(data: bytes) -> tuple[int, int] | None:
+    """(base, extent) of an emulator record in ``data``, None for another 128-byte map."""
+    if len(data) != 128:
+        return None
+    magic, _, _, _, base, extent = _MAP_HEAD.unpack_from(data)
+    return (base, extent) if magic == _MAP_MAGIC else None
 
 
 class TensorMapArg:
@@ -113,12 +160,9 @@ class TensorMapArg:
             raise ValueError(f"{self.what}: TMA needs every stride but the innermost to be a "
                              f"multiple of 16 bytes; the array has strides {list(arr.strides)}")
         dims = [int(x) for x in reversed(arr.shape)]
-        pad5 = lambda xs: [*xs, *[0] * (5 - len(xs))]  # noqa: E731
         name = self.what.rpartition("'")[0].rpartition("'")[2] or "tensor map"
-        data = struct.pack("<4I2Q5I5I4Q16s", 0x504D4554, rank, elem, swizzle, base, arr.nbytes,
-                           *pad5(dims), *pad5(list(reversed(box))), *(strides + [0] * 4)[:4],
-                           name.encode()[:15])
-        return data.ljust(128, b"\0")
+        return _map_record(base, arr.nbytes, elem, swizzle, dims, list(reversed(box)), strides,
+                           name)
 
 
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
@@ -262,7 +306,13 @@ class EmulatedKernel:
         copy_back: list[tuple[Any, Any]] = []
         scalars: dict[int, Any] = {}
         maps: dict[int, tuple[int, TensorMapArg, Any]] = {}
+        encoded: dict[int, bytes] = {}
         for i, ((pname, ptype), value) in enumerate(zip(self.params, args)):
+            if ptype == "tensormap" and not isinstance(value, TensorMapArg):
+                raw = getattr(getattr(value, "buf", None), "raw", value)  # tensor_map_arg's
+                if isinstance(raw, (bytes, bytearray)) and _encoded_map(bytes(raw)) is not None:
+                    encoded[i] = bytes(raw)
+                    continue
             if ptype == "tensormap":
                 if not isinstance(value, TensorMapArg):
                     raise NotModelledError(
@@ -293,6 +343,7 @@ class EmulatedKernel:
             else:
                 raise NotModelledError(f"kernel {self.name!r}: parameter {pname!r} of type "
                                        f"{ptype!r} is not modelled by the CUDA emulator")
+        rebase = self._stage_encoded(encoded, arrays, copy_back, len(args))
         sizes = (ctypes.c_uint64 * max(len(args), 1))()
         for i, arr in arrays.items():
             if i < len(args):
@@ -311,6 +362,15 @@ class EmulatedKernel:
                     ctypes.memmove(at, tmap.record(arr, pointers[key]), 128)
                     records.append(holder)
                     ptrs[i] = at
+                elif i in encoded:  # the caller's record, pointed at the staged bytes
+                    key, offset = rebase[i]
+                    record = bytearray(encoded[i])
+                    struct.pack_into("<Q", record, 16, pointers[key] + offset)
+                    holder = ctypes.create_string_buffer(192)
+                    at = (ctypes.addressof(holder) + 63) // 64 * 64
+                    ctypes.memmove(at, bytes(record), 128)
+                    records.append(holder)
+                    ptrs[i] = at
                 else:
                     ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
             err = ctypes.create_string_buffer(4096)
@@ -325,6 +385,32 @@ class EmulatedKernel:
             launch({i: int(a.ctypes.data) for i, a in arrays.items()})
         for original, arr in copy_back:
             original[...] = arr
+
+
+    @staticmethod
+    def _stage_encoded(encoded: Mapping[int, bytes], arrays: dict[int, Any],
+                       copy_back: list[tuple[Any, Any]], nargs: int
+                       ) -> dict[int, tuple[int, int]]:
+        """Stage the bytes each caller-encoded map spans: inside an array argument, that
+        argument's copy; else a copy of its own. Returns, per map argument, (staged array
+        key, the map's offset in it)."""
+        import numpy as np
+
+        rebase: dict[int, tuple[int, int]] = {}
+        for i, data in encoded.items():
+            base, extent = _encoded_map(data) or (0, 0)
+            for key, arr in arrays.items():
+                start = int(arr.ctypes.data)
+                if start <= base and base + extent <= start + arr.nbytes:
+                    rebase[i] = (key, base - start)
+                    break
+            else:
+                view = np.ctypeslib.as_array((ctypes.c_uint8 * max(extent, 1)).from_address(base))
+                key = 2 * nargs + i
+                arrays[key] = staged = view.copy()
+                copy_back.append((view, staged))
+                rebase[i] = (key, 0)
+        return rebase
 
 
 class EmulatedModule:
