@@ -1,7 +1,8 @@
 """The library's Hopper kernels under the CUDA emulator (CPU, no GPU): TMA loads and stores
-through tensor maps derived at launch (128-byte swizzle, out-of-bounds zero fill, clipped
-stores), wgmma from shared-memory descriptors (K- and MN-major) and from registers, mbarrier
-transaction bytes, warp specialisation. Each result is checked against numpy."""
+through tensor maps derived at launch or encoded by the caller (128-byte swizzle, out-of-bounds
+zero fill, clipped stores), TMA reductions, wgmma from shared-memory descriptors (K- and
+MN-major) and from registers, mbarrier transaction bytes, warp specialisation. Each result is
+checked against numpy."""
 
 from __future__ import annotations
 
@@ -174,3 +175,69 @@ def test_tensor_maps_the_caller_encoded_are_not_modelled() -> None:
     b = np.zeros((128, 128), ml_dtypes.bfloat16)
     with pytest.raises(NotModelledError, match="tensor map"):
         ex(bytes(128), bytes(128), a, b)
+
+
+def _tma_reduce_kernel(op: str, dtype: str, rows: int, cols: int, box: int) -> Any:
+    """B op= A box by box: each CTA stages its box of A in shared memory (plain loads, zeros
+    past the edges), then one thread reduces it into B with ``cp.reduce.async.bulk.tensor``
+    through the caller's map of B (the boxes at the edges are clipped)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def tma_reduce(A: T.Buffer((rows, cols), dtype), TM: T.TensorMap):
+        T.device_entry()
+        bx, by = T.cta_id([(cols + box - 1) // box, (rows + box - 1) // box])
+        tx = T.thread_id([128])
+        tile = T.alloc_buffer((box, box), dtype, scope="shared.dyn", align=128)
+        for i in T.serial(box * box // 128):
+            r = by * box + (i * 128 + tx) // box
+            c = bx * box + (i * 128 + tx) % box
+            tile[(i * 128 + tx) // box, (i * 128 + tx) % box] = T.if_then_else(
+                r < rows and c < cols, A[T.min(r, rows - 1), T.min(c, cols - 1)],
+                T.Cast(dtype, 0))
+        T.ptx.fence.proxy_async("shared::cta")
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.cp_async.bulk.tensor.s2g_reduce(2, tile[0, 0], TM, "", op, bx * box, by * box)
+            T.ptx.cp_async.bulk.commit_group()
+            T.ptx.cp_async.bulk.wait_group(0)
+
+    return tma_reduce
+
+
+@pytest.mark.parametrize("op, dtype", [("add", "float32"), ("max", "float32"),
+                                       ("add", "bfloat16"), ("xor", "int32")])
+def test_tma_reduction_into_an_encoded_map(op: str, dtype: str) -> None:
+    """``cp.reduce.async.bulk.tensor`` (add, max, xor; float32, bfloat16 rounded once per
+    element, int32) into a map the caller encoded for the CPU array, twice, at a shape no box
+    divides."""
+    from tvm_backend_cuda.runtime import encode_tiled_tensor_map
+
+    rows, cols, box = 40, 24, 16
+    ex = _emulated(_tma_reduce_kernel(op, dtype, rows, cols, box))
+    rng = np.random.default_rng(5)
+    npt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    if dtype == "int32":
+        a, b = (rng.integers(0, 1 << 20, (rows, cols)).astype(npt) for _ in range(2))
+    else:
+        a, b = (rng.standard_normal((rows, cols)).astype(npt) for _ in range(2))
+    want = b.copy()
+    combine = {"add": np.add, "max": np.maximum, "xor": np.bitwise_xor}[op]
+    for _ in range(2):
+        if dtype == "bfloat16":  # one rounding per element per reduction, as the GPU's
+            want = combine(want.astype(np.float32), a.astype(np.float32)).astype(npt)
+        else:
+            want = combine(want, a)
+    tm = encode_tiled_tensor_map(b.ctypes.data, b.shape, (cols, 1), dtype, (box, box), 0,
+                                 emulated=True)
+    ex(a, tm)
+    ex(a, tm)
+    np.testing.assert_array_equal(b, want)
+
+
+def test_tma_reductions_the_emulator_lacks_are_named() -> None:
+    from tvm.error import NotModelledError
+
+    with pytest.raises(NotModelledError,
+                       match=r"shared_to_global_reduce with \.inc: the CUDA emulator does not"):
+        _emulated(_tma_reduce_kernel("inc", "uint32", 32, 32, 16))

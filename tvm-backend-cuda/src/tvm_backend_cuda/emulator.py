@@ -75,17 +75,21 @@ _TMA_ELEM_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8
 
 _MAP_MAGIC = 0x504D4554  # tvm_cuda_emu::kTensorMapMagic
 _MAP_HEAD = struct.Struct("<4I2Q")  # magic, rank, element bytes, swizzle bytes, base, extent
+#: tvm_cuda_emu::TmaDtype: the element types a TMA reduction computes in (others: 0, raw bytes)
+_TMA_DTYPE_CODES = {"float16": 1, "bfloat16": 2, "float32": 3, "float64": 4, "int32": 5,
+                    "uint32": 6, "int64": 7, "uint64": 8}
 
 
-def _map_record(base: int, extent: int, elem: int, swizzle: int, dims: Sequence[int],
+def _map_record(base: int, extent: int, dtype: str, swizzle: int, dims: Sequence[int],
                 box: Sequence[int], strides: Sequence[int], name: str) -> bytes:
     """The 128 bytes of a ``tvm_cuda_emu::TensorMap``: ``dims``, ``box`` innermost first,
-    ``strides`` in bytes of dims 1.. (innermost first), the array at ``base`` spanning
-    ``extent`` bytes."""
+    ``strides`` in bytes of dims 1.. (innermost first), the array of ``dtype`` at ``base``
+    spanning ``extent`` bytes."""
     pad5 = lambda xs: [*xs, *[0] * (5 - len(xs))]  # noqa: E731
-    data = struct.pack("<4I2Q5I5I4Q16s", _MAP_MAGIC, len(dims), elem, swizzle, base, extent,
-                       *pad5(list(dims)), *pad5(list(box)), *(list(strides) + [0] * 4)[:4],
-                       name.encode()[:15])
+    data = struct.pack("<4I2Q5I5I4Q16sI", _MAP_MAGIC, len(dims), _TMA_ELEM_BYTES[dtype],
+                       swizzle, base, extent, *pad5(list(dims)), *pad5(list(box)),
+                       *(list(strides) + [0] * 4)[:4], name.encode()[:15],
+                       _TMA_DTYPE_CODES.get(dtype, 0))
     return data.ljust(128, b"\0")
 
 
@@ -97,16 +101,17 @@ class EmulatedTensorMap(bytes):
     and points the record at the staged copy."""
 
 
-def encoded_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[int], elem: int,
+def encoded_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: str,
                        box: Sequence[int], swizzle: int, name: str = "") -> EmulatedTensorMap:
     """The emulator's map of the CPU array at address ``ptr`` (``shape``, ``strides`` in
     elements and ``box``, outermost first; swizzle mode 0 to 3), already checked as
     ``cuTensorMapEncodeTiled`` checks it (:func:`~tvm_backend_cuda.tensor_map.
     encode_tiled_tensor_map`)."""
+    elem = _TMA_ELEM_BYTES[dtype]
     extent = (sum((int(n) - 1) * int(s) for n, s in zip(shape, strides)) + 1) * elem
     if any(int(n) == 0 for n in shape):
         extent = 0
-    record = _map_record(int(ptr), extent, elem, (0, 32, 64, 128)[int(swizzle)],
+    record = _map_record(int(ptr), extent, dtype, (0, 32, 64, 128)[int(swizzle)],
                          [int(x) for x in reversed(shape)], [int(b) for b in reversed(box)],
                          [int(s) * elem for s in reversed(strides[:-1])], name or "tensor map")
     return EmulatedTensorMap(record)
@@ -161,8 +166,8 @@ class TensorMapArg:
                              f"multiple of 16 bytes; the array has strides {list(arr.strides)}")
         dims = [int(x) for x in reversed(arr.shape)]
         name = self.what.rpartition("'")[0].rpartition("'")[2] or "tensor map"
-        return _map_record(base, arr.nbytes, elem, swizzle, dims, list(reversed(box)), strides,
-                           name)
+        return _map_record(base, arr.nbytes, dtype, swizzle, dims, list(reversed(box)),
+                           strides, name)
 
 
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:

@@ -9,6 +9,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from .emulator import encoded_tensor_map
 from .pointers import _TORCH_TYPES
 
 TENSOR_MAP = "tensormap"  # a kernel parameter type: ``const __grid_constant__ CUtensorMap``
@@ -92,9 +93,7 @@ def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[in
                          f"{row_bytes} bytes (pad its rows to a multiple of {16 // eb or 1} "
                          "elements)")
     if emulated:
-        from .emulator import encoded_tensor_map
-
-        return encoded_tensor_map(ptr, shape, strides, eb, box, swizzle, what)
+        return encoded_tensor_map(ptr, shape, strides, dtype, box, swizzle, what)
     from cuda.bindings import driver as d  # the SDK: only when a map is encoded
 
     u64, u32 = d.cuuint64_t, d.cuuint32_t

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "tvm_emu_fibers.h"
@@ -1156,7 +1157,9 @@ struct TensorMap {
   uint32_t dims[5], box[5];             // innermost first
   uint64_t strides[4];                  // bytes, of dims 1..rank-1
   char name[16];
+  uint32_t dtype;  // TmaDtype (emulator.py _TMA_DTYPE_CODES): what a TMA reduction computes in
 };
+enum TmaDtype { kTmaRaw, kTmaF16, kTmaBf16, kTmaF32, kTmaF64, kTmaI32, kTmaU32, kTmaI64, kTmaU64 };
 static_assert(sizeof(TensorMap) <= 128, "an emulated tensor map fits a CUtensorMap");
 
 inline const TensorMap& tensor_map(unsigned long long addr, const char* what) {
@@ -1249,6 +1252,72 @@ template <class... C>
 inline void tma_store_at(unsigned src, unsigned long long tmap, C... coords) {
   const int c[] = {int(coords)...};
   tma_store(src, tmap, c);
+}
+// cp.reduce.async.bulk.tensor: the box's elements inside the array combined into global memory
+// (the map's dtype; 16-bit floats computed in float, one rounding), one reduction at a time
+// across the grid (the hardware's are atomic per element).
+enum TmaRed { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor };
+template <class T>
+inline T tma_red_apply(int op, T a, T b) {
+  switch (op) {
+    case kRedAdd: return a + b;
+    case kRedMin: return b < a ? b : a;
+    case kRedMax: return a < b ? b : a;
+    default: break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    if (op == kRedAnd) return a & b;
+    if (op == kRedOr) return a | b;
+    return a ^ b;
+  }
+  tvm_emu::fail(tvm_emu::kNotModelled, "cp.reduce.async.bulk.tensor: a bitwise reduction of a "
+                "floating-point tensor map (PTX allows .and/.or/.xor on integers only)");
+}
+template <class T>
+inline void tma_red_elem(int op, unsigned char* g, const unsigned char* s) {
+  T a, b;
+  std::memcpy(&a, g, sizeof(T));
+  std::memcpy(&b, s, sizeof(T));
+  a = tma_red_apply<T>(op, a, b);
+  std::memcpy(g, &a, sizeof(T));
+}
+template <class Tag>
+inline void tma_red_f16(int op, unsigned char* g, const unsigned char* s) {
+  uint16_t a, b;
+  std::memcpy(&a, g, 2);
+  std::memcpy(&b, s, 2);
+  float r = tma_red_apply<float>(op, Tag::dec(a), Tag::dec(b));
+  a = Tag::enc(r);
+  std::memcpy(g, &a, 2);
+}
+inline void tma_reduce(unsigned src, unsigned long long tmap, int op, const int* c) {
+  const char* what = "cp.reduce.async.bulk.tensor (TMA reduction)";
+  const TensorMap& m = tensor_map(tmap, what);
+  const unsigned char* sh = tvm_emu::tls_worker->shared;
+  static std::mutex lock;
+  std::lock_guard<std::mutex> hold(lock);
+  tma_each(m, src, c, what, [&](unsigned sa, unsigned char* g) {
+    if (!g) return;
+    const unsigned char* s = sh + sa;
+    switch (m.dtype) {
+      case kTmaF16: tma_red_f16<HalfTag>(op, g, s); break;
+      case kTmaBf16: tma_red_f16<Bf16Tag>(op, g, s); break;
+      case kTmaF32: tma_red_elem<float>(op, g, s); break;
+      case kTmaF64: tma_red_elem<double>(op, g, s); break;
+      case kTmaI32: tma_red_elem<int32_t>(op, g, s); break;
+      case kTmaU32: tma_red_elem<uint32_t>(op, g, s); break;
+      case kTmaI64: tma_red_elem<int64_t>(op, g, s); break;
+      case kTmaU64: tma_red_elem<uint64_t>(op, g, s); break;
+      default:
+        tvm_emu::fail(tvm_emu::kNotModelled, "%s: tensor map '%s' has an element type the "
+                      "emulator does not reduce (8- and 16-bit integers, float8)", what, m.name);
+    }
+  });
+}
+template <class... C>
+inline void tma_reduce_at(unsigned src, unsigned long long tmap, int op, C... coords) {
+  const int c[] = {int(coords)...};
+  tma_reduce(src, tmap, op, c);
 }
 // cp.async.bulk (no tensor map): global -> shared, completing on an mbarrier
 inline void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {

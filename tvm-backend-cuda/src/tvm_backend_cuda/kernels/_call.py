@@ -20,7 +20,7 @@ import tvm
 from tvm import autotune
 
 from .. import __version__ as _backend_version
-from ..executable import CudaOptions, emulating
+from ..executable import EMULATED_ARCH, CudaOptions, emulating
 from ..plugin import register_backend
 
 #: executables by (kernel, factory arguments, options, arch)
@@ -29,8 +29,7 @@ _LOCK = threading.Lock()
 #: one-element float32 device tensors of Python float scales, by (value, device)
 _SCALES: dict[tuple[float, Any], Any] = {}
 SETUP = "tvm_backend_cuda.plugin:register_backend"
-#: what the emulated kernels are built for, and the SM count their persistent grids assume
-EMULATED_ARCH = "sm_90a"
+#: the SM count the emulated kernels' persistent grids assume (an H200's)
 EMULATED_SMS = 132
 
 
