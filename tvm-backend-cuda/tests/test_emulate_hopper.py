@@ -241,3 +241,54 @@ def test_tma_reductions_the_emulator_lacks_are_named() -> None:
     with pytest.raises(NotModelledError,
                        match=r"shared_to_global_reduce with \.inc: the CUDA emulator does not"):
         _emulated(_tma_reduce_kernel("inc", "uint32", 32, 32, 16))
+
+
+def _tma_expecting(extra_bytes: int, rows: int = 64, cols: int = 64, box: int = 32) -> Any:
+    """B = A + 1 through one TMA load per CTA whose mbarrier expects ``extra_bytes`` more than
+    the box brings."""
+    from tvm.script import tirx as T
+
+    nbytes = box * box * 4
+
+    @T.prim_func
+    def tma_expect(TM: T.TensorMap, B: T.Buffer((rows, cols), "float32")):
+        T.device_entry()
+        bx, by = T.cta_id([cols // box, rows // box])
+        tx = T.thread_id([128])
+        tile = T.alloc_buffer((box, box), "float32", scope="shared.dyn", align=128)
+        bar = T.alloc_buffer((1,), "uint64", scope="shared.dyn", align=8)
+        if tx == 0:
+            T.ptx.mbarrier.init(bar[0], 1)
+            T.ptx.fence.mbarrier_init()
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.mbarrier.arrive.expect_tx(bar[0], nbytes + extra_bytes)
+            T.ptx.cp_async.bulk.tensor.g2c(2, tile[0, 0], bar[0], TM, 0, 1, "", bx * box,
+                                           by * box)
+        T.ptx.mbarrier.try_wait(bar[0], 0)
+        for i in T.serial(box * box // 128):
+            B[by * box + (i * 128 + tx) // box, bx * box + (i * 128 + tx) % box] = \
+                tile[(i * 128 + tx) // box, (i * 128 + tx) % box] + T.float32(1)
+
+    return tma_expect
+
+
+def test_mbarrier_expecting_more_bytes_than_arrive_is_a_deadlock_report() -> None:
+    """A planted bug: the mbarrier expects 16 bytes more than the TMA load completes. The
+    emulator reports the blocked threads with the barrier's phase and pending bytes instead of
+    hanging; with the right count the same kernel runs."""
+    from tvm.error import DeadlockError
+    from tvm_backend_cuda.runtime import encode_tiled_tensor_map
+
+    a = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
+    tm = encode_tiled_tensor_map(a.ctypes.data, a.shape, (64, 1), "float32", (32, 32), 0,
+                                 emulated=True)
+    b = np.zeros_like(a)
+    _emulated(_tma_expecting(0))(tm, b)
+    np.testing.assert_array_equal(b, a + np.float32(1))
+    with pytest.raises(DeadlockError) as info:
+        _emulated(_tma_expecting(16))(tm, b)
+    msg = str(info.value)
+    assert "kernel 'tma_expect_kernel'" in msg and "deadlock" in msg
+    assert "waiting on the mbarrier at shared address" in msg
+    assert "phase 0: 0 of 1 arrivals pending, 16 transaction bytes expected" in msg

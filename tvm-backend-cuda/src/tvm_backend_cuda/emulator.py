@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tvm.backend.sdk import emu, get_toolchain, work_folder
+from tvm.backend.sdk import cache_dir, emu, get_toolchain, run_tool, work_folder
 from tvm.error import CompileError, NotModelledError
 
 __all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "EmulatedTensorMap", "TensorMapArg",
@@ -275,13 +275,45 @@ def build_key() -> dict[str, Any]:
             "flags": flags()}
 
 
+def pch_folder() -> Path | None:
+    """The folder of ``tvm_cuda_emu.h.gch``, the shim precompiled with :func:`flags` (a third
+    of a kernel's compile time is the shim's headers), built on first use under
+    ``$TVM_CUDA_EMULATE_PCH_DIR``, else the compile cache's folder; None where it cannot be
+    built (the compiler then reads the headers)."""
+    root = os.environ.get("TVM_CUDA_EMULATE_PCH_DIR") or str(cache_dir() / "cuda-emu-pch")
+    key = hashlib.sha256(repr(build_key()).encode()).hexdigest()[:20]
+    return _pch_at(Path(root) / key)
+
+
+@functools.cache
+def _pch_at(folder: Path) -> Path | None:
+    gch = folder / "tvm_cuda_emu.h.gch"
+    if gch.exists():
+        return folder
+    toolchain = get_toolchain(cxx_command())
+    header_flags = [f for f in flags() if f not in ("-shared", "-include", "tvm_cuda_emu.h")]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"tmp-{os.getpid()}.gch"
+        run_tool([*toolchain.command, *header_flags, "-x", "c++-header",
+                  str(EMU_DIR / "tvm_cuda_emu.h"), "-o", str(tmp)],
+                 "precompiling the CUDA emulator's header", tool="the C++ compiler")
+        os.replace(tmp, gch)  # another process may have built it too: either is the same
+    except (OSError, CompileError):
+        return None
+    return folder
+
+
 def build(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> bytes:
     """Compile generated CUDA ``source`` for the emulator; the shared object's bytes."""
     text = prepare(source, kernels)
     toolchain = get_toolchain(cxx_command())
+    pch = pch_folder()
+    # the precompiled header is found first (gcc looks for name.gch in each -I folder)
+    extra = [f"-I{pch}"] if pch is not None else []
     try:
-        return toolchain.compile_shared(text, flags(), what="the CUDA source for the emulator",
-                                        suffix=".cpp")
+        return toolchain.compile_shared(text, extra + flags(),
+                                        what="the CUDA source for the emulator", suffix=".cpp")
     except CompileError as err:
         raise CompileError(f"{err.args[0]} (the CUDA emulator's build: a construct of the "
                            "generated code the emulator's shim lacks)", log=err.log,
