@@ -292,3 +292,75 @@ def test_mbarrier_expecting_more_bytes_than_arrive_is_a_deadlock_report() -> Non
     assert "kernel 'tma_expect_kernel'" in msg and "deadlock" in msg
     assert "waiting on the mbarrier at shared address" in msg
     assert "phase 0: 0 of 1 arrivals pending, 16 transaction bytes expected" in msg
+
+
+def _wgmma_reading(order: str, out: str, k: int = 32) -> Any:
+    """D (64x8) = A (64xk) @ Bt (8xk)^T with k/16 wgmma.m64n8k16 (operands in shared memory,
+    the no-swizzle K-major layout), the accumulators stored as ``out`` ``"wait, read"`` (right),
+    ``"read, wait"`` or ``"read"`` (no wait at all)."""
+    from tvm.script import tirx as T
+
+    kc = k // 8
+    wait_first = order == "wait, read"
+    wait_after = order == "read, wait"
+
+    @T.prim_func
+    def wgmma_read(A: T.Buffer((64, k), "float16"), Bt: T.Buffer((8, k), "float16"),
+                   D: T.Buffer((64, 8), out)):
+        T.device_entry()
+        tx = T.thread_id([128])
+        As = T.alloc_buffer((64 * k,), "float16", scope="shared.dyn", align=128)
+        Bs = T.alloc_buffer((8 * k,), "float16", scope="shared.dyn", align=128)
+        desc = T.alloc_buffer((2,), "uint64", scope="local")
+        acc = T.alloc_buffer((4,), "float32", scope="local")
+        for i in T.serial(64 * k // 128):
+            As[(((i * 128 + tx) // k) // 8 * kc + ((i * 128 + tx) % k) // 8) * 64
+               + ((i * 128 + tx) // k) % 8 * 8 + (i * 128 + tx) % 8] = \
+                A[(i * 128 + tx) // k, (i * 128 + tx) % k]
+        for i in T.serial(8 * k // 128):
+            Bs[((i * 128 + tx) % k) // 8 * 64 + ((i * 128 + tx) // k) * 8 + (i * 128 + tx) % 8] = \
+                Bt[(i * 128 + tx) // k, (i * 128 + tx) % k]
+        T.ptx.fence.proxy_async("shared::cta")
+        T.cuda.cta_sync()
+        T.ptx.wgmma.fence()
+        for kk in T.unroll(k // 16):
+            T.ptx.wgmma.encode_matrix_descriptor(desc[0], As[kk * 128], 128, kc * 128, 0)
+            T.ptx.wgmma.encode_matrix_descriptor(desc[1], Bs[kk * 128], 128, kc * 128, 0)
+            T.ptx.wgmma.mma_async.ss(desc[0], desc[1], acc[0], acc[1], acc[2], acc[3],
+                                     M=64, N=8, K=16, in_dtype="f16", out_dtype="f32",
+                                     transA=False, transB=False, scaleA=1.0, scaleB=1.0,
+                                     scaleD=kk)
+        T.ptx.wgmma.commit_group()
+        if wait_first:
+            T.ptx.wgmma.wait_group(0)
+        w, lane = tx // 32, tx % 32
+        for i in T.unroll(4):
+            D[16 * w + 8 * (i // 2) + lane // 4, 2 * (lane % 4) + i % 2] = T.Cast(out, acc[i])
+        if wait_after:
+            T.ptx.wgmma.wait_group(0)
+
+    return wgmma_read
+
+
+@pytest.mark.parametrize("out", ["float32", "float16"])
+@pytest.mark.parametrize("order", ["wait, read", "read, wait", "read"])
+def test_wgmma_accumulator_read_before_its_wait_is_reported(order: str, out: str) -> None:
+    """A planted bug: the epilogue reads the accumulators before ``wgmma.wait_group``. Until the
+    wait, the emulator keeps the result aside and the registers hold a placeholder; its value
+    reaching a conversion (float16) or global memory (float32), or a thread ending with the
+    wgmma in flight, is an error naming the read, not a wrong number."""
+    from tvm.error import EmulatorError
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((64, 32)).astype(np.float16)
+    bt = rng.standard_normal((8, 32)).astype(np.float16)
+    d = np.zeros((64, 8), out)
+    ex = _emulated(_wgmma_reading(order, out))
+    if order == "wait, read":
+        ex(a, bt, d)
+        want = a.astype(np.float32) @ bt.astype(np.float32).T
+        np.testing.assert_allclose(d.astype(np.float32), want, rtol=1e-3, atol=1e-2)
+        return
+    with pytest.raises(EmulatorError, match="wgmma accumulator was read before its "
+                                             "wgmma.wait_group|wgmma accumulators in flight"):
+        ex(a, bt, d)

@@ -233,6 +233,7 @@ static void entry_{name}(void** a, const ::tvm_emu::ThreadCtx&) {{
   const uint64_t* s = sizes_{name};
   (void)a; (void)s;
   {name}({args});
+  ::tvm_cuda_emu::wgmma_thread_end();
 }}
 extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
     const uint32_t* grid, const uint32_t* block, uint64_t dyn_bytes, int workers,
@@ -245,7 +246,10 @@ extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
   cfg.shared_bytes = {SHARED_STATIC_BYTES} + dyn_bytes;
   cfg.stack_size = stack_size;
   ::tvm_cuda_emu::install_race_detector(race_check != 0);
-  return ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
+  int rc = ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
+  if (rc) return rc;
+  return ::tvm_cuda_emu::scan_poison("{name}", args, sizes, names_{name}, {len(params)}, err,
+                                     errlen);
 }}""")
     return "\n".join(out) + "\n"
 
