@@ -55,8 +55,11 @@ def device(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Every test gets its own TVM_CACHE_DIR, so tests never see each other's (or a user's) cubins."""
+    """Every test gets its own TVM_CACHE_DIR, so tests never see each other's (or a user's)
+    cubins; the CUDA emulator's precompiled header (the same for every test) is the session's."""
     monkeypatch.setenv("TVM_CACHE_DIR", str(tmp_path_factory.mktemp("tvm-cache")))
+    monkeypatch.setenv("TVM_CUDA_EMULATE_PCH_DIR",
+                       str(tmp_path_factory.getbasetemp() / "cuda-emu-pch"))
     yield
 
 

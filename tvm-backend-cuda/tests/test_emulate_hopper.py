@@ -1,7 +1,8 @@
 """The library's Hopper kernels under the CUDA emulator (CPU, no GPU): TMA loads and stores
-through tensor maps derived at launch (128-byte swizzle, out-of-bounds zero fill, clipped
-stores), wgmma from shared-memory descriptors (K- and MN-major) and from registers, mbarrier
-transaction bytes, warp specialisation. Each result is checked against numpy."""
+through tensor maps derived at launch or encoded by the caller (128-byte swizzle, out-of-bounds
+zero fill, clipped stores), TMA reductions, wgmma from shared-memory descriptors (K- and
+MN-major) and from registers, mbarrier transaction bytes, warp specialisation. Each result is
+checked against numpy."""
 
 from __future__ import annotations
 
@@ -174,3 +175,192 @@ def test_tensor_maps_the_caller_encoded_are_not_modelled() -> None:
     b = np.zeros((128, 128), ml_dtypes.bfloat16)
     with pytest.raises(NotModelledError, match="tensor map"):
         ex(bytes(128), bytes(128), a, b)
+
+
+def _tma_reduce_kernel(op: str, dtype: str, rows: int, cols: int, box: int) -> Any:
+    """B op= A box by box: each CTA stages its box of A in shared memory (plain loads, zeros
+    past the edges), then one thread reduces it into B with ``cp.reduce.async.bulk.tensor``
+    through the caller's map of B (the boxes at the edges are clipped)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def tma_reduce(A: T.Buffer((rows, cols), dtype), TM: T.TensorMap):
+        T.device_entry()
+        bx, by = T.cta_id([(cols + box - 1) // box, (rows + box - 1) // box])
+        tx = T.thread_id([128])
+        tile = T.alloc_buffer((box, box), dtype, scope="shared.dyn", align=128)
+        for i in T.serial(box * box // 128):
+            r = by * box + (i * 128 + tx) // box
+            c = bx * box + (i * 128 + tx) % box
+            tile[(i * 128 + tx) // box, (i * 128 + tx) % box] = T.if_then_else(
+                r < rows and c < cols, A[T.min(r, rows - 1), T.min(c, cols - 1)],
+                T.Cast(dtype, 0))
+        T.ptx.fence.proxy_async("shared::cta")
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.cp_async.bulk.tensor.s2g_reduce(2, tile[0, 0], TM, "", op, bx * box, by * box)
+            T.ptx.cp_async.bulk.commit_group()
+            T.ptx.cp_async.bulk.wait_group(0)
+
+    return tma_reduce
+
+
+@pytest.mark.parametrize("op, dtype", [("add", "float32"), ("max", "float32"),
+                                       ("add", "bfloat16"), ("xor", "int32")])
+def test_tma_reduction_into_an_encoded_map(op: str, dtype: str) -> None:
+    """``cp.reduce.async.bulk.tensor`` (add, max, xor; float32, bfloat16 rounded once per
+    element, int32) into a map the caller encoded for the CPU array, twice, at a shape no box
+    divides."""
+    from tvm_backend_cuda.runtime import encode_tiled_tensor_map
+
+    rows, cols, box = 40, 24, 16
+    ex = _emulated(_tma_reduce_kernel(op, dtype, rows, cols, box))
+    rng = np.random.default_rng(5)
+    npt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    if dtype == "int32":
+        a, b = (rng.integers(0, 1 << 20, (rows, cols)).astype(npt) for _ in range(2))
+    else:
+        a, b = (rng.standard_normal((rows, cols)).astype(npt) for _ in range(2))
+    want = b.copy()
+    combine = {"add": np.add, "max": np.maximum, "xor": np.bitwise_xor}[op]
+    for _ in range(2):
+        if dtype == "bfloat16":  # one rounding per element per reduction, as the GPU's
+            want = combine(want.astype(np.float32), a.astype(np.float32)).astype(npt)
+        else:
+            want = combine(want, a)
+    tm = encode_tiled_tensor_map(b.ctypes.data, b.shape, (cols, 1), dtype, (box, box), 0,
+                                 emulated=True)
+    ex(a, tm)
+    ex(a, tm)
+    np.testing.assert_array_equal(b, want)
+
+
+def test_tma_reductions_the_emulator_lacks_are_named() -> None:
+    from tvm.error import NotModelledError
+
+    with pytest.raises(NotModelledError,
+                       match=r"shared_to_global_reduce with \.inc: the CUDA emulator does not"):
+        _emulated(_tma_reduce_kernel("inc", "uint32", 32, 32, 16))
+
+
+def _tma_expecting(extra_bytes: int, rows: int = 64, cols: int = 64, box: int = 32) -> Any:
+    """B = A + 1 through one TMA load per CTA whose mbarrier expects ``extra_bytes`` more than
+    the box brings."""
+    from tvm.script import tirx as T
+
+    nbytes = box * box * 4
+
+    @T.prim_func
+    def tma_expect(TM: T.TensorMap, B: T.Buffer((rows, cols), "float32")):
+        T.device_entry()
+        bx, by = T.cta_id([cols // box, rows // box])
+        tx = T.thread_id([128])
+        tile = T.alloc_buffer((box, box), "float32", scope="shared.dyn", align=128)
+        bar = T.alloc_buffer((1,), "uint64", scope="shared.dyn", align=8)
+        if tx == 0:
+            T.ptx.mbarrier.init(bar[0], 1)
+            T.ptx.fence.mbarrier_init()
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.mbarrier.arrive.expect_tx(bar[0], nbytes + extra_bytes)
+            T.ptx.cp_async.bulk.tensor.g2c(2, tile[0, 0], bar[0], TM, 0, 1, "", bx * box,
+                                           by * box)
+        T.ptx.mbarrier.try_wait(bar[0], 0)
+        for i in T.serial(box * box // 128):
+            B[by * box + (i * 128 + tx) // box, bx * box + (i * 128 + tx) % box] = \
+                tile[(i * 128 + tx) // box, (i * 128 + tx) % box] + T.float32(1)
+
+    return tma_expect
+
+
+def test_mbarrier_expecting_more_bytes_than_arrive_is_a_deadlock_report() -> None:
+    """A planted bug: the mbarrier expects 16 bytes more than the TMA load completes. The
+    emulator reports the blocked threads with the barrier's phase and pending bytes instead of
+    hanging; with the right count the same kernel runs."""
+    from tvm.error import DeadlockError
+    from tvm_backend_cuda.runtime import encode_tiled_tensor_map
+
+    a = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
+    tm = encode_tiled_tensor_map(a.ctypes.data, a.shape, (64, 1), "float32", (32, 32), 0,
+                                 emulated=True)
+    b = np.zeros_like(a)
+    _emulated(_tma_expecting(0))(tm, b)
+    np.testing.assert_array_equal(b, a + np.float32(1))
+    with pytest.raises(DeadlockError) as info:
+        _emulated(_tma_expecting(16))(tm, b)
+    msg = str(info.value)
+    assert "kernel 'tma_expect_kernel'" in msg and "deadlock" in msg
+    assert "waiting on the mbarrier at shared address" in msg
+    assert "phase 0: 0 of 1 arrivals pending, 16 transaction bytes expected" in msg
+
+
+def _wgmma_reading(order: str, out: str, k: int = 32) -> Any:
+    """D (64x8) = A (64xk) @ Bt (8xk)^T with k/16 wgmma.m64n8k16 (operands in shared memory,
+    the no-swizzle K-major layout), the accumulators stored as ``out`` ``"wait, read"`` (right),
+    ``"read, wait"`` or ``"read"`` (no wait at all)."""
+    from tvm.script import tirx as T
+
+    kc = k // 8
+    wait_first = order == "wait, read"
+    wait_after = order == "read, wait"
+
+    @T.prim_func
+    def wgmma_read(A: T.Buffer((64, k), "float16"), Bt: T.Buffer((8, k), "float16"),
+                   D: T.Buffer((64, 8), out)):
+        T.device_entry()
+        tx = T.thread_id([128])
+        As = T.alloc_buffer((64 * k,), "float16", scope="shared.dyn", align=128)
+        Bs = T.alloc_buffer((8 * k,), "float16", scope="shared.dyn", align=128)
+        desc = T.alloc_buffer((2,), "uint64", scope="local")
+        acc = T.alloc_buffer((4,), "float32", scope="local")
+        for i in T.serial(64 * k // 128):
+            As[(((i * 128 + tx) // k) // 8 * kc + ((i * 128 + tx) % k) // 8) * 64
+               + ((i * 128 + tx) // k) % 8 * 8 + (i * 128 + tx) % 8] = \
+                A[(i * 128 + tx) // k, (i * 128 + tx) % k]
+        for i in T.serial(8 * k // 128):
+            Bs[((i * 128 + tx) % k) // 8 * 64 + ((i * 128 + tx) // k) * 8 + (i * 128 + tx) % 8] = \
+                Bt[(i * 128 + tx) // k, (i * 128 + tx) % k]
+        T.ptx.fence.proxy_async("shared::cta")
+        T.cuda.cta_sync()
+        T.ptx.wgmma.fence()
+        for kk in T.unroll(k // 16):
+            T.ptx.wgmma.encode_matrix_descriptor(desc[0], As[kk * 128], 128, kc * 128, 0)
+            T.ptx.wgmma.encode_matrix_descriptor(desc[1], Bs[kk * 128], 128, kc * 128, 0)
+            T.ptx.wgmma.mma_async.ss(desc[0], desc[1], acc[0], acc[1], acc[2], acc[3],
+                                     M=64, N=8, K=16, in_dtype="f16", out_dtype="f32",
+                                     transA=False, transB=False, scaleA=1.0, scaleB=1.0,
+                                     scaleD=kk)
+        T.ptx.wgmma.commit_group()
+        if wait_first:
+            T.ptx.wgmma.wait_group(0)
+        w, lane = tx // 32, tx % 32
+        for i in T.unroll(4):
+            D[16 * w + 8 * (i // 2) + lane // 4, 2 * (lane % 4) + i % 2] = T.Cast(out, acc[i])
+        if wait_after:
+            T.ptx.wgmma.wait_group(0)
+
+    return wgmma_read
+
+
+@pytest.mark.parametrize("out", ["float32", "float16"])
+@pytest.mark.parametrize("order", ["wait, read", "read, wait", "read"])
+def test_wgmma_accumulator_read_before_its_wait_is_reported(order: str, out: str) -> None:
+    """A planted bug: the epilogue reads the accumulators before ``wgmma.wait_group``. Until the
+    wait, the emulator keeps the result aside and the registers hold a placeholder; its value
+    reaching a conversion (float16) or global memory (float32), or a thread ending with the
+    wgmma in flight, is an error naming the read, not a wrong number."""
+    from tvm.error import EmulatorError
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((64, 32)).astype(np.float16)
+    bt = rng.standard_normal((8, 32)).astype(np.float16)
+    d = np.zeros((64, 8), out)
+    ex = _emulated(_wgmma_reading(order, out))
+    if order == "wait, read":
+        ex(a, bt, d)
+        want = a.astype(np.float32) @ bt.astype(np.float32).T
+        np.testing.assert_allclose(d.astype(np.float32), want, rtol=1e-3, atol=1e-2)
+        return
+    with pytest.raises(EmulatorError, match="wgmma accumulator was read before its "
+                                             "wgmma.wait_group|wgmma accumulators in flight"):
+        ex(a, bt, d)

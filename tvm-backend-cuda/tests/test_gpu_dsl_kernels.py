@@ -235,24 +235,20 @@ def wgmma_tile(k: int = 32) -> Any:
 
 
 def tensor_map_2d(t: Any, box: int) -> Any:
-    """A 2-d tiled TMA descriptor (no swizzle) of the contiguous float32 CUDA tensor ``t``, as 16
-    int64 words on the GPU (a global-memory tensor map; the allocator aligns it to 64 bytes)."""
+    """A 2-d tiled TMA descriptor (no swizzle) of the contiguous float32 tensor ``t``, as 16
+    int64 words beside it (a global-memory tensor map; the allocator aligns it to 64 bytes):
+    ``cuTensorMapEncodeTiled``'s on the GPU, the CUDA emulator's record for a CPU tensor."""
     import torch
-    from cuda.bindings import driver as d
 
-    rows, cols = t.shape
-    u64, u32 = d.cuuint64_t, d.cuuint32_t
-    err, tmap = d.cuTensorMapEncodeTiled(
-        d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, t.data_ptr(),
-        [u64(cols), u64(rows)], [u64(cols * t.element_size())], [u32(box), u32(box)],
-        [u32(1), u32(1)], d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
-        d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
-        d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
-    assert err == d.CUresult.CUDA_SUCCESS, err
-    words = np.array([int(w) for w in tmap.opaque], dtype=np.uint64).view(np.int64)
-    out = torch.from_numpy(words).cuda()
-    assert out.data_ptr() % 64 == 0
+    from tvm_backend_cuda.runtime import encode_tiled_tensor_map
+
+    tmap = encode_tiled_tensor_map(t.data_ptr(), tuple(t.shape), tuple(t.stride()), "float32",
+                                   (box, box), 0, 0, emulated=t.device.type == "cpu")
+    data = bytes(tmap) if isinstance(tmap, bytes) else \
+        np.array([int(w) for w in tmap.opaque], dtype=np.uint64).tobytes()
+    words = np.frombuffer(data, dtype=np.int64).copy()
+    out = torch.from_numpy(words).to(t.device)
+    assert out.data_ptr() % 64 == 0 or t.device.type == "cpu"  # the emulator stages it aligned
     return out
 
 
@@ -411,11 +407,7 @@ def _device_arch() -> str:
 #: DSL kernels the CUDA emulator does not run yet, and why
 NOT_EMULATED: dict[str, str] = {}
 #: DSL kernels that build for the emulator but cannot run there, and why
-NOT_RUN_EMULATED = {
-    "tma_tensor_copy_mbarrier": "its tensor map is encoded by the CUDA driver "
-                                "(cuTensorMapEncodeTiled); the emulator models the maps a launch "
-                                "derives from arrays",
-}
+NOT_RUN_EMULATED: dict[str, str] = {}
 
 
 @pytest.mark.gpu

@@ -3,7 +3,11 @@ tile divides, every fused epilogue, float16 and float8 (fast and accurate: the a
 error at K = 8192 is no larger than ``torch._scaled_mm``'s), the row kernels and ``add``; the
 ``torch.ops.tvm`` ops under ``torch.compile(fullgraph=True)`` and a CUDA graph; tuning that a
 second process reuses without measuring. Tuning is off (``TVM_AUTOTUNE=0``) except where a
-test is about it."""
+test is about it.
+
+Without a GPU (the ``device`` fixture gives ``"cpu"``) the same tests call the callables on CPU
+tensors under the CUDA emulator, at the smaller shape each large case names (``EMULATED``); the
+CUDA graph is GPU-only, and the tuning test checks that an emulated run measures nothing."""
 
 from __future__ import annotations
 
@@ -52,15 +56,26 @@ GEMM_SHAPES = [(300, 264, 48, "bfloat16"), (1000, 1000, 512, "bfloat16"),
                (129, 520, 64, "float16"), (777, 1032, 256, "float8_e4m3fn"),
                (1000, 4096, 4096, "bfloat16")]
 
+#: the smaller shape the emulator runs in place of a large GPU one (still no tile divides it)
+EMULATED: dict[tuple[int, ...], tuple[int, ...]] = {
+    (1000, 1000, 512): (300, 520, 128), (777, 1032, 256): (200, 264, 128),
+    (1000, 4096, 4096): (260, 392, 256), (1000, 1032, 256): (300, 264, 128),
+    (1024, 1024, 8192): (256, 256, 1024)}
+
+
+def _shape(device: str, *shape: int) -> tuple[int, ...]:
+    return EMULATED.get(shape, shape) if device == "cpu" else shape
+
 
 @pytest.mark.parametrize("m, n, k, dtype", GEMM_SHAPES)
-def test_gemm_against_torch(torch: Any, m: int, n: int, k: int, dtype: str) -> None:
-    g = torch.Generator(device="cuda").manual_seed(m + n + k)
-    a = torch.randn(m, k, device="cuda", generator=g)
-    b = torch.randn(n, k, device="cuda", generator=g)
+def test_gemm_against_torch(torch: Any, m: int, n: int, k: int, dtype: str, device: str) -> None:
+    m, n, k = _shape(device, m, n, k)
+    g = torch.Generator(device=device).manual_seed(m + n + k)
+    a = torch.randn(m, k, device=device, generator=g)
+    b = torch.randn(n, k, device=device, generator=g)
     if dtype.startswith("float8"):
         A, B = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
-        C = kernels.gemm(A, B, scale_a=0.5, scale_b=torch.tensor([0.25], device="cuda"))
+        C = kernels.gemm(A, B, scale_a=0.5, scale_b=torch.tensor([0.25], device=device))
         ref = (A.double() @ B.double().T) * 0.125
     else:
         A, B = a.to(getattr(torch, dtype)), b.to(getattr(torch, dtype))
@@ -77,17 +92,18 @@ EPILOGUES = [dict(bias=True), dict(bias=True, activation="silu"), dict(activatio
 
 @pytest.mark.parametrize("opts", EPILOGUES, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
 @pytest.mark.parametrize("m, n, k", [(1000, 1032, 256), (256, 512, 128)])
-def test_fused_epilogue_against_torch(torch: Any, opts: dict[str, Any], m: int, n: int, k: int
-                                      ) -> None:
-    g = torch.Generator(device="cuda").manual_seed(m + k)
-    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
-    b = (torch.randn(n, k, device="cuda", generator=g) / math.sqrt(k)).to(torch.bfloat16)
-    bias = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) \
+def test_fused_epilogue_against_torch(torch: Any, opts: dict[str, Any], m: int, n: int, k: int,
+                                      device: str) -> None:
+    m, n, k = _shape(device, m, n, k)
+    g = torch.Generator(device=device).manual_seed(m + k)
+    a = torch.randn(m, k, device=device, generator=g).to(torch.bfloat16)
+    b = (torch.randn(n, k, device=device, generator=g) / math.sqrt(k)).to(torch.bfloat16)
+    bias = torch.randn(n, device=device, generator=g).to(torch.bfloat16) \
         if opts.get("bias") else None
-    res = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16) \
+    res = torch.randn(m, n, device=device, generator=g).to(torch.bfloat16) \
         if opts.get("residual") else None
     scale = opts.get("scale")
-    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
     got = kernels.gemm(a, b, out, bias=bias, activation=opts.get("activation"), residual=res,
                        scale_a=scale)
     assert got is out
@@ -100,12 +116,11 @@ def test_fused_epilogue_against_torch(torch: Any, opts: dict[str, Any], m: int, 
     assert _rel(torch, out, want) < 1e-2
 
 
-def test_accurate_fp8_is_no_worse_than_scaled_mm(torch: Any) -> None:
-    m = n = 1024
-    k = 8192
-    g = torch.Generator(device="cuda").manual_seed(3)
-    a = torch.randn(m, k, device="cuda", generator=g)
-    b = torch.randn(n, k, device="cuda", generator=g)
+def test_accurate_fp8_is_no_worse_than_scaled_mm(torch: Any, device: str) -> None:
+    m, n, k = _shape(device, 1024, 1024, 8192)
+    g = torch.Generator(device=device).manual_seed(3)
+    a = torch.randn(m, k, device=device, generator=g)
+    b = torch.randn(n, k, device=device, generator=g)
     sa, sb = a.abs().max() / 448, b.abs().max() / 448
     A, B = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn)
     sa, sb = sa.float().reshape(1), sb.float().reshape(1)
@@ -127,12 +142,13 @@ ROW_SHAPES = [(1, 8), (7, 136), (33, 1000), (5, 4096), (3, 8200)]
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("m, n", ROW_SHAPES)
-def test_row_callables_against_torch(torch: Any, dtype: str, m: int, n: int) -> None:
+def test_row_callables_against_torch(torch: Any, dtype: str, m: int, n: int, device: str
+                                     ) -> None:
     F = torch.nn.functional  # noqa: N806 - torch's own spelling
     dt = getattr(torch, dtype)
-    x = (torch.randn(2, m, n, device="cuda") * 3).to(dt)
-    w = (torch.rand(n, device="cuda") + 0.5).to(dt)
-    bb = torch.randn(n, device="cuda").to(dt)
+    x = (torch.randn(2, m, n, device=device) * 3).to(dt)
+    w = (torch.rand(n, device=device) + 0.5).to(dt)
+    bb = torch.randn(n, device=device).to(dt)
     xd, wd, bd = x.double(), w.double(), bb.double()
     tol = 1e-5 if dtype == "float32" else 1e-2
     assert _rel(torch, kernels.softmax(x), torch.softmax(xd, -1)) < tol
@@ -142,13 +158,13 @@ def test_row_callables_against_torch(torch: Any, dtype: str, m: int, n: int) -> 
     assert kernels.add(x, x, out=y) is y and torch.equal(y, (x.float() * 2).to(dt))
 
 
-def test_torch_ops_under_compile_and_cuda_graphs(torch: Any) -> None:
-    g = torch.Generator(device="cuda").manual_seed(9)
-    x = torch.randn(256, 512, device="cuda", generator=g).to(torch.bfloat16)
-    w_norm = (torch.rand(512, device="cuda", generator=g) + 0.5).to(torch.bfloat16)
-    w1 = (torch.randn(1024, 512, device="cuda", generator=g) / 23).to(torch.bfloat16)
-    b1 = torch.randn(1024, device="cuda", generator=g).to(torch.bfloat16)
-    w2 = (torch.randn(512, 1024, device="cuda", generator=g) / 32).to(torch.bfloat16)
+def test_torch_ops_under_compile_and_cuda_graphs(torch: Any, device: str) -> None:
+    g = torch.Generator(device=device).manual_seed(9)
+    x = torch.randn(256, 512, device=device, generator=g).to(torch.bfloat16)
+    w_norm = (torch.rand(512, device=device, generator=g) + 0.5).to(torch.bfloat16)
+    w1 = (torch.randn(1024, 512, device=device, generator=g) / 23).to(torch.bfloat16)
+    b1 = torch.randn(1024, device=device, generator=g).to(torch.bfloat16)
+    w2 = (torch.randn(512, 1024, device=device, generator=g) / 32).to(torch.bfloat16)
 
     def block(x: Any) -> Any:
         h = torch.ops.tvm.rms_norm(x, w_norm, 1e-6)
@@ -167,6 +183,8 @@ def test_torch_ops_under_compile_and_cuda_graphs(torch: Any) -> None:
     assert explain.graph_break_count == 0
     compiled = torch.compile(block, fullgraph=True, dynamic=False)
     assert _rel(torch, compiled(x), want) < 2e-2
+    if device == "cpu":
+        return  # CUDA graphs are the GPU's: the emulator launches synchronously, one by one
     # a CUDA graph replays our launches (compiled before the capture)
     static_x = x.clone()
     s = torch.cuda.Stream()
@@ -189,16 +207,21 @@ import json, sys
 import torch
 from tvm import autotune
 from tvm_backend_cuda import kernels
-a = torch.randn(512, 1024, device="cuda").to(torch.bfloat16)
-b = torch.randn(768, 1024, device="cuda").to(torch.bfloat16)
+device = sys.argv[1]
+a = torch.randn(512, 1024, device=device).to(torch.bfloat16)
+b = torch.randn(768, 1024, device=device).to(torch.bfloat16)
 c = kernels.gemm(a, b)
-torch.cuda.synchronize()
+if device == "cuda":
+    torch.cuda.synchronize()
 err = float((c.float() - a.float() @ b.float().T).norm() / (a.float() @ b.float().T).norm())
 print(json.dumps({"stats": autotune.stats, "err": err}))
 """
 
 
-def test_tuning_is_recorded_and_reused_by_a_second_process(torch: Any, tmp_path: Path) -> None:
+def test_tuning_is_recorded_and_reused_by_a_second_process(torch: Any, tmp_path: Path,
+                                                           device: str) -> None:
+    """On the GPU the first process measures and records, the second reuses the record; under
+    the emulator (whose times say nothing about a GPU) neither measures nor records."""
     env = {k: v for k, v in os.environ.items() if k != "TVM_AUTOTUNE"}
     env["TVM_CACHE_DIR"] = str(tmp_path)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "core" / "src"),
@@ -206,11 +229,16 @@ def test_tuning_is_recorded_and_reused_by_a_second_process(torch: Any, tmp_path:
                                          env.get("PYTHONPATH", "")])
     runs = []
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", TUNE], env=env, capture_output=True,
-                              text=True, timeout=600)
+        proc = subprocess.run([sys.executable, "-c", TUNE, device], env=env,
+                              capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-4000:]
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     first, second = runs
+    if device == "cpu":
+        assert first["stats"]["measured"] == second["stats"]["measured"] == 0
+        assert first["err"] < 1e-2 and second["err"] < 1e-2
+        assert not list(tmp_path.glob("autotune/*.json"))
+        return
     assert first["stats"]["measured"] == 1 and first["stats"]["compiled"] >= 2
     assert second["stats"] == {"measured": 0, "reused": 1, "compiled": 0}
     assert first["err"] < 1e-2 and second["err"] < 1e-2

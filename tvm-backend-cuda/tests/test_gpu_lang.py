@@ -44,10 +44,6 @@ def _to_torch(a: np.ndarray, device: str = "cuda") -> Any:
 
 #: variant kernels the CUDA emulator does not run yet, and why
 NOT_EMULATED = {
-    "tma_128B": "its tensor maps are encoded by the CUDA driver; the emulator models the maps "
-                "a launch derives from arrays",
-    "tma_none": "its tensor maps are encoded by the CUDA driver; the emulator models the maps "
-                "a launch derives from arrays",
     "dsmem": "clusters (distributed shared memory) are not modelled",
 }
 

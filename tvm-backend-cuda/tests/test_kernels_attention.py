@@ -2,7 +2,9 @@
 with NVRTC for sm_90a and the factory and callable errors say what to change; on the H200
 (marker ``gpu``), the output and log-sum-exp match ``scaled_dot_product_attention`` in float32
 at shapes with masked tails, GQA/MQA, causal and not, d 64, 128 and 256, bfloat16 and float16, and
-the ``torch.ops.tvm.attention`` op traces under ``torch.compile(fullgraph=True)``."""
+the ``torch.ops.tvm.attention`` op traces under ``torch.compile(fullgraph=True)``. Without a GPU
+the ``gpu`` tests run the callables on CPU tensors under the CUDA emulator (the two torch.compile
+tests at smaller shapes)."""
 
 from __future__ import annotations
 
@@ -106,18 +108,23 @@ def _reference(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> tuple[Any, A
     return torch.softmax(s, -1) @ vf, torch.logsumexp(s, -1)
 
 
+def _sync(torch: Any, device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", CASES, ids=_id)
-def test_attention_matches_torch(case: tuple[Any, ...]) -> None:
+def test_attention_matches_torch(case: tuple[Any, ...], device: str) -> None:
     torch = pytest.importorskip("torch")
     b, hq, hkv, sq, sk, d, dt, causal = case
-    g = torch.Generator(device="cuda").manual_seed(sq * 7 + sk)
+    g = torch.Generator(device=device).manual_seed(sq * 7 + sk)
     dtype = getattr(torch, dt)
-    q = torch.randn(b, hq, sq, d, device="cuda", generator=g).to(dtype)
-    k = torch.randn(b, hkv, sk, d, device="cuda", generator=g).to(dtype)
-    v = torch.randn(b, hkv, sk, d, device="cuda", generator=g).to(dtype)
+    q = torch.randn(b, hq, sq, d, device=device, generator=g).to(dtype)
+    k = torch.randn(b, hkv, sk, d, device=device, generator=g).to(dtype)
+    v = torch.randn(b, hkv, sk, d, device=device, generator=g).to(dtype)
     out, lse = kernels.attention(q, k, v, causal=causal, return_lse=True)
-    torch.cuda.synchronize()
+    _sync(torch, device)
     ref, ref_lse = _reference(torch, q, k, v, causal)
     assert torch.isfinite(out.float()).all()
     err = float((out.float() - ref).norm() / ref.norm())
@@ -131,11 +138,12 @@ def test_attention_matches_torch(case: tuple[Any, ...]) -> None:
 
 
 @pytest.mark.gpu
-def test_attention_op_under_torch_compile() -> None:
+def test_attention_op_under_torch_compile(device: str) -> None:
     torch = pytest.importorskip("torch")
-    q = torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16)
-    k = torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16)
-    v = torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16)
+    b, h, s = (2, 8, 512) if device == "cuda" else (1, 2, 200)  # the emulator's smaller shape
+    q = torch.randn(b, h, s, 128, device=device, dtype=torch.bfloat16)
+    k = torch.randn(b, h, s, 128, device=device, dtype=torch.bfloat16)
+    v = torch.randn(b, h, s, 128, device=device, dtype=torch.bfloat16)
 
     def block(q: Any, k: Any, v: Any) -> Any:
         return torch.ops.tvm.attention(q, k, v, True) * 2
@@ -170,20 +178,21 @@ def test_reference_backward_matches_autograd(causal: bool) -> None:
 
 
 @pytest.mark.gpu
-def test_attention_op_trains_in_a_transformer_block() -> None:
+def test_attention_op_trains_in_a_transformer_block(device: str) -> None:
     """``torch.ops.tvm.attention`` swapped into a small transformer block under
     ``torch.compile(fullgraph=True)``: the output and every gradient match the same block with
     ``scaled_dot_product_attention``."""
     torch = pytest.importorskip("torch")
     F = torch.nn.functional  # noqa: N806 - torch's own spelling
     torch.manual_seed(0)
-    dim, heads, kv_heads, seq = 512, 8, 2, 300
+    # the emulator's smaller block: half the heads, a shorter sequence
+    dim, heads, kv_heads, seq = (512, 8, 2, 300) if device == "cuda" else (256, 4, 2, 150)
     hd = dim // heads
-    wq = torch.randn(dim, dim, device="cuda") * dim ** -0.5
-    wkv = torch.randn(2 * kv_heads * hd, dim, device="cuda") * dim ** -0.5
-    wo = torch.randn(dim, dim, device="cuda") * dim ** -0.5
+    wq = torch.randn(dim, dim, device=device) * dim ** -0.5
+    wkv = torch.randn(2 * kv_heads * hd, dim, device=device) * dim ** -0.5
+    wo = torch.randn(dim, dim, device=device) * dim ** -0.5
     params = [w.bfloat16().requires_grad_() for w in (wq, wkv, wo)]
-    x = torch.randn(2, seq, dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    x = torch.randn(2, seq, dim, device=device, dtype=torch.bfloat16, requires_grad=True)
 
     def block(x: Any, wq: Any, wkv: Any, wo: Any, ours: bool) -> Any:
         b = x.shape[0]
@@ -234,15 +243,15 @@ def test_attention_backward_factory_errors() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", BWD_CASES, ids=_id)
-def test_attention_backward_matches_autograd(case: tuple[Any, ...]) -> None:
+def test_attention_backward_matches_autograd(case: tuple[Any, ...], device: str) -> None:
     """dq, dk, dv of the backward kernels against autograd through the float32 reference."""
     torch = pytest.importorskip("torch")
     b, hq, hkv, sq, sk, d, dt, causal = case
-    g = torch.Generator(device="cuda").manual_seed(sq + 3 * sk)
+    g = torch.Generator(device=device).manual_seed(sq + 3 * sk)
     dtype = getattr(torch, dt)
-    q, k, v = (torch.randn(b, h, s, d, device="cuda", generator=g).to(dtype)
+    q, k, v = (torch.randn(b, h, s, d, device=device, generator=g).to(dtype)
                for h, s in ((hq, sq), (hkv, sk), (hkv, sk)))
-    grad = torch.randn(b, hq, sq, d, device="cuda", generator=g).to(dtype)
+    grad = torch.randn(b, hq, sq, d, device=device, generator=g).to(dtype)
     out, lse = kernels.attention(q, k, v, causal=causal, return_lse=True)
     qf, kf, vf = (t.float().requires_grad_() for t in (q, k, v))
     ref, _ = _reference(torch, qf, kf, vf, causal)
@@ -250,7 +259,7 @@ def test_attention_backward_matches_autograd(case: tuple[Any, ...]) -> None:
     for det in (False, True):  # dQ by atomic adds, then by the dQ kernel
         dq, dk, dv = kernels.attention_backward(q, k, v, out, lse, grad, causal=causal,
                                                 deterministic=det)
-        torch.cuda.synchronize()
+        _sync(torch, device)
         errs = {name: (float((got.float() - want).norm() / want.norm()),
                        float((got.float() - want).abs().max()), float(want.abs().max()),
                        bool(torch.isfinite(got.float()).all()))

@@ -4,7 +4,8 @@ TMA instructions take. The executable passes a cuda.core ``TensorMapDescriptor``
 128-byte descriptor (``bytes``, a ``cuda.bindings.driver.CUtensorMap``, a numpy array) by value.
 
 CI: the generated source and NVRTC for sm_90a / sm_100a. GPU (``gpu``): a 2-d TMA copy with the
-descriptor from cuda.core and from ``cuTensorMapEncodeTiled`` bytes, against numpy.
+descriptor from cuda.core and from ``cuTensorMapEncodeTiled`` bytes, against numpy; under the
+CUDA emulator, with the emulator's map of the CPU array as bytes and as a numpy array.
 """
 
 from __future__ import annotations
@@ -217,6 +218,12 @@ def _descriptor(kind: str, a: Any) -> Any:
             pytest.skip("this cuda.core has no StridedMemoryView.as_tensor_map")
         view = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
         return view.as_tensor_map(box_dim=(BOX, BOX))
+    if a.device.type == "cpu":  # the emulator's map of the CPU array (bytes)
+        from tvm_backend_cuda.runtime import encode_tiled_tensor_map
+
+        data = encode_tiled_tensor_map(a.data_ptr(), tuple(a.shape), tuple(a.stride()),
+                                       "float32", (BOX, BOX), 0, 0, emulated=True)
+        return data if kind == "bytes" else np.frombuffer(data, dtype=np.uint64).copy()
     tmap = _encode_tiled(a, BOX)
     if kind == "CUtensorMap":
         return tmap
@@ -226,26 +233,31 @@ def _descriptor(kind: str, a: Any) -> Any:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["cuda.core", "CUtensorMap", "bytes", "numpy"])
-def test_tma_copy_with_a_by_value_tensor_map(kind: str) -> None:
+def test_tma_copy_with_a_by_value_tensor_map(kind: str, device: str) -> None:
+    """On the GPU every form of a driver-encoded map; under the emulator the emulator's map of
+    the CPU array, as bytes and as a numpy array (the driver's own objects need a driver)."""
     torch = pytest.importorskip("torch")
-    if torch.cuda.get_device_capability()[0] < 9:
+    if device == "cuda" and torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("TMA needs sm_90 or newer")
+    if device == "cpu" and kind not in ("bytes", "numpy"):
+        pytest.skip(f"a {kind} map is made by the CUDA driver; the emulator's maps are bytes")
     ex = tvm.compile(tma_copy_by_value(), target="cuda")
     host = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype("float32")
-    a = torch.from_numpy(host).cuda()
+    a = torch.from_numpy(host).to(device)
     b = torch.zeros_like(a)
     tm = _descriptor(kind, a)
     ex(tm, b)
     ex(tm, b)  # a second call
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     np.testing.assert_array_equal(b.cpu().numpy(), host + np.float32(1))
 
 
 @pytest.mark.gpu
-def test_a_wrong_tensor_map_argument_is_refused() -> None:
+def test_a_wrong_tensor_map_argument_is_refused(device: str) -> None:
     torch = pytest.importorskip("torch")
     ex = tvm.compile(tma_copy_by_value(), target="cuda")
-    b = torch.zeros((ROWS, COLS), device="cuda")
+    b = torch.zeros((ROWS, COLS), device=device)
     with pytest.raises(TypeError, match="TM.*128-byte"):
         ex(b, b)
     with pytest.raises(TypeError, match="TM.*128-byte"):

@@ -36,11 +36,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tvm.backend.sdk import emu, get_toolchain, work_folder
+from tvm.backend.sdk import cache_dir, emu, get_toolchain, run_tool, work_folder
 from tvm.error import CompileError, NotModelledError
 
-__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "TensorMapArg", "build", "load_source",
-           "prepare"]
+__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "EmulatedTensorMap", "TensorMapArg",
+           "build", "encoded_tensor_map", "load_source", "prepare"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
@@ -71,6 +71,58 @@ _SCALAR_CTYPES: dict[str, Any] = {
 _TMA_ELEM_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
                    "uint16": 2, "int16": 2, "float16": 2, "bfloat16": 2, "uint32": 4, "int32": 4,
                    "float32": 4, "uint64": 8, "int64": 8, "float64": 8}
+
+
+_MAP_MAGIC = 0x504D4554  # tvm_cuda_emu::kTensorMapMagic
+_MAP_HEAD = struct.Struct("<4I2Q")  # magic, rank, element bytes, swizzle bytes, base, extent
+#: tvm_cuda_emu::TmaDtype: the element types a TMA reduction computes in (others: 0, raw bytes)
+_TMA_DTYPE_CODES = {"float16": 1, "bfloat16": 2, "float32": 3, "float64": 4, "int32": 5,
+                    "uint32": 6, "int64": 7, "uint64": 8}
+
+
+def _map_record(base: int, extent: int, dtype: str, swizzle: int, dims: Sequence[int],
+                box: Sequence[int], strides: Sequence[int], name: str) -> bytes:
+    """The 128 bytes of a ``tvm_cuda_emu::TensorMap``: ``dims``, ``box`` innermost first,
+    ``strides`` in bytes of dims 1.. (innermost first), the array of ``dtype`` at ``base``
+    spanning ``extent`` bytes."""
+    pad5 = lambda xs: [*xs, *[0] * (5 - len(xs))]  # noqa: E731
+    data = struct.pack("<4I2Q5I5I4Q16sI", _MAP_MAGIC, len(dims), _TMA_ELEM_BYTES[dtype],
+                       swizzle, base, extent, *pad5(list(dims)), *pad5(list(box)),
+                       *(list(strides) + [0] * 4)[:4], name.encode()[:15],
+                       _TMA_DTYPE_CODES.get(dtype, 0))
+    return data.ljust(128, b"\0")
+
+
+class EmulatedTensorMap(bytes):
+    """A tensor map the caller encoded for the CUDA emulator (what
+    :func:`~tvm_backend_cuda.dispatch.tma_utils.encode_tensor_map` returns for a CPU array):
+    the emulator's 128-byte record of the array's address, shape, strides, box and swizzle. A
+    launch stages the bytes it spans (sharing the copy of a pointer argument that holds them)
+    and points the record at the staged copy."""
+
+
+def encoded_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: str,
+                       box: Sequence[int], swizzle: int, name: str = "") -> EmulatedTensorMap:
+    """The emulator's map of the CPU array at address ``ptr`` (``shape``, ``strides`` in
+    elements and ``box``, outermost first; swizzle mode 0 to 3), already checked as
+    ``cuTensorMapEncodeTiled`` checks it (:func:`~tvm_backend_cuda.tensor_map.
+    encode_tiled_tensor_map`)."""
+    elem = _TMA_ELEM_BYTES[dtype]
+    extent = (sum((int(n) - 1) * int(s) for n, s in zip(shape, strides)) + 1) * elem
+    if any(int(n) == 0 for n in shape):
+        extent = 0
+    record = _map_record(int(ptr), extent, dtype, (0, 32, 64, 128)[int(swizzle)],
+                         [int(x) for x in reversed(shape)], [int(b) for b in reversed(box)],
+                         [int(s) * elem for s in reversed(strides[:-1])], name or "tensor map")
+    return EmulatedTensorMap(record)
+
+
+def _encoded_map(data: bytes) -> tuple[int, int] | None:
+    """(base, extent) of an emulator record in ``data``, None for another 128-byte map."""
+    if len(data) != 128:
+        return None
+    magic, _, _, _, base, extent = _MAP_HEAD.unpack_from(data)
+    return (base, extent) if magic == _MAP_MAGIC else None
 
 
 class TensorMapArg:
@@ -113,12 +165,9 @@ class TensorMapArg:
             raise ValueError(f"{self.what}: TMA needs every stride but the innermost to be a "
                              f"multiple of 16 bytes; the array has strides {list(arr.strides)}")
         dims = [int(x) for x in reversed(arr.shape)]
-        pad5 = lambda xs: [*xs, *[0] * (5 - len(xs))]  # noqa: E731
         name = self.what.rpartition("'")[0].rpartition("'")[2] or "tensor map"
-        data = struct.pack("<4I2Q5I5I4Q16s", 0x504D4554, rank, elem, swizzle, base, arr.nbytes,
-                           *pad5(dims), *pad5(list(reversed(box))), *(strides + [0] * 4)[:4],
-                           name.encode()[:15])
-        return data.ljust(128, b"\0")
+        return _map_record(base, arr.nbytes, dtype, swizzle, dims, list(reversed(box)),
+                           strides, name)
 
 
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
@@ -184,6 +233,7 @@ static void entry_{name}(void** a, const ::tvm_emu::ThreadCtx&) {{
   const uint64_t* s = sizes_{name};
   (void)a; (void)s;
   {name}({args});
+  ::tvm_cuda_emu::wgmma_thread_end();
 }}
 extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
     const uint32_t* grid, const uint32_t* block, uint64_t dyn_bytes, int workers,
@@ -196,7 +246,10 @@ extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
   cfg.shared_bytes = {SHARED_STATIC_BYTES} + dyn_bytes;
   cfg.stack_size = stack_size;
   ::tvm_cuda_emu::install_race_detector(race_check != 0);
-  return ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
+  int rc = ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
+  if (rc) return rc;
+  return ::tvm_cuda_emu::scan_poison("{name}", args, sizes, names_{name}, {len(params)}, err,
+                                     errlen);
 }}""")
     return "\n".join(out) + "\n"
 
@@ -226,13 +279,45 @@ def build_key() -> dict[str, Any]:
             "flags": flags()}
 
 
+def pch_folder() -> Path | None:
+    """The folder of ``tvm_cuda_emu.h.gch``, the shim precompiled with :func:`flags` (a third
+    of a kernel's compile time is the shim's headers), built on first use under
+    ``$TVM_CUDA_EMULATE_PCH_DIR``, else the compile cache's folder; None where it cannot be
+    built (the compiler then reads the headers)."""
+    root = os.environ.get("TVM_CUDA_EMULATE_PCH_DIR") or str(cache_dir() / "cuda-emu-pch")
+    key = hashlib.sha256(repr(build_key()).encode()).hexdigest()[:20]
+    return _pch_at(Path(root) / key)
+
+
+@functools.cache
+def _pch_at(folder: Path) -> Path | None:
+    gch = folder / "tvm_cuda_emu.h.gch"
+    if gch.exists():
+        return folder
+    toolchain = get_toolchain(cxx_command())
+    header_flags = [f for f in flags() if f not in ("-shared", "-include", "tvm_cuda_emu.h")]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"tmp-{os.getpid()}.gch"
+        run_tool([*toolchain.command, *header_flags, "-x", "c++-header",
+                  str(EMU_DIR / "tvm_cuda_emu.h"), "-o", str(tmp)],
+                 "precompiling the CUDA emulator's header", tool="the C++ compiler")
+        os.replace(tmp, gch)  # another process may have built it too: either is the same
+    except (OSError, CompileError):
+        return None
+    return folder
+
+
 def build(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> bytes:
     """Compile generated CUDA ``source`` for the emulator; the shared object's bytes."""
     text = prepare(source, kernels)
     toolchain = get_toolchain(cxx_command())
+    pch = pch_folder()
+    # the precompiled header is found first (gcc looks for name.gch in each -I folder)
+    extra = [f"-I{pch}"] if pch is not None else []
     try:
-        return toolchain.compile_shared(text, flags(), what="the CUDA source for the emulator",
-                                        suffix=".cpp")
+        return toolchain.compile_shared(text, extra + flags(),
+                                        what="the CUDA source for the emulator", suffix=".cpp")
     except CompileError as err:
         raise CompileError(f"{err.args[0]} (the CUDA emulator's build: a construct of the "
                            "generated code the emulator's shim lacks)", log=err.log,
@@ -262,7 +347,13 @@ class EmulatedKernel:
         copy_back: list[tuple[Any, Any]] = []
         scalars: dict[int, Any] = {}
         maps: dict[int, tuple[int, TensorMapArg, Any]] = {}
+        encoded: dict[int, bytes] = {}
         for i, ((pname, ptype), value) in enumerate(zip(self.params, args)):
+            if ptype == "tensormap" and not isinstance(value, TensorMapArg):
+                raw = getattr(getattr(value, "buf", None), "raw", value)  # tensor_map_arg's
+                if isinstance(raw, (bytes, bytearray)) and _encoded_map(bytes(raw)) is not None:
+                    encoded[i] = bytes(raw)
+                    continue
             if ptype == "tensormap":
                 if not isinstance(value, TensorMapArg):
                     raise NotModelledError(
@@ -293,6 +384,7 @@ class EmulatedKernel:
             else:
                 raise NotModelledError(f"kernel {self.name!r}: parameter {pname!r} of type "
                                        f"{ptype!r} is not modelled by the CUDA emulator")
+        rebase = self._stage_encoded(encoded, arrays, copy_back, len(args))
         sizes = (ctypes.c_uint64 * max(len(args), 1))()
         for i, arr in arrays.items():
             if i < len(args):
@@ -311,6 +403,15 @@ class EmulatedKernel:
                     ctypes.memmove(at, tmap.record(arr, pointers[key]), 128)
                     records.append(holder)
                     ptrs[i] = at
+                elif i in encoded:  # the caller's record, pointed at the staged bytes
+                    key, offset = rebase[i]
+                    record = bytearray(encoded[i])
+                    struct.pack_into("<Q", record, 16, pointers[key] + offset)
+                    holder = ctypes.create_string_buffer(192)
+                    at = (ctypes.addressof(holder) + 63) // 64 * 64
+                    ctypes.memmove(at, bytes(record), 128)
+                    records.append(holder)
+                    ptrs[i] = at
                 else:
                     ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
             err = ctypes.create_string_buffer(4096)
@@ -325,6 +426,32 @@ class EmulatedKernel:
             launch({i: int(a.ctypes.data) for i, a in arrays.items()})
         for original, arr in copy_back:
             original[...] = arr
+
+
+    @staticmethod
+    def _stage_encoded(encoded: Mapping[int, bytes], arrays: dict[int, Any],
+                       copy_back: list[tuple[Any, Any]], nargs: int
+                       ) -> dict[int, tuple[int, int]]:
+        """Stage the bytes each caller-encoded map spans: inside an array argument, that
+        argument's copy; else a copy of its own. Returns, per map argument, (staged array
+        key, the map's offset in it)."""
+        import numpy as np
+
+        rebase: dict[int, tuple[int, int]] = {}
+        for i, data in encoded.items():
+            base, extent = _encoded_map(data) or (0, 0)
+            for key, arr in arrays.items():
+                start = int(arr.ctypes.data)
+                if start <= base and base + extent <= start + arr.nbytes:
+                    rebase[i] = (key, base - start)
+                    break
+            else:
+                view = np.ctypeslib.as_array((ctypes.c_uint8 * max(extent, 1)).from_address(base))
+                key = 2 * nargs + i
+                arrays[key] = staged = view.copy()
+                copy_back.append((view, staged))
+                rebase[i] = (key, 0)
+        return rebase
 
 
 class EmulatedModule:

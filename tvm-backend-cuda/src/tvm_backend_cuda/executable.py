@@ -62,7 +62,7 @@ from . import streams as _streams
 from .codegen import generate_cuda
 from .tags import validate_arch
 
-__all__ = ["DEFAULT_ARCH", "CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions",
+__all__ = ["DEFAULT_ARCH", "EMULATED_ARCH", "CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions",
            "EmulatedCudaExecutable", "default_arch", "emulating"]
 
 GRID_CONSTANT = "grid_constant"  # ptr_scope of a T.TensorMap parameter (codegen.GRID_CONSTANT)
@@ -103,8 +103,8 @@ class CudaBuilder(Builder):
     format = 2
 
     def codegen(self, mod: IRModule, target: Any, options: CudaOptions) -> Artifact:
-        arch = validate_arch(str(options.arch or default_arch(target)))
         emulate = emulating(options)
+        arch = validate_arch(str(options.arch or default_arch(target, emulate)))
         source, kernels = generate_cuda(mod, target, emulate=emulate)
         plans = launch_plans(mod, "cuda", target_name="cuda")
         return Artifact(source, {
@@ -121,8 +121,9 @@ class CudaBuilder(Builder):
         """``target`` with its arch settled before lowering: ``arch=`` if given, else the
         target's, else the GPU's in this process (``sm_90a`` on compute capability 9.0), else
         :data:`DEFAULT_ARCH`. Dispatch and codegen then see the same arch."""
+        emulate = emulating(options if options is not None else CudaOptions())
         arch = validate_arch(str((options.arch if options is not None else None)
-                                 or default_arch(target)))
+                                 or default_arch(target, emulate)))
         if target.attrs.get("arch") == arch:
             return target
         config = target.export()
@@ -168,14 +169,20 @@ def _device_arch() -> str | None:
 
 
 DEFAULT_ARCH = "sm_80"  # target "cuda" on a machine without a GPU
+#: target "cuda" built for the CUDA emulator: the Hopper arch it models (an H200's, so that code
+#: written for the GPU builds the same kernels under TVM_CUDA_EMULATE=1)
+EMULATED_ARCH = "sm_90a"
 
 
-def default_arch(target: Any) -> str:
-    """The arch a build for ``target`` uses: the target's ``arch``, else device 0's (with the
+def default_arch(target: Any, emulate: bool | None = None) -> str:
+    """The arch a build for ``target`` uses: the target's ``arch``, else :data:`EMULATED_ARCH`
+    for the emulator (``emulate``; None: ``$TVM_CUDA_EMULATE``), else device 0's (with the
     arch-specific suffix: ``sm_90a``, ``sm_100a``), else :data:`DEFAULT_ARCH`."""
     arch = target.attrs.get("arch")
     if arch:
         return str(arch)
+    if emulating(CudaOptions()) if emulate is None else emulate:
+        return EMULATED_ARCH
     return _device_arch() or DEFAULT_ARCH
 
 

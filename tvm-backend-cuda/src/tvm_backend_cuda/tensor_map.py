@@ -9,6 +9,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from .emulator import encoded_tensor_map
 from .pointers import _TORCH_TYPES
 
 TENSOR_MAP = "tensormap"  # a kernel parameter type: ``const __grid_constant__ CUtensorMap``
@@ -62,13 +63,14 @@ _DTYPE_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5
 
 def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[int], dtype: str,
                             box: Sequence[int], swizzle: int, l2_promotion: int = 2, *,
-                            what: str = "the array") -> Any:
+                            what: str = "the array", emulated: bool = False) -> Any:
     """``cuTensorMapEncodeTiled`` of an array at device address ``ptr`` with ``shape`` and
     ``strides`` (elements, outermost first; the innermost stride must be 1) and a box of
     ``box`` elements (outermost first), swizzle mode ``swizzle`` (0 none, 1 32B, 2 64B,
     3 128B); elements outside the array read as zero. Returns a
     ``cuda.bindings.driver.CUtensorMap``. What TMA cannot address is a ``ValueError`` naming
-    ``what`` and the rule, before the driver is asked."""
+    ``what`` and the rule, before the driver is asked. ``emulated``: ``ptr`` is a CPU array's,
+    and the map the CUDA emulator's record of it (no driver needed)."""
     kind = TMA_DTYPES.get(dtype)
     if kind is None:
         raise ValueError(f"{what}: TMA has no element type for {dtype}")
@@ -90,6 +92,8 @@ def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[in
                          f"16 bytes; the array {list(shape)} x {dtype} has strides "
                          f"{row_bytes} bytes (pad its rows to a multiple of {16 // eb or 1} "
                          "elements)")
+    if emulated:
+        return encoded_tensor_map(ptr, shape, strides, dtype, box, swizzle, what)
     from cuda.bindings import driver as d  # the SDK: only when a map is encoded
 
     u64, u32 = d.cuuint64_t, d.cuuint32_t

@@ -208,13 +208,15 @@ def encode_tensor_map(array: Any, tile: Sequence[int], swizzle: SwizzleMode | An
     and a shared tile of shape ``tile`` (the shared region of the
     ``Tx.copy_async(..., dispatch="tma")`` calls that use it; its rank is the array's), with
     swizzle ``swizzle``. Out-of-bounds elements read as zero. Returns a
-    ``cuda.bindings.driver.CUtensorMap`` (pass it as the ``T.TensorMap`` argument). A copy
-    without ``config["tensor_map"]`` needs none of this: the executable derives its map."""
-    ptr, shape, strides, _ = array_geometry(array)
+    ``cuda.bindings.driver.CUtensorMap`` (pass it as the ``T.TensorMap`` argument); for a CPU
+    array (device -1: torch's CPU tensors), the CUDA emulator's map of it. A copy without
+    ``config["tensor_map"]`` needs none of this: the executable derives its map."""
+    ptr, shape, strides, device = array_geometry(array)
     if len(shape) != len(tile):
         raise ValueError(f"encode_tensor_map: the array has {len(shape)} dims, the tile "
                          f"{len(tile)}; give the tile with one extent per array dim")
     dt = DataType(str(dtype if dtype is not None else array.dtype).replace("torch.", ""))
     mode = SwizzleMode.parse(swizzle)
     return encode_tiled_tensor_map(ptr, shape, strides, str(dt), tma_box(tile, dt, mode),
-                                   int(mode), l2_promotion, what="encode_tensor_map")
+                                   int(mode), l2_promotion, what="encode_tensor_map",
+                                   emulated=device < 0)

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "tvm_emu_fibers.h"
@@ -330,11 +331,25 @@ namespace tvm_cuda_emu {
 inline uint32_t f2u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline float u2f(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 
+// A wgmma's float accumulators hold this quiet NaN until its wgmma.wait_group (the result is
+// kept aside): arithmetic on it keeps the payload, and a conversion to a 16- or 8-bit float (an
+// epilogue's) that meets it reports the read. See "wgmma accumulators in flight" below.
+constexpr uint32_t kAccPoison = 0x7fe0acc0u;
+[[noreturn]] inline void acc_read_before_wait() {
+  tvm_emu::fail(tvm_emu::kError, "a wgmma accumulator was read before its wgmma.wait_group: a "
+                "value computed from an accumulator still in flight reached a conversion (the "
+                "wgmma's registers are undefined until the wait_group that completes it)");
+}
+inline void check_poison(float f) {
+  if ((f2u(f) & 0x7fffffffu) == kAccPoison) acc_read_before_wait();
+}
+
 // float -> IEEE binary16, round to nearest even (as __float2half_rn)
 inline uint16_t float_to_half_bits(float f) {
   uint32_t x = f2u(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t mag = x & 0x7fffffffu;
+  if (mag == kAccPoison) acc_read_before_wait();
   if (mag >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
   if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to infinity
   if (mag < 0x38800000u) {  // subnormal half (or zero)
@@ -363,7 +378,10 @@ inline float half_bits_to_float(uint16_t h) {
 }
 inline uint16_t float_to_bf16_bits(float f) {
   uint32_t u = f2u(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    check_poison(f);
+    return uint16_t((u >> 16) | 0x40u);
+  }
   u += 0x7fffu + ((u >> 16) & 1u);
   return uint16_t(u >> 16);
 }
@@ -423,7 +441,10 @@ struct Fp8Format {
   }
   static uint8_t max_code() { return E == 4 ? 0x7e : 0x7b; }
   static uint8_t encode(float f) {
-    if (std::isnan(f)) return E == 4 ? 0x7f : 0x7f;
+    if (std::isnan(f)) {
+      check_poison(f);
+      return 0x7f;
+    }
     uint8_t sign = std::signbit(f) ? 0x80 : 0;
     float a = std::fabs(f);
     // binary search the largest code whose magnitude is <= a (codes are ordered by magnitude)
@@ -919,8 +940,10 @@ inline void race_slice_end(tvm_emu::Worker& w, tvm_emu::Fiber& f) {
 
 inline void race_interval_end(tvm_emu::Worker& w) { ++race_state(w).interval; }
 inline void named_reset_block();
+inline void wgmma_reset_block();
 inline void race_block_start(tvm_emu::Worker& w) {
   cp_async_reset_block(w);
+  wgmma_reset_block();
   named_reset_block();
   if (race_on) ++race_state(w).interval;
 }
@@ -1156,7 +1179,9 @@ struct TensorMap {
   uint32_t dims[5], box[5];             // innermost first
   uint64_t strides[4];                  // bytes, of dims 1..rank-1
   char name[16];
+  uint32_t dtype;  // TmaDtype (emulator.py _TMA_DTYPE_CODES): what a TMA reduction computes in
 };
+enum TmaDtype { kTmaRaw, kTmaF16, kTmaBf16, kTmaF32, kTmaF64, kTmaI32, kTmaU32, kTmaI64, kTmaU64 };
 static_assert(sizeof(TensorMap) <= 128, "an emulated tensor map fits a CUtensorMap");
 
 inline const TensorMap& tensor_map(unsigned long long addr, const char* what) {
@@ -1250,6 +1275,72 @@ inline void tma_store_at(unsigned src, unsigned long long tmap, C... coords) {
   const int c[] = {int(coords)...};
   tma_store(src, tmap, c);
 }
+// cp.reduce.async.bulk.tensor: the box's elements inside the array combined into global memory
+// (the map's dtype; 16-bit floats computed in float, one rounding), one reduction at a time
+// across the grid (the hardware's are atomic per element).
+enum TmaRed { kRedAdd, kRedMin, kRedMax, kRedAnd, kRedOr, kRedXor };
+template <class T>
+inline T tma_red_apply(int op, T a, T b) {
+  switch (op) {
+    case kRedAdd: return a + b;
+    case kRedMin: return b < a ? b : a;
+    case kRedMax: return a < b ? b : a;
+    default: break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    if (op == kRedAnd) return a & b;
+    if (op == kRedOr) return a | b;
+    return a ^ b;
+  }
+  tvm_emu::fail(tvm_emu::kNotModelled, "cp.reduce.async.bulk.tensor: a bitwise reduction of a "
+                "floating-point tensor map (PTX allows .and/.or/.xor on integers only)");
+}
+template <class T>
+inline void tma_red_elem(int op, unsigned char* g, const unsigned char* s) {
+  T a, b;
+  std::memcpy(&a, g, sizeof(T));
+  std::memcpy(&b, s, sizeof(T));
+  a = tma_red_apply<T>(op, a, b);
+  std::memcpy(g, &a, sizeof(T));
+}
+template <class Tag>
+inline void tma_red_f16(int op, unsigned char* g, const unsigned char* s) {
+  uint16_t a, b;
+  std::memcpy(&a, g, 2);
+  std::memcpy(&b, s, 2);
+  float r = tma_red_apply<float>(op, Tag::dec(a), Tag::dec(b));
+  a = Tag::enc(r);
+  std::memcpy(g, &a, 2);
+}
+inline void tma_reduce(unsigned src, unsigned long long tmap, int op, const int* c) {
+  const char* what = "cp.reduce.async.bulk.tensor (TMA reduction)";
+  const TensorMap& m = tensor_map(tmap, what);
+  const unsigned char* sh = tvm_emu::tls_worker->shared;
+  static std::mutex lock;
+  std::lock_guard<std::mutex> hold(lock);
+  tma_each(m, src, c, what, [&](unsigned sa, unsigned char* g) {
+    if (!g) return;
+    const unsigned char* s = sh + sa;
+    switch (m.dtype) {
+      case kTmaF16: tma_red_f16<HalfTag>(op, g, s); break;
+      case kTmaBf16: tma_red_f16<Bf16Tag>(op, g, s); break;
+      case kTmaF32: tma_red_elem<float>(op, g, s); break;
+      case kTmaF64: tma_red_elem<double>(op, g, s); break;
+      case kTmaI32: tma_red_elem<int32_t>(op, g, s); break;
+      case kTmaU32: tma_red_elem<uint32_t>(op, g, s); break;
+      case kTmaI64: tma_red_elem<int64_t>(op, g, s); break;
+      case kTmaU64: tma_red_elem<uint64_t>(op, g, s); break;
+      default:
+        tvm_emu::fail(tvm_emu::kNotModelled, "%s: tensor map '%s' has an element type the "
+                      "emulator does not reduce (8- and 16-bit integers, float8)", what, m.name);
+    }
+  });
+}
+template <class... C>
+inline void tma_reduce_at(unsigned src, unsigned long long tmap, int op, C... coords) {
+  const int c[] = {int(coords)...};
+  tma_reduce(src, tmap, op, c);
+}
 // cp.async.bulk (no tensor map): global -> shared, completing on an mbarrier
 inline void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
   unsigned char* d = smem_at(dst, bytes, "cp.async.bulk destination");
@@ -1335,6 +1426,103 @@ inline float wgmma_reg_a(const tvm_emu::WarpSnap& s, unsigned row, unsigned k) {
   std::memcpy(bytes, &reg, 4);
   return in_value<In>(bytes + p * e);
 }
+// wgmma accumulators in flight: a wgmma with float accumulators computes its result when issued
+// but keeps it aside, per thread, in the open group, and writes kAccPoison into the registers;
+// wgmma.commit_group closes the group, wgmma.wait_group n writes the results of all but the n
+// most recent groups back. A later wgmma on the same registers (a chain) reads the pending
+// result, not the poison. Reported: a register written between issue and wait, a thread that
+// exits with results pending, and (through the poison) a value read before its wait that
+// reaches a conversion to a narrower float.
+struct PendingAcc {
+  float* reg;
+  float value;
+  int group;  // -1: the open group
+  unsigned line;
+};
+struct WgmmaState {
+  std::vector<PendingAcc> pending;
+  int committed = 0;
+};
+inline thread_local std::vector<WgmmaState>* tls_wgmma = nullptr;
+inline WgmmaState& wgmma_state() {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (!tls_wgmma) tls_wgmma = new std::vector<WgmmaState>();
+  if (tls_wgmma->size() < w->fibers.size()) tls_wgmma->resize(w->fibers.size());
+  return (*tls_wgmma)[tctx().linear];
+}
+inline void wgmma_reset_block() {
+  if (tls_wgmma) tls_wgmma->clear();
+}
+inline thread_local unsigned wgmma_line = 0;  // the issuing call's line (for reports)
+// the accumulator's value as the next wgmma of a chain reads it: a pending result, else the
+// register
+inline float acc_input(float* reg) {
+  WgmmaState& s = wgmma_state();
+  for (auto it = s.pending.rbegin(); it != s.pending.rend(); ++it)
+    if (it->reg == reg) return it->value;
+  return *reg;
+}
+inline void acc_issue(float* reg, float value) {
+  WgmmaState& s = wgmma_state();
+  for (auto& p : s.pending)
+    if (p.reg == reg) p.reg = nullptr;  // superseded by this one (it read the pending value)
+  s.pending.push_back({reg, value, -1, wgmma_line});
+  std::memcpy(reg, &kAccPoison, 4);
+}
+inline void wgmma_commit() {
+  WgmmaState& s = wgmma_state();
+  for (auto& p : s.pending)
+    if (p.group < 0) p.group = s.committed;
+  ++s.committed;
+}
+inline void wgmma_wait(int n) {
+  WgmmaState& s = wgmma_state();
+  std::vector<PendingAcc> keep;
+  for (auto& p : s.pending) {
+    if (p.reg && p.group >= 0 && p.group < s.committed - n) {
+      if (f2u(*p.reg) != kAccPoison)
+        tvm_emu::fail(tvm_emu::kError, "a wgmma accumulator register was written before its "
+                      "wgmma.wait_group (the wgmma at line %u of the generated source)", p.line);
+      *p.reg = p.value;
+    } else if (p.reg) {
+      keep.push_back(p);
+    }
+  }
+  s.pending.swap(keep);
+}
+// at a thread's end: nothing may be in flight
+inline void wgmma_thread_end() {
+  if (!tls_wgmma || tctx().linear >= tls_wgmma->size()) return;
+  WgmmaState& s = wgmma_state();
+  for (auto& p : s.pending)
+    if (p.reg)
+      tvm_emu::fail(tvm_emu::kError, "the thread ended with wgmma accumulators in flight: the "
+                    "wgmma at line %u of the generated source was never completed by a "
+                    "wgmma.wait_group (%s), so its accumulators were read, if at all, before "
+                    "their wait", p.line, p.group < 0 ? "nor committed" : "committed");
+}
+
+// after a launch: an accumulator value read before its wait that was stored to global memory
+// (a float store, which no conversion saw) is still the poison there
+inline int scan_poison(const char* kernel, void** args, const uint64_t* sizes,
+                       const char* const* names, int n, char* err, int errlen) {
+  for (int i = 0; i < n; ++i) {
+    if (!sizes || !sizes[i] || !args[i]) continue;
+    const unsigned char* p = static_cast<const unsigned char*>(args[i]);
+    for (uint64_t off = 0; off + 4 <= sizes[i]; off += 4) {
+      uint32_t u;
+      std::memcpy(&u, p + off, 4);
+      if ((u & 0x7fffffffu) != kAccPoison) continue;
+      std::snprintf(err, errlen, "kernel '%s': a wgmma accumulator was read before its "
+                    "wgmma.wait_group and stored: buffer '%s' holds the in-flight accumulator's "
+                    "placeholder at byte %llu (the wgmma's registers are undefined until the "
+                    "wait_group that completes it)", kernel, names[i], (unsigned long long)off);
+      return tvm_emu::kError;
+    }
+  }
+  return tvm_emu::kOk;
+}
+
 template <class In, bool F32Out, class... Acc>
 inline void wgmma_run(int n, int k, bool trans_a, bool trans_b, int scale_a, int scale_b,
                       int scale_d, const WgmmaDesc* da, const tvm_emu::WarpSnap* sa,
@@ -1371,7 +1559,7 @@ inline void wgmma_run(int n, int k, bool trans_a, bool trans_b, int scale_a, int
   for (int i = 0; i < nvals; ++i) {
     if (F32Out) {
       float* r = static_cast<float*>(regs[i]);
-      *r = out[i] + (scale_d ? *r : 0.0f);
+      acc_issue(r, out[i] + (scale_d ? acc_input(r) : 0.0f));
     } else {
       unsigned* r = static_cast<unsigned*>(regs[i / 2]);
       const int shift = 16 * (i % 2);

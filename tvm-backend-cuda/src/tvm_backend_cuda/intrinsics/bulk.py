@@ -94,6 +94,25 @@ def _emu_g2c(call: Call, emit: Emit) -> str:
             f"{smem_addr(emit, bar)}{cs})")
 
 
+_EMU_REDUCTIONS = ("add", "min", "max", "and", "or", "xor")  # tvm_cuda_emu::TmaRed's order
+
+
+def _emu_s2g_reduce(call: Call, emit: Emit) -> str:
+    dim = _dim(call)
+    src, tmap = call.args[1:3]
+    op = S(call, 5)
+    if op not in TMA_REDUCTIONS:
+        raise fail(call, f"unknown TMA reduction {op!r}")
+    if op not in _EMU_REDUCTIONS:
+        raise _not_modelled(call, f"with .{op}")
+    coords = list(call.args[6:])
+    if len(coords) != dim:
+        raise fail(call, f"a {dim}-d copy needs {dim} coordinates, got {len(coords)}")
+    cs = "".join(f", (int)({emit(c)})" for c in coords)
+    return (f"tvm_cuda_emu::tma_reduce_at({smem_addr(emit, src)}, {gaddr(emit, tmap)}, "
+            f"{_EMU_REDUCTIONS.index(op)}{cs})")
+
+
 def _emu_s2g_tensor(call: Call, emit: Emit) -> str:
     dim = _dim(call)
     src, tmap = call.args[1:3]
@@ -437,6 +456,7 @@ def _s2g_reduce_operands(
     name="cp_async_bulk_tensor_shared_to_global_reduce",
     strings=("red_op",),
     min_arch=90,
+    emulate=_emu_s2g_reduce,
 )
 def _tensor_s2g_reduce(call: Call, emit: Emit) -> str:
     op = S(call, 5)

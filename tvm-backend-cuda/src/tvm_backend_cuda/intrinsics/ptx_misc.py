@@ -359,6 +359,7 @@ def _st_bulk(call: Call, emit: Emit) -> str:
     "tensormap_addr, space=''",
     choices={"space": ("", "const", "param")},
     min_arch=90,
+    emulate=lambda call, emit: "(void)0",  # a cache hint: the emulator has no cache
 )
 def _prefetch_tensormap(call: Call, emit: Emit) -> str:
     return asm(

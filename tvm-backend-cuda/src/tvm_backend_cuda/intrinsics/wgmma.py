@@ -16,8 +16,9 @@ from .mma import PTX_TYPE_NAME
 
 # every op here exists on sm_90a alone (sm_100a dropped wgmma): min_arch = max_arch = 90
 # The CPU emulator (emu/tvm_cuda_emu.h, wgmma_*) computes each thread's fragment when the
-# instruction is issued: fence, commit and wait have nothing to order, the register barrier
-# nothing to pin.
+# instruction is issued and keeps float results aside until the wait_group that completes their
+# commit group (the registers read as a poison value until then); the fence has nothing to
+# order, the register barrier nothing to pin.
 _NOTHING = "(void)0"
 
 
@@ -30,12 +31,14 @@ def _fence(call: Call, emit: Emit) -> str:
     return asm("wgmma.fence.sync.aligned;")
 
 
-@intrin("ptx.wgmma.commit_group", min_arch=90, max_arch=90, emulate=_nothing)
+@intrin("ptx.wgmma.commit_group", min_arch=90, max_arch=90,
+        emulate=lambda call, emit: "tvm_cuda_emu::wgmma_commit()")
 def _commit(call: Call, emit: Emit) -> str:
     return asm("wgmma.commit_group.sync.aligned;")
 
 
-@intrin("ptx.wgmma.wait_group", "n", min_arch=90, max_arch=90, emulate=_nothing)
+@intrin("ptx.wgmma.wait_group", "n", min_arch=90, max_arch=90,
+        emulate=lambda call, emit: f"tvm_cuda_emu::wgmma_wait({int_arg(call, 0)})")
 def _wait(call: Call, emit: Emit) -> str:
     return asm(f"wgmma.wait_group.sync.aligned {int_arg(call, 0)};")
 
@@ -170,7 +173,8 @@ def _emu_mma_async(call: Call, emit: Emit, rs: bool) -> str:
         head = (f"tvm_cuda_emu::wgmma_ss{tmpl}({n}, {k}, {trans_a}, {trans_b}, {sa}, {sb}, "
                 f"{scale_d}, (unsigned long long)({emit(a_desc)}), "
                 f"(unsigned long long)({emit(b_desc)})")
-    return head + "".join(f", {lvalue(emit, a, acon)}" for a in accs) + ")"
+    text = head + "".join(f", {lvalue(emit, a, acon)}" for a in accs) + ")"
+    return f"(tvm_cuda_emu::wgmma_line = __LINE__, {text})"  # the line reports name
 
 
 def _shape_operands(

@@ -2,7 +2,8 @@
 ``tvm.backend.cuda.kernels``).
 
 Each kernel is a *factory* returning a PrimFunc for a shape and dtype (compile it yourself with
-``tvm.compile``), and a *ready callable* on torch CUDA tensors that compiles once per (shape,
+``tvm.compile``), and a *ready callable* on torch CUDA tensors (or, with ``TVM_CUDA_EMULATE=1``,
+CPU tensors, run under the CUDA emulator) that compiles once per (shape,
 dtype, arch, options), keeps the executable in memory (the compile cache keeps the cubin across
 processes), uses the tuned configuration (``tvm.autotune``; ``TVM_AUTOTUNE=0``: the defaults)
 and launches on torch's current stream:

@@ -1,6 +1,11 @@
 """The ready callables on torch tensors: argument checks, one compile per (kernel, shape, dtype,
 arch, options) kept in memory, the tuned configuration, and the launch on torch's current
-stream (the executable's stream rule)."""
+stream (the executable's stream rule).
+
+Where the kernels run is where the tensors are: CUDA tensors on their GPU; CPU tensors under the
+CUDA emulator when emulation is on (``TVM_CUDA_EMULATE=1``), the same generated CUDA built for
+:data:`EMULATED_ARCH` with the untuned defaults (docs/decisions.md, "The kernel library under
+the CUDA emulator")."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import tvm
 from tvm import autotune
 
 from .. import __version__ as _backend_version
+from ..executable import EMULATED_ARCH, CudaOptions, emulating
 from ..plugin import register_backend
 
 #: executables by (kernel, factory arguments, options, arch)
@@ -23,6 +29,8 @@ _LOCK = threading.Lock()
 #: one-element float32 device tensors of Python float scales, by (value, device)
 _SCALES: dict[tuple[float, Any], Any] = {}
 SETUP = "tvm_backend_cuda.plugin:register_backend"
+#: the SM count the emulated kernels' persistent grids assume (an H200's)
+EMULATED_SMS = 132
 
 
 def torch_module() -> Any:
@@ -50,16 +58,24 @@ def check_tensor(where: str, name: str, t: Any, dtypes: Sequence[str], ndim: int
         raise ValueError(f"{where}: {name} must be {ndim}-d, got shape {tuple(t.shape)}")
 
 
+def emulation_on() -> bool:
+    """Whether CPU tensors run under the CUDA emulator (``TVM_CUDA_EMULATE=1``: the switch that
+    makes every ``cuda`` build an emulated one)."""
+    return emulating(CudaOptions())
+
+
 def same_device(where: str, **tensors: Any) -> None:
-    """Every tensor given (None: absent) is on CUDA, all on the first one's device. Called
-    after the dtype and shape checks, so that those answer wherever the tensors are."""
+    """Every tensor given (None: absent) is on CUDA (or, with emulation on, on the CPU), all on
+    the first one's device. Called after the dtype and shape checks, so that those answer
+    wherever the tensors are."""
     ref = None
     for name, t in tensors.items():
         if t is None:
             continue
-        if t.device.type != "cuda":
+        if t.device.type != "cuda" and not (t.device.type == "cpu" and emulation_on()):
             raise ValueError(f"{where}: {name} is on {t.device}; these kernels run on CUDA "
-                             f"devices (move it with .cuda())")
+                             f"devices (move it with .cuda()), or on CPU tensors under the "
+                             f"CUDA emulator with TVM_CUDA_EMULATE=1")
         if ref is None:
             ref = t
         elif t.device != ref.device:
@@ -166,6 +182,8 @@ def executable(kernel: str, factory: Callable[..., Any], args: tuple[Any, ...],
     process. ``config`` is the tuned configuration (:func:`tvm.autotune.tune`: an earlier
     process's record, or a search now), or the default while torch captures a CUDA graph or
     compiles (no measuring there). ``arch_arg``: the factory takes ``arch=``."""
+    if device.type == "cpu":  # the CUDA emulator (same_device allowed it): no tuning there
+        return _emulated_executable(kernel, factory, args, options, tuning, arch_arg)
     index = device.index if device.index is not None else torch_module().cuda.current_device()
     arch = device_arch(index)
     key = (kernel, args, tuple(sorted(options.items())), arch, index)
@@ -203,4 +221,26 @@ def executable(kernel: str, factory: Callable[..., Any], args: tuple[Any, ...],
         if ex is None:
             ex = tvm.compile(factory(*args, **fixed, **config), target="cuda", arch=arch)
         _EXES[key] = ex
+    return ex
+
+
+def _emulated_executable(kernel: str, factory: Callable[..., Any], args: tuple[Any, ...],
+                         options: Mapping[str, Any], tuning: Tuning | None, arch_arg: bool
+                         ) -> Any:
+    """The kernel built for the CUDA emulator with the configuration an untuned GPU run uses
+    (the first candidate, for :data:`EMULATED_SMS` SMs): an emulated run's time says nothing
+    about the GPU's, so nothing is measured."""
+    key = (kernel, args, tuple(sorted(options.items())), "emulated")
+    ex = _EXES.get(key)
+    if ex is not None:
+        return ex
+    with _LOCK:
+        ex = _EXES.get(key)
+        if ex is None:
+            register_backend()
+            arch_kw = {"arch": EMULATED_ARCH} if arch_arg else {}
+            config = tuning.candidates(EMULATED_ARCH, EMULATED_SMS)[0] if tuning else {}
+            ex = tvm.compile(factory(*args, **options, **arch_kw, **config),
+                             target={"kind": "cuda", "arch": EMULATED_ARCH}, emulate=True)
+            _EXES[key] = ex
     return ex
