@@ -192,7 +192,8 @@ def _arguments(func: Any) -> list[Any] | None:
                 return None  # arrays this big are not what is tested here
             data = rng.integers(-4, 5, size=shape) if dtype.kind in "iub" else \
                 rng.standard_normal(shape)
-            args.append(np.ascontiguousarray(data.astype(dtype)))
+            # np.array keeps a 0-d buffer's array 0-d (ascontiguousarray makes it 1-d)
+            args.append(np.array(data, dtype=dtype).reshape(shape))
         elif p.dtype.is_handle:
             return None
         elif p.dtype.is_float:

@@ -9,7 +9,6 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from .emulator import encoded_tensor_map
 from .pointers import _TORCH_TYPES
 
 TENSOR_MAP = "tensormap"  # a kernel parameter type: ``const __grid_constant__ CUtensorMap``
@@ -93,6 +92,9 @@ def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[in
                          f"{row_bytes} bytes (pad its rows to a multiple of {16 // eb or 1} "
                          "elements)")
     if emulated:
+        # import-time budget: the emulator loads subprocess and logging
+        from .emulator import encoded_tensor_map  # noqa: PLC0415
+
         return encoded_tensor_map(ptr, shape, strides, dtype, box, swizzle, what)
     from cuda.bindings import driver as d  # the SDK: only when a map is encoded
 
