@@ -1,27 +1,32 @@
 """FlashAttention backward on Hopper: dQ, dK, dV from Q, K, V, dO, the forward's log-sum-exp
-and ``D = rowsum(dO * O)``, in two kernels written with the tile primitives and ``lang``
-helpers, deterministic (no atomics).
+and ``D = rowsum(dO * O)``, written with the tile primitives and ``lang`` helpers.
 
-Both recompute ``P = exp(S * scale - lse)`` from the saved log-sum-exp, with ``dS = P * (dP -
-D)`` and ``dP = dO V^T``:
+The kernels recompute ``P = exp(S * scale - lse)`` from the saved log-sum-exp, with ``dS = P *
+(dP - D)`` and ``dP = dO V^T``:
 
+- :func:`attention_bwd_pre_func`: D (float32) and the log-sum-exp times ``log2(e)``, as rows
+  padded for whole-block loads (a warp a row).
 - :func:`attention_bwd_dkdv_func`: one CTA per (batch, key/value head, block of 128 keys), two
   consumer warpgroups of 64 keys each, a producer warpgroup that loads the CTA's K and V once
   and then, for every query head of the group and every block of 64 queries (from the causal
-  diagonal on), Q's and dO's tiles into a ring. Per query block a consumer computes ``S^T = K
-  Q^T`` and ``dP^T = V dO^T`` (wgmma, both operands in shared memory), ``P^T`` and ``dS^T`` in
-  registers, then ``dV += P^T dO`` and ``dK += dS^T Q`` (wgmma with the 16-bit ``P^T`` and
-  ``dS^T`` fragments as the A operand from registers, dO and Q read MN-major). dK is scaled
-  and both are stored at the end.
-- :func:`attention_bwd_dq_func`: one CTA per (batch, query head, block of 128 queries), two
-  consumers of 64 queries; per block of 64 keys ``S = Q K^T``, ``dP = dO V^T``, ``dS``, and
-  ``dQ += dS K`` (dS from registers, K MN-major).
+  diagonal on), Q's and dO's tiles and the queries' LSE and D into a ring (TMA). Per query block
+  a consumer computes ``S^T = K Q^T`` and ``dP^T = V dO^T`` (wgmma, both operands in shared
+  memory), ``P^T`` and ``dS^T`` in registers, then ``dV += P^T dO`` and ``dK += dS^T Q``
+  (wgmma with the 16-bit ``P^T`` and ``dS^T`` fragments as the A operand from registers, dO and
+  Q read MN-major). With ``dq_atomic`` (the default) it also writes ``dS^T`` to shared memory
+  and computes ``dS K`` (one more wgmma; at d 128 each consumer one 64-column chunk of d over
+  all 128 keys), added into a float32 buffer in fragment order with 16-byte vector atomics
+  (:func:`dqa_layout`); :func:`attention_bwd_post_func` then writes dQ's rows. Five products a
+  step instead of seven.
+- :func:`attention_bwd_dq_func`, the deterministic way to dQ: one CTA per (batch, query head,
+  block of 128 queries), two consumers of 64 queries; per block of 64 keys ``S = Q K^T``, ``dP
+  = dO V^T``, ``dS``, and ``dQ += dS K`` (dS from registers, K MN-major).
 
-This is the first round: the products run one after another in each warpgroup (no overlap of
-the elementwise work with the tensor cores), and ``dS P`` is recomputed in the dQ kernel
-rather than shared through shared memory and atomics (about 1.4x the backward's arithmetic).
-Parameters are the operands as rows, like the forward's (``[batch * heads * seq, d]``), and
-``LSE2`` and ``Dl``, float32 ``[batch * heads_q, padded_seq(seq_q)]``: the forward's
+Only the steps that cross the causal diagonal or hold a tail mask elements; causal CTAs run
+longest first (``lpt``). Each warpgroup still runs its products one after another (the
+elementwise work does not overlap its own tensor-core work; the two consumers overlap each
+other). Parameters are the operands as rows, like the forward's (``[batch * heads * seq, d]``),
+and ``LSE2`` and ``Dl``, float32 ``[batch * heads_q, padded_seq(seq_q)]``: the forward's
 log-sum-exp times ``log2(e)`` and D, each query head's row padded to a multiple of 128
 (:func:`padded_seq`). d 64 or 128.
 """
