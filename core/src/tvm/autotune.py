@@ -52,6 +52,8 @@ __all__ = ["RECORD_FORMAT", "TuneResult", "enabled", "host_device", "lookup", "r
 RECORD_FORMAT = 1
 #: searches longer than this (seconds) show a progress line
 PROGRESS_AFTER_S = 2.0
+#: timing rounds of a search: the candidates take turns, each keeps its median
+ROUNDS = 3
 #: what this process did: searches measured, records reused, candidates compiled
 stats = {"measured": 0, "reused": 0, "compiled": 0}
 
@@ -306,26 +308,43 @@ def _compile_child(setup: str | None, ref: str, args: list[Any], cfg: dict[str, 
 
 def _measure(candidates: Sequence[Mapping[str, Any]], exes: list[tuple[Any, str | None]],
              run: Callable[[Any], Callable[[], Any]], check: Callable[[Any], Any] | None,
-             timer: Callable[[Callable[[], Any]], float], progress: _Progress
-             ) -> tuple[list[dict[str, Any]], int | None]:
+             timer: Callable[[Callable[[], Any]], float], progress: _Progress,
+             rounds: int = ROUNDS) -> tuple[list[dict[str, Any]], int | None]:
+    """Check every candidate, then time the correct ones in ``rounds`` rounds, the candidates
+    taking turns, and keep each one's median: a drift of the machine (clocks, temperature,
+    another process) then falls on all of them alike instead of on the ones measured last."""
     results: list[dict[str, Any]] = []
-    best: int | None = None
+    calls: list[tuple[int, Callable[[], Any]]] = []
     for i, (cfg, (ex, error)) in enumerate(zip(candidates, exes)):
         entry: dict[str, Any] = {"config": _jsonable(dict(cfg)), "ms": None, "error": error}
         results.append(entry)
         if ex is None:
             continue
-        progress.update(f"measuring {i + 1}/{len(candidates)}")
+        progress.update(f"checking {i + 1}/{len(candidates)}")
         try:
             call = run(ex)
             call()
             if check is not None and check(ex) is False:
                 raise AutotuneError("wrong answer")
-            entry["ms"] = round(timer(call) * 1e3, 6)
         except Exception as err:  # noqa: BLE001 - a failing candidate is reported, not fatal
             entry["error"] = f"{type(err).__name__}: {err}"
             continue
-        if best is None or entry["ms"] < results[best]["ms"]:
+        calls.append((i, call))
+    samples: dict[int, list[float]] = {i: [] for i, _ in calls}
+    for r in range(max(1, rounds)):
+        progress.update(f"timing, round {r + 1}/{rounds}")
+        for i, call in calls:
+            if i not in samples:
+                continue  # failed in an earlier round
+            try:
+                samples[i].append(timer(call))
+            except Exception as err:  # noqa: BLE001
+                results[i]["error"] = f"{type(err).__name__}: {err}"
+                del samples[i]
+    best: int | None = None
+    for i, ts in samples.items():
+        results[i]["ms"] = round(statistics.median(ts) * 1e3, 6)
+        if best is None or results[i]["ms"] < results[best]["ms"]:
             best = i
     return results, best
 

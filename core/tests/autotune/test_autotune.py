@@ -48,20 +48,21 @@ def _runner() -> tuple[Any, Any, Any]:
 
 def test_the_fastest_correct_candidate_wins_and_is_recorded(cache: Path) -> None:
     run, check, _ = _runner()
-    # measured in order; the wrong candidate (last) is never timed: correctness comes first
+    # timed in rounds, the candidates taking turns; the wrong candidate (last) is never
+    # timed: correctness comes first
     said = [3e-3, 1e-3, 2e-3]
     seen: list[int] = []
 
     def timer(call: Any) -> float:
         seen.append(len(seen))
-        return said[len(seen) - 1]
+        return said[(len(seen) - 1) % 3]
 
     cands = [{"unroll": 1}, {"unroll": 4}, {"unroll": 8}, {"unroll": 2, "wrong": True}]
     res = autotune.tune("scale", scale_func, (N, "float32"), cands, target="c", run=run,
                         check=check, timer=timer, workers=1)
     assert res.measured and res.config == {"unroll": 4}
     assert res.executable is not None
-    assert len(seen) == 3  # the wrong candidate was never timed
+    assert len(seen) == 3 * autotune.ROUNDS  # the wrong candidate was never timed
     record = json.loads(res.record.read_text())
     assert res.record.parent == cache / "autotune"
     assert record["kernel"] == "scale" and record["args"] == [N, "float32"]
@@ -175,10 +176,36 @@ def test_progress_line_on_a_long_search(cache: Path, monkeypatch: pytest.MonkeyP
 
 def test_a_candidate_that_writes_nothing_is_not_picked(cache: Path) -> None:
     run, check, _ = _runner()
-    said = iter([5e-3, 1e-9])  # the idle one would be "fastest"
+    timed: list[Any] = []
+
+    def timer(call: Any) -> float:
+        timed.append(call)
+        return 5e-3 if len(timed) == 1 else 1e-9  # the idle one would be "fastest"
 
     res = autotune.tune("scale", scale_func, (N, "float32"),
                         [{"unroll": 1}, {"unroll": 1, "idle": True}], target="c", run=run,
-                        check=check, timer=lambda call: next(said), workers=1)
+                        check=check, timer=timer, workers=1)
     assert res.config == {"unroll": 1}
     assert "wrong answer" in res.results[1]["error"]
+    assert len(set(map(id, timed))) == 1  # only the correct one was timed
+
+
+def test_candidates_are_timed_in_turns_and_keep_their_median(cache: Path) -> None:
+    """A machine that slows down during the search (clocks, heat, another process) must not
+    decide it: each round times every candidate once, and each keeps its median."""
+    run, check, _ = _runner()
+    order: list[int] = []
+    calls: dict[int, int] = {}
+
+    def timer(call: Any) -> float:
+        i = calls.setdefault(id(call), len(calls))
+        order.append(i)
+        # candidate 1 is the faster one, but its first round ran while the machine was slow
+        drift = 10e-3 if len(order) == 2 else 0.0
+        return (2e-3 if i == 0 else 1e-3) + drift
+
+    res = autotune.tune("scale", scale_func, (N, "float32"), [{"unroll": 1}, {"unroll": 4}],
+                        target="c", run=run, check=check, timer=timer, workers=1)
+    assert order == [0, 1] * autotune.ROUNDS
+    assert res.config == {"unroll": 4}
+    assert [r["ms"] for r in res.results] == [2.0, 1.0]

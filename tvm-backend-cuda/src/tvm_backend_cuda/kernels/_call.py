@@ -136,8 +136,9 @@ def scale_tensor(where: str, name: str, value: Any, device: Any) -> Any:
     return t
 
 
-def gpu_timer(call: Callable[[], Any], reps: int = 20) -> float:
-    """Median seconds of ``call`` timed with CUDA events on torch's current stream."""
+def gpu_timer(call: Callable[[], Any], reps: int = 10) -> float:
+    """Median seconds of ``call`` timed with CUDA events on torch's current stream (one of the
+    tuner's rounds, :data:`tvm.autotune.ROUNDS`)."""
     torch = torch_module()
     for _ in range(3):
         call()
