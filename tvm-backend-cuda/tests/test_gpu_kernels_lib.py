@@ -137,6 +137,28 @@ def test_accurate_fp8_is_no_worse_than_scaled_mm(torch: Any, device: str) -> Non
     assert e_acc <= e_fast * 1.01
 
 
+@pytest.mark.parametrize("k", [1024, 1152])  # 8 stages of 128: two whole cycles; 9: a tail
+def test_accurate_fp8_promoting_every_second_stage(torch: Any, device: str, k: int) -> None:
+    """``promote_every=2``: two scratch accumulators taking turns (each group's MMAs run while
+    the previous group is added), the main loop unrolled, a tail of one stage."""
+    import tvm
+
+    m, n = 128, 256
+    g = torch.Generator(device=device).manual_seed(k)
+    a = torch.randn(m, k, device=device, generator=g)
+    b = torch.randn(n, k, device=device, generator=g)
+    sa, sb = a.abs().max() / 448, b.abs().max() / 448
+    A, B = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn)
+    sa, sb = sa.float().reshape(1), sb.float().reshape(1)
+    arch = "sm_90a" if device == "cpu" else None
+    ex = tvm.compile(kernels.gemm_func(m, n, k, "float8_e4m3fn", arch=arch, accurate=True,
+                                       promote_every=2), target="cuda")
+    out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
+    ex(A, B, sa, sb, out)
+    ref = (A.double() @ B.double().T) * (sa.double() * sb.double())
+    assert _rel(torch, out, ref) < 4e-3
+
+
 ROW_SHAPES = [(1, 8), (7, 136), (33, 1000), (5, 4096), (3, 8200)]
 
 

@@ -106,7 +106,13 @@ def test_accurate_fp8_promotes_into_float32_registers() -> None:
     assert "wgmma.wait_group.sync.aligned 1" in fast.inspect_source()
     every2 = _compile(gemm_func(256, 256, 1024, "float8_e4m3fn", arch="sm_90a", accurate=True,
                                 promote_every=2), "sm_90a").inspect_source()
-    assert "% 2) == 1)" in every2  # promoted after every second stage (and after the last)
+    # two scratch accumulators in turn, a cycle of 4 stages in an unrolled loop: a group's
+    # MMAs run while the previous group is added, each stage waiting for all but its own
+    assert "float acc2[64]" in every2
+    assert "#pragma unroll" in every2
+    assert every2.count("wgmma.wait_group.sync.aligned 1") == 4
+    assert every2.count("fin[63] = (fin[63] + acc[63]);") == 1
+    assert every2.count("fin[63] = (fin[63] + acc2[63]);") == 2  # and after the last stage
 
 
 def test_accurate_on_blackwell_is_the_float32_accumulator() -> None:
