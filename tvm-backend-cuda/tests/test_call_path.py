@@ -240,7 +240,7 @@ def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPat
 
     from tvm_backend_cuda import executable as exe_mod
 
-    seen: dict[str, list[Any]] = {"cu": [], "core": [], "maps": []}
+    seen: dict[str, list[Any]] = {"cu": [], "core": [], "maps": [], "full": []}
     func = ex.get_function(ex.entry_name)
     func._launches = func._build_launches()
     for launch in func._launches:
@@ -263,7 +263,8 @@ def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPat
     assert plan, "the function should take the fast path"
     launches = [exe_mod._prepare_launch(x, func.specs) for x in func._launches]
     fast = exe_mod._make_fast_call(tuple(plan), tuple(func._align), launches, _FakeTensor,
-                                   func.specs, func.name)
+                                   func.specs, func.name,
+                                   full=lambda args, stream: seen["full"].append((args, stream)))
     tensors = [_FakeTensor(torch, shape, dtype, 0x100000 * (i + 1))
                for i, (_, dtype, shape) in enumerate(plan)]
     if any(x.smem > 0 for x in func._launches):
@@ -309,3 +310,13 @@ def test_fast_call_of_an_array_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s0 == "torch's stream" and s1.handle == 5 and k0.handle == 4242
     assert p0 == p1 == [0x1000, 0x2000, 0x3000]
     assert not fast((t[0], t[1], _FakeTensor(torch, (4096,), torch.float32, 0x3004)), None)
+    # the call itself (``ex(*args, stream=None)`` once prepared): the same work, the full call
+    # (with the arguments as given) wherever the fast call says no
+    call = fast.direct
+    assert call(*t) is None and call(*t, stream=5) is None and not seen["full"]
+    assert [a[0] for a in seen["core"][2:]] == ["torch's stream", seen["core"][3][0]]
+    assert seen["core"][3][0].handle == 5 and seen["core"][3][3:] == (0x1000, 0x2000, 0x3000)
+    odd = _FakeTensor(torch, (4096,), torch.float32, 0x3004)
+    assert call(t[0], t[1], odd, stream=5) is None and call(t[0]) is None
+    assert seen["full"] == [((t[0], t[1], odd), 5), ((t[0],), None)]
+    assert len(seen["core"]) == 4

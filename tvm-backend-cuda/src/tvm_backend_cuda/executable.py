@@ -31,7 +31,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, NamedTuple, cast
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from tvm.backend.sdk import (
     ARRAY,
@@ -257,6 +258,9 @@ class CudaFunction:
         self._fast_plan_torch: Any = None
         # the prepared fast call ((args, stream) -> launched?), see _make_fast_call
         self._fast_call: Callable[[Sequence[Any], Any], bool] | None = None
+        # what a call of this object runs (``__call__`` reads it): the checked call, replaced
+        # by the generated one once prepared (_single_launch_call)
+        self._call: Callable[..., None] = self._checked_call
 
     def _fast_plan(self) -> list[tuple[int, str, tuple[int, ...]]] | None:
         """(index, dtype, shape) of every buffer when all shapes are constant and arrays are
@@ -369,12 +373,25 @@ class CudaFunction:
                 return False
             launches.append(prepared)
         self._fast_call = _make_fast_call(tuple(plan), tuple(self._align), launches,
-                                          _torch_tensor_type(), self.specs, self.name)
+                                          _torch_tensor_type(), self.specs, self.name,
+                                          full=self._full_call)
         self._fast_plan_torch = plan
+        direct = getattr(self._fast_call, "direct", None)
+        if direct is not None:
+            self._call = direct
+            if self._exe._entry is self:
+                self._exe._call = direct
         return plan
 
     # -- call -----------------------------------------------------------------------------------
-    def __call__(self, *args: Any, stream: Any = None) -> None:
+    if TYPE_CHECKING:
+        def __call__(self, *args: Any, stream: Any = None) -> None: ...
+    else:
+        # the instance's ``_call``, found by C code (property, attrgetter) with no Python frame
+        # of its own: the generated call of _single_launch_call once prepared
+        __call__ = property(attrgetter("_call"))
+
+    def _checked_call(self, *args: Any, stream: Any = None) -> None:
         fast = self._fast_call
         if fast is not None and fast(args, stream):
             return
@@ -572,7 +589,8 @@ class _RawLauncher:
 
 def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[int, int], ...],
                     launches: list[_FastLaunch], tensor_type: Any, specs: Sequence[Any],
-                    name: str) -> Callable[[Sequence[Any], Any], bool]:
+                    name: str, full: Callable[[Sequence[Any], Any], None] | None = None
+                    ) -> Callable[[Sequence[Any], Any], bool]:
     """The per-call work of a function whose shapes and launch sizes are all constant, as one
     closure. It accepts exactly what :func:`check_arguments` accepts from plain torch tensors and
     Python scalars, and returns False for anything else (the full path then answers, with core's
@@ -581,7 +599,10 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
     the stream of :func:`~tvm_backend_cuda.runtime.launch_stream` (the current torch stream
     unless the call names one): ``cuda.core.launch`` with a launch config made once, or for a
     kernel taking tensor maps ``cuLaunchKernel`` with a parameter block cached by the call's
-    pointers and scalars (the maps are encoded when a pointer is new).
+    pointers and scalars (the maps are encoded when a pointer is new). With ``full`` (the full
+    call, ``(args, stream)``), a single launch's fast call also carries ``direct``: the same
+    code as the object's call itself (``f(*args, stream=None)``), going to ``full`` where the
+    fast call says False.
     """
     nargs = len(plan)
     buffers = tuple(i for i, (kind, _, _) in enumerate(plan) if kind == _BUF)
@@ -651,7 +672,7 @@ def _make_fast_call(plan: tuple[tuple[int, Any, Any], ...], align: tuple[tuple[i
     if single is not None and only_buffers and (direct or single.raw):
         return _single_launch_call(nargs, single, raws.get(id(single)), align, check_slow, guard,
                                    kernels_on, kernel_by_dev, data_ptr, raw_stream, streams,
-                                   core_stream, launch)
+                                   core_stream, launch, full)
 
     def fast(args: Sequence[Any], stream: Any) -> bool:
         if len(args) != nargs:
@@ -747,7 +768,8 @@ _RAW_LAUNCH = """key = ({ptrs},)
 def _single_launch_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | None,
                         align: Sequence[tuple[int, int]], check_slow: Any, guard: list[Any],
                         kernels_on: Any, kernel_by_dev: dict[int, Any], data_ptr: Any,
-                        raw_stream: Any, streams: Any, core_stream: Any, launch: Any
+                        raw_stream: Any, streams: Any, core_stream: Any, launch: Any,
+                        full: Callable[[Sequence[Any], Any], None] | None = None
                         ) -> Callable[[Sequence[Any], Any], bool]:
     """The fast call of the most common function, specialised to its arity: one kernel launch
     whose arguments are the function's arrays (pointers in order, or tensor maps derived from
@@ -780,7 +802,15 @@ def _single_launch_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | Non
         align=checks.strip() or "pass", launch=body)
     env["data_ptr"] = data_ptr
     exec(compile(source, f"<tvm_backend_cuda fast call of {single.launch.name}>", "exec"), env)
-    return cast(Callable[[Sequence[Any], Any], bool], env["fast"])
+    fast = env["fast"]
+    if full is not None:  # the same code as the call itself: no frame between it and the caller
+        env["full"] = full
+        direct = (source.replace("def fast(args, stream):", "def call(*args, stream=None):")
+                  .replace("return False", "return full(args, stream)")
+                  .replace("return True", "return None"))
+        exec(compile(direct, f"<tvm_backend_cuda call of {single.launch.name}>", "exec"), env)
+        fast.direct = env["call"]
+    return cast(Callable[[Sequence[Any], Any], bool], fast)
 
 
 def _dims(launch: _Launch, values: Mapping[str, Any]) -> tuple[Any, Any, int]:
@@ -836,6 +866,9 @@ class CudaExecutable(Executable):
         self._functions: dict[str, CudaFunction] = {}
         self._device_ok: bool | None = None
         self._entry: CudaFunction | None = None
+        # what a call of the executable runs (``__call__`` reads it): the entry function's
+        # call once the entry is known
+        self._call: Callable[..., Any] = self._call_entry
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -882,17 +915,24 @@ class CudaExecutable(Executable):
         func = self._functions[name] = CudaFunction(self, plan, tensor_maps)
         return func
 
-    def __call__(self, *args: Any, stream: Any = None) -> Any:
-        """Run the entry function on ``args`` (device arrays and scalars), asynchronously on
-        ``stream`` or, by default, the caller's current torch stream (cuda.core's default
-        stream where torch is not imported): :func:`~.runtime.launch_stream`."""
+    if TYPE_CHECKING:
+        def __call__(self, *args: Any, stream: Any = None) -> Any: ...
+    else:
+        #: ``ex(*args, stream=None)``: run the entry function on ``args`` (device arrays and
+        #: scalars), asynchronously on ``stream`` or, by default, the caller's current torch
+        #: stream (cuda.core's default stream where torch is not imported):
+        #: :func:`~.runtime.launch_stream`. It is the instance's ``_call``, reached by C code
+        #: (property, attrgetter): once the entry's generated call is prepared, a call runs it
+        #: with no Python frame in between (issue 21's launch budget)
+        __call__ = property(attrgetter("_call"))
+
+    def _call_entry(self, *args: Any, stream: Any = None) -> Any:
         func = self._entry
         if func is None:
             func = self._entry = self.get_function(self.entry_name)
-        fast = func._fast_call  # inlined CudaFunction.__call__: one Python frame less per call
-        if fast is not None and fast(args, stream):
-            return None
-        return func._full_call(args, stream)
+        func._call(*args, stream=stream)
+        self._call = func._call
+        return None
 
     def inspect_source(self, kind: str = "") -> str:
         """``""``/``"cuda"``: the CUDA C++; ``"ptx"``: PTX for this arch (compiled now)."""
