@@ -393,7 +393,7 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                         for i in T.unroll(regs):
                             fin[i] = T.float32(0)
                         if P == 1:  # every stage waits for its MMAs and adds them
-                            for kb in T.serial(kb_count):
+                            for _kb in T.serial(kb_count):
                                 pipe.consumer_wait(cons)
                                 Tx.wg.gemm_async(acc, As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
                                                  Bs[cons.index, 0:BN, 0:bk], accum=False,
