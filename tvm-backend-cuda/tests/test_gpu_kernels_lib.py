@@ -137,10 +137,10 @@ def test_accurate_fp8_is_no_worse_than_scaled_mm(torch: Any, device: str) -> Non
     assert e_acc <= e_fast * 1.01
 
 
-@pytest.mark.parametrize("k", [1024, 1152])  # 8 stages of 128: two whole cycles; 9: a tail
+@pytest.mark.parametrize("k", [2048, 2176])  # 16 stages of 128: two whole blocks; 17: a tail
 def test_accurate_fp8_promoting_every_second_stage(torch: Any, device: str, k: int) -> None:
     """``promote_every=2``: two scratch accumulators taking turns (each group's MMAs run while
-    the previous group is added), the main loop unrolled, a tail of one stage."""
+    the previous group is added), in blocks of 8 stages, a tail block of one stage."""
     import tvm
 
     m, n = 128, 256

@@ -27,11 +27,11 @@ bfloat16).
   mantissa bits than float32, so over a long K the error grows. Each consumer then lets the
   wgmma accumulate only ``promote_every`` stages (``promote_every * 128`` of K) into a scratch
   accumulator, waits for it, and adds it into float32 registers of its own (DeepGEMM's
-  promotion); the two consumers' MMAs overlap each other's additions. With ``promote_every``
-  above 1 a consumer has two scratch accumulators that take turns, so that its next group's
-  MMAs run while the previous group is added (the main loop is then unrolled: ptxas cannot
-  follow a scratch accumulator across a loop's back edge and would serialize every wgmma).
-  The accumulators live in registers, so the tile is at most ``128 x 128``;
+  promotion). A consumer has two scratch accumulators that take turns, so that its next
+  group's MMAs run while the previous group is added, in blocks of 8 or more stages that wait
+  for their last group (:func:`_accurate_block`: no scratch is read across a loop's back edge,
+  where ptxas would serialize every wgmma); the two consumers' MMAs overlap each other's
+  additions too. The accumulators live in registers, so the tile is at most ``128 x 128``;
 - the epilogue, per tile and consumer, in registers: scale, bias, activation, residual
   (:func:`epilogue_pair`), then pairs of outputs packed into a 128B-swizzled ``64 x block_n``
   shared tile (conflict-free 4-byte stores) once the previous TMA store has read it, and
@@ -286,31 +286,34 @@ def _promote(fin: Any, acc: Any, count: int) -> Any:
     return seq([BufferStore(fin, fin[i] + acc[i], [i]) for i in range(count)])
 
 
-def _accurate_stages(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], fin: Any,
-                     kb0: Any, count: int, P: int, tiles: tuple[Any, Any], cw: Any,
-                     regs: int) -> Any:
-    """``count`` K stages (``kb0`` on, ``kb0`` a multiple of ``2 * P``) of the accurate float8
-    main loop; ``accs`` are the two scratch accumulators and their register views. Groups of
-    ``P`` stages accumulate into the two scratch accumulators in turn (a stage's place in the
-    cycle of ``2 * P`` names its scratch statically). Once the first MMA of a group is issued,
-    waiting for all but it (``wait_group(1)``) completes the previous group, whose scratch is
-    then added into ``fin`` while this group runs on the tensor cores."""
+def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], fin: Any,
+                    count: int, P: int, tiles: tuple[Any, Any], cw: Any, regs: int) -> Any:
+    """``count`` K stages of the accurate float8 main loop, complete in themselves (every stage
+    released and every product added into ``fin`` at the end); ``accs`` are the two scratch
+    accumulators and their register views. Groups of ``P`` stages accumulate into the scratch
+    accumulators in turn. Once the first MMA of a group is issued, waiting for all but it
+    (``wait_group(1)``) completes the previous group, whose scratch is then added into ``fin``
+    while this group runs on the tensor cores; only the block's last group is waited for with
+    nothing behind it. No scratch is read across blocks, so the blocks can be a loop (ptxas
+    serializes every wgmma when a scratch read crosses a loop's back edge: its C7514)."""
     (cons, rel), (As, Bs), (acc0, acc1, view0, view1) = states, tiles, accs
     bk, BN = As.shape[2].value, Bs.shape[1].value
     body = []
     for j in range(count):
         group = j // P % 2
-        mma = Tx.wg.gemm_async((acc0, acc1)[group], As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
-                               Bs[cons.index, 0:BN, 0:bk], accum=j % P > 0, config={"wait": 1})
-        after = [pipe.consumer_release(rel), rel.advance()]
-        if j % P == 0:  # the previous group is complete: its registers are read after the wait
-            prev = (view1, view0)[group]
-            after += [*register_barrier(prev, regs), _promote(fin, prev, regs)]
-        started = kb0 + j > 0  # a bool in a tail that starts past the first stage
-        release = (seq(after) if started else None) if isinstance(started, bool) else \
-            IfThenElse(started, seq(after))
-        body += [pipe.consumer_wait(cons), mma, *([release] if release is not None else []),
+        body += [pipe.consumer_wait(cons),
+                 Tx.wg.gemm_async((acc0, acc1)[group], As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
+                                  Bs[cons.index, 0:BN, 0:bk], accum=j % P > 0,
+                                  config={"wait": 1 if j < count - 1 else 0}),
                  cons.advance()]
+        if j > 0:  # the stage before this one is read
+            body += [pipe.consumer_release(rel), rel.advance()]
+        if j % P == 0 and j > 0:  # the previous group is complete: read after the wait
+            prev = (view1, view0)[group]
+            body += [*register_barrier(prev, regs), _promote(fin, prev, regs)]
+    last = (view0, view1)[(count - 1) // P % 2]
+    body += [pipe.consumer_release(rel), rel.advance(), *register_barrier(last, regs),
+             _promote(fin, last, regs)]
     return seq(body)
 
 
@@ -329,6 +332,7 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
     regs = BN // 2  # accumulator registers per thread
     pairs = regs // 2
     accurate, P = cfg.accurate, cfg.promote_every
+    U = P * max(2, 8 // P)  # accurate: stages per block of _accurate_block
     epi = dict(shape=(m, n), out_dtype=out_dtype)
 
     # fmt: off
@@ -372,11 +376,11 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
             cw = role.index("consumer")
             acc = T.alloc_buffer((64, BN), "float32", scope="local", layout=acc_layout)
             accv = T.decl_buffer((regs,), "float32", data=acc.data, scope="local")
-            # accurate, promote_every > 1: a second scratch accumulator, so that one group's
-            # MMAs run while the other's result is added into ``fin``
-            acc2 = T.alloc_buffer((64, BN) if accurate and P > 1 else (1,), "float32",
-                                  scope="local", layout=acc_layout if accurate and P > 1 else None)
-            acc2v = T.decl_buffer((regs if accurate and P > 1 else 1,), "float32", data=acc2.data,
+            # accurate: a second scratch accumulator, so that one group's MMAs run while the
+            # other's result is added into ``fin``
+            acc2 = T.alloc_buffer((64, BN) if accurate else (1,), "float32", scope="local",
+                                  layout=acc_layout if accurate else None)
+            acc2v = T.decl_buffer((regs if accurate else 1,), "float32", data=acc2.data,
                                   scope="local")
             fin = T.alloc_buffer((regs if accurate else 1,), "float32", scope="local")
             sc = T.alloc_buffer((1,), "float32", scope="local")
@@ -392,31 +396,13 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                     if accurate:
                         for i in T.unroll(regs):
                             fin[i] = T.float32(0)
-                        if P == 1:  # every stage waits for its MMAs and adds them
-                            for _kb in T.serial(kb_count):
-                                pipe.consumer_wait(cons)
-                                Tx.wg.gemm_async(acc, As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
-                                                 Bs[cons.index, 0:BN, 0:bk], accum=False,
-                                                 config={"wait": 0})
-                                pipe.consumer_release(cons)
-                                cons.advance()
-                                _promote(fin, accv, regs)
-                        else:  # two scratch accumulators in turn (_accurate_stages)
-                            # unrolled whole: in a loop, ptxas cannot see that the scratch read
-                            # across the back edge is complete and serializes every wgmma (C7514)
-                            for kb2 in T.unroll(kb_count // (2 * P)):
-                                _accurate_stages(pipe, (cons, rel), (acc, acc2, accv, acc2v), fin,
-                                                 kb2 * 2 * P, 2 * P, P, (As, Bs), cw, regs)
-                            if kb_count % (2 * P):
-                                _accurate_stages(pipe, (cons, rel), (acc, acc2, accv, acc2v), fin,
-                                                 kb_count // (2 * P) * 2 * P, kb_count % (2 * P),
-                                                 P, (As, Bs), cw, regs)
-                            T.ptx.wgmma.wait_group(0)
-                            pipe.consumer_release(rel)
-                            rel.advance()
-                            last = T.meta_var(acc2v if (kb_count - 1) // P % 2 else accv)
-                            seq(register_barrier(last, regs))
-                            _promote(fin, last, regs)
+                        # two scratch accumulators in turn, in blocks of U stages
+                        for _kbb in T.serial(kb_count // U):
+                            _accurate_block(pipe, (cons, rel), (acc, acc2, accv, acc2v), fin, U,
+                                            P, (As, Bs), cw, regs)
+                        if kb_count % U:
+                            _accurate_block(pipe, (cons, rel), (acc, acc2, accv, acc2v), fin,
+                                            kb_count % U, P, (As, Bs), cw, regs)
                     else:
                         for kb in T.serial(kb_count):
                             pipe.consumer_wait(cons)
