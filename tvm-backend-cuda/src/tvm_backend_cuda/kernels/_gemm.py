@@ -50,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, no_type_check
 
-from tvm.ir import BufferStore, DataType, IfThenElse, SeqStmt, seq
+from tvm.ir import BufferStore, DataType, SeqStmt, seq
 from tvm.ir.stmt import DeclBuffer
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
