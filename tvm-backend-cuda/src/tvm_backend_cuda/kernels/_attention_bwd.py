@@ -37,10 +37,10 @@ import math
 from typing import Any, no_type_check
 
 from tvm.ir import BufferStore, Stmt, seq
-from tvm.ir import expr as E
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.target import Target
+from tvm.tirx.op import all_of, any_of
 from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
@@ -441,19 +441,9 @@ def _step_masked(qi: Any, kb: Any, causal: bool, key_tail: bool, k_blocks: int, 
                  q_blocks: int) -> Any:
     """Whether the step of query block ``qi`` in key block ``kb`` needs the mask: it crosses
     the causal diagonal, or it holds the key or the query tail."""
-    conds = []
-    if causal:
-        conds.append(qi * QROWS < kb * KEYS + KEYS - 1)
-    if key_tail:
-        conds.append(kb == k_blocks - 1)
-    if q_tail:
-        conds.append(qi == q_blocks - 1)
-    if not conds:
-        return False
-    out = conds[0]
-    for c in conds[1:]:
-        out = E.Or(out, c)
-    return out
+    return any_of(c for c, need in ((qi * QROWS < kb * KEYS + KEYS - 1, causal),
+                                    (kb == k_blocks - 1, key_tail), (qi == q_blocks - 1, q_tail))
+                  if need)
 
 
 def _add_dq(dQa: Any, acc: Any, tile: Any, tid: Any) -> Stmt:
@@ -472,12 +462,8 @@ def _kv_valid(i: int, key: Any, qi: Any, tid: Any, sq: int, sk: int, causal: boo
     the key at or before the query."""
     k = key + (i // 2) % 2 * 8
     q = qi * QROWS + _col(i, tid)
-    conds = [c for c, need in ((k < sk, sk % KEYS), (q < sq, sq % QROWS), (k <= q, causal))
-             if need]
-    ok = conds[0]
-    for c in conds[1:]:
-        ok = E.And(ok, c)
-    return ok
+    return all_of(c for c, need in ((k < sk, sk % KEYS), (q < sq, sq % QROWS), (k <= q, causal))
+                  if need)
 
 
 # -- dQ ----------------------------------------------------------------------------------------------
@@ -583,7 +569,5 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
 def _q_valid(i: int, j: Any, qb: Any, row: Any, tid: Any, sk: int, causal: bool) -> Any:
     """Whether element ``i`` of this thread's ``S`` (its query row, key block ``j``) counts."""
     k = j * KSTEP + _col(i, tid)
-    ok = k < sk
-    if causal:
-        ok = E.And(ok, k <= qb * QBLOCK + row + (i // 2) % 2 * 8)
-    return ok
+    return all_of(c for c, need in ((k < sk, True),
+                                    (k <= qb * QBLOCK + row + (i // 2) % 2 * 8, causal)) if need)
