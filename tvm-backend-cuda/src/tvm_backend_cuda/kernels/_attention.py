@@ -54,6 +54,8 @@ from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 from tvm_backend_cuda.lang.alloc_pool import MAX_DYN_SMEM_BYTES as SMEM_BYTES
 
+from ._gemm import _pack
+
 __all__ = ["BM", "DTYPES", "HEAD_DIMS", "attention_func", "block_n"]
 
 BM = 128  # query rows per CTA: two consumer warpgroups of 64
@@ -205,11 +207,6 @@ def _rescale_and_pack(sf: Any, pf: Any, ofs: list[Any], alpha: Any, dc: int, bn:
         out += [BufferStore(o, o[i] * alpha[(i // 2) % 2], [i]) for i in range(CHUNK // 2)]
     out += [BufferStore(pf, T.Cast(dtype, sf[i]), [i]) for i in range(bn // 2)]
     return seq(out)
-
-
-def _pack(v0: Any, v1: Any, dtype: str) -> Any:
-    return (T.cuda.float22bfloat162_rn(v0, v1) if dtype == "bfloat16"
-            else T.cuda.float22half2_rn(v0, v1))
 
 
 # -- Hopper: wgmma -------------------------------------------------------------------------------

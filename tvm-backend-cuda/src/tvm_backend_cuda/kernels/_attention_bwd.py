@@ -45,7 +45,8 @@ from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 
-from ._attention import CHUNK, LOG2E, _check, _pack, _qk, _store_rows, _tma_rows, _wait, _zero
+from ._attention import CHUNK, LOG2E, _check, _qk, _store_rows, _tma_rows, _wait, _zero
+from ._gemm import _pack
 from ._rows import plan_rows
 
 __all__ = ["BWD_HEAD_DIMS", "attention_bwd_dkdv_func", "attention_bwd_dq_func",
