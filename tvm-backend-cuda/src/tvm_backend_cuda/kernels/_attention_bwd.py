@@ -354,8 +354,7 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
         role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
                              regs={"producer": 40, "consumer": 232})
         # (batch * hkv + kv head, key block); causal: longest first (_lpt_order)
-        bh = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt)[0])
-        kb = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt)[1])
+        bh, kb = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt))
         k0 = T.meta_var(bh * sk + kb * KEYS)
         # query blocks from the causal diagonal on, for each query head of the group
         i0 = T.meta_var(T.min(kb * KEYS // QROWS, q_blocks) if causal else 0)
@@ -531,8 +530,10 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
                         init_thread=wg * 128 + tid == 0)
         role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
                              regs={"producer": 40, "consumer": 232})
-        bh = T.meta_var(_lpt_order(bx, q_blocks, batch * hq, lpt)[0])
-        qb = T.meta_var(q_blocks - 1 - _lpt_order(bx, q_blocks, batch * hq, lpt)[1])
+        # (batch * hq + query head, query block counted from the last): causal, the last (the
+        # longest) first (_lpt_order)
+        bh, lb = T.meta_var(_lpt_order(bx, q_blocks, batch * hq, lpt))
+        qb = T.meta_var(q_blocks - 1 - lb)
         kv0 = T.meta_var((bh // hq * hkv + bh % hq // group) * sk)
         q0 = T.meta_var(bh * sq + qb * QBLOCK)
         n_blk = T.meta_var(T.min(k_blocks, ((qb + 1) * QBLOCK + KSTEP - 1) // KSTEP) if causal
