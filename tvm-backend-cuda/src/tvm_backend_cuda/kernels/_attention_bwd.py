@@ -286,7 +286,13 @@ def _ds_word(buf: Any, row: Any, pair: Any, tid: Any) -> Any:
     swizzle of ``alloc_mma``) holding the element pair ``pair * 8 + tid % 4 * 2`` of ``row``
     (``row % 8 == tid % 32 // 4``). Each row is 32 words; the swizzle XORs word bits 2-4 with
     the row's low three bits, which here are ``tid % 32 // 4``: written out so that each word
-    costs one operation instead of the general layout's arithmetic (and its registers)."""
+    costs one operation instead of the general layout's arithmetic (and its registers).
+
+    Still needed now that the simplifier folds the swizzle's ``(offset >> 5) & 7`` to the row's
+    low bits: through a ``uint32`` view with the layout (``mma_shared_layout``) the index keeps
+    ``floormod(row, 128)`` and ``floordiv(row, 128)`` (the analyzer cannot tell that ``cw = wg
+    - 1`` is not negative in the consumers' branch) and XORs the whole offset, where this XORs
+    two 3-bit values."""
     return buf * (KEYS * QROWS // 2) + row * (QROWS // 2) + tid % 4 + \
         T.bitwise_xor(pair, tid % 32 // 4) * 4
 
