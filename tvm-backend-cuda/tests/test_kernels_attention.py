@@ -269,6 +269,38 @@ def test_attention_backward_matches_autograd(case: tuple[Any, ...], device: str)
         assert all(e[0] < 2e-2 and e[3] for e in errs.values()), (det, errs)
 
 
+@pytest.mark.gpu
+def test_attention_backward_takes_transposed_views(device: str) -> None:
+    """q, k, v, out and grad as ``[batch, seq, heads, d]`` tensors seen through
+    ``.transpose(1, 2)`` (how an attention layer's projections give them): the gradients equal
+    those of contiguous copies, in new contiguous tensors (``empty_like`` kept the views'
+    strides, which ``.view(-1, d)`` of the kernels' rows refused)."""
+    torch = pytest.importorskip("torch")
+    b, hq, hkv, s, d = 1, 4, 2, 64, 64
+    g = torch.Generator(device=device).manual_seed(11)
+
+    def heads_inside(h: int) -> Any:
+        x = torch.randn(b, s, h, d, device=device, generator=g).to(torch.bfloat16)
+        return x.transpose(1, 2)
+
+    q, k, v, grad = heads_inside(hq), heads_inside(hkv), heads_inside(hkv), heads_inside(hq)
+    assert not (q.is_contiguous() or k.is_contiguous() or grad.is_contiguous())
+    out, lse = kernels.attention(q, k, v, causal=True, return_lse=True)
+    out_t = out.transpose(1, 2).contiguous().transpose(1, 2)  # O's values, a view's strides
+    for det in (True, False):
+        got = kernels.attention_backward(q, k, v, out_t, lse, grad, causal=True,
+                                         deterministic=det)
+        want = kernels.attention_backward(*(t.contiguous() for t in (q, k, v, out, lse, grad)),
+                                          causal=True, deterministic=det)
+        _sync(torch, device)
+        for name, x, w, like in zip(("dq", "dk", "dv"), got, want, (q, k, v)):
+            assert x.shape == like.shape and x.dtype == like.dtype and x.is_contiguous(), name
+            if det or name != "dq":
+                assert torch.equal(x, w), (det, name)
+            else:  # atomic adds: the order (and so the last bits) may vary from run to run
+                assert float((x.float() - w.float()).norm() / w.float().norm()) < 1e-2, name
+
+
 # -- the backward under the CUDA emulator (CI: no GPU) ----------------------------------------------
 
 EMU_BWD_CASES = [

@@ -20,6 +20,8 @@ from tvm.ir import (
     assert_structural_equal,
     structural_equal,
 )
+from tvm.ir import expr as E
+from tvm.tirx import op
 
 
 @pytest.fixture
@@ -198,3 +200,72 @@ def test_let_keeps_its_variable_and_uses_its_bound(ana):
     assert isinstance(e, Let) and e.var is x
     assert e.body.value == 0  # x lies in [0, 6]
     assert ana.simplify(Let(x, 3, x + 1)).value == 4  # a constant let is inlined
+
+
+# -- the bit spellings of floordiv and floormod (an XOR swizzle's index arithmetic) -------------
+
+
+def _row_word(ana):
+    """``x`` unbounded, ``row`` in [0, 128), ``y`` (a word in a 32-word row) in [0, 32)."""
+    x, row, y = Var("x"), Var("row"), Var("y")
+    ana.bind(row, Range(0, 128))
+    ana.bind(y, Range(0, 32))
+    return x, row, y
+
+
+def test_shift_right_by_k_is_floordiv_by_2_to_the_k_when_exact(ana):
+    x, row, y = _row_word(ana)
+    assert ana.simplify((x * 32 + y) >> 5) is x
+    assert_structural_equal(ana.simplify((x * 32 + y + 32) >> 5), x + 1)
+    assert_structural_equal(ana.simplify((x * 4096 + row * 32 + y) >> 5), x * 128 + row)
+    assert ana.simplify(y >> 5).value == 0
+    # a remainder the bounds do not settle: the shift stays (no floordiv in its place)
+    z = Var("z")
+    kept = ana.simplify((x * 32 + z) >> 5)
+    assert kept.op.name == "tirx.shift_right"
+
+
+def test_low_bit_mask_is_floormod_when_exact(ana):
+    x, row, y = _row_word(ana)
+    assert ana.simplify((x * 32 + y) & 31) is y
+    # the 128-byte swizzle's XOR operand, bits 5-7 of a word offset: the row's low three bits
+    r = Var("r")
+    ana.bind(r, Range(0, 8))
+    assert ana.simplify((((x * 8 + r) * 32 + y) >> 5) & 7) is r
+    # a floormod inside by a multiple of the mask's modulus drops out
+    assert ana.simplify(FloorMod(x * 8 + r, 128) & 7) is r
+    assert ana.simplify((FloorMod(x * 64, 128) + row * 128) & 7).value == 0
+    kept = ana.simplify(row & 7)  # row in [0, 128): not settled
+    assert kept.op.name == "tirx.bitwise_and"
+    assert ana.simplify(op.bitwise_and(x * 32 + y, IntImm("int32", 6))).op.name == \
+        "tirx.bitwise_and"  # not a mask of the low bits
+
+
+def test_bit_operations_fold_immediates_and_zeros(ana):
+    x = Var("x")
+    zero = IntImm("int32", 0)
+    assert ana.simplify(op.shift_left(zero, IntImm("int32", 3))).value == 0
+    assert ana.simplify(op.shift_left(IntImm("int32", 3), 2)).value == 12
+    assert ana.simplify(op.bitwise_xor(x, zero)) is x
+    assert ana.simplify(op.bitwise_xor(zero, x)) is x
+    assert ana.simplify(op.bitwise_or(zero, x)) is x
+    assert ana.simplify(op.shift_left(x, zero)) is x
+    assert ana.simplify(op.shift_right(x, zero)) is x
+    # a shift past the width is left alone
+    assert ana.simplify(op.shift_right(x, IntImm("int32", 40))).op.name == "tirx.shift_right"
+
+
+def test_bit_rules_agree_with_python_on_every_value(ana):
+    """The rewritten forms equal the bitwise ones (Python's >> and & are floor ops on ints)."""
+    i, j = Var("i"), Var("j")
+    ana.bind(i, Range(-3, 6))
+    ana.bind(j, Range(0, 32))
+    for expr, want in (((i * 32 + j) >> 5, lambda a, b: (a * 32 + b) >> 5),
+                       ((i * 32 + j) & 31, lambda a, b: (a * 32 + b) & 31),
+                       (((i * 256 + j * 8) >> 5) & 7, lambda a, b: ((a * 256 + b * 8) >> 5) & 7)):
+        got = ana.simplify(expr)
+        for a in range(-3, 6):
+            for b in range(32):
+                value = Analyzer().simplify(
+                    E.Let(i, IntImm("int32", a), E.Let(j, IntImm("int32", b), got)))
+                assert value.value == want(a, b), (expr, got, a, b)

@@ -3,7 +3,9 @@
 The analyzer knows the ranges of bound variables (loop variables, kernel ids, lets) and uses
 interval arithmetic over linear forms: it folds constants, removes ``x + 0``, ``x * 1``,
 ``x * 0``, merges like terms, splits ``floordiv``/``floormod`` by a constant (``(i*4 + j) // 4``
-is ``i`` when ``0 <= j < 4``), and decides comparisons whose bounds settle them.
+is ``i`` when ``0 <= j < 4``), reads ``a >> k`` and ``a & (2**k - 1)`` as those where that makes
+them exact (an XOR swizzle's ``((row*32 + w) >> 5) & 7`` is ``row % 8``), and decides
+comparisons whose bounds settle them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, TypeGuard
 from ..ir import expr as E
 from ..ir.buffer import Range
 from ..ir.dtype import DataType
+from ..ir.expr import _FOLD_BITS, _fold_bits
 from ..ir.structural import structural_equal
 from ..ir.visitor import Mutator, substitute
 from .bound import ConstIntBound, dtype_bound, floordiv_bound, truncdiv_bound
@@ -434,6 +437,57 @@ class _Rewriter(Mutator):
         q.const, r.const = lin.const // c, lin.const % c
         return q, r
 
+    def _block(self, r: Linear, c: int) -> int | None:
+        """``j`` when ``j * c <= r < (j + 1) * c`` for every value of ``r``, else None."""
+        rb = self.ana.linear_bound(r)
+        if math.isinf(rb.min_value) or math.isinf(rb.max_value) \
+                or rb.min_value // c != rb.max_value // c:
+            return None
+        return int(rb.min_value) // c
+
+    def _exact_floordiv(self, a: E.PrimExpr, c: int) -> E.PrimExpr | None:
+        """``a // c`` without a division (``(x*c + y) // c`` is ``x`` when ``0 <= y < c``), or
+        None when the remainder's bound does not settle it."""
+        q, r = self._split(a, c)
+        j = self._block(r, c)
+        if j is None:
+            return None
+        q.const += j
+        return q.to_expr()
+
+    def _exact_floormod(self, a: E.PrimExpr, c: int) -> E.PrimExpr | None:
+        """``a % c`` (floor) without a modulo (``(x*c + y) % c`` is ``y`` when ``0 <= y <
+        c``), or None."""
+        if isinstance(a, E.FloorMod) and _is_int_const(a.b) and a.b.value > 0 and a.b.value % c == 0:
+            return self._exact_floormod(a.a, c)
+        for form in (a, self._without_mods(a, c)):
+            if form is None:
+                continue
+            _, r = self._split(form, c)
+            j = self._block(r, c)
+            if j is not None:
+                r.const -= j * c
+                return r.to_expr()
+        return None
+
+    @staticmethod
+    def _without_mods(a: E.PrimExpr, c: int) -> E.PrimExpr | None:
+        """``a`` with each term ``k * (x % m)``, ``m`` a multiple of ``c``, as ``k * x`` (equal
+        modulo ``c``); None when there is no such term."""
+        if not (is_scalar_int(a) and a.dtype.is_int):
+            return None
+        lin = to_linear(a)
+        out = Linear(a.dtype, [], lin.const)
+        found = False
+        for atom, k in lin.nonzero_terms():
+            if isinstance(atom, E.FloorMod) and _is_int_const(atom.b) and atom.b.value > 0 \
+                    and atom.b.value % c == 0:
+                out = out.add(to_linear(atom.a).scale(k))
+                found = True
+            else:
+                out.add_term(atom, k)
+        return out.to_expr() if found else None
+
     def _floordiv(self, a: E.PrimExpr, b: E.IntImm) -> E.PrimExpr:
         c = b.value
         if c == 1:
@@ -441,12 +495,10 @@ class _Rewriter(Mutator):
         # (x // c1) // c2 == x // (c1 * c2) for positive constants
         if isinstance(a, E.FloorDiv) and _is_int_const(a.b) and a.b.value > 0:
             return self._floordiv(a.a, E.IntImm(b.dtype, a.b.value * c))
+        exact = self._exact_floordiv(a, c)
+        if exact is not None:
+            return exact
         q, r = self._split(a, c)
-        rb = self.ana.linear_bound(r)
-        if not math.isinf(rb.min_value) and not math.isinf(rb.max_value) \
-                and rb.min_value // c == rb.max_value // c:
-            q.const += int(rb.min_value) // c
-            return q.to_expr()
         if q.is_const and q.const == 0:
             return E.FloorDiv(r.to_expr(), b)
         # floor((c*q + r) / c) == q + floor(r / c)
@@ -458,13 +510,41 @@ class _Rewriter(Mutator):
             return E.IntImm(a.dtype, 0)
         if isinstance(a, E.FloorMod) and _is_int_const(a.b) and a.b.value > 0 and a.b.value % c == 0:
             return self._floormod(a.a, b)
+        exact = self._exact_floormod(a, c)
+        if exact is not None:
+            return exact
         _, r = self._split(a, c)
-        rb = self.ana.linear_bound(r)
-        if not math.isinf(rb.min_value) and not math.isinf(rb.max_value) \
-                and rb.min_value // c == rb.max_value // c:
-            r.const -= (int(rb.min_value) // c) * c
-            return r.to_expr()
         return E.FloorMod(r.to_expr(), b)
+
+    def _bit_op(self, name: str, args: list[E.PrimExpr]) -> E.PrimExpr | None:
+        """Bitwise operations: two immediates fold; ``x | 0``, ``x ^ 0`` (either way round) and
+        shifts by 0 are ``x``; ``a >> k`` and ``a & (2**k - 1)`` of a scalar integer are ``a // 2**k`` and ``a %
+        2**k`` (floor, in two's complement), rewritten as those when the bounds make them exact
+        (``(x*32 + y) >> 5`` is ``x`` and ``(x*32 + y) & 31`` is ``y`` when ``0 <= y < 32``, the
+        index arithmetic of an XOR swizzle). None: the operation stays."""
+        op = name[len("tirx."):] if name.startswith("tirx.") else ""
+        if op not in _FOLD_BITS or len(args) != 2:
+            return None
+        a, b = args
+        folded = _fold_bits(op, a, b)
+        if folded is not None:
+            return folded
+        if op in ("bitwise_or", "bitwise_xor") and _is_int_const(a, 0) and a.dtype == b.dtype:
+            return b  # 0 | x, 0 ^ x
+        if not (is_scalar_int(a) and _is_int_const(b) and a.dtype == b.dtype):
+            return None
+        if b.value == 0 and op in ("bitwise_or", "bitwise_xor", "shift_left", "shift_right"):
+            return a  # x | 0, x ^ 0, x << 0, x >> 0
+        if op not in ("shift_right", "bitwise_and"):
+            return None
+        if op == "shift_right":
+            if not 0 < b.value < a.dtype.bits:
+                return None
+            return self._exact_floordiv(a, 1 << b.value)
+        c = b.value + 1
+        if b.value <= 0 or c & b.value:  # not a mask of the low bits
+            return None
+        return self._exact_floormod(a, c)
 
     def visit_Min(self, e: E.Min) -> E.PrimExpr:
         a, b = self._children(e)
@@ -600,6 +680,9 @@ class _Rewriter(Mutator):
             return args[1] if args[0].value else args[2]
         if name == "tirx.likely" and _is_int_const(args[0]):
             return args[0]
+        bits = self._bit_op(name, args)
+        if bits is not None:
+            return bits
         if all(x is y for x, y in zip(args, e.args)):
             return e
         return E.Call(e.dtype, e.op, args)

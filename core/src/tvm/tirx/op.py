@@ -7,7 +7,7 @@ backend registers its own, in its own script namespace.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from .._registry import Registry
@@ -16,7 +16,7 @@ from ..ir.dtype import DataType
 from ..ir.op import CallEffect, Op
 
 __all__ = [
-    "UNARY_MATH", "BINARY_MATH", "abs", "address_of", "all", "any", "bitwise_and", "bitwise_not", "bitwise_or",
+    "UNARY_MATH", "BINARY_MATH", "abs", "address_of", "all", "all_of", "any", "any_of", "bitwise_and", "bitwise_not", "bitwise_or",
     "bitwise_xor", "break_loop", "call_extern", "call_intrin", "cast", "ceildiv", "clz",
     "continue_loop", "device_entry", "floordiv", "floormod", "fma", "if_then_else", "likely",
     "max", "min", "popcount", "print_buffer", "reinterpret", "ret", "shift_left", "shift_right",
@@ -465,6 +465,38 @@ def _chain(cls: type[E.And] | type[E.Or], name: str, args: Sequence[Any]) -> E.P
     for c in conds[1:]:
         out = cls(out, c)
     return out
+
+
+def all_of(conds: Iterable[E.PrimExpr | bool]) -> E.PrimExpr | bool:
+    """The conjunction of ``conds``, folded where it is known when the function is built: a
+    constant true (a Python bool or a bool immediate) drops out, a constant false makes it
+    ``False``; none left is ``True``, one is itself, more are ``And`` nested from the left. A
+    constant result is a Python bool, so that a script's ``if`` on it picks its branch at
+    build time (``if all_of([]):`` adds no ``IfThenElse``)."""
+    return _fold(E.And, "all_of", conds, unit=True)
+
+
+def any_of(conds: Iterable[E.PrimExpr | bool]) -> E.PrimExpr | bool:
+    """The disjunction of ``conds``, folded like :func:`all_of`: a constant false drops out, a
+    constant true makes it ``True``; none left is ``False``, one is itself, more are ``Or``
+    nested from the left."""
+    return _fold(E.Or, "any_of", conds, unit=False)
+
+
+def _fold(cls: type[E.And] | type[E.Or], name: str, conds: Iterable[E.PrimExpr | bool],
+          unit: bool) -> E.PrimExpr | bool:
+    out: E.PrimExpr | None = None
+    for k, c in enumerate(conds):
+        if isinstance(c, bool) or isinstance(c, E.IntImm) and c.dtype.is_bool:
+            if bool(c if isinstance(c, bool) else c.value) != unit:
+                return not unit
+            continue
+        if not isinstance(c, E.PrimExpr) or not c.dtype.is_bool:
+            what = c.dtype if isinstance(c, E.PrimExpr) else type(c).__name__
+            raise TypeError(f"tvm.tirx.{name}(): condition {k} is a {what} value, not a "
+                            f"condition (bool); compare it, e.g. x != 0")
+        out = c if out is None else cls(out, c)
+    return unit if out is None else out
 
 
 def ret(value: Any) -> E.Call:

@@ -45,6 +45,7 @@ from tvm.ir import (
     seq,
 )
 from tvm.ir import expr as E
+from tvm.tirx.op import all_of
 
 __all__ = [
     "Owned",
@@ -262,7 +263,7 @@ def owned(region: BufferRegion, sctx: DispatchContext, *, max_vec: int = MAX_VEC
         for axis, top in coverage.items():
             if _axis_threads(axis, n) > top:
                 guards.append(E.LT(_thread_axis_value(axis, sctx), const(top, "int32")))
-    thread_guard = _all(guards)
+    thread_guard = _guard(guards)
     r, elem_guard = _region_position(region, shape, j, vec)
     return Owned(loops, vec, m, r, thread_guard, elem_guard, buf, _key(lay))
 
@@ -313,20 +314,17 @@ def _region_position(region: BufferRegion, shape: list[int], j: PrimExpr,
     conds = [E.And(E.GE(i, lo), E.LT(i, fold_add(lo, e))) for i, lo, e in zip(idx, mins, exts)]
     if vec is not None:
         fail(f"a vectorized part of a multi-dimensional region of {region.buffer.name}")
-    return flatten([i - lo for i, lo in zip(idx, mins)], exts), _all(conds)
+    return flatten([i - lo for i, lo in zip(idx, mins)], exts), _guard(conds)
+
+
+def _guard(conds: Sequence[PrimExpr]) -> PrimExpr | None:
+    """The conjunction of ``conds`` as a guard: None where it always holds."""
+    cond = all_of(conds)
+    return None if cond is True else E.convert(cond)
 
 
 def _multiple(e: PrimExpr, n: int) -> bool:
     return isinstance(e, IntImm) and e.value % n == 0
-
-
-def _all(conds: Sequence[PrimExpr]) -> PrimExpr | None:
-    if not conds:
-        return None
-    out = conds[0]
-    for c in conds[1:]:
-        out = E.And(out, c)
-    return out
 
 
 def region_index(region: BufferRegion, r: PrimExpr, lane: PrimExpr, lanes: int) -> list[PrimExpr]:

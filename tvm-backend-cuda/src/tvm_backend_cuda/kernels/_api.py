@@ -372,9 +372,11 @@ def attention_backward(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any, *,
                          f"{_attention_bwd.BWD_HEAD_DIMS}")
     same_device(where, q=q, k=k, v=v, out=out, lse=lse, grad=grad)
     dtype = dtype_name(q)
-    dk, dv = torch.empty_like(k), torch.empty_like(v)
+    # the gradients are new contiguous tensors whatever the inputs' strides (empty_like keeps a
+    # transposed view's strides, and the kernels write rows of [batch * heads * seq, d])
+    dk, dv = (torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (k, v))
     if not q.numel() or not k.numel():
-        return torch.zeros_like(q), dk.zero_(), dv.zero_()
+        return torch.zeros(q.shape, dtype=q.dtype, device=q.device), dk.zero_(), dv.zero_()
     grad = grad.contiguous()
     # the log-sum-exp in base 2 and D = rowsum(dO * O) (the softmax backward's correction), in
     # float32 rows padded for the kernels' whole-block loads
@@ -396,7 +398,7 @@ def attention_backward(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any, *,
     executable("attention_bwd_dkdv", _attention_bwd.attention_bwd_dkdv_func, fargs,
                {**options, "dq_atomic": atomic}, q.device,
                arch_arg=True)(*common, dk.view(-1, d), dv.view(-1, d), dqa)
-    dq = torch.empty_like(q)
+    dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
     if atomic:  # dQ = dQa * scale, as rows
         executable("attention_bwd_post", _attention_bwd.attention_bwd_post_func,
                    (b * hq, sq, d, dtype), {"scale": options["scale"]},

@@ -45,14 +45,16 @@ import math
 from typing import Any, no_type_check
 
 from tvm.ir import BufferStore, Stmt, const, seq
-from tvm.ir import expr as E
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.target import Target
+from tvm.tirx.op import all_of, any_of
 from tvm_backend_cuda.dispatch.gemm_wgmma import register_barrier, wgmma_accumulator_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 from tvm_backend_cuda.lang.alloc_pool import MAX_DYN_SMEM_BYTES as SMEM_BYTES
+
+from ._gemm import _pack
 
 __all__ = ["BM", "DTYPES", "HEAD_DIMS", "attention_func", "block_n"]
 
@@ -205,11 +207,6 @@ def _rescale_and_pack(sf: Any, pf: Any, ofs: list[Any], alpha: Any, dc: int, bn:
         out += [BufferStore(o, o[i] * alpha[(i // 2) % 2], [i]) for i in range(CHUNK // 2)]
     out += [BufferStore(pf, T.Cast(dtype, sf[i]), [i]) for i in range(bn // 2)]
     return seq(out)
-
-
-def _pack(v0: Any, v1: Any, dtype: str) -> Any:
-    return (T.cuda.float22bfloat162_rn(v0, v1) if dtype == "bfloat16"
-            else T.cuda.float22half2_rn(v0, v1))
 
 
 # -- Hopper: wgmma -------------------------------------------------------------------------------
@@ -371,14 +368,8 @@ def _store_rows(O_w: Any, r: Any, ofs: list[Any], h: Any, inv: Any, tid: Any,
 def _needs_mask(j: Any, qb: Any, causal: bool, key_tail: bool, k_blocks: int, bn: int) -> Any:
     """Whether key block ``j`` of query block ``qb`` needs the mask: it crosses the causal
     diagonal, or it is the key tail."""
-    conds = []
-    if causal:
-        conds.append((j + 1) * bn - 1 > qb * BM)
-    if key_tail:
-        conds.append(j == k_blocks - 1)
-    if not conds:
-        return False
-    return conds[0] if len(conds) == 1 else E.Or(conds[0], conds[1])
+    return any_of(c for c, need in (((j + 1) * bn - 1 > qb * BM, causal),
+                                    (j == k_blocks - 1, key_tail)) if need)
 
 
 def _valid(i: int, h: int, mask: tuple[Any, ...], sk: int, causal: bool, bn: int) -> Any:
@@ -386,7 +377,5 @@ def _valid(i: int, h: int, mask: tuple[Any, ...], sk: int, causal: bool, bn: int
     ``(j, qb, row, tid)``): its key is inside ``seq_k`` and, causal, at or before its query."""
     j, qb, row, tid = mask
     key = j * bn + (i // 4) * 8 + tid % 4 * 2 + i % 2
-    ok = key < sk
-    if causal:
-        ok = E.And(ok, key <= qb * BM + row + h * 8)
-    return ok
+    return all_of(c for c, need in ((key < sk, True), (key <= qb * BM + row + h * 8, causal))
+                  if need)

@@ -37,15 +37,16 @@ import math
 from typing import Any, no_type_check
 
 from tvm.ir import BufferStore, Stmt, seq
-from tvm.ir import expr as E
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.target import Target
+from tvm.tirx.op import all_of, any_of
 from tvm_backend_cuda.dispatch.gemm_wgmma import wgmma_accumulator_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import Pipeline, PipelineState, SMEMPool, TMABar, WarpgroupRole
 
-from ._attention import CHUNK, LOG2E, _check, _pack, _qk, _store_rows, _tma_rows, _wait, _zero
+from ._attention import CHUNK, LOG2E, _check, _qk, _store_rows, _tma_rows, _wait, _zero
+from ._gemm import _pack
 from ._rows import plan_rows
 
 __all__ = ["BWD_HEAD_DIMS", "attention_bwd_dkdv_func", "attention_bwd_dq_func",
@@ -57,8 +58,32 @@ QROWS = 64  # queries per step of the dK/dV kernel
 QBLOCK = 128  # queries per dQ CTA
 KSTEP = 64  # keys per step of the dQ kernel
 
+#: dQa's order, the one definition that :func:`dqa_layout`, :func:`_add_dq` and
+#: :func:`attention_bwd_post_func` read: the digits of a float's offset in its 64 x 64 tile,
+#: outermost first, as (digit, extent): register quad ``k``, the thread ``32 w + 4 i + q``, the
+#: quad's element ``2 h + e``. The float is the tile's row ``16 w + 8 h + i``, column ``8 k + 2
+#: q + e``: register ``4 k + 2 h + e`` of the thread's wgmma accumulator fragment, so that a
+#: quad is one 16-byte vector and each warp's vector adds of quad ``k`` cover 512 contiguous
+#: bytes.
+DQA_QUADS = CHUNK // 8  # register quads a thread holds of a tile
+DQA_DIGITS = (("k", DQA_QUADS), ("w", 4), ("i", 8), ("q", 4), ("h", 2), ("e", 2))
+DQA_ROW = ("w", "h", "i")  # the digits of the row, outermost first
+DQA_COL = ("k", "q", "e")  # and of the column
+DQA_QUAD = 4  # floats of a register quad: digits h and e
+DQ_TILE = math.prod(n for _, n in DQA_DIGITS)  # floats of one dQa tile (64 x CHUNK)
 
-DQ_TILE = 64 * CHUNK  # floats of one dQa tile
+
+def _dqa_stride(digit: str) -> int:
+    """Floats between neighbouring values of ``digit`` (:data:`DQA_DIGITS`)."""
+    names = [name for name, _ in DQA_DIGITS]
+    return math.prod(n for _, n in DQA_DIGITS[names.index(digit) + 1:])
+
+
+def _dqa_quad(tile: Any, k: Any, tid: Any) -> Any:
+    """The offset in ``dQa`` of register quad ``k`` of thread ``tid`` (``32 w + 4 i + q``, the
+    order of the thread's digits) in tile ``tile``; the quad's :data:`DQA_QUAD` floats
+    follow."""
+    return tile * DQ_TILE + k * _dqa_stride("k") + tid * _dqa_stride("q")
 
 
 def padded_seq(seq_q: int) -> int:
@@ -116,13 +141,14 @@ def dqa_layout(rows: int, seq_q: int, d: int) -> tuple[tuple[int, ...], tuple[in
     ``dQa.reshape(shape).transpose(axes)`` (torch: ``.view(shape).permute(axes)``) is
     ``[rows, padded_seq(seq_q), d]`` once reshaped (``rows = batch * heads_q``).
 
-    Tile ``(row, query block, chunk of d)`` holds element ``(r, c)`` of the block's 64 x 64
-    piece at ``[k][w][i][q][h][e]`` (register quad ``k = c // 8`` of thread ``32 w + 4 i +
-    q``, its element ``2 h + e``), ``r = 16 w + 8 h + i``, ``c = 8 k + 2 q + e``: the fragment
-    order in which each warp's vector atomic adds cover 512 contiguous bytes."""
-    shape = (rows, padded_seq(seq_q) // QROWS, d // CHUNK, 8, 4, 8, 4, 2, 2)
-    # [row, block, chunk, k, w, i, q, h, e] -> [row, block, w, h, i, chunk, k, q, e]
-    return shape, (0, 1, 4, 7, 5, 2, 3, 6, 8)
+    Tile ``(row, query block, chunk of d)`` holds the block's 64 x 64 piece in the order of
+    :data:`DQA_DIGITS` (register quad ``k`` of thread ``32 w + 4 i + q``, its element ``2 h +
+    e``; row ``16 w + 8 h + i``, column ``8 k + 2 q + e``): the fragment order in which each
+    warp's vector atomic adds cover 512 contiguous bytes."""
+    shape = (rows, padded_seq(seq_q) // QROWS, d // CHUNK, *(n for _, n in DQA_DIGITS))
+    # [row, block, chunk, *digits] -> [row, block, *row digits, chunk, *column digits]
+    at = {name: 3 + pos for pos, (name, _) in enumerate(DQA_DIGITS)}
+    return shape, (0, 1, *(at[x] for x in DQA_ROW), 2, *(at[x] for x in DQA_COL))
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
@@ -197,17 +223,19 @@ def attention_bwd_post_func(rows: int, seq_q: int, d: int, dtype: str = "bfloat1
         bx = T.cta_id([rows * nqb * dc])  # the tile: (row * nqb + query block) * dc + chunk
         tid = T.thread_id([128])
         v = T.alloc_buffer((CHUNK // 2,), "float32", scope="local")
-        for k in T.unroll(CHUNK // 8):
-            for e in T.unroll(4):
-                v[k * 4 + e] = dQa[bx * DQ_TILE + k * 512 + tid * 4 + e]
+        # the thread's quads (DQA_DIGITS): register 4 k + 2 h + e is row 16 w + 8 h + i,
+        # column 8 k + 2 q + e of the tile
+        for k in T.unroll(DQA_QUADS):
+            for e in T.unroll(DQA_QUAD):
+                v[k * DQA_QUAD + e] = dQa[_dqa_quad(bx, k, tid) + e]
         q0 = T.meta_var(bx // dc % nqb * QROWS + tid // 32 * 16 + tid % 32 // 4)
         for h in T.unroll(2):
             if q0 + h * 8 < seq_q:
-                for k in T.unroll(CHUNK // 8):
+                for k in T.unroll(DQA_QUADS):
                     dQ_w[bx // (nqb * dc) * seq_q + q0 + h * 8,
                          bx % dc * (CHUNK // 2) + k * 4 + tid % 4] = _pack(
-                        v[4 * k + 2 * h] * T.float32(sc), v[4 * k + 2 * h + 1] * T.float32(sc),
-                        dt)
+                        v[DQA_QUAD * k + 2 * h] * T.float32(sc),
+                        v[DQA_QUAD * k + 2 * h + 1] * T.float32(sc), dt)
 
     return attention_bwd_post
 
@@ -258,7 +286,13 @@ def _ds_word(buf: Any, row: Any, pair: Any, tid: Any) -> Any:
     swizzle of ``alloc_mma``) holding the element pair ``pair * 8 + tid % 4 * 2`` of ``row``
     (``row % 8 == tid % 32 // 4``). Each row is 32 words; the swizzle XORs word bits 2-4 with
     the row's low three bits, which here are ``tid % 32 // 4``: written out so that each word
-    costs one operation instead of the general layout's arithmetic (and its registers)."""
+    costs one operation instead of the general layout's arithmetic (and its registers).
+
+    Still needed now that the simplifier folds the swizzle's ``(offset >> 5) & 7`` to the row's
+    low bits: through a ``uint32`` view with the layout (``mma_shared_layout``) the index keeps
+    ``floormod(row, 128)`` and ``floordiv(row, 128)`` (the analyzer cannot tell that ``cw = wg
+    - 1`` is not negative in the consumers' branch) and XORs the whole offset, where this XORs
+    two 3-bit values."""
     return buf * (KEYS * QROWS // 2) + row * (QROWS // 2) + tid % 4 + \
         T.bitwise_xor(pair, tid % 32 // 4) * 4
 
@@ -326,8 +360,7 @@ def _dkdv(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, c
         role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
                              regs={"producer": 40, "consumer": 232})
         # (batch * hkv + kv head, key block); causal: longest first (_lpt_order)
-        bh = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt)[0])
-        kb = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt)[1])
+        bh, kb = T.meta_var(_lpt_order(bx, k_blocks, batch * hkv, lpt))
         k0 = T.meta_var(bh * sk + kb * KEYS)
         # query blocks from the causal diagonal on, for each query head of the group
         i0 = T.meta_var(T.min(kb * KEYS // QROWS, q_blocks) if causal else 0)
@@ -441,29 +474,17 @@ def _step_masked(qi: Any, kb: Any, causal: bool, key_tail: bool, k_blocks: int, 
                  q_blocks: int) -> Any:
     """Whether the step of query block ``qi`` in key block ``kb`` needs the mask: it crosses
     the causal diagonal, or it holds the key or the query tail."""
-    conds = []
-    if causal:
-        conds.append(qi * QROWS < kb * KEYS + KEYS - 1)
-    if key_tail:
-        conds.append(kb == k_blocks - 1)
-    if q_tail:
-        conds.append(qi == q_blocks - 1)
-    if not conds:
-        return False
-    out = conds[0]
-    for c in conds[1:]:
-        out = E.Or(out, c)
-    return out
+    return any_of(c for c, need in ((qi * QROWS < kb * KEYS + KEYS - 1, causal),
+                                    (kb == k_blocks - 1, key_tail), (qi == q_blocks - 1, q_tail))
+                  if need)
 
 
 def _add_dq(dQa: Any, acc: Any, tile: Any, tid: Any) -> Stmt:
-    """``dQa``'s 64 x 64 tile ``tile`` += this thread's accumulator fragment ``acc``: eight
-    16-byte vector atomic adds. The tile is stored in fragment order (:func:`dqa_layout`):
-    ``[8 register quads][128 threads][4]``, so that each warp's add covers 512 contiguous
-    bytes."""
+    """``dQa``'s 64 x 64 tile ``tile`` += this thread's accumulator fragment ``acc``: a 16-byte
+    vector atomic add a register quad, in the order of :data:`DQA_DIGITS`."""
     return seq([T.evaluate(T.ptx.red_add_f32_vec(
-        T.address_of(dQa[tile * DQ_TILE + k * 512 + tid * 4]), acc[4 * k], acc[4 * k + 1],
-        acc[4 * k + 2], acc[4 * k + 3])) for k in range(CHUNK // 8)])
+        T.address_of(dQa[_dqa_quad(tile, k, tid)]),
+        *(acc[DQA_QUAD * k + x] for x in range(DQA_QUAD)))) for k in range(DQA_QUADS)])
 
 
 def _kv_valid(i: int, key: Any, qi: Any, tid: Any, sq: int, sk: int, causal: bool) -> Any:
@@ -472,12 +493,8 @@ def _kv_valid(i: int, key: Any, qi: Any, tid: Any, sq: int, sk: int, causal: boo
     the key at or before the query."""
     k = key + (i // 2) % 2 * 8
     q = qi * QROWS + _col(i, tid)
-    conds = [c for c, need in ((k < sk, sk % KEYS), (q < sq, sq % QROWS), (k <= q, causal))
-             if need]
-    ok = conds[0]
-    for c in conds[1:]:
-        ok = E.And(ok, c)
-    return ok
+    return all_of(c for c, need in ((k < sk, sk % KEYS), (q < sq, sq % QROWS), (k <= q, causal))
+                  if need)
 
 
 # -- dQ ----------------------------------------------------------------------------------------------
@@ -519,8 +536,10 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
                         init_thread=wg * 128 + tid == 0)
         role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
                              regs={"producer": 40, "consumer": 232})
-        bh = T.meta_var(_lpt_order(bx, q_blocks, batch * hq, lpt)[0])
-        qb = T.meta_var(q_blocks - 1 - _lpt_order(bx, q_blocks, batch * hq, lpt)[1])
+        # (batch * hq + query head, query block counted from the last): causal, the last (the
+        # longest) first (_lpt_order)
+        bh, lb = T.meta_var(_lpt_order(bx, q_blocks, batch * hq, lpt))
+        qb = T.meta_var(q_blocks - 1 - lb)
         kv0 = T.meta_var((bh // hq * hkv + bh % hq // group) * sk)
         q0 = T.meta_var(bh * sq + qb * QBLOCK)
         n_blk = T.meta_var(T.min(k_blocks, ((qb + 1) * QBLOCK + KSTEP - 1) // KSTEP) if causal
@@ -583,7 +602,5 @@ def _dq(batch: int, hq: int, hkv: int, sq: int, sk: int, d: int, dtype: str, cau
 def _q_valid(i: int, j: Any, qb: Any, row: Any, tid: Any, sk: int, causal: bool) -> Any:
     """Whether element ``i`` of this thread's ``S`` (its query row, key block ``j``) counts."""
     k = j * KSTEP + _col(i, tid)
-    ok = k < sk
-    if causal:
-        ok = E.And(ok, k <= qb * QBLOCK + row + (i // 2) % 2 * 8)
-    return ok
+    return all_of(c for c, need in ((k < sk, True),
+                                    (k <= qb * QBLOCK + row + (i // 2) % 2 * 8, causal)) if need)

@@ -220,6 +220,8 @@ def _unpack(word: Any, dtype: str) -> tuple[Any, Any]:
 
 
 def _pack(v0: Any, v1: Any, dtype: str) -> Any:
+    """32 bits holding ``v0`` and ``v1`` (float32) rounded to ``dtype`` (the low one first); the
+    attention kernels store their rows with it too."""
     return (T.cuda.float22bfloat162_rn(v0, v1) if dtype == "bfloat16"
             else T.cuda.float22half2_rn(v0, v1))
 

@@ -136,7 +136,10 @@ def _register_attention(lib: Any) -> None:
 
     def attention_bwd_fake(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any,
                            causal: bool, scale: float | None) -> tuple[Any, Any, Any]:
-        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        # contiguous, as both implementations return them
+        dq, dk, dv = (torch.empty_like(t, memory_format=torch.contiguous_format)
+                      for t in (q, k, v))
+        return dq, dk, dv
 
     bwd = lib.custom_op("tvm::attention_bwd", attention_bwd, mutates_args=(),
                         schema="(Tensor q, Tensor k, Tensor v, Tensor out, Tensor lse, "
