@@ -165,6 +165,7 @@ class IntrinSpec:
     form_of: str | None = None  # an alternative operand form of the op declared at this path
     attrs: tuple[tuple[str, Any], ...] = ()  # more op attributes
     doc_text: str = ""
+    convert: Callable[[str, Any], Any] | None = None  # (path, operand) -> operand, for each one
     table: IntrinTable | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
@@ -234,7 +235,18 @@ class IntrinSpec:
     @functools.cached_property
     def operands(self) -> OperandFn:
         """Builder arguments -> the call's operands."""
-        return _identity(self.signature) if isinstance(self.params, str) else self.params
+        fn = _identity(self.signature) if isinstance(self.params, str) else self.params
+        convert = self.convert
+        if convert is None:
+            return fn
+
+        def converted(*args: Any, **kwargs: Any) -> Operands | Typed:
+            out = fn(*args, **kwargs)
+            if isinstance(out, Typed):
+                return Typed(out.dtype, tuple(convert(self.path, a) for a in out.operands))
+            return tuple(convert(self.path, a) for a in out)
+
+        return converted
 
     @functools.cached_property
     def builder(self) -> Builder:
@@ -462,6 +474,7 @@ class IntrinTable:
         form_of: str | None = None,
         attrs: Mapping[str, Any] | None = None,
         doc: str = "",
+        convert: Callable[[str, Any], Any] | None = None,
         **fields: Any,
     ) -> IntrinSpec:
         """Declare the intrinsic printed ``T.<path>(...)`` with its codegen ``rule``.
@@ -474,7 +487,8 @@ class IntrinTable:
         result type rule (a type, ``"arg0"``, or a function of the operands), ``effect`` the call
         effect, ``requires`` the :class:`Requirement` s of the rule, ``attrs`` more op
         attributes, ``doc`` the builder's docstring (default: the operand function's or the
-        rule's). ``fields`` go to the table's ``spec_type``.
+        rule's), ``convert(path, operand)`` a function applied to each operand the builder
+        makes. ``fields`` go to the table's ``spec_type``.
         """
         ns, dot, rest = path.partition(".")
         suffix = name or (rest if dot else path).replace(".", "_")
@@ -498,7 +512,7 @@ class IntrinTable:
             script_kwargs=script_kwargs, requires=tuple(requires),
             choices=tuple((k, tuple(v)) for k, v in (choices or {}).items()), strings=strings,
             dtype_forward=dtype_forward, form_of=form_of, attrs=tuple((attrs or {}).items()),
-            doc_text=doc, table=self, **fields)
+            doc_text=doc, convert=convert, table=self, **fields)
         self._specs.append(spec)
         self._by_path[path] = spec
         if form_of is not None:
