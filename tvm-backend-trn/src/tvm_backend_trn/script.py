@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -19,19 +18,7 @@ OpWrapper = Callable[[Callable[..., Any]], Callable[..., Any]]
 class NKINamespace(IntrinNamespace):
     """``T.nki``: the NKI instructions (``T.nki.load(dst, src)``, ``T.nki.matmul(...)``, ...).
 
-    ``op_wrapper`` (the seed's hook) wraps every member; the wrapper keeps the member's op name,
-    which the printer looks for."""
+    ``op_wrapper`` (the seed's hook) wraps every member, keeping its op name."""
 
     def __init__(self, op_wrapper: OpWrapper | None = None) -> None:
-        members = INTRINSICS.members("nki")
-        if op_wrapper is not None:
-            members = {name: _wrapped(op_wrapper, member) for name, member in members.items()}
-        super().__init__("nki", members)
-
-
-def _wrapped(op_wrapper: OpWrapper, member: Any) -> Any:
-    fn = op_wrapper(member)
-    # a wrapper that cannot carry attributes prints through T.call_intrin
-    with contextlib.suppress(AttributeError):
-        fn.__tir_op_name__ = member.__tir_op_name__  # type: ignore[attr-defined]
-    return fn
+        super().__init__("nki", INTRINSICS.members("nki", wrap=op_wrapper))

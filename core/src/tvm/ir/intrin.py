@@ -48,6 +48,7 @@ hook calls :meth:`IntrinTable.register_ops`, inside the loader's transaction.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -590,12 +591,17 @@ class IntrinTable:
         """The builder called ``name`` (``KeyError`` if none; for a module ``__getattr__``)."""
         return self._builder_table[name]
 
-    def members(self, namespace: str) -> dict[str, Any]:
+    def members(self, namespace: str, *, wrap: Callable[[Any], Any] | None = None
+                ) -> dict[str, Any]:
         """The members of ``T.<namespace>``: one per declared path in it (groups for dotted
-        paths, callable where a path is also the prefix of others)."""
+        paths, callable where a path is also the prefix of others). ``wrap`` (the seed's
+        ``op_wrapper``) wraps each one; the wrapper keeps the member's op name, which the
+        printer looks for."""
         root: dict[str, Any] = {}
         entries: list[tuple[str, Any]] = [(s.path, Member(s)) for s in self.specs()]
         entries += [(s.path, s.fn) for s in self.all_sugar()]
+        if wrap is not None:
+            entries = [(path, _wrapped(wrap, member)) for path, member in entries]
         for path, value in entries:
             ns, *parts = path.split(".")
             if ns != namespace or not parts:
@@ -680,6 +686,16 @@ class IntrinTable:
             op.attrs.update(old)
 
         record_undo(undo)
+
+
+def _wrapped(wrap: Callable[[Any], Any], member: Any) -> Any:
+    fn = wrap(member)
+    name = getattr(member, "__tir_op_name__", None)
+    if name is not None and getattr(fn, "__tir_op_name__", None) != name:
+        # a wrapper that cannot carry attributes prints through T.call_intrin
+        with contextlib.suppress(AttributeError, TypeError):
+            fn.__tir_op_name__ = name
+    return fn
 
 
 def _subtree(path: str, node: dict[str, Any]) -> Any:
