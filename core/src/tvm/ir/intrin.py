@@ -65,6 +65,7 @@ from .op import OP_REGISTRY, CallEffect, Op, OpCategory
 
 __all__ = [
     "PURE",
+    "SPEC_ATTR",
     "UPDATE",
     "Builder",
     "CallableIntrinNamespace",
@@ -75,8 +76,10 @@ __all__ = [
     "Requirement",
     "SugarSpec",
     "Typed",
+    "caller_module",
     "check_requirements",
     "element",
+    "requires_attr",
     "target_flag",
 ]
 
