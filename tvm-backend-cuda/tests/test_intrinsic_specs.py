@@ -13,6 +13,7 @@ import pytest
 import test_intrinsic_codegen as tables
 
 import tvm
+from tvm.error import RequirementError
 from tvm.ir import (
     Call,
     Evaluate,
@@ -406,6 +407,16 @@ def test_sample_kernel_compiles_with_nvrtc_for_sm90a() -> None:
                  "tvm_warp_reduce(", "ex2.approx.ftz.f32", "__shfl_xor_sync(__activemask()",
                  "barrier.cluster.arrive.release.aligned", "griddepcontrol.launch_dependents"):
         assert text in src, text
+
+
+def test_an_intrinsic_outside_the_target_arch_is_a_requirement_error() -> None:
+    # min_arch / max_arch are requirements on the target's arch, checked before the rule runs
+    with pytest.raises(RequirementError) as info:
+        tvm.compile(_sample_kernel(), target={"kind": "cuda", "arch": "sm_100a"})
+    assert ("T.ptx.wgmma.fence needs sm_90a (no other architecture has it): the target's arch is "
+            "sm_100a; compile for one that has it, e.g. target={'kind': 'cuda', 'arch': "
+            "'sm_90a'}") in str(info.value)
+    assert Op.get("tirx.ptx.wgmma_fence").get_attr("requires.cuda")[0].what.startswith("sm_90a")
 
 
 # -- the seed's legacy cp.async: a five-operand form of tirx.ptx.cp_async ------------------------

@@ -46,6 +46,7 @@ __all__ = [
     "PerformanceWarning",
     "RaceError",
     "RegistrationConflict",
+    "RequirementError",
     "TVMError",
     "TargetError",
     "format_location",
@@ -146,6 +147,11 @@ class PerformanceWarning(UserWarning):
 class CodegenError(TVMError):
     """Code generation met something the target cannot express (e.g. an op with no rule); at
     the call's span when the op call came from the user's script."""
+
+
+class RequirementError(CodegenError):
+    """An intrinsic's code needs something its target does not have (an SM architecture, a
+    device feature): the message names the intrinsic, what it needs and how to get it."""
 
 
 class DeviceLimitError(DiagnosticError, CodegenError):

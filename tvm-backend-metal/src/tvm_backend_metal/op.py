@@ -1,5 +1,9 @@
 """Metal's device intrinsics: ``tirx.metal.*`` ops, their builders and their MSL codegen rules.
 
+Each intrinsic is one declaration (core's :class:`tvm.ir.intrin.IntrinTable`, ``INTRINSICS``)
+on its MSL rule: the op, its builder here (the seed's name, ``simdgroup_load``), its ``T.metal``
+member (``script.py`` derives the namespace from the table) and printed form come from it.
+
 The seed's SIMD-group matrix ops (8x8 only, as on Apple GPUs; the shape parameters mirror the
 Metal spec) and SIMD shuffles, plus the SIMD-group reductions and barriers the dispatch variants
 use. Each op is a ``device_intrin`` of namespace ``metal``, printed ``T.metal.<name>(...)``; the
@@ -17,37 +21,13 @@ from typing import Any
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
-from tvm.ir.op import CallEffect, Op
+from tvm.ir.intrin import IntrinTable
 
-__all__ = [
-    "OPS",
-    "SIMDGROUP_SCOPE",
-    "make_filled_simdgroup_matrix",
-    "register_ops",
-    "simd_broadcast",
-    "simd_max",
-    "simd_min",
-    "simd_shuffle",
-    "simd_shuffle_down",
-    "simd_shuffle_up",
-    "simd_shuffle_xor",
-    "simd_sum",
-    "simdgroup_barrier",
-    "simdgroup_load",
-    "simdgroup_multiply_accumulate",
-    "simdgroup_store",
-    "threadgroup_barrier",
-]
+from .tags import KIND
+
+__all__ = ["INTRINSICS", "OPS", "SIMDGROUP_SCOPE", "register_ops"]  # and the builders (below)
 
 NS = "metal"
-MATRIX_OPS = ("make_filled_simdgroup_matrix", "simdgroup_load", "simdgroup_store",
-              "simdgroup_multiply_accumulate")
-SHUFFLE_OPS = ("simd_shuffle", "simd_shuffle_up", "simd_shuffle_down", "simd_shuffle_xor",
-               "simd_broadcast")
-REDUCE_OPS = ("simd_sum", "simd_max", "simd_min")
-BARRIER_OPS = ("threadgroup_barrier", "simdgroup_barrier")
-# Every op this backend registers (short names; the op is tirx.metal.<name>).
-OPS = MATRIX_OPS + SHUFFLE_OPS + REDUCE_OPS + BARRIER_OPS
 # The storage scope of a buffer of 8x8 simdgroup matrices (the codegen declares it as such).
 SIMDGROUP_SCOPE = "metal.simdgroup"
 # mem_flags of the barriers, by the string argument of T.metal.threadgroup_barrier(...).
@@ -58,16 +38,25 @@ MEM_FLAGS = {
     "none": "mem_flags::mem_none",
 }
 
+#: every Metal intrinsic; builders are named as the op (``simdgroup_load``)
+INTRINSICS = IntrinTable(KIND, builder_format="{name}")
+
 
 def op_name(name: str) -> str:
     return f"tirx.{NS}.{name}"
 
 
-# -- builders ----------------------------------------------------------------------------------
+def _declare(name: str, params: Any, rule: Any, *, nargs: int, dtype: str,
+             seed_alias: bool = False, doc: str = "") -> None:
+    """``T.metal.<name>``: an op ordered with respect to the others and to divergent control
+    flow (a shuffle reads other lanes' registers: the seed's kOpaque, TVM's kUpdateState)."""
+    INTRINSICS.declare(f"{NS}.{name}", params, rule=rule, nargs=nargs, dtype=dtype,
+                       # the seed's op names of the matrix ops are flat: tirx.simdgroup_load
+                       alias=f"tirx.{name}" if seed_alias else None,
+                       attrs={"global_symbol": name}, doc=doc)
 
 
-def _call(name: str, *args: Any, dtype: Any = None) -> Any:
-    return Op.get(op_name(name))(*args, dtype=dtype)
+# -- operands ----------------------------------------------------------------------------------
 
 
 def _handle(d: Any) -> Any:
@@ -82,99 +71,57 @@ def _scalar(var: Any) -> Any:
     return E.convert(var)
 
 
-def make_filled_simdgroup_matrix(d: Any, index: Any, value: Any, col: int = 8,
-                                 row: int = 8) -> Any:
+def _fill(d: Any, index: Any, value: Any, col: int = 8, row: int = 8) -> tuple[Any, ...]:
     """``d[index] = make_filled_simdgroup_matrix<T, col, row>(value)``."""
-    return _call("make_filled_simdgroup_matrix", _handle(d), index, value, col, row,
-                 dtype="handle")
+    return (_handle(d), index, value, col, row)
 
 
-def simdgroup_load(d: Any, index: Any, ptr: Any, stride: Any, col: int = 8, row: int = 8,
-                   transpose_matrix: bool = False) -> Any:
+def _load(d: Any, index: Any, ptr: Any, stride: Any, col: int = 8, row: int = 8,
+          transpose_matrix: bool = False) -> tuple[Any, ...]:
     """Load the 8x8 matrix at ``ptr`` (``stride`` elements per row) into ``d[index]``."""
-    return _call("simdgroup_load", _handle(d), index, ptr, stride, col, row,
-                 bool(transpose_matrix) if isinstance(transpose_matrix, bool) else transpose_matrix,
-                 dtype="handle")
+    return (_handle(d), index, ptr, stride, col, row, transpose_matrix)
 
 
-def simdgroup_store(d: Any, index: Any, ptr: Any, stride: Any, col: int = 8, row: int = 8,
-                    transpose_matrix: bool = False) -> Any:
+def _store(d: Any, index: Any, ptr: Any, stride: Any, col: int = 8, row: int = 8,
+           transpose_matrix: bool = False) -> tuple[Any, ...]:
     """Store ``d[index]`` to the 8x8 matrix at ``ptr`` (``stride`` elements per row)."""
-    return _call("simdgroup_store", _handle(d), index, ptr, stride, col, row,
-                 bool(transpose_matrix) if isinstance(transpose_matrix, bool) else transpose_matrix,
-                 dtype="handle")
+    return (_handle(d), index, ptr, stride, col, row, transpose_matrix)
 
 
-def simdgroup_multiply_accumulate(d: Any, index_d: Any, a: Any, index_a: Any, b: Any,
-                                  index_b: Any, c: Any, index_c: Any) -> Any:
+def _mma(d: Any, index_d: Any, a: Any, index_a: Any, b: Any, index_b: Any, c: Any,
+         index_c: Any) -> tuple[Any, ...]:
     """``d[index_d] = a[index_a] * b[index_b] + c[index_c]`` on 8x8 SIMD-group matrices."""
-    return _call("simdgroup_multiply_accumulate", _handle(d), index_d, _handle(a), index_a,
-                 _handle(b), index_b, _handle(c), index_c, dtype="handle")
+    return (_handle(d), index_d, _handle(a), index_a, _handle(b), index_b, _handle(c), index_c)
 
 
-def simd_shuffle(var: Any, lane: Any) -> Any:
-    """The value of ``var`` in lane ``lane`` of the SIMD group."""
-    v = _scalar(var)
-    return _call("simd_shuffle", v, lane, dtype=v.dtype)
+def _lane(var: Any, lane: Any) -> tuple[Any, ...]:
+    return (_scalar(var), lane)
 
 
-def simd_shuffle_up(var: Any, delta: Any) -> Any:
-    """The value of ``var`` in lane ``lane - delta`` (own value for the first lanes)."""
-    v = _scalar(var)
-    return _call("simd_shuffle_up", v, delta, dtype=v.dtype)
+def _delta(var: Any, delta: Any) -> tuple[Any, ...]:
+    return (_scalar(var), delta)
 
 
-def simd_shuffle_down(var: Any, delta: Any) -> Any:
-    """The value of ``var`` in lane ``lane + delta`` (own value for the last lanes)."""
-    v = _scalar(var)
-    return _call("simd_shuffle_down", v, delta, dtype=v.dtype)
+def _mask(var: Any, mask: Any) -> tuple[Any, ...]:
+    return (_scalar(var), mask)
 
 
-def simd_shuffle_xor(var: Any, mask: Any) -> Any:
-    """The value of ``var`` in lane ``lane ^ mask`` (butterfly exchange)."""
-    v = _scalar(var)
-    return _call("simd_shuffle_xor", v, mask, dtype=v.dtype)
+def _value(var: Any) -> tuple[Any, ...]:
+    return (_scalar(var),)
 
 
-def simd_broadcast(var: Any, lane: Any) -> Any:
-    """The value of ``var`` in lane ``lane`` (``lane`` the same for the whole SIMD group)."""
-    v = _scalar(var)
-    return _call("simd_broadcast", v, lane, dtype=v.dtype)
-
-
-def simd_sum(var: Any) -> Any:
-    """The sum of ``var`` over the active lanes of the SIMD group."""
-    v = _scalar(var)
-    return _call("simd_sum", v, dtype=v.dtype)
-
-
-def simd_max(var: Any) -> Any:
-    """The maximum of ``var`` over the active lanes of the SIMD group."""
-    v = _scalar(var)
-    return _call("simd_max", v, dtype=v.dtype)
-
-
-def simd_min(var: Any) -> Any:
-    """The minimum of ``var`` over the active lanes of the SIMD group."""
-    v = _scalar(var)
-    return _call("simd_min", v, dtype=v.dtype)
-
-
-def threadgroup_barrier(mem: str = "threadgroup") -> Any:
-    """``threadgroup_barrier(mem_flags::mem_<mem>)``: every thread of the threadgroup waits."""
-    _check_mem(mem)
-    return _call("threadgroup_barrier", mem, dtype="void")
-
-
-def simdgroup_barrier(mem: str = "none") -> Any:
-    """``simdgroup_barrier(mem_flags::mem_<mem>)``: every thread of the SIMD group waits."""
-    _check_mem(mem)
-    return _call("simdgroup_barrier", mem, dtype="void")
-
-
-def _check_mem(mem: Any) -> None:
+def _check_mem(mem: Any) -> tuple[Any, ...]:
     if isinstance(mem, str) and mem not in MEM_FLAGS:
         raise ValueError(f"unknown Metal memory scope {mem!r}; expected one of {sorted(MEM_FLAGS)}")
+    return (mem,)
+
+
+def _threadgroup_mem(mem: str = "threadgroup") -> tuple[Any, ...]:
+    return _check_mem(mem)
+
+
+def _simdgroup_mem(mem: str = "none") -> tuple[Any, ...]:
+    return _check_mem(mem)
 
 
 # -- codegen rules (target kind "metal") --------------------------------------------------------
@@ -221,51 +168,56 @@ def _rule_barrier(name: str) -> Callable[[Any, Any, list[str]], str]:
     return rule
 
 
-def _signature(name: str) -> tuple[str, ...]:
-    return {
-        "make_filled_simdgroup_matrix": ("d", "index", "value", "col", "row"),
-        "simdgroup_load": ("d", "index", "ptr", "stride", "col", "row", "transpose_matrix"),
-        "simdgroup_store": ("d", "index", "ptr", "stride", "col", "row", "transpose_matrix"),
-        "simdgroup_multiply_accumulate": ("d", "index_d", "a", "index_a", "b", "index_b", "c",
-                                          "index_c"),
-        "simd_shuffle": ("var", "lane"),
-        "simd_shuffle_up": ("var", "delta"),
-        "simd_shuffle_down": ("var", "delta"),
-        "simd_shuffle_xor": ("var", "mask"),
-        "simd_broadcast": ("var", "lane"),
-        "threadgroup_barrier": ("mem",),
-        "simdgroup_barrier": ("mem",),
-    }.get(name, ("var",))
+# -- the declarations ----------------------------------------------------------------------------
 
+_declare("make_filled_simdgroup_matrix", _fill, _rule_fill, nargs=5, dtype="handle",
+         seed_alias=True)
+_declare("simdgroup_load", _load, _rule_load_store("simdgroup_load"), nargs=7, dtype="handle",
+         seed_alias=True)
+_declare("simdgroup_store", _store, _rule_load_store("simdgroup_store"), nargs=7,
+         dtype="handle", seed_alias=True)
+_declare("simdgroup_multiply_accumulate", _mma, _rule_mma, nargs=8, dtype="handle",
+         seed_alias=True)
+_declare("simd_shuffle", _lane, "simd_shuffle({0}, {1})", nargs=2, dtype="arg0",
+         doc="The value of ``var`` in lane ``lane`` of the SIMD group.")
+_declare("simd_shuffle_up", _delta, "simd_shuffle_up({0}, {1})", nargs=2, dtype="arg0",
+         doc="The value of ``var`` in lane ``lane - delta`` (own value for the first lanes).")
+_declare("simd_shuffle_down", _delta, "simd_shuffle_down({0}, {1})", nargs=2, dtype="arg0",
+         doc="The value of ``var`` in lane ``lane + delta`` (own value for the last lanes).")
+_declare("simd_shuffle_xor", _mask, "simd_shuffle_xor({0}, {1})", nargs=2, dtype="arg0",
+         doc="The value of ``var`` in lane ``lane ^ mask`` (butterfly exchange).")
+_declare("simd_broadcast", _lane, "simd_broadcast({0}, {1})", nargs=2, dtype="arg0",
+         doc="The value of ``var`` in lane ``lane`` (``lane`` the same for the whole SIMD "
+             "group).")
+_declare("simd_sum", _value, "simd_sum({0})", nargs=1, dtype="arg0",
+         doc="The sum of ``var`` over the active lanes of the SIMD group.")
+_declare("simd_max", _value, "simd_max({0})", nargs=1, dtype="arg0",
+         doc="The maximum of ``var`` over the active lanes of the SIMD group.")
+_declare("simd_min", _value, "simd_min({0})", nargs=1, dtype="arg0",
+         doc="The minimum of ``var`` over the active lanes of the SIMD group.")
+_declare("threadgroup_barrier", _threadgroup_mem, _rule_barrier("threadgroup_barrier"), nargs=1,
+         dtype="void", doc="``threadgroup_barrier(mem_flags::mem_<mem>)``: every thread of the "
+                           "threadgroup waits.")
+_declare("simdgroup_barrier", _simdgroup_mem, _rule_barrier("simdgroup_barrier"), nargs=1,
+         dtype="void", doc="``simdgroup_barrier(mem_flags::mem_<mem>)``: every thread of the "
+                           "SIMD group waits.")
 
-def _codegen_rules() -> dict[str, Any]:
-    rules: dict[str, Any] = {
-        "make_filled_simdgroup_matrix": _rule_fill,
-        "simdgroup_load": _rule_load_store("simdgroup_load"),
-        "simdgroup_store": _rule_load_store("simdgroup_store"),
-        "simdgroup_multiply_accumulate": _rule_mma,
-        "threadgroup_barrier": _rule_barrier("threadgroup_barrier"),
-        "simdgroup_barrier": _rule_barrier("simdgroup_barrier"),
-    }
-    for name in SHUFFLE_OPS:
-        rules[name] = f"{name}({{0}}, {{1}})"
-    for name in REDUCE_OPS:
-        rules[name] = f"{name}({{0}})"
-    return rules
+# Every op this backend registers (short names; the op is tirx.metal.<name>).
+OPS = tuple(spec.op_suffix for spec in INTRINSICS.specs())
+__all__ += sorted(INTRINSICS.builders())
 
 
 def register_ops() -> None:
     """Register every ``tirx.metal.*`` op with its MSL rule (the ``tvm_register_ops`` hook)."""
-    rules = _codegen_rules()
-    for name in OPS:
-        # All of them are ordered with respect to each other and to divergent control flow (a
-        # shuffle reads other lanes' registers): the seed's kOpaque, which is TVM's kUpdateState.
-        effect = CallEffect.UPDATE_STATE
-        dtype = "arg0" if name in SHUFFLE_OPS + REDUCE_OPS else (
-            "void" if name in BARRIER_OPS else "handle")
-        op = Op.register(op_name(name), category="device_intrin", namespace=NS,
-                         printer_name=f"{NS}.{name}", effect=effect, dtype=dtype,
-                         signature=_signature(name), global_symbol=name)
-        op.set_codegen(NS, rules[name])
-        if name in MATRIX_OPS:  # the seed's op names for these are flat: tirx.simdgroup_load
-            Op.register_alias(f"tirx.{name}", op_name(name))
+    INTRINSICS.register_ops()
+
+
+def __getattr__(name: str) -> Callable[..., Any]:
+    try:
+        return INTRINSICS.builder(name)
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(INTRINSICS.builders()))

@@ -60,6 +60,7 @@ from .access import (
 )
 from .isa import AP, Affine
 from .nki_render import render_nki, render_nki_legacy
+from .tags import KIND
 
 __all__ = ["ACT_OPS", "ALU_OPS", "REDUCE_OPS", "generate_kernels", "lower_to_kernel",
            "render_source"]
@@ -244,7 +245,7 @@ class _Lowering:
                                f"{getattr(getattr(call, 'op', None), 'name', call)!r}; Trainium "
                                f"kernels are made of T.nki.* instructions")
         name = call.op.name.removeprefix("tirx.nki.")
-        emit = getattr(self, f"nki_{name}")
+        emit = getattr(self, call.op.get_codegen(KIND) or f"nki_{name}")  # op.INTRINSICS
         with located(call.span):  # a T.nki call of the user's kernel (or of a Tx call's variant)
             try:
                 out = emit(*call.args)

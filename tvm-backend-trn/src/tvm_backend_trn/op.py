@@ -7,75 +7,31 @@ The seed's spelling of a whole tile, its first element ``A[0]`` (``A[0, 0]``, ..
 the buffer ``A`` and is built (and printed) as ``A``; an element elsewhere is an error, since an
 instruction reads a tile, not one element. The seed's flat op names (``tirx.nki_load``) are
 aliases of these ops.
+
+Each instruction is one declaration of the table ``INTRINSICS`` (core's
+:class:`tvm.ir.intrin.IntrinTable`): the op, its builder here, its ``T.nki`` member
+(``script.py`` derives the namespace from the table), its printed form and its codegen rule,
+which for this backend is the name of the method of the NKI lowering (``codegen.py``) that
+emits the instruction (``nki_<name>``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tvm.ir import BufferLoad, IntImm
-from tvm.ir.op import CallEffect, Op
+from tvm.ir.intrin import IntrinTable
 
-__all__ = [
-    "NKI_OPS",
-    "nki_activation",
-    "nki_activation_reduce",
-    "nki_affine_select",
-    "nki_identity",
-    "nki_load",
-    "nki_matmul",
-    "nki_memset",
-    "nki_reciprocal",
-    "nki_scalar_tensor_scalar",
-    "nki_scalar_tensor_tensor",
-    "nki_store",
-    "nki_tensor_copy",
-    "nki_tensorreduce",
-    "nki_tensorscalar",
-    "nki_tensorscalar_reduce",
-    "nki_tensortensor",
-    "register_ops",
-]
+from .tags import KIND
 
-# name -> parameter names (the signature recorded on the op)
-NKI_OPS: dict[str, tuple[str, ...]] = {
-    "load": ("res", "data"),
-    "store": ("res", "data"),
-    "tensor_copy": ("res", "data"),
-    "matmul": ("res", "lhs", "rhs", "accum"),
-    "activation": ("result", "data", "opcode", "bias", "scale"),
-    "activation_reduce": ("reduce_res", "act_res", "data", "opcode", "reduce_opcode", "bias",
-                          "scale"),
-    "reciprocal": ("result", "data"),
-    "tensorreduce": ("result", "data", "opcode", "negate", "*axes"),
-    "tensortensor": ("result", "operand0", "operand1", "opcode"),
-    "tensorscalar": ("result", "operand0", "operand1", "opcode", "reverse"),
-    "tensorscalar_reduce": ("reduce_res", "tensorscalar_res", "operand0", "operand1", "opcode",
-                            "reduce_opcode", "reverse"),
-    "scalar_tensor_tensor": ("result", "data", "operand0", "operand1", "opcode0", "opcode1",
-                             "reverse0", "reverse1"),
-    "scalar_tensor_scalar": ("result", "data", "operand0", "operand1", "opcode0", "opcode1",
-                             "reverse0", "reverse1"),
-    "memset": ("result", "value"),
-    "identity": ("result", "size"),
-    "affine_select": ("result", "pred", "true_value", "false_value"),
-}
+__all__ = ["INTRINSICS", "NKI_OPS", "register_ops"]  # and the builders nki_<name> (below)
+
+#: every NKI instruction; builders are the seed's ``nki_<name>``, flat op names their aliases
+INTRINSICS = IntrinTable(KIND)
 
 
-def register_ops() -> None:
-    """Register the 16 NKI ops (called by the ``tvm_register_ops`` hook, once per load)."""
-    for name, params in NKI_OPS.items():
-        Op.register(f"tirx.nki.{name}", category="device_intrin", namespace="nki",
-                    printer_name=f"nki.{name}", dtype="void", effect=CallEffect.UPDATE_STATE,
-                    signature=params)
-        Op.register_alias(f"tirx.nki_{name}", f"tirx.nki.{name}")
-
-
-def _call(name: str, *args: Any) -> Any:
-    return Op.get(f"tirx.nki.{name}")(*(_tile(name, a) for a in args))
-
-
-def _tile(op: str, arg: Any) -> Any:
+def _tile(path: str, arg: Any) -> Any:
     """A whole buffer for the seed's ``A[0]``; every other argument as it is."""
     if not isinstance(arg, BufferLoad):
         return arg
@@ -86,119 +42,64 @@ def _tile(op: str, arg: Any) -> Any:
     region = ", ".join(f"{i.value}:{i.value + 1}" if isinstance(i, IntImm) else f"{i}:{i} + 1"
                        for i in arg.indices)
     raise TypeError(
-        f"T.nki.{op}: {name}[{where}] is one element, but NKI instructions take tiles: pass the "
+        f"T.{path}: {name}[{where}] is one element, but NKI instructions take tiles: pass the "
         f"buffer ({name}) or a region of it ({name}[{region}] for that one element); only the "
         f"first element, {name}[{', '.join('0' * len(arg.indices))}], stands for the whole "
         f"buffer")
 
 
-def _named(name: str) -> Any:
-    """Mark a builder with the op it builds (the script printer finds ``T.nki.<name>`` by it)."""
-
-    def mark(fn: Any) -> Any:
-        fn.__tir_op_name__ = f"tirx.nki.{name}"
-        return fn
-
-    return mark
+def _nki(name: str, params: str, doc: str = "") -> None:
+    """``T.nki.<name>``: an instruction (void, ordered), emitted by ``_Lowering.nki_<name>``."""
+    INTRINSICS.declare(f"nki.{name}", params, rule=f"nki_{name}", alias=True, convert=_tile,
+                       doc=doc)
 
 
-@_named("load")
-def nki_load(res: Any, data: Any) -> Any:
-    """HBM -> SBUF: ``res = data``."""
-    return _call("load", res, data)
+_nki("load", "res, data", "HBM -> SBUF: ``res = data``.")
+_nki("store", "res, data", "SBUF -> HBM: ``res = data``.")
+_nki("tensor_copy", "res, data", "On-chip copy with a cast (PSUM -> SBUF eviction).")
+_nki("matmul", "res, lhs, rhs, accum=True",
+     "``res (+)= lhs.T @ rhs``: ``lhs[K, M]`` and ``rhs[K, N]`` contract over partitions.")
+_nki("activation", "result, data, opcode, bias=0.0, scale=1.0",
+     "``result = opcode(data * scale + bias)``.")
+_nki("activation_reduce",
+     "reduce_res, act_res, data, opcode, reduce_opcode, bias=0.0, scale=1.0",
+     "``act_res = opcode(data * scale + bias)``; ``reduce_res = reduce(act_res)`` over free "
+     "axes.")
+_nki("reciprocal", "result, data")
+_nki("tensorreduce", "result, data, opcode, negate, *axes",
+     "``result = (-)reduce(opcode, data, axes)`` over free axes (logical dims of ``data``).")
+_nki("tensortensor", "result, operand0, operand1, opcode")
+_nki("tensorscalar", "result, operand0, operand1, opcode, reverse=False",
+     "``result = operand0 opcode operand1`` with ``operand1`` a scalar or a ``[P, 1]`` column.")
+_nki("tensorscalar_reduce",
+     "reduce_res, tensorscalar_res, operand0, operand1, opcode, reduce_opcode, reverse=False")
+_nki("scalar_tensor_tensor",
+     "result, data, operand0, operand1, opcode0, opcode1, reverse0=False, reverse1=False",
+     "``result = (data opcode0 operand0) opcode1 operand1``; operand1 is a tile.")
+_nki("scalar_tensor_scalar",
+     "result, data, operand0, operand1, opcode0, opcode1, reverse0=False, reverse1=False",
+     "``result = (data opcode0 operand0) opcode1 operand1``; both operands scalars/columns.")
+_nki("memset", "result, value")
+_nki("identity", "result, size", "Build a ``size x size`` identity matrix in ``result``.")
+_nki("affine_select", "result, pred, true_value, false_value",
+     "``result = pred ? true_value : false_value``; ``pred`` an affine condition of indices.")
+
+# name -> parameter names (the signature recorded on the op)
+NKI_OPS: dict[str, tuple[str, ...]] = {s.op_suffix: s.param_names for s in INTRINSICS.specs()}
+__all__ += sorted(INTRINSICS.builders())
 
 
-@_named("store")
-def nki_store(res: Any, data: Any) -> Any:
-    """SBUF -> HBM: ``res = data``."""
-    return _call("store", res, data)
+def register_ops() -> None:
+    """Register the 16 NKI ops (called by the ``tvm_register_ops`` hook, once per load)."""
+    INTRINSICS.register_ops()
 
 
-@_named("tensor_copy")
-def nki_tensor_copy(res: Any, data: Any) -> Any:
-    """On-chip copy with a cast (PSUM -> SBUF eviction)."""
-    return _call("tensor_copy", res, data)
+def __getattr__(name: str) -> Callable[..., Any]:
+    try:
+        return INTRINSICS.builder(name)
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
-@_named("matmul")
-def nki_matmul(res: Any, lhs: Any, rhs: Any, accum: Any = True) -> Any:
-    """``res (+)= lhs.T @ rhs``: ``lhs[K, M]`` and ``rhs[K, N]`` contract over partitions."""
-    return _call("matmul", res, lhs, rhs, accum)
-
-
-@_named("activation")
-def nki_activation(result: Any, data: Any, opcode: Any, bias: Any = 0.0,
-                   scale: Any = 1.0) -> Any:
-    """``result = opcode(data * scale + bias)``."""
-    return _call("activation", result, data, opcode, bias, scale)
-
-
-@_named("reciprocal")
-def nki_reciprocal(result: Any, data: Any) -> Any:
-    return _call("reciprocal", result, data)
-
-
-@_named("tensorreduce")
-def nki_tensorreduce(result: Any, data: Any, opcode: Any, negate: Any, *axes: Any) -> Any:
-    """``result = (-)reduce(opcode, data, axes)`` over free axes (logical dims of ``data``)."""
-    return _call("tensorreduce", result, data, opcode, negate, *axes)
-
-
-@_named("tensortensor")
-def nki_tensortensor(result: Any, operand0: Any, operand1: Any, opcode: Any) -> Any:
-    return _call("tensortensor", result, operand0, operand1, opcode)
-
-
-@_named("tensorscalar")
-def nki_tensorscalar(result: Any, operand0: Any, operand1: Any, opcode: Any,
-                     reverse: Any = False) -> Any:
-    """``result = operand0 opcode operand1`` with ``operand1`` a scalar or a ``[P, 1]`` column."""
-    return _call("tensorscalar", result, operand0, operand1, opcode, reverse)
-
-
-@_named("memset")
-def nki_memset(result: Any, value: Any) -> Any:
-    return _call("memset", result, value)
-
-
-@_named("activation_reduce")
-def nki_activation_reduce(reduce_res: Any, act_res: Any, data: Any, opcode: Any,
-                          reduce_opcode: Any, bias: Any = 0.0, scale: Any = 1.0) -> Any:
-    """``act_res = opcode(data * scale + bias)``; ``reduce_res = reduce(act_res)`` over free axes."""
-    return _call("activation_reduce", reduce_res, act_res, data, opcode, reduce_opcode, bias,
-                 scale)
-
-
-@_named("tensorscalar_reduce")
-def nki_tensorscalar_reduce(reduce_res: Any, tensorscalar_res: Any, operand0: Any, operand1: Any,
-                            opcode: Any, reduce_opcode: Any, reverse: Any = False) -> Any:
-    return _call("tensorscalar_reduce", reduce_res, tensorscalar_res, operand0, operand1, opcode,
-                 reduce_opcode, reverse)
-
-
-@_named("identity")
-def nki_identity(result: Any, size: Any) -> Any:
-    """Build a ``size x size`` identity matrix in ``result``."""
-    return _call("identity", result, size)
-
-
-@_named("scalar_tensor_tensor")
-def nki_scalar_tensor_tensor(result: Any, data: Any, operand0: Any, operand1: Any, opcode0: Any,
-                             opcode1: Any, reverse0: Any = False, reverse1: Any = False) -> Any:
-    """``result = (data opcode0 operand0) opcode1 operand1``; operand1 is a tile."""
-    return _call("scalar_tensor_tensor", result, data, operand0, operand1, opcode0, opcode1,
-                 reverse0, reverse1)
-
-
-@_named("scalar_tensor_scalar")
-def nki_scalar_tensor_scalar(result: Any, data: Any, operand0: Any, operand1: Any, opcode0: Any,
-                             opcode1: Any, reverse0: Any = False, reverse1: Any = False) -> Any:
-    """``result = (data opcode0 operand0) opcode1 operand1``; both operands scalars/columns."""
-    return _call("scalar_tensor_scalar", result, data, operand0, operand1, opcode0, opcode1,
-                 reverse0, reverse1)
-
-
-@_named("affine_select")
-def nki_affine_select(result: Any, pred: Any, true_value: Any, false_value: Any) -> Any:
-    """``result = pred ? true_value : false_value``; ``pred`` an affine condition of indices."""
-    return _call("affine_select", result, pred, true_value, false_value)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(INTRINSICS.builders()))

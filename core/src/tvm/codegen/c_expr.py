@@ -10,6 +10,7 @@ from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
+from ..ir.intrin import check_requirements
 from ..ir.visitor import substitute
 from .c_base import CBase
 from .c_rules import (
@@ -239,6 +240,7 @@ class CExprPrinter(CBase):
     def expr_Call(self, call: E.Call) -> str:
         op = call.op
         rule = op.get_codegen(self.target_kind)
+        check_requirements(op, self.target_kind, self.target)
         if rule is None:
             rule = self.op_templates.get(op.name)
         if rule is None:

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from .._registry import Registry
 from ..ir import expr as E
 from ..ir.dtype import DataType
+from ..ir.intrin import IntrinNamespace, IntrinTable, element
 from ..ir.op import CallEffect, Op
 
 __all__ = [
@@ -33,15 +34,12 @@ __all__ = [
     # Metal 4 cooperative tensors (kept in core, as in the seed)
     "cooperative_tensor_fill", "cooperative_tensor_load", "cooperative_tensor_store",
     "cooperative_tensor_multiply_accumulate",
+    # the table of core's intrinsics (backends give them rules with INTRINSICS.add_rule)
+    "INTRINSICS", "WebGPUNamespace",
 ]
-WMMA_OPS = ("tvm_load_matrix_sync", "tvm_mma_sync", "tvm_bmma_sync", "tvm_fill_fragment",
-            "tvm_store_matrix_sync")
 WARP_SHUFFLE_OPS = ("tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down")
 #: what ``T.tvm_storage_sync(scope)`` may wait for (the seed's scopes; "global" is a grid barrier)
 STORAGE_SYNC_SCOPES = ("shared", "shared.dyn", "warp", "global")
-WEBGPU_OPS = ("subgroup_shuffle", "subgroup_shuffle_up", "subgroup_shuffle_down")
-COOPERATIVE_TENSOR_OPS = ("cooperative_tensor_fill", "cooperative_tensor_load",
-                          "cooperative_tensor_store", "cooperative_tensor_multiply_accumulate")
 
 UNARY_MATH = (
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
@@ -95,11 +93,73 @@ def _register_core_ops() -> None:
         Op.register(f"tirx.{name}", effect=CallEffect.UPDATE_STATE,
                     dtype=lambda a: a[1].dtype if len(a) > 1 else "void")
     Op.register("tirx.tvm_access_ptr", effect=CallEffect.OPAQUE, dtype="handle")
-    for name in WMMA_OPS + COOPERATIVE_TENSOR_OPS:
-        Op.register(f"tirx.{name}", effect=CallEffect.OPAQUE, dtype="handle")
-    for name in WEBGPU_OPS:  # kept in core, as in the seed (T.webgpu)
-        Op.register(f"tirx.webgpu.{name}", category="device_intrin", namespace="webgpu",
-                    effect=CallEffect.UPDATE_STATE, dtype="arg0")
+    INTRINSICS.register_ops()
+
+
+# -- core's intrinsics, declared once (tvm.ir.intrin): op, builder, T.<path> and printed form ----
+#: core's own intrinsics: the wmma fragments and Metal 4 cooperative tensors (builtins, printed
+#: T.<name>) and T.webgpu, kept in core as in the seed; core has no rules for them, backends add
+#: theirs (INTRINSICS.add_rule in their own table)
+INTRINSICS = IntrinTable(None)
+
+
+def _handle_op(path: str, params: str, doc: str) -> None:
+    INTRINSICS.declare(path, params, dtype="handle", effect=CallEffect.OPAQUE, doc=doc)
+
+
+_handle_op("tvm_load_matrix_sync", "fragment, m, n, k, index, buffer_ptr, stride, layout",
+           "Load the ``index``-th ``m x n x k`` fragment of ``fragment`` from ``buffer_ptr``.")
+_handle_op("tvm_mma_sync",
+           "fragment_d, index_d, fragment_a, index_a, fragment_b, index_b, fragment_c, index_c",
+           "``d = a * b + c`` on wmma fragments.")
+_handle_op("tvm_bmma_sync",
+           "fragment_d, index_d, fragment_a, index_a, fragment_b, index_b, fragment_c, index_c",
+           "``d = popc(a xor b) + c`` on 1-bit wmma fragments.")
+_handle_op("tvm_fill_fragment", "fragment, m, n, k, index, value",
+           "Fill the ``index``-th fragment of ``fragment`` with ``value``.")
+_handle_op("tvm_store_matrix_sync", "fragment, m, n, k, index, buffer_ptr, stride, layout",
+           "Store the ``index``-th fragment of ``fragment`` to ``buffer_ptr``.")
+# -- Metal 4 cooperative tensors (MetalPerformancePrimitives)
+_handle_op("cooperative_tensor_fill", "d, index, value, rows, cols",
+           "Fill the ``index``-th ``rows x cols`` cooperative tensor of ``d`` with ``value``.")
+_handle_op("cooperative_tensor_load",
+           "d, index, ptr, stride, rows, cols, transpose_matrix=False, mma_M=0, mma_N=0, "
+           "mma_K=0, operand_role=0",
+           "Load a cooperative tensor from ``ptr`` (row stride ``stride``); ``mma_M/N/K`` and "
+           "``operand_role`` name the matmul it feeds.")
+_handle_op("cooperative_tensor_store",
+           "d, index, ptr, stride, rows, cols, transpose_matrix=False, mma_M=0, mma_N=0, "
+           "mma_K=0, operand_role=0",
+           "Store a cooperative tensor to ``ptr`` (row stride ``stride``).")
+_handle_op("cooperative_tensor_multiply_accumulate",
+           "d, index_d, a, index_a, b, index_b, c, index_c, M, N, K, transpose_a=False, "
+           "transpose_b=False",
+           "``d = a @ b + c`` on cooperative tensors of an ``M x N x K`` matmul.")
+
+
+# -- WebGPU subgroup shuffles (T.webgpu): a Buffer stands for its first element
+def _shuffle_operands(var: Any, lane: Any) -> tuple[Any, ...]:
+    return (element(var) if not isinstance(var, E.PrimExpr) else var, lane)
+
+
+def _shuffle_delta(var: Any, delta: Any) -> tuple[Any, ...]:
+    return _shuffle_operands(var, delta)
+
+
+INTRINSICS.declare("webgpu.subgroup_shuffle", _shuffle_operands, nargs=2, dtype="arg0",
+                   doc="The value of ``var`` in subgroup lane ``lane``.")
+INTRINSICS.declare("webgpu.subgroup_shuffle_up", _shuffle_delta, nargs=2, dtype="arg0",
+                   doc="The value of ``var`` in subgroup lane ``lane - delta``.")
+INTRINSICS.declare("webgpu.subgroup_shuffle_down", _shuffle_delta, nargs=2, dtype="arg0",
+                   doc="The value of ``var`` in subgroup lane ``lane + delta``.")
+
+
+class WebGPUNamespace(IntrinNamespace):
+    """``T.webgpu``: subgroup shuffles of WGSL, kept in core as in the seed (the ops print and
+    parse with core alone; tvm-backend-webgpu gives them their WGSL)."""
+
+    def __init__(self) -> None:
+        super().__init__("webgpu", INTRINSICS.members("webgpu"))
 
 
 _register_core_ops()
@@ -566,94 +626,14 @@ def dp4a(vec1: Any, vec2: Any, acc: Any = 0) -> E.Call:
     return _call("dp4a", E.convert(vec1), E.convert(vec2), E.convert(acc, "int32"))
 
 
-# -- wmma fragments ----------------------------------------------------------------------------
-def tvm_load_matrix_sync(fragment: Any, m: Any, n: Any, k: Any, index: Any, buffer_ptr: Any,
-                         stride: Any, layout: Any) -> E.Call:
-    """Load the ``index``-th ``m x n x k`` fragment of ``fragment`` from ``buffer_ptr``."""
-    return _call("tvm_load_matrix_sync", fragment, m, n, k, index, buffer_ptr, stride, layout)
-
-
-def tvm_mma_sync(fragment_d: Any, index_d: Any, fragment_a: Any, index_a: Any,
-                 fragment_b: Any, index_b: Any, fragment_c: Any, index_c: Any) -> E.Call:
-    """``d = a * b + c`` on wmma fragments."""
-    return _call("tvm_mma_sync", fragment_d, index_d, fragment_a, index_a, fragment_b, index_b,
-                 fragment_c, index_c)
-
-
-def tvm_bmma_sync(fragment_d: Any, index_d: Any, fragment_a: Any, index_a: Any,
-                  fragment_b: Any, index_b: Any, fragment_c: Any, index_c: Any) -> E.Call:
-    """``d = popc(a xor b) + c`` on 1-bit wmma fragments."""
-    return _call("tvm_bmma_sync", fragment_d, index_d, fragment_a, index_a, fragment_b, index_b,
-                 fragment_c, index_c)
-
-
-def tvm_fill_fragment(fragment: Any, m: Any, n: Any, k: Any, index: Any, value: Any) -> E.Call:
-    """Fill the ``index``-th fragment of ``fragment`` with ``value``."""
-    return _call("tvm_fill_fragment", fragment, m, n, k, index, value)
-
-
-def tvm_store_matrix_sync(fragment: Any, m: Any, n: Any, k: Any, index: Any, buffer_ptr: Any,
-                          stride: Any, layout: Any) -> E.Call:
-    """Store the ``index``-th fragment of ``fragment`` to ``buffer_ptr``."""
-    return _call("tvm_store_matrix_sync", fragment, m, n, k, index, buffer_ptr, stride, layout)
-
-
-# -- Metal 4 cooperative tensors (MetalPerformancePrimitives) ---------------------------------
-def cooperative_tensor_fill(d: Any, index: Any, value: Any, rows: Any, cols: Any) -> E.Call:
-    """Fill the ``index``-th ``rows x cols`` cooperative tensor of ``d`` with ``value``."""
-    return _call("cooperative_tensor_fill", d, index, value, rows, cols)
-
-
-def cooperative_tensor_load(d: Any, index: Any, ptr: Any, stride: Any, rows: Any, cols: Any,
-                            transpose_matrix: Any = False, mma_M: Any = 0,  # noqa: N803
-                            mma_N: Any = 0, mma_K: Any = 0,  # noqa: N803
-                            operand_role: Any = 0) -> E.Call:
-    """Load a cooperative tensor from ``ptr`` (row stride ``stride``); ``mma_M/N/K`` and
-    ``operand_role`` name the matmul it feeds."""
-    return _call("cooperative_tensor_load", d, index, ptr, stride, rows, cols, transpose_matrix,
-                 mma_M, mma_N, mma_K, operand_role)
-
-
-def cooperative_tensor_store(d: Any, index: Any, ptr: Any, stride: Any, rows: Any, cols: Any,
-                             transpose_matrix: Any = False, mma_M: Any = 0,  # noqa: N803
-                             mma_N: Any = 0, mma_K: Any = 0,  # noqa: N803
-                             operand_role: Any = 0) -> E.Call:
-    """Store a cooperative tensor to ``ptr`` (row stride ``stride``)."""
-    return _call("cooperative_tensor_store", d, index, ptr, stride, rows, cols, transpose_matrix,
-                 mma_M, mma_N, mma_K, operand_role)
-
-
-def cooperative_tensor_multiply_accumulate(d: Any, index_d: Any, a: Any, index_a: Any, b: Any,
-                                           index_b: Any, c: Any, index_c: Any, M: Any,  # noqa: N803
-                                           N: Any, K: Any,  # noqa: N803
-                                           transpose_a: Any = False,
-                                           transpose_b: Any = False) -> E.Call:
-    """``d = a @ b + c`` on cooperative tensors of an ``M x N x K`` matmul."""
-    return _call("cooperative_tensor_multiply_accumulate", d, index_d, a, index_a, b, index_b, c,
-                 index_c, M, N, K, transpose_a, transpose_b)
-
-
-# -- WebGPU subgroup shuffles (T.webgpu) --------------------------------------------------------
-class WebGPUNamespace:
-    """``T.webgpu``: subgroup shuffles of WGSL, kept in core as in the seed (no backend here
-    compiles WebGPU; the ops print and parse)."""
-
-    @staticmethod
-    def subgroup_shuffle(var: Any, lane: Any) -> E.Call:
-        return _webgpu("subgroup_shuffle", var, lane)
-
-    @staticmethod
-    def subgroup_shuffle_up(var: Any, delta: Any) -> E.Call:
-        return _webgpu("subgroup_shuffle_up", var, delta)
-
-    @staticmethod
-    def subgroup_shuffle_down(var: Any, delta: Any) -> E.Call:
-        return _webgpu("subgroup_shuffle_down", var, delta)
-
-    def __repr__(self) -> str:
-        return "T.webgpu"
-
-
-def _webgpu(name: str, var: Any, arg: Any) -> E.Call:
-    v = var[0] if hasattr(var, "shape") and not isinstance(var, E.PrimExpr) else E.convert(var)
-    return E.Call(v.dtype, Op.get(f"tirx.webgpu.{name}"), [v, E.convert(arg)])
+# The builders of the declared intrinsics (INTRINSICS above), as module functions.
+tvm_load_matrix_sync = INTRINSICS.builder("tvm_load_matrix_sync")
+tvm_mma_sync = INTRINSICS.builder("tvm_mma_sync")
+tvm_bmma_sync = INTRINSICS.builder("tvm_bmma_sync")
+tvm_fill_fragment = INTRINSICS.builder("tvm_fill_fragment")
+tvm_store_matrix_sync = INTRINSICS.builder("tvm_store_matrix_sync")
+cooperative_tensor_fill = INTRINSICS.builder("cooperative_tensor_fill")
+cooperative_tensor_load = INTRINSICS.builder("cooperative_tensor_load")
+cooperative_tensor_store = INTRINSICS.builder("cooperative_tensor_store")
+cooperative_tensor_multiply_accumulate = INTRINSICS.builder(
+    "cooperative_tensor_multiply_accumulate")

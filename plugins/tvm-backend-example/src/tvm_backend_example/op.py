@@ -1,34 +1,45 @@
-"""The example backend's device intrinsic: ``T.example.fma(a, b, c)`` computes ``a * b + c``."""
+"""The example backend's device intrinsics: ``T.example.fma(a, b, c)`` computes ``a * b + c``.
+
+Each intrinsic is one declaration of ``INTRINSICS`` (core's :class:`tvm.ir.intrin.IntrinTable`
+for this backend's target kind). From it come the op ``tirx.example.fma`` (a device intrinsic of
+namespace ``example``), its builder here (``op.fma``), its script member ``T.example.fma``
+(``script.py`` makes the namespace from the table), its printed form, and its codegen rule for
+kind ``example``. To add an intrinsic, add a declaration: nothing else changes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from tvm.ir.op import CallEffect, Op
+from tvm.ir.intrin import PURE, IntrinTable
 
 from .tags import KIND
 
-__all__ = ["FMA", "fma", "register_ops"]
+__all__ = ["FMA", "INTRINSICS", "fma", "register_ops"]  # noqa: F822 - fma comes from the table
 
-FMA = "tirx.example.fma"
+#: the backend's intrinsics; builders are named as the op (``fma``)
+INTRINSICS = IntrinTable(KIND, builder_format="{name}")
+
+# The rule is what the code generator of kind "example" takes (codegen.ExampleCodegen, a C-style
+# printer): a C template over the printed arguments, as here; a dict picks by dtype
+# ({"float32": "fmaf({0}, {1}, {2})", ...}); a function rule(codegen, call, args) -> str does
+# anything else (decorate it: @INTRINSICS.intrin("example.fma", "a, b, c", ...)). A rule that
+# needs something of the target says so with requires=[Requirement(...)] (tvm.ir.intrin).
+INTRINSICS.declare("example.fma", "a, b, c", rule="(({0}) * ({1}) + ({2}))", dtype="arg0",
+                   effect=PURE, doc="``a * b + c`` in one intrinsic.")
+
+FMA = INTRINSICS.spec("example.fma").name
 
 
 def register_ops() -> None:
     """Register the intrinsics (called from the tvm_register_ops hook, once per load)."""
-    op = Op.register(
-        FMA,
-        category="device_intrin",
-        namespace="example",
-        dtype="arg0",
-        effect=CallEffect.PURE,
-        signature=("a", "b", "c"),
-    )
-    # The codegen rule of kind "example": a C template of the printed arguments, used by
-    # codegen.ExampleCodegen (whose target_kind is "example"). A dict rule picks by dtype
-    # ({"float32": "fmaf({0}, {1}, {2})", ...}); a function rule gets the codegen and the call.
-    op.set_codegen(KIND, "(({0}) * ({1}) + ({2}))")
+    INTRINSICS.register_ops()
 
 
-def fma(a: Any, b: Any, c: Any) -> Any:
-    """Build the call ``tirx.example.fma(a, b, c)``."""
-    return Op.get(FMA)(a, b, c)
+def __getattr__(name: str) -> Callable[..., Any]:
+    """The builders (``fma``), made from the declarations."""
+    try:
+        return INTRINSICS.builder(name)
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

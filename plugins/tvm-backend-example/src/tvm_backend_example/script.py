@@ -1,22 +1,17 @@
-"""The ``T.example`` script namespace: one attribute per intrinsic."""
+"""The ``T.example`` script namespace: one member per declared intrinsic (``op.INTRINSICS``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from tvm.ir.intrin import IntrinNamespace
 
-from .op import FMA
-from .op import fma as _fma
+from .op import INTRINSICS
+
+__all__ = ["ExampleNamespace"]
 
 
-class ExampleNamespace:
-    """``T.example``. Each method builds a call of one of the backend's intrinsics."""
+class ExampleNamespace(IntrinNamespace):
+    """``T.example``. Each member builds a call of one of the backend's intrinsics, and the
+    printer writes the call back as that member."""
 
-    def fma(self, a: Any, b: Any, c: Any) -> Any:
-        """``a * b + c`` in one intrinsic."""
-        return _fma(a, b, c)
-
-    # The printer finds T.example.fma through this name.
-    fma.__tir_op_name__ = FMA  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return "T.example"
+    def __init__(self) -> None:
+        super().__init__("example", INTRINSICS.members("example"))

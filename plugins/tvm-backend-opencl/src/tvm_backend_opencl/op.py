@@ -2,56 +2,58 @@
 
 The seed registers no OpenCL ops; these are the ones the dispatch variants need, usable from
 scripts as ``T.opencl.<name>``: the work-group ``barrier`` and ``mem_fence``, with the memory
-they order (``"local"``, ``"global"`` or ``"local_global"``).
+they order (``"local"``, ``"global"`` or ``"local_global"``). Each is one declaration of
+``INTRINSICS`` (core's :class:`tvm.ir.intrin.IntrinTable`): the op, its builder here, its
+``T.opencl`` member (``script.py``), its printed form and its OpenCL C rule.
 
 >>> T.opencl.barrier("local")      # barrier(CLK_LOCAL_MEM_FENCE);
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tvm.ir import expr as E
-from tvm.ir.op import CallEffect, Op
+from tvm.ir.intrin import IntrinTable
 
-__all__ = ["FENCE_FLAGS", "OPS", "barrier", "mem_fence", "op_name", "register_ops"]
+from .tags import KIND
+
+__all__ = ["FENCE_FLAGS", "INTRINSICS", "OPS", "op_name", "register_ops"]  # and the builders
 
 NS = "opencl"
-OPS = ("barrier", "mem_fence")
 #: the memory a barrier or fence orders, by the string argument of T.opencl.barrier(...)
 FENCE_FLAGS = {
     "local": "CLK_LOCAL_MEM_FENCE",
     "global": "CLK_GLOBAL_MEM_FENCE",
     "local_global": "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
 }
+#: every OpenCL intrinsic; builders are named as the op (``barrier``)
+INTRINSICS = IntrinTable(KIND, builder_format="{name}")
 
 
 def op_name(name: str) -> str:
     return f"tirx.{NS}.{name}"
 
 
-def _call(name: str, flags: str) -> Any:
+def _flags(name: str, flags: Any) -> tuple[Any, ...]:
     if not (isinstance(flags, str) and flags in FENCE_FLAGS):
         raise ValueError(f"T.opencl.{name}: unknown memory {flags!r}; expected one of "
                          f"{sorted(FENCE_FLAGS)}")
-    return Op.get(op_name(name))(flags, dtype="void")
+    return (flags,)
 
 
-def barrier(flags: str = "local") -> Any:
+def _barrier(flags: str = "local") -> tuple[Any, ...]:
     """``barrier(CLK_<flags>_MEM_FENCE)``: every work-item of the work-group waits here."""
-    return _call("barrier", flags)
+    return _flags("barrier", flags)
 
 
-def mem_fence(flags: str = "local_global") -> Any:
+def _mem_fence(flags: str = "local_global") -> tuple[Any, ...]:
     """``mem_fence(...)``: orders this work-item's loads and stores of that memory."""
-    return _call("mem_fence", flags)
+    return _flags("mem_fence", flags)
 
 
-for _builder in (barrier, mem_fence):  # how the printer finds T.opencl.<name>
-    _builder.__tir_op_name__ = op_name(_builder.__name__)  # type: ignore[attr-defined]  # a function attribute
-
-
-def _rule(name: str) -> Any:
+def _rule(name: str) -> Callable[[Any, Any, list[str]], str]:
     def rule(cg: Any, call: Any, args: list[str]) -> str:
         arg = call.args[0]
         flags = arg.value if isinstance(arg, E.StringImm) else str(arg)
@@ -60,10 +62,25 @@ def _rule(name: str) -> Any:
     return rule
 
 
+for _name, _operands in (("barrier", _barrier), ("mem_fence", _mem_fence)):
+    INTRINSICS.declare(f"{NS}.{_name}", _operands, rule=_rule(_name), nargs=1,
+                       attrs={"global_symbol": _name})
+
+OPS = tuple(spec.op_suffix for spec in INTRINSICS.specs())
+__all__ += sorted(INTRINSICS.builders())
+
+
 def register_ops() -> None:
     """Register every ``tirx.opencl.*`` op with its OpenCL C rule (``tvm_register_ops``)."""
-    for name in OPS:
-        op = Op.register(op_name(name), category="device_intrin", namespace=NS,
-                         printer_name=f"{NS}.{name}", effect=CallEffect.UPDATE_STATE,
-                         dtype="void", signature=("flags",), global_symbol=name)
-        op.set_codegen(NS, _rule(name))
+    INTRINSICS.register_ops()
+
+
+def __getattr__(name: str) -> Callable[..., Any]:
+    try:
+        return INTRINSICS.builder(name)
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(INTRINSICS.builders()))

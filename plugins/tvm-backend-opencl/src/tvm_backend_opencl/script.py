@@ -1,21 +1,21 @@
-"""The ``T.opencl`` script namespace: OpenCL's work-group synchronisation.
+"""The ``T.opencl`` script namespace: OpenCL's work-group synchronisation, one member per
+declared intrinsic (:data:`tvm_backend_opencl.op.INTRINSICS`).
 
 ``T.opencl.barrier("local")`` builds a call of ``tirx.opencl.barrier``; the printer writes it
-back in the same form (each builder carries its op's name, ``__tir_op_name__``).
+back in the same form.
 """
 
 from __future__ import annotations
 
-from . import op as _op
+from tvm.ir.intrin import IntrinNamespace
+
+from .op import INTRINSICS
 
 __all__ = ["OpenCLNamespace"]
 
 
-class OpenCLNamespace:
+class OpenCLNamespace(IntrinNamespace):
     """``T.opencl``. One member per ``tirx.opencl.*`` intrinsic (:mod:`tvm_backend_opencl.op`)."""
 
-    barrier = staticmethod(_op.barrier)
-    mem_fence = staticmethod(_op.mem_fence)
-
-    def __repr__(self) -> str:
-        return "T.opencl"
+    def __init__(self) -> None:
+        super().__init__("opencl", INTRINSICS.members("opencl"))

@@ -1,6 +1,11 @@
 """WebGPU's device intrinsics: the WGSL codegen rules of core's ``T.webgpu`` ops, and the
 barriers the tile-primitive variants put between collective ops.
 
+Core declares ``T.webgpu`` (:data:`tvm.tirx.op.INTRINSICS`: op, builder, member, printed form);
+this backend's table, ``INTRINSICS`` (kind ``webgpu``), gives each op its rule with
+:meth:`~tvm.ir.intrin.IntrinTable.add_rule`, with the requirement that the target has
+subgroups, checked before the rule runs.
+
 The seed keeps ``T.webgpu`` (``subgroup_shuffle``, ``subgroup_shuffle_up``,
 ``subgroup_shuffle_down``: ops ``tirx.webgpu.*``, printed and parsed by core) in core; this
 backend gives them their WGSL (``subgroupShuffle``, ``subgroupShuffleUp``,
@@ -14,13 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tvm.backend.sdk import record_undo
 from tvm.error import CodegenError
 from tvm.ir import Evaluate, SeqStmt
-from tvm.ir.op import Op
+from tvm.ir.intrin import IntrinTable, target_flag
+from tvm.tirx.op import INTRINSICS as CORE_INTRINSICS
 from tvm.tirx.op import call_extern
 
-__all__ = ["SHUFFLES", "extern", "register_ops", "workgroup_barrier"]
+from .tags import KIND
+
+__all__ = ["INTRINSICS", "SHUFFLES", "extern", "register_ops", "workgroup_barrier"]
 
 NS = "webgpu"
 #: core's op -> the WGSL builtin; the lane (or delta) argument is a u32 in WGSL
@@ -30,6 +37,14 @@ SHUFFLES = {
     "tirx.webgpu.subgroup_shuffle_down": "subgroupShuffleDown",
 }
 _SHUFFLE_TYPES = ("float32", "int32", "uint32")
+#: what a shuffle needs of the target
+SUBGROUPS = target_flag(
+    "supports_subgroups", "a WebGPU target with subgroups",
+    "add \"supports_subgroups\": True to the target (the device must have the 'subgroups' "
+    "feature)")
+
+#: this backend's rules (for kind "webgpu") of core's T.webgpu intrinsics
+INTRINSICS = IntrinTable(KIND)
 
 
 def extern(name: str, *args: Any, dtype: str = "void") -> Any:
@@ -47,10 +62,6 @@ def _shuffle_rule(op_name: str, builtin: str) -> Callable[[Any, Any, list[str]],
     short = op_name.rsplit(".", 1)[1]
 
     def rule(cg: Any, call: Any, args: list[str]) -> str:
-        if not cg.target_attr("supports_subgroups", False):
-            raise CodegenError(f"T.webgpu.{short} needs a WebGPU target with subgroups: add "
-                               "\"supports_subgroups\": True to the target (the device must "
-                               "have the 'subgroups' feature)")
         if str(call.dtype) not in _SHUFFLE_TYPES:
             raise CodegenError(f"T.webgpu.{short} shuffles {', '.join(_SHUFFLE_TYPES)} in WGSL, "
                                f"got {call.dtype}")
@@ -60,17 +71,12 @@ def _shuffle_rule(op_name: str, builtin: str) -> Callable[[Any, Any, list[str]],
     return rule
 
 
+for _op_name, _builtin in SHUFFLES.items():
+    INTRINSICS.add_rule(CORE_INTRINSICS.spec(_op_name.removeprefix("tirx.")),
+                        _shuffle_rule(_op_name, _builtin), requires=[SUBGROUPS])
+
+
 def register_ops() -> None:
     """Attach the WGSL rule of each ``tirx.webgpu.*`` op (the ``tvm_register_ops`` hook); the
     rules leave with the backend if its registration is rolled back."""
-    for op_name, builtin in SHUFFLES.items():
-        op = Op.get(op_name)
-        op.set_codegen(NS, _shuffle_rule(op_name, builtin))
-        record_undo(_forget_rule(op))
-
-
-def _forget_rule(op: Any) -> Callable[[], None]:
-    def undo() -> None:
-        op.attrs.pop(f"codegen.{NS}", None)
-
-    return undo
+    INTRINSICS.register_ops()
