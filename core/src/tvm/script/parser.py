@@ -926,6 +926,8 @@ class Parser:
             return self._scope_ids(value, names)
         if isinstance(value, _T.BufferSpec):
             return self._buffer_def(node, target, value)
+        if isinstance(value, Buffer) and getattr(value, "declare_in_script", False):
+            return self._view_def(target, value)  # B = A.view(...) / A.local() / A.permute(...)
         if isinstance(value, _T.LaunchThreadSpec):  # bx = T.launch_thread("blockIdx.x", n)
             if not isinstance(target, ast.Name):
                 raise self.err(target, "T.launch_thread defines one thread index")
@@ -1010,6 +1012,14 @@ class Parser:
                 raise self.err(value_node, f"{ast.unparse(target)} stores {lanes} lanes but the "
                                            f"value has {got}{hint}")
         return S.BufferStore(buf, value, load.indices)
+
+    def _view_def(self, target: ast.expr, view: Buffer) -> S.Stmt:
+        if not isinstance(target, ast.Name):
+            raise self.err(target, "assign a buffer view to one name")
+        view.declare_in_script = False
+        view.name = target.id
+        self.bind(target.id, view)
+        return S.DeclBuffer(view)
 
     def _buffer_def(self, node: ast.Assign, target: ast.expr, spec: _T.BufferSpec) -> S.Stmt | None:
         if not isinstance(target, ast.Name):
