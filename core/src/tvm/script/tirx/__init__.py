@@ -44,6 +44,9 @@ from ...target import Target as _Target
 from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
 from ...tirx.op import __all__ as _op_all
+from ..jit import Optional as Optional  # @T.jit and its parameter markers
+from ..jit import constexpr as constexpr
+from ..jit import jit as jit
 from ..namespace import NAMESPACES
 from . import tile as tile
 from .tile import cluster as cluster
@@ -696,7 +699,7 @@ __all__ = sorted(
 webgpu = _tirx_op.WebGPUNamespace()
 
 __all__ += ["webgpu", "Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub",
-            "alloc_local", "alloc_shared", "hint", "inline"]
+            "alloc_local", "alloc_shared", "hint", "inline", "Optional", "constexpr", "jit"]
 
 
 def __getattr__(name: str) -> Any:
