@@ -176,10 +176,11 @@ class TileLayout(Node):
     # -- building layouts from layouts ------------------------------------------------------
     def tile(self, outer: TileLayout, outer_shape: Sequence[Any],
              inner_shape: Sequence[Any]) -> TileLayout:
-        """This layout (the *inner* one, over ``inner_shape``) repeated as ``outer`` (over
-        ``outer_shape``) says: the result covers the shape ``outer_shape[d] * inner_shape[d]``,
-        element ``o * inner_shape + i`` (per dimension) sits at ``inner(i)`` plus ``outer(o)``
-        scaled, axis by axis, by this layout's span on that axis (so tiles never overlap)."""
+        """This layout (the *inner* one, over ``inner_shape``) repeated in the arrangement
+        ``outer`` gives (over ``outer_shape``): the result covers the shape
+        ``outer_shape[d] * inner_shape[d]``, and element ``o * inner_shape + i`` (per dimension)
+        sits at ``inner(i)`` plus ``outer(o)`` with each of ``outer``'s strides multiplied by
+        this layout's span on that stride's axis (so tiles never overlap)."""
         return _tile(self, outer, outer_shape, inner_shape)
 
     def tile_to(self, to_shape: Sequence[Any], current_shape: Sequence[Any]) -> TileLayout:
