@@ -64,6 +64,8 @@ class Buffer(Node):
     _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align",
                "axis_separators", "offset_factor")
     span: Span | None = None  # where the parser read its declaration (not part of the structure)
+    # a view (view/local/permute) the script declares where it is assigned; cleared once it is
+    declare_in_script: bool = False
 
     def __init__(
         self,
