@@ -256,7 +256,66 @@ def test_tcgen05_atom_layout_32x32b_is_a_row_per_thread(cuda):
     assert tcgen05_atom_layout("32x32b", (128, 32), "float16").size("m").value == 32
     with pytest.raises(ValueError, match="rows must be 128"):
         tcgen05_atom_layout("32x32b", (64, 16), "float32")
-    with pytest.raises(NotImplementedError, match="16x64b"):
-        tcgen05_atom_layout("16x64b", (64, 16), "float32")
     with pytest.raises(ValueError, match="16 or 32 bits"):
         tcgen05_atom_layout("32x32b", (128, 16), "float64")
+    with pytest.raises(ValueError, match="no whole .xN"):
+        tcgen05_atom_layout("16x256b", (64, 24), "float32")
+    with pytest.raises(ValueError, match="rows must be 64"):
+        tcgen05_atom_layout("16x64b", (32, 16), "float32")
+
+
+# The .16x* fragments as CUTLASS's SM100_TMEM_LOAD_16dp<W>b<N>x traits write them: a warp's
+# (thread, value bit) -> bit of its 16 rows x W*N bits, as CuTe (shape, stride) modes.
+def _cutlass_fragment(width: int, n: int):
+    if width == 64:
+        return ((2, 2, 8), (512 * n, 32, 64 * n)), ((32, n), (1, 64))
+    if width == 128:
+        return ((4, 8), (32, 128 * n)), ((32, 2, n), (1, 1024 * n, 128))
+    return ((4, 8), (64, 256 * n)), ((64, 2, n), (1, 2048 * n, 256))
+
+
+def _cute(index, shape, stride):
+    out = 0
+    for ext, st in zip(shape, stride):
+        out += (index % ext) * st
+        index //= ext
+    return out
+
+
+def _expected_owner(width, n, rows, cols32):
+    """(row, 32-bit column) -> (warp, lane, register) of one warpgroup's tcgen05.ld."""
+    (tshape, tstride), (vshape, vstride) = _cutlass_fragment(width, n)
+    regs = width * n // 32 // 2  # registers a lane holds per issue (16 rows x W*N bits / 32)
+    owner = {}
+    for warp in range(4):
+        for slab in range(rows // 64):
+            for lane in range(32):
+                for reg in range(regs):
+                    bit = _cute(lane, tshape, tstride) + _cute(32 * reg, vshape, vstride)
+                    row, col = divmod(bit, width * n)
+                    owner[(rows // 4 * warp + 16 * slab + row, col // 32)] = (
+                        warp, lane, slab * regs + reg)
+    assert len(owner) == rows * cols32
+    return owner
+
+
+@pytest.mark.parametrize("rows", [64, 128])
+@pytest.mark.parametrize(("shape", "width", "n"), [("16x64b", 64, 1), ("16x64b", 64, 4),
+                                                   ("16x128b", 128, 2), ("16x256b", 256, 1),
+                                                   ("16x256b", 256, 2)])
+def test_tcgen05_atom_layout_16x_shapes_match_cutlass(cuda, shape, width, n, rows):
+    from tvm.tirx.layout import tcgen05_atom_layout
+
+    cols = width * n // 32
+    owner = _expected_owner(width, n, rows, cols)
+    lay = tcgen05_atom_layout(shape, (rows, cols), "float32")
+    for (row, col), (warp, lane, reg) in owner.items():
+        got = lay.apply((row, col), (rows, cols))
+        assert (got["wid_in_wg"].value, got["laneid"].value, got["m"].value) == \
+            (warp, lane, reg), (shape, row, col)
+    half = tcgen05_atom_layout(shape, (rows, 2 * cols), "bfloat16")  # two to a register
+    for (row, col), (warp, lane, reg) in list(owner.items())[:64]:
+        for k in range(2):
+            got = half.apply((row, 2 * col + k), (rows, 2 * cols))
+            assert (got["wid_in_wg"].value, got["laneid"].value, got["m"].value) == \
+                (warp, lane, 2 * reg + k)
