@@ -124,3 +124,21 @@ def test_quoted_constexpr_annotation_is_refused(tmp_path):
     exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - a test module
     with pytest.raises(DiagnosticError, match="Quoted annotations are not supported"):
         namespace["k"].specialize(x=1)
+
+
+def test_the_closure_is_captured_at_the_def():
+    def outer(extent):
+        def middle(width):
+            @T.jit(private=True)
+            def function(output: T.Buffer((extent, width), "int32")):
+                T.evaluate(extent)
+
+            return function
+
+        pending = middle(3)
+        extent = 99  # noqa: F841 - rebinding after the def does not reach the jit function
+        return pending
+
+    function = outer(8).specialize()
+    assert [s.value for s in function.buffer_map[function.params[0]].shape] == [8, 3]
+    assert function.body.value.value == 8

@@ -77,6 +77,11 @@ class JitFunction:
         self.__name__ = getattr(fn, "__name__", "jit")
         self.__doc__ = getattr(fn, "__doc__", None)
         self._outer = outer
+        # the closure as it is at the `def` (the seed's snapshot): a later rebinding of an
+        # enclosing variable does not change what a specialisation sees
+        from .parser import _closure_vars  # noqa: PLC0415 - a cycle: the parser reads T, which exports this module's markers
+
+        self._captured = _closure_vars(fn)
         self._tree: tuple[Source, ast.FunctionDef] | None = None
         self._cache: dict[Any, PrimFunc] = {}
 
@@ -102,7 +107,7 @@ class JitFunction:
     def _lookups(self, first: dict[str, Any]) -> list[dict[str, Any]]:
         from .parser import _closure_vars  # noqa: PLC0415 - (the same cycle)
 
-        return [first, _closure_vars(self.fn), self._outer, self.fn.__globals__]
+        return [first, self._captured, _closure_vars(self.fn), self._outer, self.fn.__globals__]
 
     def _params(self) -> list[tuple[ast.arg, ast.expr | None]]:
         """Every parameter with its default (positional, then keyword-only)."""
