@@ -142,3 +142,28 @@ def test_the_closure_is_captured_at_the_def():
     function = outer(8).specialize()
     assert [s.value for s in function.buffer_map[function.params[0]].shape] == [8, 3]
     assert function.body.value.value == 8
+
+
+def test_a_jit_function_keeps_alive_only_what_it_names():
+    import gc
+    import weakref
+
+    class Payload:
+        pass
+
+    def make():
+        payload = Payload()
+        reference = weakref.ref(payload)
+        width = 7
+
+        @T.jit(private=True)
+        def kernel(x: T.Buffer((width,), "int32"), *, value: T.constexpr):
+            T.evaluate(value)
+
+        return kernel, reference
+
+    kernel, reference = make()
+    gc.collect()
+    assert reference() is None
+    func = kernel.specialize(value=1)
+    assert [s.value for s in func.buffer_map[func.params[0]].shape] == [7]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+import textwrap
 from typing import Any
 
 from ..ir.expr import IntImm, PrimExpr
@@ -265,6 +266,17 @@ def _key(values: dict[str, Any]) -> Any:
     return key
 
 
+def _used(fn: Any, scope: dict[str, Any]) -> dict[str, Any]:
+    """The entries of the defining frame's ``scope`` that ``fn``'s source names: a jit
+    function keeps alive what it may read, not the whole frame."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return scope
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return {k: v for k, v in scope.items() if k in names}
+
+
 def jit(func: Any = None, *, private: bool = False) -> Any:
     """Decorator: ``@T.jit`` or ``@T.jit(private=True)``; see :class:`JitFunction`."""
     frame = inspect.currentframe()
@@ -275,7 +287,7 @@ def jit(func: Any = None, *, private: bool = False) -> Any:
     def wrap(fn: Any) -> JitFunction:
         if not callable(fn):
             raise TypeError("T.jit decorates a function: write @T.jit or @T.jit(private=True)")
-        return JitFunction(fn, private=private, outer=outer)
+        return JitFunction(fn, private=private, outer=_used(fn, outer))
 
     if func is None:
         return wrap
