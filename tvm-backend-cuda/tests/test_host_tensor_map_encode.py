@@ -183,3 +183,53 @@ def test_an_encoded_map_runs(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
     torch.testing.assert_close(b, a + 1, rtol=1e-2, atol=1e-2)
+
+
+_OK = ["64", "128", "128", "64", "64", "1", "1", "0", "0", "0", "0"]  # dims, stride, box, ...
+
+
+def _with(**changes: str) -> str:
+    """The arguments of a valid rank-2 encode of A (float16, 128 x 64), some replaced:
+    positions 0-1 dims, 2 the stride, 3-4 the box, 5-6 element strides, 7 interleave,
+    8 swizzle, 9 L2 promotion, 10 OOB fill."""
+    names = ["dim0", "dim1", "stride0", "box0", "box1", "elem0", "elem1", "interleave",
+             "swizzle", "l2", "oob"]
+    values = [changes.get(n, v) for n, v in zip(names, _OK)]
+    return '"float16", 2, A.data, ' + ", ".join(values)
+
+
+@pytest.mark.parametrize(("args", "seed_message"), [
+    ('"float16", 0, A.data', "tensorRank must be non-zero"),
+    ('"float16", 6, A.data', "cuTensorMapEncodeTiled only supports up to 5D tensors"),
+    ('"float16", 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 0, 0',
+     "cuTensorMapEncodeTiled expects 15 arguments"),
+    ('"float4_e2m1fn", 2, A.data', "Unsupported data type float4_e2m1fn"),
+    ('"float16x2", 2, A.data', "Expect tensor_dtype to have lanes=1, but get float16x2"),
+    (_with(dim0="0"), "globalDim[0] must be non-zero"),
+    (_with(stride0="100"), "global strides must be multiple of 16"),
+    (_with(box1="0"), "boxDim[1] must be non-zero"),
+    (_with(box1="512"), "boxDim[1] must be less than or equal to 256"),
+    (_with(elem0="0"), "elementStrides[0] must be non-zero"),
+    (_with(elem1="9"), "elementStrides[1] must be less than or equal to 8"),
+    (_with(interleave="4"), "Unsupported interleave enum value: 4"),
+    (_with(swizzle="5"), "Unsupported swizzle enum value: 5"),
+    (_with(l2="7"), "Unsupported l2Promotion enum value: 7"),
+    (_with(oob="3"), "Unsupported oobFill enum value: 3"),
+    (_with(box0="4"), "boxDim[0] * elementSizeInBytes(tensorDataType) must be a multiple of "
+                      "16 bytes"),
+    (_with(swizzle="1"), "CU_TENSOR_MAP_SWIZZLE_32B implies the bounding box inner dimension "
+                         "will be <= 32."),
+    (_with(swizzle="2"), "CU_TENSOR_MAP_SWIZZLE_64B implies the bounding box inner dimension "
+                         "will be <= 64."),
+])
+def test_encode_errors_carry_the_seed_runtimes_sentence(args: str, seed_message: str) -> None:
+    """The seed's runtime refuses these encodes with these sentences; we refuse them at the
+    call's line with the same sentence first."""
+    with pytest.raises(ValueError) as info:
+        tvm.compile(_one_map(args), target=H100)
+    assert seed_message in str(info.value)
+    assert "<string>:5:" in str(info.value)
+
+
+def test_a_valid_encode_with_the_128b_swizzle_compiles() -> None:
+    tvm.compile(_one_map(_with(swizzle="3")), target=H100)

@@ -29,7 +29,15 @@ def _families_table():
 
     prefix = "cuda.operator.tile_primitive."
     return {k[len(prefix):]: (v,) if isinstance(v, str) else v
-            for k, v in SEED_PATHS.items() if k.startswith(prefix)}
+            for k, v in SEED_PATHS.items() if k.startswith(prefix) and "." not in k[len(prefix):]}
+
+
+def _variants_table():
+    from tvm_backend_cuda.plugin import SEED_PATHS
+
+    prefix = "cuda.operator.tile_primitive."
+    return {k[len(prefix):]: v for k, v in SEED_PATHS.items()
+            if k.startswith(prefix) and "." in k[len(prefix):]}
 
 
 def _family_params():
@@ -49,10 +57,12 @@ def _families():
 def test_cuda_tile_primitive_alias(cuda, family):
     alias = importlib.import_module(f"tvm.tirx.cuda.operator.tile_primitive.{family}")
     real = [importlib.import_module(m) for m in _families_table()[family]]
-    if len(real) == 1:
+    has_variants = any(v.startswith(family + ".") for v in _variants_table())
+    if len(real) == 1 and not has_variants:
         assert alias is real[0]  # one module: the alias is that module
-    else:
+    else:  # several modules, or a package of variants: a module of their public names
         assert tuple(real) == alias.MODULES
+        assert hasattr(alias, "__path__") == has_variants
     exported = [getattr(m, "__all__", [n for n in vars(m) if not n.startswith("_")]) for m in real]
     for i, (module, names) in enumerate(zip(real, exported)):
         # a name several modules of the family define (VARIANT, register) is the first one's
@@ -68,6 +78,40 @@ def test_cuda_gemm_and_reduction_variants_through_the_seed_paths(cuda):
 
     assert gemm_mma is real_gemm.gemm_mma and VARIANT == real_gemm.VARIANT
     assert warp_shuffle_reduce is real_reduction.warp_shuffle_reduce
+
+
+def test_cuda_variant_paths_are_their_familys_module(cuda):
+    """``...tile_primitive.<family>.<variant>`` (the seed's one file per variant) imports the
+    module that implements the variant here: the family's dispatch module."""
+    variants = _variants_table()
+    assert {"copy_async.tma", "copy_async.ldgsts", "copy_async.tcgen05_cp", "copy.reg",
+            "elementwise.smem", "gemm.mma_m16n8k_", "gemm_async.tcgen05",
+            "reduction.local"} <= set(variants)
+    for path, module in variants.items():
+        for parent in ("tvm.tirx.cuda", "tvm.backend.cuda"):
+            alias = importlib.import_module(f"{parent}.operator.tile_primitive.{path}")
+            assert alias is importlib.import_module(module)
+    from tvm.tirx.cuda.operator.tile_primitive.copy_async.tma import derived_tensor_map
+    from tvm.tirx.cuda.operator.tile_primitive.exec_scope_utils import exec_scope_ok, single_thread
+    from tvm_backend_cuda.dispatch import common, copy_async
+
+    assert derived_tensor_map is copy_async.derived_tensor_map
+    assert (exec_scope_ok, single_thread) == (common.exec_scope_ok, common.single_thread)
+    family = importlib.import_module("tvm.tirx.cuda.operator.tile_primitive.copy_async")
+    assert "tma" in family.__doc__ and family.derived_tensor_map is copy_async.derived_tensor_map
+
+
+def test_trn_operator_paths(trn):
+    from tvm.backend.trn.operator.tile_primitive.common import require_trn
+    from tvm.tirx.trn.operator.tile_primitive.binary.default import binary_trn
+    from tvm.tirx.trn.operator.tile_primitive.copy import copy_trn
+    from tvm_backend_trn.dispatch import common, copy, elementwise
+
+    assert binary_trn is elementwise.binary_trn and copy_trn is copy.copy_trn
+    assert require_trn is common.require_trn
+    for family in ("binary", "unary", "copy", "gemm", "reduction", "select", "compose_op"):
+        module = importlib.import_module(f"tvm.tirx.trn.operator.tile_primitive.{family}.default")
+        assert module.__name__.startswith("tvm_backend_trn.dispatch.")
 
 
 def test_cuda_intrinsics_alias(cuda):

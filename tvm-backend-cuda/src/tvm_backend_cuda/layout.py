@@ -3,16 +3,17 @@
 Axes: ``tx`` (thread in the CTA), ``tid_in_wg`` (thread in the warpgroup), ``bx``/``by``/``bz``
 (CTA in the grid), ``cbx``/``cby``/``cbz`` (CTA in the cluster) are thread axes; ``TLane`` and
 ``TCol`` (tensor memory lanes and 32-bit columns, sm_100a) are memory axes. Functions:
-:func:`wg_local_layout`.
+:func:`wg_local_layout`, :func:`tcgen05_atom_layout`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tvm.ir.dtype import DataType
 from tvm.ir.layout import Axis, Iter, TileLayout
 
-__all__ = ["THREAD_AXES", "TMEM_AXES", "layout_names", "wg_local_layout"]
+__all__ = ["THREAD_AXES", "TMEM_AXES", "layout_names", "tcgen05_atom_layout", "wg_local_layout"]
 
 THREAD_AXES = ("tx", "tid_in_wg", "bx", "by", "bz", "cbx", "cby", "cbz")
 TMEM_AXES = ("TLane", "TCol")
@@ -24,9 +25,85 @@ def wg_local_layout(cols: Any, rows: Any = 128) -> TileLayout:
     return TileLayout([Iter(rows, 1, Axis.get("tid_in_wg")), Iter(cols, 1, "m")])
 
 
+#: tcgen05.ld/st shape -> (32-bit columns one repetition covers, the largest .num)
+_TCGEN05_SHAPES = {"32x32b": (1, 128), "16x64b": (2, 128), "16x128b": (4, 64),
+                   "16x256b": (8, 32)}
+
+# The .16x* shapes: where lane l and register r of a warp put their 32-bit value in the
+# warp's 16-row slab, as iterators (extent, stride, axis) over the slab's row bits (outer
+# first) and column bits, for N repetitions (.xN). With t0 = l & 1, t1 = (l >> 1) & 1,
+# t2 = l >> 2 for .16x64b and t0 = l & 3, t1 = l >> 2 for the others:
+#   .16x64b:  row = t2 + 8 t0,  column = t1 + 2 r                          (N registers)
+#   .16x128b: row = t1 + 8 a,   column = t0 + 4 b,         r = a + 2 b      (2N registers)
+#   .16x256b: row = t1 + 8 a,   column = c + 2 t0 + 8 b,   r = c + 2 a + 4 b (4N registers)
+# (PTX ISA, "Matrix fragments for tcgen05.ld/st"; CUTLASS's SM100_TMEM_LOAD_16dp* traits.)
+
+
+def _slab_iters(shape: str, n: int) -> tuple[list[tuple[int, int, str]], list[tuple[int, int, str]], int]:
+    if shape == "16x64b":
+        rows = [(2, 1, "laneid"), (8, 4, "laneid")]
+        return rows, [(n, 1, "m"), (2, 2, "laneid")], n
+    if shape == "16x128b":
+        rows = [(2, 1, "m"), (8, 4, "laneid")]
+        return rows, [(n, 2, "m"), (4, 1, "laneid")], 2 * n
+    rows = [(2, 2, "m"), (8, 4, "laneid")]
+    return rows, [(n, 4, "m"), (4, 1, "laneid"), (2, 1, "m")], 4 * n
+
+
+def tcgen05_atom_layout(instr_shape: str, tensor_shape: Any, dtype: Any) -> TileLayout:
+    """The registers a warpgroup's ``tcgen05.ld``/``st`` of shape ``instr_shape`` fill, as the
+    layout of a ``tensor_shape`` (rows, columns) tile of ``dtype`` elements (32-bit or 16-bit,
+    two 16-bit elements to a 32-bit TMEM column and register). The repetition count ``.xN`` is
+    the one the columns need.
+
+    ``.32x32b``: thread ``t`` of the warpgroup holds row ``t`` (128 rows; warp ``w`` reaches
+    TMEM lanes ``32w..32w+31``), its columns contiguous in its registers (what the tile copy
+    between TMEM and registers moves). ``.16x64b`` / ``.16x128b`` / ``.16x256b``: warp ``w``
+    holds rows ``16w..16w+15`` (64 rows), spread over its lanes as the PTX ISA's fragment
+    figures say; 128 rows are two issues per warp, the second at row offset 16 into the next
+    registers."""
+    if instr_shape not in _TCGEN05_SHAPES:
+        raise ValueError(f"tcgen05_atom_layout: instr_shape must be one of "
+                         f"{list(_TCGEN05_SHAPES)}, got {instr_shape!r}")
+    bits = DataType(dtype).bits
+    if bits not in (16, 32):
+        raise ValueError(f"tcgen05_atom_layout: dtype must be 16 or 32 bits wide, got {dtype} "
+                         f"({bits} bits)")
+    if len(tensor_shape) != 2:
+        raise ValueError(f"tcgen05_atom_layout: tensor_shape must be (rows, cols), got "
+                         f"{tensor_shape!r}")
+    rows, cols = (int(x) for x in tensor_shape)
+    per_reg = 32 // bits
+    if cols < per_reg or cols % per_reg:
+        raise ValueError(f"tcgen05_atom_layout: {cols} columns of {dtype} do not fill whole "
+                         f"32-bit registers ({per_reg} per register)")
+    if instr_shape == "32x32b":
+        if rows != 128:
+            raise ValueError(f"tcgen05_atom_layout: .32x32b covers the 128 TMEM lanes of a "
+                             f"warpgroup, so rows must be 128, got {rows}")
+        return wg_local_layout(cols, rows)
+    if rows not in (64, 128):
+        raise ValueError(f"tcgen05_atom_layout: .{instr_shape} covers 16 rows a warp, so rows "
+                         f"must be 64 (one issue) or 128 (two), got {rows}")
+    per_rep, most = _TCGEN05_SHAPES[instr_shape]
+    n, left = divmod(cols // per_reg, per_rep)
+    if left or n < 1 or n > most or n & (n - 1):
+        raise ValueError(f"tcgen05_atom_layout: .{instr_shape} moves {per_rep} 32-bit columns a "
+                         f"repetition (.x1 to .x{most}, powers of two), so {cols} columns of "
+                         f"{dtype} are no whole .xN")
+    row_iters, col_iters, regs = _slab_iters(instr_shape, n)
+    slab = [(2, regs, "m")] if rows == 128 else []  # the second issue's registers follow
+    iters = [(4, 1, "wid_in_wg"), *slab, *row_iters, *col_iters]
+    if per_reg > 1:  # 16-bit: two elements to a register, the low one first
+        iters = [(e, st * per_reg if ax == "m" else st, ax) for e, st, ax in iters]
+        iters.append((per_reg, 1, "m"))
+    return TileLayout([Iter(e, st, ax) for e, st, ax in iters])
+
+
 def layout_names() -> dict[str, Any]:
     """What the ``tvm_layout_names`` hook returns: the axes above and the layout functions."""
     names: dict[str, Any] = {n: Axis(n, "thread") for n in THREAD_AXES}
     names.update({n: Axis(n, "memory") for n in TMEM_AXES})
     names["wg_local_layout"] = wg_local_layout
+    names["tcgen05_atom_layout"] = tcgen05_atom_layout
     return names

@@ -44,11 +44,32 @@ _FAMILIES: dict[str, str | tuple[str, ...]] = {
     "tma_utils": "tvm_backend_cuda.dispatch.tma_utils",
     "permute_layout": "tvm_backend_cuda.dispatch.permute_layout",
 }
+#: the seed's variant modules (``<family>.<variant>``) -> the module that implements them here
+#: (one module per family here, so a variant path is its family's module)
+_VARIANTS: dict[str, str] = {
+    "copy.fallback": "tvm_backend_cuda.dispatch.copy",
+    "copy.gmem_smem": "tvm_backend_cuda.dispatch.copy",
+    "copy.ld_stmatrix": "tvm_backend_cuda.dispatch.copy",
+    "copy.reg": "tvm_backend_cuda.dispatch.copy",
+    "copy_async.dsmem": "tvm_backend_cuda.dispatch.copy_async",
+    "copy_async.ldgsts": "tvm_backend_cuda.dispatch.copy_async",
+    "copy_async.tma": "tvm_backend_cuda.dispatch.copy_async",
+    "copy_async.tcgen05_cp": "tvm_backend_cuda.dispatch.copy_async",
+    "copy_async.tcgen05_ldst": "tvm_backend_cuda.dispatch.copy_async",
+    "elementwise.reg": "tvm_backend_cuda.dispatch.elementwise",
+    "elementwise.smem": "tvm_backend_cuda.dispatch.elementwise",
+    "gemm.mma_m16n8k_": "tvm_backend_cuda.dispatch.gemm_mma",
+    "gemm_async.tcgen05": "tvm_backend_cuda.dispatch.gemm_tcgen05",
+    "reduction.local": "tvm_backend_cuda.dispatch.reduction",
+    "reduction.shared": "tvm_backend_cuda.dispatch.reduction",
+    "exec_scope_utils": "tvm_backend_cuda.dispatch.common",
+}
 #: the seed's module paths, as aliases of where the code lives here
 SEED_PATHS: dict[str, str | tuple[str, ...]] = {
     f"{NAME}.target_tags": "tvm_backend_cuda.tags",
     f"{NAME}.operator.intrinsics": "tvm_backend_cuda.intrinsics",
     **{f"{NAME}.operator.tile_primitive.{family}": modules for family, modules in _FAMILIES.items()},
+    **{f"{NAME}.operator.tile_primitive.{path}": module for path, module in _VARIANTS.items()},
 }
 
 SPEC = BackendSpec(

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tvm.ir.layout import Axis, Iter, TileLayout
+from tvm.ir.layout import Axis, Iter, ScopeLayout, TileLayout
 
 __all__ = [
     "PSUM_MAX_ELEM_PER_BANK",
@@ -32,15 +32,29 @@ PSUM_MAX_ELEM_PER_BANK = 512
 _PARTITIONS = 128
 
 
-def layout_names() -> dict[str, Axis]:
-    """What the ``tvm_layout_names`` hook returns: the memory axes ``P``, ``F`` and ``Bank``."""
-    return {name: Axis(name, "memory") for name in ("P", "F", "Bank")}
+def layout_names() -> dict[str, Any]:
+    """What the ``tvm_layout_names`` hook returns: the memory axes ``P``, ``F`` and ``Bank``,
+    the layout functions (``to_psum_layout`` is also ``TileLayout.to_psum``) and what a layout
+    string means in ``trn.sbuf`` and ``trn.psum`` (``layout="PF"``: :func:`trainium_layout`)."""
+    names: dict[str, Any] = {name: Axis(name, "memory") for name in ("P", "F", "Bank")}
+    names.update(to_psum_layout=to_psum_layout, trainium_layout=trainium_layout,
+                 scope_trn_sbuf=ScopeLayout("trn.sbuf", _sbuf_layout),
+                 scope_trn_psum=ScopeLayout("trn.psum", _psum_layout))
+    return names
+
+
+def _sbuf_layout(annotation: str, shape: Sequence[Any]) -> TileLayout:
+    return trainium_layout(annotation, shape)
+
+
+def _psum_layout(annotation: str, shape: Sequence[Any]) -> TileLayout:
+    return trainium_layout(annotation, shape, is_psum=True)
 
 
 def register_axes() -> None:
     """Register the layout axes ``P``, ``F`` and ``Bank`` (memory axes; idempotent)."""
-    for axis in layout_names().values():
-        Axis.register(axis.name, axis.kind)
+    for name in ("P", "F", "Bank"):
+        Axis.register(name, "memory")
 
 
 def _axis(name: str) -> Axis:

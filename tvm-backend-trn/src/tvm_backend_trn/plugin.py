@@ -25,9 +25,24 @@ NAME = "trn"
 KIND = tags.KIND
 DISTRIBUTION = "tvm-backend-trn"
 
+#: the seed's tile-primitive families (``operator.tile_primitive.<family>`` and its
+#: ``.default`` variant) -> the dispatch module that implements them here
+_FAMILIES: dict[str, str] = {
+    "binary": "tvm_backend_trn.dispatch.elementwise",
+    "unary": "tvm_backend_trn.dispatch.elementwise",
+    "copy": "tvm_backend_trn.dispatch.copy",
+    "gemm": "tvm_backend_trn.dispatch.gemm",
+    "reduction": "tvm_backend_trn.dispatch.reduction",
+    "select": "tvm_backend_trn.dispatch.select",
+    "compose_op": "tvm_backend_trn.dispatch.compose",
+}
 #: the seed's module paths, as aliases of where the code lives here
 SEED_PATHS: dict[str, str | tuple[str, ...]] = {
     f"{NAME}.target_tags": "tvm_backend_trn.tags",
+    f"{NAME}.operator.tile_primitive.common": "tvm_backend_trn.dispatch.common",
+    **{f"{NAME}.operator.tile_primitive.{family}": module for family, module in _FAMILIES.items()},
+    **{f"{NAME}.operator.tile_primitive.{family}.default": module
+       for family, module in _FAMILIES.items()},
 }
 
 SPEC = BackendSpec(

@@ -14,8 +14,10 @@ transaction: otherwise a failing backend would roll back core's ops with its own
 A backend may also declare module paths as data (:data:`SUBMODULES`, from the dotted keys of its
 alias table: ``"cuda.target_tags": "tvm_backend_cuda.tags"``): ``tvm.backend.cuda.target_tags``,
 ``tvm.tirx.cuda.target_tags`` and ``tvm_backend_cuda.target_tags`` then import that module (the
-same object), a key naming several modules gets one module with all their public names, and the
-packages above such a key (``cuda.operator``) exist as empty packages. This is how the seed's
+same object), a key naming several modules gets one module with all their public names, a key
+with keys below it (a tile-primitive family and its variants) is a package holding the public
+names of what it stands for, and the packages above such a key (``cuda.operator``) exist as
+empty packages. This is how the seed's
 module paths stay importable without a file for each.
 """
 
@@ -120,7 +122,13 @@ def _submodule_spec(fullname: str, key: str) -> Any:
         loader: Any = _AliasLoader(module)
         return importlib.util.spec_from_loader(fullname, loader, is_package=True)
     modules = [_import_target(fullname, name) for name in targets]
-    module = modules[0] if len(modules) == 1 else _merged(fullname, modules)
+    below = sorted(k[len(key) + 1:] for k in SUBMODULES if k.startswith(key + "."))
+    module = modules[0] if len(modules) == 1 and not below else _merged(fullname, modules)
+    if below and not hasattr(module, "__path__"):
+        # paths declared under this one (a family's variants): a package of them, with the
+        # public names of what this path stands for
+        module.__path__ = []  # type: ignore[attr-defined]  # a fresh module's namespace
+        module.__doc__ = f"{module.__doc__} Below it: {', '.join(below)}."
     alias_loader: Any = _AliasLoader(module)
     return importlib.util.spec_from_loader(fullname, alias_loader,
                                            is_package=hasattr(module, "__path__"))

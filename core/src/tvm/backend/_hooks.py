@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 from ..error import BackendError
-from ..ir.layout import Axis
+from ..ir.layout import SCOPE_LAYOUTS, Axis, ScopeLayout
 from ..plugin import manager as _manager
 from . import _aliases, contract
 from ._loader_state import BackendState, _reraise_interrupt
@@ -66,7 +66,9 @@ def _targets() -> ModuleType:
 def _register_layout_names(names: dict[str, Any]) -> None:
     functions = {}
     for name, value in names.items():
-        if isinstance(value, Axis):
+        if isinstance(value, ScopeLayout):  # what a layout string means in a scope
+            SCOPE_LAYOUTS.register(value.scope, value.make)
+        elif isinstance(value, Axis):
             if value.name != name:
                 raise BackendError(f"tvm_layout_names: axis {value.name!r} is listed as {name!r}")
             Axis.register(name, value.kind)

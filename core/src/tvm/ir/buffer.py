@@ -64,6 +64,8 @@ class Buffer(Node):
     _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align",
                "axis_separators", "offset_factor")
     span: Span | None = None  # where the parser read its declaration (not part of the structure)
+    # a view (view/local/permute) the script declares where it is assigned; cleared once it is
+    declare_in_script: bool = False
 
     def __init__(
         self,
@@ -149,6 +151,102 @@ class Buffer(Node):
         ptype = Call(DataType(self.dtype).with_lanes(lanes), Op.get("tirx.type_annotation"), [])
         return Op.get("tirx.tvm_access_ptr")(ptype, self.data, start, count, convert(mask))
 
+    # -- views: new buffers over this buffer's memory (DeclBuffer where a script assigns them) --
+    def view(self, *shape: Any, layout: Any = None) -> Buffer:
+        """A view of this buffer's memory: ``A.view(16, 64)`` with another shape of as many
+        elements (one extent may be ``-1``: what is left), keeping the layout unless ``layout``
+        is given; ``A.view("float16")`` reads the memory as another element type (the last
+        dimension and the layout scaled by the ratio of the widths). In a script, ``B =
+        A.view(...)`` declares ``B`` (a ``T.decl_buffer`` with ``data=A.data``)."""
+        if len(shape) == 1 and isinstance(shape[0], (str, DataType)) and layout is None:
+            return self._dtype_view(DataType(shape[0]))
+        dims = list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (list, tuple)) \
+            else list(shape)
+        if not dims:
+            raise ValueError(f"{self.name}.view: give the new shape, e.g. {self.name}.view(-1)")
+        dims = _infer_view_shape(self, dims) if layout is None else dims
+        if self.strides and not _same_shape(dims, self.shape):
+            raise ValueError(f"{self.name}.view: a buffer with strides keeps its shape (the "
+                             f"strides say nothing of another one); declare the view with "
+                             f"T.decl_buffer(..., data={self.name}.data, strides=...)")
+        return self._view(dims, self.dtype, self.layout if layout is None else layout,
+                          self.elem_offset)
+
+    def local(self, *shape: Any, layout: Any = None) -> Buffer:
+        """What one thread holds of a tile distributed over threads: the buffer's layout without
+        its thread-axis iterators (:meth:`TileLayout.storage`), as a view of shape ``shape``
+        (default: one dimension of all the thread's elements)."""
+        if self.layout is None:
+            raise ValueError(f"{self.name}.local: the buffer has no layout, so no thread axes to "
+                             f"take away; local() views a tile laid out over threads, e.g. "
+                             f"layout=wg_local_layout(64)")
+        storage = self.layout.storage()
+        dims = list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (list, tuple)) \
+            else list(shape)
+        if not dims:
+            dims = [storage.size()]
+        return self._view(dims, self.dtype, storage if layout is None else layout,
+                          self.elem_offset)
+
+    def permute(self, *dims: int) -> Buffer:
+        """A view with the dimensions in the order ``dims`` (``A.permute(1, 0)`` is the
+        transpose): element ``[j, i]`` of the view is ``A[i, j]``."""
+        order = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) \
+            else list(dims)
+        if sorted(order) != list(range(len(self.shape))):
+            raise ValueError(f"{self.name}.permute: {order} is not a permutation of the "
+                             f"{len(self.shape)} dimension(s)")
+        shape = [self.shape[d] for d in order]
+        if self.strides:
+            view = self._view(shape, self.dtype, self.layout, self.elem_offset)
+            view.strides = [self.strides[d] for d in order]
+            return view
+        base = self.layout if self.layout is not None else TileLayout.row_major(self.shape)
+        grouped, seps = base.group(self.shape)
+        return self._view(shape, self.dtype, grouped.permute_by_groups(seps, order),
+                          self.elem_offset)
+
+    @property
+    def allocated_addr(self) -> PrimExpr:
+        """Where the allocator placed this buffer: for tensor memory (scope ``tmem``) its TMEM
+        address, which this project's TMEM buffers hold as their ``elem_offset``
+        (``T.decl_buffer(..., scope="tmem", allocated_addr=a)`` sets it)."""
+        return self.elem_offset
+
+    def _dtype_view(self, dtype: DataType) -> Buffer:
+        old, new = self.dtype.bits * self.dtype.lanes, dtype.bits * dtype.lanes
+        if self.strides:
+            raise ValueError(f"{self.name}.view({str(dtype)!r}): a buffer with strides cannot "
+                             f"be read as another element type here")
+        if new == old:
+            return self._view(list(self.shape), dtype, self.layout, self.elem_offset)
+        if max(new, old) % min(new, old):
+            raise ValueError(f"{self.name}.view({str(dtype)!r}): {old}-bit elements cannot be "
+                             f"read as {new}-bit ones (neither width divides the other)")
+        last = self.shape[-1] if self.shape else convert(1)
+        if new > old:
+            ratio = new // old
+            if isinstance(last, IntImm) and last.value % ratio:
+                raise ValueError(f"{self.name}.view({str(dtype)!r}): the last dimension "
+                                 f"({last.value}) is not a multiple of {ratio}")
+            layout = self.layout.pack(ratio) if self.layout is not None else None
+            shape = [*self.shape[:-1], last // ratio]
+            offset = self.elem_offset // ratio
+        else:
+            ratio = old // new
+            layout = self.layout.unpack(ratio) if self.layout is not None else None
+            shape = [*self.shape[:-1], last * ratio]
+            offset = self.elem_offset * ratio
+        return self._view(shape, dtype, layout, _fold_int(offset))
+
+    def _view(self, shape: Sequence[Any], dtype: DataType, layout: Any,
+              elem_offset: Any) -> Buffer:
+        view = Buffer(f"{self.name}_view", shape, dtype, scope=self.scope, layout=layout,
+                      data=self.data, elem_offset=elem_offset, align=self.align,
+                      strides=self.strides or None)
+        view.declare_in_script = True
+        return view
+
     def vload(self, indices: Sequence[Any], dtype: str | None = None) -> BufferLoad:
         return BufferLoad(self, list(indices), dtype)
 
@@ -185,6 +283,49 @@ class Buffer(Node):
         return f"Buffer({self.name}, {[str(s) for s in self.shape]}, {self.dtype}, scope={self.scope})"
 
     __hash__ = Node.__hash__
+
+
+def _infer_view_shape(buf: Buffer, dims: list[Any]) -> list[Any]:
+    """``dims`` with its one ``-1`` replaced by what is left of ``buf``'s elements; checked
+    against ``buf``'s element count when both are constant."""
+    total: Any = convert(1)
+    for s in buf.shape:
+        total = _fold_int(total * s)
+    holes = [k for k, d in enumerate(dims) if isinstance(d, int) and d == -1]
+    if len(holes) > 1:
+        raise ValueError(f"{buf.name}.view: only one extent may be -1, got {dims}")
+    known: Any = convert(1)
+    for k, d in enumerate(dims):
+        if k not in holes:
+            known = _fold_int(known * d)
+    if holes:
+        if isinstance(total, IntImm) and isinstance(known, IntImm) and total.value % known.value:
+            raise ValueError(f"{buf.name}.view: {dims} cannot cover the {total.value} elements "
+                             f"of {buf.name}")
+        dims[holes[0]] = _fold_int(total // known)
+    elif isinstance(total, IntImm) and isinstance(known, IntImm) and total.value != known.value:
+        raise ValueError(f"{buf.name}.view: the shape {[_int_or(d) for d in dims]} has "
+                         f"{known.value} elements but {buf.name} "
+                         f"{[_int_or(d) for d in buf.shape]} has {total.value}")
+    return dims
+
+
+def _same_shape(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    return len(a) == len(b) and all(_int_or(x) == _int_or(y) for x, y in zip(a, b))
+
+
+def _int_or(x: Any) -> Any:
+    x = convert(x)
+    return x.value if isinstance(x, IntImm) else x
+
+
+def _fold_int(e: Any) -> Any:
+    """Constant integer arithmetic folded (views of static buffers keep static shapes)."""
+    e = convert(e)
+    if isinstance(e, (Mul, FloorDiv)) and isinstance(e.a, IntImm) and isinstance(e.b, IntImm):
+        value = e.a.value * e.b.value if isinstance(e, Mul) else e.a.value // e.b.value
+        return IntImm(e.dtype, value)
+    return e
 
 
 def strided_indices(buffer: Buffer, items: Sequence[Any]) -> list[Any]:

@@ -19,7 +19,8 @@ from .._registry import Registry
 from .expr import IntImm, PrimExpr, convert
 from .node import Node
 
-__all__ = ["AXES", "Axis", "ComposeLayout", "Iter", "R", "S", "SwizzleLayout", "TileLayout"]
+__all__ = ["AXES", "LAYOUT_NAMES", "SCOPE_LAYOUTS", "Axis", "ComposeLayout", "Iter", "R", "S",
+           "ScopeLayout", "SwizzleLayout", "TileLayout", "layout_from_string"]
 
 
 class Axis:
@@ -172,6 +173,78 @@ class TileLayout(Node):
             coords[name] = _add(coords[name], term) if name in coords else term
         return coords
 
+    # -- building layouts from layouts ------------------------------------------------------
+    def tile(self, outer: TileLayout, outer_shape: Sequence[Any],
+             inner_shape: Sequence[Any]) -> TileLayout:
+        """This layout (the *inner* one, over ``inner_shape``) repeated in the arrangement
+        ``outer`` gives (over ``outer_shape``): the result covers the shape
+        ``outer_shape[d] * inner_shape[d]``, and element ``o * inner_shape + i`` (per dimension)
+        sits at ``inner(i)`` plus ``outer(o)`` with each of ``outer``'s strides multiplied by
+        this layout's span on that stride's axis (so tiles never overlap)."""
+        return _tile(self, outer, outer_shape, inner_shape)
+
+    def tile_to(self, to_shape: Sequence[Any], current_shape: Sequence[Any]) -> TileLayout:
+        """This layout over ``current_shape`` repeated row-major until it covers ``to_shape``
+        (each dimension of ``to_shape`` a multiple of the current one)."""
+        tiles = _tile_counts(to_shape, current_shape)
+        return self.tile(TileLayout.row_major(tiles), tiles, current_shape)
+
+    def storage(self) -> TileLayout:
+        """The memory part of this layout: its iterators on thread axes dropped (what one thread
+        holds of a distributed tile)."""
+        return TileLayout([it for it in self.shard if not it.axis.is_thread])
+
+    def group(self, shape: Sequence[Any]) -> tuple[TileLayout, list[int]]:
+        """This layout with its iterators split so that consecutive runs of them cover the
+        dimensions of ``shape`` one by one, and the run boundaries (``seps[d]:seps[d + 1]`` are
+        dimension ``d``'s iterators). ``ValueError`` when the iterators cannot be split so."""
+        return _group(self, shape)
+
+    def permute_dims(self, perm: Sequence[int]) -> TileLayout:
+        """The shard iterators in the order ``perm`` gives."""
+        if sorted(perm) != list(range(len(self.shard))):
+            raise ValueError(f"permute_dims: {list(perm)} is not a permutation of the "
+                             f"{len(self.shard)} shard iterators of {self!r}")
+        return TileLayout([self.shard[i] for i in perm], self.replica)
+
+    def permute_by_groups(self, seps: Sequence[int], perm: Sequence[int]) -> TileLayout:
+        """Runs of iterators (``seps`` as :meth:`group` returns them) in the order ``perm``."""
+        if sorted(perm) != list(range(len(seps) - 1)):
+            raise ValueError(f"permute_by_groups: {list(perm)} is not a permutation of the "
+                             f"{len(seps) - 1} groups")
+        order = [k for g in perm for k in range(seps[g], seps[g + 1])]
+        return self.permute_dims(order)
+
+    def unpack(self, num: int) -> TileLayout:
+        """Each element split into ``num`` contiguous ones (a view as a type ``num`` times
+        narrower): every stride times ``num``, and an innermost iterator of ``num``."""
+        shard = [Iter(it.extent, _mul(it.stride, num) if it.axis.is_memory else it.stride,
+                      it.axis) for it in self.shard]
+        return TileLayout([*shard, Iter(num, 1, "m")], self.replica)
+
+    def pack(self, num: int) -> TileLayout:
+        """``num`` contiguous elements as one (a view as a type ``num`` times wider): the
+        innermost iterator must be memory with stride 1 and an extent ``num`` divides."""
+        last = self.shard[-1] if self.shard else None
+        ext = _val(last.extent) if last is not None else None
+        if last is None or _val(last.stride) != 1 or not last.axis.is_memory or \
+                not isinstance(ext, int) or ext % num:
+            raise ValueError(f"{self!r} cannot pack {num} elements into one: its innermost "
+                             f"iterator must be contiguous memory of a multiple of {num}")
+        shard = [Iter(it.extent, _div(it.stride, num) if it.axis.is_memory else it.stride,
+                      it.axis) for it in self.shard[:-1]]
+        return TileLayout([*shard, Iter(ext // num, 1, last.axis)], self.replica)
+
+    def to_psum(self) -> TileLayout:
+        """The Trainium PSUM form of this SBUF layout (its free axis onto banks): the
+        ``to_psum_layout`` a loaded backend provides."""
+        convert_fn = LAYOUT_NAMES.get("to_psum_layout")
+        if convert_fn is None:
+            raise AttributeError("TileLayout.to_psum needs the Trainium backend (it provides "
+                                 "to_psum_layout); install it with 'pip install "
+                                 "tvm-backend-trn'")
+        return convert_fn(self)
+
     def __repr__(self) -> str:
         ext = ", ".join(str(it.extent) for it in self.shard)
         strides = ", ".join(str(it.stride) if it.axis.name == "m" else f"{it.stride}@{it.axis.name}"
@@ -282,8 +355,177 @@ class ComposeLayout(Node):
             coords["m"] = self.layout_A.swizzle(coords["m"])
         return coords
 
+    def tile(self, outer: TileLayout, outer_shape: Sequence[Any],
+             inner_shape: Sequence[Any]) -> ComposeLayout:
+        """The swizzled tile repeated (see :meth:`TileLayout.tile`); the swizzle stays on the
+        result, which needs each tile's memory span to be whole swizzle blocks."""
+        span = _val(self.layout_B.span("m"))
+        block = self.layout_A.block
+        if not isinstance(span, int) or span % block:
+            raise ValueError(f"tile: the swizzled tile spans {span} elements, not a multiple of "
+                             f"its swizzle's block of {block}; the tiles would swizzle across "
+                             f"each other")
+        return ComposeLayout(self.layout_A, self.layout_B.tile(outer, outer_shape, inner_shape))
+
+    def tile_to(self, to_shape: Sequence[Any], current_shape: Sequence[Any]) -> ComposeLayout:
+        tiles = _tile_counts(to_shape, current_shape)
+        return self.tile(TileLayout.row_major(tiles), tiles, current_shape)
+
+    def storage(self) -> ComposeLayout:
+        return ComposeLayout(self.layout_A, self.layout_B.storage())
+
+    def group(self, shape: Sequence[Any]) -> tuple[ComposeLayout, list[int]]:
+        grouped, seps = self.layout_B.group(shape)
+        return ComposeLayout(self.layout_A, grouped), seps
+
+    def unpack(self, num: int) -> ComposeLayout:
+        return ComposeLayout(_swizzle_scaled(self.layout_A, num, +1), self.layout_B.unpack(num))
+
+    def pack(self, num: int) -> ComposeLayout:
+        return ComposeLayout(_swizzle_scaled(self.layout_A, num, -1), self.layout_B.pack(num))
+
+    def permute_by_groups(self, seps: Sequence[int], perm: Sequence[int]) -> ComposeLayout:
+        return ComposeLayout(self.layout_A, self.layout_B.permute_by_groups(seps, perm))
+
     def __repr__(self) -> str:
         return f"ComposeLayout({self.layout_A!r}, {self.layout_B!r})"
+
+
+def _swizzle_scaled(sw: SwizzleLayout, num: int, sign: int) -> SwizzleLayout:
+    """The swizzle of the same bytes counted in elements ``num`` times narrower (``sign`` +1)
+    or wider (-1): ``per_element`` moves by log2(num)."""
+    if num < 1 or num & (num - 1):
+        raise ValueError(f"a swizzled layout is viewed at a power-of-two ratio, not {num}")
+    shift = num.bit_length() - 1
+    per_element = sw.per_element + sign * shift
+    if per_element < 0:
+        raise ValueError(f"{sw!r} keeps {1 << sw.per_element} element(s) together; it cannot "
+                         f"pack {num}")
+    return SwizzleLayout(per_element, sw.swizzle_len, sw.atom_len)
+
+
+def _static_dims(shape: Sequence[Any], what: str) -> list[int]:
+    dims = [_val(convert(d)) for d in shape]
+    if not all(isinstance(d, int) for d in dims):
+        raise ValueError(f"{what}: the shape {list(shape)} must be constant")
+    return dims
+
+
+def _tile_counts(to_shape: Sequence[Any], current_shape: Sequence[Any]) -> list[int]:
+    """How many tiles of ``current_shape`` fit each dimension of ``to_shape`` (exactly)."""
+    to = _static_dims(to_shape, "tile_to")
+    cur = _static_dims(current_shape, "tile_to")
+    if len(to) != len(cur):
+        raise ValueError(f"tile_to: the shape {to} and the tile's shape {cur} have different "
+                         f"ranks")
+    for d, (t, c) in enumerate(zip(to, cur)):
+        if c < 1 or t < c or t % c:
+            raise ValueError(f"tile_to: dimension {d} of {to} is not a multiple of the tile's "
+                             f"{c} (tile shape {cur}); give a shape the tile divides")
+    return [t // c for t, c in zip(to, cur)]
+
+
+def _group(layout: TileLayout, shape: Sequence[Any]) -> tuple[TileLayout, list[int]]:
+    """Split ``layout``'s iterators into runs covering the dimensions of ``shape``."""
+    dims = [convert(d) for d in shape]
+    iters = list(layout.shard)
+    if len(iters) == len(dims) and all(_same(it.extent, d) for it, d in zip(iters, dims)):
+        return layout, list(range(len(dims) + 1))
+    sizes = _static_dims(dims, "group")
+    exts = [_val(it.extent) for it in iters]
+    if not all(isinstance(e, int) for e in exts):
+        raise ValueError(f"group: {layout!r} has symbolic extents that do not match the shape "
+                         f"{sizes} one to one")
+    out: list[Iter] = []
+    seps = [0]
+    pos, left = 0, exts[0] if exts else 1
+    for d, size in enumerate(sizes):
+        need = size
+        while need > 1:
+            while pos < len(iters) and left == 1:  # extent-1 iterators cover nothing
+                pos += 1
+                left = exts[pos] if pos < len(iters) else 1
+            if pos >= len(iters):
+                raise ValueError(f"group: {layout!r} covers fewer elements than the shape "
+                                 f"{sizes}")
+            it = iters[pos]
+            # the iterator's low part keeps its stride; a high part peeled off steps further
+            take = min(left, need)
+            if (need % take) if take == left else (left % need):
+                raise ValueError(f"group: dimension {d} ({size}) of {sizes} does not split "
+                                 f"the iterators of {layout!r}")
+            out.append(Iter(take, _mul(it.stride, left // take), it.axis))
+            need //= take
+            left //= take
+        seps.append(len(out))
+    if any(e != 1 for e in exts[pos + 1:]) or (pos < len(iters) and left != 1):
+        raise ValueError(f"group: {layout!r} covers more elements than the shape {sizes}")
+    return TileLayout(out, layout.replica), seps
+
+
+def _same(a: Any, b: Any) -> bool:
+    from .structural import structural_equal  # noqa: PLC0415 - structural imports buffer, which imports this module
+
+    return bool(structural_equal(convert(a), convert(b)))
+
+
+def _tile(inner: TileLayout, outer: TileLayout, outer_shape: Sequence[Any],
+          inner_shape: Sequence[Any]) -> TileLayout:
+    if not isinstance(outer, TileLayout):
+        raise TypeError(f"tile: the outer layout must be a TileLayout, got "
+                        f"{type(outer).__name__}")
+    if len(outer_shape) != len(inner_shape):
+        raise ValueError(f"tile: outer shape {list(outer_shape)} and inner shape "
+                         f"{list(inner_shape)} have different ranks")
+    og, oseps = outer.group(outer_shape)
+    ig, iseps = inner.group(inner_shape)
+    scale = {ax.name: inner.span(ax.name) for ax in og.axes()}
+    shard: list[Iter] = []
+    for d in range(len(inner_shape)):
+        shard += [Iter(it.extent, _mul(it.stride, scale[it.axis.name]), it.axis)
+                  for it in og.shard[oseps[d]:oseps[d + 1]]]
+        shard += ig.shard[iseps[d]:iseps[d + 1]]
+    shard = [it for it in shard if _val(it.extent) != 1] or shard[:1]
+    replica = list(inner.replica) + [Iter(it.extent, _mul(it.stride, inner.span(it.axis.name)),
+                                          it.axis) for it in outer.replica]
+    return TileLayout(shard, replica)
+
+
+class ScopeLayout:
+    """A backend's meaning of a layout written as a string for buffers of ``scope``:
+    ``make(annotation, shape)`` returns the layout (Trainium's ``layout="PF"`` in
+    ``trn.sbuf``). Returned from the ``tvm_layout_names`` hook, it is registered in
+    :data:`SCOPE_LAYOUTS` rather than as a name."""
+
+    __slots__ = ("make", "scope")
+
+    def __init__(self, scope: str, make: Any) -> None:
+        self.scope = scope
+        self.make = make
+
+    def __repr__(self) -> str:
+        return f"ScopeLayout({self.scope!r}, {getattr(self.make, '__name__', self.make)})"
+
+
+#: layout functions (and other non-axis names) backends add: name -> object
+LAYOUT_NAMES: Registry[str, Any] = Registry("layout name")
+#: storage scope -> what a layout string means in it (ScopeLayout.make)
+SCOPE_LAYOUTS: Registry[str, Any] = Registry("scope layout")
+
+
+def layout_from_string(text: str, shape: Sequence[Any], scope: str) -> Any:
+    """The layout a string names for a buffer of ``shape`` in ``scope``: ``"default"`` is the
+    row-major layout every buffer without one has (``None``); any other string is read by the
+    backend that owns ``scope`` (:class:`ScopeLayout`)."""
+    if text == "default":
+        return None
+    make = SCOPE_LAYOUTS.get(scope)
+    if make is None:
+        known = ", ".join(sorted(SCOPE_LAYOUTS.keys())) or "none loaded"
+        raise ValueError(f"layout {text!r}: a layout string other than 'default' is read by the "
+                         f"backend of the buffer's scope, and scope {scope!r} has no reader "
+                         f"(scopes with one: {known}); give a T.TileLayout instead")
+    return make(text, list(shape))
 
 
 class _ShardSpec:

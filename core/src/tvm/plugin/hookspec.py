@@ -126,8 +126,10 @@ def tvm_layout_names() -> dict[str, Any]:
 
     A value that is an :class:`tvm.ir.layout.Axis` (``Axis("TCol", "memory")``) registers that
     axis (its name is the key); any other value (a layout function such as
-    ``wg_local_layout``) becomes ``tvm.tirx.layout.<name>``. Called after
-    :func:`tvm_script_namespaces`.
+    ``wg_local_layout``) becomes ``tvm.tirx.layout.<name>``. A
+    :class:`tvm.ir.layout.ScopeLayout` (``ScopeLayout("trn.sbuf", trainium_layout)``) says
+    what a layout given as a string (``layout="PF"``) means for buffers of its storage scope;
+    its key is free. Called after :func:`tvm_script_namespaces`.
     """
 
 

@@ -11,8 +11,9 @@ import sys
 from typing import Any
 
 from ..ir.function import IRModule, PrimFunc
+from .jit import constexpr
 
-__all__ = ["ir_module", "module_attrs"]
+__all__ = ["constexpr", "ir_module", "module_attrs"]
 
 
 _ATTRS_KEY = "__tvm_module_attrs__"

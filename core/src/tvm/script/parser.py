@@ -926,6 +926,8 @@ class Parser:
             return self._scope_ids(value, names)
         if isinstance(value, _T.BufferSpec):
             return self._buffer_def(node, target, value)
+        if isinstance(value, Buffer) and getattr(value, "declare_in_script", False):
+            return self._view_def(target, value)  # B = A.view(...) / A.local() / A.permute(...)
         if isinstance(value, _T.LaunchThreadSpec):  # bx = T.launch_thread("blockIdx.x", n)
             if not isinstance(target, ast.Name):
                 raise self.err(target, "T.launch_thread defines one thread index")
@@ -1011,6 +1013,14 @@ class Parser:
                                            f"value has {got}{hint}")
         return S.BufferStore(buf, value, load.indices)
 
+    def _view_def(self, target: ast.expr, view: Buffer) -> S.Stmt:
+        if not isinstance(target, ast.Name):
+            raise self.err(target, "assign a buffer view to one name")
+        view.declare_in_script = False
+        view.name = target.id
+        self.bind(target.id, view)
+        return S.DeclBuffer(view)
+
     def _buffer_def(self, node: ast.Assign, target: ast.expr, spec: _T.BufferSpec) -> S.Stmt | None:
         if not isinstance(target, ast.Name):
             raise self.err(target, "assign a buffer to one name")
@@ -1040,7 +1050,8 @@ class Parser:
     def function(self, fdef: ast.FunctionDef, *, private: bool, name: str | None = None) -> PrimFunc:
         args = fdef.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-            raise self.err(fdef, _unsupported("*args, **kwargs and keyword-only parameters"))
+            raise self.err(fdef, _unsupported("*args, **kwargs and keyword-only parameters")
+                           + " (keyword-only T.constexpr parameters belong to @T.jit)")
         if args.defaults:
             raise self.err(args.defaults[0], _unsupported("parameter defaults"))
         self.scopes.append({})
@@ -1061,6 +1072,10 @@ class Parser:
                 buffer_params.append((a.arg, a.annotation))
                 continue
             ann = self.eval(a.annotation)
+            if ann is _T.constexpr or isinstance(ann, _T.Optional):
+                raise self.err(a.annotation, f"parameter {a.arg}: T.constexpr and T.Optional "
+                                             f"parameters belong to @T.jit functions (then "
+                                             f"f.specialize({a.arg}=...) gives the PrimFunc)")
             if not isinstance(ann, _T.ScalarType):
                 raise self.err(a.annotation, f"parameter {a.arg}: expected T.Buffer(...), "
                                              f"T.handle or a scalar type such as T.int32")
@@ -1070,6 +1085,10 @@ class Parser:
             self.bind(a.arg, annotations[a.arg])
         for arg_name, annotation in buffer_params:
             spec = self.eval(annotation)
+            if isinstance(spec, _T.Optional):
+                raise self.err(annotation, f"parameter {arg_name}: T.Optional parameters belong "
+                                           f"to @T.jit functions (f.specialize({arg_name}=None) "
+                                           f"leaves it out)")
             if not isinstance(spec, _T.BufferSpec) or spec.kind != "param":
                 raise self.err(annotation, f"parameter {arg_name}: expected T.Buffer(...), "
                                            f"T.handle or a scalar type such as T.int32")

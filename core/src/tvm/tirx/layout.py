@@ -15,20 +15,16 @@ from __future__ import annotations
 from typing import Any
 
 from .._hints import install_hint_for_backend as _install_hint
-from .._registry import Registry
 from ..ir import layout as _layout
-from ..ir.layout import AXES, Axis, Iter, R, S, TileLayout
+from ..ir.layout import AXES, LAYOUT_NAMES, Axis, Iter, R, S, TileLayout
 
 __all__ = ["AXES", "LAYOUT_NAMES", "Axis", "Iter", "R", "S", "TileLayout", "register_layout_name"]
-
-#: layout functions (and other non-axis names) backends add: name -> object
-LAYOUT_NAMES: Registry[str, Any] = Registry("layout name")
 
 # Which of this project's backends provides a layout name it does not have loaded (hints only).
 _PROVIDERS = {
     "cuda": ("TCol", "TLane", "tx", "tid_in_wg", "bx", "by", "bz", "cbx", "cby", "cbz",
-             "wg_local_layout"),
-    "trn": ("P", "F", "Bank"),
+             "wg_local_layout", "tcgen05_atom_layout"),
+    "trn": ("P", "F", "Bank", "to_psum_layout", "trainium_layout"),
 }
 
 

@@ -34,26 +34,30 @@ def _int(x: Any, what: str) -> int:
     raise ValueError(f"{_CALL}: {what} must be a constant integer, got {x}")
 
 
+def _check(ok: bool, seed: str, ours: str = "") -> None:
+    """Refuse with the seed runtime's sentence for this rule (what its tests match), then ours
+    (what the value was, what to write instead)."""
+    if not ok:
+        raise ValueError(f"{_CALL}: {seed}" + (f" ({ours})" if ours else ""))
+
+
 def encode_tiled(args: Sequence[Any], buffers: dict[int, Any]) -> Any:
     """The ``tirx.host_derived`` tensor map of ``cuTensorMapEncodeTiled``'s arguments (after
-    the map); a ``ValueError`` names the argument that cannot be encoded so."""
-    if len(args) < 3:
-        raise ValueError(f"{_CALL} takes dtype, rank, address, dims, strides, box, element "
-                         f"strides, interleave, swizzle, L2 promotion, OOB fill; got {len(args)} "
-                         "arguments after the map")
-    dtype = args[0].value if isinstance(args[0], StringImm) else args[0]
-    if not isinstance(dtype, str) or dtype not in TMA_DTYPES:
-        raise ValueError(f"{_CALL}: the element type must be a dtype string TMA knows "
-                         f"({', '.join(sorted(TMA_DTYPES))}), got {dtype}")
+    the map); a ``ValueError`` names the argument that cannot be encoded so, in the seed
+    runtime's words first (``boxDim[1] must be less than or equal to 256``), then ours."""
+    _check(len(args) >= 3, "init_cuTensorMap expects at least 4 arguments",
+           f"it takes the map, dtype, rank, address, dims, strides, box, element strides, "
+           f"interleave, swizzle, L2 promotion, OOB fill; got {len(args)} after the map")
+    dtype = _element_type(args[0])
     rank = _int(args[1], "the rank")
-    if not 1 <= rank <= 5:
-        raise ValueError(f"{_CALL}: a tensor map has rank 1 to 5, got {rank}")
+    _check(rank > 0, "tensorRank must be non-zero", f"got {rank}; a tensor map has rank 1 to 5")
+    _check(rank <= 5, "cuTensorMapEncodeTiled only supports up to 5D tensors",
+           f"a tensor map has rank 1 to 5, got {rank}")
     want = 4 * rank + 6
-    if len(args) != want:
-        raise ValueError(
-            f"{_CALL}: rank {rank} takes {want} arguments after the map (dtype, rank, address, "
-            f"{rank} dims, {rank - 1} strides, {rank} box dims, {rank} element strides, "
-            f"interleave, swizzle, L2 promotion, OOB fill), got {len(args)}")
+    _check(len(args) == want, f"cuTensorMapEncodeTiled expects {want + 1} arguments",
+           f"rank {rank} takes {want} arguments after the map (dtype, rank, address, {rank} dims, "
+           f"{rank - 1} strides, {rank} box dims, {rank} element strides, interleave, swizzle, "
+           f"L2 promotion, OOB fill), got {len(args)}")
     buf = buffers.get(id(args[2]))
     if buf is None:
         raise ValueError(f"{_CALL}: the address must be a buffer argument's data (`A.data` "
@@ -71,44 +75,81 @@ def encode_tiled(args: Sequence[Any], buffers: dict[int, Any]) -> Any:
     elem, pos = [_int(e, "an element stride") for e in args[pos:pos + rank]], pos + rank
     interleave, swizzle, l2, oob = (_int(a, w) for a, w in zip(
         args[pos:], ("the interleave", "the swizzle", "the L2 promotion", "the OOB fill")))
+    _check_dims(buf, dims)
+    _check_strides(buf, strides)
+    for d, b in enumerate(box):
+        _check(b > 0, f"boxDim[{d}] must be non-zero", "each box dim is 1 to 256 elements")
+        _check(b <= 256, f"boxDim[{d}] must be less than or equal to 256",
+               f"box dim {d} is {b}; each is 1 to 256 elements")
+    for d, e in enumerate(elem):
+        _check(e > 0, f"elementStrides[{d}] must be non-zero")
+        _check(e <= 8, f"elementStrides[{d}] must be less than or equal to 8")
+    _check(all(e == 1 for e in elem), "elementStrides other than 1 are not supported here",
+           f"element strides {elem} are not supported (all 1): the launch-time encode "
+           f"steps through every element")
+    _check(0 <= interleave <= 2, f"Unsupported interleave enum value: {interleave}")
+    _check(interleave == 0, "interleave is not supported here",
+           f"interleave {interleave} is not supported (0, none)")
+    _check(0 <= swizzle <= 3, f"Unsupported swizzle enum value: {swizzle}",
+           f"swizzle is 0 (none), 1 (32B), 2 (64B) or 3 (128B), got {swizzle}")
+    _check(0 <= l2 <= 3, f"Unsupported l2Promotion enum value: {l2}",
+           f"L2 promotion is 0 to 3 (none, 64B, 128B, 256B), got {l2}")
+    _check(oob in (0, 1), f"Unsupported oobFill enum value: {oob}")
+    _check(oob == 0, "an OOB NaN fill is not supported here",
+           f"OOB fill {oob} is not supported (0: out-of-bounds elements read as zero)")
+    inner = box[0] * buf.dtype.bytes
+    _check(inner % 16 == 0, "boxDim[0] * elementSizeInBytes(tensorDataType) must be a multiple "
+           "of 16 bytes", f"the inner box dim is {inner} bytes; TMA needs a multiple of 16")
+    if swizzle:
+        span = swizzle_bytes(SwizzleMode(swizzle))
+        _check(inner <= span, f"CU_TENSOR_MAP_SWIZZLE_{span}B implies the bounding box inner "
+               f"dimension will be <= {span}.",
+               f"the inner box dim is {inner} bytes, more than the {span}-byte swizzle span")
+    return derived_tensor_map(buf, list(reversed(box)), SwizzleMode(swizzle), l2)
+
+
+def _element_type(arg: Any) -> str:
+    dtype = arg.value if isinstance(arg, StringImm) else arg
+    if isinstance(dtype, str) and dtype in TMA_DTYPES:
+        return dtype
+    if isinstance(dtype, str) and "x" in dtype:
+        _check(False, f"Expect tensor_dtype to have lanes=1, but get {dtype}")
+    _check(False, f"Unsupported data type {dtype}",
+           f"the element type must be a dtype string TMA knows "
+           f"({', '.join(sorted(TMA_DTYPES))})")
+    return ""
+
+
+def _check_dims(buf: Any, dims: Sequence[Any]) -> None:
     shape_inner_first = list(reversed(buf.shape))
     for d, (got, have) in enumerate(zip(dims, shape_inner_first)):
-        if not structural_equal(got, have) and not (
-                isinstance(got, IntImm) and isinstance(have, IntImm) and got.value == have.value):
-            raise ValueError(f"{_CALL}: global dim {d} (innermost first) is {got} but "
-                             f"{buf.name}'s is {have}; the launch encodes the array passed "
-                             f"for {buf.name} with its own shape")
+        if isinstance(got, IntImm):
+            _check(got.value > 0, f"globalDim[{d}] must be non-zero")
+            _check(got.value <= 1 << 32, f"globalDim[{d}] must be less than or equal to 2^32")
+        same = structural_equal(got, have) or (
+            isinstance(got, IntImm) and isinstance(have, IntImm) and got.value == have.value)
+        _check(same, f"globalDim[{d}] is not {buf.name}'s",
+               f"global dim {d} (innermost first) is {got} but {buf.name}'s is {have}; the "
+               f"launch encodes the array passed for {buf.name} with its own shape")
+
+
+def _check_strides(buf: Any, strides: Sequence[Any]) -> None:
+    shape_inner_first = list(reversed(buf.shape))
     eb = buf.dtype.bytes
     acc: Any = None
     for d, got in enumerate(strides):
         extent = shape_inner_first[d]
         acc = extent * eb if acc is None else acc * extent
-        if isinstance(got, IntImm) and isinstance(acc, IntImm) and got.value != acc.value:
-            raise ValueError(f"{_CALL}: global stride {d} is {got.value} bytes, but {buf.name} "
-                             f"is row-major with {acc.value} (the launch uses the array's own "
-                             "strides)")
-    for d, b in enumerate(box):
-        if not 1 <= b <= 256:
-            raise ValueError(f"{_CALL}: box dim {d} is {b}; each is 1 to 256 elements")
-    if any(e != 1 for e in elem):
-        raise ValueError(f"{_CALL}: element strides {elem} are not supported (all 1)")
-    if interleave != 0:
-        raise ValueError(f"{_CALL}: interleave {interleave} is not supported (0, none)")
-    if not 0 <= swizzle <= 3:
-        raise ValueError(f"{_CALL}: swizzle is 0 (none), 1 (32B), 2 (64B) or 3 (128B), got "
-                         f"{swizzle}")
-    if swizzle and box[0] * eb > swizzle_bytes(SwizzleMode(swizzle)):
-        raise ValueError(f"{_CALL}: the inner box dim is {box[0] * eb} bytes, more than the "
-                         f"{swizzle_bytes(SwizzleMode(swizzle))}-byte swizzle span")
-    if (box[0] * eb) % 16:
-        raise ValueError(f"{_CALL}: the inner box dim is {box[0] * eb} bytes; TMA needs a "
-                         "multiple of 16")
-    if not 0 <= l2 <= 3:
-        raise ValueError(f"{_CALL}: L2 promotion is 0 to 3 (none, 64B, 128B, 256B), got {l2}")
-    if oob != 0:
-        raise ValueError(f"{_CALL}: OOB fill {oob} is not supported (0: out-of-bounds "
-                         "elements read as zero)")
-    return derived_tensor_map(buf, list(reversed(box)), SwizzleMode(swizzle), l2)
+        if not isinstance(got, IntImm):
+            continue
+        _check(got.value >= 0, f"globalStrides[{d}] must be non-negative")
+        _check(got.value % 16 == 0, "global strides must be multiple of 16",
+               f"global stride {d} is {got.value} bytes")
+        _check(got.value < 1 << 40, f"globalStrides[{d}] must be less than 2^40")
+        _check(not isinstance(acc, IntImm) or got.value == acc.value,
+               f"globalStrides[{d}] is not {buf.name}'s",
+               f"global stride {d} is {got.value} bytes, but {buf.name} is row-major with "
+               f"{getattr(acc, 'value', acc)} (the launch uses the array's own strides)")
 
 
 def register() -> None:

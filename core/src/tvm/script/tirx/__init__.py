@@ -36,7 +36,7 @@ from ...ir.expr import Ramp as Ramp
 from ...ir.expr import Select as Select
 from ...ir.function import LaunchParams as _LaunchParams
 from ...ir.function import PrimFunc
-from ...ir.layout import AXES, Axis, TileLayout
+from ...ir.layout import AXES, Axis, TileLayout, layout_from_string
 from ...ir.layout import ComposeLayout as ComposeLayout
 from ...ir.layout import S as S
 from ...ir.layout import SwizzleLayout as SwizzleLayout
@@ -44,6 +44,9 @@ from ...target import Target as _Target
 from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
 from ...tirx.op import __all__ as _op_all
+from ..jit import Optional as Optional  # @T.jit and its parameter markers
+from ..jit import constexpr as constexpr
+from ..jit import jit as jit
 from ..namespace import NAMESPACES
 from . import tile as tile
 from .tile import cluster as cluster
@@ -215,10 +218,12 @@ def _extents(shape: Any) -> tuple[Any, ...]:
 
 
 def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, align: int,
-                   data: Any = None) -> dict[str, Any]:
+                   data: Any = None, *, shape: Any = ()) -> dict[str, Any]:
     kw: dict[str, Any] = {"scope": scope}
     if strides:
         kw["strides"] = list(_shape(strides))
+    if isinstance(layout, str):  # "default", or a string the scope's backend reads ("PF")
+        layout = layout_from_string(layout, shape, scope)
     if layout is not None:
         if not isinstance(layout, (TileLayout, ComposeLayout)):
             raise TypeError(f"layout must be a T.TileLayout (or a T.ComposeLayout of a "
@@ -245,9 +250,10 @@ def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: 
            scope: str = "global", layout: Any = None, elem_offset: Any = 0,
            align: int = 0, axis_separators: Any = None, offset_factor: int = 0) -> BufferSpec:
     """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
-    return BufferSpec("param", _extents(shape), _value_dtype(dtype),
-                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align),
-                                   axis_separators, offset_factor))
+    dims = _extents(shape)
+    return BufferSpec("param", dims, _value_dtype(dtype),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
+                                                  shape=dims), axis_separators, offset_factor))
 
 
 def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any = None,
@@ -257,9 +263,11 @@ def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any
     """``A = T.match_buffer(a, (n,), "float32")``: the buffer behind handle parameter ``a``."""
     if not isinstance(param, Var) or not param.dtype.is_handle:
         raise TypeError("T.match_buffer expects a `T.handle` parameter as its first argument")
-    return BufferSpec("match", _extents(shape), _value_dtype(dtype),
-                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align),
-                                   axis_separators, offset_factor), handle=param)
+    dims = _extents(shape)
+    return BufferSpec("match", dims, _value_dtype(dtype),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
+                                                  shape=dims), axis_separators, offset_factor),
+                      handle=param)
 
 
 def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
@@ -268,8 +276,9 @@ def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
                  offset_factor: int = 0) -> BufferSpec:
     """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
     the block."""
-    return BufferSpec("alloc", _extents(shape), _value_dtype(dtype),
-                      _with_extras(_buffer_kwargs(strides, scope, layout, 0, align),
+    dims = _extents(shape)
+    return BufferSpec("alloc", dims, _value_dtype(dtype),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, 0, align, shape=dims),
                                    axis_separators, offset_factor),
                       annotations=dict(annotations or {}))
 
@@ -294,13 +303,34 @@ def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strid
 def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
                 layout: Any = None, strides: Any = None, elem_offset: Any = 0,
                 align: int = 0, axis_separators: Any = None,
-                offset_factor: int = 0) -> BufferSpec:
-    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory."""
+                offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
+    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory.
+
+    ``allocated_addr=a`` (the seed's spelling for tensor memory) is where the allocator put the
+    buffer: a ``tmem`` buffer's TMEM address, which this project keeps as its ``elem_offset``
+    (``Buffer.allocated_addr`` reads it back; the printer writes ``elem_offset=``)."""
     if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
         raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
-    return BufferSpec("decl", _extents(shape), _value_dtype(dtype),
+    if allocated_addr is not None:
+        elem_offset = _allocated_offset(allocated_addr, elem_offset, scope)
+    dims = _extents(shape)
+    return BufferSpec("decl", dims, _value_dtype(dtype),
                       _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
-                                                  data), axis_separators, offset_factor))
+                                                  data, shape=dims),
+                                   axis_separators, offset_factor))
+
+
+def _allocated_offset(addr: Any, elem_offset: Any, scope: str) -> Any:
+    if scope != "tmem":
+        raise ValueError(f"allocated_addr= places a tensor-memory buffer (scope 'tmem'), not "
+                         f"one in {scope!r}; for other memory give data= and elem_offset=")
+    addr = _E.convert(addr)
+    if not isinstance(addr, _E.PrimExpr) or not addr.dtype.is_integer:
+        raise TypeError(f"allocated_addr must be an integer expression (the TMEM address), "
+                        f"got {addr!r:.60}")
+    if isinstance(elem_offset, builtins.int) and elem_offset == 0:
+        return addr
+    return addr + elem_offset
 
 
 # -- loops ------------------------------------------------------------------------------------
@@ -669,7 +699,7 @@ __all__ = sorted(
 webgpu = _tirx_op.WebGPUNamespace()
 
 __all__ += ["webgpu", "Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub",
-            "alloc_local", "alloc_shared", "hint", "inline"]
+            "alloc_local", "alloc_shared", "hint", "inline", "Optional", "constexpr", "jit"]
 
 
 def __getattr__(name: str) -> Any:
