@@ -49,6 +49,7 @@ _DEFAULT_STACK = 256 * 1024
 _KERNEL_HEAD = re.compile(
     r'extern "C" __global__\s+void\s+(?:__\w+\([^)]*\)\s+)*(\w+)\s*\(([^{]*?)\)\s*\{', re.S)
 _POINTER_PARAM = re.compile(r"^(.+?)\s*\*\s*(?:__restrict__\s+)?(\w+)$", re.S)
+_CLUSTER_DIMS = re.compile(r"__cluster_dims__\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
 _INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
 _SHARED_DECL = re.compile(
     r"^(\s*)__shared__ (.+?) (\w+)\[(\d+)\](?: __attribute__\(\(aligned\((\d+)\)\)\))?;$")
@@ -172,7 +173,13 @@ class TensorMapArg:
 
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     """The generated CUDA ``source`` with the emulator's declarations (module docstring) and a
-    launcher per kernel appended; ``kernels`` maps each kernel to its ``[name, type]`` params."""
+    launcher per kernel appended; ``kernels`` maps each kernel to its ``[name, type]`` params.
+    A kernel declared with ``__cluster_dims__(x, y, z)`` runs in clusters of that shape."""
+    clusters = {}
+    for m in _KERNEL_HEAD.finditer(source):
+        dims = _CLUSTER_DIMS.search(m.group(0))
+        if dims:
+            clusters[m.group(1)] = tuple(int(d) for d in dims.groups())
     source = _KERNEL_HEAD.sub(_checked_head, source)
     lines = source.split("\n")
     dyn_names: set[str] = set()
@@ -201,7 +208,7 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
             continue
         if _INT_TYPEDEF.match(line):
             lines[i] = ""
-    return "\n".join(lines) + _launchers(kernels)
+    return "\n".join(lines) + _launchers(kernels, clusters)
 
 
 def _checked_head(m: re.Match[str]) -> str:
@@ -221,9 +228,11 @@ def _checked_head(m: re.Match[str]) -> str:
     return text[:start] + ",".join(out) + text[start + len(params):]
 
 
-def _launchers(kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
+def _launchers(kernels: Mapping[str, Sequence[Sequence[str]]],
+               clusters: Mapping[str, tuple[int, ...]]) -> str:
     out = ["", "// ---- emulator launchers (tvm_backend_cuda.emulator) ----"]
     for name, params in kernels.items():
+        cx, cy, cz = clusters.get(name, (1, 1, 1))
         names = ", ".join(f'"{p[0]}"' for p in params) or '""'
         args = ", ".join(f"::tvm_cuda_emu::Arg{{a, s, names_{name}, {i}}}"
                          for i in range(len(params)))
@@ -236,7 +245,8 @@ static void entry_{name}(void** a, const ::tvm_emu::ThreadCtx&) {{
   ::tvm_cuda_emu::wgmma_thread_end();
 }}
 extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
-    const uint32_t* grid, const uint32_t* block, uint64_t dyn_bytes, int workers,
+    const uint32_t* grid, const uint32_t* block, const uint32_t* cluster, uint64_t dyn_bytes,
+    int workers,
     uint64_t stack_size, int race_check, char* err, int errlen) {{
   sizes_{name} = sizes;
   ::tvm_emu::LaunchConfig cfg;
@@ -245,6 +255,8 @@ extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
   cfg.dynamic_bytes = dyn_bytes;
   cfg.shared_bytes = {SHARED_STATIC_BYTES} + dyn_bytes;
   cfg.stack_size = stack_size;
+  cfg.cluster = ::tvm_emu::Dim3{{{cx}u, {cy}u, {cz}u}};  // __cluster_dims__, or the launch's
+  if (cluster && cluster[0]) cfg.cluster = ::tvm_emu::Dim3{{cluster[0], cluster[1], cluster[2]}};
   ::tvm_cuda_emu::install_race_detector(race_check != 0);
   int rc = ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
   if (rc) return rc;
@@ -336,10 +348,13 @@ class EmulatedKernel:
         self.param_types = [t for _, t in self.params]
 
     def launch(self, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
-               stream: Any = None, on_device: Any = None) -> None:
+               stream: Any = None, on_device: Any = None, cluster: Any = None) -> None:
+        """Launch on CPU arrays (synchronous). ``grid`` counts blocks; ``cluster`` (a shape
+        dividing it) runs the blocks in clusters, overriding the kernel's ``__cluster_dims__``."""
         import numpy as np
 
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
+        c = (0, 0, 0) if cluster is None else _dim3(cluster, "cluster")
         if len(args) != len(self.params):
             raise TypeError(f"kernel {self.name!r} takes {len(self.params)} arguments, got "
                             f"{len(args)}")
@@ -416,7 +431,7 @@ class EmulatedKernel:
                     ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
             err = ctypes.create_string_buffer(4096)
             rc = fn(ptrs, sizes, (ctypes.c_uint32 * 3)(*g), (ctypes.c_uint32 * 3)(*b),
-                    int(shmem), workers, _DEFAULT_STACK, int(self.module.race_check), err,
+                    (ctypes.c_uint32 * 3)(*c), int(shmem), workers, _DEFAULT_STACK, int(self.module.race_check), err,
                     len(err))
             emu.raise_for(rc, err.value.decode(errors="replace"), "CUDA emulator: ")
 
@@ -475,15 +490,16 @@ class EmulatedModule:
             fn = getattr(self._lib, f"tvm_cuda_emu_launch_{name}")
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                           ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
+                           ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
                            ctypes.c_char_p, ctypes.c_int]
             self._functions[name] = fn
         return fn
 
     def launch(self, name: str, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
-               stream: Any = None, **_: Any) -> None:
+               stream: Any = None, cluster: Any = None, **_: Any) -> None:
         """Launch kernel ``name`` (as :meth:`CudaModule.launch`; synchronous)."""
-        self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream)
+        self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream,
+                                     cluster=cluster)
 
     def synchronize(self) -> None:
         """Launches are synchronous: nothing to wait for."""
