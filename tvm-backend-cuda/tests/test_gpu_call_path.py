@@ -17,7 +17,9 @@ register_backend()  # a source checkout on PYTHONPATH has no entry point
 
 from tvm_backend_cuda.kernels import add_func, gemm_func, softmax_func  # noqa: E402
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.not_emulated(
+    "the CUDA runtime's call path: torch CUDA streams, CUDA graphs and events, and target "
+    "'cuda' resolving to the GPU's arch (emulated launches are synchronous, on CPU arrays)")]
 
 
 

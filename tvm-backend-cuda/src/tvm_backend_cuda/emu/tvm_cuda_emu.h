@@ -173,15 +173,23 @@ struct Arg {
 
 // ---- shared-memory addresses --------------------------------------------------------------------
 // A 32-bit shared address is the offset in the CTA's window; a shared::cluster address of
-// another CTA of the cluster (mapa's result) is that offset with (rank + 1) << 24 added.
+// another CTA of the cluster (mapa's result) is that offset with (b + 1) << 24 added, b the
+// CTA's index in the worker's group (its cluster's first index plus its rank).
 constexpr unsigned kClusterShift = 24;
 constexpr unsigned kOffsetMask = (1u << kClusterShift) - 1u;
-inline unsigned cluster_addr(unsigned addr, unsigned rank) {
+inline unsigned cta_of_rank(unsigned rank, const char* what) {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
-  if (rank >= w->ncta)
-    tvm_emu::fail(tvm_emu::kError, "mapa: CTA rank %u of a cluster of %u CTAs", rank, w->ncta);
+  if (rank >= w->csize)
+    tvm_emu::fail(tvm_emu::kError, "%s: CTA rank %u of a cluster of %u CTAs", what, rank,
+                  w->csize);
+  return w->cur_cta - w->cur_cta % w->csize + rank;
+}
+inline unsigned encode_cta(unsigned addr, unsigned cta) {
   addr &= kOffsetMask;
-  return rank == w->cur_cta ? addr : addr | ((rank + 1u) << kClusterShift);
+  return cta == tvm_emu::tls_worker->cur_cta ? addr : addr | ((cta + 1u) << kClusterShift);
+}
+inline unsigned cluster_addr(unsigned addr, unsigned rank) {
+  return encode_cta(addr, cta_of_rank(rank, "mapa"));
 }
 inline unsigned addr_rank(unsigned addr) {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
@@ -193,7 +201,7 @@ inline unsigned cvta_to_shared(const void* p) {
   if (w && q >= w->shared && q < w->shared + w->shared_size + 1) return unsigned(q - w->shared);
   for (unsigned r = 0; w && r < w->ncta; ++r) {  // a generic address in a peer CTA (mapa's)
     const unsigned char* base = w->cta_shared[r];
-    if (q >= base && q < base + w->shared_size + 1) return cluster_addr(unsigned(q - base), r);
+    if (q >= base && q < base + w->shared_size + 1) return encode_cta(unsigned(q - base), r);
   }
   tvm_emu::fail(tvm_emu::kError, "__cvta_generic_to_shared of an address outside shared memory");
 }
@@ -201,8 +209,8 @@ inline unsigned char* smem_at(unsigned addr, size_t n, const char* what) {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
   const unsigned rank = addr_rank(addr), off = addr & kOffsetMask;
   if (rank >= w->ncta)
-    tvm_emu::fail(tvm_emu::kBounds, "%s: shared::cluster address 0x%x names CTA rank %u of a "
-                  "cluster of %u", what, addr, rank, w->ncta);
+    tvm_emu::fail(tvm_emu::kBounds, "%s: shared::cluster address 0x%x is outside the cluster",
+                  what, addr);
   if (size_t(off) + n > w->shared_size)
     tvm_emu::fail(tvm_emu::kBounds, "%s: shared address %u (+%zu bytes) is outside the CTA's %zu "
                   "bytes of shared memory", what, off, n, w->shared_size);
@@ -1645,12 +1653,19 @@ inline void cluster_arrive() { ++cluster_arrivals()[tctx().slot]; }
 struct ClusterWait {
   unsigned target;
 };
+// the fibers of the running block's cluster: [lo, hi)
+inline void cluster_fibers(unsigned& lo, unsigned& hi) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  lo = (w->cur_cta - w->cur_cta % w->csize) * w->nthreads;
+  hi = lo + w->csize * w->nthreads;
+}
 inline bool cluster_done(const void* a) {
   const unsigned target = static_cast<const ClusterWait*>(a)->target;
   tvm_emu::Worker* w = tvm_emu::tls_worker;
   const std::vector<unsigned>& arr = cluster_arrivals();
-  const unsigned total = w->nthreads * w->ncta;
-  for (unsigned i = 0; i < total; ++i)
+  unsigned lo, hi;
+  cluster_fibers(lo, hi);
+  for (unsigned i = lo; i < hi; ++i)
     if (arr[i] < target && w->fibers[i].state != tvm_emu::kDone) return false;
   return true;
 }
@@ -1658,9 +1673,10 @@ inline void cluster_describe(const void* a, char* out, size_t n) {
   const unsigned target = static_cast<const ClusterWait*>(a)->target;
   tvm_emu::Worker* w = tvm_emu::tls_worker;
   const std::vector<unsigned>& arr = cluster_arrivals();
-  const unsigned total = w->nthreads * w->ncta;
-  unsigned missing = 0;
-  for (unsigned i = 0; i < total; ++i)
+  unsigned lo, hi, missing = 0;
+  cluster_fibers(lo, hi);
+  const unsigned total = hi - lo;
+  for (unsigned i = lo; i < hi; ++i)
     missing += arr[i] < target && w->fibers[i].state != tvm_emu::kDone;
   std::snprintf(out, n, "waiting at the cluster barrier (barrier.cluster.wait, phase %u: %u of "
                 "the cluster's %u threads have not arrived)", target, missing, total);
@@ -1683,9 +1699,7 @@ inline void cluster_sync(unsigned line = __builtin_LINE()) {
 inline unsigned long long mapa_generic(unsigned long long p, unsigned rank) {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
   const unsigned off = cvta_to_shared(reinterpret_cast<const void*>(p)) & kOffsetMask;
-  if (rank >= w->ncta)
-    tvm_emu::fail(tvm_emu::kError, "mapa: CTA rank %u of a cluster of %u CTAs", rank, w->ncta);
-  return reinterpret_cast<unsigned long long>(w->cta_shared[rank] + off);
+  return reinterpret_cast<unsigned long long>(w->cta_shared[cta_of_rank(rank, "mapa")] + off);
 }
 inline unsigned mapa_shared(unsigned addr, unsigned rank) { return cluster_addr(addr, rank); }
 
@@ -1725,11 +1739,12 @@ inline void bulk_s2c(unsigned dst, unsigned src, unsigned bytes, unsigned bar) {
 template <class F>
 inline void each_cta(unsigned mask, const char* what, F f) {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
-  if (mask >> w->ncta)
+  if (w->csize < 32 && mask >> w->csize)
     tvm_emu::fail(tvm_emu::kError, "%s: multicast mask 0x%x names CTAs outside the cluster of %u",
-                  what, mask, w->ncta);
-  for (unsigned r = 0; r < w->ncta; ++r)
-    if ((mask >> r) & 1u) in_cta(r, f);
+                  what, mask, w->csize);
+  const unsigned base = w->cur_cta - w->cur_cta % w->csize;
+  for (unsigned r = 0; r < w->csize; ++r)
+    if ((mask >> r) & 1u) in_cta(base + r, f);
 }
 inline void tma_load_mc(unsigned dst, unsigned long long tmap, unsigned bar, unsigned mask,
                         const int* c) {

@@ -14,7 +14,8 @@
 // Clusters (CUDA): a worker runs the blocks of one cluster together, each block with its own
 // shared-memory window and its own barriers; a fiber of any of them may wait for another (a
 // cluster barrier, an mbarrier another block completes), and `Worker::shared` is the window of
-// the block whose fiber (or whose wait predicate) runs.
+// the block whose fiber (or whose wait predicate) runs. A cooperative launch runs the whole grid
+// together that way (blocks that wait for each other through global memory), on one worker.
 // Checks, each reported once per launch through `fail()` (the launch returns the message):
 //   * strict barriers (CUDA): a barrier that part of the block reached while the rest exited, or
 //     that fibers reached at different call sites, is a barrier divergence;
@@ -52,8 +53,8 @@ struct ThreadCtx {
   unsigned linear = 0;  // thread index in the block
   unsigned lane = 0, warp = 0, nwarps = 0;
   Dim3 cdim;              // the cluster's shape in blocks (1, 1, 1 without clusters)
-  unsigned cta = 0;       // the block's rank in its cluster
-  unsigned ncta = 1;      // blocks per cluster
+  unsigned cta = 0;       // the block's index in the worker's group (cluster rank: cta % csize)
+  unsigned ncta = 1;      // blocks in the group (a cluster, or a cooperative grid)
   unsigned slot = 0;      // the fiber's index in its worker (unique among the cluster's threads)
   unsigned warp_slot = 0; // the warp's index in its worker
 };
@@ -102,6 +103,7 @@ struct LaunchConfig {
   size_t dynamic_bytes = 0;      // of which the dynamic part, at the window's end
   size_t stack_size = 256 * 1024;
   Dim3 cluster;                  // blocks per cluster (CUDA thread block clusters)
+  bool cooperative = false;      // every block of the grid runs together (one group)
 };
 
 using KernelFn = void (*)(void** args, const ThreadCtx& ctx);
@@ -121,6 +123,7 @@ struct Worker {
   // with clusters: every block's window (by rank in the cluster), and the running block's rank
   std::vector<unsigned char*> cta_shared;
   unsigned ncta = 1, cur_cta = 0;
+  unsigned csize = 1;  // blocks per cluster (the group holds ncta / csize clusters)
   size_t static_top = 0;
   struct Slot {
     const void* key;  // the declaration
@@ -313,7 +316,9 @@ inline std::string describe_threads(Worker& w, bool (*pick)(const Fiber&), unsig
 inline void block_failure(Worker& w, int code, const std::string& what, unsigned first = 0) {
   const Fiber& f0 = w.fibers[first];
   char head[200];
-  if (w.ncta > 1 && first == 0)
+  if (w.ncta > 1 && first == 0 && w.cfg->cooperative)
+    std::snprintf(head, sizeof head, "kernel '%s', the cooperative grid: ", w.cfg->kernel);
+  else if (w.ncta > 1 && first == 0)
     std::snprintf(head, sizeof head, "kernel '%s', the cluster of block (%u, %u, %u): ",
                   w.cfg->kernel, f0.ctx.bid.x, f0.ctx.bid.y, f0.ctx.bid.z);
   else
@@ -470,7 +475,7 @@ inline void run_cluster(Worker& w, const std::vector<Dim3>& bids, const Dim3& bd
     }
     if (!blocked) return;  // every fiber has returned
     block_failure(w, kDeadlock, std::string("deadlock: every thread of the ") +
-                  (ncta > 1 ? "cluster" : "block") + " is blocked and none can proceed: " +
+                  (ncta == 1 ? "block" : w.cfg->cooperative ? "grid" : "cluster") + " is blocked and none can proceed: " +
                   describe_threads(w, [](const Fiber& f) {
                     return f.state == kWaiting || f.state == kAtBarrier; }));
     return;
@@ -491,7 +496,7 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
   const Dim3 bdim{block3[0], block3[1], block3[2]};
   const Dim3 cdim = cfg.cluster;
   const uint64_t n = uint64_t(bdim.x) * bdim.y * bdim.z;
-  const uint64_t ncta = uint64_t(cdim.x) * cdim.y * cdim.z;
+  const uint64_t csize = uint64_t(cdim.x) * cdim.y * cdim.z;
   failure().code = 0;
   failure().message[0] = 0;
   if (n == 0 || n > kMaxThreads) {
@@ -499,15 +504,19 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
                   (unsigned long long)n);
     return kError;
   }
-  if (ncta == 0 || ncta > 16 || grid.x % cdim.x || grid.y % cdim.y || grid.z % cdim.z) {
+  if (csize == 0 || csize > 16 || grid.x % cdim.x || grid.y % cdim.y || grid.z % cdim.z) {
     std::snprintf(err, errlen, "grid (%u, %u, %u) is not a multiple of the cluster shape "
                   "(%u, %u, %u) of 1 to 16 blocks", grid.x, grid.y, grid.z, cdim.x, cdim.y,
                   cdim.z);
     return kError;
   }
   const Dim3 cgrid{grid.x / cdim.x, grid.y / cdim.y, grid.z / cdim.z};
-  const uint64_t total = uint64_t(cgrid.x) * cgrid.y * cgrid.z;
-  if (total == 0) return kOk;
+  const uint64_t nclusters = uint64_t(cgrid.x) * cgrid.y * cgrid.z;
+  if (nclusters == 0) return kOk;
+  // a group: one cluster, or (cooperative) every cluster of the grid
+  const uint64_t per_group = cfg.cooperative ? nclusters : 1;
+  const uint64_t ncta = csize * per_group;
+  const uint64_t total = nclusters / per_group;
   if (n_workers < 1) n_workers = 1;
   if (uint64_t(n_workers) > total) n_workers = int(total);
   std::atomic<uint64_t> next{0};
@@ -538,14 +547,19 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
     }
     if (!no_stack) {
       tls_worker = &w;
+      w.csize = unsigned(csize);
       if (init_worker) init_worker(w);
       std::vector<Dim3> bids(ncta);
       for (uint64_t t = next++; t < total && !failed(); t = next++) {
-        const Dim3 cid{uint32_t(t % cgrid.x), uint32_t((t / cgrid.x) % cgrid.y),
-                       uint32_t(t / (uint64_t(cgrid.x) * cgrid.y))};
-        for (uint32_t r = 0; r < ncta; ++r)  // rank r: x fastest, as %cluster_ctarank
-          bids[r] = Dim3{cid.x * cdim.x + r % cdim.x, cid.y * cdim.y + (r / cdim.x) % cdim.y,
-                         cid.z * cdim.z + r / (cdim.x * cdim.y)};
+        for (uint64_t k = 0; k < per_group; ++k) {
+          const uint64_t c = t * per_group + k;
+          const Dim3 cid{uint32_t(c % cgrid.x), uint32_t((c / cgrid.x) % cgrid.y),
+                         uint32_t(c / (uint64_t(cgrid.x) * cgrid.y))};
+          for (uint32_t r = 0; r < csize; ++r)  // rank r: x fastest, as %cluster_ctarank
+            bids[k * csize + r] = Dim3{cid.x * cdim.x + r % cdim.x,
+                                       cid.y * cdim.y + (r / cdim.x) % cdim.y,
+                                       cid.z * cdim.z + r / (cdim.x * cdim.y)};
+        }
         run_cluster(w, bids, bdim, grid, cdim);
       }
       if (fini_worker) fini_worker(w);
