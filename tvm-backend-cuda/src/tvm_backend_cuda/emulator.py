@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tvm.backend.sdk import cache_dir, emu, get_toolchain, run_tool, work_folder
-from tvm.error import CompileError, NotModelledError
+from tvm.error import CompileError, EmulatorError, NotModelledError
 
 __all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "EmulatedTensorMap", "TensorMapArg",
            "build", "check_resident", "encoded_tensor_map", "load_source", "prepare"]
@@ -185,6 +185,13 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     emulated device (:func:`check_resident`), as a GPU that holds them all would."""
     clusters = {}
     heads = list(_KERNEL_HEAD.finditer(source))
+    found = [m.group(1) for m in heads]
+    for name in kernels:
+        if name not in found:
+            raise EmulatorError(
+                f"kernel {name!r} is not in the CUDA source (its kernels: "
+                f"{', '.join(found) or 'none'}); kernels must be declared extern \"C\" "
+                "__global__")
     waits = set()
     for k, m in enumerate(heads):
         dims = _CLUSTER_DIMS.search(m.group(0))
