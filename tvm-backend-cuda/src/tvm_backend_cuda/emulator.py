@@ -145,6 +145,14 @@ class TensorMapArg:
         self.params = tuple(params)
         self.what = what
 
+    def check_address(self, arr: Any) -> None:
+        """The caller's array must start where a GPU's TMA can (the launch runs on an aligned
+        copy, which would hide it)."""
+        if arr.ctypes.data % 16:
+            raise ValueError(f"{self.what}: TMA needs a 16-byte aligned address; the array "
+                             f"starts at {arr.ctypes.data:#x} (pass a freshly allocated or "
+                             ".clone()d array)")
+
     def record(self, arr: Any, base: int) -> bytes:
         """The map's 128-byte record for the staged numpy array ``arr`` at address ``base``."""
         dtype, mode = str(self.params[0]), int(self.params[1])
@@ -416,6 +424,7 @@ class EmulatedKernel:
                     if back is not None:
                         copy_back.append((back, arr))
                 value.record(arr, 0)  # what TMA cannot address fails here, not in the launch
+                value.check_address(arr)
                 maps[i] = (key, value, arr)
             elif ptype == "ptr":
                 arr, back = _host_array(value, pname, self.name)
