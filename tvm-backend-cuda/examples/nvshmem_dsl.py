@@ -292,7 +292,7 @@ class GatherGemm:
         self.ctx = ctx
         npes = ctx.n_pes()
         self.ex = _compile(gather_gemm_kernel(m, n, k_per_pe, npes, tile_n, threads), arch)
-        self.gathered = torch.empty((npes * k_per_pe, n), device=f"cuda:{ctx.device}")
+        self.gathered = torch.empty((npes * k_per_pe, n), device=ctx.torch_device)
 
     def __call__(self, c: Any, a: Any, b_shard: Any) -> None:
         self.ctx.run(self.ex, c, a, b_shard, self.gathered, collective=True)

@@ -5,7 +5,9 @@ A `gpu`-marked test that takes the `device` fixture runs on the GPU where there 
 (`device == "cuda"`) and under the CUDA emulator elsewhere (`device == "cpu"`, with
 `TVM_CUDA_EMULATE=1` so that every `tvm.compile(f, target="cuda")` builds for the emulator);
 `TVM_TEST_EMULATE=1` picks the emulator on a GPU machine too. Other `gpu`-marked tests skip
-without a GPU. `nox -s emulate` runs the emulated ones."""
+without a GPU; those the emulator cannot run by their nature carry
+`@pytest.mark.not_emulated(reason)`, and skip with that reason (the list of
+docs/guide/emulating-cuda.md). `nox -s emulate` runs the emulated ones."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and driver (skipped without one)")
+    config.addinivalue_line("markers", "not_emulated(reason): a gpu test the CUDA emulator "
+                            "cannot run, and why (its skip reason without a GPU)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -28,7 +32,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     skip = pytest.mark.skip(reason=f"no CUDA device: {no_device_reason()}")
     for item in items:
-        if item.get_closest_marker("gpu") and "device" not in getattr(item, "fixturenames", ()):
+        if not item.get_closest_marker("gpu"):
+            continue
+        why = item.get_closest_marker("not_emulated")
+        if why is not None:  # first, before the test's own skipif marks
+            reason = f"not emulated: {why.args[0]}"
+            item.own_markers.insert(0, pytest.mark.skipif(True, reason=reason).mark)
+        elif "device" not in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
 
 
@@ -75,6 +85,25 @@ def nvshmem_ctx():
     ctx = nvshmem.NvshmemContext.init(symmetric_size=1 << 30)
     yield ctx
     ctx.finalize()
+
+
+@pytest.fixture(scope="session")
+def nvshmem_emulated_ctx():
+    """The CUDA emulator's one-PE NVSHMEM context for the whole session (what
+    ``NvshmemContext.init()`` returns with ``TVM_CUDA_EMULATE=1``)."""
+    pytest.importorskip("torch")
+    from tvm_backend_cuda import nvshmem_emu
+
+    ctx = nvshmem_emu.init()
+    yield ctx
+    ctx.finalize()
+
+
+@pytest.fixture
+def nvshmem_one_pe(device: str, request: pytest.FixtureRequest):
+    """One PE: the GPU's context (``nvshmem_ctx``), or under the emulator the emulated one."""
+    name = "nvshmem_ctx" if device == "cuda" else "nvshmem_emulated_ctx"
+    return request.getfixturevalue(name)
 
 
 class _Rollback(Exception):

@@ -19,6 +19,13 @@ from tvm_backend_cuda.kernels import add_func, gemm_func, softmax_func  # noqa: 
 
 pytestmark = pytest.mark.gpu
 
+#: the tests of the CUDA runtime's own call path, which the emulator does not have
+runtime_only = pytest.mark.not_emulated(
+    "the CUDA runtime's call path: torch CUDA streams, CUDA graphs and events, and target "
+    "'cuda' resolving to the GPU's arch (emulated launches are synchronous, on CPU arrays)")
+#: the GEMM's size on the GPU, and under the emulator
+GPU_SIZE, EMULATED_SIZE = 2048, 256
+
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +48,23 @@ def softmax_ex() -> Any:
     return tvm.compile(softmax_func(4096, 1024, "float32"), target="cuda")
 
 
-def _gemm_inputs(torch: Any, seed: int = 0) -> tuple[Any, Any, Any]:
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    a = torch.randn(2048, 2048, device="cuda", generator=g).to(torch.bfloat16)
-    b = torch.randn(2048, 2048, device="cuda", generator=g).to(torch.bfloat16)
-    return a, b, torch.empty(2048, 2048, device="cuda", dtype=torch.bfloat16)
+def _gemm_inputs(torch: Any, seed: int = 0, device: str = "cuda") -> tuple[Any, Any, Any]:
+    size = GPU_SIZE if device == "cuda" else EMULATED_SIZE
+    g = torch.Generator(device=device).manual_seed(seed)
+    a = torch.randn(size, size, device=device, generator=g).to(torch.bfloat16)
+    b = torch.randn(size, size, device=device, generator=g).to(torch.bfloat16)
+    return a, b, torch.empty(size, size, device=device, dtype=torch.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def emulated_gemm_ex() -> Any:
+    return tvm.compile(gemm_func(EMULATED_SIZE, EMULATED_SIZE, EMULATED_SIZE), target="cuda",
+                       emulate=True)
+
+
+def _gemm_for(device: str, request: pytest.FixtureRequest) -> Any:
+    """The GPU's 2048^3 GEMM, or under the emulator the same kernel at 256^3."""
+    return request.getfixturevalue("gemm_ex" if device == "cuda" else "emulated_gemm_ex")
 
 
 def _close(torch: Any, c: Any, a: Any, b: Any) -> None:
@@ -55,11 +74,13 @@ def _close(torch: Any, c: Any, a: Any, b: Any) -> None:
     assert err < 1e-2, err
 
 
+@runtime_only
 def test_target_cuda_is_this_gpu(torch: Any, gemm_ex: Any) -> None:
     major, minor = torch.cuda.get_device_capability()
     assert gemm_ex.arch == f"sm_{major}{minor}" + ("a" if major >= 9 else "")
 
 
+@runtime_only
 def test_array_kernel_on_a_side_stream(torch: Any, add_ex: Any) -> None:
     a, b = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
     c = torch.empty_like(a)
@@ -73,6 +94,7 @@ def test_array_kernel_on_a_side_stream(torch: Any, add_ex: Any) -> None:
     assert torch.equal(d, a + b)
 
 
+@runtime_only
 def test_tensor_map_kernel_on_a_side_stream(torch: Any, gemm_ex: Any) -> None:
     a, b, c = _gemm_inputs(torch)
     s = torch.cuda.Stream()
@@ -86,6 +108,7 @@ def test_tensor_map_kernel_on_a_side_stream(torch: Any, gemm_ex: Any) -> None:
     _close(torch, d, a, b)
 
 
+@runtime_only
 def test_stream_keyword(torch: Any, add_ex: Any, gemm_ex: Any) -> None:
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -105,6 +128,7 @@ def test_stream_keyword(torch: Any, add_ex: Any, gemm_ex: Any) -> None:
     assert torch.equal(w, x + y)
 
 
+@runtime_only
 def test_cuda_graph_captures_softmax_and_gemm(torch: Any, softmax_ex: Any, gemm_ex: Any) -> None:
     x = torch.randn(4096, 1024, device="cuda")
     y = torch.empty_like(x)
@@ -131,6 +155,7 @@ def test_cuda_graph_captures_softmax_and_gemm(torch: Any, softmax_ex: Any, gemm_
         _close(torch, c, a, b)
 
 
+@runtime_only
 def test_cuda_events_bracket_our_kernels(torch: Any, gemm_ex: Any) -> None:
     a, b, c = _gemm_inputs(torch, 5)
     gemm_ex(a, b, c)
@@ -147,21 +172,27 @@ def test_cuda_events_bracket_our_kernels(torch: Any, gemm_ex: Any) -> None:
     assert start.elapsed_time(end) > 0.1
 
 
-def test_rotated_inputs_each_get_their_map(torch: Any, gemm_ex: Any) -> None:
-    sets = [_gemm_inputs(torch, 10 + i) for i in range(3)]
+def test_rotated_inputs_each_get_their_map(torch: Any, device: str,
+                                           request: pytest.FixtureRequest) -> None:
+    gemm_ex = _gemm_for(device, request)
+    sets = [_gemm_inputs(torch, 10 + i, device) for i in range(3)]
     for _ in range(2):
         for a, b, c in sets:
             c.fill_(float("nan"))
             gemm_ex(a, b, c)
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     for a, b, c in sets:
         _close(torch, c, a, b)
 
 
-def test_a_misaligned_array_is_refused_by_name(torch: Any, gemm_ex: Any) -> None:
-    a, b, _ = _gemm_inputs(torch, 6)
-    gemm_ex(a, b, torch.empty(2048, 2048, device="cuda", dtype=torch.bfloat16))
-    flat = torch.empty(2048 * 2048 + 1, device="cuda", dtype=torch.bfloat16)
-    c = flat[1:].view(2048, 2048)  # contiguous, but 2 bytes past a 16-byte boundary
+def test_a_misaligned_array_is_refused_by_name(torch: Any, device: str,
+                                               request: pytest.FixtureRequest) -> None:
+    gemm_ex = _gemm_for(device, request)
+    a, b, c = _gemm_inputs(torch, 6, device)
+    gemm_ex(a, b, c)
+    size = a.shape[0]
+    flat = torch.empty(size * size + 1, device=device, dtype=torch.bfloat16)
+    c = flat[1:].view(size, size)  # contiguous, but 2 bytes past a 16-byte boundary
     with pytest.raises(ValueError, match="argument 'C': TMA needs a 16-byte aligned address"):
         gemm_ex(a, b, c)

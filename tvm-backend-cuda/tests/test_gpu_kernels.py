@@ -18,11 +18,14 @@ from cuda_kernels import KERNELS, KernelCase  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
-#: test kernels the CUDA emulator does not run yet, and why
+#: test kernels the CUDA emulator cannot run, and why: their T.cuda.func_call helpers are
+#: hand-written inline PTX (asm), and the emulator compiles C++ (the same instructions through
+#: the intrinsics run emulated: test_gemm_mma.py, test_gpu_lang.py, test_gemm_async.py)
+_ASM = "hand-written inline PTX (asm) in its T.cuda.func_call helper"
 NOT_EMULATED = {
-    "ldmatrix_mma": "inline PTX through T.cuda.func_call (ldmatrix, mma.sync)",
-    "tma_bulk_copy_mbarrier": "inline PTX through T.cuda.func_call (cp.async.bulk)",
-    "wgmma_m64n8k16": "inline PTX through T.cuda.func_call (wgmma)",
+    "ldmatrix_mma": f"{_ASM} (ldmatrix, mma.sync)",
+    "tma_bulk_copy_mbarrier": f"{_ASM} (cp.async.bulk, mbarrier)",
+    "wgmma_m64n8k16": f"{_ASM} (wgmma)",
 }
 
 
@@ -64,7 +67,7 @@ def test_kernel_on_gpu(case: KernelCase, device: str) -> None:
         assert ex.arch == arch
     else:
         if case.name in NOT_EMULATED:
-            pytest.skip(f"not emulated yet: {NOT_EMULATED[case.name]}")
+            pytest.skip(f"not emulated: {NOT_EMULATED[case.name]}")
         ex = tvm.compile(case.build(), target="cuda")
     specs = ex.get_function(ex.entry_name).specs
     host = case.inputs(np.random.default_rng(0))
@@ -79,6 +82,8 @@ def test_kernel_on_gpu(case: KernelCase, device: str) -> None:
     np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
 
 
+@pytest.mark.not_emulated("the GPU rows of `python -m tvm demo` (tvm_backend_cuda.demo), "
+                          "which exist only where there is a CUDA device")
 def test_demo_rows_pass_on_gpu() -> None:
     from tvm.demo import run_cases
     from tvm_backend_cuda.demo import demo_cases
@@ -89,6 +94,7 @@ def test_demo_rows_pass_on_gpu() -> None:
         assert result.ok, (case.name, result)
 
 
+@pytest.mark.not_emulated("torch CUDA streams (emulated launches are synchronous)")
 def test_runs_on_current_torch_stream() -> None:
     import torch
 
@@ -146,6 +152,7 @@ def test_export_load_runs_on_gpu(tmp_path, device: str) -> None:
     torch.testing.assert_close(b, torch.softmax(a, -1), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.not_emulated("the fast path of calls on CUDA torch tensors")
 def test_repeated_calls_take_the_fast_path_and_still_check() -> None:
     import torch
 

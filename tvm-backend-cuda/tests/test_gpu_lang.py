@@ -43,9 +43,7 @@ def _to_torch(a: np.ndarray, device: str = "cuda") -> Any:
 
 
 #: variant kernels the CUDA emulator does not run yet, and why
-NOT_EMULATED = {
-    "dsmem": "clusters (distributed shared memory) are not modelled",
-}
+NOT_EMULATED: dict[str, str] = {}
 
 
 def _to_numpy(t: Any) -> np.ndarray:

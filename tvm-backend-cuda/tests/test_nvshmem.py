@@ -202,8 +202,15 @@ def test_unique_id_without_a_gpu():
 
 
 @pytest.fixture
-def ctx(nvshmem_ctx):
-    return nvshmem_ctx  # conftest.py: one context per session
+def ctx(nvshmem_one_pe):
+    return nvshmem_one_pe  # conftest.py: one context per session (the GPU's, or the emulator's)
+
+
+def _sync(ctx) -> None:
+    if ctx.torch_device != "cpu":  # the emulator's launches are synchronous
+        import torch
+
+        torch.cuda.synchronize()
 
 
 @pytest.mark.gpu
@@ -221,7 +228,8 @@ def test_symmetric_zeros(ctx):
     import torch
 
     t = ctx.zeros((4, 1024), "float32")
-    assert t.shape == (4, 1024) and t.dtype == torch.float32 and t.is_cuda
+    assert t.shape == (4, 1024) and t.dtype == torch.float32
+    assert t.device == torch.device(ctx.torch_device)
     assert torch.count_nonzero(t).item() == 0
     assert ctx.peer_pointer(t, 0) == t.data_ptr()  # this PE's own copy
     b = ctx.zeros(3, torch.bfloat16)
@@ -241,7 +249,7 @@ def test_allgather_put_to_self(ctx):
     dst = ctx.zeros(ctx.n_pes() * n, "float32")
     src.copy_(torch.arange(n, dtype=torch.float32, device=src.device))
     ctx.launch(mod.get_kernel("allgather_put"), 1, 32, [dst, src, n], collective=True)
-    torch.cuda.synchronize()
+    _sync(ctx)
     assert torch.equal(dst, src.repeat(ctx.n_pes()))
     for t in (src, dst):
         ctx.free(t)
@@ -253,14 +261,15 @@ def test_allreduce_single_pe_matches_torch(ctx):
 
     n = 1 << 16
     mod = ctx.compile(ALLREDUCE_SRC, {"allreduce_sum": ["ptr", "ptr", "ptr", "int32"]})
-    g = torch.Generator(device="cuda").manual_seed(0)
+    dev = ctx.torch_device
+    g = torch.Generator(device=dev).manual_seed(0)
     src = ctx.zeros(n, "float32")
-    src.copy_(torch.randint(-64, 64, (n,), device="cuda", generator=g).float())
+    src.copy_(torch.randint(-64, 64, (n,), device=dev, generator=g).float())
     work = ctx.zeros(ctx.n_pes() * n, "float32")
-    out = torch.empty(n, device="cuda")
+    out = torch.empty(n, device=dev)
     for _ in range(3):  # relaunching is safe: the trailing barrier guards the work buffer
         ctx.launch((mod, "allreduce_sum"), 1, 1024, [out, work, src, n], collective=True)
-    torch.cuda.synchronize()
+    _sync(ctx)
     expected = src * ctx.n_pes()  # what torch.distributed.all_reduce(SUM) gives on one rank
     assert torch.equal(out, expected)
     ctx.free(src)
@@ -269,13 +278,12 @@ def test_allreduce_single_pe_matches_torch(ctx):
 
 @pytest.mark.gpu
 def test_collective_launch_too_large_is_refused(ctx):
-    import torch
 
     mod = ctx.compile(ALLGATHER_SRC, {"allgather_put": ["ptr", "ptr", "int32"]})
     x = ctx.zeros(8, "float32")
     with pytest.raises(ValueError, match="cannot all be resident"):
         ctx.launch(mod.get_kernel("allgather_put"), 100_000, 1024, [x, x, 1], collective=True)
-    torch.cuda.synchronize()
+    _sync(ctx)
     ctx.free(x)
 
 
@@ -295,6 +303,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "nvshmem_collective
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("several PEs, one GPU each: the CUDA emulator runs NVSHMEM with one PE")
 @needs_nvshmem
 def test_multi_pe_against_nccl():
     torch = pytest.importorskip("torch")

@@ -169,8 +169,15 @@ def test_kernels_without_nvshmem_stay_on_the_plain_path() -> None:
 
 
 @pytest.fixture
-def ctx(nvshmem_ctx):
-    return nvshmem_ctx  # conftest.py: one context per session
+def ctx(nvshmem_one_pe):
+    return nvshmem_one_pe  # conftest.py: one context per session (the GPU's, or the emulator's)
+
+
+def _sync(ctx: Any) -> None:
+    if ctx.torch_device != "cpu":  # the emulator's launches are synchronous
+        import torch
+
+        torch.cuda.synchronize()
 
 
 def _arange(ctx: Any, n: int, offset: float = 0.0) -> Any:
@@ -191,14 +198,14 @@ def test_allgather_single_pe(ctx) -> None:
     for r in range(3):  # rounds count up through the signals
         src.add_(1)
         ag(dst, src)
-        torch.cuda.synchronize()
+        _sync(ctx)
         assert torch.equal(dst, src.repeat(ctx.n_pes())), f"round {r}"
     assert ag.sig.tolist() == [3 * BLOCKS]  # one signal per block per round
     # the executable called directly (a plain launch of its NvshmemModule) works as well
     src.add_(1)
     ag.epoch += 1
     ag.ex(dst, src, ag.sig, ag.epoch)
-    torch.cuda.synchronize()
+    _sync(ctx)
     assert torch.equal(dst, src.repeat(ctx.n_pes()))
     ag.free()
     ctx.free(src)
@@ -210,14 +217,15 @@ def test_allreduce_single_pe_matches_torch(ctx) -> None:
     import torch
 
     ar = X.AllReduce(ctx, N, blocks=BLOCKS, threads=THREADS)
-    g = torch.Generator(device="cuda").manual_seed(0)
+    dev = ctx.torch_device
+    g = torch.Generator(device=dev).manual_seed(0)
     x = ctx.zeros(N, "float32")
-    x.copy_(torch.randint(-64, 64, (N,), device="cuda", generator=g).float())
-    out = torch.empty(N, device="cuda")
+    x.copy_(torch.randint(-64, 64, (N,), device=dev, generator=g).float())
+    out = torch.empty(N, device=dev)
     for _ in range(3):
         out.zero_()
         ar(out, x)
-    torch.cuda.synchronize()
+    _sync(ctx)
     # torch.distributed.all_reduce(SUM) over n_pes ranks holding x each
     assert torch.equal(out, x * ctx.n_pes())
     assert ar.sig[:BLOCKS].tolist() == [3] * BLOCKS  # arrivals: one per PE per round
@@ -232,10 +240,10 @@ def test_allreduce_barrier_single_pe_matches_torch(ctx) -> None:
 
     arb = X.AllReduceBarrier(ctx, 4096, threads=1024)
     x = _arange(ctx, 4096, offset=-500.0)
-    out = torch.empty(4096, device="cuda")
+    out = torch.empty(4096, device=ctx.torch_device)
     arb(out, x)
     arb(out, x)
-    torch.cuda.synchronize()
+    _sync(ctx)
     assert torch.equal(out, x * ctx.n_pes())
     arb.free()
     ctx.free(x)
@@ -247,14 +255,15 @@ def test_gather_gemm_single_pe_matches_torch(ctx) -> None:
 
     m, n, kp = GEMM
     gg = X.GatherGemm(ctx, m, n, kp)
-    g = torch.Generator(device="cuda").manual_seed(1)
+    dev = ctx.torch_device
+    g = torch.Generator(device=dev).manual_seed(1)
     shard = ctx.zeros((kp, n), "float32")
-    shard.copy_(torch.randint(-4, 5, (kp, n), device="cuda", generator=g).float())
-    a = torch.randint(-4, 5, (m, ctx.n_pes() * kp), device="cuda", generator=g).float()
-    c = torch.empty((m, n), device="cuda")
+    shard.copy_(torch.randint(-4, 5, (kp, n), device=dev, generator=g).float())
+    a = torch.randint(-4, 5, (m, ctx.n_pes() * kp), device=dev, generator=g).float()
+    c = torch.empty((m, n), device=dev)
     ctx.barrier_all()
     gg(c, a, shard)
-    torch.cuda.synchronize()
+    _sync(ctx)
     assert torch.equal(gg.gathered, shard.repeat(ctx.n_pes(), 1))
     assert torch.equal(c, a @ gg.gathered)
     ctx.free(shard)
@@ -275,6 +284,8 @@ def _run_example(nprocs: int, *extra: str) -> str:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("compares with torch.distributed over NCCL in a subprocess, and NCCL "
+                          "runs on CUDA devices only")
 @needs_nvshmem
 def test_example_one_pe_against_nccl() -> None:
     pytest.importorskip("torch")
@@ -283,6 +294,7 @@ def test_example_one_pe_against_nccl() -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("several PEs, one GPU each: the CUDA emulator runs NVSHMEM with one PE")
 @needs_nvshmem
 def test_example_multi_pe_against_nccl() -> None:
     torch = pytest.importorskip("torch")

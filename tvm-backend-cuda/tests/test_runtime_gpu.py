@@ -202,6 +202,7 @@ def test_vadd_matches_torch(device: str, n: int) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("torch CUDA streams (emulated launches are synchronous)")
 def test_vadd_on_a_torch_side_stream(torch) -> None:
     mod = CudaModule(compile_cuda(VADD, _arch_of_device()), VADD_SIG)
     n = 1 << 16
@@ -221,6 +222,8 @@ def test_vadd_on_a_torch_side_stream(torch) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("CuPy arrays live on a CUDA device, and a CudaModule built without a "
+                          "signature has no parameter names or types for the emulator")
 def test_vadd_cupy_and_untyped() -> None:
     cp = pytest.importorskip("cupy")
     n = 4096
@@ -257,6 +260,8 @@ def test_dlpack_only_object(device: str) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("refusing host arrays for a GPU launch (the emulator takes host "
+                          "arrays and refuses CUDA tensors)")
 def test_device_checks(torch) -> None:
     mod = CudaModule(compile_cuda(VADD, _arch_of_device()), VADD_SIG)
     a = torch.randn(16, device="cuda")
@@ -268,6 +273,8 @@ def test_device_checks(torch) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("the device's opt-in shared memory limit; "
+                          "test_big_dynamic_shared_memory_emulated runs the kernel emulated")
 def test_more_than_48kb_dynamic_shared_memory(torch) -> None:
     from cuda.core import Device
 
@@ -319,6 +326,8 @@ def test_scalar_argument_types(device: str) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("hand-written inline PTX (asm reading %cluster_ctarank); "
+                          "test_emulate_clusters.py runs cluster launches emulated")
 def test_cluster_launch(torch) -> None:
     arch = _arch_of_device()
     if int(arch[3:5]) < 90:
@@ -332,6 +341,8 @@ def test_cluster_launch(torch) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("hand-written inline PTX (asm wgmma fences, setmaxnreg, cp.async); "
+                          "the intrinsics' emulation bodies run them in generated code")
 def test_hopper_kernels_run(torch) -> None:
     if _arch_of_device() != "sm_90a":
         pytest.skip("wgmma/setmaxnreg kernel needs an sm_90a device")
@@ -348,6 +359,7 @@ def test_hopper_kernels_run(torch) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.not_emulated("loading a cubin on a CUDA device")
 def test_wrong_arch_cubin_is_refused_clearly(torch) -> None:
     mod = CudaModule(compile_cuda(VADD, "sm_100a"), VADD_SIG)
     a = torch.zeros(16, device="cuda")
@@ -356,8 +368,16 @@ def test_wrong_arch_cubin_is_refused_clearly(torch) -> None:
 
 
 @pytest.mark.gpu
-def test_missing_kernel_name(torch) -> None:
-    mod = CudaModule(compile_cuda(VADD, _arch_of_device()), {"vadd_typo": ["ptr"]})
-    a = torch.zeros(16, device="cuda")
-    with pytest.raises(RuntimeError, match="'vadd_typo' is not in the cubin"):
-        mod.launch("vadd_typo", 1, 16, [a])
+def test_missing_kernel_name(device: str) -> None:
+    """A kernel the source does not define: the GPU's module says so at launch, the emulator's
+    when it builds the source."""
+    torch = pytest.importorskip("torch")
+    if device == "cuda":
+        mod = CudaModule(compile_cuda(VADD, _arch_of_device()), {"vadd_typo": ["ptr"]})
+        a = torch.zeros(16, device="cuda")
+        with pytest.raises(RuntimeError, match="'vadd_typo' is not in the cubin"):
+            mod.launch("vadd_typo", 1, 16, [a])
+        return
+    with pytest.raises(RuntimeError, match=r"'vadd_typo' is not in the CUDA source \(its "
+                                           r"kernels: vadd\)"):
+        _module(VADD, {"vadd_typo": [("a", "ptr")]}, device)

@@ -37,18 +37,25 @@ from pathlib import Path
 from typing import Any
 
 from tvm.backend.sdk import cache_dir, emu, get_toolchain, run_tool, work_folder
-from tvm.error import CompileError, NotModelledError
+from tvm.error import CompileError, EmulatorError, NotModelledError
 
 __all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "EmulatedTensorMap", "TensorMapArg",
-           "build", "encoded_tensor_map", "load_source", "prepare"]
+           "build", "check_resident", "encoded_tensor_map", "load_source", "prepare"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
 _DEFAULT_STACK = 256 * 1024
+#: the emulated device of a cooperative launch, whose blocks all run together (fibers): SMs
+#: of 2048 threads each (a GPU checks its own occupancy; this bounds the emulator's fibers)
+EMULATED_SMS = 16
+THREADS_PER_SM = 2048
 
 _KERNEL_HEAD = re.compile(
     r'extern "C" __global__\s+void\s+(?:__\w+\([^)]*\)\s+)*(\w+)\s*\(([^{]*?)\)\s*\{', re.S)
 _POINTER_PARAM = re.compile(r"^(.+?)\s*\*\s*(?:__restrict__\s+)?(\w+)$", re.S)
+_CLUSTER_DIMS = re.compile(r"__cluster_dims__\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
+# a wait on global memory another block may satisfy (NVSHMEM signals)
+_CROSS_BLOCK_WAIT = re.compile(r"\bnvshmem_\w*wait_until\s*\(")
 _INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
 _SHARED_DECL = re.compile(
     r"^(\s*)__shared__ (.+?) (\w+)\[(\d+)\](?: __attribute__\(\(aligned\((\d+)\)\)\))?;$")
@@ -138,6 +145,14 @@ class TensorMapArg:
         self.params = tuple(params)
         self.what = what
 
+    def check_address(self, arr: Any) -> None:
+        """The caller's array must start where a GPU's TMA can (the launch runs on an aligned
+        copy, which would hide it)."""
+        if arr.ctypes.data % 16:
+            raise ValueError(f"{self.what}: TMA needs a 16-byte aligned address; the array "
+                             f"starts at {arr.ctypes.data:#x} (pass a freshly allocated or "
+                             ".clone()d array)")
+
     def record(self, arr: Any, base: int) -> bytes:
         """The map's 128-byte record for the staged numpy array ``arr`` at address ``base``."""
         dtype, mode = str(self.params[0]), int(self.params[1])
@@ -172,7 +187,27 @@ class TensorMapArg:
 
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     """The generated CUDA ``source`` with the emulator's declarations (module docstring) and a
-    launcher per kernel appended; ``kernels`` maps each kernel to its ``[name, type]`` params."""
+    launcher per kernel appended; ``kernels`` maps each kernel to its ``[name, type]`` params.
+    A kernel declared with ``__cluster_dims__(x, y, z)`` runs in clusters of that shape; one
+    that waits on NVSHMEM signals runs its blocks together (cooperatively) where they fit the
+    emulated device (:func:`check_resident`), as a GPU that holds them all would."""
+    clusters = {}
+    heads = list(_KERNEL_HEAD.finditer(source))
+    found = [m.group(1) for m in heads]
+    for name in kernels:
+        if name not in found:
+            raise EmulatorError(
+                f"kernel {name!r} is not in the CUDA source (its kernels: "
+                f"{', '.join(found) or 'none'}); kernels must be declared extern \"C\" "
+                "__global__")
+    waits = set()
+    for k, m in enumerate(heads):
+        dims = _CLUSTER_DIMS.search(m.group(0))
+        if dims:
+            clusters[m.group(1)] = tuple(int(d) for d in dims.groups())
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(source)
+        if _CROSS_BLOCK_WAIT.search(source, m.end(), end):
+            waits.add(m.group(1))
     source = _KERNEL_HEAD.sub(_checked_head, source)
     lines = source.split("\n")
     dyn_names: set[str] = set()
@@ -201,7 +236,7 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
             continue
         if _INT_TYPEDEF.match(line):
             lines[i] = ""
-    return "\n".join(lines) + _launchers(kernels)
+    return "\n".join(lines) + _launchers(kernels, clusters, waits)
 
 
 def _checked_head(m: re.Match[str]) -> str:
@@ -221,9 +256,12 @@ def _checked_head(m: re.Match[str]) -> str:
     return text[:start] + ",".join(out) + text[start + len(params):]
 
 
-def _launchers(kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
+def _launchers(kernels: Mapping[str, Sequence[Sequence[str]]],
+               clusters: Mapping[str, tuple[int, ...]], waits: set[str]) -> str:
     out = ["", "// ---- emulator launchers (tvm_backend_cuda.emulator) ----"]
     for name, params in kernels.items():
+        cx, cy, cz = clusters.get(name, (1, 1, 1))
+        together = "true" if name in waits else "false"
         names = ", ".join(f'"{p[0]}"' for p in params) or '""'
         args = ", ".join(f"::tvm_cuda_emu::Arg{{a, s, names_{name}, {i}}}"
                          for i in range(len(params)))
@@ -236,7 +274,8 @@ static void entry_{name}(void** a, const ::tvm_emu::ThreadCtx&) {{
   ::tvm_cuda_emu::wgmma_thread_end();
 }}
 extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
-    const uint32_t* grid, const uint32_t* block, uint64_t dyn_bytes, int workers,
+    const uint32_t* grid, const uint32_t* block, const uint32_t* cluster, int cooperative,
+    uint64_t dyn_bytes, int workers,
     uint64_t stack_size, int race_check, char* err, int errlen) {{
   sizes_{name} = sizes;
   ::tvm_emu::LaunchConfig cfg;
@@ -245,6 +284,14 @@ extern "C" int tvm_cuda_emu_launch_{name}(void** args, const uint64_t* sizes,
   cfg.dynamic_bytes = dyn_bytes;
   cfg.shared_bytes = {SHARED_STATIC_BYTES} + dyn_bytes;
   cfg.stack_size = stack_size;
+  cfg.cluster = ::tvm_emu::Dim3{{{cx}u, {cy}u, {cz}u}};  // __cluster_dims__, or the launch's
+  if (cluster && cluster[0]) cfg.cluster = ::tvm_emu::Dim3{{cluster[0], cluster[1], cluster[2]}};
+  cfg.cooperative = cooperative != 0;
+  // a kernel waiting on another block's NVSHMEM signal: its blocks run together if they fit
+  const uint64_t nthreads = uint64_t(block[0]) * block[1] * block[2];
+  if ({together} && nthreads && uint64_t(grid[0]) * grid[1] * grid[2] <=
+      {EMULATED_SMS} * ({THREADS_PER_SM} / nthreads))
+    cfg.cooperative = true;
   ::tvm_cuda_emu::install_race_detector(race_check != 0);
   int rc = ::tvm_emu::launch(entry_{name}, args, grid, block, cfg, workers, err, errlen);
   if (rc) return rc;
@@ -336,10 +383,18 @@ class EmulatedKernel:
         self.param_types = [t for _, t in self.params]
 
     def launch(self, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
-               stream: Any = None, on_device: Any = None) -> None:
+               stream: Any = None, on_device: Any = None, cluster: Any = None,
+               cooperative: bool = False) -> None:
+        """Launch on CPU arrays (synchronous). ``grid`` counts blocks; ``cluster`` (a shape
+        dividing it) runs the blocks in clusters, overriding the kernel's ``__cluster_dims__``;
+        ``cooperative`` runs every block of the grid together (blocks may wait for each
+        other), as many as :data:`EMULATED_SMS` SMs of :data:`THREADS_PER_SM` threads hold."""
         import numpy as np
 
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
+        c = (0, 0, 0) if cluster is None else _dim3(cluster, "cluster")
+        if cooperative:
+            check_resident(self.name, g, b)
         if len(args) != len(self.params):
             raise TypeError(f"kernel {self.name!r} takes {len(self.params)} arguments, got "
                             f"{len(args)}")
@@ -369,6 +424,7 @@ class EmulatedKernel:
                     if back is not None:
                         copy_back.append((back, arr))
                 value.record(arr, 0)  # what TMA cannot address fails here, not in the launch
+                value.check_address(arr)
                 maps[i] = (key, value, arr)
             elif ptype == "ptr":
                 arr, back = _host_array(value, pname, self.name)
@@ -416,7 +472,7 @@ class EmulatedKernel:
                     ptrs[i] = pointers[i] if i in pointers else ctypes.addressof(scalars[i])
             err = ctypes.create_string_buffer(4096)
             rc = fn(ptrs, sizes, (ctypes.c_uint32 * 3)(*g), (ctypes.c_uint32 * 3)(*b),
-                    int(shmem), workers, _DEFAULT_STACK, int(self.module.race_check), err,
+                    (ctypes.c_uint32 * 3)(*c), int(bool(cooperative)), int(shmem), workers, _DEFAULT_STACK, int(self.module.race_check), err,
                     len(err))
             emu.raise_for(rc, err.value.decode(errors="replace"), "CUDA emulator: ")
 
@@ -475,15 +531,17 @@ class EmulatedModule:
             fn = getattr(self._lib, f"tvm_cuda_emu_launch_{name}")
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                           ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
+                           ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_int, ctypes.c_uint64, ctypes.c_int,
                            ctypes.c_char_p, ctypes.c_int]
             self._functions[name] = fn
         return fn
 
     def launch(self, name: str, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
-               stream: Any = None, **_: Any) -> None:
+               stream: Any = None, cluster: Any = None, cooperative: bool = False,
+               **_: Any) -> None:
         """Launch kernel ``name`` (as :meth:`CudaModule.launch`; synchronous)."""
-        self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream)
+        self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream,
+                                     cluster=cluster, cooperative=cooperative)
 
     def synchronize(self) -> None:
         """Launches are synchronous: nothing to wait for."""
@@ -492,6 +550,20 @@ class EmulatedModule:
         if name not in self.kernels:
             raise KeyError(f"no kernel {name!r} in this module; kernels: {sorted(self.kernels)}")
         return EmulatedKernel(self, name, self.kernels[name])
+
+
+def check_resident(name: str, grid: Sequence[int], block: Sequence[int]) -> None:
+    """Refuse a cooperative launch whose blocks cannot all be resident on the emulated device
+    (the ValueError the GPU's residency check raises)."""
+    nblocks = int(grid[0]) * int(grid[1]) * int(grid[2])
+    nthreads = int(block[0]) * int(block[1]) * int(block[2])
+    per_sm = THREADS_PER_SM // max(nthreads, 1)
+    if nblocks > per_sm * EMULATED_SMS:
+        raise ValueError(
+            f"collective launch of {name}: {nblocks} blocks of {nthreads} threads cannot all be "
+            f"resident on the CUDA emulator's device ({per_sm} per SM x {EMULATED_SMS} SMs = "
+            f"{per_sm * EMULATED_SMS}); a cross-block wait in the kernel would deadlock. Use "
+            "fewer blocks")
 
 
 def _dim3(v: Any, what: str) -> tuple[int, int, int]:

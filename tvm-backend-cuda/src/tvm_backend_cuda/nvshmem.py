@@ -169,8 +169,17 @@ class NvshmemContext:
         :func:`get_unique_id`; with one PE it is made here. ``symmetric_size`` (bytes, or NVSHMEM's
         ``"1G"`` form) sets ``NVSHMEM_SYMMETRIC_SIZE`` unless the environment already does.
         ``env`` adds NVSHMEM_* settings; the multicast switches (module doc) always win.
+
+        Under the CUDA emulator (``TVM_CUDA_EMULATE=1``) this is the emulator's one-PE context
+        (:mod:`~tvm_backend_cuda.nvshmem_emu`), on CPU tensors.
         """
         global _CURRENT
+        from .executable import CudaOptions, emulating  # noqa: PLC0415 - it imports this module
+
+        if emulating(CudaOptions()):
+            from . import nvshmem_emu  # noqa: PLC0415 - it subclasses NvshmemContext
+
+            return nvshmem_emu.init(rank, world_size)
         if world_size < 1 or not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is not in range for world_size {world_size}")
         with _CURRENT_LOCK:
@@ -297,6 +306,11 @@ class NvshmemContext:
                 f"NVSHMEM {'.'.join(map(str, self.version))} {state}>")
 
     # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def torch_device(self) -> str:
+        """Where this PE's tensors live, as torch names it (``cuda:N``)."""
+        return f"cuda:{self.device}"
 
     def _check(self) -> None:
         if self._finalized:

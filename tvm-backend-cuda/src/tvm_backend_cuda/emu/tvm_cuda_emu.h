@@ -172,19 +172,49 @@ struct Arg {
 };
 
 // ---- shared-memory addresses --------------------------------------------------------------------
+// A 32-bit shared address is the offset in the CTA's window; a shared::cluster address of
+// another CTA of the cluster (mapa's result) is that offset with (b + 1) << 24 added, b the
+// CTA's index in the worker's group (its cluster's first index plus its rank).
+constexpr unsigned kClusterShift = 24;
+constexpr unsigned kOffsetMask = (1u << kClusterShift) - 1u;
+inline unsigned cta_of_rank(unsigned rank, const char* what) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (rank >= w->csize)
+    tvm_emu::fail(tvm_emu::kError, "%s: CTA rank %u of a cluster of %u CTAs", what, rank,
+                  w->csize);
+  return w->cur_cta - w->cur_cta % w->csize + rank;
+}
+inline unsigned encode_cta(unsigned addr, unsigned cta) {
+  addr &= kOffsetMask;
+  return cta == tvm_emu::tls_worker->cur_cta ? addr : addr | ((cta + 1u) << kClusterShift);
+}
+inline unsigned cluster_addr(unsigned addr, unsigned rank) {
+  return encode_cta(addr, cta_of_rank(rank, "mapa"));
+}
+inline unsigned addr_rank(unsigned addr) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  return addr >> kClusterShift ? (addr >> kClusterShift) - 1u : w->cur_cta;
+}
 inline unsigned cvta_to_shared(const void* p) {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
   const unsigned char* q = static_cast<const unsigned char*>(p);
-  if (!w || q < w->shared || q >= w->shared + w->shared_size + 1)
-    tvm_emu::fail(tvm_emu::kError, "__cvta_generic_to_shared of an address outside shared memory");
-  return unsigned(q - w->shared);
+  if (w && q >= w->shared && q < w->shared + w->shared_size + 1) return unsigned(q - w->shared);
+  for (unsigned r = 0; w && r < w->ncta; ++r) {  // a generic address in a peer CTA (mapa's)
+    const unsigned char* base = w->cta_shared[r];
+    if (q >= base && q < base + w->shared_size + 1) return encode_cta(unsigned(q - base), r);
+  }
+  tvm_emu::fail(tvm_emu::kError, "__cvta_generic_to_shared of an address outside shared memory");
 }
 inline unsigned char* smem_at(unsigned addr, size_t n, const char* what) {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
-  if (size_t(addr) + n > w->shared_size)
+  const unsigned rank = addr_rank(addr), off = addr & kOffsetMask;
+  if (rank >= w->ncta)
+    tvm_emu::fail(tvm_emu::kBounds, "%s: shared::cluster address 0x%x is outside the cluster",
+                  what, addr);
+  if (size_t(off) + n > w->shared_size)
     tvm_emu::fail(tvm_emu::kBounds, "%s: shared address %u (+%zu bytes) is outside the CTA's %zu "
-                  "bytes of shared memory", what, addr, n, w->shared_size);
-  return w->shared + addr;
+                  "bytes of shared memory", what, off, n, w->shared_size);
+  return w->cta_shared[rank] + off;
 }
 
 }  // namespace tvm_cuda_emu
@@ -297,7 +327,7 @@ inline int __any_sync(unsigned mask, int pred, TVM_EMU_SITE) {
 }
 inline int __all_sync(unsigned mask, int pred, TVM_EMU_SITE) {
   unsigned b = __ballot_sync(mask, pred, site_, col_);
-  auto& s = tvm_emu::tls_worker->warps[tvm_cuda_emu::tctx().warp];
+  auto& s = tvm_emu::tls_worker->warps[tvm_cuda_emu::tctx().warp_slot];
   return (b & s.mask & mask) == (s.mask & mask);
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu, TVM_EMU_SITE) {
@@ -671,7 +701,7 @@ inline CpAsyncState& cp_state() {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
   if (!tls_cp) tls_cp = new std::vector<CpAsyncState>();
   if (tls_cp->size() < w->fibers.size()) tls_cp->resize(w->fibers.size());
-  return (*tls_cp)[tctx().linear];
+  return (*tls_cp)[tctx().slot];
 }
 inline void cp_async(unsigned dst, const void* src, unsigned bytes, unsigned src_bytes) {
   smem_at(dst, bytes, "cp.async destination");
@@ -826,17 +856,22 @@ struct RaceState {
 };
 inline thread_local RaceState* tls_race = nullptr;
 
+// A byte is indexed by its CTA's rank in the cluster times the window size plus its offset.
 inline RaceState& race_state(tvm_emu::Worker& w) {
   if (!tls_race) tls_race = new RaceState();
   RaceState& r = *tls_race;
-  if (r.stamp.size() < w.shared_size) {
-    r.stamp.assign(w.shared_size, 0);
-    r.before.assign(w.shared_size, 0);
-    r.epoch.assign(w.shared_size, 0);
-    r.writer.assign(w.shared_size, -1);
-    r.reader.assign(w.shared_size, -1);
+  const size_t bytes = w.shared_size * w.cta_shared.size();
+  if (r.stamp.size() < bytes) {
+    r.stamp.assign(bytes, 0);
+    r.before.assign(bytes, 0);
+    r.epoch.assign(bytes, 0);
+    r.writer.assign(bytes, -1);
+    r.reader.assign(bytes, -1);
   }
   return r;
+}
+inline unsigned char& race_byte(tvm_emu::Worker& w, size_t b) {
+  return w.cta_shared[b / w.shared_size][b % w.shared_size];
 }
 
 inline std::string thread_name(const tvm_emu::Worker& w, int linear) {
@@ -877,11 +912,12 @@ inline void race_access(const void* p, size_t n) {
   if (q < w->shared || q + n > w->shared + w->shared_size) return;
   RaceState& r = race_state(*w);
   const int t = int(f->ctx.linear);
+  const size_t base = w->cur_cta * w->shared_size;
   size_t off = size_t(q - w->shared);
-  for (size_t b = off; b < off + n; ++b) {
+  for (size_t b = base + off; b < base + off + n; ++b) {
     if (r.stamp[b] != r.slice) {
       r.stamp[b] = r.slice;
-      r.before[b] = w->shared[b];
+      r.before[b] = race_byte(*w, b);
       r.log.push_back(b);
     }
     if (r.epoch[b] != r.interval) {
@@ -889,7 +925,8 @@ inline void race_access(const void* p, size_t n) {
       r.writer[b] = -1;
       r.reader[b] = -1;
     }
-    if (other_warp(r.writer[b], t)) race_report(*w, off, r.writer[b], "wrote", t, "accessed");
+    if (other_warp(r.writer[b], t))
+      race_report(*w, off, r.writer[b], "wrote", t, "accessed");
     if (r.reader[b] == -1) r.reader[b] = t;
     else if (r.reader[b] >= 0 && other_warp(r.reader[b], t)) r.reader[b] = -2;
   }
@@ -900,8 +937,10 @@ inline void race_atomic(const void* p, size_t n) {
   if (!w || !tls_race) return;
   const unsigned char* q = static_cast<const unsigned char*>(p);
   if (q < w->shared || q + n > w->shared + w->shared_size) return;
-  size_t off = size_t(q - w->shared);
-  for (size_t b = off; b < off + n; ++b) tls_race->before[b] = w->shared[b];  // not a plain write
+  const size_t base = w->cur_cta * w->shared_size, off = size_t(q - w->shared);
+  race_state(*w);
+  for (size_t b = base + off; b < base + off + n; ++b)
+    tls_race->before[b] = race_byte(*w, b);  // not a plain write
 }
 
 inline void race_slice_start(tvm_emu::Worker& w, tvm_emu::Fiber&) {
@@ -914,7 +953,7 @@ inline void race_slice_end(tvm_emu::Worker& w, tvm_emu::Fiber& f) {
   RaceState& r = race_state(w);
   const int t = int(f.ctx.linear);
   for (size_t b : r.log) {
-    if (w.shared[b] == r.before[b]) continue;
+    if (race_byte(w, b) == r.before[b]) continue;
     if (r.epoch[b] != r.interval) {
       r.epoch[b] = r.interval;
       r.writer[b] = -1;
@@ -923,7 +962,7 @@ inline void race_slice_end(tvm_emu::Worker& w, tvm_emu::Fiber& f) {
     const int wr = r.writer[b], rd = r.reader[b];
     if (other_warp(wr, t) || other_warp(rd, t) || rd == -2) {
       int other = other_warp(wr, t) ? wr : rd;
-      std::string msg = "shared-memory race on " + shared_place(w, b) + ": " +
+      std::string msg = "shared-memory race on " + shared_place(w, b % w.shared_size) + ": " +
                         thread_name(w, t) + " wrote it and " +
                         (other >= 0 ? thread_name(w, other) : std::string("threads of other warps")) +
                         (other_warp(wr, t) ? " wrote" : " read") +
@@ -941,10 +980,12 @@ inline void race_slice_end(tvm_emu::Worker& w, tvm_emu::Fiber& f) {
 inline void race_interval_end(tvm_emu::Worker& w) { ++race_state(w).interval; }
 inline void named_reset_block();
 inline void wgmma_reset_block();
+inline void cluster_reset_block();
 inline void race_block_start(tvm_emu::Worker& w) {
   cp_async_reset_block(w);
   wgmma_reset_block();
   named_reset_block();
+  cluster_reset_block();
   if (race_on) ++race_state(w).interval;
 }
 
@@ -1114,15 +1155,18 @@ inline void race_interval_end(tvm_emu::Worker& w);
 struct NamedBarrier {
   unsigned arrived = 0, gen = 0, expected = 0;
 };
-inline thread_local NamedBarrier* tls_named = nullptr;  // 16 per worker, reset per block
+// 16 per CTA of the worker's cluster, reset per cluster
+inline thread_local std::vector<NamedBarrier>* tls_named = nullptr;
+inline NamedBarrier& named_at(unsigned cta, unsigned id) { return (*tls_named)[cta * 16 + id]; }
 inline NamedBarrier& named_barrier(unsigned id) {
   if (id >= 16) tvm_emu::fail(tvm_emu::kError, "bar.sync/bar.arrive with barrier id %u (0 to 15)", id);
-  if (!tls_named) tls_named = new NamedBarrier[16]();
-  return tls_named[id];
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (!tls_named) tls_named = new std::vector<NamedBarrier>();
+  if (tls_named->size() < 16 * w->cta_shared.size()) tls_named->resize(16 * w->cta_shared.size());
+  return named_at(tctx().cta, id);
 }
 inline void named_reset_block() {
-  if (tls_named)
-    for (int i = 0; i < 16; ++i) tls_named[i] = NamedBarrier{};
+  if (tls_named) tls_named->assign(tls_named->size(), NamedBarrier{});
 }
 inline bool named_arrive(unsigned id, unsigned count) {
   const tvm_emu::ThreadCtx& c = tctx();
@@ -1143,22 +1187,22 @@ inline bool named_arrive(unsigned id, unsigned count) {
   return false;
 }
 struct NamedWait {
-  unsigned id, gen;
+  unsigned cta, id, gen;
 };
 inline void named_describe(const void* a, char* out, size_t n) {
   auto* w = static_cast<const NamedWait*>(a);
-  const NamedBarrier& b = tls_named[w->id];
+  const NamedBarrier& b = named_at(w->cta, w->id);
   std::snprintf(out, n, "waiting at named barrier %u (bar.sync: %u of %u threads arrived)",
                 w->id, b.arrived, b.expected);
 }
 inline void bar_sync(unsigned id, unsigned count, unsigned line = __builtin_LINE()) {
   NamedBarrier& b = named_barrier(id);
-  NamedWait wait{id, b.gen};
+  NamedWait wait{tctx().cta, id, b.gen};
   if (named_arrive(id, count)) return;
   tvm_emu::wait_until(
       [](const void* a) {
         auto* w = static_cast<const NamedWait*>(a);
-        return tls_named[w->id].gen != w->gen;
+        return named_at(w->cta, w->id).gen != w->gen;
       },
       &wait, "waiting at a named barrier", line, named_describe);
 }
@@ -1448,7 +1492,7 @@ inline WgmmaState& wgmma_state() {
   tvm_emu::Worker* w = tvm_emu::tls_worker;
   if (!tls_wgmma) tls_wgmma = new std::vector<WgmmaState>();
   if (tls_wgmma->size() < w->fibers.size()) tls_wgmma->resize(w->fibers.size());
-  return (*tls_wgmma)[tctx().linear];
+  return (*tls_wgmma)[tctx().slot];
 }
 inline void wgmma_reset_block() {
   if (tls_wgmma) tls_wgmma->clear();
@@ -1492,7 +1536,7 @@ inline void wgmma_wait(int n) {
 }
 // at a thread's end: nothing may be in flight
 inline void wgmma_thread_end() {
-  if (!tls_wgmma || tctx().linear >= tls_wgmma->size()) return;
+  if (!tls_wgmma || tctx().slot >= tls_wgmma->size()) return;
   WgmmaState& s = wgmma_state();
   for (auto& p : s.pending)
     if (p.reg)
@@ -1586,5 +1630,138 @@ inline void wgmma_rs(unsigned line, int n, int k, bool trans_b, int scale_a, int
                           "wgmma.mma_async (A in registers)");
   wgmma_run<In, F32Out>(n, k, false, trans_b, scale_a, scale_b, scale_d, nullptr, &s, desc_b,
                         acc...);
+}
+}  // namespace tvm_cuda_emu
+
+// ---- thread block clusters -------------------------------------------------------------------------
+// The blocks of a cluster run together on one worker (core's fiber runtime), each with its own
+// shared window. A shared::cluster address names a peer's window (cluster_addr above); mapa maps
+// an address of this CTA's window to the same offset in a peer's. barrier.cluster: a thread's
+// wait completes once every non-exited thread of the cluster has arrived as often as it has.
+namespace tvm_cuda_emu {
+inline thread_local std::vector<unsigned>* tls_cluster_arrivals = nullptr;  // by fiber slot
+inline std::vector<unsigned>& cluster_arrivals() {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (!tls_cluster_arrivals) tls_cluster_arrivals = new std::vector<unsigned>();
+  if (tls_cluster_arrivals->size() < w->fibers.size()) tls_cluster_arrivals->resize(w->fibers.size());
+  return *tls_cluster_arrivals;
+}
+inline void cluster_reset_block() {
+  if (tls_cluster_arrivals) tls_cluster_arrivals->assign(tls_cluster_arrivals->size(), 0u);
+}
+inline void cluster_arrive() { ++cluster_arrivals()[tctx().slot]; }
+struct ClusterWait {
+  unsigned target;
+};
+// the fibers of the running block's cluster: [lo, hi)
+inline void cluster_fibers(unsigned& lo, unsigned& hi) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  lo = (w->cur_cta - w->cur_cta % w->csize) * w->nthreads;
+  hi = lo + w->csize * w->nthreads;
+}
+inline bool cluster_done(const void* a) {
+  const unsigned target = static_cast<const ClusterWait*>(a)->target;
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  const std::vector<unsigned>& arr = cluster_arrivals();
+  unsigned lo, hi;
+  cluster_fibers(lo, hi);
+  for (unsigned i = lo; i < hi; ++i)
+    if (arr[i] < target && w->fibers[i].state != tvm_emu::kDone) return false;
+  return true;
+}
+inline void cluster_describe(const void* a, char* out, size_t n) {
+  const unsigned target = static_cast<const ClusterWait*>(a)->target;
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  const std::vector<unsigned>& arr = cluster_arrivals();
+  unsigned lo, hi, missing = 0;
+  cluster_fibers(lo, hi);
+  const unsigned total = hi - lo;
+  for (unsigned i = lo; i < hi; ++i)
+    missing += arr[i] < target && w->fibers[i].state != tvm_emu::kDone;
+  std::snprintf(out, n, "waiting at the cluster barrier (barrier.cluster.wait, phase %u: %u of "
+                "the cluster's %u threads have not arrived)", target, missing, total);
+}
+inline void cluster_wait(unsigned line = __builtin_LINE()) {
+  ClusterWait wait{cluster_arrivals()[tctx().slot]};
+  if (wait.target == 0)
+    tvm_emu::fail(tvm_emu::kError, "barrier.cluster.wait without a barrier.cluster.arrive before "
+                  "it");
+  tvm_emu::wait_until(cluster_done, &wait, "waiting at the cluster barrier", line,
+                      cluster_describe);
+  if (race_on) race_interval_end(*tvm_emu::tls_worker);
+}
+inline void cluster_sync(unsigned line = __builtin_LINE()) {
+  cluster_arrive();
+  cluster_wait(line);
+}
+
+// mapa: the generic address, or the shared::cluster address, of the same offset in CTA `rank`
+inline unsigned long long mapa_generic(unsigned long long p, unsigned rank) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  const unsigned off = cvta_to_shared(reinterpret_cast<const void*>(p)) & kOffsetMask;
+  return reinterpret_cast<unsigned long long>(w->cta_shared[cta_of_rank(rank, "mapa")] + off);
+}
+inline unsigned mapa_shared(unsigned addr, unsigned rank) { return cluster_addr(addr, rank); }
+
+// run f() with CTA `rank` as the current one (its window is `shared`, its race state is used)
+template <class F>
+inline void in_cta(unsigned rank, F f) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  const unsigned prev = tvm_emu::enter_cta(*w, rank);
+  f();
+  tvm_emu::enter_cta(*w, prev);
+}
+
+// an mbarrier arrive (with expected transaction bytes) on CTA `cta`'s barrier, if pred
+inline void mbar_arrive_peer(unsigned addr, unsigned cta, unsigned pred) {
+  if (pred) mbar_arrive(cluster_addr(addr, cta));
+}
+inline void mbar_arrive_expect_tx_peer(unsigned addr, unsigned bytes, unsigned cta,
+                                       unsigned pred) {
+  if (!pred) return;
+  const unsigned a = cluster_addr(addr, cta);
+  mbar_expect_tx(a, bytes);
+  mbar_arrive(a);
+}
+
+// cp.async.bulk.shared::cluster.shared::cta: this CTA's bytes into a cluster CTA's window,
+// completing them on that CTA's mbarrier
+inline void bulk_s2c(unsigned dst, unsigned src, unsigned bytes, unsigned bar) {
+  const unsigned char* s = smem_at(src, bytes, "cp.async.bulk source");
+  unsigned char* d = smem_at(dst, bytes, "cp.async.bulk destination (shared::cluster)");
+  std::memmove(d, s, bytes);
+  in_cta(addr_rank(dst), [&] { if (race_on) race_atomic(d, bytes); });
+  mbar_complete_tx(bar, bytes);
+}
+
+// multicast: the copy lands at the same offset in each CTA of `mask` and completes its bytes on
+// the mbarrier at the same offset in each of them
+template <class F>
+inline void each_cta(unsigned mask, const char* what, F f) {
+  tvm_emu::Worker* w = tvm_emu::tls_worker;
+  if (w->csize < 32 && mask >> w->csize)
+    tvm_emu::fail(tvm_emu::kError, "%s: multicast mask 0x%x names CTAs outside the cluster of %u",
+                  what, mask, w->csize);
+  const unsigned base = w->cur_cta - w->cur_cta % w->csize;
+  for (unsigned r = 0; r < w->csize; ++r)
+    if ((mask >> r) & 1u) in_cta(base + r, f);
+}
+inline void tma_load_mc(unsigned dst, unsigned long long tmap, unsigned bar, unsigned mask,
+                        const int* c) {
+  each_cta(mask, "cp.async.bulk.tensor .multicast::cluster", [&] {
+    tma_load(dst & kOffsetMask, tmap, bar & kOffsetMask, c);
+  });
+}
+template <class... C>
+inline void tma_load_mc_at(unsigned dst, unsigned long long tmap, unsigned bar, unsigned mask,
+                           C... coords) {
+  const int c[] = {int(coords)...};
+  tma_load_mc(dst, tmap, bar, mask, c);
+}
+inline void bulk_load_mc(unsigned dst, const void* src, unsigned bytes, unsigned bar,
+                         unsigned mask) {
+  each_cta(mask, "cp.async.bulk .multicast::cluster", [&] {
+    bulk_load(dst & kOffsetMask, src, bytes, bar & kOffsetMask);
+  });
 }
 }  // namespace tvm_cuda_emu

@@ -64,11 +64,12 @@ def _emu_g2s_cta(call: Call, emit: Emit) -> str:
 
 
 def _emu_g2s_cluster(call: Call, emit: Emit) -> str:
-    dst, src, n, bar = call.args[:4]
-    if bool_arg(call, 7):
-        raise _not_modelled(call, "with multicast (clusters)")
-    return (f"tvm_cuda_emu::bulk_load({smem_addr(emit, dst)}, (const void*)({gaddr(emit, src)}), "
-            f"(unsigned)({emit(n)}), {smem_addr(emit, bar)})")
+    dst, src, n, bar, mask = call.args[:5]
+    args = (f"{smem_addr(emit, dst)}, (const void*)({gaddr(emit, src)}), (unsigned)({emit(n)}), "
+            f"{smem_addr(emit, bar)}")
+    if bool_arg(call, 7):  # multicast to the CTAs of the mask
+        return f"tvm_cuda_emu::bulk_load_mc({args}, (unsigned)({emit(mask)}))"
+    return f"tvm_cuda_emu::bulk_load({args})"
 
 
 def _emu_s2g(call: Call, emit: Emit) -> str:
@@ -83,13 +84,14 @@ def _emu_g2c(call: Call, emit: Emit) -> str:
     dim = _dim(call)
     dst, bar, tmap, mask = call.args[1:5]
     coords = list(call.args[8:])
-    if not is_const(mask, 0):
-        raise _not_modelled(call, "with multicast (clusters)")
     if cta_group(call, 5) == 2:
         raise _not_modelled(call, "with cta_group 2")
     if len(coords) != dim:
         raise fail(call, f"a {dim}-d copy needs {dim} coordinates, got {len(coords)}")
     cs = "".join(f", (int)({emit(c)})" for c in coords)
+    if not is_const(mask, 0):  # multicast to the CTAs of the mask
+        return (f"tvm_cuda_emu::tma_load_mc_at({smem_addr(emit, dst)}, {gaddr(emit, tmap)}, "
+                f"{smem_addr(emit, bar)}, (unsigned)({emit(mask)}){cs})")
     return (f"tvm_cuda_emu::tma_load_at({smem_addr(emit, dst)}, {gaddr(emit, tmap)}, "
             f"{smem_addr(emit, bar)}{cs})")
 
@@ -162,15 +164,21 @@ def _s2cluster(call: Call, emit: Emit) -> str:
     )
 
 
+def _emu_s2cluster(call: Call, emit: Emit) -> str:
+    dst, src, n, bar = call.args
+    return (f"tvm_cuda_emu::bulk_s2c({smem_addr(emit, dst)}, {smem_addr(emit, src)}, "
+            f"(unsigned)({emit(n)}), {smem_addr(emit, bar)})")
+
+
 intrin(
     "ptx.cp_async.bulk.s2c",
     "dst_ptr, src_ptr, size, mbar",
     name="cp_async_bulk_shared_to_cluster",
     min_arch=90,
+    emulate=_emu_s2cluster,
 )(_s2cluster)
-intrin("ptx.cp_async_bulk_s2s_cluster", "dst_ptr, src_ptr, num_bytes, mbarrier", min_arch=90)(
-    _s2cluster
-)
+intrin("ptx.cp_async_bulk_s2s_cluster", "dst_ptr, src_ptr, num_bytes, mbarrier", min_arch=90,
+       emulate=_emu_s2cluster)(_s2cluster)
 
 
 @intrin("ptx.cp_async.bulk.commit_group", min_arch=90, emulate=lambda call, emit: "(void)0")

@@ -70,7 +70,8 @@ def _grid_sync(call: Call, emit: Emit) -> str:
     return helper(emit, "tvm_grid_sync", _GRID_SYNC) + "()"
 
 
-@intrin("cuda.cluster_sync", min_arch=90)
+@intrin("cuda.cluster_sync", min_arch=90,
+        emulate=lambda call, emit: "tvm_cuda_emu::cluster_sync()")
 def _cluster_sync(call: Call, emit: Emit) -> str:
     return asm("barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.error import NotModelledError
 from tvm.ir.expr import Call
 
 from ._base import Emit, asm, helper, smem_addr
@@ -15,25 +14,25 @@ from ._spec import intrin
 
 
 # -- emulation rules (the CPU emulator: emu/tvm_cuda_emu.h, mbar_*) -------------------------------
-def _emu_local(call: Call, n_local: int) -> None:
-    if len(call.args) > n_local:
-        raise NotModelledError(f"intrinsic {call.op.name.removeprefix('tirx.')} on a cluster "
-                               "peer's mbarrier: the CUDA emulator does not model clusters yet")
-
-
 def _emu_init(call: Call, emit: Emit) -> str:
     bar, count = call.args
     return f"tvm_cuda_emu::mbar_init({smem_addr(emit, bar)}, (unsigned)({emit(count)}))"
 
 
 def _emu_arrive(call: Call, emit: Emit) -> str:
-    _emu_local(call, 1)
-    return f"tvm_cuda_emu::mbar_arrive({smem_addr(emit, call.args[0])})"
+    bar = smem_addr(emit, call.args[0])
+    if len(call.args) > 1:  # on a cluster peer's barrier
+        cta, pred = (emit(a) for a in call.args[1:])
+        return f"tvm_cuda_emu::mbar_arrive_peer({bar}, (unsigned)({cta}), (unsigned)({pred}))"
+    return f"tvm_cuda_emu::mbar_arrive({bar})"
 
 
 def _emu_arrive_expect_tx(call: Call, emit: Emit) -> str:
-    _emu_local(call, 2)
     bar = smem_addr(emit, call.args[0])
+    if len(call.args) > 2:  # on a cluster peer's barrier
+        nbytes, cta, pred = (emit(a) for a in call.args[1:])
+        return (f"tvm_cuda_emu::mbar_arrive_expect_tx_peer({bar}, (unsigned)({nbytes}), "
+                f"(unsigned)({cta}), (unsigned)({pred}))")
     return (f"(tvm_cuda_emu::mbar_expect_tx({bar}, (unsigned)({emit(call.args[1])})), "
             f"tvm_cuda_emu::mbar_arrive({bar}))")
 

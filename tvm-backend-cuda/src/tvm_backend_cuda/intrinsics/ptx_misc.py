@@ -154,6 +154,34 @@ def _value_helper(
     return helper(emit, fn, src)
 
 
+# -- emulation rules of the plain loads and stores (the CPU emulator: emu/tvm_cuda_emu.h): a
+# shared-space address is a 32-bit shared (or shared::cluster) address, others generic pointers
+def _emu_addr(emit: Emit, a: Any, space: str, nbytes: str) -> str:
+    if space.startswith("shared"):
+        return f"tvm_cuda_emu::smem_at({smem_addr(emit, a)}, {nbytes}, \"ld/st.{space}\")"
+    return f"((unsigned char*)({gaddr(emit, a)}))"
+
+
+def _emu_ld_at(call: Call, emit: Emit, ptype_at: int, space: str) -> str:
+    ct = _t(call, ptype_at)[0]
+    return (f"(({ctype(emit, call.dtype)})(*({ct}*)"
+            f"{_emu_addr(emit, call.args[0], space, f'sizeof({ct})')}))")
+
+
+def _emu_ld(call: Call, emit: Emit) -> str:
+    return _emu_ld_at(call, emit, 6, S(call, 4))
+
+
+def _emu_st(call: Call, emit: Emit) -> str:
+    address, *values = call.args[:-7]
+    space, ptype = S(call, len(call.args) - 5), len(call.args) - 2
+    ct = _t(call, ptype)[0]
+    at = _emu_addr(emit, address, space, f"{len(values)} * sizeof({ct})")
+    stores = ", ".join(f"((({ct}*)tvm_emu_p)[{k}] = ({ct})({emit(v)}))"
+                       for k, v in enumerate(values))
+    return f"[&] {{ unsigned char* tvm_emu_p = {at}; {stores}; }}()"
+
+
 def _ld_operands(
     addr: Any, return_type: str, ptx_type: str, *, weak: bool = False, space: str = "global",
     cop: str = "", cache_hint: str = "", cache_policy: Any = None,
@@ -163,7 +191,8 @@ def _ld_operands(
     return (addr, policy, return_type, int(bool(weak)), space, cop, ptx_type, has)
 
 
-@intrin("ptx.ld", _ld_operands, nargs=8, dtype=arg_str(2), choices={"ptx_type": LD_TYPES})
+@intrin("ptx.ld", _ld_operands, nargs=8, dtype=arg_str(2), choices={"ptx_type": LD_TYPES},
+        emulate=_emu_ld)
 def _ld(call: Call, emit: Emit) -> str:
     addr, policy, _, weak, space, cop, ptype, has = call.args
     ct, con, _ = _t(call, 6)
@@ -202,6 +231,7 @@ def _ld_ordered(call: Call, emit: Emit, sem: str, space_at: int) -> str:
     "addr, return_type, ptx_type, *, scope='gpu', space='global'",
     dtype=arg_str(1),
     choices={"ptx_type": LD_TYPES},
+    emulate=lambda call, emit: _emu_ld_at(call, emit, 2, S(call, 4)),
 )
 def _ld_acquire(call: Call, emit: Emit) -> str:
     return _ld_ordered(call, emit, "acquire", 4)
@@ -212,6 +242,7 @@ def _ld_acquire(call: Call, emit: Emit) -> str:
     "addr, return_type, ptx_type, *, space='global'",
     dtype=arg_str(1),
     choices={"ptx_type": LD_TYPES},
+    emulate=lambda call, emit: _emu_ld_at(call, emit, 2, S(call, 3)),
 )
 def _ld_volatile(call: Call, emit: Emit) -> str:
     return _ld_ordered(call, emit, "volatile", 3)
@@ -309,7 +340,7 @@ def _st_operands(
     return (address, *values, policy, int(bool(weak)), space, cop, vec, ptx_type, has)
 
 
-@intrin("ptx.st", _st_operands, nargs=(8, None))
+@intrin("ptx.st", _st_operands, nargs=(8, None), emulate=_emu_st)
 def _st(call: Call, emit: Emit) -> str:
     address, *values = call.args[:-7]
     policy = call.args[-7]
@@ -396,12 +427,26 @@ def _add_rn_f32_bf16(call: Call, emit: Emit) -> str:
     return f"__fadd_rn({emit(acc)}, __bfloat162float({xv}))"
 
 
+def _emu_mapa(call: Call, emit: Emit) -> str:
+    p, rank = call.args[:2]
+    if S(call, 3) == "u32":
+        src = f"(unsigned)({emit(p)})"
+        if isinstance(p, E.PrimExpr) and p.dtype.is_handle:
+            src = f"(unsigned)__cvta_generic_to_shared((void*)({emit(p)}))"
+        out = f"tvm_cuda_emu::mapa_shared({src}, (unsigned)({emit(rank)}))"
+    else:
+        out = f"tvm_cuda_emu::mapa_generic({gaddr(emit, p)}, (unsigned)({emit(rank)}))"
+    rt = call.dtype
+    return out if rt.is_void else f"(({ctype(emit, rt)}){out})"
+
+
 @intrin(
     "ptx.mapa",
     "ptr, rank, *, space='', ptx_type='u64', return_type='uint64'",
     dtype=arg_str(4),
     choices={"space": ("", "shared::cluster"), "ptx_type": ("u32", "u64")},
     min_arch=90,
+    emulate=_emu_mapa,
 )
 def _mapa(call: Call, emit: Emit) -> str:
     p, rank = call.args[:2]

@@ -44,6 +44,7 @@ _named_barrier("bar.arrive")
     "sem='', aligned=True",
     choices={"sem": CLUSTER_ARRIVE_SEM},
     min_arch=90,
+    emulate=lambda call, emit: "tvm_cuda_emu::cluster_arrive()",
 )
 def _cluster_arrive(call: Call, emit: Emit) -> str:
     sem = S(call, 0)
@@ -53,7 +54,8 @@ def _cluster_arrive(call: Call, emit: Emit) -> str:
     return asm(f"barrier.cluster.arrive{mods};")
 
 
-@intrin("ptx.barrier.cluster.wait", "acquire=False, aligned=True", min_arch=90)
+@intrin("ptx.barrier.cluster.wait", "acquire=False, aligned=True", min_arch=90,
+        emulate=lambda call, emit: "tvm_cuda_emu::cluster_wait()")
 def _cluster_wait(call: Call, emit: Emit) -> str:
     mods = (".acquire" if bool_arg(call, 0) else "") + (".aligned" if bool_arg(call, 1) else "")
     return asm(f"barrier.cluster.wait{mods};")

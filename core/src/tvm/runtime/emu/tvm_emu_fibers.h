@@ -11,6 +11,11 @@
 //     at the same call site are released together, with a snapshot of their values (`snap()`);
 //   * in a wait (an mbarrier phase, a cp.async group): `wait_until(pred)` blocks until the
 //     predicate holds; the scheduler re-checks predicates whenever every fiber is blocked.
+// Clusters (CUDA): a worker runs the blocks of one cluster together, each block with its own
+// shared-memory window and its own barriers; a fiber of any of them may wait for another (a
+// cluster barrier, an mbarrier another block completes), and `Worker::shared` is the window of
+// the block whose fiber (or whose wait predicate) runs. A cooperative launch runs the whole grid
+// together that way (blocks that wait for each other through global memory), on one worker.
 // Checks, each reported once per launch through `fail()` (the launch returns the message):
 //   * strict barriers (CUDA): a barrier that part of the block reached while the rest exited, or
 //     that fibers reached at different call sites, is a barrier divergence;
@@ -47,6 +52,11 @@ struct ThreadCtx {
   Dim3 tid, bid, bdim, gdim;
   unsigned linear = 0;  // thread index in the block
   unsigned lane = 0, warp = 0, nwarps = 0;
+  Dim3 cdim;              // the cluster's shape in blocks (1, 1, 1 without clusters)
+  unsigned cta = 0;       // the block's index in the worker's group (cluster rank: cta % csize)
+  unsigned ncta = 1;      // blocks in the group (a cluster, or a cooperative grid)
+  unsigned slot = 0;      // the fiber's index in its worker (unique among the cluster's threads)
+  unsigned warp_slot = 0; // the warp's index in its worker
 };
 
 enum State : uint8_t { kReady, kAtBarrier, kAtWarp, kWaiting, kDone, kAborted };
@@ -92,6 +102,8 @@ struct LaunchConfig {
   size_t shared_bytes = 0;       // per-block shared window (static + dynamic)
   size_t dynamic_bytes = 0;      // of which the dynamic part, at the window's end
   size_t stack_size = 256 * 1024;
+  Dim3 cluster;                  // blocks per cluster (CUDA thread block clusters)
+  bool cooperative = false;      // every block of the grid runs together (one group)
 };
 
 using KernelFn = void (*)(void** args, const ThreadCtx& ctx);
@@ -105,9 +117,13 @@ struct Worker {
   void** args = nullptr;
   const LaunchConfig* cfg = nullptr;
   unsigned nthreads = 0;
-  // the block's shared memory window; static declarations are placed from its start
+  // the running block's shared memory window; static declarations are placed from its start
   unsigned char* shared = nullptr;
   size_t shared_size = 0;
+  // with clusters: every block's window (by rank in the cluster), and the running block's rank
+  std::vector<unsigned char*> cta_shared;
+  unsigned ncta = 1, cur_cta = 0;
+  unsigned csize = 1;  // blocks per cluster (the group holds ncta / csize clusters)
   size_t static_top = 0;
   struct Slot {
     const void* key;  // the declaration
@@ -218,7 +234,15 @@ inline const WarpSnap& exchange(const void* v, size_t n, int op, unsigned arg, u
   block(kAtWarp, site);
   // Resumed right after the release: no other release of this warp happens before every
   // participant has run again, so the snapshot is still ours.
-  return w->warps[f->ctx.warp];
+  return w->warps[f->ctx.warp_slot];
+}
+
+// Make block `rank` of the cluster the running one (its shared window); returns the previous.
+inline unsigned enter_cta(Worker& w, unsigned rank) {
+  unsigned prev = w.cur_cta;
+  w.cur_cta = rank;
+  w.shared = w.cta_shared[rank];
+  return prev;
 }
 
 // ---- shared memory -----------------------------------------------------------------------------
@@ -256,21 +280,32 @@ inline const char* state_name(const Fiber& f) {
   }
 }
 
-// Describe up to a few fibers of each kind of state (for divergence and deadlock reports).
-inline std::string describe_threads(Worker& w, bool (*pick)(const Fiber&)) {
+// Describe up to a few fibers of each kind of state (for divergence and deadlock reports), of
+// fibers [lo, hi) (a block) or of the whole cluster; threads of a cluster name their block.
+inline std::string describe_threads(Worker& w, bool (*pick)(const Fiber&), unsigned lo = 0,
+                                    unsigned hi = ~0u) {
   std::string out;
   int shown = 0, more = 0;
-  for (unsigned i = 0; i < w.nthreads; ++i) {
+  hi = std::min(hi, w.nthreads * w.ncta);
+  const bool cluster = w.ncta > 1 && hi - lo > w.nthreads;
+  std::vector<int> per_cta(w.ncta, 0);  // a cluster's report shows a few threads of each block
+  for (unsigned i = lo; i < hi; ++i) {
     const Fiber& f = w.fibers[i];
     if (!pick(f)) continue;
-    if (shown == 6) { ++more; continue; }
-    char buf[320];
-    if (f.state == kAtBarrier || f.state == kWaiting)
-      std::snprintf(buf, sizeof buf, "%sthread (%u, %u, %u) %s (line %u)", shown ? "; " : "",
-                    f.ctx.tid.x, f.ctx.tid.y, f.ctx.tid.z, state_name(f), f.site);
+    if (cluster ? per_cta[f.ctx.cta]++ >= 3 || shown == 12 : shown == 6) { ++more; continue; }
+    char who[96];
+    if (w.ncta > 1)
+      std::snprintf(who, sizeof who, "block (%u, %u, %u) thread (%u, %u, %u)", f.ctx.bid.x,
+                    f.ctx.bid.y, f.ctx.bid.z, f.ctx.tid.x, f.ctx.tid.y, f.ctx.tid.z);
     else
-      std::snprintf(buf, sizeof buf, "%sthread (%u, %u, %u) %s", shown ? "; " : "", f.ctx.tid.x,
-                    f.ctx.tid.y, f.ctx.tid.z, state_name(f));
+      std::snprintf(who, sizeof who, "thread (%u, %u, %u)", f.ctx.tid.x, f.ctx.tid.y,
+                    f.ctx.tid.z);
+    char buf[420];
+    if (f.state == kAtBarrier || f.state == kWaiting)
+      std::snprintf(buf, sizeof buf, "%s%s %s (line %u)", shown ? "; " : "", who, state_name(f),
+                    f.site);
+    else
+      std::snprintf(buf, sizeof buf, "%s%s %s", shown ? "; " : "", who, state_name(f));
     out += buf;
     ++shown;
   }
@@ -278,16 +313,23 @@ inline std::string describe_threads(Worker& w, bool (*pick)(const Fiber&)) {
   return out;
 }
 
-inline void block_failure(Worker& w, int code, const std::string& what) {
-  const Fiber& f0 = w.fibers[0];
-  char head[160];
-  std::snprintf(head, sizeof head, "kernel '%s', block (%u, %u, %u): ", w.cfg->kernel,
-                f0.ctx.bid.x, f0.ctx.bid.y, f0.ctx.bid.z);
+inline void block_failure(Worker& w, int code, const std::string& what, unsigned first = 0) {
+  const Fiber& f0 = w.fibers[first];
+  char head[200];
+  if (w.ncta > 1 && first == 0 && w.cfg->cooperative)
+    std::snprintf(head, sizeof head, "kernel '%s', the cooperative grid: ", w.cfg->kernel);
+  else if (w.ncta > 1 && first == 0)
+    std::snprintf(head, sizeof head, "kernel '%s', the cluster of block (%u, %u, %u): ",
+                  w.cfg->kernel, f0.ctx.bid.x, f0.ctx.bid.y, f0.ctx.bid.z);
+  else
+    std::snprintf(head, sizeof head, "kernel '%s', block (%u, %u, %u): ", w.cfg->kernel,
+                  f0.ctx.bid.x, f0.ctx.bid.y, f0.ctx.bid.z);
   record(code, (head + what).c_str());
 }
 
-// Hooks a dialect may set (per process): called when a block starts and when its threads are
-// released from a block barrier (the race detector's interval ends there).
+// Hooks a dialect may set (per process): called when a block (a cluster) starts and when the
+// threads of a block are released from a block barrier (the race detector's interval ends there;
+// `Worker::cur_cta` is that block).
 inline void (*on_block_start)(Worker&) = nullptr;
 inline void (*on_barrier)(Worker&) = nullptr;
 // around each run of a fiber until it blocks (a slice), and when a wait of the block completes
@@ -295,24 +337,74 @@ inline void (*on_slice_start)(Worker&, Fiber&) = nullptr;
 inline void (*on_slice_end)(Worker&, Fiber&) = nullptr;
 inline void (*on_wait_done)(Worker&) = nullptr;
 
-inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& gdim) {
+// Release the block barrier of block `c` (fibers [lo, hi)) if every live thread of it is there;
+// true if released. A strict barrier reached by part of the block (the rest exited), or at
+// different call sites, is recorded as a divergence (then `failed()`).
+inline bool release_barrier(Worker& w, unsigned c, unsigned lo, unsigned hi) {
+  unsigned at_barrier = 0, done = 0;
+  for (unsigned i = lo; i < hi; ++i) {
+    State s = w.fibers[i].state;
+    if (s != kAtBarrier && s != kDone) return false;
+    at_barrier += s == kAtBarrier;
+    done += s == kDone;
+  }
+  if (!at_barrier) return false;
+  if (w.cfg->strict_barriers) {
+    if (done) {
+      block_failure(w, kDivergence, "barrier divergence: __syncthreads() reached by " +
+                    std::to_string(at_barrier) + " of the block's " + std::to_string(hi - lo) +
+                    " threads, the others exited without reaching it: " +
+                    describe_threads(w, [](const Fiber& f) { return f.state == kAtBarrier; },
+                                     lo, hi) +
+                    "; exited: " + describe_threads(w, [](const Fiber& f) {
+                      return f.state == kDone; }, lo, hi), lo);
+      return false;
+    }
+    for (unsigned i = lo; i < hi; ++i) {
+      if (w.fibers[i].site == w.fibers[lo].site) continue;
+      block_failure(w, kDivergence, "barrier divergence: the block's threads wait at "
+                    "different __syncthreads() calls: " +
+                    describe_threads(w, [](const Fiber& f) { return f.state == kAtBarrier; },
+                                     lo, hi), lo);
+      return false;
+    }
+  }
+  enter_cta(w, c);
+  if (on_barrier) on_barrier(w);
+  for (unsigned i = lo; i < hi; ++i) w.fibers[i].state = kReady;
+  return true;
+}
+
+// Run one cluster of blocks (one block without clusters): `bids` are its blocks, by rank.
+inline void run_cluster(Worker& w, const std::vector<Dim3>& bids, const Dim3& bdim,
+                        const Dim3& gdim, const Dim3& cdim) {
   const unsigned n = bdim.x * bdim.y * bdim.z;
   const unsigned nw = (n + kWarp - 1) / kWarp;
+  const unsigned ncta = unsigned(bids.size());
+  const unsigned total = n * ncta;
   w.nthreads = n;
+  w.ncta = ncta;
   w.static_top = 0;
   w.static_slots.clear();
+  enter_cta(w, 0);
   if (on_block_start) on_block_start(w);
-  for (unsigned i = 0; i < n; ++i) {
+  for (unsigned i = 0; i < total; ++i) {
     Fiber& f = w.fibers[i];
     ThreadCtx& c = f.ctx;
-    c.tid = Dim3{i % bdim.x, (i / bdim.x) % bdim.y, i / (bdim.x * bdim.y)};
-    c.bid = bid;
+    const unsigned t = i % n, cta = i / n;
+    c.tid = Dim3{t % bdim.x, (t / bdim.x) % bdim.y, t / (bdim.x * bdim.y)};
+    c.bid = bids[cta];
     c.bdim = bdim;
     c.gdim = gdim;
-    c.linear = i;
-    c.lane = i % kWarp;
-    c.warp = i / kWarp;
+    c.cdim = cdim;
+    c.cta = cta;
+    c.ncta = ncta;
+    c.slot = i;
+    c.linear = t;
+    c.lane = t % kWarp;
+    c.warp = t / kWarp;
     c.nwarps = nw;
+    c.warp_slot = cta * nw + c.warp;
     f.wait_fn = nullptr;
     getcontext(&f.uc);
     f.uc.uc_stack.ss_sp = f.stack;
@@ -322,10 +414,11 @@ inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& 
     f.state = kReady;
   }
   for (;;) {
-    for (unsigned i = 0; i < n; ++i) {
+    for (unsigned i = 0; i < total; ++i) {
       Fiber& f = w.fibers[i];
       if (f.state != kReady) continue;
       w.cur = &f;
+      enter_cta(w, f.ctx.cta);
       if (on_slice_start) on_slice_start(w, f);
       swapcontext(&w.sched, &f.uc);
       if (on_slice_end && !failed()) on_slice_end(w, f);
@@ -333,9 +426,11 @@ inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& 
       if (failed()) return;
     }
     bool progress = false;
-    for (unsigned i = 0; i < n; ++i) {
+    for (unsigned i = 0; i < total; ++i) {
       Fiber& f = w.fibers[i];
-      if (f.state == kWaiting && f.wait_fn(f.wait_arg)) {
+      if (f.state != kWaiting) continue;
+      enter_cta(w, f.ctx.cta);  // the predicate reads the waiting block's shared memory
+      if (f.wait_fn(f.wait_arg)) {
         f.state = kReady;
         progress = true;
       }
@@ -344,8 +439,9 @@ inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& 
       if (on_wait_done) on_wait_done(w);
       continue;
     }
-    for (unsigned s = 0; s < nw; ++s) {
-      unsigned lo = s * kWarp, hi = std::min(n, lo + kWarp);
+    for (unsigned s = 0; s < nw * ncta; ++s) {
+      const unsigned cta = s / nw;
+      unsigned lo = cta * n + (s % nw) * kWarp, hi = std::min(cta * n + n, lo + kWarp);
       int first = -1;
       for (unsigned i = lo; i < hi; ++i)
         if (w.fibers[i].state == kAtWarp) { first = int(i); break; }
@@ -363,61 +459,44 @@ inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& 
       progress = true;
     }
     if (progress) continue;
-    unsigned at_barrier = 0, waiting = 0, done = 0;
-    for (unsigned i = 0; i < n; ++i) {
-      State s = w.fibers[i].state;
-      at_barrier += s == kAtBarrier;
-      waiting += s == kWaiting;
-      done += s == kDone;
+    for (unsigned c = 0; c < ncta; ++c) {
+      progress |= release_barrier(w, c, c * n, c * n + n);
+      if (failed()) return;
     }
-    if (waiting) {
-      for (unsigned i = 0; i < n; ++i) {
-        Fiber& f = w.fibers[i];
-        if (f.state == kWaiting && f.wait_describe)
-          f.wait_describe(f.wait_arg, f.wait_what, sizeof f.wait_what);
-      }
-      block_failure(w, kDeadlock, "deadlock: every thread of the block is blocked and none can "
-                    "proceed: " + describe_threads(w, [](const Fiber& f) {
-                      return f.state == kWaiting || f.state == kAtBarrier; }));
-      return;
-    }
-    if (!at_barrier) return;  // every fiber has returned
-    if (w.cfg->strict_barriers) {
-      if (done) {
-        block_failure(w, kDivergence, "barrier divergence: __syncthreads() reached by " +
-                      std::to_string(at_barrier) + " of the block's " + std::to_string(n) +
-                      " threads, the others exited without reaching it: " +
-                      describe_threads(w, [](const Fiber& f) { return f.state == kAtBarrier; }) +
-                      "; exited: " + describe_threads(w, [](const Fiber& f) {
-                        return f.state == kDone; }));
-        return;
-      }
-      unsigned site = 0;
-      bool same = true;
-      for (unsigned i = 0; i < n; ++i) {
-        if (i == 0) site = w.fibers[i].site;
-        else if (w.fibers[i].site != site) same = false;
-      }
-      if (!same) {
-        block_failure(w, kDivergence, "barrier divergence: the block's threads wait at "
-                      "different __syncthreads() calls: " +
-                      describe_threads(w, [](const Fiber& f) { return f.state == kAtBarrier; }));
-        return;
+    if (progress) continue;
+    bool blocked = false;
+    for (unsigned i = 0; i < total; ++i) {
+      Fiber& f = w.fibers[i];
+      if (f.state == kWaiting || f.state == kAtBarrier) blocked = true;
+      if (f.state == kWaiting && f.wait_describe) {
+        enter_cta(w, f.ctx.cta);
+        f.wait_describe(f.wait_arg, f.wait_what, sizeof f.wait_what);
       }
     }
-    if (on_barrier) on_barrier(w);
-    for (unsigned i = 0; i < n; ++i)
-      if (w.fibers[i].state == kAtBarrier) w.fibers[i].state = kReady;
+    if (!blocked) return;  // every fiber has returned
+    block_failure(w, kDeadlock, std::string("deadlock: every thread of the ") +
+                  (ncta == 1 ? "block" : w.cfg->cooperative ? "grid" : "cluster") + " is blocked and none can proceed: " +
+                  describe_threads(w, [](const Fiber& f) {
+                    return f.state == kWaiting || f.state == kAtBarrier; }));
+    return;
   }
 }
 
-// Run the grid; returns a Code and fills `err` with the first failure's message.
+inline void run_block(Worker& w, const Dim3& bid, const Dim3& bdim, const Dim3& gdim) {
+  run_cluster(w, std::vector<Dim3>{bid}, bdim, gdim, Dim3{});
+}
+
+// Run the grid; returns a Code and fills `err` with the first failure's message. With
+// `cfg.cluster` other than 1x1x1, the grid (in blocks) must be a multiple of it, and each worker
+// runs a cluster's blocks together.
 inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_t* block3,
                   const LaunchConfig& cfg, int n_workers, char* err, int errlen,
                   void (*init_worker)(Worker&) = nullptr, void (*fini_worker)(Worker&) = nullptr) {
   const Dim3 grid{grid3[0], grid3[1], grid3[2]};
   const Dim3 bdim{block3[0], block3[1], block3[2]};
+  const Dim3 cdim = cfg.cluster;
   const uint64_t n = uint64_t(bdim.x) * bdim.y * bdim.z;
+  const uint64_t csize = uint64_t(cdim.x) * cdim.y * cdim.z;
   failure().code = 0;
   failure().message[0] = 0;
   if (n == 0 || n > kMaxThreads) {
@@ -425,8 +504,19 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
                   (unsigned long long)n);
     return kError;
   }
-  const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
-  if (total == 0) return kOk;
+  if (csize == 0 || csize > 16 || grid.x % cdim.x || grid.y % cdim.y || grid.z % cdim.z) {
+    std::snprintf(err, errlen, "grid (%u, %u, %u) is not a multiple of the cluster shape "
+                  "(%u, %u, %u) of 1 to 16 blocks", grid.x, grid.y, grid.z, cdim.x, cdim.y,
+                  cdim.z);
+    return kError;
+  }
+  const Dim3 cgrid{grid.x / cdim.x, grid.y / cdim.y, grid.z / cdim.z};
+  const uint64_t nclusters = uint64_t(cgrid.x) * cgrid.y * cgrid.z;
+  if (nclusters == 0) return kOk;
+  // a group: one cluster, or (cooperative) every cluster of the grid
+  const uint64_t per_group = cfg.cooperative ? nclusters : 1;
+  const uint64_t ncta = csize * per_group;
+  const uint64_t total = nclusters / per_group;
   if (n_workers < 1) n_workers = 1;
   if (uint64_t(n_workers) > total) n_workers = int(total);
   std::atomic<uint64_t> next{0};
@@ -436,14 +526,19 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
     w.fn = fn;
     w.args = args;
     w.cfg = &cfg;
-    w.fibers.resize(n);
-    w.warps.resize((n + kWarp - 1) / kWarp);
-    std::vector<unsigned char> shared(cfg.shared_bytes + 64);
-    w.shared = shared.data() + (64 - reinterpret_cast<uintptr_t>(shared.data()) % 64) % 64;
+    w.fibers.resize(n * ncta);
+    w.warps.resize((n + kWarp - 1) / kWarp * ncta);
+    std::vector<std::vector<unsigned char>> windows(ncta);
+    for (auto& win : windows) {
+      win.resize(cfg.shared_bytes + 64);
+      unsigned char* p = win.data();
+      w.cta_shared.push_back(p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64);
+    }
+    w.shared = w.cta_shared[0];
     w.shared_size = cfg.shared_bytes;
     for (auto& f : w.fibers) {
-      void* p = mmap(nullptr, cfg.stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+      void* p = mmap(nullptr, cfg.stack_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p == MAP_FAILED) {
         no_stack = 1;
         break;
@@ -452,11 +547,20 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
     }
     if (!no_stack) {
       tls_worker = &w;
+      w.csize = unsigned(csize);
       if (init_worker) init_worker(w);
+      std::vector<Dim3> bids(ncta);
       for (uint64_t t = next++; t < total && !failed(); t = next++) {
-        Dim3 bid{uint32_t(t % grid.x), uint32_t((t / grid.x) % grid.y),
-                 uint32_t(t / (uint64_t(grid.x) * grid.y))};
-        run_block(w, bid, bdim, grid);
+        for (uint64_t k = 0; k < per_group; ++k) {
+          const uint64_t c = t * per_group + k;
+          const Dim3 cid{uint32_t(c % cgrid.x), uint32_t((c / cgrid.x) % cgrid.y),
+                         uint32_t(c / (uint64_t(cgrid.x) * cgrid.y))};
+          for (uint32_t r = 0; r < csize; ++r)  // rank r: x fastest, as %cluster_ctarank
+            bids[k * csize + r] = Dim3{cid.x * cdim.x + r % cdim.x,
+                                       cid.y * cdim.y + (r / cdim.x) % cdim.y,
+                                       cid.z * cdim.z + r / (cdim.x * cdim.y)};
+        }
+        run_cluster(w, bids, bdim, grid, cdim);
       }
       if (fini_worker) fini_worker(w);
       tls_worker = nullptr;
@@ -477,7 +581,7 @@ inline int launch(KernelFn fn, void** args, const uint32_t* grid3, const uint32_
   }
   if (no_stack) {
     std::snprintf(err, errlen, "could not allocate fiber stacks (%llu threads x %llu bytes)",
-                  (unsigned long long)n, (unsigned long long)cfg.stack_size);
+                  (unsigned long long)(n * ncta), (unsigned long long)cfg.stack_size);
     return kError;
   }
   return kOk;
