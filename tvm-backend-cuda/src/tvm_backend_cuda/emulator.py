@@ -201,13 +201,13 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
                 f"{', '.join(found) or 'none'}); kernels must be declared extern \"C\" "
                 "__global__")
     waits = set()
-    for k, m in enumerate(heads):
-        dims = _CLUSTER_DIMS.search(m.group(0))
+    for k, head in enumerate(heads):
+        dims = _CLUSTER_DIMS.search(head.group(0))
         if dims:
-            clusters[m.group(1)] = tuple(int(d) for d in dims.groups())
+            clusters[head.group(1)] = tuple(int(d) for d in dims.groups())
         end = heads[k + 1].start() if k + 1 < len(heads) else len(source)
-        if _CROSS_BLOCK_WAIT.search(source, m.end(), end):
-            waits.add(m.group(1))
+        if _CROSS_BLOCK_WAIT.search(source, head.end(), end):
+            waits.add(head.group(1))
     source = _KERNEL_HEAD.sub(_checked_head, source)
     lines = source.split("\n")
     dyn_names: set[str] = set()

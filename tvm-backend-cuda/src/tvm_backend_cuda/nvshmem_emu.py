@@ -106,8 +106,9 @@ class EmulatedNvshmemContext(_nv.NvshmemContext):
         raise NotModelledError("the CUDA emulator runs CUDA source, not cubins: use "
                                "NvshmemContext.compile(source, kernels)")
 
-    def compile(self, source: str, kernels: Sequence[str] | Mapping[str, Any], *,
-                arch: str | None = None, options: Sequence[str] = ()) -> EmulatedModule:
+    def compile(  # type: ignore[override]  # returns the emulator's module, not a cubin's
+            self, source: str, kernels: Sequence[str] | Mapping[str, Any], *,
+            arch: str | None = None, options: Sequence[str] = ()) -> EmulatedModule:
         """Build CUDA ``source`` for the emulator; ``kernels`` maps each kernel to its
         parameter types (``"ptr"`` or a scalar dtype, or ``(name, type)`` pairs)."""
         self._check()
