@@ -55,6 +55,13 @@ def gpu_median_ms(fn: Callable[[int], Any], nsets: int, reps: int, warmup_passes
     for i in range(warmup_passes * nsets):
         fn(i % nsets)
     torch.cuda.synchronize()
+    return statistics.median(_event_times(fn, nsets, reps))
+
+
+def _event_times(fn: Callable[[int], Any], nsets: int, reps: int) -> list[float]:
+    """The CUDA-event times (ms) of ``reps`` runs of ``fn``, queued behind a GPU sleep."""
+    import torch
+
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     torch.cuda._sleep(int(2.0e9 * reps * 80e-6))
@@ -63,7 +70,41 @@ def gpu_median_ms(fn: Callable[[int], Any], nsets: int, reps: int, warmup_passes
         fn(r % nsets)
         ends[r].record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+#: rounds of :func:`gpu_compare_ms`
+ROUNDS = 6
+
+
+def gpu_compare_ms(fns: dict[str, Callable[[int], Any]], nsets: int, reps: int,
+                   rounds: int = ROUNDS, warmup_s: float = 1.5) -> dict[str, float]:
+    """Median CUDA-event times (ms) of implementations of one job, timed in turns, so that
+    none is favoured by when it runs: a long kernel (an 8192^3 GEMM) holds the GPU at its power
+    limit, and whatever runs first after an idle spell runs on a cooler, faster-clocked GPU.
+    First every implementation runs in turn for ``warmup_s`` seconds (the clock settles); then
+    ``rounds`` rounds, each timing ``reps`` runs of every implementation as
+    :func:`gpu_median_ms` does, the order rotated every round. An implementation's time is the
+    median of all its runs."""
+    import time
+
+    import torch
+
+    names = list(fns)
+    t0 = time.perf_counter()
+    while True:
+        for name in names:
+            for i in range(nsets):
+                fns[name](i)
+        torch.cuda.synchronize()
+        if time.perf_counter() - t0 >= warmup_s:
+            break
+    times: dict[str, list[float]] = {name: [] for name in names}
+    per_round = max(1, -(-reps // rounds))
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name] += _event_times(fns[name], nsets, per_round)
+    return {name: statistics.median(v) for name, v in times.items()}
 
 
 def n_sets(bytes_per_set: int, l2_bytes: int) -> int:

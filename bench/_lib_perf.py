@@ -5,8 +5,10 @@ and against ``torch.compile`` of the same, float8 fast and accurate against
 ``torch.compile(fullgraph=True)`` against the same block eager and under ``torch.compile``.
 
 Every row is checked before it is timed (relative Frobenius error against a float32 reference
-of the same operands, or against eager for the block); times are ``_gpu.gpu_median_ms`` (CUDA
-events on torch's stream, inputs rotated over sets past 2.5x the L2). ``smoke()`` compiles
+of the same operands, or against eager for the block); times are ``_gpu.gpu_compare_ms`` (CUDA
+events on torch's stream, inputs rotated over sets past 2.5x the L2; ours and the references of
+a row timed in turns, in rounds after a warm-up, so that none gains from running first on a GPU
+below its power limit). ``smoke()`` compiles
 every kernel the rows would run, for sm_90a, with NVRTC (no GPU)."""
 
 from __future__ import annotations
@@ -112,16 +114,11 @@ def _gemm_row(label: str, m: int, n: int, k: int, reps: int) -> dict[str, Any]:
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t
     err = _rel(c, a.float() @ b.float().T)
-    ours = _gpu.gpu_median_ms(lambda i: kernels.gemm(sets[i][0], sets[i][1], sets[i][2]),
-                              len(sets), reps)
-    cublas = _gpu.gpu_median_ms(
-        lambda i: torch.matmul(sets[i][0], sets[i][1].T, out=sets[i][2]), len(sets), reps)
-    ours2 = _gpu.gpu_median_ms(lambda i: kernels.gemm(sets[i][0], sets[i][1], sets[i][2]),
-                               len(sets), reps)
-    cublas2 = _gpu.gpu_median_ms(
-        lambda i: torch.matmul(sets[i][0], sets[i][1].T, out=sets[i][2]), len(sets), reps)
-    # two rounds, each timing ours just before cuBLAS; the times are the rounds' means
-    row = {"label": label, "ours": (ours + ours2) / 2, "cublas": (cublas + cublas2) / 2,
+    tm = _gpu.gpu_compare_ms({
+        "ours": lambda i: kernels.gemm(sets[i][0], sets[i][1], sets[i][2]),
+        "cublas": lambda i: torch.matmul(sets[i][0], sets[i][1].T, out=sets[i][2])},
+        len(sets), reps)
+    row = {"label": label, "ours": tm["ours"], "cublas": tm["cublas"],
            "err": err, "ok": err < 1e-2, "first_s": first_s, "tflops": 2 * m * n * k / 1e9}
     row["ratio"] = row["cublas"] / row["ours"]
     print(f"gemm {label}: ours {row['ours']:.3f} ms cuBLAS {row['cublas']:.3f} ms "
@@ -170,9 +167,10 @@ def _fused_row(label: str, m: int, n: int, k: int, kw: dict[str, Any], reps: int
     want = eager(*[x.float() for x in s0[:4]])
     err = _rel(got, want)
     err_c = _rel(compiled(*s0[:4]), want)
-    t_ours = _gpu.gpu_median_ms(lambda i: ours(sets[i]), len(sets), reps)
-    t_eager = _gpu.gpu_median_ms(lambda i: eager(*sets[i][:4]), len(sets), reps)
-    t_comp = _gpu.gpu_median_ms(lambda i: compiled(*sets[i][:4]), len(sets), reps)
+    t = _gpu.gpu_compare_ms({"ours": lambda i: ours(sets[i]),
+                             "eager": lambda i: eager(*sets[i][:4]),
+                             "compiled": lambda i: compiled(*sets[i][:4])}, len(sets), reps)
+    t_ours, t_eager, t_comp = t["ours"], t["eager"], t["compiled"]
     row = {"label": f"{label} {m}x{n}x{k}", "ours": t_ours, "eager": t_eager,
            "compiled": t_comp, "err": err, "err_compiled": err_c, "ok": err < 2e-2}
     print(f"fused {row['label']}: ours {t_ours:.3f} eager {t_eager:.3f} compile "
@@ -206,21 +204,26 @@ def fp8_rows(reps: int) -> list[dict[str, Any]]:
                                 out_dtype=torch.bfloat16)
 
     err_cublas = _rel(scaled_mm(sets[0]), ref)
-    t_cublas = _gpu.gpu_median_ms(lambda i: scaled_mm(sets[i]), len(sets), reps)
+
+    def ours(s: tuple[Any, ...], accurate: bool) -> Any:
+        return kernels.gemm(s[0], s[1], s[4], scale_a=s[2], scale_b=s[3], accurate=accurate)
+
+    errs = {}
+    for accurate in (False, True):  # checked (and tuned) before anything is timed
+        got = ours(sets[0], accurate)
+        torch.cuda.synchronize()
+        errs[accurate] = _rel(got, ref)
+    t = _gpu.gpu_compare_ms({"fast": lambda i: ours(sets[i], False),
+                             "accurate": lambda i: ours(sets[i], True),
+                             "cublas": lambda i: scaled_mm(sets[i])}, len(sets), reps)
     rows = []
     for accurate in (False, True):
-        def ours(s: tuple[Any, ...], accurate: bool = accurate) -> Any:
-            return kernels.gemm(s[0], s[1], s[4], scale_a=s[2], scale_b=s[3],
-                                accurate=accurate)
-
-        got = ours(sets[0])
-        torch.cuda.synchronize()
-        err = _rel(got, ref)
-        t = _gpu.gpu_median_ms(lambda i: ours(sets[i]), len(sets), reps)
-        row = {"label": f"fp8 {'accurate' if accurate else 'fast'} {m}x{n}x{k}", "ours": t,
-               "cublas": t_cublas, "ratio": t_cublas / t, "err": err, "err_cublas": err_cublas,
+        mode = "accurate" if accurate else "fast"
+        err = errs[accurate]
+        row = {"label": f"fp8 {mode} {m}x{n}x{k}", "ours": t[mode], "cublas": t["cublas"],
+               "ratio": t["cublas"] / t[mode], "err": err, "err_cublas": err_cublas,
                "ok": err < 3e-2}
-        print(f"{row['label']}: ours {t:.3f} _scaled_mm {t_cublas:.3f} ms ratio "
+        print(f"{row['label']}: ours {t[mode]:.3f} _scaled_mm {t['cublas']:.3f} ms ratio "
               f"{row['ratio']:.3f}, err {err:.3e} (_scaled_mm {err_cublas:.3e})", flush=True)
         rows.append(row)
     sets.clear()
@@ -259,9 +262,10 @@ def mlp_row(reps: int) -> dict[str, Any]:
     want = torch_block(x)
     err = _rel(ours(x), want.float())
     err_c = _rel(theirs(x), want.float())
-    t_ours = _gpu.gpu_median_ms(lambda i: ours(sets[i]), len(sets), reps)
-    t_eager = _gpu.gpu_median_ms(lambda i: torch_block(sets[i]), len(sets), reps)
-    t_comp = _gpu.gpu_median_ms(lambda i: theirs(sets[i]), len(sets), reps)
+    tm = _gpu.gpu_compare_ms({"ours": lambda i: ours(sets[i]),
+                              "eager": lambda i: torch_block(sets[i]),
+                              "compiled": lambda i: theirs(sets[i])}, len(sets), reps)
+    t_ours, t_eager, t_comp = tm["ours"], tm["eager"], tm["compiled"]
     row = {"label": f"MLP block {t} tokens, hidden {h}, ffn {f}, bf16", "ours": t_ours,
            "eager": t_eager, "compiled": t_comp, "err": err, "err_compiled": err_c,
            "breaks": explain.graph_break_count, "ok": err < 2e-2 and
@@ -294,7 +298,8 @@ def section(g: list[dict[str, Any]], fu: list[dict[str, Any]], f8: list[dict[str
         f"Ours: `tvm_backend_cuda.kernels` called on torch tensors (tuned by `tvm.autotune` on "
         f"its first call; the record in the cache directory is reused by later runs). Times: "
         f"median of {reps} CUDA-event timed calls on torch's stream, inputs rotated over sets "
-        f"> 2.5x L2. Every row checked first (relative error vs a float32 reference).", "",
+        f"> 2.5x L2; a row's implementations timed in turns, {_gpu.ROUNDS} rounds after a "
+        f"warm-up (`_gpu.gpu_compare_ms`). Every row checked first (relative error vs a float32 reference).", "",
         "| GEMM bf16 (m x n x k) | ours (ms) | cuBLAS `torch.matmul` (ms) | ours TFLOP/s | "
         "cuBLAS / ours | err | target >= 0.95 |", "|---|---|---|---|---|---|---|"]
     for r in g:

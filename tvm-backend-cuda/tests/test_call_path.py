@@ -320,3 +320,46 @@ def test_fast_call_of_an_array_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     assert call(t[0], t[1], odd, stream=5) is None and call(t[0]) is None
     assert seen["full"] == [((t[0], t[1], odd), 5), ((t[0],), None)]
     assert len(seen["core"]) == 4
+
+
+def test_hot_call_of_an_array_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    ex = tvm.compile(add_func(4096, "float32"), target={"kind": "cuda", "arch": "sm_80"})
+    fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
+    t = [_FakeTensor(torch, (4096,), torch.float32, 0x1000 * (i + 1)) for i in range(3)]
+    # the tensor guard torch builds from real tensors, stood in for by one accepting these
+    fast.guard[:] = [lambda *a: all(isinstance(x, _FakeTensor) for x in a), 0]
+    call = fast.hot(tuple(t))
+    assert call is not None and call(*t) is None
+    assert seen["core"] == [("torch's stream", seen["core"][0][1], seen["core"][0][2],
+                             0x1000, 0x2000, 0x3000)] and seen["core"][0][2].handle == 4242
+    # a stream argument, a wrong count, another kind of argument, a misaligned pointer: the
+    # general call, with the arguments as given
+    assert call(*t, stream=5) is None and seen["core"][1][0].handle == 5
+    odd = _FakeTensor(torch, (4096,), torch.float32, 0x3004)
+    assert call(t[0]) is None and call(t[0], t[1], 3.0) is None
+    assert call(t[0], t[1], odd) is None
+    assert seen["full"] == [((t[0],), None), ((t[0], t[1], 3.0), None), ((t[0], t[1], odd), None)]
+    monkeypatch.setattr(rt._TLS, "device", 1)  # another device's context current: general
+    assert call(*t) is None and seen["full"][-1] == (tuple(t), None) and len(seen["core"]) == 2
+    fast.guard[:] = [lambda *a: False, 0]  # tensors the guard refuses fit no hot call
+    assert fast.hot(tuple(t)) is None
+
+
+def test_hot_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    ex = tvm.compile(gemm_func(256, 512, 128, arch="sm_90a"), target=H100)
+    fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
+    bf16 = torch.bfloat16
+    a, b = _FakeTensor(torch, (256, 128), bf16, 0x10000), _FakeTensor(torch, (512, 128), bf16, 0x20000)
+    c1, c2 = (_FakeTensor(torch, (256, 512), bf16, p) for p in (0x30000, 0x40000))
+    fast.guard[:] = [lambda *x: all(isinstance(y, _FakeTensor) for y in x), 0]
+    call = fast.hot((a, b, c1))
+    # a new pointer set goes through the general call (which encodes the maps), a known one
+    # launches from the cached parameter block
+    assert call(a, b, c1) is None and call(a, b, c1) is None and call(a, b, c2) is None
+    assert [m[0] for m in seen["maps"]] == [0x10000, 0x20000, 0x30000, 0x10000, 0x20000, 0x40000]
+    assert len(seen["cu"]) == 3 and not seen["core"] and not seen["full"]
+    assert seen["cu"][0][-2] == seen["cu"][1][-2] != seen["cu"][2][-2]
+    fn, *dims, stream, _, extra = seen["cu"][1]
+    assert int(fn) == 4242 and dims[3:6] == [384, 1, 1] and stream == 7 and extra == 0

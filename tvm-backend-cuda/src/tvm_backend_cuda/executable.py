@@ -343,9 +343,9 @@ class CudaFunction:
                          what=f"{self.name}: argument {self.specs[index].name!r}")
 
     # -- the fast path: torch tensors, static shapes and launch sizes -----------------------------
-    def _prepare_fast(self) -> Any:
-        """Build the fast call once a full call has loaded the kernels; mark it not applicable
-        (False) for good when the function does not fit it."""
+    def _prepare_fast(self, args: Sequence[Any] | None = None) -> Any:
+        """Build the fast call once a full call (of ``args``) has loaded the kernels; mark it not
+        applicable (False) for good when the function does not fit it."""
         dtypes = _torch_dtypes()
         if self._launches is None or not dtypes:
             return False  # not yet: no call has loaded the kernels, or no torch
@@ -377,9 +377,11 @@ class CudaFunction:
         self._fast_plan_torch = plan
         direct = getattr(self._fast_call, "direct", None)
         if direct is not None:
-            self._call = direct
+            # the hot call when the full call's tensors fit it (see _single_launch_call)
+            hot = self._fast_call.hot(args) if args is not None else None  # type: ignore[attr-defined]
+            self._call = hot or direct
             if self._exe._entry is self:
-                self._exe._call = direct
+                self._exe._call = self._call
         return plan
 
     # -- call -----------------------------------------------------------------------------------
@@ -405,7 +407,7 @@ class CudaFunction:
         for kernel, grid, block, smem, kargs in plan:
             kernel.launch(grid, block, kargs, shmem=smem, stream=stream, on_device=device)
         if self._fast_plan_torch is None:
-            self._prepare_fast()
+            self._prepare_fast(args)
 
     def launch_plan(self, args: Sequence[Any]) -> list[tuple[Any, Any, Any, int, list[Any]]]:
         """What a call with ``args`` launches, after the same checks: per kernel launch, in
@@ -799,6 +801,7 @@ def _single_launch_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | Non
     source = _SINGLE_LAUNCH.format(
         n=nargs, names=names, ptrs="; ".join(f"p{i} = data_ptr(a{i})" for i in range(nargs)),
         align=checks.strip() or "pass", launch=body)
+    checks = checks.strip() and "\n" + checks.strip("\n")
     env["data_ptr"] = data_ptr
     exec(compile(source, f"<tvm_backend_cuda fast call of {single.launch.name}>", "exec"), env)
     fast = env["fast"]
@@ -809,7 +812,70 @@ def _single_launch_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | Non
                   .replace("return True", "return None"))
         exec(compile(direct, f"<tvm_backend_cuda call of {single.launch.name}>", "exec"), env)
         fast.direct = env["call"]
+
+        def hot(args: Sequence[Any]) -> Callable[..., None] | None:
+            """The hot call for tensors like ``args`` (those of the full call that prepared
+            the fast one), or None where they do not fit it."""
+            if len(args) != nargs or check_slow(args) < 0:
+                return None
+            dev, check = guard[1], guard[0]
+            ks = kernels_on(dev) if check and rt._TLS.device == dev else None
+            if ks is None:
+                return None
+            return _hot_call(nargs, single, raw, checks, env, check, dev, ks[0], fast.direct)
+
+        fast.hot, fast.guard = hot, guard
     return cast(Callable[[Sequence[Any], Any], bool], fast)
+
+
+_MISSING = object()  # an argument of the hot call not given (the count error is core's)
+_HOT_CALL = """
+def call({params}, *rest, stream=None):
+    if check({names}) and stream is None and not rest and tls.device == {dev}:
+        {ptrs}{align}
+        {launch}
+    return slow(*[a for a in ({names},) if a is not MISSING], *rest, stream=stream)
+"""
+_HOT_CORE = """s = streams.get(raw_stream({dev}))
+        if s is not None:
+            launch(s, config, kernel, {ptrs})
+            return None"""
+_HOT_RAW = """found = blocks.get(({ptrs},))
+        if found is not None:
+            (err,) = cu_launch(function, {dims}, raw_stream({dev}), found[0], 0)
+            if err == success:
+                return None
+            raw.fail(err)"""
+
+
+def _hot_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | None, align: str,
+              env: dict[str, Any], check: Any, dev: int, kernel: Any,
+              slow: Callable[..., None]) -> Callable[..., None]:
+    """The call of a single-launch function once its tensors are known: the tensor guard, the
+    device and the kernel are constants of the code (no lookups), the arguments are parameters
+    (no tuple to unpack). Tensors the guard accepts on the device whose context is current
+    launch on torch's current stream; anything else (another device, a stream argument, a
+    new stream, a misaligned pointer, a new pointer set of a tensor-map kernel, a wrong count)
+    goes to ``slow``, the general call, with the arguments as given."""
+    names = ", ".join(f"a{i}" for i in range(nargs))
+    ptrs = ", ".join(f"p{i}" for i in range(nargs))
+    # a failed alignment test goes to the general call, which raises the error
+    align = align.replace("\n    if", "\n        if").replace(
+        "\n        return False", "\n            return slow(" + names + ", stream=stream)")
+    hot_env = dict(env, check=check, slow=slow, MISSING=_MISSING)
+    if raw is None:
+        hot_env.update(kernel=kernel)
+        body = _HOT_CORE.format(dev=dev, ptrs=ptrs)
+    else:
+        hot_env.update(function=raw.device_function(dev, kernel))
+        body = _HOT_RAW.format(dev=dev, ptrs=ptrs, dims=", ".join(map(str, raw.dims)))
+    source = _HOT_CALL.format(
+        params=", ".join(f"a{i}=MISSING" for i in range(nargs)), names=names, dev=dev,
+        ptrs="; ".join(f"p{i} = data_ptr(a{i})" for i in range(nargs)), align=align,
+        launch=body)
+    exec(compile(source, f"<tvm_backend_cuda hot call of {single.launch.name}>", "exec"),
+         hot_env)
+    return cast(Callable[..., None], hot_env["call"])
 
 
 def _dims(launch: _Launch, values: Mapping[str, Any]) -> tuple[Any, Any, int]:
