@@ -277,6 +277,12 @@ def test_gemm_candidates_fill_the_last_wave() -> None:
     assert square[0]["block_n"] == 256
     acc = kernels.gemm_candidates(8192, 8192, 8192, "float8_e4m3fn", True)("sm_90a", 132)
     assert {c["block_n"] for c in acc} == {128}
+    # 8192^3 in 128 x 256 tiles: 2048 tiles are 15.5 waves on 132 SMs, 16 tiles each on 128
+    big = kernels.gemm_candidates(8192, 8192, 8192, "float8_e4m3fn")("sm_90a", 132)
+    assert {"block_n": 256, "group_m": 8, "num_ctas": 128} in big
+    assert [c["num_ctas"] for c in square if c["block_n"] == 256] == [132, 132, 128]
+    # 1280 x 3584 in 128 x 128 tiles: 280 tiles, 3 waves of 94 CTAs
+    assert {"block_n": 128, "group_m": 8, "num_ctas": 94} in cands
     for c in cands + acc:  # every candidate is a valid configuration of the factory
         gemm_func(256, 256, 256, "float8_e4m3fn" if c in acc else "bfloat16", arch="sm_90a",
                   accurate=c in acc, **c)

@@ -52,8 +52,9 @@ def _waves(tiles: int, sms: int) -> float:
 def gemm_candidates(m: int, n: int, k: int, dtype: str, accurate: bool = False
                     ) -> Callable[[str, int], list[dict[str, Any]]]:
     """The GEMM's tuning candidates for an arch and SM count: tile width (``block_n``),
-    pipeline depth (``stages``) and raster group (``group_m``). The first, used untuned, is the
-    tile width whose tiles fill the last wave best (256 on a tie)."""
+    pipeline depth (``stages``), raster group (``group_m``) and persistent grid (``num_ctas``:
+    every SM, or the balanced grid of as many waves where the last wave is partial). The first,
+    used untuned, is the tile width whose tiles fill the last wave best (256 on a tie)."""
 
     def candidates(arch: str, sms: int) -> list[dict[str, Any]]:
         fp8_acc = accurate and dtype.startswith("float8")
@@ -61,9 +62,16 @@ def gemm_candidates(m: int, n: int, k: int, dtype: str, accurate: bool = False
             _gemm.BLOCK_NS, key=lambda bn: (-_waves(-(-m // BM) * -(-n // bn), sms), -bn))
         out: list[dict[str, Any]] = []
         for bn in widths:
-            out += [{"block_n": bn, "group_m": 8}, {"block_n": bn, "group_m": 16}]
-        out.append({"block_n": 128, "group_m": 8, "stages": 4})  # 6 by default
-        return [dict(c, num_ctas=sms) for c in out]
+            out += [{"block_n": bn, "group_m": 8, "num_ctas": sms},
+                    {"block_n": bn, "group_m": 16, "num_ctas": sms}]
+            # the balanced grid: as many waves, every CTA the same number of tiles, the SMs
+            # a partial last wave would leave idle not started (less power at the same time)
+            tiles = -(-m // _gemm.BM) * -(-n // bn)
+            balanced = -(-tiles // -(-tiles // sms))
+            if balanced < sms:
+                out.append({"block_n": bn, "group_m": 8, "num_ctas": balanced})
+        out.append({"block_n": 128, "group_m": 8, "stages": 4, "num_ctas": sms})  # 6 by default
+        return out
 
     return candidates
 
