@@ -226,7 +226,7 @@ def main() -> int:
     from cuda.core import LaunchConfig, launch
 
     from tvm_backend_cuda import runtime as rt
-    from tvm_backend_cuda.executable import _tensor_guard
+    from tvm_backend_cuda.fast_call import tensor_guard
 
     exes = compile_all(tvm, "cuda")
     notes = check(torch, exes)
@@ -262,7 +262,7 @@ def main() -> int:
         "ours_tma": lambda: tma(x, y),
         "torch_add": lambda: torch.add(a, b, out=c),
     }
-    guard = _tensor_guard((a, b, c))
+    guard = tensor_guard((a, b, c))
     notes.append(f"torch's C++ tensor guard available: {guard is not None}")
     raw_stream = rt.torch_raw_stream_getter()
     dptr = torch.Tensor.data_ptr

@@ -238,7 +238,7 @@ def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPat
                               ) -> tuple[Any, dict[str, list[Any]]]:
     from cuda.bindings import driver
 
-    from tvm_backend_cuda import executable as exe_mod
+    from tvm_backend_cuda import fast_call
 
     seen: dict[str, list[Any]] = {"cu": [], "core": [], "maps": [], "full": []}
     func = ex.get_function(ex.entry_name)
@@ -261,8 +261,8 @@ def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(rt, "derived_tensor_map", fake_map)
     plan = func._prepare_fast()
     assert plan, "the function should take the fast path"
-    launches = [exe_mod._prepare_launch(x, func.specs) for x in func._launches]
-    fast = exe_mod._make_fast_call(tuple(plan), tuple(func._align), launches, _FakeTensor,
+    launches = [fast_call.prepare_launch(x, func.specs) for x in func._launches]
+    fast = fast_call.make_fast_call(tuple(plan), tuple(func._align), launches, _FakeTensor,
                                    func.specs, func.name,
                                    full=lambda args, stream: seen["full"].append((args, stream)))
     tensors = [_FakeTensor(torch, shape, dtype, 0x100000 * (i + 1))
