@@ -18,17 +18,6 @@ from cuda_kernels import KERNELS, KernelCase  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
-#: test kernels the CUDA emulator cannot run, and why: their T.cuda.func_call helpers are
-#: hand-written inline PTX (asm), and the emulator compiles C++ (the same instructions through
-#: the intrinsics run emulated: test_gemm_mma.py, test_gpu_lang.py, test_gemm_async.py)
-_ASM = "hand-written inline PTX (asm) in its T.cuda.func_call helper"
-NOT_EMULATED = {
-    "ldmatrix_mma": f"{_ASM} (ldmatrix, mma.sync)",
-    "tma_bulk_copy_mbarrier": f"{_ASM} (cp.async.bulk, mbarrier)",
-    "wgmma_m64n8k16": f"{_ASM} (wgmma)",
-}
-
-
 def _sync(device: str) -> None:
     if device == "cuda":
         import torch
@@ -65,9 +54,7 @@ def test_kernel_on_gpu(case: KernelCase, device: str) -> None:
             pytest.skip(f"{case.name} needs another GPU: {case.why}")
         ex = tvm.compile(case.build(), target="cuda")
         assert ex.arch == arch
-    else:
-        if case.name in NOT_EMULATED:
-            pytest.skip(f"not emulated: {NOT_EMULATED[case.name]}")
+    else:  # the inline PTX of the func_call kernels too (emulator_asm)
         ex = tvm.compile(case.build(), target="cuda")
     specs = ex.get_function(ex.entry_name).specs
     host = case.inputs(np.random.default_rng(0))

@@ -326,35 +326,34 @@ def test_scalar_argument_types(device: str) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.not_emulated("hand-written inline PTX (asm reading %cluster_ctarank); "
-                          "test_emulate_clusters.py runs cluster launches emulated")
-def test_cluster_launch(torch) -> None:
-    arch = _arch_of_device()
-    if int(arch[3:5]) < 90:
+def test_cluster_launch(device: str) -> None:
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and int(_arch_of_device()[3:5]) < 90:
         pytest.skip("clusters need sm_90")
-    out = torch.zeros(8 * 3, dtype=torch.int32, device="cuda")
-    mod = CudaModule(compile_cuda(CLUSTER, arch), {"cluster_info": ["ptr"]})
+    out = torch.zeros(8 * 3, dtype=torch.int32, device=device)
+    # hand-written inline PTX reading %cluster_ctarank: under the emulator, its helpers
+    mod = _module(CLUSTER, {"cluster_info": [("out", "ptr")]}, device)
     mod.launch("cluster_info", 8, 32, [out], cluster=2)  # grid counts blocks
-    torch.cuda.synchronize()
+    _sync(device)
     rows = out.view(8, 3).cpu().tolist()
     assert rows == [[i % 2, 2, 8] for i in range(8)]
 
 
 @pytest.mark.gpu
-@pytest.mark.not_emulated("hand-written inline PTX (asm wgmma fences, setmaxnreg, cp.async); "
-                          "the intrinsics' emulation bodies run them in generated code")
-def test_hopper_kernels_run(torch) -> None:
-    if _arch_of_device() != "sm_90a":
+def test_hopper_kernels_run(device: str) -> None:
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and _arch_of_device() != "sm_90a":
         pytest.skip("wgmma/setmaxnreg kernel needs an sm_90a device")
-    mod = CudaModule(compile_cuda(WG_FENCES, "sm_90a"), {"wg_fences": ["ptr"]})
-    out = torch.zeros(128, device="cuda")
+    # wgmma fences, setmaxnreg and cp.async written as inline PTX
+    mod = _module(WG_FENCES, {"wg_fences": [("out", "ptr")]}, device)
+    out = torch.zeros(128, device=device)
     mod.launch("wg_fences", 1, 128, [out])
-    cp_mod = CudaModule(compile_cuda(CP_ASYNC, "sm_90a"), {"cp_async_rev": ["ptr", "ptr"]})
-    src = torch.randn(4 * 128 * 4, device="cuda")
+    cp_mod = _module(CP_ASYNC, {"cp_async_rev": [("src", "ptr"), ("dst", "ptr")]}, device)
+    src = torch.randn(4 * 128 * 4, device=device)
     dst = torch.empty_like(src)
     cp_mod.launch("cp_async_rev", 4, 128, [src, dst])
-    torch.cuda.synchronize()
-    assert torch.equal(out, torch.arange(1, 129, dtype=torch.float32, device="cuda"))
+    _sync(device)
+    assert torch.equal(out, torch.arange(1, 129, dtype=torch.float32, device=device))
     assert torch.equal(dst.view(4, 128, 4), src.view(4, 128, 4).flip(1))
 
 

@@ -493,7 +493,10 @@ class CudaCodegen(CudaStyleCodegen):
         its CUDA rule when that renders plain CUDA C++ (the shim's built-ins); a rule that needs
         PTX without an emulation body is an error naming the intrinsic."""
         emulation = call.op.get_attr(EMULATE_ATTR)
-        outer, self._intrin = self._intrin, call.op.name
+        # the helpers an emulation body adds may hold inline PTX (a T.cuda.func_call's
+        # hand-written source): the emulator translates that (emulator_asm); a CUDA rule's PTX
+        # without an emulation body stays an error naming the intrinsic
+        outer, self._intrin = self._intrin, None if emulation is not None else call.op.name
         try:
             if emulation is not None:
                 return str(emulation(call, self._emit))

@@ -39,6 +39,8 @@ from typing import Any
 from tvm.backend.sdk import cache_dir, emu, get_toolchain, run_tool, work_folder
 from tvm.error import CompileError, EmulatorError, NotModelledError
 
+from . import emulator_asm as _asm
+
 __all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "EmulatedTensorMap", "TensorMapArg",
            "build", "check_resident", "encoded_tensor_map", "load_source", "prepare"]
 
@@ -57,8 +59,12 @@ _CLUSTER_DIMS = re.compile(r"__cluster_dims__\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\
 # a wait on global memory another block may satisfy (NVSHMEM signals)
 _CROSS_BLOCK_WAIT = re.compile(r"\bnvshmem_\w*wait_until\s*\(")
 _INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
+# `__shared__ [alignment] T name[n] [alignment];` or a scalar `__shared__ [alignment] T name;`
+# (the alignment as __attribute__((aligned(a))) or __align__(a), before the type or after)
+_ALIGNED = r"(?:__attribute__\(\(aligned\((\d+)\)\)\)|__align__\((\d+)\))"
 _SHARED_DECL = re.compile(
-    r"^(\s*)__shared__ (.+?) (\w+)\[(\d+)\](?: __attribute__\(\(aligned\((\d+)\)\)\))?;$")
+    rf"^(\s*)__shared__\s+(?:{_ALIGNED}\s+)?(.+?)\s+(\w+)(?:\[([^\]]+)\])?"
+    rf"(?:\s+{_ALIGNED})?\s*;$")
 _DYN_DECL = re.compile(
     r"^(\s*)extern __shared__ (?:__attribute__\(\(aligned\(\d+\)\)\) |__align__\(\d+\) )?"
     r"(.+?) (\w+)\[\];$")
@@ -191,6 +197,8 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     A kernel declared with ``__cluster_dims__(x, y, z)`` runs in clusters of that shape; one
     that waits on NVSHMEM signals runs its blocks together (cooperatively) where they fit the
     emulated device (:func:`check_resident`), as a GPU that holds them all would."""
+    if _INLINE_ASM.search(source):  # hand-written PTX: the emulator's helpers instead
+        source = _asm.translate(source)
     clusters = {}
     heads = list(_KERNEL_HEAD.finditer(source))
     found = [m.group(1) for m in heads]
@@ -218,8 +226,13 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
                 f"cannot run: {line.strip()[:120]}")
         m = _SHARED_DECL.match(line)
         if m:
-            indent, ctype, name, n, align = m.groups()
-            lines[i] = f"{indent}TVM_EMU_SHARED({ctype}, {name}, {n}, {align or 16});"
+            indent, a1, a2, ctype, name, n, a3, a4 = m.groups()
+            align = a1 or a2 or a3 or a4 or 16
+            if n is None:  # a scalar: a reference to a one-element array
+                lines[i] = (f"{indent}TVM_EMU_SHARED({ctype}, {name}_tvm_cell_, 1, {align}); "
+                            f"{ctype}& {name} = {name}_tvm_cell_[0];")
+            else:
+                lines[i] = f"{indent}TVM_EMU_SHARED({ctype}, {name}, ({n}), {align});"
             continue
         m = _DYN_DECL.match(line)
         if m:

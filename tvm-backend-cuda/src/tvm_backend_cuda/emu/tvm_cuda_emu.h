@@ -188,6 +188,11 @@ inline unsigned encode_cta(unsigned addr, unsigned cta) {
   addr &= kOffsetMask;
   return cta == tvm_emu::tls_worker->cur_cta ? addr : addr | ((cta + 1u) << kClusterShift);
 }
+// %cluster_ctarank and %cluster_nctarank (clusters are one-dimensional runs of CTAs here)
+inline unsigned cluster_ctarank() {
+  return tvm_emu::tls_worker->cur_cta % tvm_emu::tls_worker->csize;
+}
+inline unsigned cluster_nctarank() { return tvm_emu::tls_worker->csize; }
 inline unsigned cluster_addr(unsigned addr, unsigned rank) {
   return encode_cta(addr, cta_of_rank(rank, "mapa"));
 }
@@ -819,9 +824,26 @@ inline void mbar_wait(unsigned addr, unsigned parity, unsigned line = __builtin_
       },
       &wait, "waiting on an mbarrier", line, mbar_describe);
 }
-inline unsigned mbar_test_wait(unsigned addr, unsigned parity) {
+// try_wait / test_wait: a poll that finds the phase incomplete returns 0 once the barrier's
+// word has changed (an arrival, bytes landing) or the phase completed, not at once: a loop
+// polling a barrier that nothing will complete then blocks with every other thread, and the
+// scheduler reports the deadlock (naming the barrier) instead of spinning forever.
+struct MbarPoll {
+  MbarWait wait;  // first: what mbar_describe reads
+  uint64_t word;
+};
+inline unsigned mbar_test_wait(unsigned addr, unsigned parity, unsigned line = __builtin_LINE()) {
   if (mbar_done(addr, parity)) return 1u;
-  tvm_emu::wait_until([](const void*) { return true; }, nullptr, "polling an mbarrier");
+  MbarPoll poll{{addr, parity}, 0};
+  std::memcpy(&poll.word, smem_at(addr, 8, "mbarrier"), 8);
+  tvm_emu::wait_until(
+      [](const void* a) {
+        auto* p = static_cast<const MbarPoll*>(a);
+        uint64_t now;
+        std::memcpy(&now, smem_at(p->wait.addr, 8, "mbarrier"), 8);
+        return now != p->word || mbar_done(p->wait.addr, p->wait.parity);
+      },
+      &poll, "polling an mbarrier", line, mbar_describe);
   return mbar_done(addr, parity) ? 1u : 0u;
 }
 // cp.async.mbarrier.arrive.noinc: the thread's pending cp.async copies complete, then it arrives

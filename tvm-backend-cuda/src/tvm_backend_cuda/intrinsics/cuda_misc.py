@@ -153,6 +153,8 @@ def _func_call_operands(
     nargs=(2, None),
     strings=("func_name", "source_code"),
     script_kwargs=("source_code",),
+    # the emulator compiles the same helper; its inline PTX becomes the emulator's helpers
+    emulate=lambda call, emit: _func_call(call, emit),
 )
 def _func_call(call: Call, emit: Emit) -> str:
     name, source = S(call, 0), S(call, len(call.args) - 1)
