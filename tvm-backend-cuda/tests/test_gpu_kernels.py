@@ -2,7 +2,8 @@
 the executable's runtime behaviour (argument checks, streams, export/load).
 
 Tests taking the ``device`` fixture (conftest.py) run under the CUDA emulator where there is no
-GPU; the kernels of :data:`NOT_EMULATED` skip there, with the reason."""
+GPU, every test kernel included (the inline PTX of the ``T.cuda.func_call`` ones is translated,
+``tvm_backend_cuda.emulator_asm``)."""
 
 from __future__ import annotations
 
