@@ -234,7 +234,8 @@ class Parser:
         for d in reversed(self.outer):
             names.update({k: (v.value if isinstance(v, _T.MetaVar) else v) for k, v in d.items()})
         for scope in self.scopes:
-            names.update(scope)
+            names.update({k: (v.load() if isinstance(v, ScalarCell) else v)
+                          for k, v in scope.items()})
         code = compile(ast.fix_missing_locations(ast.Expression(node)), self.src.filename, "eval")
         return eval(code, names)  # noqa: S307 - the user's own script text, as Python runs it
 
@@ -244,10 +245,23 @@ class Parser:
         return node.value
 
     def _e_Name(self, node: ast.Name) -> Any:
-        return self.lookup(node.id, node)
+        value = self.lookup(node.id, node)
+        return value.load() if isinstance(value, ScalarCell) else value
 
     def _e_Attribute(self, node: ast.Attribute) -> Any:
+        if isinstance(node.value, ast.Name):  # x.source / x.buffer / x.data of a scalar cell
+            cell = self._cell(node.value.id)
+            if cell is not None and node.attr in ScalarCell.BUFFER_ATTRS:
+                return cell.attribute(node.attr)
         return getattr(self.eval(node.value), node.attr)
+
+    def _cell(self, name: str) -> ScalarCell | None:
+        """The scalar cell (``T.local_scalar`` & co) ``name`` is bound to in the script."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                value = scope[name]
+                return value if isinstance(value, ScalarCell) else None
+        return None
 
     def _e_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self._elts(node.elts))
@@ -842,6 +856,9 @@ class Parser:
 
     def _s_AugAssign(self, node: ast.AugAssign, stmts: list[ast.stmt], i: int) -> S.Stmt:
         target = node.target
+        cell = self._cell(target.id) if isinstance(target, ast.Name) else None
+        if cell is not None:  # x += v of a T.local_scalar: a store into it
+            return cell.store(_BINOPS[type(node.op)](cell.load(), self._operand(node.value)))
         if not (isinstance(target, ast.Subscript) and isinstance(self.eval(target.value), Buffer)):
             raise self.err(node, "only buffer elements can be updated in place (A[i] += v); "
                                  "script variables are immutable")
@@ -940,6 +957,8 @@ class Parser:
             self._bind_tuple(target, value)
             return None
         name = target.id
+        if isinstance(value, BufferRegion) and self._cell(name) is not None:
+            raise self._region_error(value, node.value)  # x = A[i] of a 2-d A, x a scalar
         if isinstance(value, _T.VarDecl):
             cls = E.SizeVar if value.is_size_var else E.Var
             self.bind(name, cls(value.name or name, value.dtype))
@@ -952,6 +971,9 @@ class Parser:
                                   ptr_scope=value.ptr_scope))
             return None
         if isinstance(value, (E.PrimExpr, bool, int, float)):
+            cell = self._cell(name)
+            if cell is not None:  # x = v of a T.local_scalar: a store into it
+                return cell.store(value)
             return self._let(name, value, None, stmts, i)
         self.bind(name, value)  # a Python value (layout, region, tuple...): bound as is
         bind_hook = getattr(type(value), "__tvm_script_bind__", None)
@@ -1029,6 +1051,8 @@ class Parser:
             raise self.err(node.value, "T.Buffer(...) annotates a parameter; inside a body use "
                                        "T.alloc_buffer, T.decl_buffer or T.match_buffer")
         buf = spec.make(name)
+        if spec.scalar:
+            return self._scalar_def(node, buf, spec)
         self.bind(name, buf)
         if spec.kind == "alloc":
             return S.AllocBuffer(buf, spec.annotations)
@@ -1045,6 +1069,22 @@ class Parser:
             buf.span = self.src.span(node)  # errors about the buffer point at its match_buffer
         self.buffer_map[handle] = buf
         return None
+
+    def _scalar_def(self, node: ast.Assign, buf: Buffer, spec: _T.BufferSpec) -> S.Stmt:
+        """``x = T.local_scalar(...)`` / ``T.shared_scalar`` / ``T.decl_scalar``: the 0-d
+        buffer, with ``x`` bound to its element (a :class:`ScalarCell`)."""
+        span = self.src.span(node)
+        buf.span = span
+        define: S.Stmt = S.AllocBuffer(buf, spec.annotations) if spec.kind == "alloc" \
+            else S.DeclBuffer(buf)
+        define.span = span
+        cell = ScalarCell(buf)
+        self.bind(buf.name, cell)
+        if spec.init is None:
+            return define
+        init = cell.store(spec.init)
+        init.span = span
+        return S.SeqStmt([define, init])
 
     # -- functions --------------------------------------------------------------------------
     def function(self, fdef: ast.FunctionDef, *, private: bool, name: str | None = None) -> PrimFunc:
@@ -1139,6 +1179,31 @@ class Parser:
 
 # -- helpers ---------------------------------------------------------------------------------
 _MAX_HELPER_DEPTH = 32
+
+
+class ScalarCell:
+    """A script name bound by ``T.local_scalar`` / ``T.shared_scalar`` / ``T.alloc_scalar`` /
+    ``T.decl_scalar``: the one element of a 0-d buffer. Read, it is the load ``x[()]``;
+    assigned (``x = v``, ``x += v``, in any nested block), a store into it; ``x.source`` /
+    ``x.buffer`` is the buffer and ``x.data`` its pointer. Only the parser sees it: the IR
+    holds the buffer, so the printer writes the 0-d buffer and ``x[()]``."""
+
+    BUFFER_ATTRS = ("source", "buffer", "data")
+
+    def __init__(self, buffer: Buffer) -> None:
+        self.buffer = buffer
+
+    def load(self) -> E.BufferLoad:
+        return E.BufferLoad(self.buffer, [])
+
+    def store(self, value: Any) -> S.BufferStore:
+        return S.BufferStore(self.buffer, value, [])
+
+    def attribute(self, name: str) -> Any:
+        return self.buffer.data if name == "data" else self.buffer
+
+    def __repr__(self) -> str:
+        return f"ScalarCell({self.buffer.name})"
 
 
 class _NestedHelper:

@@ -181,6 +181,8 @@ class BufferSpec:
     kwargs: dict[str, Any]
     handle: Any = None  # match_buffer's handle parameter
     annotations: dict[str, Any] = field(default_factory=dict)  # alloc_buffer's
+    scalar: bool = False  # T.local_scalar & co: the name is the element, not the buffer
+    init: Any = None  # T.local_scalar(init=v): the value stored right after the allocation
 
     def make(self, name: str) -> _Buffer:
         return _Buffer(name, self.shape, self.dtype, **self.kwargs)
@@ -318,6 +320,42 @@ def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: 
                       _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
                                                   data, shape=dims),
                                    axis_separators, offset_factor))
+
+
+def alloc_scalar(dtype: Any = "float32", scope: str = "global", *, init: Any = None) -> BufferSpec:
+    """``x = T.alloc_scalar("int32", "local")``: one value in ``scope``, a 0-d buffer named
+    by its element. In the script ``x`` reads the value, ``x = v`` and ``x += v`` store into
+    it, and ``x.source`` (or ``x.buffer``) is the buffer; the IR is the 0-d allocation, so it
+    prints as ``T.alloc_buffer((), ...)`` with ``x[()]`` accesses."""
+    spec = alloc_buffer((), dtype, scope=scope)
+    spec.scalar, spec.init = True, init
+    return spec
+
+
+def local_scalar(dtype: Any = "float32", *, init: Any = None) -> BufferSpec:
+    """``i = T.local_scalar("int32")``: :func:`alloc_scalar` in ``local`` memory (a register);
+    ``init=`` stores a first value."""
+    return alloc_scalar(dtype, "local", init=init)
+
+
+def shared_scalar(dtype: Any = "float32") -> BufferSpec:
+    """``flag = T.shared_scalar("int32")``: :func:`alloc_scalar` in ``shared`` memory (one
+    value for the CTA)."""
+    return alloc_scalar(dtype, "shared")
+
+
+def decl_scalar(dtype: Any = "float32", data: Any = None, scope: str = "global",
+                elem_offset: Any = 0) -> BufferSpec:
+    """``t = T.decl_scalar("uint32", pool.data, "shared.dyn", 0)``: the value at element
+    ``elem_offset`` of existing memory, used as :func:`alloc_scalar`'s is (a 0-d
+    ``T.decl_buffer``)."""
+    if data is None:
+        raise TypeError("T.decl_scalar views existing memory: give its data, e.g. "
+                        "T.decl_scalar(\"uint32\", pool.data, \"shared.dyn\", 0); for a new "
+                        "value use T.local_scalar or T.shared_scalar")
+    spec = decl_buffer((), dtype, data=data, scope=scope, elem_offset=elem_offset)
+    spec.scalar = True
+    return spec
 
 
 def _allocated_offset(addr: Any, elem_offset: Any, scope: str) -> Any:
@@ -699,7 +737,8 @@ __all__ = sorted(
 webgpu = _tirx_op.WebGPUNamespace()
 
 __all__ += ["webgpu", "Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub",
-            "alloc_local", "alloc_shared", "hint", "inline", "Optional", "constexpr", "jit"]
+            "alloc_local", "alloc_shared", "hint", "inline", "Optional", "constexpr", "jit",
+            "alloc_scalar", "local_scalar", "shared_scalar", "decl_scalar"]
 
 
 def __getattr__(name: str) -> Any:
