@@ -49,6 +49,7 @@ from ..tirx.operator.tile_primitive.ops import make_compose_op
 from . import ir as _I
 from . import tirx as _T
 from .diagnostics import Source
+from .jit import JitFunction
 from .tirx import tile as _tile
 
 __all__ = ["from_source", "parse_function"]
@@ -400,6 +401,11 @@ class Parser:
             return self._inline(func, node, args, kwargs)
         if isinstance(func, _NestedHelper):
             return self._expand_helper(func, node, args, kwargs)
+        if isinstance(func, JitFunction):
+            raise self.err(node, f"the @T.jit function {func.__name__} cannot be called inside "
+                                 f"a script: a script does not call other functions here; "
+                                 f"write the shared code as a T.inline helper, or call "
+                                 f"{func.__name__}(...) from Python")
         try:
             result = func(*args, **kwargs)
         except TypeError as exc:
