@@ -38,6 +38,10 @@ from ._support import (
 )
 
 
+#: the modules of the builders ``T`` exports (``T.alloc_buffer`` is defined in ``._buffers``)
+_T_MODULES = (_T.__name__, f"{_T.__name__}._buffers", f"{_T.__name__}._loops")
+
+
 class ExprParser(ParserBase):
     """Evaluates expressions (``_e_<node>``) for :class:`~tvm.script.parser.Parser`."""
 
@@ -231,7 +235,7 @@ class ExprParser(ParserBase):
             # "alloc_buffer() got ..." -> "T.alloc_buffer() got ...": name it as written
             name = getattr(func, "__name__", "")
             text = str(exc)
-            if getattr(func, "__module__", "") == _T.__name__ and text.startswith(f"{name}("):
+            if getattr(func, "__module__", "") in _T_MODULES and text.startswith(f"{name}("):
                 raise self.err(node, f"T.{text}") from None
             raise self._refused_region(node, args, kwargs, exc) or exc from None
         except (ValueError, IndexError) as exc:
