@@ -37,7 +37,6 @@ from ._support import (
     _unsupported,
 )
 
-
 #: the modules of the builders ``T`` exports (``T.alloc_buffer`` is defined in ``._buffers``)
 _T_MODULES = (_T.__name__, f"{_T.__name__}._buffers", f"{_T.__name__}._loops")
 

@@ -290,7 +290,7 @@ class _Kernel:
             raise self.error(f"T.cta_id_in_pair extent must be 2 (a CTA pair), got "
                              f"{pair.extents[0]}; write T.cta_id_in_pair()")
         sizes = [self._cluster_size(in_cluster, d) for d in range(len(loops))]
-        ctas = E.IntImm("int32", 1)
+        ctas: E.PrimExpr = E.IntImm("int32", 1)
         for size in sizes:
             ctas = self.ana.simplify(E.Mul(ctas, size))
         if in_cluster is None or not self.ana.can_prove_equal(E.FloorMod(ctas, 2), 0):
