@@ -395,12 +395,19 @@ OPTIN_SHARED_MEMORY = {70: 98304, 72: 98304, 75: 65536, 80: 166912, 86: 101376, 
                         110: 232448, 120: 101376, 121: 101376}
 
 
+# Archs with CTA pairs (tcgen05 ``cta_group::2``): the datacenter Blackwells, with their
+# arch-specific ('a') or family ('f') suffix. sm_120 (consumer Blackwell) has no tcgen05.
+CTA_PAIR_ARCHS = (100, 101, 103, 110)
+
+
 def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
     if "arch" in attrs:
         validate_arch(attrs["arch"])
+        num, suffix = parse_arch(attrs["arch"])
         if "max_dynamic_shared_memory_per_block" not in attrs:
-            num = parse_arch(attrs["arch"])[0]
             attrs["max_dynamic_shared_memory_per_block"] = OPTIN_SHARED_MEMORY.get(num, 49152)
+        if "cta_pairs" not in attrs:
+            attrs["cta_pairs"] = num in CTA_PAIR_ARCHS and bool(suffix)
     for key in ("max_shared_memory_per_block", "max_threads_per_block", "thread_warp_size",
                 "registers_per_block", "max_num_threads"):
         if attrs.get(key, 1) <= 0:
@@ -432,6 +439,8 @@ KINDS = [
                 int, doc="shared memory per block with opt-in (static and dynamic), bytes "
                          "(default: the arch's)"),
             "l2_cache_size_bytes": Attr(int, doc="L2 cache size in bytes"),
+            "cta_pairs": Attr(bool, doc="whether clusters have CTA pairs (T.cta_id_in_pair; "
+                                        "default: from the arch, sm_100a and its family)"),
             "max_num_threads": Attr(int, 1024, "threads per block the compiler assumes"),
             "libs": Attr(tuple, doc="extra libraries (unused; kept for seed configs)"),
         },

@@ -172,7 +172,7 @@ class DeclBuffer(Stmt):
 
 
 SCOPE_ID_KINDS = ("cta_id", "cluster_id", "cta_id_in_cluster", "thread_id", "warp_id", "lane_id",
-                  "warpgroup_id", "thread_id_in_wg", "warp_id_in_wg")
+                  "warpgroup_id", "thread_id_in_wg", "warp_id_in_wg", "cta_id_in_pair")
 
 
 class ScopeIdDef(Stmt):
@@ -202,8 +202,8 @@ class ScopeIdDef(Stmt):
         return not self.extents
 
 
-#: the fixed extents of the ids inside a warp and a warpgroup
-_FIXED = {"lane_id": 32, "thread_id_in_wg": 128, "warp_id_in_wg": 4}
+#: the fixed extents of the ids inside a warp, a warpgroup and a CTA pair
+_FIXED = {"lane_id": 32, "thread_id_in_wg": 128, "warp_id_in_wg": 4, "cta_id_in_pair": 2}
 #: how a deferred id's extent follows from another id's: (kind, other kind, op, constant),
 #: tried in order; op "*" is other * c, "/" is other // c
 _FROM_SIBLING = (

@@ -8,6 +8,9 @@
             out[i] = value
 
     f = fill.specialize(n=64)          # a PrimFunc: out is (64,), value 1.0; n is no parameter
+    f = fill(n=64)                     # the same PrimFunc
+    fill(out_array, n=64)              # compiled for the current target (host `c` without
+                                       # one), once per values and target, and run
 
 A parameter annotated ``T.constexpr`` (the seed's ``I.constexpr`` too) is not a parameter of
 the PrimFunc: :meth:`JitFunction.specialize` binds it to a Python value, visible to the other
@@ -85,6 +88,7 @@ class JitFunction:
         self._captured = _closure_vars(fn)
         self._tree: tuple[Source, ast.FunctionDef] | None = None
         self._cache: dict[Any, PrimFunc] = {}
+        self._compiled: dict[tuple[int, str], Any] = {}  # (id of a cached PrimFunc, target)
 
     # -- what the source declares -----------------------------------------------------------
     def _source(self) -> tuple[Source, ast.FunctionDef]:
@@ -248,6 +252,62 @@ class JitFunction:
                 scope.update(lookup)
             out[arg.arg] = eval(code, scope)  # noqa: S307 - the user's own default expression
         return out
+
+    # -- calling ----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """``f(n=64)``: :meth:`specialize` (the PrimFunc). ``f(a, b, n=64)``: with the runtime
+        parameters' values too (by position, in order, or by name), that PrimFunc compiled
+        for the current target (``with tvm.target.Target(...)``; the host ``c`` without one),
+        once per values and target, and run on them; returns what the function returns."""
+        names = {a.arg: self._kind(a.annotation) for a, _ in self._params()}
+        # constexpr values, and None for an optional parameter left out (given anything
+        # else, an optional parameter is a runtime argument)
+        values = {k: v for k, v in kwargs.items() if names.get(k) == "constexpr"
+                  or (names.get(k) == "optional" and v is None)}
+        runtime_kw = {k: v for k, v in kwargs.items() if k not in values}
+        unknown = [k for k in runtime_kw if k not in names]
+        if unknown:
+            raise TypeError(f"{self.__name__}() got an unexpected keyword argument "
+                            f"{unknown[0]!r}; its parameters are {', '.join(names)}")
+        func = self.specialize(**values)
+        if not args and not runtime_kw:
+            return func
+        runtime = [k for k, kind in names.items() if kind == "runtime"
+                   or (kind == "optional" and values.get(k, _ABSENT) is not None)]
+        return self._run(func, self._bind(runtime, args, runtime_kw), values)
+
+    def _bind(self, runtime: list[str], args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> list[Any]:
+        """The runtime arguments in parameter order; errors name what is wrong."""
+        if len(args) > len(runtime):
+            raise TypeError(f"{self.__name__}() takes {len(runtime)} runtime argument(s) "
+                            f"({', '.join(runtime) or 'none'}) but {len(args)} were given; "
+                            f"constexpr values are given by name (n=64)")
+        bound = dict(zip(runtime, args))
+        for k, v in kwargs.items():
+            if k in bound:
+                raise TypeError(f"{self.__name__}() got multiple values for argument {k!r}")
+            bound[k] = v
+        missing = [k for k in runtime if k not in bound]
+        if missing:
+            raise TypeError(f"{self.__name__}() is missing runtime argument(s) "
+                            f"{', '.join(map(repr, missing))}; call {self.__name__}(**constexpr "
+                            f"values) alone for the PrimFunc")
+        return [bound[k] for k in runtime]
+
+    def _run(self, func: PrimFunc, args: list[Any], values: dict[str, Any]) -> Any:
+        from .. import driver  # noqa: PLC0415 - the driver (targets, pipelines) loads on first use
+        from ..target import Target  # noqa: PLC0415 - (the same)
+
+        target = Target.current() or Target("c")
+        cacheable = _key(values) is not None
+        key = (id(func), str(target))
+        executable = self._compiled.get(key) if cacheable else None
+        if executable is None:
+            executable = driver.compile(func, target=target)
+            if cacheable:  # keyed by the cached PrimFunc, which the cache keeps alive
+                self._compiled[key] = executable
+        return executable(*args)
 
     def __repr__(self) -> str:
         return f"<T.jit function {self.__name__}>"

@@ -17,15 +17,14 @@ from __future__ import annotations
 import builtins
 import functools as _functools
 import inspect as _inspect
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..._hints import find_provider, install_hint
 from ..._suggest import did_you_mean
 from ...ir import expr as _E
 from ...ir import stmt as _S
-from ...ir.buffer import Buffer as _Buffer
 from ...ir.dtype import DataType
 
 # the arithmetic nodes themselves (T.Add(a, b) builds the node, never folded; the printer uses
@@ -36,10 +35,11 @@ from ...ir.expr import Ramp as Ramp
 from ...ir.expr import Select as Select
 from ...ir.function import LaunchParams as _LaunchParams
 from ...ir.function import PrimFunc
-from ...ir.layout import AXES, Axis, TileLayout, layout_from_string
+from ...ir.layout import AXES, Axis
 from ...ir.layout import ComposeLayout as ComposeLayout
 from ...ir.layout import S as S
 from ...ir.layout import SwizzleLayout as SwizzleLayout
+from ...ir.layout import TileLayout as TileLayout
 from ...target import Target as _Target
 from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
@@ -48,7 +48,83 @@ from ..jit import Optional as Optional  # @T.jit and its parameter markers
 from ..jit import constexpr as constexpr
 from ..jit import jit as jit
 from ..namespace import NAMESPACES
+from . import _loops
 from . import tile as tile
+from ._buffers import (
+    Buffer as Buffer,
+)
+from ._buffers import (
+    BufferSpec as BufferSpec,
+)
+from ._buffers import (
+    alloc_buffer as alloc_buffer,
+)
+from ._buffers import (
+    alloc_local as alloc_local,
+)
+from ._buffers import (
+    alloc_scalar as alloc_scalar,
+)
+from ._buffers import (
+    alloc_shared as alloc_shared,
+)
+from ._buffers import (
+    decl_buffer as decl_buffer,
+)
+from ._buffers import (
+    decl_scalar as decl_scalar,
+)
+from ._buffers import (
+    local_scalar as local_scalar,
+)
+from ._buffers import (
+    match_buffer as match_buffer,
+)
+from ._buffers import (
+    shared_scalar as shared_scalar,
+)
+from ._loops import (
+    FloatImm as FloatImm,
+)
+from ._loops import (
+    GridSpec as GridSpec,
+)
+from ._loops import (
+    IntImm as IntImm,
+)
+from ._loops import (
+    LaunchThreadSpec as LaunchThreadSpec,
+)
+from ._loops import (
+    LoopSpec as LoopSpec,
+)
+from ._loops import (
+    ScopeIdSpec as ScopeIdSpec,
+)
+from ._loops import (
+    StringImm as StringImm,
+)
+from ._loops import (
+    grid as grid,
+)
+from ._loops import (
+    launch_thread as launch_thread,
+)
+from ._loops import (
+    parallel as parallel,
+)
+from ._loops import (
+    serial as serial,
+)
+from ._loops import (
+    thread_binding as thread_binding,
+)
+from ._loops import (
+    unroll as unroll,
+)
+from ._loops import (
+    vectorized as vectorized,
+)
 from .tile import cluster as cluster
 from .tile import cta as cta
 from .tile import thread as thread
@@ -168,308 +244,10 @@ class VarDecl:
     is_size_var: bool = False  # a tvm.tirx.SizeVar (known non-negative)
 
 
-# -- buffers ----------------------------------------------------------------------------------
+# -- buffers, loops and kernel ids: in ._buffers and ._loops -------------------------------
 
-
-@dataclass
-class BufferSpec:
-    """The description of a buffer; the parser names it after its assignment target."""
-
-    kind: str  # "param", "match", "alloc", "decl"
-    shape: tuple[Any, ...]
-    dtype: str
-    kwargs: dict[str, Any]
-    handle: Any = None  # match_buffer's handle parameter
-    annotations: dict[str, Any] = field(default_factory=dict)  # alloc_buffer's
-
-    def make(self, name: str) -> _Buffer:
-        return _Buffer(name, self.shape, self.dtype, **self.kwargs)
-
-
-def _shape(shape: Any) -> tuple[Any, ...]:
-    if isinstance(shape, (list, tuple)):
-        return tuple(shape)
-    return (shape,)
-
-
-def _value_dtype(dtype: Any) -> str:
-    """A buffer's element type: any data type but void."""
-    dt = DataType(dtype)
-    if dt.is_void:
-        raise ValueError("a buffer holds values: its dtype cannot be 'void'")
-    return str(dt)
-
-
-def _extents(shape: Any) -> tuple[Any, ...]:
-    """A buffer shape, checked: every extent an int >= 1 or an integer expression."""
-    dims = _shape(shape)
-    for k, d in enumerate(dims):
-        value = d.value if isinstance(d, _E.IntImm) else d
-        if isinstance(d, _E.PrimExpr) and not isinstance(d, _E.IntImm):
-            if not d.dtype.is_integer or d.dtype.lanes != 1:
-                raise TypeError(f"buffer extent {k} is a {d.dtype} expression; extents are "
-                                "integers")
-        elif isinstance(value, builtins.bool) or not isinstance(value, int):
-            raise TypeError(f"buffer extent {k} is {type(d).__name__} {d!r}; extents are "
-                            "ints >= 1 or integer expressions, e.g. (64, n)")
-        elif value < 1:
-            raise ValueError(f"buffer extent {k} is {value}; extents must be at least 1")
-    return dims
-
-
-def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, align: int,
-                   data: Any = None, *, shape: Any = ()) -> dict[str, Any]:
-    kw: dict[str, Any] = {"scope": scope}
-    if strides:
-        kw["strides"] = list(_shape(strides))
-    if isinstance(layout, str):  # "default", or a string the scope's backend reads ("PF")
-        layout = layout_from_string(layout, shape, scope)
-    if layout is not None:
-        if not isinstance(layout, (TileLayout, ComposeLayout)):
-            raise TypeError(f"layout must be a T.TileLayout (or a T.ComposeLayout of a "
-                            f"T.SwizzleLayout and a T.TileLayout), got {type(layout).__name__}")
-        kw["layout"] = layout
-    if elem_offset is not None and not (isinstance(elem_offset, int) and elem_offset == 0):
-        kw["elem_offset"] = elem_offset
-    if align:
-        kw["align"] = align
-    if data is not None:
-        kw["data"] = data
-    return kw
-
-
-def _with_extras(kw: dict[str, Any], axis_separators: Any, offset_factor: int) -> dict[str, Any]:
-    if axis_separators:
-        kw["axis_separators"] = list(axis_separators)
-    if offset_factor:
-        kw["offset_factor"] = offset_factor
-    return kw
-
-
-def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: N802
-           scope: str = "global", layout: Any = None, elem_offset: Any = 0,
-           align: int = 0, axis_separators: Any = None, offset_factor: int = 0) -> BufferSpec:
-    """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
-    dims = _extents(shape)
-    return BufferSpec("param", dims, _value_dtype(dtype),
-                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
-                                                  shape=dims), axis_separators, offset_factor))
-
-
-def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any = None,
-                 scope: str = "global", layout: Any = None, elem_offset: Any = 0,
-                 align: int = 0, axis_separators: Any = None,
-                 offset_factor: int = 0) -> BufferSpec:
-    """``A = T.match_buffer(a, (n,), "float32")``: the buffer behind handle parameter ``a``."""
-    if not isinstance(param, Var) or not param.dtype.is_handle:
-        raise TypeError("T.match_buffer expects a `T.handle` parameter as its first argument")
-    dims = _extents(shape)
-    return BufferSpec("match", dims, _value_dtype(dtype),
-                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
-                                                  shape=dims), axis_separators, offset_factor),
-                      handle=param)
-
-
-def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
-                 layout: Any = None, strides: Any = None, align: int = 0,
-                 annotations: dict[str, Any] | None = None, axis_separators: Any = None,
-                 offset_factor: int = 0) -> BufferSpec:
-    """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
-    the block."""
-    dims = _extents(shape)
-    return BufferSpec("alloc", dims, _value_dtype(dtype),
-                      _with_extras(_buffer_kwargs(strides, scope, layout, 0, align, shape=dims),
-                                   axis_separators, offset_factor),
-                      annotations=dict(annotations or {}))
-
-
-def alloc_shared(shape: Any, dtype: str = "float32", *, layout: Any = None, strides: Any = None,
-                 align: int = 0, annotations: dict[str, Any] | None = None,
-                 scope: str = "shared") -> BufferSpec:
-    """``A = T.alloc_shared((64,), "float16")``: :func:`alloc_buffer` in ``shared`` memory."""
-    return alloc_buffer(shape, dtype, scope=scope, layout=layout, strides=strides, align=align,
-                        annotations=annotations)
-
-
-def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strides: Any = None,
-                align: int = 0, annotations: dict[str, Any] | None = None,
-                scope: str = "local") -> BufferSpec:
-    """``acc = T.alloc_local((8,), "float32")``: :func:`alloc_buffer` in ``local`` memory
-    (registers)."""
-    return alloc_buffer(shape, dtype, scope=scope, layout=layout, strides=strides, align=align,
-                        annotations=annotations)
-
-
-def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
-                layout: Any = None, strides: Any = None, elem_offset: Any = 0,
-                align: int = 0, axis_separators: Any = None,
-                offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
-    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory.
-
-    ``allocated_addr=a`` (the seed's spelling for tensor memory) is where the allocator put the
-    buffer: a ``tmem`` buffer's TMEM address, which this project keeps as its ``elem_offset``
-    (``Buffer.allocated_addr`` reads it back; the printer writes ``elem_offset=``)."""
-    if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
-        raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
-    if allocated_addr is not None:
-        elem_offset = _allocated_offset(allocated_addr, elem_offset, scope)
-    dims = _extents(shape)
-    return BufferSpec("decl", dims, _value_dtype(dtype),
-                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
-                                                  data, shape=dims),
-                                   axis_separators, offset_factor))
-
-
-def _allocated_offset(addr: Any, elem_offset: Any, scope: str) -> Any:
-    if scope != "tmem":
-        raise ValueError(f"allocated_addr= places a tensor-memory buffer (scope 'tmem'), not "
-                         f"one in {scope!r}; for other memory give data= and elem_offset=")
-    addr = _E.convert(addr)
-    if not isinstance(addr, _E.PrimExpr) or not addr.dtype.is_integer:
-        raise TypeError(f"allocated_addr must be an integer expression (the TMEM address), "
-                        f"got {addr!r:.60}")
-    if isinstance(elem_offset, builtins.int) and elem_offset == 0:
-        return addr
-    return addr + elem_offset
-
-
-# -- loops ------------------------------------------------------------------------------------
-
-
-@dataclass
-class LoopSpec:
-    """``T.serial(...)`` and friends: the iterator of a ``for`` statement."""
-
-    kind: _S.ForKind
-    start: Any
-    stop: Any
-    thread: str | None = None
-    annotations: dict[str, Any] = field(default_factory=dict)
-
-
-def _loop(kind: _S.ForKind) -> Callable[..., LoopSpec]:
-    def make(start: Any, stop: Any = None, *, annotations: dict[str, Any] | None = None) -> LoopSpec:
-        if stop is None:
-            start, stop = 0, start
-        return LoopSpec(kind, start, stop, None, dict(annotations or {}))
-
-    make.__name__ = make.__qualname__ = kind.value
-    make.__doc__ = f"``for i in T.{kind.value}(extent)`` or ``(start, stop)``: a {kind.value} loop."
-    return make
-
-
-def serial(start: Any, stop: Any = None, *, annotations: dict[str, Any] | None = None,
-           unroll: bool | None = None) -> LoopSpec:
-    """``for i in T.serial(n)`` or ``(start, stop)``: a serial loop. ``unroll=True`` keeps the
-    loop and asks the compiler to unroll it (annotation ``pragma_unroll``: CUDA's ``#pragma
-    unroll``); ``unroll=False`` forbids unrolling (``disable_unroll``), as in the seed."""
-    ann = dict(annotations or {})
-    if unroll is not None:
-        ann["pragma_unroll" if unroll else "disable_unroll"] = True
-    if stop is None:
-        start, stop = 0, start
-    return LoopSpec(_S.ForKind.SERIAL, start, stop, None, ann)
-
-
-parallel = _loop(_S.ForKind.PARALLEL)
-vectorized = _loop(_S.ForKind.VECTORIZED)
-unroll = _loop(_S.ForKind.UNROLLED)
-
-
-def thread_binding(start: Any, stop: Any = None, *, thread: str,
-                   annotations: dict[str, Any] | None = None) -> LoopSpec:
-    """``for tx in T.thread_binding(128, thread="threadIdx.x")``: a loop bound to a thread axis."""
-    if stop is None:
-        start, stop = 0, start
-    return LoopSpec(_S.ForKind.THREAD_BINDING, start, stop, thread, dict(annotations or {}))
-
-
-def IntImm(dtype: str | DataType, value: Any) -> _E.IntImm:  # noqa: N802 - the seed's name
-    """``T.IntImm("int32", 3)``: the classic immediate constructor (range-checked, as
-    ``T.int32(3)``, which the printer writes)."""
-    dt = DataType(str(dtype))
-    if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
-        raise TypeError(f"T.IntImm makes an integer or bool immediate, not a {dt} one; use "
-                        f"T.FloatImm for floats")
-    return _E.IntImm(dt, value)
-
-
-def FloatImm(dtype: str | DataType, value: Any) -> _E.PrimExpr:  # noqa: N802 - the seed's name
-    """``T.FloatImm("float16", 1.5)``: the classic float immediate constructor (a finite value
-    past the type's range is an error, as for ``T.float16(...)``)."""
-    dt = DataType(str(dtype))
-    if not dt.is_float or dt.lanes != 1:
-        raise TypeError(f"T.FloatImm makes a float immediate, not a {dt} one; use T.IntImm for "
-                        f"integers")
-    return _E.const(float(value), dt)
-
-
-StringImm = _E.StringImm
-
-
-@dataclass
-class LaunchThreadSpec:
-    """``x = T.launch_thread("threadIdx.x", n)``: the classic builder of a thread axis."""
-
-    thread: str
-    extent: Any
-
-
-_THREAD_TAGS = tuple(f"{k}.{a}" for k in ("blockIdx", "threadIdx") for a in "xyz")
-
-
-def launch_thread(thread: str, extent: Any) -> LaunchThreadSpec:
-    """``bx = T.launch_thread("blockIdx.x", 4)`` (over the rest of the block) or ``with
-    T.launch_thread("threadIdx.x", 128) as tx:``: the seed's classic thread-axis builder, the
-    loop ``for bx in T.thread_binding(4, thread="blockIdx.x")`` here (and printed so)."""
-    if thread not in _THREAD_TAGS:
-        raise ValueError(f"T.launch_thread: unknown thread axis {thread!r}; expected one of "
-                         f"{', '.join(_THREAD_TAGS)}")
-    return LaunchThreadSpec(thread, extent)
-
-
-@dataclass
-class GridSpec:
-    extents: tuple[Any, ...]
-
-
-def grid(*extents: Any) -> GridSpec:
-    """``for i, j in T.grid(4, 8)``: nested serial loops."""
-    if not extents:
-        raise TypeError("T.grid needs at least one extent")
-    return GridSpec(tuple(extents))
-
-
-# -- kernel form ------------------------------------------------------------------------------
-
-
-@dataclass
-class ScopeIdSpec:
-    kind: str
-    #: None for the deferred form ``T.thread_id()``: the extent the other ids imply
-    extents: list[Any] | None
-
-
-def _scope_id(kind: str) -> Callable[..., ScopeIdSpec]:
-    def make(extents: Sequence[Any] | None = None) -> ScopeIdSpec:
-        if extents is None:
-            return ScopeIdSpec(kind, None)
-        if not isinstance(extents, (list, tuple)):
-            raise TypeError(f"T.{kind} expects a list of extents, e.g. T.{kind}([32])")
-        if not extents:
-            raise TypeError(f"T.{kind}([]) has no extents; write T.{kind}([n]), or T.{kind}() "
-                            f"for the extent the kernel's other ids imply")
-        return ScopeIdSpec(kind, list(extents))
-
-    make.__name__ = make.__qualname__ = kind
-    make.__doc__ = (f"``x = T.{kind}([n])`` / ``x, y = T.{kind}([n, m])``: kernel index "
-                    f"variables; ``x = T.{kind}()``: one index whose extent the kernel's other "
-                    f"ids imply (e.g. ``T.thread_id()`` beside ``T.warp_id([4])``).")
-    return make
-
-
-for _kind in _S.SCOPE_ID_KINDS:
-    globals()[_kind] = _scope_id(_kind)
+for _kind in _S.SCOPE_ID_KINDS:  # T.cta_id, T.thread_id, ...: made in ._loops
+    globals()[_kind] = getattr(_loops, _kind)
 
 
 # -- attributes, lets, evaluation ------------------------------------------------------------
@@ -699,7 +477,8 @@ __all__ = sorted(
 webgpu = _tirx_op.WebGPUNamespace()
 
 __all__ += ["webgpu", "Add", "Div", "FloorDiv", "FloorMod", "Max", "Min", "Mod", "Mul", "Sub",
-            "alloc_local", "alloc_shared", "hint", "inline", "Optional", "constexpr", "jit"]
+            "alloc_local", "alloc_shared", "hint", "inline", "Optional", "constexpr", "jit",
+            "alloc_scalar", "local_scalar", "shared_scalar", "decl_scalar"]
 
 
 def __getattr__(name: str) -> Any:

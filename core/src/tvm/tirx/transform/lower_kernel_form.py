@@ -7,6 +7,9 @@ ids, ``threadIdx.x/y/z`` over the thread ids; derived ids are ``LetStmt`` over `
 The block size comes from ``thread_id`` extents, or ``warp_id * 32``, or ``warpgroup_id * 128``
 (they must agree). Cluster ids (``cluster_id``, ``cta_id_in_cluster``) split ``blockIdx`` and
 record the cluster shape as the ``tirx.cluster_extent`` annotation of the ``blockIdx`` loops.
+``T.cta_id_in_pair()`` (Blackwell CTA pairs: the CTAs of cluster ranks ``2k`` and ``2k + 1``)
+is the CTA's rank in its cluster modulo 2; it needs clusters of an even number of CTAs and a
+target whose ``cta_pairs`` attribute is set (CUDA from ``sm_100a``).
 
 Attribute statements (``T.attr({...})``) and lets (``x: T.let = ...``) may stand before or
 between the ids at the top of the kernel: the ids are taken out of their bodies (a let whose
@@ -26,7 +29,7 @@ from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
 from ...ir.visitor import Mutator, substitute
 from ...transform import PassContext, PrimFuncPass
-from ._util import contains, flatten_seq
+from ._util import contains, flatten_seq, target_of
 from .lower_host_encodes import lower_host_encodes
 
 __all__ = ["CLUSTER_EXTENT", "LowerKernelForm", "KernelFormError"]
@@ -46,7 +49,7 @@ class LowerKernelForm(PrimFuncPass):
         func = lower_host_encodes(func)  # host-filled tensor maps: values the launch derives
         if not contains(func.body, _is_kernel_marker):
             return func
-        body = _Lowerer(func.name).visit(func.body)
+        body = _Lowerer(func.name, target_of(func, ctx)).visit(func.body)
         if contains(body, lambda n: isinstance(n, S.ScopeIdDef)):
             raise KernelFormError(
                 f"function {func.name}: kernel ids (T.cta_id, T.thread_id, ...) must be at the top "
@@ -64,8 +67,9 @@ def _is_kernel_marker(n: object) -> bool:
 
 
 class _Lowerer(Mutator):
-    def __init__(self, func_name: str) -> None:
+    def __init__(self, func_name: str, target: Any = None) -> None:
         self.func_name = func_name
+        self.target = target
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> S.Stmt:
         start = next((k for k, x in enumerate(s.seq) if _is_kernel_marker(x)), None)
@@ -76,7 +80,7 @@ class _Lowerer(Mutator):
         rest, defs = _take_ids(body, self.func_name, ())
         merged = _MergeIds(self.func_name, defs)
         kernel_body = merged.apply(flatten_seq(rest))
-        kernel = _Kernel(self.func_name, merged.defs).wrap(kernel_body)
+        kernel = _Kernel(self.func_name, merged.defs, self.target).wrap(kernel_body)
         return flatten_seq([*head, kernel])
 
 
@@ -210,8 +214,9 @@ def _check_not_bound(d: S.ScopeIdDef, bound: tuple[E.Var, ...], func_name: str) 
 class _Kernel:
     """The ids of one kernel and how to build its loops."""
 
-    def __init__(self, func_name: str, defs: Sequence[S.ScopeIdDef]) -> None:
+    def __init__(self, func_name: str, defs: Sequence[S.ScopeIdDef], target: Any = None) -> None:
         self.func_name = func_name
+        self.target = target
         self.ana = Analyzer()
         self.ids: dict[str, S.ScopeIdDef] = {}
         defs, unresolved = S.resolve_scope_ids(defs)
@@ -271,7 +276,44 @@ class _Kernel:
                 self.block_lets.append((in_cluster.vars[d], E.FloorMod(var, size)))
             if cluster is not None and d < len(cluster.vars):
                 self.block_lets.append((cluster.vars[d], E.FloorDiv(var, size)))
+        pair = self.ids.get("cta_id_in_pair")
+        if pair is not None:
+            self.block_lets.append((pair.vars[0], self._pair_rank(pair, in_cluster, loops)))
         return loops
+
+    def _pair_rank(self, pair: S.ScopeIdDef, in_cluster: S.ScopeIdDef | None,
+                   loops: Sequence[tuple[str, E.Var, E.PrimExpr, dict]]) -> E.PrimExpr:
+        """``T.cta_id_in_pair()``: the CTA's rank in its cluster (x fastest, as
+        ``%cluster_ctarank``) modulo 2. Checked: an extent of 2, clusters of an even number of
+        CTAs, and a target with CTA pairs."""
+        if pair.extents and not self.ana.can_prove_equal(pair.extents[0], 2):
+            raise self.error(f"T.cta_id_in_pair extent must be 2 (a CTA pair), got "
+                             f"{pair.extents[0]}; write T.cta_id_in_pair()")
+        sizes = [self._cluster_size(in_cluster, d) for d in range(len(loops))]
+        ctas: E.PrimExpr = E.IntImm("int32", 1)
+        for size in sizes:
+            ctas = self.ana.simplify(E.Mul(ctas, size))
+        if in_cluster is None or not self.ana.can_prove_equal(E.FloorMod(ctas, 2), 0):
+            what = "no T.cta_id_in_cluster" if in_cluster is None else f"clusters of {ctas} CTA(s)"
+            raise self.error(f"T.cta_id_in_pair needs clusters of an even number of CTAs (a CTA "
+                             f"pair is the CTAs of cluster ranks 2k and 2k + 1), but the kernel "
+                             f"has {what}; define T.cta_id_in_cluster([2]) (or any even size)")
+        self._check_pair_target()
+        rank: E.PrimExpr = E.IntImm("int32", 0)
+        stride: E.PrimExpr = E.IntImm("int32", 1)
+        for (_tag, var, _grid, _ann), size in zip(loops, sizes):
+            rank = E.Add(rank, E.Mul(E.FloorMod(var, size), stride))
+            stride = E.Mul(stride, size)
+        return self.ana.simplify(E.FloorMod(rank, 2))
+
+    def _check_pair_target(self) -> None:
+        if self.target is None or self.target.attrs.get("cta_pairs"):
+            return
+        arch = self.target.attrs.get("arch")
+        named = self.target.kind.name + (f" -arch={arch}" if arch else "")
+        raise self.error(f"T.cta_id_in_pair: target {named} has no CTA pairs (Blackwell's "
+                         f"pairs of CTAs that share tcgen05 cta_group::2 work); compile for a "
+                         f"target with the cta_pairs attribute, e.g. cuda -arch=sm_100a")
 
     def _cluster_size(self, in_cluster: S.ScopeIdDef | None, d: int) -> E.PrimExpr:
         if in_cluster is None or d >= len(in_cluster.extents):

@@ -1,0 +1,216 @@
+"""Buffer builders of ``T``: ``T.Buffer`` (parameters), ``T.match_buffer``, ``T.alloc_buffer``
+(and ``alloc_shared`` / ``alloc_local``), ``T.decl_buffer`` and the scalar cells
+(``T.local_scalar``, ``T.shared_scalar``, ``T.alloc_scalar``, ``T.decl_scalar``). Each returns a
+:class:`BufferSpec` that the parser names after the assignment target."""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...ir import expr as _E
+from ...ir.buffer import Buffer as _Buffer
+from ...ir.dtype import DataType
+from ...ir.expr import Var
+from ...ir.layout import ComposeLayout, TileLayout, layout_from_string
+
+
+@dataclass
+class BufferSpec:
+    """The description of a buffer; the parser names it after its assignment target."""
+
+    kind: str  # "param", "match", "alloc", "decl"
+    shape: tuple[Any, ...]
+    dtype: str
+    kwargs: dict[str, Any]
+    handle: Any = None  # match_buffer's handle parameter
+    annotations: dict[str, Any] = field(default_factory=dict)  # alloc_buffer's
+    scalar: bool = False  # T.local_scalar & co: the name is the element, not the buffer
+    init: Any = None  # T.local_scalar(init=v): the value stored right after the allocation
+
+    def make(self, name: str) -> _Buffer:
+        return _Buffer(name, self.shape, self.dtype, **self.kwargs)
+
+
+def _shape(shape: Any) -> tuple[Any, ...]:
+    if isinstance(shape, (list, tuple)):
+        return tuple(shape)
+    return (shape,)
+
+
+def _value_dtype(dtype: Any) -> str:
+    """A buffer's element type: any data type but void."""
+    dt = DataType(dtype)
+    if dt.is_void:
+        raise ValueError("a buffer holds values: its dtype cannot be 'void'")
+    return str(dt)
+
+
+def _extents(shape: Any) -> tuple[Any, ...]:
+    """A buffer shape, checked: every extent an int >= 1 or an integer expression."""
+    dims = _shape(shape)
+    for k, d in enumerate(dims):
+        value = d.value if isinstance(d, _E.IntImm) else d
+        if isinstance(d, _E.PrimExpr) and not isinstance(d, _E.IntImm):
+            if not d.dtype.is_integer or d.dtype.lanes != 1:
+                raise TypeError(f"buffer extent {k} is a {d.dtype} expression; extents are "
+                                "integers")
+        elif isinstance(value, builtins.bool) or not isinstance(value, int):
+            raise TypeError(f"buffer extent {k} is {type(d).__name__} {d!r}; extents are "
+                            "ints >= 1 or integer expressions, e.g. (64, n)")
+        elif value < 1:
+            raise ValueError(f"buffer extent {k} is {value}; extents must be at least 1")
+    return dims
+
+
+def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, align: int,
+                   data: Any = None, *, shape: Any = ()) -> dict[str, Any]:
+    kw: dict[str, Any] = {"scope": scope}
+    if strides:
+        kw["strides"] = list(_shape(strides))
+    if isinstance(layout, str):  # "default", or a string the scope's backend reads ("PF")
+        layout = layout_from_string(layout, shape, scope)
+    if layout is not None:
+        if not isinstance(layout, (TileLayout, ComposeLayout)):
+            raise TypeError(f"layout must be a T.TileLayout (or a T.ComposeLayout of a "
+                            f"T.SwizzleLayout and a T.TileLayout), got {type(layout).__name__}")
+        kw["layout"] = layout
+    if elem_offset is not None and not (isinstance(elem_offset, int) and elem_offset == 0):
+        kw["elem_offset"] = elem_offset
+    if align:
+        kw["align"] = align
+    if data is not None:
+        kw["data"] = data
+    return kw
+
+
+def _with_extras(kw: dict[str, Any], axis_separators: Any, offset_factor: int) -> dict[str, Any]:
+    if axis_separators:
+        kw["axis_separators"] = list(axis_separators)
+    if offset_factor:
+        kw["offset_factor"] = offset_factor
+    return kw
+
+
+def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: N802
+           scope: str = "global", layout: Any = None, elem_offset: Any = 0,
+           align: int = 0, axis_separators: Any = None, offset_factor: int = 0) -> BufferSpec:
+    """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
+    dims = _extents(shape)
+    return BufferSpec("param", dims, _value_dtype(dtype),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
+                                                  shape=dims), axis_separators, offset_factor))
+
+
+def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any = None,
+                 scope: str = "global", layout: Any = None, elem_offset: Any = 0,
+                 align: int = 0, axis_separators: Any = None,
+                 offset_factor: int = 0) -> BufferSpec:
+    """``A = T.match_buffer(a, (n,), "float32")``: the buffer behind handle parameter ``a``."""
+    if not isinstance(param, Var) or not param.dtype.is_handle:
+        raise TypeError("T.match_buffer expects a `T.handle` parameter as its first argument")
+    dims = _extents(shape)
+    return BufferSpec("match", dims, _value_dtype(dtype),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
+                                                  shape=dims), axis_separators, offset_factor),
+                      handle=param)
+
+
+def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
+                 layout: Any = None, strides: Any = None, align: int = 0,
+                 annotations: dict[str, Any] | None = None, axis_separators: Any = None,
+                 offset_factor: int = 0) -> BufferSpec:
+    """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
+    the block."""
+    dims = _extents(shape)
+    return BufferSpec("alloc", dims, _value_dtype(dtype),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, 0, align, shape=dims),
+                                   axis_separators, offset_factor),
+                      annotations=dict(annotations or {}))
+
+
+def alloc_shared(shape: Any, dtype: str = "float32", *, layout: Any = None, strides: Any = None,
+                 align: int = 0, annotations: dict[str, Any] | None = None,
+                 scope: str = "shared") -> BufferSpec:
+    """``A = T.alloc_shared((64,), "float16")``: :func:`alloc_buffer` in ``shared`` memory."""
+    return alloc_buffer(shape, dtype, scope=scope, layout=layout, strides=strides, align=align,
+                        annotations=annotations)
+
+
+def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strides: Any = None,
+                align: int = 0, annotations: dict[str, Any] | None = None,
+                scope: str = "local") -> BufferSpec:
+    """``acc = T.alloc_local((8,), "float32")``: :func:`alloc_buffer` in ``local`` memory
+    (registers)."""
+    return alloc_buffer(shape, dtype, scope=scope, layout=layout, strides=strides, align=align,
+                        annotations=annotations)
+
+
+def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
+                layout: Any = None, strides: Any = None, elem_offset: Any = 0,
+                align: int = 0, axis_separators: Any = None,
+                offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
+    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory.
+
+    ``allocated_addr=a`` (the seed's spelling for tensor memory) is where the allocator put the
+    buffer: a ``tmem`` buffer's TMEM address, which this project keeps as its ``elem_offset``
+    (``Buffer.allocated_addr`` reads it back; the printer writes ``elem_offset=``)."""
+    if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
+        raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
+    if allocated_addr is not None:
+        elem_offset = _allocated_offset(allocated_addr, elem_offset, scope)
+    dims = _extents(shape)
+    return BufferSpec("decl", dims, _value_dtype(dtype),
+                      _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
+                                                  data, shape=dims),
+                                   axis_separators, offset_factor))
+
+
+def alloc_scalar(dtype: Any = "float32", scope: str = "global", *, init: Any = None) -> BufferSpec:
+    """``x = T.alloc_scalar("int32", "local")``: one value in ``scope``, a 0-d buffer named
+    by its element. In the script ``x`` reads the value, ``x = v`` and ``x += v`` store into
+    it, and ``x.source`` (or ``x.buffer``) is the buffer; the IR is the 0-d allocation, so it
+    prints as ``T.alloc_buffer((), ...)`` with ``x[()]`` accesses."""
+    spec = alloc_buffer((), dtype, scope=scope)
+    spec.scalar, spec.init = True, init
+    return spec
+
+
+def local_scalar(dtype: Any = "float32", *, init: Any = None) -> BufferSpec:
+    """``i = T.local_scalar("int32")``: :func:`alloc_scalar` in ``local`` memory (a register);
+    ``init=`` stores a first value."""
+    return alloc_scalar(dtype, "local", init=init)
+
+
+def shared_scalar(dtype: Any = "float32") -> BufferSpec:
+    """``flag = T.shared_scalar("int32")``: :func:`alloc_scalar` in ``shared`` memory (one
+    value for the CTA)."""
+    return alloc_scalar(dtype, "shared")
+
+
+def decl_scalar(dtype: Any = "float32", data: Any = None, scope: str = "global",
+                elem_offset: Any = 0) -> BufferSpec:
+    """``t = T.decl_scalar("uint32", pool.data, "shared.dyn", 0)``: the value at element
+    ``elem_offset`` of existing memory, used as :func:`alloc_scalar`'s is (a 0-d
+    ``T.decl_buffer``)."""
+    if data is None:
+        raise TypeError("T.decl_scalar views existing memory: give its data, e.g. "
+                        "T.decl_scalar(\"uint32\", pool.data, \"shared.dyn\", 0); for a new "
+                        "value use T.local_scalar or T.shared_scalar")
+    spec = decl_buffer((), dtype, data=data, scope=scope, elem_offset=elem_offset)
+    spec.scalar = True
+    return spec
+
+
+def _allocated_offset(addr: Any, elem_offset: Any, scope: str) -> Any:
+    if scope != "tmem":
+        raise ValueError(f"allocated_addr= places a tensor-memory buffer (scope 'tmem'), not "
+                         f"one in {scope!r}; for other memory give data= and elem_offset=")
+    addr = _E.convert(addr)
+    if not isinstance(addr, _E.PrimExpr) or not addr.dtype.is_integer:
+        raise TypeError(f"allocated_addr must be an integer expression (the TMEM address), "
+                        f"got {addr!r:.60}")
+    if isinstance(elem_offset, builtins.int) and elem_offset == 0:
+        return addr
+    return addr + elem_offset
