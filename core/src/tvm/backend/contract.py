@@ -29,15 +29,13 @@ Core owns everything around the stages, once for every backend (:func:`build`, :
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import importlib
 import json
 import os
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -364,36 +362,15 @@ def _check_builder(builder: Any, kind: str) -> None:
 # Core's side: build and load
 # =============================================================================================
 
-#: the ``bounds_check`` option of the build in progress (what the code generators read, through
-#: :func:`tvm.codegen.bounds.bounds_check_enabled`); None: no build, or no opinion
-_BOUNDS_CHECK: contextvars.ContextVar[bool | None] = contextvars.ContextVar("tvm_bounds_check",
-                                                                            default=None)
-
-
-@contextlib.contextmanager
-def bounds_check_scope(value: bool | None) -> Iterator[None]:
-    """The build option for the code generated inside the block (``None``: no opinion)."""
-    token = _BOUNDS_CHECK.set(value)
-    try:
-        yield
-    finally:
-        _BOUNDS_CHECK.reset(token)
-
-
-def build_bounds_check() -> bool | None:
-    """The ``bounds_check`` option of the build in progress (set by :func:`bounds_check_scope`)."""
-    return _BOUNDS_CHECK.get()
-
-
 def build(mod: IRModule, target: Target, options: Mapping[str, Any] | Options) -> Executable:
     """Run the stages of ``target``'s builder on lowered ``mod``, with the cache and dumps.
     ``options`` are ``tvm.compile``'s keywords, or already parsed :class:`Options`."""
     builder = get_builder(target.kind.name)
     opts = options if isinstance(options, Options) else builder.options_type.parse(target, options)
-    from ..codegen import limits, source_map  # noqa: PLC0415 - tvm.codegen (the C-style printer) is not part of import tvm; a build loads it
+    from ..codegen import bounds, limits, source_map  # noqa: PLC0415 - tvm.codegen (the C-style printer) is not part of import tvm; a build loads it
 
     limits.check_device_limits(mod, target)  # before codegen: a located error, not a launch failure
-    with bounds_check_scope(opts.bounds_check), source_map.collect() as printed:
+    with bounds.bounds_check_scope(opts.bounds_check), source_map.collect() as printed:
         artifact = builder.codegen(mod, target, opts)
     dump = _StageDump.open(builder.kind)
     dump.write(f"source.{builder.language}", artifact.source)
