@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from .._registry import Registry
 from .._suggest import did_you_mean
 from ..error import BackendError, BackendNotInstalledError, CompileError, OptionError, TVMError
+from ..runtime import executable as _executable
 from ..runtime.cache import cache_key, compile_cache
 from . import _loader  # _loader imports this module: its names are read at call time
 
@@ -439,6 +440,22 @@ def load(header: Mapping[str, Any], payload: bytes, *, where: str = "this file")
                        f"reads format {builder.format}; compile it again (or install the "
                        "version that wrote it)")
     return builder.load(Binary(payload), dict(header["metadata"] or {}), target)
+
+
+def _identify(kind: str) -> tuple[str, int] | None:
+    """The name and format ``export_library`` writes for target ``kind`` (None: no builder)."""
+    if kind not in BUILDERS:
+        return None
+    builder = get_builder(kind)
+    return builder.name, builder.format
+
+
+def _load_file(header: Mapping[str, Any], payload: bytes, where: str) -> Executable:
+    _loader.ensure_builtin_backends()
+    return load(header, payload, where=where)
+
+
+_executable.register_builder_contract(_identify, _load_file)
 
 
 def _jsonable(value: Any) -> Any:
