@@ -11,12 +11,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from . import _logging, error, ir
+from ._version import __version__ as __version__
 from .backend import _autoload as _autoload_backends
 from .ir import DataType, IRModule
 from .ir import node as _ir_node
 from .ir import op as _ir_op
 
-__version__ = "0.1.0"
 __all__ = ["DataType", "IRModule", "autotune", "backend", "compile", "error", "ir", "runtime",
            "script", "target", "tirx", "torch", "transform"]
 
