@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
+
+from tvm.backend import _discovery, _loader
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TVM = SRC / "tvm"
@@ -235,3 +238,12 @@ def test_function_local_imports_say_why_and_are_not_cycles():
 ])
 def test_layer_table_reads_longest_match(module, layer):
     assert LAYERS[layer_of(module)][0] == layer
+
+
+def test_host_entry_point_copy_matches_pyproject():
+    """The loader loads the host backend from a copy of core's entry point (it imports no
+    ``tvm.host``); the copy must say what ``pyproject.toml`` declares."""
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = project["project"]["entry-points"][_discovery.GROUP]
+    entry = _loader.HOST_ENTRY_POINT
+    assert declared == {entry.name: entry.value}
