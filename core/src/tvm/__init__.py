@@ -11,10 +11,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from . import _logging, error, ir
+from ._version import __version__ as __version__
 from .backend import _autoload as _autoload_backends
 from .ir import DataType, IRModule
+from .ir import node as _ir_node
+from .ir import op as _ir_op
 
-__version__ = "0.1.0"
 __all__ = ["DataType", "IRModule", "autotune", "backend", "compile", "error", "ir", "runtime",
            "script", "target", "tirx", "torch", "transform"]
 
@@ -43,6 +45,27 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'tvm' has no attribute {name!r}")
 
 
+def _print_node(node: Any, **kwargs: Any) -> str:
+    from .script.printer import to_script  # noqa: PLC0415 - the printer loads tvm.script (parser, tile primitives: ~30 ms) when a node is first printed, not at import tvm
+
+    return to_script(node, **kwargs)
+
+
+def _load_core_ops() -> object:
+    # Importing registers them: tvm.tirx (the package) the builtins, then ops the tile primitives.
+    from .tirx.operator.tile_primitive import ops  # noqa: PLC0415 - tvm.tirx loads when an op is first looked up by name, not at import tvm
+
+    return ops
+
+
+def _install_layer_hooks() -> None:
+    """What the IR calls into the layers above it through: the TVMScript printer
+    (``Node.script()``) and the registration of core's ops (``Op.get`` of one not yet
+    registered). The facade wires them; the IR imports neither."""
+    _ir_node.set_printer(_print_node)
+    _ir_op.set_core_ops_loader(_load_core_ops)
+
+
 def _configure_logging() -> None:
     if os.environ.get("TVM_LOG_LEVEL"):
         _logging.configure()
@@ -52,5 +75,6 @@ def _autoload() -> None:
     _autoload_backends()
 
 
+_install_layer_hooks()
 _configure_logging()
 _autoload()

@@ -18,9 +18,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from . import __version__, _doctor, _new_backend, backend, demo
+from . import _doctor, _new_backend, backend, demo
 from ._doctor import format_bytes
 from ._suggest import did_you_mean
+from ._version import __version__
 from .runtime import cache
 
 __all__ = ["main", "parse_size"]

@@ -14,7 +14,8 @@ import shutil
 import sys
 from typing import Any
 
-from . import __version__, backend
+from . import backend
+from ._version import __version__
 from .backend import contract, ensure_builtin_backends
 from .error import CompileError
 from .host.compiler import get_toolchain

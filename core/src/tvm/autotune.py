@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .driver import compile as tvm_compile
 from .error import AutotuneError
 from .runtime.cache import _atomic_write, _make_dirs, _read_json, cache_dir, cache_enabled

@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO, no_type_check
 
-import tvm
-
+from . import driver
 from .backend import ensure_builtin_backends, list_backends
 from .plugin import DemoCase, DemoResult, get_plugin_manager
 from .script import tirx as T
@@ -189,7 +188,7 @@ def run_kernel(kernel: DemoKernel, target: str, *, to_device: Callable[[Any], An
     host_args = kernel.inputs(rng)
     expected = kernel.reference(*host_args)
     t0 = time.perf_counter()
-    ex = tvm.compile(kernel.build(), target=target)
+    ex = driver.compile(kernel.build(), target=target)
     compile_ms = (time.perf_counter() - t0) * 1e3
     args = [to_device(a) for a in host_args] if to_device else host_args
     sync = synchronize or (lambda: None)

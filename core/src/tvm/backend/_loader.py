@@ -147,13 +147,18 @@ def load(name: str) -> ModuleType | None:
         return _result_of(backend)
 
 
+#: the host backend's entry point as tvm-core's ``pyproject.toml`` declares it (group
+#: ``tvm.backends``): a source checkout has no installed metadata to read it from, so
+#: :func:`ensure_builtin_backends` loads this copy, the way every backend is loaded (the loader
+#: names no backend module in its code: ``tvm.host`` is a layer above ``tvm.backend``)
+HOST_ENTRY_POINT = _discovery.EntryPointInfo("c", "tvm.host.plugin", "tvm-core", "")
+
+
 def ensure_builtin_backends() -> None:
     """Make sure the host backend is loaded (a source checkout has no entry point for it)."""
     if is_loaded("c"):
         return
-    from ..host.plugin import register_backend  # noqa: PLC0415 - tvm.host.plugin (tvm.target) loads at import tvm through its entry point when installed; in a source checkout, here
-
-    register_backend()
+    HOST_ENTRY_POINT.load().register_backend()
 
 
 def load_all() -> list[str]:

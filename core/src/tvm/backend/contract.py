@@ -29,15 +29,13 @@ Core owns everything around the stages, once for every backend (:func:`build`, :
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import importlib
 import json
 import os
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -45,6 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from .._registry import Registry
 from .._suggest import did_you_mean
 from ..error import BackendError, BackendNotInstalledError, CompileError, OptionError, TVMError
+from ..runtime import executable as _executable
 from ..runtime.cache import cache_key, compile_cache
 from . import _loader  # _loader imports this module: its names are read at call time
 
@@ -364,36 +363,15 @@ def _check_builder(builder: Any, kind: str) -> None:
 # Core's side: build and load
 # =============================================================================================
 
-#: the ``bounds_check`` option of the build in progress (what the code generators read, through
-#: :func:`tvm.codegen.bounds.bounds_check_enabled`); None: no build, or no opinion
-_BOUNDS_CHECK: contextvars.ContextVar[bool | None] = contextvars.ContextVar("tvm_bounds_check",
-                                                                            default=None)
-
-
-@contextlib.contextmanager
-def bounds_check_scope(value: bool | None) -> Iterator[None]:
-    """The build option for the code generated inside the block (``None``: no opinion)."""
-    token = _BOUNDS_CHECK.set(value)
-    try:
-        yield
-    finally:
-        _BOUNDS_CHECK.reset(token)
-
-
-def build_bounds_check() -> bool | None:
-    """The ``bounds_check`` option of the build in progress (set by :func:`bounds_check_scope`)."""
-    return _BOUNDS_CHECK.get()
-
-
 def build(mod: IRModule, target: Target, options: Mapping[str, Any] | Options) -> Executable:
     """Run the stages of ``target``'s builder on lowered ``mod``, with the cache and dumps.
     ``options`` are ``tvm.compile``'s keywords, or already parsed :class:`Options`."""
     builder = get_builder(target.kind.name)
     opts = options if isinstance(options, Options) else builder.options_type.parse(target, options)
-    from ..codegen import limits, source_map  # noqa: PLC0415 - tvm.codegen (the C-style printer) is not part of import tvm; a build loads it
+    from ..codegen import bounds, limits, source_map  # noqa: PLC0415 - tvm.codegen (the C-style printer) is not part of import tvm; a build loads it
 
     limits.check_device_limits(mod, target)  # before codegen: a located error, not a launch failure
-    with bounds_check_scope(opts.bounds_check), source_map.collect() as printed:
+    with bounds.bounds_check_scope(opts.bounds_check), source_map.collect() as printed:
         artifact = builder.codegen(mod, target, opts)
     dump = _StageDump.open(builder.kind)
     dump.write(f"source.{builder.language}", artifact.source)
@@ -462,6 +440,22 @@ def load(header: Mapping[str, Any], payload: bytes, *, where: str = "this file")
                        f"reads format {builder.format}; compile it again (or install the "
                        "version that wrote it)")
     return builder.load(Binary(payload), dict(header["metadata"] or {}), target)
+
+
+def _identify(kind: str) -> tuple[str, int] | None:
+    """The name and format ``export_library`` writes for target ``kind`` (None: no builder)."""
+    if kind not in BUILDERS:
+        return None
+    builder = get_builder(kind)
+    return builder.name, builder.format
+
+
+def _load_file(header: Mapping[str, Any], payload: bytes, where: str) -> Executable:
+    _loader.ensure_builtin_backends()
+    return load(header, payload, where=where)
+
+
+_executable.register_builder_contract(_identify, _load_file)
 
 
 def _jsonable(value: Any) -> Any:

@@ -17,12 +17,13 @@ checks every access pattern against its tensor's dimensions.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backend.contract import bounds_check_scope, build_bounds_check
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
@@ -30,7 +31,7 @@ from ..ir.visitor import substitute
 from ..transform import PassContext
 
 __all__ = ["BOUNDS_CHECK_ATTR", "BOUNDS_MESSAGE", "Access", "Division", "bounds_check_enabled",
-           "bounds_check_scope", "statement_accesses", "statement_checks"]
+           "bounds_check_scope", "build_bounds_check", "statement_accesses", "statement_checks"]
 
 #: the module / PassContext key that turns checking on
 BOUNDS_CHECK_ATTR = "tir.bounds_check"
@@ -39,8 +40,27 @@ BOUNDS_MESSAGE = "bounds check failed:"
 _ENV = "TVM_BOUNDS_CHECK"
 _TRUE = ("1", "true", "yes", "on")
 
-# bounds_check_scope (the build option for the code generated inside it) is the build
-# contract's: core's build runs codegen inside it, and the contract is part of `import tvm`.
+#: the ``bounds_check`` option of the build in progress (core's build, in
+#: :func:`tvm.backend.contract.build`, runs codegen inside :func:`bounds_check_scope`); None: no
+#: build, or no opinion
+_BOUNDS_CHECK: contextvars.ContextVar[bool | None] = contextvars.ContextVar("tvm_bounds_check",
+                                                                            default=None)
+
+
+@contextlib.contextmanager
+def bounds_check_scope(value: bool | None) -> Iterator[None]:
+    """The build option for the code generated inside the block (``None``: no opinion)."""
+    token = _BOUNDS_CHECK.set(value)
+    try:
+        yield
+    finally:
+        _BOUNDS_CHECK.reset(token)
+
+
+def build_bounds_check() -> bool | None:
+    """The ``bounds_check`` option of the build in progress (set by :func:`bounds_check_scope`)."""
+    return _BOUNDS_CHECK.get()
+
 
 def bounds_check_enabled(mod: Any = None, options: Mapping[str, Any] | None = None) -> bool:
     """Whether run-time bounds checks are asked for (see the module docstring)."""

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-__all__ = ["Node"]
+__all__ = ["Node", "set_printer"]
+
+# What Node.script() calls: TVMScript is a layer above the IR (tvm.script.printer); `import tvm`
+# installs a function that loads it on first use (tvm/__init__.py).
+_PRINTER: list[Callable[..., str]] = []
+
+
+def set_printer(printer: Callable[..., str]) -> None:
+    """Make ``printer(node, **kwargs)`` what :meth:`Node.script` returns."""
+    _PRINTER[:] = [printer]
 
 
 class Node:
@@ -39,9 +48,9 @@ class Node:
 
     def script(self, **kwargs: Any) -> str:
         """TVMScript text of this node."""
-        from ..script.printer import to_script  # noqa: PLC0415 - the printer loads tvm.script (parser, tile primitives: ~30 ms), not part of import tvm
-
-        return to_script(self, **kwargs)
+        if not _PRINTER:
+            raise RuntimeError("no TVMScript printer is installed (import tvm installs one)")
+        return _PRINTER[0](self, **kwargs)
 
     def __repr__(self) -> str:
         try:

@@ -204,15 +204,22 @@ def _lookup(name: str) -> Op | None:
     return op
 
 _core_ops_loaded = False
+# What registers core's builtin and tile-primitive ops: importing tvm.tirx (a layer above the IR)
+# does; `import tvm` installs a function that imports it on first need (tvm/__init__.py).
+_CORE_OPS_LOADER: list[Callable[[], object]] = []
+
+
+def set_core_ops_loader(loader: Callable[[], object]) -> None:
+    """Make ``loader()`` what registers core's ops the first time an op is looked up."""
+    _CORE_OPS_LOADER[:] = [loader]
 
 
 def _ensure_core_ops() -> bool:
     """Register core's builtin and tile-primitive ops on first need; True if it just did."""
     global _core_ops_loaded
-    if _core_ops_loaded:
+    if _core_ops_loaded or not _CORE_OPS_LOADER:
         return False
     _core_ops_loaded = True
     with core_scope():
-        # Importing registers them: tvm.tirx (the package) the builtins, then ops the tile primitives.
-        from ..tirx.operator.tile_primitive import ops  # noqa: F401, PLC0415 - neither is part of import tvm (tvm.ir is)
+        _CORE_OPS_LOADER[0]()
     return True

@@ -22,6 +22,7 @@ from . import stmt as S
 from .buffer import Buffer, BufferRegion
 from .depth import depth_error
 from .function import IRModule, PrimFunc
+from .linear import affine_range
 from .op import OpCategory
 from .span import Span
 from .visitor import Visitor
@@ -316,8 +317,6 @@ class _Verifier(Visitor):
             self._check_bounds(what, b, indices)
 
     def _check_bounds(self, what: str, b: Buffer, indices: list[E.PrimExpr]) -> None:
-        from ..arith.linear import affine_range  # noqa: PLC0415 - tvm.arith (4 modules) is not part of import tvm; verify runs in tvm.compile
-
         for k, (index, dim) in enumerate(zip(indices, b.shape)):
             extent = _const(dim)
             reach = affine_range(index, self.ranges)

@@ -37,14 +37,33 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-# Modules, not names: both are still being imported when they import this module.
-from ..backend import _loader as _backend_loader
-from ..backend import contract as _contract
-from ..error import ExecutableFileError, IntegrityError, TVMError
+from ..error import BackendError, ExecutableFileError, IntegrityError, TVMError
 from ._files import read_regular
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "Executable", "load_module", "max_executable_bytes",
-           "read_container", "write_container"]
+           "read_container", "register_builder_contract", "write_container"]
+
+#: kind -> (the backend name, the builder's format number) of the builder of that target kind
+Identify = Callable[[str], "tuple[str, int] | None"]
+#: (header, payload, where) -> the executable, through the builder of the header's target kind
+Load = Callable[[Mapping[str, Any], bytes, str], "Executable"]
+# Set by the build contract (tvm.backend.contract, a layer above this one) when it is imported,
+# which `import tvm` does: this module writes and reads the file, the contract knows builders.
+_BUILDER_CONTRACT: list[tuple[Identify, Load]] = []
+
+
+def register_builder_contract(identify: Identify, load: Load) -> None:
+    """Lend the file format the build contract's two services: naming the builder of a target
+    kind (``export_library`` writes its name and format) and loading a file's header and payload
+    through that builder (:func:`load_module`). Called once, by :mod:`tvm.backend.contract`."""
+    _BUILDER_CONTRACT[:] = [(identify, load)]
+
+
+def _builder_contract() -> tuple[Identify, Load]:
+    if not _BUILDER_CONTRACT:
+        raise BackendError("no build contract is registered (tvm.backend.contract registers it "
+                           "when imported; `import tvm` imports it)")
+    return _BUILDER_CONTRACT[0]
 
 MAGIC = b"TVM-EXECUTABLE"
 FORMAT_VERSION = 3  # 3: the first line carries a digest of header and payload (issue 26)
@@ -109,14 +128,15 @@ class Executable:
             raise NotImplementedError(f"{type(self).__name__} has no binary to export")
         target = self.target
         kind = target.kind.name if hasattr(target, "kind") else str(target)
-        builder = _contract.get_builder(kind) if kind in _contract.BUILDERS else None
+        identify, _ = _builder_contract()
+        builder_name, builder_format = identify(kind) or (self.backend, 1)
         header: dict[str, Any] = {
-            "backend": builder.name if builder is not None else self.backend,
+            "backend": builder_name,
             "target": target.export() if hasattr(target, "export") else str(target),
             "target_str": str(target),
             "entries": self.entry_names,
             "source": self.inspect_source(),
-            "builder_format": builder.format if builder is not None else 1,
+            "builder_format": builder_format,
             "metadata": self.metadata,
         }
         data = self.binary.data if hasattr(self.binary, "data") else bytes(self.binary)
@@ -303,9 +323,9 @@ def load_module(path: str | os.PathLike[str], *, expected_sha256: str | None = N
     """
     where = os.fspath(path)
     header, payload = read_container(path, expected_sha256=expected_sha256)
-    _backend_loader.ensure_builtin_backends()
+    _, load = _builder_contract()
     try:
-        return _contract.load(header, payload, where=where)
+        return load(header, payload, where)
     except TVMError as err:
         if where not in str(err) and err.args and isinstance(err.args[0], str):
             err.args = (f"{where}: {err.args[0]}", *err.args[1:])  # name the file
