@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 from ..ir import expr as E
 from ..ir.buffer import Range
 from ..ir.dtype import DataType
-from ..ir.expr import _FOLD_BITS, _fold_bits
+from ..ir.expr import _fold_bits
+from ..ir.literal import _FOLD_BITS
 from ..ir.structural import structural_equal
 from ..ir.visitor import Mutator, substitute
 from .bound import dtype_bound
@@ -145,33 +146,17 @@ class _Rewriter(Mutator):
         return _imm(e.dtype, value)
 
     # -- arithmetic ------------------------------------------------------------------------
-    def _arith(self, e: E.BinaryOp, rule: Callable[[Any, E.PrimExpr, E.PrimExpr], E.PrimExpr]
-               ) -> E.PrimExpr:
-        """Children first; two immediates fold; otherwise the operator's ``rule``."""
+    def _arith(self, e: E.BinaryOp) -> E.PrimExpr:
+        """Children first; two immediates fold; otherwise the operator's rule (``_RULES``; the
+        visitors are this method, so a deep chain costs no extra frame per level)."""
         a, b = self._children(e)
         folded = self._fold(e, a, b)
         if folded is not None:
             return folded
-        return rule(e, a, b)
+        return self._RULES[type(e)](self, e, a, b)
 
-    def visit_Add(self, e: E.Add) -> E.PrimExpr:
-        return self._arith(e, self._add)
-
-    def visit_Sub(self, e: E.Sub) -> E.PrimExpr:
-        return self._arith(e, self._sub)
-
-    def visit_Mul(self, e: E.Mul) -> E.PrimExpr:
-        return self._arith(e, self._mul)
-
-    def visit_Div(self, e: E.BinaryOp) -> E.PrimExpr:  # also Mod, FloorDiv, FloorMod
-        return self._arith(e, self._division)
-
-    visit_Mod = visit_FloorDiv = visit_FloorMod = visit_Div
-
-    def visit_Min(self, e: E.BinaryOp) -> E.PrimExpr:  # also Max
-        return self._arith(e, self._min_max)
-
-    visit_Max = visit_Min
+    visit_Add = visit_Sub = visit_Mul = visit_Div = visit_Mod = _arith
+    visit_FloorDiv = visit_FloorMod = visit_Min = visit_Max = _arith
 
     def _add(self, e: E.Add, a: E.PrimExpr, b: E.PrimExpr) -> E.PrimExpr:
         if _is_zero(b) and a.dtype == e.dtype:
@@ -218,6 +203,11 @@ class _Rewriter(Mutator):
             if a_ge_b if isinstance(e, E.Min) else a_le_b:
                 return b
         return self._rebuild(e, a, b)
+
+    _RULES: ClassVar[dict[type, Callable[..., E.PrimExpr]]] = {
+        E.Add: _add, E.Sub: _sub, E.Mul: _mul, E.Div: _division, E.Mod: _division,
+        E.FloorDiv: _division, E.FloorMod: _division, E.Min: _min_max, E.Max: _min_max,
+    }
 
     def _nonneg(self, e: E.PrimExpr) -> bool:
         return self.ana._bound(e).min_value >= 0
