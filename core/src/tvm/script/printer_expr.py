@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any, TypeGuard
 
 from ..ir import expr as E
@@ -90,11 +91,8 @@ class _ExprPrinter:
             return self.layout(a)
         if isinstance(a, S.TilePrimitiveCall):
             return self.tile_call(a)
-        if isinstance(a, list):
-            return "[" + ", ".join(self.arg(x) for x in a) + "]"
-        if isinstance(a, tuple):
-            inner = ", ".join(self.arg(x) for x in a)
-            return f"({inner},)" if len(a) == 1 else f"({inner})"
+        if isinstance(a, (list, tuple)):
+            return _seq_text(a, self.arg)
         if isinstance(a, Node):
             ctor = getattr(type(a), "__script_ctor__", None)
             if ctor is None:
@@ -108,11 +106,8 @@ class _ExprPrinter:
         (``T.int32(1)``) so that they do not read back as Python ints."""
         if isinstance(v, dict):
             return "{" + ", ".join(f"{self.raw(k)}: {self.raw(x)}" for k, x in v.items()) + "}"
-        if isinstance(v, list):
-            return "[" + ", ".join(self.raw(x) for x in v) + "]"
-        if isinstance(v, tuple):
-            inner = ", ".join(self.raw(x) for x in v)
-            return f"({inner},)" if len(v) == 1 else f"({inner})"
+        if isinstance(v, (list, tuple)):
+            return _seq_text(v, self.raw)
         if isinstance(v, str):
             return json.dumps(v)
         if v is None or isinstance(v, bool):
@@ -359,6 +354,14 @@ def _as_parsed(a: Any) -> Any:
     if isinstance(a, list):
         return [_as_parsed(x) for x in a]
     return a
+
+
+def _seq_text(items: list[Any] | tuple[Any, ...], text: Callable[[Any], str]) -> str:
+    """A list as ``[a, b]``, a tuple as ``(a, b)`` (``(a,)`` for one item)."""
+    inner = ", ".join(text(x) for x in items)
+    if isinstance(items, list):
+        return f"[{inner}]"
+    return f"({inner},)" if len(items) == 1 else f"({inner})"
 
 
 def _float_text(v: float) -> str:
