@@ -3,12 +3,20 @@ selects, buffer loads, vectors, lets and calls of registered ops."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
-from ..error import IRVerifyError
 from .dtype import DataType, dtype_of
+from .literal import FLOAT_MAX as FLOAT_MAX  # re-exported: E.int_range, E.FLOAT_MAX
+from .literal import (
+    _check_float_range,
+    _check_range,
+    _fits,
+    _fold_bits_value,
+    _fold_value,
+    _wider,
+)
+from .literal import int_range as int_range
 from .node import Node
 from .op import Op
 from .span import Span
@@ -423,36 +431,6 @@ class Call(PrimExpr):
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def int_range(dtype: DataType) -> tuple[int, int]:
-    """The values an integer scalar of ``dtype`` holds: ``(min, max)``."""
-    if dtype.is_uint:
-        return 0, 2**dtype.bits - 1
-    return -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
-
-
-def _check_range(dtype: DataType, value: int) -> None:
-    lo, hi = int_range(dtype)
-    if not lo <= value <= hi:
-        raise IRVerifyError(f"integer literal {value} does not fit in {dtype.element_of()} "
-                            f"({lo} to {hi}); use a wider type or a smaller value")
-
-
-#: the largest finite value of each float type narrower than float64
-FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-             "float32": 3.4028234663852886e38, "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
-
-
-def _check_float_range(dtype: DataType, value: float) -> None:
-    """A float literal past its type's largest finite value is an error, as in the seed (the
-    value would be infinity); infinities and NaN are written as such (``T.float16("inf")``)."""
-    hi = FLOAT_MAX.get(str(dtype.element_of()))
-    if hi is not None and math.isfinite(value) and abs(value) > hi:
-        inf = "" if dtype.code == "float8_e4m3fn" else \
-            f", or T.{dtype.element_of()}(\"inf\") for infinity"  # e4m3fn has no infinity
-        raise IRVerifyError(f"float literal {value!r} does not fit in {dtype.element_of()} "
-                            f"(-{hi!r} to {hi!r}); use a wider type or a smaller value{inf}")
-
-
 def const(value: int | float | bool, dtype: str | DataType | None = None) -> PrimExpr:
     """An immediate of ``dtype`` (inferred from the Python value when omitted). A literal out
     of its type's range is an :class:`IRVerifyError` (integers and finite floats alike)."""
@@ -531,27 +509,6 @@ def _cast_imm(e: PrimExpr, dt: DataType) -> PrimExpr:
     return Cast(dt, e)
 
 
-def _rank(dt: DataType) -> tuple[int, int]:
-    order = {"bool": 0, "uint": 1, "int": 2, "float8_e5m2": 3, "float8_e4m3fn": 3, "bfloat": 4, "float": 5}
-    return (1 if dt.is_float else 0, dt.bits if dt.is_float else order.get(dt.code, 0) * 100 + dt.bits)
-
-
-def _wider(a: DataType, b: DataType) -> DataType:
-    if a.is_handle or b.is_handle:
-        raise TypeError(f"cannot do arithmetic between {a} and {b}")
-    if a.is_float and not b.is_float:
-        return a
-    if b.is_float and not a.is_float:
-        return b
-    if a.is_float and b.is_float:
-        return a if a.bits >= b.bits else b
-    if a.is_bool:
-        return b
-    if b.is_bool:
-        return a
-    return a if a.bits >= b.bits else b
-
-
 def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
     if not isinstance(a, PrimExpr):
         if not isinstance(b, PrimExpr):  # T.min(3, 4): two literals make an IR node too
@@ -577,30 +534,15 @@ def _bit_call(name: str, a: ExprLike, b: ExprLike, *, fold: bool = False) -> Pri
     return Call(a_.dtype, Op.get(f"tirx.{name}"), [a_, b_])
 
 
-_FOLD_BITS: dict[str, Any] = {
-    "bitwise_and": lambda x, y: x & y, "bitwise_or": lambda x, y: x | y,
-    "bitwise_xor": lambda x, y: x ^ y, "shift_left": lambda x, y: x << y,
-    "shift_right": lambda x, y: x >> y,
-}
-
-
 def _fold_bits(name: str, a: PrimExpr, b: PrimExpr) -> IntImm | None:
     """``T.int32(6) & 3`` is ``T.int32(2)``, as Apache TVM folds bitwise ops on two integer
     immediates (not shifts by a negative amount or past the width, nor results out of range)."""
     if not (isinstance(a, IntImm) and isinstance(b, IntImm)) or a.dtype != b.dtype:
         return None
-    dt = a.dtype
-    if dt.lanes != 1 or not dt.is_integer:
+    if a.dtype.lanes != 1 or not a.dtype.is_integer:
         return None
-    if name.startswith("shift") and not 0 <= b.value < dt.bits:
-        return None
-    value = _FOLD_BITS[name](a.value, b.value)
-    return IntImm(dt, value) if _fits(dt, value) else None
-
-
-def _fits(dt: DataType, value: int) -> bool:
-    lo, hi = (0, 2**dt.bits - 1) if dt.is_uint else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
-    return lo <= value <= hi
+    value = _fold_bits_value(name, a.dtype, a.value, b.value)
+    return None if value is None else IntImm(a.dtype, value)
 
 
 # -- constant folding of immediates (what Python operators on two immediates build) ----------
@@ -619,15 +561,13 @@ def _fold_imm(e: BinaryOp) -> PrimExpr:
     dt = e.dtype
     if dt.lanes != 1 or dt.is_bool or not (dt.is_integer or dt.is_float):
         return e
-    fold = _FOLD_INT if isinstance(a, IntImm) else _FOLD_FLOAT
-    fn = fold.get(type(e))
-    if fn is None or (b.value == 0 and type(e) in _DIVISIONS):
+    op = type(e).__name__ if type(e) in _ARITH else ""
+    value = _fold_value(op, a.value, b.value, integer=isinstance(a, IntImm))
+    if value is None:
         return e
-    value = fn(a.value, b.value)
     if isinstance(a, FloatImm):
         return FloatImm(dt, value)
-    lo, hi = (0, 2**dt.bits - 1) if dt.is_uint else (-(2 ** (dt.bits - 1)), 2 ** (dt.bits - 1) - 1)
-    return IntImm(dt, value) if lo <= value <= hi else e
+    return IntImm(dt, value) if _fits(dt, value) else e
 
 
 def _fold_identity(e: BinaryOp) -> PrimExpr | None:
@@ -651,19 +591,5 @@ def _is_int(e: PrimExpr, value: int) -> bool:
     return isinstance(e, IntImm) and e.dtype.lanes == 1 and e.value == value
 
 
-def _truncdiv(x: int, y: int) -> int:
-    q = abs(x) // abs(y)
-    return q if (x >= 0) == (y >= 0) else -q
-
-
-_DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
-_FOLD_INT: dict[type, Any] = {
-    Add: lambda x, y: x + y, Sub: lambda x, y: x - y, Mul: lambda x, y: x * y,
-    FloorDiv: lambda x, y: x // y, FloorMod: lambda x, y: x % y,
-    Div: _truncdiv, Mod: lambda x, y: x - _truncdiv(x, y) * y,
-    Min: min, Max: max,
-}
-_FOLD_FLOAT: dict[type, Any] = {
-    Add: lambda x, y: x + y, Sub: lambda x, y: x - y, Mul: lambda x, y: x * y,
-    Div: lambda x, y: x / y, Min: min, Max: max,
-}
+#: the node classes whose immediates fold (``literal`` keys its folds by their names)
+_ARITH = (Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max)
