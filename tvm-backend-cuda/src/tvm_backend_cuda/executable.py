@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -34,15 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from tvm.backend.sdk import (
     ARRAY,
-    DERIVED,
-    SCALAR,
     ArgumentChecker,
     Artifact,
     Binary,
     Builder,
     Executable,
     LaunchPlan,
-    LaunchStep,
     Options,
     evaluate_tree,
     function_signature,
@@ -59,6 +55,14 @@ from . import fast_call as _fc
 from . import nvshmem as _nvshmem
 from . import runtime as rt
 from .codegen import generate_cuda
+from .fast_call import (
+    _TORCH_TENSOR_TYPES,
+    _cai_pointer,
+    _dims,
+    _Launch,
+    _torch_dtypes,
+    _torch_tensor_type,
+)
 from .tags import validate_arch
 
 __all__ = ["DEFAULT_ARCH", "EMULATED_ARCH", "CudaBuilder", "CudaExecutable", "CudaFunction", "CudaOptions",
@@ -206,33 +210,6 @@ def _tensor_map_params(mod: IRModule) -> dict[str, list[int]]:
 
 
 # -- calling ---------------------------------------------------------------------------------------
-
-
-class _Launch:
-    """One launch step with its kernel: ``args`` are ``("arg", i)`` (the i-th argument, given
-    as is or as its checked scalar value), ``("tree", tree)`` (computed from the values) or
-    ``("derived", (i, kind, params))`` (computed by the runtime from the i-th argument: a
-    tensor map, :func:`~tvm_backend_cuda.runtime.derive`)."""
-
-    __slots__ = ("args", "block", "grid", "kernel", "name", "smem", "static", "step")
-
-    def __init__(self, step: LaunchStep, kernel: Any) -> None:
-        self.step = step
-        self.name = step.kernel
-        self.kernel = kernel
-        self.args: list[tuple[str, Any]] = [_launch_arg(ref) for ref in step.args]
-        self.static = step.static
-        self.grid: Any = step.grid
-        self.block: Any = step.block
-        self.smem: Any = step.smem
-
-
-def _launch_arg(ref: Sequence[Any]) -> tuple[str, Any]:
-    if ref[0] == SCALAR:
-        return "tree", ref[1]
-    if ref[0] == DERIVED:
-        return "derived", (ref[1], str(ref[2]), tuple(ref[3]))
-    return "arg", ref[1]
 
 
 class CudaFunction:
@@ -452,44 +429,6 @@ class CudaFunction:
     def __repr__(self) -> str:
         params = ", ".join(f"{s.name}: {s.dtype}" for s in self.specs)
         return f"<CudaFunction {self.name}({params})>"
-
-
-def _dims(launch: _Launch, values: Mapping[str, Any]) -> tuple[Any, Any, int]:
-    grid = tuple(int(evaluate_tree(x, values)) for x in launch.grid)
-    block = tuple(int(evaluate_tree(x, values)) for x in launch.block)
-    smem = int(evaluate_tree(launch.smem, values))
-    if any(g <= 0 for g in grid):
-        raise ValueError(f"kernel {launch.name}: the grid {grid} from these arguments is empty")
-    return grid, block, smem
-
-
-def _cai_pointer(a: Any) -> int | None:
-    try:
-        return int(a.__cuda_array_interface__["data"][0])
-    except Exception:  # not a CUDA array; the argument check already answered for it
-        return None
-
-
-_TORCH_TENSOR_TYPES: set[type] = set()
-_TORCH_DTYPES: dict[str, Any] = {}
-
-
-def _torch_tensor_type() -> Any:
-    return sys.modules["torch"].Tensor
-
-
-def _torch_dtypes() -> dict[str, Any]:
-    """dtype name -> torch.dtype once torch is imported (it is when arrays come from it)."""
-    if _TORCH_DTYPES:
-        return _TORCH_DTYPES
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return _TORCH_DTYPES
-    _TORCH_TENSOR_TYPES.add(torch.Tensor)
-    names = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
-             "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64")
-    _TORCH_DTYPES.update({n: getattr(torch, n) for n in names if hasattr(torch, n)})
-    return _TORCH_DTYPES
 
 
 class CudaExecutable(Executable):

@@ -16,18 +16,88 @@ call: ``docs/perf.md`` (bench/cuda_launch_overhead.py)."""
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast
+
+from tvm.backend.sdk import DERIVED, SCALAR, LaunchStep, evaluate_tree
 
 from . import runtime as rt
 from . import streams as _streams
 
-if TYPE_CHECKING:
-    from .executable import _Launch
-
 __all__ = ["make_fast_call", "prepare_launch", "tensor_guard"]
 
+
+# -- a launch step of a function, and what the calls read of torch --------------------------
+
+
+class _Launch:
+    """One launch step with its kernel: ``args`` are ``("arg", i)`` (the i-th argument, given
+    as is or as its checked scalar value), ``("tree", tree)`` (computed from the values) or
+    ``("derived", (i, kind, params))`` (computed by the runtime from the i-th argument: a
+    tensor map, :func:`~tvm_backend_cuda.runtime.derive`)."""
+
+    __slots__ = ("args", "block", "grid", "kernel", "name", "smem", "static", "step")
+
+    def __init__(self, step: LaunchStep, kernel: Any) -> None:
+        self.step = step
+        self.name = step.kernel
+        self.kernel = kernel
+        self.args: list[tuple[str, Any]] = [_launch_arg(ref) for ref in step.args]
+        self.static = step.static
+        self.grid: Any = step.grid
+        self.block: Any = step.block
+        self.smem: Any = step.smem
+
+
+def _launch_arg(ref: Sequence[Any]) -> tuple[str, Any]:
+    if ref[0] == SCALAR:
+        return "tree", ref[1]
+    if ref[0] == DERIVED:
+        return "derived", (ref[1], str(ref[2]), tuple(ref[3]))
+    return "arg", ref[1]
+
+
+def _dims(launch: _Launch, values: Mapping[str, Any]) -> tuple[Any, Any, int]:
+    grid = tuple(int(evaluate_tree(x, values)) for x in launch.grid)
+    block = tuple(int(evaluate_tree(x, values)) for x in launch.block)
+    smem = int(evaluate_tree(launch.smem, values))
+    if any(g <= 0 for g in grid):
+        raise ValueError(f"kernel {launch.name}: the grid {grid} from these arguments is empty")
+    return grid, block, smem
+
+
+def _cai_pointer(a: Any) -> int | None:
+    try:
+        return int(a.__cuda_array_interface__["data"][0])
+    except Exception:  # not a CUDA array; the argument check already answered for it
+        return None
+
+
+_TORCH_TENSOR_TYPES: set[type] = set()
+_TORCH_DTYPES: dict[str, Any] = {}
+
+
+def _torch_tensor_type() -> Any:
+    return sys.modules["torch"].Tensor
+
+
+def _torch_dtypes() -> dict[str, Any]:
+    """dtype name -> torch.dtype once torch is imported (it is when arrays come from it)."""
+    if _TORCH_DTYPES:
+        return _TORCH_DTYPES
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return _TORCH_DTYPES
+    _TORCH_TENSOR_TYPES.add(torch.Tensor)
+    names = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+             "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64")
+    _TORCH_DTYPES.update({n: getattr(torch, n) for n in names if hasattr(torch, n)})
+    return _TORCH_DTYPES
+
+
+# -- the fast call ----------------------------------------------------------------------------
 
 # host parameter kinds of the fast call
 BUF, _INT, _FLOAT, _BOOL = 0, 1, 2, 3
