@@ -51,7 +51,9 @@ from tvm.ir.buffer import Buffer
 from tvm.ir.function import IRModule, PrimFunc
 
 from .compiler import needed_headers
+from .emulator_asm import INLINE_ASM as _INLINE_ASM
 from .intrinsics._base import EMULATE_ATTR, RULE_ATTR
+from .vector_access import is_const, multiple_of, ramp_base, vector_loads
 
 __all__ = ["CudaCodegen", "KernelInfo", "generate_cuda", "sm_version"]
 
@@ -330,12 +332,12 @@ class CudaCodegen(CudaStyleCodegen):
             self._print_chunked_store(stmt, lanes)
             return
         temps: list[str] = []
-        for load in _vector_loads(stmt.value):
+        for load in vector_loads(stmt.value):
             ltype = self._vector_type(load.buffer, load.indices, lanes)
             if ltype is None:
                 continue
             tmp = self._fresh("vec")
-            base = self.flat_index(load.buffer, [_ramp_base(load.indices[0])])
+            base = self.flat_index(load.buffer, [ramp_base(load.indices[0])])
             self.emit(f"const {ltype} {tmp} = *(const {ltype}*)(&{self.buffer_ptr(load.buffer)}"
                       f"[{base}]);")
             self._temp_names[id(load)] = tmp
@@ -343,9 +345,9 @@ class CudaCodegen(CudaStyleCodegen):
         try:
             values = [self.print_expr(self._lane_of(stmt.value, k)) for k in range(lanes)]
         finally:
-            for load in _vector_loads(stmt.value):
+            for load in vector_loads(stmt.value):
                 self._temp_names.pop(id(load), None)
-        base = self.flat_index(stmt.buffer, [_ramp_base(stmt.indices[0])])
+        base = self.flat_index(stmt.buffer, [ramp_base(stmt.indices[0])])
         self.emit(f"*({vtype}*)(&{self.buffer_ptr(stmt.buffer)}[{base}]) = "
                   f"make_{vtype}({', '.join(values)});")
 
@@ -355,7 +357,7 @@ class CudaCodegen(CudaStyleCodegen):
         read back through a typed pointer, which the compiler keeps in registers), and the
         store is written the same way when its target allows, else lane by lane (``local``
         targets: registers)."""
-        loads = _vector_loads(stmt.value)
+        loads = vector_loads(stmt.value)
         for load in loads:
             plan = self._chunk_plan(load.buffer, load.indices, lanes)
             if plan is None:
@@ -363,7 +365,7 @@ class CudaCodegen(CudaStyleCodegen):
             ctype, width = plan
             tmp = self._fresh("vec")
             self.emit(f"{ctype} {tmp}[{lanes // width}];")
-            base = _ramp_base(load.indices[0])
+            base = ramp_base(load.indices[0])
             ptr = self.buffer_ptr(load.buffer)
             for c in range(lanes // width):
                 at = self.flat_index(load.buffer, [base + c * width if c else base])
@@ -384,7 +386,7 @@ class CudaCodegen(CudaStyleCodegen):
             self.emit(f"{ctype} {tmp}[{lanes // width}];")
             for k, value in enumerate(values):
                 self.emit(f"(({elem}*){tmp})[{k}] = {self.print_expr(value)};")
-            base = _ramp_base(stmt.indices[0])
+            base = ramp_base(stmt.indices[0])
             ptr = self.buffer_ptr(stmt.buffer)
             for c in range(lanes // width):
                 at = self.flat_index(stmt.buffer, [base + c * width if c else base])
@@ -403,7 +405,7 @@ class CudaCodegen(CudaStyleCodegen):
         if self.is_emulated(dt) or dt.bits % 8 or dt.is_bool:
             return None
         index = indices[0]
-        if not (isinstance(index, E.Ramp) and _is_const(index.stride, 1)):
+        if not (isinstance(index, E.Ramp) and is_const(index.stride, 1)):
             return None
         param = self._param_names.get(id(buffer.data))
         if buffer.scope == "global" and param is None:
@@ -414,8 +416,8 @@ class CudaCodegen(CudaStyleCodegen):
             if width < 1 or total % nbytes or nbytes < dt.bytes:
                 continue
             offset = buffer.elem_offset
-            if not _multiple_of(index.base, width) or not (
-                    _is_const(offset, 0) or _multiple_of(offset, width)):
+            if not multiple_of(index.base, width) or not (
+                    is_const(offset, 0) or multiple_of(offset, width)):
                 continue
             if param is not None:
                 self._vector_align[param] = max(self._vector_align.get(param, 0), nbytes)
@@ -448,11 +450,11 @@ class CudaCodegen(CudaStyleCodegen):
         if name is None or lanes not in (2, 4) or len(indices) != 1:
             return None
         index = indices[0]
-        if not (isinstance(index, E.Ramp) and _is_const(index.stride, 1)):
+        if not (isinstance(index, E.Ramp) and is_const(index.stride, 1)):
             return None
         offset = buffer.elem_offset
-        if not _multiple_of(index.base, lanes) or not (
-                _is_const(offset, 0) or _multiple_of(offset, lanes)):
+        if not multiple_of(index.base, lanes) or not (
+                is_const(offset, 0) or multiple_of(offset, lanes)):
             return None
         param = self._param_names.get(id(buffer.data))
         if param is not None:
@@ -521,16 +523,12 @@ class CudaCodegen(CudaStyleCodegen):
 
 # -- helpers --------------------------------------------------------------------------------------
 
-_INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
-
-
 def _not_emulated(op_name: str) -> NotModelledError:
     path = op_name.removeprefix("tirx.")
     return NotModelledError(
         f"intrinsic {path} has no emulation body; the CUDA emulator cannot run a kernel that "
         f"uses it (its CUDA rule emits PTX). Run the kernel on a GPU, or give the intrinsic's "
         f"@intrin spec an emulate= rule (tvm_backend_cuda/intrinsics)")
-
 
 
 def _positive_attr(func: PrimFunc, key: str) -> int | None:
@@ -542,67 +540,6 @@ def _positive_attr(func: PrimFunc, key: str) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise TVMError(f"kernel {func.name}: {key} must be a positive integer, got {value!r}")
     return value
-
-
-def _is_const(e: Any, value: int) -> bool:
-    return isinstance(e, E.IntImm) and e.value == value
-
-
-def _multiple_of(e: Any, n: int) -> bool:
-    """A cheap proof that integer expression ``e`` is a multiple of ``n``."""
-    if isinstance(e, E.IntImm):
-        return e.value % n == 0
-    if isinstance(e, E.Mul):
-        for a, b in ((e.a, e.b), (e.b, e.a)):
-            if _multiple_of(a, n):
-                return True
-            if isinstance(b, E.IntImm) and b.value != 0:
-                g = math.gcd(abs(b.value), n)
-                if _multiple_of(a, n // g):
-                    return True
-        return False
-    if isinstance(e, (E.Add, E.Sub)):
-        return _multiple_of(e.a, n) and _multiple_of(e.b, n)
-    if isinstance(e, E.Cast):
-        return _multiple_of(e.value, n)
-    if isinstance(e, E.Call) and len(e.args) == 2:  # swizzled offsets: xor, shifts, masks
-        a, b = e.args
-        name = e.op.name
-        if name in ("tirx.bitwise_xor", "tirx.bitwise_or"):
-            return _multiple_of(a, n) and _multiple_of(b, n)
-        if name == "tirx.shift_left" and isinstance(b, E.IntImm) and 0 <= b.value < 63:
-            step = 1 << b.value
-            return step % n == 0 or _multiple_of(a, n // math.gcd(n, step))
-        if name == "tirx.bitwise_and":
-            return any(isinstance(x, E.IntImm) and x.value % n == 0 for x in (a, b)) or \
-                _multiple_of(a, n) or _multiple_of(b, n)
-    return False
-
-
-def _ramp_base(index: Any) -> Any:
-    return index.base if isinstance(index, E.Ramp) else index
-
-
-def _vector_loads(e: Any) -> list[E.BufferLoad]:
-    """The vector loads with a ramp index inside a vector value expression."""
-    out: list[E.BufferLoad] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, E.BufferLoad):
-            if x.dtype.lanes > 1 and len(x.indices) == 1 and isinstance(x.indices[0], E.Ramp):
-                out.append(x)
-            return
-        if isinstance(x, E.BinaryOp):
-            walk(x.a)
-            walk(x.b)
-        elif isinstance(x, E.Cast):
-            walk(x.value)
-        elif isinstance(x, E.Call):
-            for a in x.args:
-                walk(a)
-
-    walk(e)
-    return out
 
 
 def generate_cuda(mod: IRModule | PrimFunc, target: Any = None, *, emulate: bool = False

@@ -58,7 +58,6 @@ _POINTER_PARAM = re.compile(r"^(.+?)\s*\*\s*(?:__restrict__\s+)?(\w+)$", re.S)
 _CLUSTER_DIMS = re.compile(r"__cluster_dims__\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
 # a wait on global memory another block may satisfy (NVSHMEM signals)
 _CROSS_BLOCK_WAIT = re.compile(r"\bnvshmem_\w*wait_until\s*\(")
-_INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*)?\(")
 # `__shared__ [alignment] T name[n] [alignment];` or a scalar `__shared__ [alignment] T name;`
 # (the alignment as __attribute__((aligned(a))) or __align__(a), before the type or after)
 _ALIGNED = r"(?:__attribute__\(\(aligned\((\d+)\)\)\)|__align__\((\d+)\))"
@@ -197,7 +196,7 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     A kernel declared with ``__cluster_dims__(x, y, z)`` runs in clusters of that shape; one
     that waits on NVSHMEM signals runs its blocks together (cooperatively) where they fit the
     emulated device (:func:`check_resident`), as a GPU that holds them all would."""
-    if _INLINE_ASM.search(source):  # hand-written PTX: the emulator's helpers instead
+    if _asm.INLINE_ASM.search(source):  # hand-written PTX: the emulator's helpers instead
         source = _asm.translate(source)
     clusters = {}
     heads = list(_KERNEL_HEAD.finditer(source))
@@ -220,10 +219,6 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
     lines = source.split("\n")
     dyn_names: set[str] = set()
     for i, line in enumerate(lines):
-        if _INLINE_ASM.search(line):
-            raise NotModelledError(
-                f"line {i + 1} of the CUDA source has inline PTX (asm), which the CUDA emulator "
-                f"cannot run: {line.strip()[:120]}")
         m = _SHARED_DECL.match(line)
         if m:
             indent, a1, a2, ctype, name, n, a3, a4 = m.groups()

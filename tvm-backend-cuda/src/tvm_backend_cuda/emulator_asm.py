@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 from tvm.error import NotModelledError
 
-__all__ = ["MODELLED", "translate"]
+__all__ = ["INLINE_ASM", "MODELLED", "translate"]
 
-_ASM = re.compile(r"\basm\s*(?:volatile\s*|__volatile__\s*)?\(")
+#: the start of an inline PTX statement (the code generator and the emulator look for it)
+INLINE_ASM = re.compile(r"\basm\s*(?:volatile\s*|__volatile__\s*)?\(")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _OPERAND = re.compile(r'\s*"([^"]*)"\s*\((.*)\)\s*$', re.S)
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'", "r": "\r"}
@@ -66,7 +67,7 @@ def translate(source: str) -> str:
     """``source`` with every inline PTX statement replaced by its C++ (module docstring)."""
     out: list[str] = []
     pos = 0
-    for m in _ASM.finditer(source):
+    for m in INLINE_ASM.finditer(source):
         if m.start() < pos:
             continue  # inside a statement already replaced
         end = _closing(source, m.end())

@@ -525,9 +525,7 @@ def _strict() -> bool:
     return _registry.strict_backends()
 
 
-
 # -- failures and messages --------------------------------------------------------------------
-
 
 
 def _duplicate_message(ep: _discovery.EntryPointInfo, first: str) -> str:
@@ -540,7 +538,6 @@ def _duplicate_message(ep: _discovery.EntryPointInfo, first: str) -> str:
             "ignored. Uninstall one of them")
 
 
-
 def _result_of(backend: BackendState) -> ModuleType | None:
     if backend.state == LOADED:
         return backend.package
@@ -548,7 +545,6 @@ def _result_of(backend: BackendState) -> ModuleType | None:
         f"backend {backend.name!r} ({_describe(backend)}) was not loaded ({backend.state}): "
         f"{backend.reason}"
     ) from backend.error
-
 
 
 def _warn(backend: BackendState | None, err: BaseException) -> None:
@@ -579,9 +575,6 @@ def _read_selection(problems: list[tuple[BackendState | None, BaseException]]) -
 def _load_order(backends: dict[str, BackendState]) -> list[str]:
     # Core's own backends first, then by name: deterministic warnings and registration order.
     return sorted(backends, key=lambda n: (not backends[n].builtin, n))
-
-
-
 
 
 def _state_of(name: str) -> _hints.BackendView | None:

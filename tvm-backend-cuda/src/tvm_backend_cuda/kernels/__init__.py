@@ -49,11 +49,9 @@ from ._attention import attention_func
 from ._attention_bwd import (
     attention_bwd_dkdv_func,
     attention_bwd_dq_func,
-    attention_bwd_post_func,
-    attention_bwd_pre_func,
-    dqa_layout,
     padded_seq,
 )
+from ._attention_bwd_rows import attention_bwd_post_func, attention_bwd_pre_func, dqa_layout
 from ._gemm import ACTIVATIONS, Epilogue, gemm_func
 from ._layer_norm import layer_norm_func
 from ._ops import register_torch_ops

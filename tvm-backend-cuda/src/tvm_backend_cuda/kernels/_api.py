@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _attention, _attention_bwd, _gemm
+from . import _attention, _attention_bwd, _attention_bwd_rows, _gemm
 from ._add import add_func
 from ._call import (
     Tuning,
@@ -391,7 +391,7 @@ def attention_backward(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any, *,
     sqp = _attention_bwd.padded_seq(sq)
     lse2 = torch.empty((b * hq, sqp), dtype=torch.float32, device=q.device)
     dl = torch.empty_like(lse2)
-    executable("attention_bwd_pre", _attention_bwd.attention_bwd_pre_func, (b * hq, sq, d, dtype),
+    executable("attention_bwd_pre", _attention_bwd_rows.attention_bwd_pre_func, (b * hq, sq, d, dtype),
                {}, q.device)(out.contiguous().view(-1, d), grad.view(-1, d),
                              lse.contiguous().view(-1), lse2, dl)
     if deterministic is None:
@@ -408,7 +408,7 @@ def attention_backward(q: Any, k: Any, v: Any, out: Any, lse: Any, grad: Any, *,
                arch_arg=True)(*common, dk.view(-1, d), dv.view(-1, d), dqa)
     dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
     if atomic:  # dQ = dQa * scale, as rows
-        executable("attention_bwd_post", _attention_bwd.attention_bwd_post_func,
+        executable("attention_bwd_post", _attention_bwd_rows.attention_bwd_post_func,
                    (b * hq, sq, d, dtype), {"scale": options["scale"]},
                    q.device)(dqa, dq.view(-1, d))
         return dq, dk, dv
