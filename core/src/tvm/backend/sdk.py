@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..host.compiler import Toolchain, get_toolchain
     from ..host.runtime import HostFunction, load_library
     from ..plugin import BackendSpec, DemoCase, DemoResult
+    from ..plugin._spec import lazy_package
     from ..runtime import emu
     from ..runtime.arguments import ArgumentChecker, Signature, evaluate_tree
     from ..runtime.cache import cache_dir, cache_enabled, cache_key, compile_cache
@@ -181,6 +182,7 @@ __all__ = [
     "get_toolchain",
     "is_one",
     "launch_plans",
+    "lazy_package",
     "load_library",
     "load_or_register",
     "lower_compose_op",
@@ -227,6 +229,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DemoCase": ("..plugin", "DemoCase"),
     "DemoResult": ("..plugin", "DemoResult"),
     "load_or_register": ("..backend._loader", "load_or_register"),
+    "lazy_package": ("..plugin._spec", "lazy_package"),
     "record_undo": (".._registry", "record_undo"),
     # executables and the launch plan
     "Executable": ("..runtime.executable", "Executable"),
