@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ..runtime.executable import Executable
     from ..runtime.launch_plan import ARRAY, DERIVED, SCALAR, BoundLaunch, LaunchPlan, LaunchStep
     from ..runtime.plan_executable import PlanExecutable, PlanFunction
-    from ..runtime.tool import DEFAULT_TIMEOUT_S, PROBE_TIMEOUT_S, run_tool
+    from ..runtime.tool import DEFAULT_TIMEOUT_S, PROBE_TIMEOUT_S, compile_in_folder, run_tool
     from ..runtime.workdir import work_folder
     from ..shader.codegen import (
         KERNEL_MARKER,
@@ -162,6 +162,7 @@ __all__ = [
     "cache_key",
     "cast_to",
     "compile_cache",
+    "compile_in_folder",
     "compute_dtype",
     "const_dims",
     "const_numel",
@@ -258,6 +259,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DEFAULT_TIMEOUT_S": ("..runtime.tool", "DEFAULT_TIMEOUT_S"),
     "PROBE_TIMEOUT_S": ("..runtime.tool", "PROBE_TIMEOUT_S"),
     "run_tool": ("..runtime.tool", "run_tool"),
+    "compile_in_folder": ("..runtime.tool", "compile_in_folder"),
     "work_folder": ("..runtime.workdir", "work_folder"),
     # the CPU emulators' fiber runtime (a module: emu.HEADER_DIR, emu.run_isolated, ...)
     "emu": ("..runtime", "emu"),
