@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tvm.error import CompileError
-from tvm.runtime.tool import run_tool
+from tvm.runtime.tool import compile_in_folder, run_tool
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE_TREES = [ROOT / "core" / "src", *ROOT.glob("tvm-backend-*/src"),
@@ -82,6 +82,31 @@ def test_an_empty_command_is_refused():
 
 _DIRECT = re.compile(r"\bsubprocess\.(run|Popen|call|check_call|check_output)\b|\bos\.(system|"
                      r"popen|exec\w*|spawn\w*)\(")
+
+
+def test_compile_in_folder_returns_the_output_and_removes_the_folder():
+    copy = "import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2])"
+    seen = []
+
+    def command(src, out):
+        seen.append(src.parent)
+        return [sys.executable, "-c", copy, str(src), str(out)]
+
+    data = compile_in_folder("int x;\n", command, "copying 'k'", prefix="tvm-test-",
+                             files=("k.c", "k.o"), output="object file")
+    assert data == b"int x;\n"
+    assert not seen[0].exists()
+
+
+def test_compile_in_folder_without_output_names_the_tool_and_what_it_did():
+    def command(src, out):
+        return [sys.executable, "-c", "print('nothing written')", str(src)]
+
+    with pytest.raises(CompileError) as info:
+        compile_in_folder("int x;\n", command, "compiling 'k'", prefix="tvm-test-",
+                          files=("k.c", "k.o"), output="object file", tool="the test compiler")
+    assert str(info.value).splitlines()[0] == "the test compiler wrote no object file compiling 'k'"
+    assert "nothing written" in info.value.log
 
 
 def test_every_tool_in_the_sources_runs_through_run_tool():

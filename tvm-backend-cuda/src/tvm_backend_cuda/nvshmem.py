@@ -187,9 +187,7 @@ class NvshmemContext:
                 cur = _CURRENT
                 if (cur.rank, cur.world_size) != (rank, world_size) or (
                         device is not None and device != cur.device):
-                    raise RuntimeError(
-                        f"NVSHMEM is already initialised in this process as PE {cur.rank} of "
-                        f"{cur.world_size} on cuda:{cur.device}; finalize() it first")
+                    raise cur._already_initialised()
                 return cur
             n_dev = _device_count()
             if device is None:
@@ -276,7 +274,6 @@ class NvshmemContext:
 
     def finalize(self) -> None:
         """Free what is left on the symmetric heap and shut NVSHMEM down (collective)."""
-        global _CURRENT
         if self._finalized:
             return
         _set_device(self.device)
@@ -289,10 +286,25 @@ class NvshmemContext:
                 fin(h)
         self._bound.clear()
         self._lib.nvshmemx_hostlib_finalize()  # type: ignore[attr-defined]
+        self._forget()
+
+    def _forget(self) -> None:
+        """Mark this context finalized; it is no longer the process's context."""
+        global _CURRENT
         self._finalized = True
         with _CURRENT_LOCK:
             if _CURRENT is self:
                 _CURRENT = None
+
+    def _already_initialised(self) -> RuntimeError:
+        """The error of an ``init`` that asks for another PE than this, the current one."""
+        return RuntimeError(
+            f"NVSHMEM is already initialised in this process as PE {self.rank} of "
+            f"{self.world_size} {self._where}; finalize() it first")
+
+    @property
+    def _where(self) -> str:
+        return f"on cuda:{self.device}"
 
     def __enter__(self) -> NvshmemContext:
         return self
@@ -369,12 +381,17 @@ class NvshmemContext:
 
     def free(self, tensor_or_ptr: Any) -> None:
         """``nvshmem_free`` (collective). The tensor must not be used afterwards."""
-        self._check()
-        ptr = tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
-        if ptr not in self._allocs:
-            raise ValueError(f"0x{ptr:x} is not the start of a symmetric allocation of this PE")
+        ptr = self._allocation(tensor_or_ptr, self._allocs)
         _synchronize(self.device)
         self._free_ptr(ptr)
+
+    def _allocation(self, tensor_or_ptr: Any, allocations: Mapping[int, Any]) -> int:
+        """The address of ``tensor_or_ptr``, which must start one of ``allocations``."""
+        self._check()
+        ptr = _address(tensor_or_ptr)
+        if ptr not in allocations:
+            raise ValueError(f"0x{ptr:x} is not the start of a symmetric allocation of this PE")
+        return ptr
 
     def _free_ptr(self, ptr: int) -> None:
         self._lib.nvshmem_free(ptr)  # type: ignore[attr-defined]
@@ -383,8 +400,7 @@ class NvshmemContext:
     def peer_pointer(self, tensor_or_ptr: Any, pe: int) -> int | None:
         """``nvshmem_ptr``: the address of PE ``pe``'s copy as this PE can load/store it, or None
         when that PE is not reachable by plain loads and stores (other node)."""
-        ptr = tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
-        out = self._lib.nvshmem_ptr(ptr, pe)  # type: ignore[attr-defined]
+        out = self._lib.nvshmem_ptr(_address(tensor_or_ptr), pe)  # type: ignore[attr-defined]
         return int(out) if out else None
 
     # -- modules and launches ----------------------------------------------------------------------
@@ -529,6 +545,11 @@ def _prepare_env(env: Mapping[str, str] | None, symmetric_size: int | str | None
         # One host, GPUs over NVLink/PCIe: no InfiniBand transport to probe (and warn about).
         os.environ.setdefault("NVSHMEM_REMOTE_TRANSPORT", "none")
     os.environ.update(SAFETY_ENV)
+
+
+def _address(tensor_or_ptr: Any) -> int:
+    """A pointer as it is, or the address of a tensor's data."""
+    return tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
 
 
 def _device_count() -> int:

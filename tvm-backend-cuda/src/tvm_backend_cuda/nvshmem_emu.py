@@ -45,14 +45,15 @@ class EmulatedNvshmemContext(_nv.NvshmemContext):
         state = "finalized" if self._finalized else "active"
         return f"<NvshmemContext PE 0/1 on the CUDA emulator (CPU) {state}>"
 
+    @property
+    def _where(self) -> str:
+        return "on the CUDA emulator"
+
     def finalize(self) -> None:
         if self._finalized:
             return
         self._tensors.clear()
-        self._finalized = True
-        with _nv._CURRENT_LOCK:
-            if _nv._CURRENT is self:
-                _nv._CURRENT = None
+        self._forget()
 
     def my_pe(self) -> int:
         return 0
@@ -80,21 +81,11 @@ class EmulatedNvshmemContext(_nv.NvshmemContext):
         self._tensors[int(t.data_ptr())] = t
         return t
 
-    def zeros(self, shape: int | Sequence[int], dtype: Any = "float32") -> Any:
-        t = self.empty(shape, dtype)
-        t.zero_()
-        return t
-
     def free(self, tensor_or_ptr: Any) -> None:
-        self._check()
-        ptr = tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
-        if ptr not in self._tensors:
-            raise ValueError(f"0x{ptr:x} is not the start of a symmetric allocation of this PE")
-        del self._tensors[ptr]
+        del self._tensors[self._allocation(tensor_or_ptr, self._tensors)]
 
     def peer_pointer(self, tensor_or_ptr: Any, pe: int) -> int | None:
-        ptr = tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
-        return ptr if pe == 0 else None
+        return _nv._address(tensor_or_ptr) if pe == 0 else None
 
     # -- modules and launches ----------------------------------------------------------------------
 
@@ -144,11 +135,7 @@ def init(rank: int = 0, world_size: int = 1, **_: Any) -> EmulatedNvshmemContext
         cur = _nv._CURRENT
         if cur is not None:
             if not isinstance(cur, EmulatedNvshmemContext) or (rank, world_size) != (0, 1):
-                where = ("on the CUDA emulator" if isinstance(cur, EmulatedNvshmemContext)
-                         else f"on cuda:{cur.device}")
-                raise RuntimeError(
-                    f"NVSHMEM is already initialised in this process as PE {cur.rank} of "
-                    f"{cur.world_size} {where}; finalize() it first")
+                raise cur._already_initialised()
             return cur
         if world_size != 1 or rank != 0:
             raise NotModelledError(

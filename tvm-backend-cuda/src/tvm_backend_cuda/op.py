@@ -9,20 +9,10 @@ exist once :func:`register_ops` ran (the plugin's ``tvm_register_ops`` hook does
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from .intrinsics import builders, register_ops
+from .intrinsics import TABLE, builders, register_ops
 
 __all__ = ["register_ops", *sorted(builders())]
 
 
-def __getattr__(name: str) -> Callable[..., Any]:
-    try:
-        return builders()[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(builders()))
+# the builders are this module's attributes too
+__getattr__, __dir__ = TABLE.module_hooks(globals())

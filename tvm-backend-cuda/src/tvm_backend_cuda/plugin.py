@@ -13,10 +13,7 @@ Entry point: ``cuda = "tvm_backend_cuda.plugin"`` in the group ``tvm.backends``.
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 
 from . import __version__, dispatch, op, runtime, script, tags
 from .layout import layout_names
@@ -93,10 +90,5 @@ SPEC = BackendSpec(
     # the demo's kernels are TVMScript and it brings tvm.demo: named, loaded when the demo runs
     demo_cases="tvm_backend_cuda.demo:demo_cases",
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
+from tvm.backend.sdk import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo, const_numel
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -230,7 +230,7 @@ class MetalCodegen(CodegenCStyle):
             return
         name = self.var_name(buffer.data, buffer.name)
         self._buffer_ptrs[id(buffer)] = name
-        n = _numel(buffer)
+        n = const_numel(buffer)
         if n is None or n % _MATRIX_ELEMS:
             raise TVMError(f"simdgroup buffer `{buffer.name}` must hold a constant multiple of "
                            f"64 elements (8x8 matrices), got shape {buffer.shape}")
@@ -288,15 +288,6 @@ class MetalCodegen(CodegenCStyle):
     def _float_binary(self, e: E.BinaryOp, template: str) -> str:
         return self.render_template({"float32": template, "float16": template}, e.dtype,
                                     [self.print_expr(e.a), self.print_expr(e.b)], e)
-
-
-def _numel(buffer: Buffer) -> int | None:
-    n = 1
-    for s in buffer.shape:
-        if not isinstance(s, E.IntImm):
-            return None
-        n *= s.value
-    return n
 
 
 def _pointee_types(func: PrimFunc) -> tuple[dict[int, DataType], dict[int, str]]:

@@ -27,6 +27,7 @@ from tvm.error import BoundsCheckError, TVMError
 from . import isa
 from .isa import AP, HbmTensor, Kernel, Loop, evaluate
 from .nki_render import NkiRenderer
+from .simulator_ops import BITWISE, INT_DTYPES, binary_table, np_dtype, unary_table
 
 __all__ = ["TRN1", "TRN2", "HardwareModel", "SimulatorError", "simulate"]
 
@@ -103,63 +104,6 @@ def simulate(kernel: Kernel, inputs: Mapping[str, Any], *, hw: HardwareModel | N
     return machine.outputs()
 
 
-# ------------------------------------------------------------------------------ dtypes
-
-_INT_DTYPES = {"int32", "int16", "int8", "uint32", "uint16", "uint8"}
-
-
-def _np_dtype(name: str) -> Any:
-    import numpy as np
-
-    if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        import ml_dtypes
-
-        return np.dtype(getattr(ml_dtypes, name))
-    return np.dtype(name)
-
-
-def _unary_table() -> dict[str, Any]:
-    import numpy as np
-
-    def erf(x: Any) -> Any:
-        # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below fp32 resolution at 1).
-        s = np.sign(x)
-        a = np.abs(x)
-        t = 1.0 / (1.0 + 0.3275911 * a)
-        poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (
-            -1.453152027 + t * 1.061405429))))
-        return s * (1.0 - poly * np.exp(-a * a))
-
-    return {
-        "copy": lambda x: x,
-        "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
-        "reciprocal": lambda x: 1.0 / x, "tanh": np.tanh,
-        "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "relu": lambda x: np.maximum(x, 0),
-        "gelu": lambda x: 0.5 * x * (1.0 + erf(x / np.sqrt(np.float32(2)))),
-        "gelu_apprx_tanh": lambda x: 0.5 * x * (1.0 + np.tanh(
-            np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x))),
-        "silu": lambda x: x / (1.0 + np.exp(-x)), "square": np.square, "abs": np.abs,
-        "sin": np.sin, "sign": np.sign, "softplus": lambda x: np.logaddexp(0, x),
-    }
-
-
-def _binary_table() -> dict[str, Any]:
-    import numpy as np
-
-    return {
-        "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-        "maximum": np.maximum, "minimum": np.minimum, "power": np.power,
-        "equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
-        "greater_equal": np.greater_equal, "less": np.less, "less_equal": np.less_equal,
-        "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-        "bitwise_xor": np.bitwise_xor, "left_shift": np.left_shift,
-        "right_shift": np.right_shift,
-    }
-
-
-_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
-
-
 # ------------------------------------------------------------------------------ bounds
 
 
@@ -202,9 +146,9 @@ class _Machine:
         self.counts: dict[str, int] = {}
         self.index = {id(ins): n for n, ins in enumerate(isa.walk(kernel.body))}
         self.tensors = {t.name: t for t in (*kernel.tensors, *kernel.allocs)}
-        self.dtypes = {name: _np_dtype(t.dtype) for name, t in self.tensors.items()}
-        self.unary = _unary_table()
-        self.binary = _binary_table()
+        self.dtypes = {name: np_dtype(t.dtype) for name, t in self.tensors.items()}
+        self.unary = unary_table()
+        self.binary = binary_table()
         self._check_allocations()
         self.sbuf = np.full((hw.partitions, hw.sbuf_bytes), 0xFF, dtype=np.uint8)
         self.psum = np.full((hw.partitions, hw.psum_bytes), 0xFF, dtype=np.uint8)
@@ -560,9 +504,9 @@ class _Machine:
             raise _Rule("tensor_tensor: data1 and data2 cannot both be in PSUM")
         self.same_tile(i, i.dst, i.data1, "data1")
         self.same_tile(i, i.dst, i.data2, "data2")
-        if i.op in _BITWISE:
+        if i.op in BITWISE:
             kinds = {self.tensors[a.tensor].dtype for a in (i.dst, i.data1, i.data2)}
-            if not kinds <= _INT_DTYPES:
+            if not kinds <= INT_DTYPES:
                 raise _Rule(f"tensor_tensor: bitwise op {i.op} needs integer tiles, got "
                             f"{', '.join(sorted(kinds))}")
             a = self.view(i.data1, env).astype(np.int64).reshape(i.dst.partitions, -1)
@@ -605,10 +549,10 @@ class _Machine:
     def _exec_memset(self, i: isa.Memset, env: dict[str, int]) -> None:
         self.on_chip(i, i.dst, "dst")
         dt = self.tensors[i.dst.tensor].dtype
-        if dt in _INT_DTYPES and not isinstance(i.value, int):
+        if dt in INT_DTYPES and not isinstance(i.value, int):
             raise _Rule(f"memset: value {i.value!r} is not an int but dst dtype {dt} is integer")
         full = self.np.full((i.dst.partitions, i.dst.free_size), i.value,
-                            dtype=self.np.int64 if dt in _INT_DTYPES else self.np.float32)
+                            dtype=self.np.int64 if dt in INT_DTYPES else self.np.float32)
         self.write(i.dst, env, full)
 
     def _pattern_values(self, i: isa.Iota | isa.AffineSelect, offset: int, cm: int) -> Any:
@@ -629,7 +573,7 @@ class _Machine:
         self.on_chip(i, i.dst, "dst", ("sbuf",))
         vals = self._pattern_values(i, i.offset, i.channel_multiplier).astype(self.np.int32)
         dt = self.tensors[i.dst.tensor].dtype
-        self.write(i.dst, env, vals if dt in _INT_DTYPES else vals.astype(self.np.float32))
+        self.write(i.dst, env, vals if dt in INT_DTYPES else vals.astype(self.np.float32))
 
     def _exec_affineselect(self, i: isa.AffineSelect, env: dict[str, int]) -> None:
         self.on_chip(i, i.dst, "dst", ("sbuf",))

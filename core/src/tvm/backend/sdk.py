@@ -35,13 +35,14 @@ if TYPE_CHECKING:
     from ..host.compiler import Toolchain, get_toolchain
     from ..host.runtime import HostFunction, load_library
     from ..plugin import BackendSpec, DemoCase, DemoResult
+    from ..plugin._spec import lazy_package
     from ..runtime import emu
     from ..runtime.arguments import ArgumentChecker, Signature, evaluate_tree
     from ..runtime.cache import cache_dir, cache_enabled, cache_key, compile_cache
     from ..runtime.executable import Executable
     from ..runtime.launch_plan import ARRAY, DERIVED, SCALAR, BoundLaunch, LaunchPlan, LaunchStep
     from ..runtime.plan_executable import PlanExecutable, PlanFunction
-    from ..runtime.tool import DEFAULT_TIMEOUT_S, PROBE_TIMEOUT_S, run_tool
+    from ..runtime.tool import DEFAULT_TIMEOUT_S, PROBE_TIMEOUT_S, compile_in_folder, run_tool
     from ..runtime.workdir import work_folder
     from ..shader.codegen import (
         KERNEL_MARKER,
@@ -161,6 +162,7 @@ __all__ = [
     "cache_key",
     "cast_to",
     "compile_cache",
+    "compile_in_folder",
     "compute_dtype",
     "const_dims",
     "const_numel",
@@ -181,6 +183,7 @@ __all__ = [
     "get_toolchain",
     "is_one",
     "launch_plans",
+    "lazy_package",
     "load_library",
     "load_or_register",
     "lower_compose_op",
@@ -227,6 +230,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DemoCase": ("..plugin", "DemoCase"),
     "DemoResult": ("..plugin", "DemoResult"),
     "load_or_register": ("..backend._loader", "load_or_register"),
+    "lazy_package": ("..plugin._spec", "lazy_package"),
     "record_undo": (".._registry", "record_undo"),
     # executables and the launch plan
     "Executable": ("..runtime.executable", "Executable"),
@@ -255,6 +259,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DEFAULT_TIMEOUT_S": ("..runtime.tool", "DEFAULT_TIMEOUT_S"),
     "PROBE_TIMEOUT_S": ("..runtime.tool", "PROBE_TIMEOUT_S"),
     "run_tool": ("..runtime.tool", "run_tool"),
+    "compile_in_folder": ("..runtime.tool", "compile_in_folder"),
     "work_folder": ("..runtime.workdir", "work_folder"),
     # the CPU emulators' fiber runtime (a module: emu.HEADER_DIR, emu.run_isolated, ...)
     "emu": ("..runtime", "emu"),

@@ -320,6 +320,7 @@ def const_dims(dims: Any) -> tuple[int, int, int] | None:
 
 
 def const_numel(buffer: Buffer) -> int | None:
+    """The number of elements of ``buffer``; None when its shape is not constant."""
     n = 1
     for s in buffer.shape:
         if not isinstance(s, E.IntImm):

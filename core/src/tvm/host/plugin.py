@@ -8,10 +8,6 @@ Executable), ``runtime`` (ctypes).
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from .. import backend
 from ..plugin import BackendSpec
 from . import tags
 
@@ -36,10 +32,6 @@ SPEC = BackendSpec(
     # the demo's kernels are TVMScript and it brings tvm.demo: named, loaded when the demo runs
     demo_cases="tvm.host.demo:demo_cases",
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent): through its entry point when tvm-core is installed,
-    else (a source checkout on PYTHONPATH) as an in-process plugin of tvm-core."""
-    return backend.load_or_register(NAME, sys.modules[__name__], distribution="tvm-core")
+# the tvm_* hook functions and register_backend() (through its entry point when tvm-core is
+# installed, else in-process)
+register_backend = SPEC.publish(globals())

@@ -12,7 +12,7 @@ functions made from it::
         default_pipeline={"mydev": "default"},
         demo_cases="tvm_backend_mydev.demo:demo_cases",
     )
-    globals().update(SPEC.hookimpls())
+    register_backend = SPEC.publish(globals())
 
 The module then has the ``tvm_*`` functions of :mod:`tvm.plugin.hookspec`, marked with
 ``hookimpl``, for the fields that are set, and nothing else: a backend is still a module of
@@ -25,15 +25,17 @@ stays light without an import inside a function in every backend.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, TypeAlias
 
 from ..error import BackendError
 from ._types import BackendInfo
 from .hookspec import hookimpl
 
-__all__ = ["BackendSpec", "resolve_ref"]
+__all__ = ["BackendSpec", "lazy_package", "resolve_ref"]
 
 #: a callable, or a "module:attr" reference to one, imported when it is first called
 Ref: TypeAlias = "Callable[..., Any] | str"
@@ -51,6 +53,26 @@ def resolve_ref(ref: Ref) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def lazy_package(package: str, submodules: Iterable[str], names: Mapping[str, str] | None = None
+                 ) -> Callable[[str], Any]:
+    """The ``__getattr__`` of a backend package whose ``submodules`` import on first use, and
+    whose ``names`` (name -> the submodule that defines it) are read from there::
+
+        __getattr__ = lazy_package(__name__, {"codegen", "runtime"},
+                                   {"MyRuntimeUnavailable": "runtime"})
+    """
+    lazy, defined_in = frozenset(submodules), dict(names or {})
+
+    def __getattr__(name: str) -> Any:
+        if name in defined_in:  # defined with the submodule it is about
+            return getattr(importlib.import_module(f"{package}.{defined_in[name]}"), name)
+        if name in lazy:
+            return importlib.import_module(f"{package}.{name}")
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def _lazy(ref: Ref, backend: str, field_name: str) -> Callable[..., Any]:
@@ -194,6 +216,30 @@ class BackendSpec:
         if self.demo_cases is not None:
             hooks["tvm_demo_cases"] = _lazy(self.demo_cases, self.name, "demo_cases")
         return {name: _as_hook(name, fn, self.name) for name, fn in hooks.items()}
+
+    def publish(self, namespace: dict[str, Any]) -> Callable[[], ModuleType | None]:
+        """Put :meth:`hookimpls` into the hooks module whose globals are ``namespace`` and
+        return its ``register_backend()`` (the seed's contract)::
+
+            register_backend = SPEC.publish(globals())
+
+        ``register_backend()`` loads the backend (idempotent): through its entry point when
+        ``distribution`` is installed, else (a source checkout on ``PYTHONPATH``) as an
+        in-process plugin, after the backends it ``requires``.
+        """
+        namespace.update(self.hookimpls())
+        module = str(namespace["__name__"])
+
+        def register_backend() -> ModuleType | None:
+            # the loader imports tvm.plugin (this module): a cycle at the top
+            from ..backend._loader import load_or_register  # noqa: PLC0415
+
+            return load_or_register(self.name, sys.modules[module],
+                                    distribution=self.distribution, requires=self.requires)
+
+        register_backend.__doc__ = (f"Load backend {self.name!r} (idempotent; the seed's "
+                                    "contract): see BackendSpec.publish.")
+        return register_backend
 
 
 def _default_pipeline(rule: Mapping[str, str] | Callable[[Any], str | None]

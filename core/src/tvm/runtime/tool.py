@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..error import CompileError
+from .workdir import work_folder
 
-__all__ = ["DEFAULT_TIMEOUT_S", "PROBE_TIMEOUT_S", "run_tool"]
+__all__ = ["DEFAULT_TIMEOUT_S", "PROBE_TIMEOUT_S", "compile_in_folder", "run_tool"]
 
 #: seconds a compile or check may take before it is stopped
 DEFAULT_TIMEOUT_S = 600.0
@@ -70,6 +72,31 @@ def run_tool(cmd: Sequence[str], what: str, timeout: float = DEFAULT_TIMEOUT_S, 
             "command below to reproduce",
             log=(proc.stdout or "") + (proc.stderr or ""), command=command)
     return proc
+
+
+def compile_in_folder(source: str, command: Callable[[Path, Path], Sequence[str]], what: str, *,
+                      prefix: str, files: tuple[str, str], output: str = "output",
+                      env: Mapping[str, str] | None = None, tool: str | None = None,
+                      timeout: float = DEFAULT_TIMEOUT_S) -> bytes:
+    """Compile ``source`` with one tool run and return what it wrote.
+
+    ``source`` goes to ``files[0]`` in a fresh work folder (``prefix``); ``command(src, out)`` is
+    run there with :func:`run_tool` (``what``, ``env``, ``tool``, ``timeout`` as there; a failed
+    run keeps the source); the bytes of ``files[1]`` are returned and the folder removed. A run
+    that writes no ``files[1]`` is a :class:`~tvm.error.CompileError` "<tool> wrote no
+    <output> <what>" with the tool's output.
+    """
+    folder = work_folder(prefix)
+    src, out = folder / files[0], folder / files[1]
+    src.write_text(source, encoding="utf-8")
+    argv = [os.fspath(a) for a in command(src, out)]
+    result = run_tool(argv, what, timeout, env=env, keep=src, tool=tool)
+    if not out.is_file():
+        raise CompileError(f"{tool or Path(argv[0]).name} wrote no {output} {what}",
+                           log=result.stderr + result.stdout, command=shlex.join(argv))
+    data = out.read_bytes()
+    shutil.rmtree(folder, ignore_errors=True)
+    return data
 
 
 def _kept(keep: str | os.PathLike[str] | None) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from ..codegen.c_rules import const_numel as static_numel
 from ..codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
 from ..error import CodegenError
 from ..ir import expr as E
@@ -60,16 +61,6 @@ def shader_templates(language: str, *rules: Mapping[str, OpTemplate]) -> dict[st
     for more in rules:
         out.update(more)
     return out
-
-
-def static_numel(buffer: Buffer) -> int | None:
-    """The number of elements of ``buffer``; None when its shape is not constant."""
-    n = 1
-    for s in buffer.shape:
-        if not isinstance(s, E.IntImm):
-            return None
-        n *= s.value
-    return n
 
 
 def pointee_types(func: PrimFunc) -> dict[int, DataType]:

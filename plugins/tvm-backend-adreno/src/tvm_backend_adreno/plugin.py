@@ -7,10 +7,7 @@ key. It needs the OpenCL and Vulkan backends (``requires``), which the loader lo
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 from tvm.target import Target
 
 from . import tags
@@ -53,11 +50,5 @@ SPEC = BackendSpec(
     delegates={stage: "opencl" for stage in ("op.py", "script.py", "codegen.py", "compiler.py",
                                              "executable.py", "runtime.py")},
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION,
-                                        requires=REQUIRES)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

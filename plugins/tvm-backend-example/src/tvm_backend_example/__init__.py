@@ -6,12 +6,10 @@ Submodules load lazily so that importing the package (which tvm does at startup)
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 # tvm first: its autoload may import this package's plugin (an installed entry point),
 # which then finds the package half-imported; the plugin needs only _version from it.
 import tvm  # noqa: F401 - loads the installed backends before .plugin below
+from tvm.backend.sdk import lazy_package
 
 from ._version import __version__ as __version__
 from .plugin import register_backend
@@ -23,7 +21,4 @@ _LAZY_SUBMODULES = {"codegen", "compiler", "dispatch", "executable", "op", "pipe
                     "runtime", "script", "tags"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_package(__name__, _LAZY_SUBMODULES)

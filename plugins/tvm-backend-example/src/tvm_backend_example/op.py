@@ -9,9 +9,6 @@ kind ``example``. To add an intrinsic, add a declaration: nothing else changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from tvm.ir.intrin import PURE, IntrinTable
 
 from .tags import KIND
@@ -37,9 +34,5 @@ def register_ops() -> None:
     INTRINSICS.register_ops()
 
 
-def __getattr__(name: str) -> Callable[..., Any]:
-    """The builders (``fma``), made from the declarations."""
-    try:
-        return INTRINSICS.builder(name)
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+# the builders (``fma``), made from the declarations, are this module's attributes too
+__getattr__, __dir__ = INTRINSICS.module_hooks(globals())

@@ -16,10 +16,7 @@ code that is only needed later as a ``"module:function"`` string, imported on fi
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -53,10 +50,5 @@ SPEC = BackendSpec(
     # rows of `python -m tvm demo`; named, so tvm.demo loads only when the demo runs
     demo_cases="tvm_backend_example.demo:demo_cases",
 )
-globals().update(SPEC.hookimpls())  # tvm_backend_info, tvm_target_kinds, ... as hook functions
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

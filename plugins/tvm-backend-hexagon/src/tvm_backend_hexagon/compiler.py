@@ -21,14 +21,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
 import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
+from tvm.backend.sdk import PROBE_TIMEOUT_S, compile_in_folder, run_tool
 from tvm.error import CompileError
 
 __all__ = ["HexagonCompiler", "compile_object", "compiler_unavailable_reason", "find_compiler"]
@@ -121,16 +120,8 @@ def compile_object(source: str, *, mcpu: str, mattr: Sequence[str] = (),
         raise CompileError(f"cannot compile {what} for {mcpu}: {compiler.version} knows "
                            f"{', '.join(compiler.cpus)}; install the Hexagon SDK (or a newer "
                            "LLVM) for this version")
-    folder = work_folder("tvm-hexagon-")
-    src, out = folder / "module.c", folder / "module.o"
-    src.write_text(source, encoding="utf-8")
-    command = [compiler.path, *flags(compiler, mcpu, mattr, llvm_options, opt_level), "-c",
-               str(src), "-o", str(out)]
-    doing = f"compiling {what} for {mcpu}"
-    result = run_tool(command, doing, keep=src)
-    if not out.is_file():
-        raise CompileError(f"{Path(compiler.path).name} wrote no object file {doing}",
-                           log=result.stderr + result.stdout, command=shlex.join(command))
-    binary = out.read_bytes()
-    shutil.rmtree(folder, ignore_errors=True)
-    return binary
+    options = flags(compiler, mcpu, mattr, llvm_options, opt_level)
+    return compile_in_folder(
+        source, lambda src, out: [compiler.path, *options, "-c", str(src), "-o", str(out)],
+        f"compiling {what} for {mcpu}", prefix="tvm-hexagon-", files=("module.c", "module.o"),
+        output="object file")

@@ -10,10 +10,7 @@ SDK).
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -46,10 +43,5 @@ SPEC = BackendSpec(
     # compiler.py imports subprocess: named, so it loads only when pytest asks for the probe
     device_probes={"hexagon_cc": "tvm_backend_hexagon.compiler:compiler_unavailable_reason"},
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

@@ -75,12 +75,5 @@ def register_ops() -> None:
     INTRINSICS.register_ops()
 
 
-def __getattr__(name: str) -> Callable[..., Any]:
-    try:
-        return INTRINSICS.builder(name)
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(INTRINSICS.builders()))
+# the builders (INTRINSICS.builders()) are this module's attributes too
+__getattr__, __dir__ = INTRINSICS.module_hooks(globals())

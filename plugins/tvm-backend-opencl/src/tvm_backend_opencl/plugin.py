@@ -9,10 +9,7 @@ Executable), ``runtime`` (pyopencl). Nothing heavy is imported here (no numpy, n
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
@@ -40,10 +37,5 @@ SPEC = BackendSpec(
     device_probes={"opencl": runtime.unavailable_reason},
     demo_cases="tvm_backend_opencl.demo:demo_cases",
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

@@ -18,14 +18,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
 import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
+from tvm.backend.sdk import PROBE_TIMEOUT_S, compile_in_folder, run_tool
 from tvm.error import CompileError
 
 __all__ = ["Hipcc", "compile_hip", "find_hipcc", "hipcc_unavailable_reason", "offload_arch"]
@@ -111,19 +110,11 @@ def compile_hip(source: str, *, mcpu: str, mattr: Sequence[str] = (), opt_level:
         raise CompileError(f"cannot compile {what} for {mcpu}: this hipcc ({hipcc.version}) has "
                            f"no device library for it; it compiles for {', '.join(hipcc.archs)}. "
                            "Install a newer ROCm for this architecture")
-    folder = work_folder("tvm-rocm-")
-    src, out = folder / "kernels.hip", folder / "kernels.hsaco"
-    src.write_text(source, encoding="utf-8")
-    command = [hipcc.path, *flags(mcpu, mattr, opt_level), *extra, "-c", str(src),
-               "-o", str(out)]
-    doing = f"compiling {what} for {offload_arch(mcpu, mattr)}"
-    result = run_tool(command, doing, env=_ENV, keep=src, tool="hipcc")
-    if not out.is_file():
-        raise CompileError(f"hipcc wrote no code object {doing}", log=result.stderr + result.stdout,
-                           command=shlex.join(command))
-    binary = out.read_bytes()
-    shutil.rmtree(folder, ignore_errors=True)
-    return binary
+    options = [*flags(mcpu, mattr, opt_level), *extra]
+    return compile_in_folder(
+        source, lambda src, out: [hipcc.path, *options, "-c", str(src), "-o", str(out)],
+        f"compiling {what} for {offload_arch(mcpu, mattr)}", prefix="tvm-rocm-",
+        files=("kernels.hip", "kernels.hsaco"), output="code object", env=_ENV, tool="hipcc")
 
 
 def flags(mcpu: str, mattr: Sequence[str] = (), opt_level: int = 3) -> list[str]:

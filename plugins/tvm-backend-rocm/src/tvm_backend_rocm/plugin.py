@@ -9,10 +9,7 @@ layout every backend has): ``tags`` (the target kind and AMD GPU tags), ``script
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -43,10 +40,5 @@ SPEC = BackendSpec(
     # compiler.py imports subprocess: named, so it loads only when pytest asks for the probe
     device_probes={"hipcc": "tvm_backend_rocm.compiler:hipcc_unavailable_reason"},
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

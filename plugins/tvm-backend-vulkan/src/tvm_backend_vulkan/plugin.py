@@ -10,10 +10,7 @@ heavy is imported here (no numpy, no vulkan): those load when a kernel compiles 
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 
 from . import dispatch, runtime, tags
 from ._version import __version__
@@ -39,10 +36,5 @@ SPEC = BackendSpec(
     device_probes={"vulkan": runtime.unavailable_reason},
     demo_cases="tvm_backend_vulkan.demo:demo_cases",
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

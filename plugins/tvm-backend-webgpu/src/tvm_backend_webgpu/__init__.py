@@ -18,12 +18,10 @@ Importing it imports tvm and the hooks (``plugin``); the other submodules load l
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 # tvm first: its autoload may import this package's plugin (an installed entry point),
 # which then finds the package half-imported; the plugin needs only _version from it.
 import tvm  # noqa: F401 - loads the installed backends before .plugin below
+from tvm.backend.sdk import lazy_package
 
 from ._version import __version__ as __version__
 from .plugin import register_backend
@@ -35,9 +33,4 @@ _LAZY_SUBMODULES = {"codegen", "compiler", "demo", "dispatch", "executable", "op
                     "runtime", "script", "tags"}
 
 
-def __getattr__(name: str) -> Any:
-    if name == "WebGPURuntimeUnavailable":  # defined with the runtime it is about
-        return importlib.import_module(f"{__name__}.runtime").WebGPURuntimeUnavailable
-    if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_package(__name__, _LAZY_SUBMODULES, {"WebGPURuntimeUnavailable": "runtime"})

@@ -11,10 +11,7 @@ those load when a kernel compiles or runs.
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-
-from tvm.backend.sdk import BackendSpec, load_or_register
+from tvm.backend.sdk import BackendSpec
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
@@ -40,10 +37,5 @@ SPEC = BackendSpec(
     device_probes={"webgpu": runtime.unavailable_reason},
     demo_cases="tvm_backend_webgpu.demo:demo_cases",
 )
-globals().update(SPEC.hookimpls())
-
-
-def register_backend() -> ModuleType | None:
-    """Load this backend (idempotent; the seed's contract): through its entry point when the
-    distribution is installed, else (a source checkout on PYTHONPATH) as an in-process plugin."""
-    return load_or_register(NAME, sys.modules[__name__], distribution=DISTRIBUTION)
+# the tvm_* hook functions (one per field that is set) and the seed's register_backend()
+register_backend = SPEC.publish(globals())

@@ -75,7 +75,9 @@ __all__ = [
 
 FAMILIES = (
     "cuda_misc",
+    "cuda_warp",
     "ptx_misc",
+    "ptx_math",
     "ldmatrix",
     "mma",
     "cp_async",

@@ -18,7 +18,6 @@ from tvm.ir import (
     IntImm,
     PrimExpr,
     PrimFunc,
-    Range,
     Stmt,
     StringImm,
     TilePrimitiveCall,
@@ -27,7 +26,7 @@ from tvm.ir import (
 )
 
 from .. import op as nki
-from ..access import ON_CHIP, AccessError, p_dims
+from ..access import ON_CHIP, AccessError, p_dims, region_of
 from ..layout import is_trainium_layout, trainium_layout
 
 __all__ = [
@@ -55,13 +54,11 @@ TRN_ONLY = _trn_thread
 
 
 def region(arg: Any) -> BufferRegion:
-    if isinstance(arg, BufferRegion):
-        return arg
-    if isinstance(arg, Buffer):
-        return arg.full_region()
-    if isinstance(arg, BufferLoad):
-        return BufferRegion(arg.buffer, [Range(i, 1) for i in arg.indices])
-    fail(f"expected a buffer or a region, got {type(arg).__name__}")
+    """:func:`~tvm_backend_trn.access.region_of`, declining the variant where it fails."""
+    try:
+        return region_of(arg)
+    except AccessError as err:
+        fail(str(err))
 
 
 def static(x: Any) -> int:
