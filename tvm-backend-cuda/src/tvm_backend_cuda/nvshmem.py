@@ -43,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -53,7 +52,19 @@ from typing import Any
 
 from . import runtime as rt
 from . import streams as _streams
-from .nvshmem_host import _INIT_WITH_UNIQUEID, _UID_SIZE, _HostLib, _init_attr, _UniqueId
+from .nvshmem_host import (
+    _INIT_WITH_UNIQUEID,
+    _UID_SIZE,
+    _check_cu,
+    _device_arch,
+    _device_count,
+    _HostLib,
+    _init_attr,
+    _set_device,
+    _stream_handle,
+    _synchronize,
+    _UniqueId,
+)
 from .nvshmem_host import _host_lib as _host_lib
 from .nvshmem_host import get_unique_id as get_unique_id
 from .nvshmem_link import _PUT_SIGNAL_SHIM as _PUT_SIGNAL_SHIM
@@ -552,40 +563,14 @@ def _address(tensor_or_ptr: Any) -> int:
     return tensor_or_ptr if isinstance(tensor_or_ptr, int) else int(tensor_or_ptr.data_ptr())
 
 
-def _device_count() -> int:
-    return rt._probe()[0]
 
 
-def _set_device(device: int) -> None:
-    """Make ``device``'s primary context current (NVSHMEM, torch and cuda.core share it)."""
-    from cuda.core import Device
-
-    dev = Device(device)
-    dev.set_current()
-    rt._TLS.device = device
-    if "torch" in sys.modules:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.set_device(device)
 
 
-def _synchronize(device: int) -> None:
-    from cuda.core import Device
-
-    Device(device).sync()
 
 
-def _device_arch(device: int) -> str:
-    from cuda.core import Device
-
-    major, minor = Device(device).compute_capability
-    num = major * 10 + minor
-    return f"sm_{num}a" if num >= 90 else f"sm_{num}"
 
 
-def _stream_handle(stream: Any) -> int:
-    return int(_streams._explicit_stream(stream).handle)
 
 
 def _torch_dtype(dtype: Any) -> Any:
@@ -599,11 +584,6 @@ def _torch_dtype(dtype: Any) -> Any:
     return t
 
 
-def _check_cu(err: Any, what: str) -> None:
-    from cuda.bindings import driver
-
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"{what} failed: {err.name}")
 
 
 def _check_nvshmem(rc: int, what: str) -> None:

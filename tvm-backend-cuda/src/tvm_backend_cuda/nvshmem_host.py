@@ -1,14 +1,19 @@
 """The host library of NVSHMEM (``libnvshmem_host.so``) through ctypes: its functions' signatures,
 the init attributes of the unique-id bootstrap, and :func:`get_unique_id`. Loaded once, on first
-use, from the wheel :func:`~.nvshmem_link.find_nvshmem` finds."""
+use, from the wheel :func:`~.nvshmem_link.find_nvshmem` finds. Also the device side a context
+needs on the host: making its device's primary context current, its arch, stream handles and
+driver result checks."""
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 from pathlib import Path
 from typing import Any
 
+from . import runtime as rt
+from . import streams as _streams
 from .nvshmem_link import find_nvshmem
 
 _UID_SIZE = 128  # sizeof(nvshmemx_uniqueid_t), a static_assert in nvshmem_uniqueid.h
@@ -112,3 +117,49 @@ def get_unique_id() -> bytes:
     if rc != 0:
         raise RuntimeError(f"nvshmemx_get_uniqueid failed with status {rc}")
     return ctypes.string_at(ctypes.addressof(uid), _UID_SIZE)
+
+
+# -- the device of a context: its primary context, arch, streams ---------------------------------
+
+
+def _device_count() -> int:
+    return rt._probe()[0]
+
+
+def _set_device(device: int) -> None:
+    """Make ``device``'s primary context current (NVSHMEM, torch and cuda.core share it)."""
+    from cuda.core import Device
+
+    dev = Device(device)
+    dev.set_current()
+    rt._TLS.device = device
+    if "torch" in sys.modules:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.set_device(device)
+
+
+def _synchronize(device: int) -> None:
+    from cuda.core import Device
+
+    Device(device).sync()
+
+
+def _device_arch(device: int) -> str:
+    from cuda.core import Device
+
+    major, minor = Device(device).compute_capability
+    num = major * 10 + minor
+    return f"sm_{num}a" if num >= 90 else f"sm_{num}"
+
+
+def _stream_handle(stream: Any) -> int:
+    return int(_streams._explicit_stream(stream).handle)
+
+
+def _check_cu(err: Any, what: str) -> None:
+    from cuda.bindings import driver
+
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"{what} failed: {err.name}")
