@@ -122,7 +122,8 @@ def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
                 lines[i] = (f"{indent}TVM_EMU_SHARED({ctype}, {name}_tvm_cell_, 1, {align}); "
                             f"{ctype}& {name} = {name}_tvm_cell_[0];")
             else:
-                lines[i] = f"{indent}TVM_EMU_SHARED({ctype}, {name}, ({n}), {align});"
+                n = n if n.isdigit() else f"({n})"
+                lines[i] = f"{indent}TVM_EMU_SHARED({ctype}, {name}, {n}, {align});"
             continue
         m = _DYN_DECL.match(line)
         if m:

@@ -20,6 +20,7 @@ from typing import Any
 from .. import _hints, _logging, _registry, error
 from ..error import BackendError, BackendNotInstalledError
 from ..plugin import PLUGIN_API_VERSION, BackendInfo, api_range_allows
+from ..plugin import _spec as _plugin_spec
 from ..plugin import manager as _manager
 from . import _aliases, _discovery
 from ._hooks import _call_own, _hook_names_of, _publish, _run_registration_hooks
@@ -595,3 +596,4 @@ _not_installed_message = _hints.not_installed_message
 
 _aliases.hint_for = install_hint_for_backend
 _aliases.install_finder()
+_plugin_spec.set_loader(load_or_register)  # BackendSpec.publish's register_backend() calls it

@@ -231,15 +231,26 @@ class BackendSpec:
         module = str(namespace["__name__"])
 
         def register_backend() -> ModuleType | None:
-            # the loader imports tvm.plugin (this module): a cycle at the top
-            from ..backend._loader import load_or_register  # noqa: PLC0415
-
-            return load_or_register(self.name, sys.modules[module],
-                                    distribution=self.distribution, requires=self.requires)
+            if _LOADER is None:  # tvm.backend installs it; `import tvm` always imports that
+                raise BackendError(f"backend {self.name!r}: register_backend() needs tvm's "
+                                   "backend loader; import tvm first")
+            return _LOADER(self.name, sys.modules[module],
+                           distribution=self.distribution, requires=self.requires)
 
         register_backend.__doc__ = (f"Load backend {self.name!r} (idempotent; the seed's "
                                     "contract): see BackendSpec.publish.")
         return register_backend
+
+
+#: the backend loader's ``load_or_register`` (a layer above this one): set by tvm.backend when
+#: it is imported, so that the plugin layer never imports the loader
+_LOADER: Callable[..., ModuleType | None] | None = None
+
+
+def set_loader(load_or_register: Callable[..., ModuleType | None]) -> None:
+    """Install the loader that ``register_backend()`` of :meth:`BackendSpec.publish` calls."""
+    global _LOADER
+    _LOADER = load_or_register
 
 
 def _default_pipeline(rule: Mapping[str, str] | Callable[[Any], str | None]
