@@ -275,13 +275,20 @@ def _fast_call_with_recorders(ex: Any, torch: Any, monkeypatch: pytest.MonkeyPat
     return fast, seen
 
 
-def test_fast_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    torch = pytest.importorskip("torch")
+def _gemm_fast_call(torch: Any, monkeypatch: pytest.MonkeyPatch
+                    ) -> tuple[Any, dict[str, list[Any]], tuple[Any, ...]]:
+    """The fast call of a 256 x 512 x 128 GEMM with recorders, and its tensors A, B and two Cs."""
     ex = tvm.compile(gemm_func(256, 512, 128, arch="sm_90a"), target=H100)
     fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
     bf16 = torch.bfloat16
     a, b = _FakeTensor(torch, (256, 128), bf16, 0x10000), _FakeTensor(torch, (512, 128), bf16, 0x20000)
     c1, c2 = (_FakeTensor(torch, (256, 512), bf16, p) for p in (0x30000, 0x40000))
+    return fast, seen, (a, b, c1, c2)
+
+
+def test_fast_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    fast, seen, (a, b, c1, c2) = _gemm_fast_call(torch, monkeypatch)
     assert fast((a, b, c1), None) and fast((a, b, c1), None) and fast((a, b, c2), None)
     assert fast((a, b, c1), 99)  # stream=
     # one parameter block per pointer set: its maps encoded once
@@ -295,7 +302,7 @@ def test_fast_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> No
     assert seen["cu"][3][-3] == 99 and seen["cu"][3][-2] == params
     # anything else goes to the full path, which raises core's errors
     assert not fast((a, b), None)
-    assert not fast((a, b, _FakeTensor(torch, (256, 511), bf16, 0x50000)), None)
+    assert not fast((a, b, _FakeTensor(torch, (256, 511), torch.bfloat16, 0x50000)), None)
     assert not fast((a, b, _FakeTensor(torch, (256, 512), torch.float16, 0x50000)), None)
 
 
@@ -348,11 +355,7 @@ def test_hot_call_of_an_array_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_hot_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
-    ex = tvm.compile(gemm_func(256, 512, 128, arch="sm_90a"), target=H100)
-    fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
-    bf16 = torch.bfloat16
-    a, b = _FakeTensor(torch, (256, 128), bf16, 0x10000), _FakeTensor(torch, (512, 128), bf16, 0x20000)
-    c1, c2 = (_FakeTensor(torch, (256, 512), bf16, p) for p in (0x30000, 0x40000))
+    fast, seen, (a, b, c1, c2) = _gemm_fast_call(torch, monkeypatch)
     fast.guard[:] = [lambda *x: all(isinstance(y, _FakeTensor) for y in x), 0]
     call = fast.hot((a, b, c1))
     # a new pointer set goes through the general call (which encodes the maps), a known one
