@@ -137,6 +137,29 @@ def test_accurate_fp8_is_no_worse_than_scaled_mm(torch: Any, device: str) -> Non
     assert e_acc <= e_fast * 1.01
 
 
+@pytest.mark.parametrize("m, n, k", [(128, 384, 1024), (200, 328, 2176)])
+def test_accurate_fp8_half_width_scratch(torch: Any, device: str, m: int, n: int, k: int
+                                         ) -> None:
+    """The default accurate tile on sm_90a, 128 x 192: two scratch accumulators of 96 columns
+    each, every stage two groups; 200 x 328 x 2176 crosses the tile edges and leaves a tail
+    block of one stage after two blocks of 8."""
+    import tvm
+
+    g = torch.Generator(device=device).manual_seed(m + k)
+    a = torch.randn(m, k, device=device, generator=g)
+    b = torch.randn(n, k, device=device, generator=g)
+    sa, sb = a.abs().max() / 448, b.abs().max() / 448
+    A, B = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn)
+    sa, sb = sa.float().reshape(1), sb.float().reshape(1)
+    arch = "sm_90a" if device == "cpu" else None
+    ex = tvm.compile(kernels.gemm_func(m, n, k, "float8_e4m3fn", arch=arch, accurate=True,
+                                       block_n=192), target="cuda")
+    out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
+    ex(A, B, sa, sb, out)
+    ref = (A.double() @ B.double().T) * (sa.double() * sb.double())
+    assert _rel(torch, out, ref) < 4e-3
+
+
 @pytest.mark.parametrize("k", [2048, 2176])  # 16 stages of 128: two whole blocks; 17: a tail
 def test_accurate_fp8_promoting_every_second_stage(torch: Any, device: str, k: int) -> None:
     """``promote_every=2``: two scratch accumulators taking turns (each group's MMAs run while
@@ -152,7 +175,7 @@ def test_accurate_fp8_promoting_every_second_stage(torch: Any, device: str, k: i
     sa, sb = sa.float().reshape(1), sb.float().reshape(1)
     arch = "sm_90a" if device == "cpu" else None
     ex = tvm.compile(kernels.gemm_func(m, n, k, "float8_e4m3fn", arch=arch, accurate=True,
-                                       promote_every=2), target="cuda")
+                                       block_n=128, promote_every=2), target="cuda")
     out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
     ex(A, B, sa, sb, out)
     ref = (A.double() @ B.double().T) * (sa.double() * sb.double())

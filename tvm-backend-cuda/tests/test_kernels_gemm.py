@@ -22,7 +22,7 @@ from cta_emulator import run_kernel  # noqa: E402
 
 from tvm_backend_cuda import kernels  # noqa: E402
 from tvm_backend_cuda.kernels import Epilogue, gemm_func  # noqa: E402
-from tvm_backend_cuda.kernels._gemm import epilogue_pair  # noqa: E402
+from tvm_backend_cuda.kernels._gemm import HALVES_BLOCK, epilogue_pair  # noqa: E402
 
 
 def _compile(func: Any, arch: str) -> Any:
@@ -92,8 +92,8 @@ def test_fused_epilogue_compiles_with_nvrtc(opts: dict[str, Any], arch: str) -> 
 
 def test_accurate_fp8_promotes_into_float32_registers() -> None:
     fast = _compile(gemm_func(256, 256, 1024, "float8_e4m3fn", arch="sm_90a"), "sm_90a")
-    acc = _compile(gemm_func(256, 256, 1024, "float8_e4m3fn", arch="sm_90a", accurate=True),
-                   "sm_90a")
+    acc = _compile(gemm_func(256, 256, 1024, "float8_e4m3fn", arch="sm_90a", accurate=True,
+                             block_n=128), "sm_90a")
     src = acc.inspect_source()
     # a 128-wide tile: 64 accumulators a thread in each of two scratch accumulators taking
     # turns, and 64 float32 ones they are added into; K 1024 is one block of 8 stages (4 MMAs
@@ -107,11 +107,25 @@ def test_accurate_fp8_promotes_into_float32_registers() -> None:
     assert "float fin[64]" not in fast.inspect_source()
     assert "wgmma.wait_group.sync.aligned 1" in fast.inspect_source()
     every2 = _compile(gemm_func(256, 256, 1024, "float8_e4m3fn", arch="sm_90a", accurate=True,
-                                promote_every=2), "sm_90a").inspect_source()
+                                block_n=128, promote_every=2), "sm_90a").inspect_source()
     # groups of two stages: half as many additions
     assert every2.count("wgmma.wait_group.sync.aligned 1") == 7
     assert every2.count("fin[63] = (fin[63] + acc[63]);") == 2
     assert every2.count("fin[63] = (fin[63] + acc2[63]);") == 2
+    # the default 192-wide tile: two scratch accumulators of half its columns (48 registers
+    # each) beside 96 float32 sums, consumers at 240 registers; each stage is two groups (one
+    # a half), each group waiting for all but itself and adding the previous one into fin; a
+    # loop of blocks of HALVES_BLOCK stages, the last group of a block waited for
+    wide = _compile(gemm_func(256, 256, 1024, "float8_e4m3fn", arch="sm_90a", accurate=True),
+                    "sm_90a").inspect_source()
+    groups = 2 * HALVES_BLOCK
+    assert wide.count("wgmma.mma_async.sync.aligned.m64n96k32") == 4 * groups
+    assert "float fin[96]" in wide and "float acc2[48]" in wide
+    assert "setmaxnreg.inc.sync.aligned.u32 240" in wide
+    assert wide.count("wgmma.wait_group.sync.aligned 1") == groups - 1
+    assert wide.count("wgmma.wait_group.sync.aligned 0") == 1
+    assert wide.count("fin[47] = (fin[47] + acc[47]);") == HALVES_BLOCK
+    assert wide.count("fin[95] = (fin[95] + acc2[47]);") == HALVES_BLOCK
 
 
 def test_accurate_on_blackwell_is_the_float32_accumulator() -> None:
@@ -130,7 +144,7 @@ def test_factory_errors_say_what_to_change() -> None:
         (dict(m=64, n=64, k=64, stages=9), "stages=9: between 2 and 3 stages of 49152 bytes"),
         (dict(m=64, n=64, k=64, block_n=64), "block_n=64 is not one of (128, 256)"),
         (dict(m=64, n=64, k=64, dtype="float8_e4m3fn", accurate=True, block_n=256),
-         "block_n must be 128"),
+         "block_n must be one of (128, 192), got 256"),
         (dict(m=64, n=64, k=64, activation="tanh"), "activation 'tanh' is not one of"),
         (dict(m=64, n=64, k=64, arch="sm_80"), "arch 'sm_80': the kernel is written for"),
     ]
@@ -276,7 +290,8 @@ def test_gemm_candidates_fill_the_last_wave() -> None:
     square = kernels.gemm_candidates(4096, 4096, 4096, "bfloat16")("sm_90a", 132)
     assert square[0]["block_n"] == 256
     acc = kernels.gemm_candidates(8192, 8192, 8192, "float8_e4m3fn", True)("sm_90a", 132)
-    assert {c["block_n"] for c in acc} == {128}
+    # accurate float8: the 192-wide tile (half-width scratch accumulators) first, then 128
+    assert acc[0]["block_n"] == 192 and {c["block_n"] for c in acc} == {128, 192}
     # 8192^3 in 128 x 256 tiles: 2048 tiles are 15.5 waves on 132 SMs, 16 tiles each on 128
     big = kernels.gemm_candidates(8192, 8192, 8192, "float8_e4m3fn")("sm_90a", 132)
     assert {"block_n": 256, "group_m": 8, "num_ctas": 128} in big

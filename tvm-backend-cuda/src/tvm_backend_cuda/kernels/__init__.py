@@ -39,6 +39,7 @@ from ._api import (
     add,
     attention,
     attention_backward,
+    balanced_grid,
     gemm,
     gemm_candidates,
     layer_norm,
@@ -59,6 +60,7 @@ from ._rms_norm import rms_norm_func
 from ._softmax import softmax_func
 
 __all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "attention", "attention_backward",
+           "balanced_grid",
            "attention_bwd_dkdv_func", "attention_bwd_dq_func", "attention_bwd_post_func", "attention_bwd_pre_func", "attention_func", "dqa_layout", "gemm",
            "gemm_candidates", "gemm_func", "layer_norm", "layer_norm_func", "padded_seq",
            "register_torch_ops", "rms_norm", "rms_norm_func", "softmax", "softmax_func"]

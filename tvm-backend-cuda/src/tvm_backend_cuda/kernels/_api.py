@@ -49,6 +49,14 @@ def _waves(tiles: int, sms: int) -> float:
     return tiles / (-(-tiles // sms) * sms)
 
 
+def balanced_grid(m: int, n: int, block_n: int, sms: int) -> int:
+    """The balanced persistent grid of an ``m x n`` GEMM in ``128 x block_n`` tiles: as many
+    waves as ``sms`` CTAs need, every CTA the same number of tiles (to one), the SMs a partial
+    last wave would leave idle not started (less power drawn in the same time)."""
+    tiles = -(-m // _gemm.BM) * -(-n // block_n)
+    return -(-tiles // -(-tiles // sms))
+
+
 def gemm_candidates(m: int, n: int, k: int, dtype: str, accurate: bool = False
                     ) -> Callable[[str, int], list[dict[str, Any]]]:
     """The GEMM's tuning candidates for an arch and SM count: tile width (``block_n``),
@@ -58,16 +66,13 @@ def gemm_candidates(m: int, n: int, k: int, dtype: str, accurate: bool = False
 
     def candidates(arch: str, sms: int) -> list[dict[str, Any]]:
         fp8_acc = accurate and dtype.startswith("float8")
-        widths = [128] if fp8_acc else sorted(
+        widths = list(_gemm.ACCURATE_BLOCK_NS[::-1]) if fp8_acc else sorted(
             _gemm.BLOCK_NS, key=lambda bn: (-_waves(-(-m // BM) * -(-n // bn), sms), -bn))
         out: list[dict[str, Any]] = []
         for bn in widths:
             out += [{"block_n": bn, "group_m": 8, "num_ctas": sms},
                     {"block_n": bn, "group_m": 16, "num_ctas": sms}]
-            # the balanced grid: as many waves, every CTA the same number of tiles, the SMs
-            # a partial last wave would leave idle not started (less power at the same time)
-            tiles = -(-m // _gemm.BM) * -(-n // bn)
-            balanced = -(-tiles // -(-tiles // sms))
+            balanced = balanced_grid(m, n, bn, sms)
             if balanced < sms:
                 out.append({"block_n": bn, "group_m": 8, "num_ctas": balanced})
         out.append({"block_n": 128, "group_m": 8, "stages": 4, "num_ctas": sms})  # 6 by default

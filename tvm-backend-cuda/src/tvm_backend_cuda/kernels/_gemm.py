@@ -12,8 +12,9 @@ from the array at launch, so a call is ``ex(A, B, C)``. Any ``m >= 1``; ``n`` a 
 ``bfloat16``/``float16`` (out: the same by default, or bfloat16), or ``float8_e4m3fn`` (out:
 bfloat16).
 
-**sm_90a** (Hopper): one CTA per SM, persistent over output tiles of ``128 x block_n`` (``block_n``
-128 or 256) taken in grouped order (``group_m`` tile rows share L2), 384 threads:
+**sm_90a** (Hopper): one CTA per SM, persistent over output tiles of ``128 x block_n``
+(``block_n`` 128 or 256; accurate float8: 192 or 128) taken in grouped order (``group_m`` tile
+rows share L2), 384 threads:
 
 - warpgroup 0, the *producer* (``setmaxnreg`` down to 40 registers): one thread waits for a
   free stage of the ``stages``-deep ring, announces its bytes on the stage's *full* mbarrier and
@@ -28,10 +29,13 @@ bfloat16).
   wgmma accumulate only ``promote_every`` stages (``promote_every * 128`` of K) into a scratch
   accumulator, waits for it, and adds it into float32 registers of its own (DeepGEMM's
   promotion). A consumer has two scratch accumulators that take turns, so that its next
-  group's MMAs run while the previous group is added, in blocks of 8 or more stages that wait
-  for their last group (:func:`_accurate_block`: no scratch is read across a loop's back edge,
-  where ptxas would serialize every wgmma); the two consumers' MMAs overlap each other's
-  additions too. The accumulators live in registers, so the tile is at most ``128 x 128``;
+  group's MMAs run while the previous group is added, in blocks of stages that wait for their
+  last group (:func:`_accurate_block`: no scratch is read across a loop's back edge, where
+  ptxas would serialize every wgmma); the two consumers' MMAs overlap each other's additions
+  too. The tile is ``128 x 192`` by default: 96 float32 sums a thread beside two scratch
+  accumulators of half the tile's columns (48 registers each; every stage is two groups, one a
+  half, and the consumers take 240 registers), or ``128 x 128`` with two scratch accumulators
+  of the whole tile (which alone allows ``promote_every > 1``);
 - the epilogue, per tile and consumer, in registers: scale, bias, activation, residual
   (:func:`epilogue_pair`), then pairs of outputs packed into a 128B-swizzled ``64 x block_n``
   shared tile (conflict-free 4-byte stores) once the previous TMA store has read it, and
@@ -76,6 +80,13 @@ BM = 128
 BLOCK_NS = (128, 256)
 IN_DTYPES = ("bfloat16", "float16", "float8_e4m3fn")
 ACTIVATIONS = ("relu", "gelu", "silu")
+#: accurate float8 tile widths: 128 keeps two scratch accumulators of the tile, 192 two of half
+#: its columns (:func:`_accurate_block`)
+ACCURATE_BLOCK_NS = (128, 192)
+#: stages per block of the 192-wide accurate main loop. 4 is the block measured on the H200
+#: (docs/decisions.md); ptxas then spills 132 bytes in the consumers' loop (480 at 8, 28 at 2,
+#: not yet timed on a GPU)
+HALVES_BLOCK = 4
 H200_SMS = 132
 # gelu(x) = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) = x (K0 + K1 x^2)
 _GELU_K0 = 0.7978845608028654
@@ -156,7 +167,8 @@ def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | 
     Epilogue: ``bias``, ``residual`` (take those arrays), ``activation`` (``"relu"``,
     ``"gelu"`` (tanh), ``"silu"``), ``scaled`` (take ``scale_a``, ``scale_b``; always for
     float8). ``accurate``: float8 accumulation promoted to float32 every ``promote_every``
-    stages. Tuning: ``block_n`` (128 or 256; accurate: 128), ``stages``, ``group_m``,
+    stages (``block_n`` 192, the default, promotes every stage). Tuning: ``block_n`` (128 or
+    256; accurate on sm_90a: 128 or 192), ``stages``, ``group_m``,
     ``num_ctas`` (the persistent grid; default the H200's 132 SMs)."""
     out_dtype = out_dtype or ("float16" if dtype == "float16" else "bfloat16")
     _check(m, n, k, dtype, out_dtype)
@@ -165,20 +177,28 @@ def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | 
     if fp8 and scaled is False:
         raise ValueError("gemm: a float8 GEMM takes scale_a and scale_b (scaled=False)")
     accurate = bool(accurate) and fp8
+    arch = arch or _default_arch()
+    # Hopper's accurate tiles keep float32 sums beside the scratch accumulators; tcgen05
+    # accumulates in float32, so there ``accurate`` builds the plain kernel
+    hopper_accurate = accurate and arch == "sm_90a"
     if block_n is None:
-        block_n = 128 if accurate else 256
-    if block_n not in BLOCK_NS:
+        block_n = 192 if hopper_accurate else 128 if accurate else 256
+    if hopper_accurate and block_n not in ACCURATE_BLOCK_NS:
+        raise ValueError(f"gemm: accurate=True keeps float32 sums beside two scratch "
+                         f"accumulators in registers: block_n must be one of "
+                         f"{ACCURATE_BLOCK_NS}, got {block_n!r}")
+    if not hopper_accurate and block_n not in BLOCK_NS:
         raise ValueError(f"gemm: block_n={block_n!r} is not one of {BLOCK_NS}")
-    if accurate and block_n != 128:
-        raise ValueError("gemm: accurate=True keeps two accumulators in registers: block_n "
-                         "must be 128")
+    if hopper_accurate and block_n == 192 and promote_every != 1:
+        raise ValueError(f"gemm: accurate=True with block_n=192 promotes every stage (its "
+                         f"scratch accumulators hold half a tile each): promote_every="
+                         f"{promote_every} needs block_n=128")
     if not isinstance(promote_every, int) or promote_every < 1:
         raise ValueError(f"gemm: promote_every={promote_every!r} must be a positive int")
     if not isinstance(group_m, int) or group_m < 1:
         raise ValueError(f"gemm: group_m={group_m!r} must be a positive int")
     cfg = _Config(block_n, _stages(dtype, out_dtype, stages, block_n), group_m,
                   H200_SMS if num_ctas is None else int(num_ctas), accurate, promote_every)
-    arch = arch or _default_arch()
     if arch == "sm_90a":
         func = _hopper(m, n, k, dtype, out_dtype, ep, cfg)
     elif arch.startswith("sm_10") and arch.endswith("a"):
@@ -283,40 +303,60 @@ def _u32_view_layout(shape: tuple[int, ...]) -> Any:
     return mma_shared_layout("uint32", "128B", shape)
 
 
-def _promote(fin: Any, acc: Any, count: int) -> Any:
-    """``fin += acc`` over ``count`` registers (the accurate mode's promotion)."""
-    return seq([BufferStore(fin, fin[i] + acc[i], [i]) for i in range(count)])
+def _promote(fin: Any, acc: Any, count: int, at: int = 0) -> Any:
+    """``fin[at:at + count] += acc[:count]`` (the accurate mode's promotion)."""
+    return seq([BufferStore(fin, fin[at + i] + acc[i], [at + i]) for i in range(count)])
 
 
 def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], fin: Any,
                     count: int, P: int, tiles: tuple[Any, Any], cw: Any, regs: int) -> Any:
     """``count`` K stages of the accurate float8 main loop, complete in themselves (every stage
-    released and every product added into ``fin`` at the end); ``accs`` are the two scratch
-    accumulators and their register views. Groups of ``P`` stages accumulate into the scratch
-    accumulators in turn. Once the first MMA of a group is issued, waiting for all but it
-    (``wait_group(1)``) completes the previous group, whose scratch is then added into ``fin``
-    while this group runs on the tensor cores; only the block's last group is waited for with
-    nothing behind it. No scratch is read across blocks, so the blocks can be a loop (ptxas
-    serializes every wgmma when a scratch read crosses a loop's back edge: its C7514)."""
+    released and every product added into ``fin`` at the end). ``accs`` are the two scratch
+    accumulators and their register views; they take turns, a *group* of MMAs each. Once a
+    group's first MMA is issued, waiting for all but it (``wait_group(1)``) completes the
+    previous group, whose scratch is then added into ``fin`` while this group runs on the
+    tensor cores; the block's last group is waited for with nothing behind it. No scratch is
+    read across blocks, so the blocks can be a loop (ptxas serializes every wgmma when a
+    scratch read crosses a loop's back edge: its C7514).
+
+    Scratch accumulators as wide as the tile (``regs`` registers each): a group is ``P``
+    stages. Half as wide (the 192-wide tile, whose 96 float32 sums leave room for two of 48):
+    a group is one stage's MMAs for one half of the tile's columns, so every stage is two
+    groups, and a stage is released once its second half is complete."""
     (cons, rel), (As, Bs), (acc0, acc1, view0, view1) = states, tiles, accs
     bk, BN = As.shape[2].value, Bs.shape[1].value
+    halves = view0.shape[0].value * 2 == regs
+    width, part = (BN // 2, regs // 2) if halves else (BN, regs)
+    # (stage, first MMA of the group, group's scratch, columns, where its sums go in fin)
+    groups = ([(j, True, h, h, h * part) for j in range(count) for h in range(2)] if halves
+              else [(j, j % P == 0, j // P % 2, 0, 0) for j in range(count)])
     body = []
-    for j in range(count):
-        group = j // P % 2
-        body += [pipe.consumer_wait(cons),
-                 Tx.wg.gemm_async((acc0, acc1)[group], As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
-                                  Bs[cons.index, 0:BN, 0:bk], accum=j % P > 0,
-                                  config={"wait": 1 if j < count - 1 else 0}),
-                 cons.advance()]
-        if j > 0:  # the stage before this one is read
-            body += [pipe.consumer_release(rel), rel.advance()]
-        if j % P == 0 and j > 0:  # the previous group is complete: read after the wait
-            prev = (view1, view0)[group]
-            body += [*register_barrier(prev, regs), _promote(fin, prev, regs)]
-    last = (view0, view1)[(count - 1) // P % 2]
-    body += [pipe.consumer_release(rel), rel.advance(), *register_barrier(last, regs),
-             _promote(fin, last, regs)]
-    return seq(body)
+    prev_done = None  # (scratch, fin offset) of the group the next wait completes
+    for idx, (j, first, g, h, at) in enumerate(groups):
+        last = idx == len(groups) - 1
+        if h == 0:
+            body.append(pipe.consumer_wait(cons))
+        accum = not halves and j % P > 0
+        body.append(Tx.wg.gemm_async((acc0, acc1)[g], As[cons.index, cw * 64:cw * 64 + 64, 0:bk],
+                                     Bs[cons.index, h * width:h * width + width, 0:bk],
+                                     accum=accum, config={"wait": 0 if last else 1}))
+        ends_stage = not halves or h == 1
+        if ends_stage:
+            body.append(cons.advance())
+        # the stage before this one is read (with halves: once its second half is added)
+        release = [pipe.consumer_release(rel), rel.advance()] if j > 0 and h == 0 else []
+        if first and prev_done is not None:  # the previous group is complete: add it
+            view, pat = prev_done
+            add = [*register_barrier(view, part), _promote(fin, view, part, pat)]
+            body += add + release if halves else release + add
+        else:
+            body += release
+        if first or halves:
+            prev_done = ((view0, view1)[g], at)
+    view, pat = prev_done
+    release = [pipe.consumer_release(rel), rel.advance()]
+    add = [*register_barrier(view, part), _promote(fin, view, part, pat)]
+    return seq(body + (add + release if halves else release + add))
 
 
 # -- Hopper: wgmma -------------------------------------------------------------------------------
@@ -330,11 +370,17 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
     ctas = min(cfg.num_ctas, m_tiles * n_tiles)
     group_m = cfg.group_m
     stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
-    acc_layout = wgmma_accumulator_layout(64, BN)
     regs = BN // 2  # accumulator registers per thread
     pairs = regs // 2
     accurate, P = cfg.accurate, cfg.promote_every
-    U = P * max(2, 8 // P)  # accurate: stages per block of _accurate_block
+    # accurate: stages per block of _accurate_block
+    U = HALVES_BLOCK if accurate and BN == 192 else P * max(2, 8 // P)
+    # accurate: two scratch accumulators, each as wide as the tile (128) or half of it (192,
+    # whose consumers then take 240 registers: 96 sums and 2 x 48 scratch a thread)
+    halves = accurate and BN == 192
+    scratch_n = BN // 2 if halves else BN
+    scratch_layout = wgmma_accumulator_layout(64, scratch_n)
+    nregs = {"producer": 24, "consumer": 240} if halves else {"producer": 40, "consumer": 232}
     epi = dict(shape=(m, n), out_dtype=out_dtype)
 
     # fmt: off
@@ -359,8 +405,7 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                            elem_offset=Cs.elem_offset // 2)
         pipe = Pipeline(pool, stages, producer="tma", consumer_count=256,
                         init_thread=wg * 128 + tid == 0)
-        role = WarpgroupRole(wg, producer=0, consumer=[1, 2],
-                             regs={"producer": 40, "consumer": 232})
+        role = WarpgroupRole(wg, producer=0, consumer=[1, 2], regs=nregs)
         sched = PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=ctas, cta_id=bx,
                                           group_m=group_m)
         if role.producer:
@@ -376,14 +421,15 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
         else:
             role.setmaxnreg("consumer")
             cw = role.index("consumer")
-            acc = T.alloc_buffer((64, BN), "float32", scope="local", layout=acc_layout)
-            accv = T.decl_buffer((regs,), "float32", data=acc.data, scope="local")
+            acc = T.alloc_buffer((64, scratch_n), "float32", scope="local",
+                                 layout=scratch_layout)
+            accv = T.decl_buffer((scratch_n // 2,), "float32", data=acc.data, scope="local")
             # accurate: a second scratch accumulator, so that one group's MMAs run while the
             # other's result is added into ``fin``
-            acc2 = T.alloc_buffer((64, BN) if accurate else (1,), "float32", scope="local",
-                                  layout=acc_layout if accurate else None)
-            acc2v = T.decl_buffer((regs if accurate else 1,), "float32", data=acc2.data,
-                                  scope="local")
+            acc2 = T.alloc_buffer((64, scratch_n) if accurate else (1,), "float32",
+                                  scope="local", layout=scratch_layout if accurate else None)
+            acc2v = T.decl_buffer((scratch_n // 2 if accurate else 1,), "float32",
+                                  data=acc2.data, scope="local")
             fin = T.alloc_buffer((regs if accurate else 1,), "float32", scope="local")
             sc = T.alloc_buffer((1,), "float32", scope="local")
             sc[0] = T.float32(1)
