@@ -66,9 +66,6 @@ EXEMPT: dict[tuple[str, str], str] = {
 #: function-local imports that work around an import cycle, reviewed (to remove, not to add):
 #: (importer, imported module) -> the cycle
 KNOWN_CYCLES: dict[tuple[str, str], str] = {
-    ("tvm.ir.buffer", "tvm.ir.structural"): "structural compares buffers",
-    ("tvm.ir.layout", "tvm.ir.structural"): "structural imports buffer, which imports layout",
-    ("tvm.tirx.op", "tvm.ir.buffer"): "ir.buffer imports tirx.op's users",
     ("tvm.script.jit", "tvm.script.parser"): "the parser reads T, which exports jit's markers",
     ("tvm.script.jit", "tvm.script.ir"): "tvm.script.tirx imports jit",
     ("tvm.script.jit", "tvm.script.tirx"): "tvm.script.tirx imports jit",
