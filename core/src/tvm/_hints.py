@@ -43,6 +43,8 @@ class CatalogueEntry:
     tag_prefixes: tuple[str, ...] = ()
     pipelines: tuple[str, ...] = ()
     description: str = ""
+    #: module paths in core's namespace the backend declares (with what is below them)
+    module_paths: tuple[str, ...] = ()
 
 
 CATALOGUE: tuple[CatalogueEntry, ...] = (
@@ -54,6 +56,7 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
         ("nvidia/",),
         (),
         "NVIDIA GPUs: CUDA C++ compiled with NVRTC",
+        ("tvm.tirx.lang",),  # the seed's home of the CUDA kernel helpers
     ),
     CatalogueEntry(
         "trn",
@@ -143,6 +146,9 @@ def find_provider(what: str, name: str) -> CatalogueEntry | None:
             return entry
         if what == "backend" and name == entry.name:
             return entry
+        if what == "module path" and any(name == p or name.startswith(p + ".")
+                                         for p in entry.module_paths):
+            return entry
     return None
 
 
@@ -224,8 +230,8 @@ def not_installed_message(name: str) -> str:
 def missing_message(what: str, name: str) -> str | None:
     """Why ``what`` ``name`` is unavailable and which backend would provide it, or ``None``.
 
-    ``what`` is "target kind", "target tag", "script namespace", "tir pipeline" or "backend";
-    the provider comes from the catalogue of the project's own backends.
+    ``what`` is "target kind", "target tag", "script namespace", "tir pipeline", "module path"
+    or "backend"; the provider comes from the catalogue of the project's own backends.
 
     ``"no installed backend provides target kind 'cuda'; install it with 'pip install
     --find-links /src/tvm/dist tvm-backend-cuda' (installed: c)"``

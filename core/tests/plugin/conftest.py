@@ -83,6 +83,7 @@ def backends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     fake = FakeBackends(tmp_path / "site")
     old_loader = _loader._set_loader(fake.loader)
     sys.path.insert(0, str(fake.root))
+    before = set(sys.modules)
     try:
         yield fake
     finally:
@@ -93,6 +94,18 @@ def backends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         _registry.owner_labels.clear()
         _registry.owner_labels.update(labels)
         _forget_fake_modules(str(fake.root))
+        _forget_alias_packages(before)
+
+
+def _forget_alias_packages(before: set[str]) -> None:
+    # The empty alias packages above a fake backend's module paths (tvm.tirx.<path>).
+    for name in set(sys.modules) - before:
+        spec = getattr(sys.modules[name], "__spec__", None)
+        if isinstance(getattr(spec, "loader", None), _aliases._AliasLoader):
+            module = sys.modules.pop(name)
+            parent, _, child = name.rpartition(".")
+            if getattr(sys.modules.get(parent), child, None) is module:
+                delattr(sys.modules[parent], child)
 
 
 def _forget_fake_modules(root: str) -> None:

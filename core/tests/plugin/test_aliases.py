@@ -147,3 +147,62 @@ def test_catalogue_hint_for_backends_not_installed(backends):
     with pytest.raises(AttributeError, match=r"pip install --find-links \S+ tvm-backend-trn"):
         tvm.backend.trn  # noqa: B018
     assert tvm.backend.install_hint_for_backend("nonexistent") is None
+
+
+CORE_PATH = """
+@hookimpl
+def tvm_module_aliases():
+    return {"alpha": "tvm_backend_alpha", "tvm.tirx.alpha_seed.sub": "tvm_backend_alpha.sub",
+            "tvm.tirx.alpha_seed.deep.leaf": "tvm_backend_alpha.deep.leaf"}
+"""
+
+
+def test_a_backend_declares_paths_in_core_namespace(backends):
+    """A ``tvm.``-prefixed key of the alias table is a full module path in core's namespace (the
+    cuda backend's ``tvm.tirx.lang.<module>``): that path imports the module itself; the
+    packages above it that core lacks are empty alias packages."""
+    add_alpha(backends, CORE_PATH)
+    with pytest.raises(ModuleNotFoundError):  # not loaded, not catalogued: no such module
+        importlib.import_module("tvm.tirx.alpha_seed.sub")
+    tvm.backend.load("alpha")
+    import tvm_backend_alpha.sub
+
+    assert importlib.import_module("tvm.tirx.alpha_seed.sub") is tvm_backend_alpha.sub
+    package = importlib.import_module("tvm.tirx.alpha_seed")
+    assert package.__path__ == [] and "sub" in package.__doc__
+    leaf = importlib.import_module("tvm.tirx.alpha_seed.deep.leaf")
+    assert leaf is importlib.import_module("tvm_backend_alpha.deep.leaf")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tvm.tirx.alpha_seed.other")
+    assert not hasattr(tvm.backend, "alpha_seed")  # a path, not an alias under both parents
+
+
+def test_paths_in_core_namespace_are_withdrawn_with_the_backend(backends):
+    add_alpha(backends, CORE_PATH + """
+        @hookimpl
+        def tvm_register_ops():
+            import tvm.tirx.alpha_seed.sub  # paths work while hooks run
+            raise RuntimeError("no")
+        """)
+    with pytest.raises(tvm.error.BackendError):
+        tvm.backend.load("alpha")
+    assert not any(n.startswith("tvm.tirx.alpha_seed") for n in sys.modules)
+    assert not hasattr(tvm.tirx, "alpha_seed")
+
+
+def test_a_path_in_core_namespace_may_not_shadow_core(backends):
+    add_alpha(backends, """
+        @hookimpl
+        def tvm_module_aliases():
+            return {"alpha": "tvm_backend_alpha", "tvm.tirx.layout": "tvm_backend_alpha.sub"}
+        """)
+    with pytest.raises(tvm.error.BackendError, match="would shadow the module tvm.tirx.layout"):
+        tvm.backend.load("alpha")
+
+
+@skip_if_installed("cuda")
+def test_catalogue_hint_for_a_core_path_without_its_backend(backends):
+    with pytest.raises(ModuleNotFoundError, match=r"no installed backend provides module path "
+                                                  r"'tvm.tirx.lang'; install it with '.*"
+                                                  r"pip install --find-links \S+ tvm-backend-cuda"):
+        importlib.import_module("tvm.tirx.lang.pipeline")

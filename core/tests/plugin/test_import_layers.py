@@ -65,16 +65,7 @@ EXEMPT: dict[tuple[str, str], str] = {
 
 #: function-local imports that work around an import cycle, reviewed (to remove, not to add):
 #: (importer, imported module) -> the cycle
-KNOWN_CYCLES: dict[tuple[str, str], str] = {
-    ("tvm.ir.buffer", "tvm.ir.structural"): "structural compares buffers",
-    ("tvm.ir.layout", "tvm.ir.structural"): "structural imports buffer, which imports layout",
-    ("tvm.tirx.op", "tvm.ir.buffer"): "ir.buffer imports tirx.op's users",
-    ("tvm.script.jit", "tvm.script.parser"): "the parser reads T, which exports jit's markers",
-    ("tvm.script.jit", "tvm.script.ir"): "tvm.script.tirx imports jit",
-    ("tvm.script.jit", "tvm.script.tirx"): "tvm.script.tirx imports jit",
-    ("tvm.script.tirx", "tvm.script.parser"): "the parser reads T's spec classes",
-    ("tvm.script.tirx", "tvm.script.ir"): "beside the parser's import",
-}
+KNOWN_CYCLES: dict[tuple[str, str], str] = {}
 _CYCLE_WORDS = re.compile(r"\b(cycle|circular)\b", re.IGNORECASE)
 
 

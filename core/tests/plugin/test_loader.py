@@ -519,22 +519,6 @@ def register_backend():
 """
 
 
-def test_load_or_register_in_a_source_checkout_registers_requirements_first(backends):
-    # No entry point (a source checkout): the backend and what it requires register in-process.
-    for name, requires in (("base", ()), ("top", ("base",))):
-        backends.package(f"tvm_backend_{name}",
-                         {"plugin.py": _SOURCE_PLUGIN.format(name=name, requires=requires)})
-    import tvm_backend_top.plugin as top
-
-    package = top.register_backend()
-    assert package.__name__ == "tvm_backend_top"
-    assert tvm.backend.is_loaded("base") and tvm.backend.is_loaded("top")
-    assert "base_kind" in KIND_REGISTRY and "top_kind" in KIND_REGISTRY
-    assert top.register_backend() is package  # idempotent
-    rows = {r.name: r.distribution for r in tvm.backend.list_backends()}
-    assert rows["top"] == "tvm-backend-top" and rows["base"] == "tvm-backend-base"
-
-
 def test_load_or_register_with_an_entry_point_loads_it(backends):
     backends.add("viaep", _SOURCE_PLUGIN.format(name="viaep", requires=()), header=False)
     import tvm_backend_viaep.plugin as plugin

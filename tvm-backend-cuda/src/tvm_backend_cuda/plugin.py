@@ -61,8 +61,12 @@ _VARIANTS: dict[str, str] = {
     "reduction.shared": "tvm_backend_cuda.dispatch.reduction",
     "exec_scope_utils": "tvm_backend_cuda.dispatch.common",
 }
+#: the kernel helpers whose seed path is ``tvm.tirx.lang.<module>`` (a path in core's namespace
+#: that this backend declares; core's catalogue names the distribution to install without it)
+LANG_MODULES = ("alloc_pool", "pipeline", "smem_desc", "tile_scheduler", "warp_role")
 #: the seed's module paths, as aliases of where the code lives here
 SEED_PATHS: dict[str, str | tuple[str, ...]] = {
+    **{f"tvm.tirx.lang.{module}": f"tvm_backend_cuda.lang.{module}" for module in LANG_MODULES},
     f"{NAME}.target_tags": "tvm_backend_cuda.tags",
     f"{NAME}.operator.intrinsics": "tvm_backend_cuda.intrinsics",
     **{f"{NAME}.operator.tile_primitive.{family}": modules for family, modules in _FAMILIES.items()},

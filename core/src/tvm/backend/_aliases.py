@@ -19,6 +19,15 @@ with keys below it (a tile-primitive family and its variants) is a package holdi
 names of what it stands for, and the packages above such a key (``cuda.operator``) exist as
 empty packages. This is how the seed's
 module paths stay importable without a file for each.
+
+A key that starts with ``tvm.`` is a full module path in core's own namespace that the backend
+provides (cuda: ``"tvm.tirx.lang.pipeline": "tvm_backend_cuda.lang.pipeline"``, the seed's
+old home of its kernel helpers): that path, and only that one, imports the module, and the
+packages above it that core does not have (``tvm.tirx.lang``) are empty alias packages. Such a
+path may not shadow a core module (:func:`check_path_free`). Without the backend the path
+does not exist; importing it raises ModuleNotFoundError with the catalogue's install or load
+hint (:func:`tvm._hints.missing_message`, "module path"), so core names the distribution and
+never the backend's package.
 """
 
 from __future__ import annotations
@@ -27,10 +36,10 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
-from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from .._hints import install_hint_for_backend, missing_message
 from .._registry import CORE_OWNER, Registry, core_scope, current_owner
 
 __all__ = [
@@ -39,6 +48,8 @@ __all__ = [
     "SUBMODULES",
     "AliasFinder",
     "CoreImportFinder",
+    "check_path_free",
+    "forget_paths",
     "install_finder",
     "publish",
     "unpublish",
@@ -49,8 +60,6 @@ PARENTS = ("tvm.backend", "tvm.tirx")
 ALIASES: Registry[str, str] = Registry("module alias")
 # "<alias>.<sub.path>" -> the module(s) that path stands for; owned by the backend that declared it.
 SUBMODULES: Registry[str, tuple[str, ...]] = Registry("module path alias")
-# Set by the loader: alias -> message for a known backend that is not loaded (or None).
-hint_for: Callable[[str], str | None] = lambda alias: None  # noqa: E731
 
 
 class _AliasLoader:  # a Loader; not importlib.abc.Loader, whose import costs ~9 ms
@@ -71,11 +80,13 @@ class AliasFinder:  # a MetaPathFinder
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if len(SUBMODULES):
-            key = _submodule_key(fullname)
+            key = _core_path_key(fullname) or _submodule_key(fullname)
             if key is not None:
                 spec = _submodule_spec(fullname, key)
                 if spec is not None:
                     return spec
+        if fullname.startswith("tvm."):
+            _raise_path_hint(fullname)
         split = _split(fullname)
         if split is None:
             return None
@@ -94,6 +105,34 @@ class AliasFinder:  # a MetaPathFinder
         is_package = hasattr(module, "__path__")
         loader: Any = _AliasLoader(module)
         return importlib.util.spec_from_loader(fullname, loader, is_package=is_package)
+
+
+CORE_PATH = "tvm."  # a SUBMODULES key starting so is a full path in core's namespace
+
+
+def _core_path_key(fullname: str) -> str | None:
+    """``fullname`` when a backend declared it (or paths below it) as a path in core's
+    namespace and core has no such module; else None."""
+    if not fullname.startswith(CORE_PATH):
+        return None
+    if fullname in SUBMODULES:
+        return fullname
+    if not any(k.startswith(fullname + ".") for k in SUBMODULES):
+        return None
+    parent, _, name = fullname.rpartition(".")
+    return None if _real_submodule_exists(parent, name) else fullname
+
+
+def _raise_path_hint(fullname: str) -> None:
+    """A catalogued backend provides ``fullname`` (it is not loaded, or not installed): say
+    which and how to get it, unless core has a real module there."""
+    message = missing_message("module path", fullname)
+    if message is None:
+        return
+    parent, _, name = fullname.rpartition(".")
+    if _real_submodule_exists(parent, name):
+        return
+    raise ModuleNotFoundError(f"No module named {fullname!r}: {message}", name=fullname)
 
 
 def _submodule_key(fullname: str) -> str | None:
@@ -172,7 +211,7 @@ def _split(fullname: str) -> tuple[str, str, str] | None:
 
 
 def _raise_hint(fullname: str, parent: str, alias: str) -> None:
-    message = hint_for(alias)
+    message = install_hint_for_backend(alias)  # a known backend that is not loaded, or None
     if message is None or _real_submodule_exists(parent, alias):
         return
     raise ModuleNotFoundError(f"No module named {fullname!r}: {message}", name=fullname)
@@ -246,6 +285,34 @@ def _parent_module(parent: str) -> ModuleType | None:
         return importlib.import_module(parent)
     except ImportError:
         return None  # tvm.tirx may not exist in a stripped-down core; the backend alias still works
+
+
+def check_path_free(path: str) -> None:
+    """Raise if a backend's path ``path`` in core's namespace would shadow a core module."""
+    parts = path.split(".")
+    for end in range(1, len(parts)):
+        parent, name = ".".join(parts[:end]), parts[end]
+        if _parent_module(parent) is None or not _real_submodule_exists(parent, name):
+            return
+    raise ValueError(f"module path {path!r} would shadow the module {path}")
+
+
+def forget_paths(paths: list[str]) -> None:
+    """Remove the modules imported through a backend's ``paths`` in core's namespace, and the
+    alias packages made above them, from ``sys.modules`` and from their parents."""
+    for path in paths:
+        parts = path.split(".")
+        names = [path] + [".".join(parts[:end]) for end in range(len(parts) - 1, 1, -1)]
+        for name in names:
+            module = sys.modules.get(name)
+            made = name == path or isinstance(getattr(getattr(module, "__spec__", None),
+                                                      "loader", None), _AliasLoader)
+            if module is None or not made:
+                continue
+            del sys.modules[name]
+            parent, _, child = name.rpartition(".")
+            if getattr(sys.modules.get(parent), child, None) is module:
+                delattr(sys.modules[parent], child)
 
 
 def check_free(alias: str, package: str) -> None:

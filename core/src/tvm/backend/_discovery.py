@@ -5,6 +5,10 @@ milliseconds in a big environment, plus ~15 ms to import. Backends are discovere
 ``import tvm``, so :func:`scan_entry_points` reads ``entry_points.txt`` files directly with the
 same rules (``sys.path`` order, the first distribution of a name wins) and only reads the
 metadata of the few distributions that declare a backend.
+
+A source checkout on ``PYTHONPATH`` has no installed metadata: :func:`source_entry_point` reads
+the entry point from the checkout's ``pyproject.toml`` instead, for a backend that another
+backend ``requires`` (the loader never finds a backend by a package-naming rule).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GROUP", "EntryPointInfo", "scan_entry_points", "scan_entry_points_importlib"]
+__all__ = ["GROUP", "EntryPointInfo", "scan_entry_points", "scan_entry_points_importlib",
+           "scan_source_entry_points", "source_entry_point"]
 
 GROUP = "tvm.backends"
 _SECTION = f"[{GROUP}]"
@@ -93,13 +98,15 @@ def _read_dist(path: str, key: str) -> list[EntryPointInfo]:
     return [EntryPointInfo(n, v, dist, version) for n, v in _parse_section(text)]
 
 
-def _parse_section(text: str) -> list[tuple[str, str]]:
+def _parse_section(text: str, *sections: str) -> list[tuple[str, str]]:
+    """The ``name = value`` lines of the section ``sections`` name (default ``[tvm.backends]``
+    of an ``entry_points.txt``)."""
     items: list[tuple[str, str]] = []
     inside = False
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("["):
-            inside = line == _SECTION
+            inside = line in (sections or (_SECTION,))
             continue
         if inside and "=" in line and not line.startswith(("#", ";")):
             name, _, value = line.partition("=")
@@ -123,6 +130,37 @@ def _read_name_version(path: str, key: str) -> tuple[str, str]:
         except OSError:
             continue
     return normalize(name), version
+
+
+#: how a ``pyproject.toml`` spells the group's table (either TOML quote)
+_PYPROJECT_SECTIONS = (f'[project.entry-points."{GROUP}"]', f"[project.entry-points.'{GROUP}']")
+
+
+def scan_source_entry_points(paths: list[str] | None = None) -> list[EntryPointInfo]:
+    """The ``tvm.backends`` entry points of the source checkouts on ``paths`` (default
+    ``sys.path``): for a folder ``<project>/src`` on the path, those ``<project>/pyproject.toml``
+    declares (``[project.entry-points."tvm.backends"]``), with its name and version."""
+    found: list[EntryPointInfo] = []
+    for entry in sys.path if paths is None else paths:
+        try:
+            with open(os.path.join(entry or ".", os.pardir, "pyproject.toml"),
+                      encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            continue
+        declared = _parse_section(text, *_PYPROJECT_SECTIONS)
+        if not declared:
+            continue
+        project = {k: v.strip("\"'") for k, v in _parse_section(text, "[project]")}
+        dist = normalize(project.get("name", ""))
+        found.extend(EntryPointInfo(n, v.strip("\"'"), dist, project.get("version", ""))
+                     for n, v in declared)
+    return found
+
+
+def source_entry_point(name: str, paths: list[str] | None = None) -> EntryPointInfo | None:
+    """Backend ``name``'s entry point in a source checkout on ``paths`` (the first), or None."""
+    return next((ep for ep in scan_source_entry_points(paths) if ep.name == name), None)
 
 
 def scan_entry_points_importlib() -> list[EntryPointInfo]:

@@ -100,11 +100,17 @@ def _publish(backend: BackendState, results: list[Any]) -> None:
             backend.package = package
     for path, value in paths.items():  # module paths as data, imported when first asked for
         head = path.partition(".")[0]
+        targets = (value,) if isinstance(value, str) else tuple(value)
+        if path.startswith(_aliases.CORE_PATH):  # a path in core's namespace (tvm.tirx.lang.x)
+            _aliases.check_path_free(path)
+            _aliases.SUBMODULES.register(path, targets)
+            backend.module_paths.append(path)
+            continue
         if head not in backend.aliases:
             raise BackendError(f"tvm_module_aliases: the module path {path!r} is under "
                                f"{head!r}, which is not one of this backend's aliases "
-                               f"({', '.join(backend.aliases)})")
-        targets = (value,) if isinstance(value, str) else tuple(value)
+                               f"({', '.join(backend.aliases)}) nor a path in core's "
+                               f"namespace ({_aliases.CORE_PATH}...)")
         _aliases.SUBMODULES.register(path, targets)
 
 

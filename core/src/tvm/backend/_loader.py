@@ -9,7 +9,6 @@ and it is recorded as failed with the reason.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import sys
 import time
@@ -205,16 +204,17 @@ def load_or_register(name: str, plugin: ModuleType, *, distribution: str,
     """The body of every backend's ``register_backend()`` (the seed's contract; idempotent).
 
     Loads backend ``name`` through its entry point when its distribution is installed, else (a
-    source checkout on ``PYTHONPATH``) registers its hooks module ``plugin`` in-process, after
-    the backends it ``requires`` (each found as ``tvm_backend_<dep>.plugin``). Returns the
-    backend's package.
+    source checkout on ``PYTHONPATH``) registers its hooks module ``plugin`` in-process; the
+    backends it ``requires`` load first, each through its entry point, which for one not
+    installed is read from its checkout's ``pyproject.toml``. Returns the backend's package.
     """
     if name in discovered():  # installed, or registered in-process already
         result = load(name)
     else:
-        for dep in requires:
-            if dep not in discovered():
-                importlib.import_module(f"tvm_backend_{dep}.plugin").register_backend()
+        for dep in requires:  # installed, or declared by its checkout: load its entry point
+            if dep not in discovered() and (ep := _discovery.source_entry_point(dep)):
+                discovered().setdefault(dep, BackendState(dep, ep))
+            load(dep)
         result = register_plugin(plugin, name, distribution=distribution)
     return result if result is not None else sys.modules.get(plugin.__package__ or "")
 
@@ -518,6 +518,8 @@ def _withdraw(backend: BackendState, plugin: Any) -> None:
     for alias, package_name in backend.aliases.items():
         _aliases.unpublish(alias, sys.modules.get(package_name))
     backend.aliases.clear()
+    _aliases.forget_paths(backend.module_paths)
+    backend.module_paths.clear()
     backend.package = None
 
 
@@ -594,6 +596,5 @@ missing_message = _hints.missing_message
 install_hint_for_backend = _hints.install_hint_for_backend
 _not_installed_message = _hints.not_installed_message
 
-_aliases.hint_for = install_hint_for_backend
 _aliases.install_finder()
 _plugin_spec.set_loader(load_or_register)  # BackendSpec.publish's register_backend() calls it

@@ -47,6 +47,8 @@ class BackendState:
     plugin: Any = None
     package: ModuleType | None = None
     aliases: dict[str, str] = field(default_factory=dict)
+    # the module paths in core's namespace it declared (tvm.tirx.lang.pipeline)
+    module_paths: list[str] = field(default_factory=list)
     # how to undo the committed registration (kept for a deferred registration that fails)
     undo: list[Callable[[], None]] = field(default_factory=list)
     # seconds spent importing the plugin module and running its registration hooks

@@ -29,6 +29,7 @@ from .layout import ComposeLayout, TileLayout
 from .node import Node
 from .op import Op
 from .span import Span
+from .structural import structural_equal
 
 __all__ = ["Buffer", "BufferRegion", "Range", "as_int64", "const_span", "decl_buffer", "promote_int64",
            "wide_index"]
@@ -63,6 +64,7 @@ class Buffer(Node):
 
     _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align",
                "axis_separators", "offset_factor")
+    _buffer_def_fields = frozenset({"shape", "strides", "elem_offset"})
     span: Span | None = None  # where the parser read its declaration (not part of the structure)
     # a view (view/local/permute) the script declares where it is assigned; cleared once it is
     declare_in_script: bool = False
@@ -389,8 +391,6 @@ def _sub(hi: Any, lo: PrimExpr) -> PrimExpr:
     # A[k*32:k*32+32] -> extent 32 when hi is literally lo + c
     if isinstance(hi, Add) and hi.a is lo and isinstance(hi.b, IntImm):
         return hi.b
-    from .structural import structural_equal  # noqa: PLC0415 - a cycle: structural compares buffers, statements and functions, whose modules import this one
-
     if isinstance(hi, Add) and isinstance(hi.b, IntImm) and structural_equal(hi.a, lo):
         return hi.b
     return hi - lo

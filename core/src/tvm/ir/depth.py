@@ -12,28 +12,26 @@ mechanisms keep that limit from surfacing as a raw ``RecursionError``:
 * :func:`recursion_guard` wraps the public entry points (``script()``, ``structural_equal``,
   ``structural_hash``, ``verify``, lowering, code generation): IR built in Python that is deeper
   still fails there with an :class:`~tvm.error.IRDepthError` that says what to do.
+
+The limit and the guard are :mod:`tvm.ir.recursion` (no IR class: structural equality, which the
+buffer and layout modules use, needs them), re-exported here; this module measures IR.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import sys
-from collections.abc import Iterator
 from typing import Any
 
-from ..error import IRDepthError
 from .expr import Add, Div, FloorDiv, FloorMod, Mul, Sub
 from .node import Node
+from .recursion import MAX_DEPTH, depth_error, recursion_guard, too_deep_message
 from .span import Span
 from .stmt import Stmt
 
-__all__ = ["CHAIN_OPS", "CHAIN_WEIGHT", "MAX_DEPTH", "depth_error", "ir_depth", "recursion_guard"]
-
-#: The deepest nesting of IR nodes (expressions inside statements inside loops ...) that the
-#: parser accepts; every recursive algorithm over IR handles it with room to spare.
-MAX_DEPTH = 160
-
+__all__ = [
+    "CHAIN_OPS", "CHAIN_WEIGHT", "MAX_DEPTH", "depth_error", "ir_depth", "recursion_guard",
+    "too_deep_message",
+]
 
 #: What one more term of a flat chain (``a + b + c``: the left operand is the same operator)
 #: costs: the printer walks such chains iteratively, the other algorithms handle chains twice
@@ -66,26 +64,3 @@ def ir_depth(node: Any) -> tuple[int, Span | None]:
         elif isinstance(obj, dict):
             stack.extend((item, depth, span, None) for item in obj.values())
     return math.ceil(best), best_span
-
-
-def too_deep_message(what: str) -> str:
-    return (f"{what}: the IR is nested too deeply for tvm's recursive algorithms (Python's "
-            f"recursion limit is {sys.getrecursionlimit()} frames; scripts may nest at most "
-            f"{MAX_DEPTH} levels). Split long expressions into parts bound to variables "
-            "(`s = a + b` ...) or use loops over buffers instead of unrolled chains")
-
-
-def depth_error(exc: RecursionError, what: str) -> IRDepthError:
-    """``exc`` as an :class:`IRDepthError` (itself if it already is one)."""
-    if isinstance(exc, IRDepthError):
-        return exc
-    return IRDepthError(too_deep_message(what))
-
-
-@contextlib.contextmanager
-def recursion_guard(what: str) -> Iterator[None]:
-    """Turn a ``RecursionError`` raised inside the block into an :class:`IRDepthError`."""
-    try:
-        yield
-    except RecursionError as exc:
-        raise depth_error(exc, what) from None

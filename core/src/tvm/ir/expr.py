@@ -407,6 +407,7 @@ class Let(PrimExpr):
     """``let var = value in body``."""
 
     _fields = ("dtype", "var", "value", "body")
+    _def_fields = frozenset({"var"})
 
     def __init__(self, var: Var, value: ExprLike, body: ExprLike) -> None:
         self.var = var

@@ -43,6 +43,7 @@ class PrimFunc(Node):
     """
 
     _fields = ("params", "buffer_map", "body", "attrs", "ret_type")
+    _def_fields = frozenset({"params", "buffer_map"})
 
     def __init__(self, params: Sequence[Var], body: Stmt, buffer_map: Mapping[Var, Buffer] | None = None,
                  attrs: Mapping[str, Any] | None = None, name: str | None = None,

@@ -36,6 +36,7 @@ from .layout_axes import (
 )
 from .layout_axes import AxisStride as AxisStride
 from .node import Node
+from .structural import structural_equal
 
 __all__ = ["AXES", "LAYOUT_NAMES", "SCOPE_LAYOUTS", "Axis", "ComposeLayout", "Iter", "R", "S",
            "ScopeLayout", "SwizzleLayout", "TileLayout", "layout_from_string"]
@@ -402,8 +403,6 @@ def _group(layout: TileLayout, shape: Sequence[Any]) -> tuple[TileLayout, list[i
 
 
 def _same(a: Any, b: Any) -> bool:
-    from .structural import structural_equal  # noqa: PLC0415 - structural imports buffer, which imports this module
-
     return bool(structural_equal(convert(a), convert(b)))
 
 

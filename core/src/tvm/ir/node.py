@@ -22,10 +22,20 @@ class Node:
     """Base of expressions, statements, buffers, layouts, functions and modules.
 
     ``_fields`` lists, in order, the attributes that make up the node's structure: structural
-    equality and hashing, the visitor and the mutator all walk exactly these.
+    equality and hashing, the visitor and the mutator all walk exactly these. ``_def_fields``
+    and ``_buffer_def_fields`` say which of them define names (:mod:`tvm.ir.structural` reads
+    them, so it needs no statement, function or buffer class).
     """
 
     _fields: ClassVar[tuple[str, ...]] = ()
+    #: the fields whose variables and buffers this node defines (a loop's variable, a let's,
+    #: an allocated buffer): structural equality and hashing match what they hold by where it
+    #: is defined, not by name
+    _def_fields: ClassVar[frozenset[str]] = frozenset()
+    #: set on a buffer: it is matched, like a variable, by where it is defined, and a definition
+    #: of it defines its ``data`` variable and the variables these fields introduce
+    #: (``T.match_buffer``'s ``n`` in a shape); ``None`` on every other node
+    _buffer_def_fields: ClassVar[frozenset[str] | None] = None
 
     def fields(self) -> Iterator[tuple[str, Any]]:
         for name in self._fields:

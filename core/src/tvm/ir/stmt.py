@@ -84,6 +84,7 @@ class For(Stmt):
     (``blockIdx.x``, ``threadIdx.x``, ...)."""
 
     _fields = ("loop_var", "min", "extent", "kind", "body", "thread_tag", "annotations")
+    _def_fields = frozenset({"loop_var"})
 
     def __init__(self, loop_var: Var, min: Any, extent: Any, kind: ForKind, body: Stmt,  # noqa: A002
                  *, thread_tag: str | None = None, annotations: dict[str, Any] | None = None) -> None:
@@ -122,6 +123,7 @@ class LetStmt(Stmt):
     """Bind ``var = value`` for ``body``."""
 
     _fields = ("var", "value", "body")
+    _def_fields = frozenset({"var"})
 
     def __init__(self, var: Var, value: Any, body: Stmt) -> None:
         self.var = var
@@ -155,6 +157,7 @@ class AllocBuffer(Stmt):
     """Allocate ``buffer`` (in its storage scope) for the rest of the enclosing block."""
 
     _fields = ("buffer", "annotations")
+    _def_fields = frozenset({"buffer"})
 
     def __init__(self, buffer: Buffer, annotations: dict[str, Any] | None = None) -> None:
         self.buffer = buffer
@@ -166,6 +169,7 @@ class DeclBuffer(Stmt):
     the enclosing block."""
 
     _fields = ("buffer",)
+    _def_fields = frozenset({"buffer"})
 
     def __init__(self, buffer: Buffer) -> None:
         self.buffer = buffer
@@ -180,6 +184,7 @@ class ScopeIdDef(Stmt):
     ``vars`` with the given ``extents`` for the rest of the kernel."""
 
     _fields = ("kind", "vars", "extents")
+    _def_fields = frozenset({"vars"})
 
     def __init__(self, kind: str, vars: Sequence[Var],  # noqa: A002
                  extents: Sequence[Any] | None) -> None:

@@ -3,7 +3,9 @@
 Variables and buffers are matched by where they are *defined* (function parameters and buffer
 map, loop variables, lets, buffer allocations and declarations, kernel index definitions): two
 functions that differ only in names are equal. A variable used without a definition (free) must
-be the same object on both sides, unless ``map_free_vars=True``.
+be the same object on both sides, unless ``map_free_vars=True``. Which fields define is data of
+the node classes (``Node._def_fields``, ``Node._buffer_def_fields``), so this module imports no
+statement, function or buffer module, and those may use it.
 """
 
 from __future__ import annotations
@@ -12,38 +14,25 @@ import enum
 import math
 from typing import Any
 
-from .buffer import Buffer
-from .depth import depth_error, recursion_guard
 from .dtype import DataType
-from .expr import Let, Var
-from .function import PrimFunc
+from .expr import Var
 from .node import Node
 from .op import Op
-from .stmt import AllocBuffer, DeclBuffer, For, LetStmt, ScopeIdDef
+from .recursion import depth_error, recursion_guard
 
 __all__ = ["assert_structural_equal", "structural_equal", "structural_hash"]
 
-# Fields whose variables/buffers are definitions.
-_DEF_FIELDS: dict[type, frozenset[str]] = {
-    For: frozenset({"loop_var"}),
-    LetStmt: frozenset({"var"}),
-    Let: frozenset({"var"}),
-    PrimFunc: frozenset({"params", "buffer_map"}),
-    AllocBuffer: frozenset({"buffer"}),
-    DeclBuffer: frozenset({"buffer"}),
-    ScopeIdDef: frozenset({"vars"}),
-}
-
-
-_BUFFER_SHAPE_FIELDS = frozenset({"shape", "strides", "elem_offset"})
-
 
 def _def_fields(node: Node) -> frozenset[str]:
-    for cls in type(node).__mro__:
-        found = _DEF_FIELDS.get(cls)
-        if found is not None:
-            return found
-    return frozenset()
+    """The fields whose variables/buffers ``node`` defines (each node class declares them)."""
+    return node._def_fields
+
+
+def _is_buffer(x: Any) -> bool:
+    """A buffer (its class sets ``_buffer_def_fields``): matched, like a variable, by where it
+    is defined. No buffer class is named here: the buffer and layout modules compare
+    expressions with this module, so it sits below them."""
+    return isinstance(x, Node) and x._buffer_def_fields is not None
 
 
 class _Mismatch(Exception):
@@ -83,7 +72,7 @@ class _Equal:
         self.fields(a, b, path)
         self.bind(path, a, b)
 
-    def buffer(self, a: Buffer, b: Buffer, path: str, define: bool) -> None:
+    def buffer(self, a: Any, b: Any, path: str, define: bool) -> None:
         mapped = self.lmap.get(id(a))
         if mapped is not None:
             if mapped is not b:
@@ -97,11 +86,12 @@ class _Equal:
             self.value(a.data, b.data, f"{path}.data")
         else:
             self.var(a.data, b.data, f"{path}.data", define=True)
+        shape_fields = a._buffer_def_fields
         for name, va in a.fields():
             if name != "data":
                 # A defined buffer defines the variables its shape introduces (T.match_buffer's n)
                 self.value(va, getattr(b, name), f"{path}.{name}",
-                           define and name in _BUFFER_SHAPE_FIELDS)
+                           define and name in shape_fields)
         self.bind(path, a, b)
 
     def fields(self, a: Node, b: Node, path: str) -> None:
@@ -127,8 +117,8 @@ class _Equal:
                 self.fail(path, a, b, "a variable against something else")
             self.var(a, b, path, define)
             return
-        if isinstance(a, Buffer):
-            if not isinstance(b, Buffer):
+        if _is_buffer(a):
+            if not _is_buffer(b):
                 self.fail(path, a, b, "a buffer against something else")
             self.buffer(a, b, path, define)
             return
@@ -186,7 +176,7 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """True if ``lhs`` and ``rhs`` are the same IR up to renaming of defined variables."""
     try:
         _Equal(map_free_vars).value(lhs, rhs, type(lhs).__name__,
-                                    isinstance(lhs, (Var, Buffer)) and map_free_vars)
+                                    (isinstance(lhs, Var) or _is_buffer(lhs)) and map_free_vars)
     except _Mismatch:
         return False
     except RecursionError as exc:
@@ -233,13 +223,14 @@ class _Hasher:
             if known or not (define or self.map_free_vars):
                 return hash(("var", vid))
             return hash(("var", str(x.dtype), self.h([x.ptr_dtype, x.ptr_scope])))
-        if isinstance(x, Buffer):
+        if _is_buffer(x):
             known = id(x) in self.ids
             vid = self.var_id(x, define)
             if known or not (define or self.map_free_vars):
                 return hash(("buf", vid))
             self.var_id(x.data, True)
-            return hash(("buf", tuple(self.h(v, define and k in _BUFFER_SHAPE_FIELDS)
+            shape_fields = x._buffer_def_fields
+            return hash(("buf", tuple(self.h(v, define and k in shape_fields)
                                       for k, v in x.fields() if k != "data")))
         if isinstance(x, Node):
             defs = _def_fields(x)

@@ -14,6 +14,7 @@ from ..ir.function import IRModule, PrimFunc
 from .jit import constexpr
 
 __all__ = ["constexpr", "ir_module", "module_attrs"]
+__tvm_script_namespace__ = True  # I.constexpr is @T.jit's marker (jit.NAMESPACE_MARK)
 
 
 _ATTRS_KEY = "__tvm_module_attrs__"

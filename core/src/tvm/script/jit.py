@@ -28,13 +28,19 @@ import ast
 import copy
 import inspect
 import textwrap
+from types import ModuleType
 from typing import Any
 
 from ..ir.expr import IntImm, PrimExpr
 from ..ir.function import PrimFunc
-from .diagnostics import DiagnosticError, Source
+from .diagnostics import Source
+from .source import _closure_vars, _parse_ast, parse_def
 
-__all__ = ["ConstExpr", "JitFunction", "Optional", "constexpr", "jit"]
+__all__ = ["NAMESPACE_MARK", "ConstExpr", "JitFunction", "Optional", "constexpr", "jit"]
+
+#: a script namespace module (``T``, ``I``) sets this global to True: the markers are recognised
+#: when spelled through one (``T.constexpr``), and this module imports neither
+NAMESPACE_MARK = "__tvm_script_namespace__"
 
 
 class ConstExpr:
@@ -83,8 +89,6 @@ class JitFunction:
         self._outer = outer
         # the closure as it is at the `def` (the seed's snapshot): a later rebinding of an
         # enclosing variable does not change what a specialisation sees
-        from .parser import _closure_vars  # noqa: PLC0415 - a cycle: the parser reads T, which exports this module's markers
-
         self._captured = _closure_vars(fn)
         self._tree: tuple[Source, ast.FunctionDef] | None = None
         self._cache: dict[Any, PrimFunc] = {}
@@ -92,8 +96,6 @@ class JitFunction:
 
     # -- what the source declares -----------------------------------------------------------
     def _source(self) -> tuple[Source, ast.FunctionDef]:
-        from .parser import _parse_ast  # noqa: PLC0415 - a cycle: the parser reads T, which exports this module's markers
-
         if self._tree is None:
             fn = self.fn
             try:
@@ -110,8 +112,6 @@ class JitFunction:
         return self._tree
 
     def _lookups(self, first: dict[str, Any]) -> list[dict[str, Any]]:
-        from .parser import _closure_vars  # noqa: PLC0415 - (the same cycle)
-
         return [first, self._captured, _closure_vars(self.fn), self._outer, self.fn.__globals__]
 
     def _params(self) -> list[tuple[ast.arg, ast.expr | None]]:
@@ -149,11 +149,9 @@ class JitFunction:
         return "runtime"
 
     def _namespace(self, node: ast.expr) -> Any:
-        """The script namespace module ``node`` names (``T``, ``I``, ``tvm.script.tirx``), or
-        None; a name that does not resolve is not one."""
-        from . import ir as _ir  # noqa: PLC0415 - a cycle: tvm.script.tirx imports this module
-        from . import tirx as _tirx  # noqa: PLC0415 - (the same cycle)
-
+        """The script namespace module ``node`` names (``T``, ``I``, ``tvm.script.tirx``: a
+        module that sets :data:`NAMESPACE_MARK`), or None; a name that does not resolve is not
+        one."""
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -163,7 +161,8 @@ class JitFunction:
         value = self._resolve(node.id)
         for attr in reversed(parts):
             value = getattr(value, attr, _MISSING)
-        return value if value is _tirx or value is _ir else None
+        is_namespace = isinstance(value, ModuleType) and vars(value).get(NAMESPACE_MARK) is True
+        return value if is_namespace else None
 
     def _resolve(self, name: str) -> Any:
         for scope in self._lookups({}):
@@ -193,8 +192,6 @@ class JitFunction:
         return func
 
     def _specialize(self, values: dict[str, Any]) -> PrimFunc:
-        from .parser import Parser  # noqa: PLC0415 - (the same cycle)
-
         source, fdef = self._source()
         consts: dict[str, Any] = {}
         kept: list[ast.arg] = []
@@ -235,10 +232,7 @@ class JitFunction:
                                   kwonlyargs=[], kw_defaults=[], kwarg=fdef.args.kwarg,
                                   defaults=[])
         spec.decorator_list = []
-        try:
-            return Parser(source, self._lookups(consts)).function(spec, private=self.private)
-        except DiagnosticError as exc:
-            raise exc.with_traceback(None) from None
+        return parse_def(source, self._lookups(consts), spec, private=self.private)
 
     def _defaults(self) -> dict[str, Any]:
         """The constexpr parameters' defaults, evaluated in the function's scope."""

@@ -58,13 +58,19 @@ __all__ = [
     "register_tir_pipeline", "get_tir_pipeline",
 ] + list(op.__all__)
 
-_LAZY = {"operator", "transform", "script", "pipeline", "lang", "layout",
-         "exec_scope"}
+_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope"}
+# module paths a backend may declare here (the cuda backend: tvm.tirx.lang.<module>)
+_DECLARED = {"lang"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _DECLARED:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as err:  # the backend is not loaded: say which and how
+            raise AttributeError(f"module 'tvm.tirx' has no attribute {name!r}: {err}") from None
     raise AttributeError(_missing_hint(name))
 
 

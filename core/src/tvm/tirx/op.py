@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..ir import expr as E
+from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.intrin import IntrinNamespace, IntrinTable, element
 from ..ir.op import CallEffect, Op
@@ -366,8 +367,6 @@ def address_of(obj: Any) -> E.Call:
     """The address of a buffer element (a Buffer stands for its first element) or of an
     addressable variable; the address of a tensor-map variable (``T.handle("tensormap")``) is
     a ``uint64``, as in the seed."""
-    from ..ir.buffer import Buffer  # noqa: PLC0415 - ir.buffer imports this module's users
-
     if isinstance(obj, Buffer):
         obj = E.BufferLoad(obj, [E.IntImm("int32", 0)] * len(obj.shape))
     if isinstance(obj, E.BufferLoad):

@@ -15,6 +15,7 @@ from ...ir.buffer import Buffer, BufferRegion, Range, strided_indices
 from .. import tirx as _T
 from ..diagnostics import Source
 from ..jit import JitFunction
+from ..source import _closure_vars
 from ._support import (
     _BINOPS,
     _CMPOPS,
@@ -23,7 +24,6 @@ from ._support import (
     _UNSUPPORTED,
     ParserBase,
     ScalarCell,
-    _closure_vars,
     _default_globals,
     _Evaluated,
     _extent,

@@ -24,6 +24,7 @@ from ...ir.op import Op
 from .. import ir as _I
 from .. import tirx as _T
 from ..diagnostics import Source
+from ..source import _TOO_DEEP
 from ..tirx import tile as _tile
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -59,9 +60,6 @@ def _unsupported(what: str) -> str:
     return f"unsupported Python in TVMScript: {what}"
 
 
-_SPLIT_HINT = ("Split long expressions into parts bound to variables (`s = a + b` ...), or "
-               "loop over a buffer instead of unrolling")
-_TOO_DEEP = f"this is nested too deeply to parse. {_SPLIT_HINT}"
 
 # What the statement builders return: never an argument of a call.
 _SPECS = (_T.VarDecl, _T.BufferSpec, _T.LoopSpec, _T.GridSpec, _T.ScopeIdSpec, _T.AttrSpec,
@@ -335,20 +333,6 @@ def _attr_chain(items: dict[str, Any], node: Any, body: S.Stmt) -> S.Stmt:
     for key, value in reversed(list(items.items())):
         body = S.AttrStmt(node, key, value, body)
     return body
-
-def _closure_vars(fn: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    code = getattr(fn, "__code__", None)
-    cells = getattr(fn, "__closure__", None) or ()
-    if code is None:
-        return out
-    for name, cell in zip(code.co_freevars, cells):
-        try:
-            out[name] = cell.cell_contents
-        except ValueError:  # an empty cell: the name is not bound yet
-            continue
-    return out
-
 
 def _default_globals() -> dict[str, Any]:
     return {"T": _T, "I": _I, "tvm": tvm}

@@ -44,10 +44,12 @@ from ...target import Target as _Target
 from ...tirx import op as _tirx_op
 from ...tirx.op import *  # noqa: F403 - builtin math is part of T
 from ...tirx.op import __all__ as _op_all
+from ..ir import _check_flags
 from ..jit import Optional as Optional  # @T.jit and its parameter markers
 from ..jit import constexpr as constexpr
 from ..jit import jit as jit
 from ..namespace import NAMESPACES
+from ..source import parse_function
 from . import _loops
 from . import tile as tile
 from ._buffers import (
@@ -436,11 +438,7 @@ def prim_func(func: Any = None, *, private: bool = False, check_well_formed: boo
     here, so the function is parsed as usual; ``check_well_formed`` is accepted likewise (the
     IR is always verified where it is lowered).
     """
-    from ..ir import _check_flags  # noqa: PLC0415 - beside parse_function's import below
-
     _check_flags(s_tir=s_tir, check_well_formed=check_well_formed)
-    from ..parser import parse_function  # noqa: PLC0415 - a cycle: the parser reads T's spec classes when it is imported
-
     frame = _inspect.currentframe()
     caller = frame.f_back if frame is not None else None
     outer = dict(caller.f_locals) if caller is not None else {}
@@ -455,6 +453,7 @@ def prim_func(func: Any = None, *, private: bool = False, check_well_formed: boo
 
 
 prim_func.__tvm_script_prim_func__ = True  # type: ignore[attr-defined]
+__tvm_script_namespace__ = True  # T.constexpr is @T.jit's marker (jit.NAMESPACE_MARK)
 
 __all__ = sorted(
     set(_op_all)
