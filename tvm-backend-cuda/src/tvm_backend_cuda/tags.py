@@ -20,7 +20,7 @@ from typing import Any
 from tvm.error import TargetError
 from tvm.target import Attr, TargetKind
 
-__all__ = ["EXTRA_TAGS", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "validate_arch"]
+__all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "validate_arch"]
 
 _CUDA: dict[str, Any] = {
     "kind": "cuda", "keys": ["cuda", "gpu"], "max_shared_memory_per_block": 49152,
@@ -420,9 +420,10 @@ def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
     return attrs
 
 
+KIND = "cuda"
 KINDS = [
     TargetKind(
-        "cuda",
+        KIND,
         attrs={
             "arch": Attr(str, doc="SM architecture: sm_XX or sm_XXa (default: the GPU's own when "
                                   "one is present at build time, else sm_80)"),

@@ -339,6 +339,17 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 }
 
 
+# --- shared backend code (issue 25): what two or more backends used to copy ---------------
+if TYPE_CHECKING:
+    from ..backend.layout_spec import layout_spec
+
+__all__ += ["layout_spec"]
+_EXPORTS.update({
+    "layout_spec": ("..backend.layout_spec", "layout_spec"),
+})
+# --- end of the shared backend code ---------------------------------------------------------
+
+
 def __getattr__(name: str) -> Any:
     try:
         module, attr = _EXPORTS[name]
