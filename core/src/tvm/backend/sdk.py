@@ -341,10 +341,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 # --- shared backend code (issue 25): what two or more backends used to copy ---------------
 if TYPE_CHECKING:
+    from ..backend.kernel_codegen import DYN_SMEM, KernelCodegen
     from ..backend.layout_spec import layout_spec
 
-__all__ += ["layout_spec"]
+__all__ += ["DYN_SMEM", "KernelCodegen", "layout_spec"]
 _EXPORTS.update({
+    "DYN_SMEM": ("..backend.kernel_codegen", "DYN_SMEM"),
+    "KernelCodegen": ("..backend.kernel_codegen", "KernelCodegen"),
     "layout_spec": ("..backend.layout_spec", "layout_spec"),
 })
 # --- end of the shared backend code ---------------------------------------------------------
