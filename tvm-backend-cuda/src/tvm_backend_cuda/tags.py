@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tvm.backend.sdk import check_thread_counts
 from tvm.error import TargetError
 from tvm.target import Attr, TargetKind
 
@@ -414,9 +415,7 @@ def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"{key} must be positive, got {attrs[key]}")
     if attrs.get("l2_cache_size_bytes", 0) < 0:
         raise ValueError(f"l2_cache_size_bytes must be >= 0, got {attrs['l2_cache_size_bytes']}")
-    if attrs["max_num_threads"] > attrs["max_threads_per_block"]:
-        raise ValueError(f"max_num_threads ({attrs['max_num_threads']}) exceeds "
-                         f"max_threads_per_block ({attrs['max_threads_per_block']})")
+    check_thread_counts(attrs)
     return attrs
 
 

@@ -343,12 +343,14 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 if TYPE_CHECKING:
     from ..backend.kernel_codegen import DYN_SMEM, KernelCodegen
     from ..backend.layout_spec import layout_spec
+    from ..backend.target_checks import check_thread_counts
 
-__all__ += ["DYN_SMEM", "KernelCodegen", "layout_spec"]
+__all__ += ["DYN_SMEM", "KernelCodegen", "check_thread_counts", "layout_spec"]
 _EXPORTS.update({
     "DYN_SMEM": ("..backend.kernel_codegen", "DYN_SMEM"),
     "KernelCodegen": ("..backend.kernel_codegen", "KernelCodegen"),
     "layout_spec": ("..backend.layout_spec", "layout_spec"),
+    "check_thread_counts": ("..backend.target_checks", "check_thread_counts"),
 })
 # --- end of the shared backend code ---------------------------------------------------------
 
