@@ -38,12 +38,10 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import CudaStyleCodegen, FunctionInfo, ParamInfo, const_dims, dyn_smem_layout
-from tvm.backend.sdk import const_numel as _const_numel
+from tvm.backend.sdk import CudaStyleCodegen, FunctionInfo, KernelCodegen, ParamInfo, const_dims
 from tvm.error import NotModelledError, TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -59,8 +57,6 @@ __all__ = ["CudaCodegen", "KernelInfo", "generate_cuda", "sm_version"]
 
 MIN_BLOCKS_PER_SM = "tirx.launch_bounds_min_blocks_per_sm"
 MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
-DYN_SMEM = "tvm_dyn_smem"
-DYN_SMEM_MIN_ALIGN = 16
 GRID_CONSTANT = "grid_constant"  # ptr_scope of a T.TensorMap parameter
 TENSOR_MAP = "tensormap"  # its ParamInfo kind, and its type in the executable's kernel table
 # cuda.h's CUtensorMap, for translation units that do not include cuda.h (NVRTC has no driver
@@ -158,10 +154,12 @@ def _rule_arity(rule: Any) -> int:
     return n
 
 
-class CudaCodegen(CudaStyleCodegen):
+class CudaCodegen(KernelCodegen):
     """CUDA C++ kernels from lowered PrimFuncs (see the module docstring). The CUDA-style data
     (kernel prefix, ``__restrict__``, ``__shared__``, thread indices, ``__syncthreads()``, plain
-    C++ types) is core's :class:`~tvm.codegen.c_style.CudaStyleCodegen`, shared with HIP."""
+    C++ types) is core's :class:`~tvm.codegen.c_style.CudaStyleCodegen`, and the kernel's memory
+    (dynamic shared memory, kernel arrays), its trap and its attributes are core's
+    :class:`~tvm.backend.kernel_codegen.KernelCodegen`, both shared with HIP."""
 
     target_kind: ClassVar[str] = "cuda"
     # Plain C++ types (NVRTC has no <stdint.h> without a toolkit), and NVIDIA's fp8 types.
@@ -182,11 +180,7 @@ class CudaCodegen(CudaStyleCodegen):
         self.arch: int | None = sm_version(target)
         self.kernels: list[KernelInfo] = []
         self._headers: list[str] = []
-        self._func: PrimFunc | None = None
         self._emit = _Emit(self)
-        self._dyn_offsets: dict[int, int] = {}
-        self._dyn_align = DYN_SMEM_MIN_ALIGN
-        self._dyn_declared = False
         self._vector_align: dict[str, int] = {}
         self._param_names: dict[int, str] = {}
         self._temp_names: dict[int, str] = {}
@@ -201,15 +195,8 @@ class CudaCodegen(CudaStyleCodegen):
 
     # -- module -------------------------------------------------------------------------------
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
-        self._func = func
-        self._dyn_declared = False
         self._vector_align = {}
-        placed, _ = dyn_smem_layout(func.body)
-        self._dyn_offsets = {id(buf): off for buf, off in placed}
-        # The base must be as aligned as the most aligned buffer: the offsets only keep the
-        # alignment the base has (a 128-byte TMA box at offset 128 of a 16-aligned base is not).
-        self._dyn_align = max([DYN_SMEM_MIN_ALIGN, *(buf.align for buf, _ in placed)])
-        info = super().add_function(func, name)
+        info = super().add_function(func, name)  # lays out the dynamic shared memory
         if info.is_kernel:
             self.kernels.append(KernelInfo(info, func, dict(self._vector_align)))
         return info
@@ -231,18 +218,8 @@ class CudaCodegen(CudaStyleCodegen):
     def preamble_lines(self) -> list[str]:
         return []
 
-    # -- kernel header --------------------------------------------------------------------------
-    def function_header(self, info: FunctionInfo) -> str:
-        header = super().function_header(info)
-        if not info.is_kernel or self._func is None:
-            return header
-        attrs = self._kernel_attributes(self._func)
-        if not attrs:
-            return header
-        prefix = f"{self.kernel_prefix}{self.kernel_return_type} "
-        return prefix + attrs + " " + header[len(prefix):]
-
-    def _kernel_attributes(self, func: PrimFunc) -> str:
+    # -- kernel header (KernelCodegen puts the attributes before the name) -----------------------
+    def kernel_attributes(self, info: FunctionInfo, func: PrimFunc) -> str:
         launch = func.attrs.get("tirx.launch")
         parts: list[str] = []
         cluster = const_dims(getattr(launch, "cluster", None))
@@ -285,41 +262,7 @@ class CudaCodegen(CudaStyleCodegen):
             return f"const __grid_constant__ CUtensorMap {p.c_name}"
         return super().param_decl(p)
 
-    # -- statements -----------------------------------------------------------------------------
-    def assert_fail_lines(self, message: str) -> list[str]:
-        text = message.replace("*/", "* /").replace("\n", " ")
-        return [f"__trap();  /* {text} */"]
-
-    def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
-        if buffer.scope == "shared.dyn":
-            self._print_dyn_alloc(buffer)
-            return
-        n = _const_numel(buffer)
-        if n is None or buffer.scope not in self.stack_scopes:
-            super().print_alloc(buffer, annotations)  # its error for what a kernel cannot hold
-            return
-        # An array of the kernel: at least 16-byte aligned (vector accesses rely on it), more
-        # when the buffer asks (``align=128`` for TMA boxes and swizzled wgmma tiles).
-        name = self.var_name(buffer.data, buffer.name)
-        self._buffer_ptrs[id(buffer)] = name
-        qual = self.storage_qualifiers.get(buffer.scope, "")
-        align = self.align_attribute.format(n=max(self.alloc_alignment, buffer.align))
-        self.emit(f"{qual}{self.storage_type(buffer.dtype)} {name}[{max(n, 1)}] {align};")
-
-    def _print_dyn_alloc(self, buffer: Buffer) -> None:
-        offset = self._dyn_offsets.get(id(buffer))
-        if offset is None:
-            raise TVMError(f"dynamic shared buffer {buffer.name} has no place in the kernel's "
-                           "dynamic shared memory layout")
-        if not self._dyn_declared:
-            self.emit(f"extern __shared__ __attribute__((aligned({self._dyn_align}))) "
-                      f"unsigned char {DYN_SMEM}[];")
-            self._dyn_declared = True
-        name = self.var_name(buffer.data, buffer.name)
-        self._buffer_ptrs[id(buffer)] = name
-        ctype = self.storage_type(buffer.dtype)
-        self.emit(f"{ctype}* {name} = ({ctype}*)({DYN_SMEM} + {offset});")
-
+    # -- statements (KernelCodegen: traps, kernel arrays, dynamic shared memory) ----------------
     def print_heap_alloc(self, buffer: Buffer, name: str, ctype: str) -> None:
         raise TVMError(f"kernel cannot allocate buffer `{buffer.name}` in scope {buffer.scope!r}"
                        f" (shape {list(buffer.shape)}): allocate in 'local', 'shared' or "

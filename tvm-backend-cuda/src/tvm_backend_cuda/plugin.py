@@ -13,7 +13,7 @@ Entry point: ``cuda = "tvm_backend_cuda.plugin"`` in the group ``tvm.backends``.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import __version__, dispatch, op, runtime, script, tags
 from .layout import layout_names
@@ -21,8 +21,7 @@ from .layout import layout_names
 __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "cuda"
-KIND = "cuda"
-DISTRIBUTION = "tvm-backend-cuda"
+KIND = tags.KIND
 
 
 def _gpu_probe() -> str | None:
@@ -64,35 +63,31 @@ _VARIANTS: dict[str, str] = {
 #: the kernel helpers whose seed path is ``tvm.tirx.lang.<module>`` (a path in core's namespace
 #: that this backend declares; core's catalogue names the distribution to install without it)
 LANG_MODULES = ("alloc_pool", "pipeline", "smem_desc", "tile_scheduler", "warp_role")
-#: the seed's module paths, as aliases of where the code lives here
+#: the seed's module paths (beside target_tags), as aliases of where the code lives here
 SEED_PATHS: dict[str, str | tuple[str, ...]] = {
     **{f"tvm.tirx.lang.{module}": f"tvm_backend_cuda.lang.{module}" for module in LANG_MODULES},
-    f"{NAME}.target_tags": "tvm_backend_cuda.tags",
     f"{NAME}.operator.intrinsics": "tvm_backend_cuda.intrinsics",
     **{f"{NAME}.operator.tile_primitive.{family}": modules for family, modules in _FAMILIES.items()},
     **{f"{NAME}.operator.tile_primitive.{path}": module for path, module in _VARIANTS.items()},
 }
 
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="NVIDIA GPUs: CUDA C++ compiled by NVRTC to cubins (no toolkit needed), "
                 "launched with cuda.core",
-    aliases={NAME: "tvm_backend_cuda", **SEED_PATHS},  # tvm.backend.cuda, tvm.tirx.cuda
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
+    seed_tags=True,
+    aliases=SEED_PATHS,
     script_namespaces={"cuda": script.CUDANamespace, "ptx": script.PTXNamespace,
                        "nvshmem": script.NVSHMEMNamespace},
     layout_names=layout_names,
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
-    builders={KIND: "tvm_backend_cuda.executable:CudaBuilder"},
+    builder="CudaBuilder",
     default_pipeline={KIND: "tirx"},
     device_probes={"gpu": _gpu_probe},
     # the demo's kernels are TVMScript and it brings tvm.demo: named, loaded when the demo runs
     demo_cases="tvm_backend_cuda.demo:demo_cases",
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tvm.backend.sdk import check_thread_counts
 from tvm.error import TargetError
 from tvm.target import Attr, TargetKind
 
-__all__ = ["EXTRA_TAGS", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "validate_arch"]
+__all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "validate_arch"]
 
 _CUDA: dict[str, Any] = {
     "kind": "cuda", "keys": ["cuda", "gpu"], "max_shared_memory_per_block": 49152,
@@ -414,15 +415,14 @@ def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"{key} must be positive, got {attrs[key]}")
     if attrs.get("l2_cache_size_bytes", 0) < 0:
         raise ValueError(f"l2_cache_size_bytes must be >= 0, got {attrs['l2_cache_size_bytes']}")
-    if attrs["max_num_threads"] > attrs["max_threads_per_block"]:
-        raise ValueError(f"max_num_threads ({attrs['max_num_threads']}) exceeds "
-                         f"max_threads_per_block ({attrs['max_threads_per_block']})")
+    check_thread_counts(attrs)
     return attrs
 
 
+KIND = "cuda"
 KINDS = [
     TargetKind(
-        "cuda",
+        KIND,
         attrs={
             "arch": Attr(str, doc="SM architecture: sm_XX or sm_XXa (default: the GPU's own when "
                                   "one is present at build time, else sm_80)"),

@@ -10,7 +10,7 @@ imported here (no numpy, no pyobjc): those load when a kernel runs.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import __version__, dispatch, op, runtime, tags
 from .script import MetalNamespace
@@ -19,30 +19,20 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "metal"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-metal"
 
-#: the seed's module paths, as aliases of where the code lives here
-SEED_PATHS: dict[str, str | tuple[str, ...]] = {
-    f"{NAME}.target_tags": "tvm_backend_metal.tags",
-}
-
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="Apple GPUs: Metal Shading Language (runs on macOS; checked and emulated "
                 "on the CPU elsewhere)",
-    aliases={NAME: "tvm_backend_metal", **SEED_PATHS},  # tvm.backend.metal, tvm.tirx.metal
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
+    seed_tags=True,  # the seed's metal.target_tags
     script_namespaces={"metal": MetalNamespace},
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
-    builders={KIND: "tvm_backend_metal.executable:MetalBuilder"},
+    builder="MetalBuilder",
     device_probes={"macos": runtime.unavailable_reason},
     # the demo's kernels are TVMScript and it brings tvm.demo: named, loaded when the demo runs
     demo_cases="tvm_backend_metal.demo:demo_cases",
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

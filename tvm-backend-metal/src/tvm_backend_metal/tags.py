@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import check_thread_counts
 from tvm.target import Attr, TargetKind
 
 __all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS"]
@@ -43,12 +44,7 @@ KIND = "metal"
 
 
 def _validate(attrs: dict[str, Any]) -> None:
-    threads = attrs["max_threads_per_block"]
-    if not 1 <= threads <= 1024:
-        raise ValueError(f"max_threads_per_block must be 1..1024 on Apple GPUs, got {threads}")
-    if attrs["max_num_threads"] > threads:
-        raise ValueError(f"max_num_threads ({attrs['max_num_threads']}) exceeds "
-                         f"max_threads_per_block ({threads})")
+    check_thread_counts(attrs, most=1024, device="Apple GPUs")
     if attrs["thread_warp_size"] != 32:
         raise ValueError(f"thread_warp_size must be 32 (the SIMD-group width of Apple GPUs), "
                          f"got {attrs['thread_warp_size']}")

@@ -11,7 +11,7 @@ is simulated.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import __version__, dispatch, layout, op, tags
 from .script import NKINamespace
@@ -20,7 +20,6 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "trn"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-trn"
 
 #: the seed's tile-primitive families (``operator.tile_primitive.<family>`` and its
 #: ``.default`` variant) -> the dispatch module that implements them here
@@ -33,34 +32,29 @@ _FAMILIES: dict[str, str] = {
     "select": "tvm_backend_trn.dispatch.select",
     "compose_op": "tvm_backend_trn.dispatch.compose",
 }
-#: the seed's module paths, as aliases of where the code lives here
+#: the seed's module paths (beside target_tags), as aliases of where the code lives here
 SEED_PATHS: dict[str, str | tuple[str, ...]] = {
-    f"{NAME}.target_tags": "tvm_backend_trn.tags",
     f"{NAME}.operator.tile_primitive.common": "tvm_backend_trn.dispatch.common",
     **{f"{NAME}.operator.tile_primitive.{family}": module for family, module in _FAMILIES.items()},
     **{f"{NAME}.operator.tile_primitive.{family}.default": module
        for family, module in _FAMILIES.items()},
 }
 
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="AWS Trainium: NKI source, run in a numpy simulator of the NKI instructions",
-    aliases={NAME: "tvm_backend_trn", **SEED_PATHS},  # tvm.backend.trn, tvm.tirx.trn
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
+    seed_tags=True,
+    aliases=SEED_PATHS,
     script_namespaces={"nki": NKINamespace},
     layout_names=layout.layout_names,
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
     # the pass machinery loads when a pipeline is built, not at `import tvm`
-    pipelines={"trn": "tvm_backend_trn.pipeline:trn_pipeline"},
-    default_pipeline={KIND: "trn"},
-    builders={KIND: "tvm_backend_trn.executable:TrnBuilder"},
+    pipeline="tvm_backend_trn.pipeline:trn_pipeline",
+    builder="TrnBuilder",
     # the demo's kernels are TVMScript and it brings tvm.demo: named, loaded when the demo runs
     demo_cases="tvm_backend_trn.demo:demo_cases",
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -339,6 +339,24 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 }
 
 
+# --- shared backend code (issue 25): what two or more backends used to copy ---------------
+if TYPE_CHECKING:
+    from ..backend.binding_layout import BindingLayout
+    from ..backend.kernel_codegen import DYN_SMEM, KernelCodegen
+    from ..backend.layout_spec import layout_spec
+    from ..backend.target_checks import check_thread_counts
+
+__all__ += ["BindingLayout", "DYN_SMEM", "KernelCodegen", "check_thread_counts", "layout_spec"]
+_EXPORTS.update({
+    "BindingLayout": ("..backend.binding_layout", "BindingLayout"),
+    "DYN_SMEM": ("..backend.kernel_codegen", "DYN_SMEM"),
+    "KernelCodegen": ("..backend.kernel_codegen", "KernelCodegen"),
+    "layout_spec": ("..backend.layout_spec", "layout_spec"),
+    "check_thread_counts": ("..backend.target_checks", "check_thread_counts"),
+})
+# --- end of the shared backend code ---------------------------------------------------------
+
+
 def __getattr__(name: str) -> Any:
     try:
         module, attr = _EXPORTS[name]

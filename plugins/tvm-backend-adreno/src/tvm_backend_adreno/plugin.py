@@ -7,7 +7,7 @@ key. It needs the OpenCL and Vulkan backends (``requires``), which the loader lo
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 from tvm.target import Target
 
 from . import tags
@@ -16,7 +16,6 @@ from ._version import __version__
 __all__ = ["DISTRIBUTION", "NAME", "REQUIRES", "SPEC", "register_backend"]
 
 NAME = "adreno"
-DISTRIBUTION = "tvm-backend-adreno"
 #: the backends whose kinds the Adreno tags use; they load before this one
 REQUIRES = ("opencl", "vulkan")
 
@@ -26,22 +25,12 @@ def _default_pipeline(target: Target) -> str | None:
     return "adreno" if target.kind.name == "opencl" and tags.KEY in target.keys else None
 
 
-#: the seed's module paths, as aliases of where the code lives here
-SEED_PATHS: dict[str, str | tuple[str, ...]] = {
-    f"{NAME}.target_tags": "tvm_backend_adreno.tags",
-}
-
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     requires=REQUIRES,
-    distribution=DISTRIBUTION,
     description="Qualcomm Adreno GPUs: the seed's tags and the adreno pipeline, built by "
                 "the OpenCL backend",
-    aliases={NAME: "tvm_backend_adreno", **SEED_PATHS},  # tvm.backend.adreno, tvm.tirx.adreno
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
+    seed_tags=True,  # the seed's adreno.target_tags
     # pipeline.py imports tvm.transform: named, so it stays out of `import tvm`
     pipelines={"adreno": "tvm_backend_adreno.pipeline:adreno_pipeline"},
     default_pipeline=_default_pipeline,
@@ -50,5 +39,6 @@ SPEC = BackendSpec(
     delegates={stage: "opencl" for stage in ("op.py", "script.py", "codegen.py", "compiler.py",
                                              "executable.py", "runtime.py")},
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

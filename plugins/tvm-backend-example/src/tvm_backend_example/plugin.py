@@ -16,7 +16,7 @@ code that is only needed later as a ``"module:function"`` string, imported on fi
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -27,28 +27,25 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "example"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-example"
 
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
+# layout_spec fills in what follows from the name and the layout: the distribution
+# tvm-backend-example, the aliases tvm.backend.example and tvm.tirx.example, the kinds and tags
+# of tags.py, and the builder, named "tvm_backend_example.executable:ExampleBuilder" (not
+# imported: executable.py and the codegen it imports load on the first build)
+SPEC = layout_spec(
     # the plugin-API versions this backend was written against (core has 2)
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+    NAME, __version__, ">=2,<3", tags,
     description="a minimal example backend (template): C for this CPU, run with ctypes",
-    aliases={NAME: "tvm_backend_example"},  # tvm.backend.example and tvm.tirx.example
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
     script_namespaces={"example": ExampleNamespace},
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
-    pipelines={"example": example_pipeline},
-    # broadcast to every backend: it answers only for its own kind
-    default_pipeline={KIND: "example"},
-    # named, not imported: executable.py (and the codegen it imports) loads on the first build
-    builders={KIND: "tvm_backend_example.executable:ExampleBuilder"},
+    # the pipeline "example", the default of kind example (a hook broadcast to every backend:
+    # it answers only for its own kind)
+    pipeline=example_pipeline,
+    builder="ExampleBuilder",
     # rows of `python -m tvm demo`; named, so tvm.demo loads only when the demo runs
     demo_cases="tvm_backend_example.demo:demo_cases",
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -10,7 +10,7 @@ SDK).
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -19,29 +19,18 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "hexagon"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-hexagon"
 
-#: the seed's module paths, as aliases of where the code lives here
-SEED_PATHS: dict[str, str | tuple[str, ...]] = {
-    f"{NAME}.target_tags": "tvm_backend_hexagon.tags",
-}
-
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="Qualcomm Hexagon DSPs: C compiled to Hexagon objects (running needs the SDK)",
-    aliases={NAME: "tvm_backend_hexagon", **SEED_PATHS},  # tvm.backend.hexagon, tvm.tirx.hexagon
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
+    seed_tags=True,  # the seed's hexagon.target_tags
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
-    pipelines={"hexagon": "tvm_backend_hexagon.pipeline:hexagon_pipeline"},
-    default_pipeline={KIND: "hexagon"},
-    builders={KIND: "tvm_backend_hexagon.executable:HexagonBuilder"},
+    pipeline="tvm_backend_hexagon.pipeline:hexagon_pipeline",
+    builder="HexagonBuilder",
     # compiler.py imports subprocess: named, so it loads only when pytest asks for the probe
     device_probes={"hexagon_cc": "tvm_backend_hexagon.compiler:compiler_unavailable_reason"},
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

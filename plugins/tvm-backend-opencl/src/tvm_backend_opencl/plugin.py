@@ -9,7 +9,7 @@ Executable), ``runtime`` (pyopencl). Nothing heavy is imported here (no numpy, n
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
@@ -19,23 +19,17 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "opencl"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-opencl"
 
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="OpenCL devices: OpenCL C built by the driver (GPUs; CPUs through PoCL)",
-    aliases={NAME: "tvm_backend_opencl"},  # tvm.backend.opencl and tvm.tirx.opencl
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
     script_namespaces={"opencl": OpenCLNamespace},
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
-    builders={KIND: "tvm_backend_opencl.executable:OpenCLBuilder"},
+    builder="OpenCLBuilder",
     device_probes={"opencl": runtime.unavailable_reason},
     demo_cases="tvm_backend_opencl.demo:demo_cases",
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

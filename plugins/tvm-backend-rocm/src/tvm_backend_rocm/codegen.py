@@ -27,8 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import CudaStyleCodegen, FunctionInfo, const_dims, dyn_smem_layout
-from tvm.backend.sdk import const_numel as _const_numel
+from tvm.backend.sdk import DYN_SMEM, CudaStyleCodegen, FunctionInfo, KernelCodegen, const_dims
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
@@ -38,7 +37,6 @@ __all__ = ["DYN_SMEM", "HipCodegen", "generate_hip"]
 
 MIN_BLOCKS_PER_SM = "tirx.launch_bounds_min_blocks_per_sm"
 MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
-DYN_SMEM = "tvm_dyn_smem"
 SIMDS_PER_CU = 4
 
 
@@ -67,11 +65,12 @@ def _rule_shuffle(fn: str) -> Any:
     return rule
 
 
-class HipCodegen(CudaStyleCodegen):
+class HipCodegen(KernelCodegen):
     """HIP C++ kernels from lowered PrimFuncs (see the module docstring): core's CUDA-style data,
     HIP's header, and typed kernel pointers."""
 
     target_kind: ClassVar[str] = "rocm"
+    trap: ClassVar[str] = "__builtin_trap()"
     includes: ClassVar[tuple[str, ...]] = ("hip/hip_runtime.h",)
     typed_handles: ClassVar[bool] = True
     op_templates: ClassVar[dict[str, Any]] = {
@@ -90,35 +89,16 @@ class HipCodegen(CudaStyleCodegen):
         self.max_threads = int(attrs.get("max_threads_per_block", 1024))
         self.max_lds = int(attrs.get("max_shared_memory_per_block", 65536))
         self.kernels: list[FunctionInfo] = []
-        self._func: PrimFunc | None = None
-        self._dyn_offsets: dict[int, int] = {}
-        self._dyn_align = 16
-        self._dyn_declared = False
 
     # -- module ---------------------------------------------------------------------------
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
-        self._func = func
-        self._dyn_declared = False
-        placed, _ = dyn_smem_layout(func.body)
-        self._dyn_offsets = {id(buf): off for buf, off in placed}
-        self._dyn_align = max([16, *(buf.align for buf, _ in placed)])
-        info = super().add_function(func, name)
+        info = super().add_function(func, name)  # lays out the dynamic shared memory
         if info.is_kernel:
             self.kernels.append(info)
         return info
 
-    # -- kernel header ----------------------------------------------------------------------
-    def function_header(self, info: FunctionInfo) -> str:
-        header = super().function_header(info)
-        if not info.is_kernel or self._func is None:
-            return header
-        bounds = self._launch_bounds(info, self._func)
-        if not bounds:
-            return header
-        prefix = f"{self.kernel_prefix}{self.kernel_return_type} "
-        return prefix + bounds + " " + header[len(prefix):]
-
-    def _launch_bounds(self, info: FunctionInfo, func: PrimFunc) -> str:
+    # -- kernel header (KernelCodegen puts the attributes before the name) -----------------
+    def kernel_attributes(self, info: FunctionInfo, func: PrimFunc) -> str:
         launch = func.attrs.get("tirx.launch")
         cluster = const_dims(getattr(launch, "cluster", None))
         if (cluster is not None and cluster != (1, 1, 1)) or func.attrs.get(MAX_BLOCKS_PER_CLUSTER):
@@ -143,36 +123,12 @@ class HipCodegen(CudaStyleCodegen):
         waves = math.ceil(int(min_blocks) * math.ceil(threads / self.wave) / SIMDS_PER_CU)
         return f"__launch_bounds__({threads}, {waves})"
 
-    # -- statements ---------------------------------------------------------------------------
-    def assert_fail_lines(self, message: str) -> list[str]:
-        text = message.replace("*/", "* /").replace("\n", " ")
-        return [f"__builtin_trap();  /* {text} */"]
-
-    def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
-        if buffer.scope == "shared.dyn":
-            self._print_dyn_alloc(buffer)
-            return
-        n = _const_numel(buffer)
-        if n is None or buffer.scope not in self.stack_scopes:
-            raise CodegenError(
-                f"target 'rocm': a kernel cannot allocate buffer `{buffer.name}` in scope "
-                f"{buffer.scope!r} (shape {list(buffer.shape)}): allocate it in 'local', "
-                "'shared' or 'shared.dyn' with a constant shape, or pass it as a parameter")
-        name = self.var_name(buffer.data, buffer.name)
-        self._buffer_ptrs[id(buffer)] = name
-        qual = self.storage_qualifiers.get(buffer.scope, "")
-        align = self.align_attribute.format(n=max(self.alloc_alignment, buffer.align))
-        self.emit(f"{qual}{self.storage_type(buffer.dtype)} {name}[{max(n, 1)}] {align};")
-
-    def _print_dyn_alloc(self, buffer: Buffer) -> None:
-        if not self._dyn_declared:
-            self.emit(f"extern __shared__ __attribute__((aligned({self._dyn_align}))) "
-                      f"unsigned char {DYN_SMEM}[];")
-            self._dyn_declared = True
-        name = self.var_name(buffer.data, buffer.name)
-        self._buffer_ptrs[id(buffer)] = name
-        ctype = self.storage_type(buffer.dtype)
-        self.emit(f"{ctype}* {name} = ({ctype}*)({DYN_SMEM} + {self._dyn_offsets[id(buffer)]});")
+    # -- statements (KernelCodegen: the trap, kernel arrays, dynamic shared memory) ----------
+    def print_other_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
+        raise CodegenError(
+            f"target 'rocm': a kernel cannot allocate buffer `{buffer.name}` in scope "
+            f"{buffer.scope!r} (shape {list(buffer.shape)}): allocate it in 'local', "
+            "'shared' or 'shared.dyn' with a constant shape, or pass it as a parameter")
 
 
 

@@ -9,7 +9,7 @@ layout every backend has): ``tags`` (the target kind and AMD GPU tags), ``script
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -18,27 +18,17 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "rocm"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-rocm"
 
-#: the seed's module paths, as aliases of where the code lives here
-SEED_PATHS: dict[str, str | tuple[str, ...]] = {
-    f"{NAME}.target_tags": "tvm_backend_rocm.tags",
-}
-
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="AMD GPUs: HIP C++ compiled to code objects by hipcc (no launcher yet)",
-    aliases={NAME: "tvm_backend_rocm", **SEED_PATHS},  # tvm.backend.rocm, tvm.tirx.rocm
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
+    seed_tags=True,  # the seed's rocm.target_tags
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
-    builders={KIND: "tvm_backend_rocm.executable:RocmBuilder"},
+    builder="RocmBuilder",
     # compiler.py imports subprocess: named, so it loads only when pytest asks for the probe
     device_probes={"hipcc": "tvm_backend_rocm.compiler:hipcc_unavailable_reason"},
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

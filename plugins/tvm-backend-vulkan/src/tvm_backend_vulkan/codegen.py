@@ -29,11 +29,12 @@ parameters are bound (:class:`KernelLayout`), which the runtime follows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tvm.backend.sdk import (
     KERNEL_MARKER,
+    BindingLayout,
     CodegenCStyle,
     FunctionInfo,
     OpTemplate,
@@ -145,22 +146,11 @@ _PUSH_ALIGN = {"int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "
 
 
 @dataclass
-class KernelLayout:
+class KernelLayout(BindingLayout):
     """How one kernel's parameters are bound, in parameter order: ``("buffer", binding,
     dtype)`` or ``("push", offset, dtype)``; ``push_size`` bytes of push constants."""
 
-    name: str
-    params: list[tuple[str, int, str]] = field(default_factory=list)
     push_size: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "params": [list(p) for p in self.params],
-                "push_size": self.push_size}
-
-    @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> KernelLayout:
-        return KernelLayout(str(d["name"]), [(str(k), int(i), str(t)) for k, i, t in d["params"]],
-                            int(d["push_size"]))
 
     @property
     def n_buffers(self) -> int:
@@ -240,14 +230,12 @@ class GLSLCodegen(ShaderCodegen):
         lines = [GLSL_VERSION]
         lines += [f"#extension {ext} : require" for ext in self._extensions]
         lines.append("layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;")
-        members = []
-        for p, (kind, slot, dtype) in zip(info.params, self.layout.params):
-            ctype = self.storage_type(DataType(dtype))
-            if kind == "buffer":
-                lines.append(f"layout(std430, set = 0, binding = {slot}) buffer tvm_buffer_{slot}"
-                             f" {{ {ctype} {p.c_name}[]; }};")
-            else:
-                members.append(f"layout(offset = {slot}) {ctype} {p.c_name};")
+        buffers, members = self.layout.declarations(
+            info, self.storage_type,
+            lambda name, slot, ctype: (f"layout(std430, set = 0, binding = {slot}) buffer "
+                                       f"tvm_buffer_{slot} {{ {ctype} {name}[]; }};"),
+            lambda name, slot, ctype: f"layout(offset = {slot}) {ctype} {name};")
+        lines += buffers
         if members:
             lines.append(f"layout(push_constant) uniform tvm_push_constants {{ "
                          f"{' '.join(members)} }};")

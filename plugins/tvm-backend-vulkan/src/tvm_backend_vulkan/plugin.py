@@ -10,7 +10,7 @@ heavy is imported here (no numpy, no vulkan): those load when a kernel compiles 
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import dispatch, runtime, tags
 from ._version import __version__
@@ -19,22 +19,16 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "vulkan"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-vulkan"
 
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="Vulkan compute: GLSL compiled to SPIR-V (glslang), checked by spirv-val, "
                 "run through the vulkan binding (lavapipe on a CPU)",
-    aliases={NAME: "tvm_backend_vulkan"},  # tvm.backend.vulkan and tvm.tirx.vulkan
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
     register_dispatch=dispatch.register_all,
-    builders={KIND: "tvm_backend_vulkan.executable:VulkanBuilder"},
+    builder="VulkanBuilder",
     device_probes={"vulkan": runtime.unavailable_reason},
     demo_cases="tvm_backend_vulkan.demo:demo_cases",
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -33,11 +33,12 @@ size pipeline-overridable constants set per launch from the launch plan's block:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tvm.backend.sdk import (
     KERNEL_MARKER,
+    BindingLayout,
     CodegenCStyle,
     FunctionInfo,
     OpTemplate,
@@ -104,24 +105,13 @@ _TEMPLATES: dict[str, OpTemplate] = shader_templates(
 
 
 @dataclass
-class KernelLayout:
+class KernelLayout(BindingLayout):
     """How one kernel's parameters are bound, in parameter order: ``("buffer", binding,
     dtype)`` or ``("uniform", offset, dtype)``; the uniform struct (``uniform_size`` bytes) is
     at binding ``uniform_binding``."""
 
-    name: str
-    params: list[tuple[str, int, str]] = field(default_factory=list)
     uniform_size: int = 0
     uniform_binding: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "params": [list(p) for p in self.params],
-                "uniform_size": self.uniform_size, "uniform_binding": self.uniform_binding}
-
-    @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> KernelLayout:
-        return KernelLayout(str(d["name"]), [(str(k), int(i), str(t)) for k, i, t in d["params"]],
-                            int(d["uniform_size"]), int(d["uniform_binding"]))
 
 
 class WGSLCodegen(ShaderCodegen):
@@ -204,14 +194,12 @@ class WGSLCodegen(ShaderCodegen):
             # The WGSL standard asks for `enable subgroups;`; wgpu-native's WGSL front end
             # does not accept it yet and takes the builtins from the device's feature alone.
             lines.append("// uses subgroup builtins: the device needs the 'subgroup' feature")
-        members = []
-        for p, (kind, slot, dtype) in zip(info.params, self.layout.params):
-            wtype = self.storage_type(DataType(dtype))
-            if kind == "buffer":
-                lines.append(f"@group(0) @binding({slot}) var<storage, read_write> "
-                             f"{p.c_name}: array<{wtype}>;")
-            else:
-                members.append(f"{p.c_name}: {wtype},")
+        buffers, members = self.layout.declarations(
+            info, self.storage_type,
+            lambda name, slot, wtype: (f"@group(0) @binding({slot}) var<storage, read_write> "
+                                       f"{name}: array<{wtype}>;"),
+            lambda name, slot, wtype: f"{name}: {wtype},")
+        lines += buffers
         if members:
             lines.append(f"struct tvm_args_t {{ {' '.join(members)} }}")
             lines.append(f"@group(0) @binding({self.layout.uniform_binding}) var<uniform> "

@@ -11,7 +11,7 @@ those load when a kernel compiles or runs.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import BackendSpec
+from tvm.backend.sdk import layout_spec
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
@@ -20,22 +20,16 @@ __all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
 
 NAME = "webgpu"
 KIND = tags.KIND
-DISTRIBUTION = "tvm-backend-webgpu"
 
-SPEC = BackendSpec(
-    name=NAME,
-    version=__version__,
-    api_range=">=2,<3",
-    distribution=DISTRIBUTION,
+SPEC = layout_spec(
+    NAME, __version__, ">=2,<3", tags,
     description="WebGPU: WGSL compute shaders, run through wgpu-py (lavapipe on a CPU)",
-    aliases={NAME: "tvm_backend_webgpu"},  # tvm.backend.webgpu and tvm.tirx.webgpu
-    kinds=tags.KINDS,
-    tags=tags.TAGS,
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
-    builders={KIND: "tvm_backend_webgpu.executable:WebGPUBuilder"},
+    builder="WebGPUBuilder",
     device_probes={"webgpu": runtime.unavailable_reason},
     demo_cases="tvm_backend_webgpu.demo:demo_cases",
 )
+DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

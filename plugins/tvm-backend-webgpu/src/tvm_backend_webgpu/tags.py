@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.backend.sdk import check_thread_counts
 from tvm.target import Attr, TargetKind
 
 __all__ = ["KIND", "KINDS", "TAGS"]
@@ -25,9 +26,7 @@ def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
     elif warp != 1 and not attrs["supports_subgroups"]:
         raise ValueError(f"WebGPU target with thread_warp_size={warp} requires "
                          "supports_subgroups=true")
-    if attrs["max_num_threads"] > attrs["max_threads_per_block"]:
-        raise ValueError(f"max_num_threads ({attrs['max_num_threads']}) exceeds "
-                         f"max_threads_per_block ({attrs['max_threads_per_block']})")
+    check_thread_counts(attrs)
     return attrs
 
 
