@@ -330,8 +330,8 @@ def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], f
     # (stage, first MMA of the group, group's scratch, columns, where its sums go in fin)
     groups = ([(j, True, h, h, h * part) for j in range(count) for h in range(2)] if halves
               else [(j, j % P == 0, j // P % 2, 0, 0) for j in range(count)])
-    body = []
-    prev_done = None  # (scratch, fin offset) of the group the next wait completes
+    body: list[Any] = []
+    prev_done: tuple[Any, int] | None = None  # (scratch, fin offset) the next wait completes
     for idx, (j, first, g, h, at) in enumerate(groups):
         last = idx == len(groups) - 1
         if h == 0:
@@ -353,6 +353,7 @@ def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], f
             body += release
         if first or halves:
             prev_done = ((view0, view1)[g], at)
+    assert prev_done is not None  # count >= 1
     view, pat = prev_done
     release = [pipe.consumer_release(rel), rel.advance()]
     add = [*register_barrier(view, part), _promote(fin, view, part, pat)]
