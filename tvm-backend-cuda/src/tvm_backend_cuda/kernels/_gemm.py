@@ -84,8 +84,8 @@ ACTIVATIONS = ("relu", "gelu", "silu")
 #: its columns (:func:`_accurate_block`)
 ACCURATE_BLOCK_NS = (128, 192)
 #: stages per block of the 192-wide accurate main loop. 4 is the block measured on the H200
-#: (docs/decisions.md); ptxas then spills 132 bytes in the consumers' loop (480 at 8, 28 at 2,
-#: not yet timed on a GPU)
+#: (docs/decisions.md); ptxas then spills 132 bytes, once a tile, outside the K loop (at 8: 480
+#: bytes, some between the MMAs)
 HALVES_BLOCK = 4
 H200_SMS = 132
 # gelu(x) = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) = x (K0 + K1 x^2)
