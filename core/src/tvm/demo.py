@@ -23,8 +23,8 @@ from .script import tirx as T
 from .script.tirx import tile as Tx
 
 __all__ = ["KERNELS", "DemoKernel", "add_arguments", "collect_cases", "format_sources",
-           "format_table", "main", "make_case", "rand_f32", "row_softmax_kernel", "run", "run_cases",
-           "softmax_ref",
+           "format_table", "main", "make_case", "matmul_demo", "rand_f32", "row_softmax_kernel", "run", "run_cases",
+           "softmax_demo", "softmax_ref",
            "tiled_matmul_kernel", "zeros_f32"]
 
 
@@ -146,18 +146,28 @@ def softmax_ref(a: Any, _out: Any = None) -> Any:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def softmax_demo(name: str, build: Callable[[], Any], m: int, n: int) -> DemoKernel:
+    """The row softmax demo of an ``[m, n]`` float32 input: ``build()`` returns a kernel
+    ``(A, B)`` with ``B = softmax(A)`` over rows (every backend's softmax row)."""
+    return DemoKernel(name, build, lambda rng: [rand_f32(rng, m, n), zeros_f32(m, n)],
+                      softmax_ref, output=1, rtol=1e-4, atol=1e-6)
+
+
+def matmul_demo(name: str, build: Callable[[], Any], m: int, k: int, n: int) -> DemoKernel:
+    """The float32 matmul demo ``C = A @ B`` (``[m, k] @ [k, n]``): ``build()`` returns a kernel
+    ``(A, B, C)``; checked against numpy's product in float64 (every backend's matmul row)."""
+    return DemoKernel(name, build,
+                      lambda rng: [rand_f32(rng, m, k), rand_f32(rng, k, n), zeros_f32(m, n)],
+                      lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
+                      rtol=1e-4, atol=1e-3)
+
+
 KERNELS: list[DemoKernel] = [
     DemoKernel("vector add", _vector_add,
                lambda rng: [rand_f32(rng, VADD_N), rand_f32(rng, VADD_N), zeros_f32(VADD_N)],
                lambda a, b, _c: a + b, output=2),
-    DemoKernel("row softmax", _softmax,
-               lambda rng: [rand_f32(rng, SOFTMAX_M, SOFTMAX_N), zeros_f32(SOFTMAX_M, SOFTMAX_N)],
-               softmax_ref, output=1, rtol=1e-4, atol=1e-6),
-    DemoKernel("tiled matmul (Tx.gemm)", tiled_matmul_kernel,
-               lambda rng: [rand_f32(rng, MATMUL_M, MATMUL_K), rand_f32(rng, MATMUL_K, MATMUL_N),
-                            zeros_f32(MATMUL_M, MATMUL_N)],
-               lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
-               rtol=1e-4, atol=1e-3),
+    softmax_demo("row softmax", _softmax, SOFTMAX_M, SOFTMAX_N),
+    matmul_demo("tiled matmul (Tx.gemm)", tiled_matmul_kernel, MATMUL_M, MATMUL_K, MATMUL_N),
 ]
 
 

@@ -26,7 +26,7 @@ TVM = SRC / "tvm"
 #: longest match wins), what it is). ``tvm`` matches only the package's own ``__init__``.
 LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("base", ("tvm._version", "tvm.error", "tvm._registry", "tvm._logging", "tvm._hints",
-              "tvm._suggest"), "errors, registries, hints: what every layer uses"),
+              "tvm._suggest", "tvm._scopes"), "errors, registries, hints: what every layer uses"),
     ("ir", ("tvm.ir",), "the IR: nodes, types, ops, visitors, the verifier"),
     ("arith", ("tvm.arith",), "arithmetic analysis of IR expressions"),
     # tvm.ir.transform is Apache TVM's path of tvm.transform: a module of that layer, which

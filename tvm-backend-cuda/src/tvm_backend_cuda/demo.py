@@ -14,9 +14,8 @@ from tvm.backend.sdk import (
     DemoCase,
     DemoKernel,
     make_case,
-    rand_f32,
-    softmax_ref,
-    zeros_f32,
+    matmul_demo,
+    softmax_demo,
 )
 from tvm.backend.sdk import row_softmax_kernel as _row_softmax
 from tvm.script import tirx as T
@@ -65,14 +64,8 @@ def matmul_kernel(size: int = MATMUL, t: int = TILE) -> Any:
 
 GPU_KERNELS: list[DemoKernel] = [
     KERNELS[0],  # core's vector add is already in the kernel form
-    DemoKernel("row softmax (warp shuffles)", softmax_kernel,
-               lambda rng: [rand_f32(rng, SOFTMAX_M, SOFTMAX_N), zeros_f32(SOFTMAX_M, SOFTMAX_N)],
-               softmax_ref, output=1, rtol=1e-4, atol=1e-6),
-    DemoKernel("tiled matmul (smem)", matmul_kernel,
-               lambda rng: [rand_f32(rng, MATMUL, MATMUL), rand_f32(rng, MATMUL, MATMUL),
-                            zeros_f32(MATMUL, MATMUL)],
-               lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
-               rtol=1e-4, atol=1e-3),
+    softmax_demo("row softmax (warp shuffles)", softmax_kernel, SOFTMAX_M, SOFTMAX_N),
+    matmul_demo("tiled matmul (smem)", matmul_kernel, MATMUL, MATMUL, MATMUL),
 ]
 
 

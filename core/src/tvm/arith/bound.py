@@ -4,6 +4,7 @@ take, with ``-inf``/``inf`` for unbounded ends."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..ir.dtype import DataType
@@ -79,13 +80,18 @@ def _mul(a: Num, b: Num) -> Num:
 
 def floordiv_bound(a: ConstIntBound, b: ConstIntBound) -> ConstIntBound:
     """Bound of ``floor(a / b)`` when ``b`` does not contain 0."""
-    if b.min_value <= 0 <= b.max_value:
+    corners = _div_corners(a, b, _floordiv)
+    if corners is None:
         return ConstIntBound.everything()
-    corners = []
-    for x in (a.min_value, a.max_value):
-        for y in (b.min_value, b.max_value):
-            corners.append(_floordiv(x, y))
     return ConstIntBound(min(corners), max(corners))
+
+
+def _div_corners(a: ConstIntBound, b: ConstIntBound,
+                 div: Callable[[Num, Num], Num]) -> list[Num] | None:
+    """``div`` of each end of ``a`` by each end of ``b``; None when ``b`` contains 0."""
+    if b.min_value <= 0 <= b.max_value:
+        return None
+    return [div(x, y) for x in (a.min_value, a.max_value) for y in (b.min_value, b.max_value)]
 
 
 def _floordiv(x: Num, y: Num) -> Num:
@@ -96,17 +102,17 @@ def _floordiv(x: Num, y: Num) -> Num:
     return int(x) // int(y)
 
 
+def _truncdiv(x: Num, y: Num) -> Num:
+    if math.isinf(x) or math.isinf(y):
+        return _floordiv(x, y)
+    q = abs(int(x)) // abs(int(y))
+    return q if (x >= 0) == (y > 0) else -q
+
+
 def truncdiv_bound(a: ConstIntBound, b: ConstIntBound) -> ConstIntBound:
-    if b.min_value <= 0 <= b.max_value:
+    corners = _div_corners(a, b, _truncdiv)
+    if corners is None:
         return ConstIntBound.everything()
-    corners = []
-    for x in (a.min_value, a.max_value):
-        for y in (b.min_value, b.max_value):
-            if math.isinf(x) or math.isinf(y):
-                corners.append(_floordiv(x, y))
-            else:
-                q = abs(int(x)) // abs(int(y))
-                corners.append(q if (x >= 0) == (y > 0) else -q)
     # truncation moves results toward zero: include 0 when the signs of the corners differ
     lo, hi = min(corners), max(corners)
     return ConstIntBound(min(lo, 0) if lo < 0 < hi else lo, hi)

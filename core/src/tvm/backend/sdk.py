@@ -30,7 +30,9 @@ if TYPE_CHECKING:
         const_dims,
     )
     from ..demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
+    from ..demo import matmul_demo as matmul_demo  # issue 25, round 7 (core duplicates)
     from ..demo import row_softmax_kernel as row_softmax_kernel
+    from ..demo import softmax_demo as softmax_demo  # issue 25, round 7 (core duplicates)
     from ..host.codegen import HostCodegen
     from ..host.compiler import Toolchain, get_toolchain
     from ..host.runtime import HostFunction, load_library
@@ -85,6 +87,9 @@ if TYPE_CHECKING:
         row_reduction,
         static_bool,
         static_float,
+    )
+    from ..tirx.operator.tile_primitive.common import (  # issue 25, round 7 (core duplicates)
+        unflatten as unflatten,
     )
     from ..tirx.operator.tile_primitive.fallback import fallback_impl
     from ..tirx.operator.tile_primitive.fallback.compose import lower_compose_op
@@ -214,6 +219,10 @@ __all__ = [
     "target_of",
     "work_folder",
     "zeros_f32",
+    # issue 25, round 7 (core duplicates)
+    "matmul_demo",
+    "softmax_demo",
+    "unflatten",
 ]
 
 #: public name -> (the module that defines it, its name there)
@@ -336,6 +345,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "const_numel": ("..codegen.c_rules", "const_numel"),
     "probe_device": ("..shader.device", "probe"),
     "shader_demo_cases": ("..shader.demo", "demo_cases"),
+    # issue 25, round 7 (core duplicates)
+    "matmul_demo": ("..demo", "matmul_demo"),
+    "softmax_demo": ("..demo", "softmax_demo"),
+    "unflatten": ("..tirx.operator.tile_primitive.common", "unflatten"),
 }
 
 

@@ -248,7 +248,11 @@ class CBase:
         return name
 
     def _fresh(self, hint: str) -> str:
-        base = self._sanitize(hint)
+        return self._fresh_internal(self._sanitize(hint))
+
+    def _fresh_internal(self, base: str) -> str:
+        """An unused name from ``base`` as given (a name the code generator makes, not the
+        user's): ``base``, else ``base_1``, ``base_2``, ..."""
         name, i = base, 1
         while name in self._used:
             name = f"{base}_{i}"

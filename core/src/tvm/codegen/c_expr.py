@@ -11,7 +11,7 @@ from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 from ..ir.intrin import check_requirements
-from ..ir.visitor import substitute
+from ..ir.visitor import handler, substitute
 from .c_base import CBase
 from .c_rules import (
     OpRule,
@@ -28,6 +28,9 @@ from .c_rules import (
 if TYPE_CHECKING:
     from .c_style import CodegenCStyle
 
+#: the logical operators, whose IR symbols are words
+_C_LOGIC = {"and": "&&", "or": "||"}
+
 
 class CExprPrinter(CBase):
     """Expressions, op templates, flat indices and vector lanes."""
@@ -39,12 +42,7 @@ class CExprPrinter(CBase):
         if isinstance(e, E.PrimExpr) and e.dtype.lanes > 1 and not isinstance(e, E.StringImm):
             raise CodegenError(f"target {self.target_kind!r}: a {e.dtype} expression "
                            f"({type(e).__name__}) outside a buffer store cannot be printed")
-        method = getattr(self, f"expr_{type(e).__name__}", None)
-        if method is None:
-            for cls in type(e).__mro__[1:]:
-                method = getattr(self, f"expr_{cls.__name__}", None)
-                if method is not None:
-                    break
+        method = handler(self, "expr_", e)
         if method is None:
             raise CodegenError(f"target {self.target_kind!r}: codegen cannot print "
                            f"{type(e).__name__} {e!r}")
@@ -133,17 +131,11 @@ class CExprPrinter(CBase):
         text = f"({self.print_expr(e.a)} {op} {self.print_expr(e.b)})"
         return f"{self.round_fn(e.dtype)}{text}" if self.is_emulated(e.dtype) else text
 
-    def expr_Add(self, e: E.Add) -> str:
-        return self._arith(e, "+")
+    def _infix(self, e: E.BinaryOp) -> str:
+        """``+ - * /``: C spells them as the node's symbol."""
+        return self._arith(e, e.symbol)
 
-    def expr_Sub(self, e: E.Sub) -> str:
-        return self._arith(e, "-")
-
-    def expr_Mul(self, e: E.Mul) -> str:
-        return self._arith(e, "*")
-
-    def expr_Div(self, e: E.Div) -> str:
-        return self._arith(e, "/")
+    expr_Add = expr_Sub = expr_Mul = expr_Div = _infix
 
     def expr_Mod(self, e: E.Mod) -> str:
         if e.dtype.is_float:
@@ -193,29 +185,9 @@ class CExprPrinter(CBase):
     def _cmp(self, e: E.BinaryOp, op: str) -> str:
         return f"({self.print_expr(e.a)} {op} {self.print_expr(e.b)})"
 
-    def expr_EQ(self, e: E.EQ) -> str:
-        return self._cmp(e, "==")
-
-    def expr_NE(self, e: E.NE) -> str:
-        return self._cmp(e, "!=")
-
-    def expr_LT(self, e: E.LT) -> str:
-        return self._cmp(e, "<")
-
-    def expr_LE(self, e: E.LE) -> str:
-        return self._cmp(e, "<=")
-
-    def expr_GT(self, e: E.GT) -> str:
-        return self._cmp(e, ">")
-
-    def expr_GE(self, e: E.GE) -> str:
-        return self._cmp(e, ">=")
-
-    def expr_And(self, e: E.And) -> str:
-        return self._cmp(e, "&&")
-
-    def expr_Or(self, e: E.Or) -> str:
-        return self._cmp(e, "||")
+    def expr_CmpOp(self, e: E.CmpOp) -> str:
+        """Comparisons (C spells them as the node's symbol) and ``&&``/``||``."""
+        return self._cmp(e, _C_LOGIC.get(e.symbol, e.symbol))
 
     def expr_Not(self, e: E.Not) -> str:
         return f"(!{self.print_expr(e.a)})"

@@ -71,9 +71,12 @@ class CStmtPrinter(CExprPrinter):
                            f"(loop over `{loop.loop_var.name}`)")
         name = self.var_name(loop.loop_var)
         self._nonneg_vars.add(id(loop.loop_var))
-        self.emit(f"const {self.c_type(loop.loop_var.dtype)} {name} = "
-                  f"({self.c_type(loop.loop_var.dtype)}){builtin};")
+        self.emit(self.thread_index_line(name, self.c_type(loop.loop_var.dtype), builtin))
         self.print_stmt(loop.body)
+
+    def thread_index_line(self, name: str, ctype: str, builtin: str) -> str:
+        """The line that binds a thread-bound loop's variable ``name`` to the index ``builtin``."""
+        return f"const {ctype} {name} = ({ctype}){builtin};"
 
     def print_parallel_for(self, loop: S.For) -> None:
         """A parallel loop (the host prints OpenMP); by default a serial loop."""
@@ -312,9 +315,13 @@ class CStmtPrinter(CExprPrinter):
             hi = self.print_expr(loop.extent)
         else:
             hi = f"({lo} + {self.print_expr(loop.extent)})"
-        self.emit(f"for ({ctype} {name} = {lo}; {name} < {hi}; ++{name}) {{")
+        self.emit(self.loop_header(name, ctype, lo, hi))
         self.print_block(loop.body)
         self.emit("}")
+
+    def loop_header(self, name: str, ctype: str, lo: str, hi: str) -> str:
+        """The line opening a serial loop of ``name`` (type ``ctype``) from ``lo`` to ``hi``."""
+        return f"for ({ctype} {name} = {lo}; {name} < {hi}; ++{name}) {{"
 
     def stmt_IfThenElse(self, stmt: S.IfThenElse) -> None:
         self.emit(f"if ({_strip(self.print_expr(stmt.condition))}) {{")

@@ -274,14 +274,6 @@ class HostCodegen(CodegenCStyle):
             self._lines.insert(decl_at, "  " * self._indent + f"const char* {msg} = NULL;")
             self.emit(f"if ({msg} != NULL) return tvm_fail({msg});")
 
-    def _fresh_internal(self, base: str) -> str:
-        name, i = base, 1
-        while name in self._used:
-            name = f"{base}_{i}"
-            i += 1
-        self._used.add(name)
-        return name
-
     def print_thread_binding(self, loop: S.For) -> None:
         # On the CPU a kernel-form index is a loop: CTAs in parallel, threads one after another.
         tag = loop.thread_tag or ""

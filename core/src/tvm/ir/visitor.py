@@ -15,7 +15,20 @@ from .buffer import Buffer
 from .expr import PrimExpr, Var, convert
 from .node import Node
 
-__all__ = ["Mutator", "Visitor", "post_order_visit", "substitute"]
+__all__ = ["Mutator", "Visitor", "handler", "post_order_visit", "substitute"]
+
+
+def handler(owner: object, prefix: str, node: object) -> Callable[[Any], Any] | None:
+    """``owner``'s method ``<prefix><class name>`` for the node's class or, where it has none,
+    for the nearest base class that has one (``visit_BinaryOp`` serves every binary op).
+
+    The one dispatch rule of the visitor, the mutator, the code generators and the printer.
+    """
+    for cls in type(node).__mro__:
+        method = getattr(owner, prefix + cls.__name__, None)
+        if method is not None:
+            return method
+    return None
 
 
 class Visitor:
@@ -23,12 +36,7 @@ class Visitor:
 
     def visit(self, node: Any) -> None:
         if isinstance(node, Node):
-            method = getattr(self, f"visit_{type(node).__name__}", None)
-            if method is None:
-                for cls in type(node).__mro__[1:]:
-                    method = getattr(self, f"visit_{cls.__name__}", None)
-                    if method is not None:
-                        break
+            method = handler(self, "visit_", node)
             if method is not None:
                 method(node)
             else:
@@ -50,12 +58,7 @@ class Mutator:
 
     def visit(self, node: Any) -> Any:
         if isinstance(node, Node):
-            method = getattr(self, f"visit_{type(node).__name__}", None)
-            if method is None:
-                for cls in type(node).__mro__[1:]:
-                    method = getattr(self, f"visit_{cls.__name__}", None)
-                    if method is not None:
-                        break
+            method = handler(self, "visit_", node)
             if method is not None:
                 return method(node)
             return self.generic_visit(node)

@@ -17,6 +17,7 @@ from ..ir.node import Node
 from ..ir.op import OpCategory
 from ..ir.stmt import _const_arg
 from ..ir.structural import structural_equal
+from ..ir.visitor import handler
 from . import tirx as _tirx
 from .printer_names import _identifier, _Names
 
@@ -193,12 +194,7 @@ class _ExprPrinter:
     def _e(self, e: Any) -> tuple[str, int]:
         if not isinstance(e, E.PrimExpr):
             return self.arg(e), _ATOM
-        method = getattr(self, f"e_{type(e).__name__}", None)
-        if method is None:
-            for cls in type(e).__mro__[1:]:
-                method = getattr(self, f"e_{cls.__name__}", None)
-                if method is not None:
-                    break
+        method = handler(self, "e_", e)
         if method is None:
             raise TypeError(f"the printer cannot print a {type(e).__name__}")
         return method(e)

@@ -145,17 +145,8 @@ class ShaderCodegen(CodegenCStyle):
         return ["return;"]
 
     # -- statements -------------------------------------------------------------------------
-    def print_thread_binding(self, loop: S.For) -> None:
-        tag = loop.thread_tag or ""
-        builtin = self.thread_index_names.get(tag)
-        if builtin is None:
-            raise CodegenError(f"target {self.target_kind!r} has no thread index {tag!r} "
-                               f"(loop over `{loop.loop_var.name}`)")
-        name = self.var_name(loop.loop_var)
-        self._nonneg_vars.add(id(loop.loop_var))
-        ctype = self.c_type(loop.loop_var.dtype)
-        self.emit(self.let_line(name, ctype, f"{ctype}({builtin})"))
-        self.print_stmt(loop.body)
+    def thread_index_line(self, name: str, ctype: str, builtin: str) -> str:
+        return self.let_line(name, ctype, f"{ctype}({builtin})")
 
     def alloc_numel(self, buffer: Buffer) -> int:
         """The elements of an allocation in a shader, which must be constant."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from tvm.demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
+from tvm.demo import KERNELS, DemoKernel, make_case, matmul_demo, softmax_demo
 from tvm.demo import row_softmax_kernel as _row_softmax
 from tvm.plugin import DemoCase
 from tvm.script import tirx as T
@@ -59,15 +59,8 @@ def workgroup_kernels() -> list[DemoKernel]:
     """The demo kernels (core's vector add, a row softmax, a tiled matmul)."""
     return [
         KERNELS[0],  # core's vector add is already in the kernel form
-        DemoKernel("row softmax (Tx.cta reductions)", softmax_kernel,
-                   lambda rng: [rand_f32(rng, SOFTMAX_M, SOFTMAX_N),
-                                zeros_f32(SOFTMAX_M, SOFTMAX_N)],
-                   softmax_ref, output=1, rtol=1e-4, atol=1e-6),
-        DemoKernel("tiled matmul (shared memory)", tiled_matmul_kernel,
-                   lambda rng: [rand_f32(rng, MATMUL, MATMUL), rand_f32(rng, MATMUL, MATMUL),
-                                zeros_f32(MATMUL, MATMUL)],
-                   lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
-                   rtol=1e-4, atol=1e-3),
+        softmax_demo("row softmax (Tx.cta reductions)", softmax_kernel, SOFTMAX_M, SOFTMAX_N),
+        matmul_demo("tiled matmul (shared memory)", tiled_matmul_kernel, MATMUL, MATMUL, MATMUL),
     ]
 
 

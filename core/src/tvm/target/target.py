@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._hints import missing_message
+from .._scopes import pop_scope, push_scope
 from .._suggest import did_you_mean
 from ..error import TargetError
 from .kind import KIND_REGISTRY, TargetKind, get_target_kind
@@ -146,14 +147,11 @@ class Target:
 
     # -- scope -----------------------------------------------------------------------------
     def __enter__(self) -> Target:
-        _current.set((*_current.get(), self))
+        push_scope(_current, self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stack = _current.get()
-        if not stack or stack[-1] is not self:
-            raise RuntimeError("Target scopes exited out of order")
-        _current.set(stack[:-1])
+        pop_scope(_current, self, "Target")
 
     @staticmethod
     def current(allow_none: bool = True) -> Target | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _logging
+from .._scopes import pop_scope, push_scope
 from ..ir.node import Node
 
 if TYPE_CHECKING:
@@ -100,16 +101,13 @@ class PassContext:
 
     # -- scope -----------------------------------------------------------------------------
     def __enter__(self) -> PassContext:
-        _stack.set((*_stack.get(), self))
+        push_scope(_stack, self)
         for inst in self.instruments:
             _hook(inst, "enter_pass_ctx")()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        stack = _stack.get()
-        if not stack or stack[-1] is not self:
-            raise RuntimeError("PassContext scopes exited out of order")
-        _stack.set(stack[:-1])
+        pop_scope(_stack, self, "PassContext")
         for inst in self.instruments:
             _hook(inst, "exit_pass_ctx")()
 

@@ -207,19 +207,8 @@ class WGSLCodegen(ShaderCodegen):
         return lines + self._workgroup_decls
 
     # -- statements -------------------------------------------------------------------------
-    def print_serial_for(self, loop: S.For) -> None:
-        v = loop.loop_var
-        if isinstance(loop.min, E.IntImm) and loop.min.value >= 0:
-            self._nonneg_vars.add(id(v))
-        name, wtype = self.var_name(v), self.c_type(v.dtype)
-        lo = self.print_expr(loop.min)
-        if isinstance(loop.min, E.IntImm) and loop.min.value == 0:
-            hi = self.print_expr(loop.extent)
-        else:
-            hi = f"({lo} + {self.print_expr(loop.extent)})"
-        self.emit(f"for (var {name}: {wtype} = {lo}; {name} < {hi}; {name}++) {{")
-        self.print_block(loop.body)
-        self.emit("}")
+    def loop_header(self, name: str, ctype: str, lo: str, hi: str) -> str:
+        return f"for (var {name}: {ctype} = {lo}; {name} < {hi}; {name}++) {{"
 
     def stmt_LetStmt(self, stmt: S.LetStmt) -> None:
         v = stmt.var

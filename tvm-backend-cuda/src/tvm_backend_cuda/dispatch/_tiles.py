@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tvm.backend.sdk import DispatchContext, fail, fold_add, fold_mul, is_one
+from tvm.backend.sdk import DispatchContext, fail, fold_add, fold_mul, unflatten
 from tvm.ir import (
     Buffer,
     BufferLoad,
@@ -83,22 +83,6 @@ def _const(e: Any, what: str) -> int:
     if not isinstance(e, IntImm):
         fail(f"{what} must be a constant, got {e}")
     return e.value
-
-
-def unflatten(flat: PrimExpr, extents: Sequence[PrimExpr]) -> list[PrimExpr]:
-    """Row-major indices of position ``flat`` in a box of ``extents``."""
-    out: list[PrimExpr] = []
-    stride: PrimExpr = const(1, flat.dtype)
-    first = next((d for d, e in enumerate(extents) if not is_one(e)), -1)
-    for d in range(len(extents) - 1, -1, -1):
-        ext = extents[d]
-        if is_one(ext):
-            out.append(const(0, flat.dtype))
-            continue
-        q = flat if is_one(stride) else flat // stride
-        out.append(q if d == first else q % ext)
-        stride = fold_mul(stride, ext)
-    return list(reversed(out))
 
 
 def flatten(idx: Sequence[PrimExpr], extents: Sequence[PrimExpr]) -> PrimExpr:

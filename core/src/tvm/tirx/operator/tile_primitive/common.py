@@ -35,6 +35,7 @@ __all__ = [
     "MapOpType", "Operand", "ReduceOpType", "RowReduction", "bound_args", "broadcast_map", "cast_to",
     "compute_dtype", "expr_equal", "fold_add", "fold_mul", "is_one", "normalize_axes",
     "region_of", "row_reduction", "simplify_regions", "static_bool", "static_float", "static_int", "static_ints",
+    "unflatten",
 ]
 
 
@@ -461,3 +462,19 @@ def region_indices(region: BufferRegion, idx: Sequence[PrimExpr]) -> list[PrimEx
     """Absolute indices of element ``idx`` (relative, one per dimension) of ``region``."""
     return [fold_add(r.min, i) for r, i in zip(region.region, idx)]
 
+
+def unflatten(flat: PrimExpr, extents: Sequence[PrimExpr]) -> list[PrimExpr]:
+    """Row-major indices of position ``flat`` in a box of ``extents`` (0 on a unit axis; the
+    first non-unit axis takes the whole quotient, unreduced)."""
+    out: list[PrimExpr] = []
+    stride: PrimExpr = const(1, flat.dtype)
+    first = next((d for d, e in enumerate(extents) if not is_one(e)), -1)
+    for d in range(len(extents) - 1, -1, -1):
+        ext = extents[d]
+        if is_one(ext):
+            out.append(const(0, flat.dtype))
+            continue
+        q = flat if is_one(stride) else flat // stride
+        out.append(q if d == first else q % ext)
+        stride = fold_mul(stride, ext)
+    return list(reversed(out))

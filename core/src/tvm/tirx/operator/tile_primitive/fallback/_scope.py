@@ -22,7 +22,7 @@ from .....ir import (
     const,
     seq,
 )
-from ..common import cast_to, fold_add, fold_mul, fold_product, is_one
+from ..common import cast_to, fold_add, fold_mul, fold_product, is_one, unflatten
 from ..dispatch_context import DispatchContext
 
 __all__ = ["distributed_loops", "element_loops", "run_at_scope"]
@@ -66,7 +66,7 @@ def distributed_loops(extents: Sequence[PrimExpr], body: BodyFn, index: PrimExpr
         trips = (total + (nthreads - 1)) // nthreads
         exact = False
     elem = Var("elem", dt)
-    idx = _unflatten(elem, extents)
+    idx = unflatten(elem, extents)
     stmt = body(idx)
     if not exact:
         stmt = IfThenElse(elem < total, stmt)
@@ -76,28 +76,6 @@ def distributed_loops(extents: Sequence[PrimExpr], body: BodyFn, index: PrimExpr
     k = Var(f"{prefix}_k", dt)
     return For(k, const(0, dt), trips, ForKind.SERIAL,
                LetStmt(elem, fold_add(fold_mul(k, nthreads), index), stmt))
-
-
-def _unflatten(flat: PrimExpr, extents: Sequence[PrimExpr]) -> list[PrimExpr]:
-    """Row-major indices of the flat position ``flat``."""
-    out: list[PrimExpr] = []
-    stride: PrimExpr = const(1, flat.dtype)
-    for d in range(len(extents) - 1, -1, -1):
-        ext = extents[d]
-        if is_one(ext):
-            out.append(const(0, flat.dtype))
-            continue
-        q = flat if is_one(stride) else flat // stride
-        out.append(q if d == _first_big(extents) else q % ext)
-        stride = fold_mul(stride, ext)
-    return list(reversed(out))
-
-
-def _first_big(extents: Sequence[PrimExpr]) -> int:
-    for d, e in enumerate(extents):
-        if not is_one(e):
-            return d
-    return -1
 
 
 def run_at_scope(sctx: DispatchContext, extents: Sequence[PrimExpr], body: BodyFn,
