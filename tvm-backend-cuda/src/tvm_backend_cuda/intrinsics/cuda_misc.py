@@ -311,66 +311,61 @@ for _name, _fn in (("fmul2_rn", "__fmul_rn"), ("fadd2_rn", "__fadd_rn")):
         ),
     )
 
-_BF = """\
-__device__ __forceinline__ unsigned tvm_float22bfloat162_rn(float a, float b) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+# the pair types: C type of the pair, its header, and the name of the helpers' source
+_PAIRS = {"bfloat162": ("__nv_bfloat162", "cuda_bf16.h", "tvm_bf16_pack"),
+          "half2": ("__half2", "cuda_fp16.h", "tvm_half_pack")}
+_PAIR = """\
+__device__ __forceinline__ unsigned tvm_float22{t}_rn(float a, float b) {{
+  {ct} v = __floats2{t}_rn(a, b);
   return *(unsigned*)&v;
-}
-__device__ __forceinline__ unsigned long long tvm_bfloat1622float2(unsigned p) {
-  __nv_bfloat162 v = *(__nv_bfloat162*)&p;
-  float2 f = __bfloat1622float2(v);
+}}
+__device__ __forceinline__ unsigned long long tvm_{t}2float2(unsigned p) {{
+  {ct} v = *({ct}*)&p;
+  float2 f = __{t}2float2(v);
   return ((unsigned long long)__float_as_uint(f.y) << 32) | __float_as_uint(f.x);
-}"""
+}}"""
 
 
-@intrin("cuda.float22bfloat162_rn", "v0, v1", dtype="uint32", effect=PURE)
-def _f22bf2(call: Call, emit: Emit) -> str:
-    emit.ctx.need_header("cuda_bf16.h")
-    helper(emit, "tvm_bf16_pack", _BF)
-    return f"tvm_float22bfloat162_rn({emit(call.args[0])}, {emit(call.args[1])})"
+def _pair_helpers(emit: Emit, t: str) -> None:
+    """The header of pair type ``t`` and the helpers that pack two floats into one and back."""
+    ctype, header, name = _PAIRS[t]
+    emit.ctx.need_header(header)
+    helper(emit, name, _PAIR.format(t=t, ct=ctype))
+
+
+def _to_pair(t: str) -> Rule:
+    def rule(call: Call, emit: Emit) -> str:
+        _pair_helpers(emit, t)
+        return f"tvm_float22{t}_rn({emit(call.args[0])}, {emit(call.args[1])})"
+
+    return rule
+
+
+def _from_pair(t: str) -> Rule:
+    def rule(call: Call, emit: Emit) -> str:
+        _pair_helpers(emit, t)
+        return f"tvm_{t}2float2((unsigned)({emit(call.args[0])}))"
+
+    return rule
+
+
+intrin("cuda.float22bfloat162_rn", "v0, v1", dtype="uint32", effect=PURE)(_to_pair("bfloat162"))
 
 
 @intrin("cuda.float22bfloat162_rn_from_float2", "packed", dtype="uint32", effect=PURE)
 def _f22bf2_packed(call: Call, emit: Emit) -> str:
-    emit.ctx.need_header("cuda_bf16.h")
-    helper(emit, "tvm_bf16_pack", _BF)
+    _pair_helpers(emit, "bfloat162")
     p = emit(call.args[0])
     return f"tvm_float22bfloat162_rn({_LO.format(p)}, {_HI.format(p)})"
 
 
-@intrin("cuda.bfloat1622float2", "packed", dtype="uint64", effect=PURE)
-def _bf22f2(call: Call, emit: Emit) -> str:
-    emit.ctx.need_header("cuda_bf16.h")
-    helper(emit, "tvm_bf16_pack", _BF)
-    return f"tvm_bfloat1622float2((unsigned)({emit(call.args[0])}))"
-
-
-_HF = """\
-__device__ __forceinline__ unsigned tvm_float22half2_rn(float a, float b) {
-  __half2 v = __floats2half2_rn(a, b);
-  return *(unsigned*)&v;
-}
-__device__ __forceinline__ unsigned long long tvm_half22float2(unsigned p) {
-  __half2 v = *(__half2*)&p;
-  float2 f = __half22float2(v);
-  return ((unsigned long long)__float_as_uint(f.y) << 32) | __float_as_uint(f.x);
-}"""
-
-
-@intrin("cuda.float22half2_rn", "v0, v1", dtype="uint32", effect=PURE)
-def _f22h2(call: Call, emit: Emit) -> str:
-    """Two float32 values rounded to a half2, as its 32 bits (``v0`` in the low half)."""
-    emit.ctx.need_header("cuda_fp16.h")
-    helper(emit, "tvm_half_pack", _HF)
-    return f"tvm_float22half2_rn({emit(call.args[0])}, {emit(call.args[1])})"
-
-
-@intrin("cuda.half22float2", "packed", dtype="uint64", effect=PURE)
-def _h22f2(call: Call, emit: Emit) -> str:
-    """The two halves of a 32-bit half2 as a packed float2 (``cuda.float2_x`` / ``_y``)."""
-    emit.ctx.need_header("cuda_fp16.h")
-    helper(emit, "tvm_half_pack", _HF)
-    return f"tvm_half22float2((unsigned)({emit(call.args[0])}))"
+intrin("cuda.bfloat1622float2", "packed", dtype="uint64", effect=PURE)(_from_pair("bfloat162"))
+intrin("cuda.float22half2_rn", "v0, v1", dtype="uint32", effect=PURE,
+       doc="Two float32 values rounded to a half2, as its 32 bits (``v0`` in the low half).",
+       )(_to_pair("half2"))
+intrin("cuda.half22float2", "packed", dtype="uint64", effect=PURE,
+       doc="The two halves of a 32-bit half2 as a packed float2 (``cuda.float2_x`` / ``_y``).",
+       )(_from_pair("half2"))
 
 
 _H2 = """\

@@ -23,6 +23,7 @@ from ._base import (
     lvalue,
     ptr,
     smem_addr,
+    table_arg,
 )
 from ._base import str_arg as S
 from ._spec import PURE, build, element, intrin, resolve_cache_policy, sugar
@@ -43,10 +44,7 @@ LD_TYPES = ("b32", "u32", "u64", "s32", "f32", "b64", "s64", "f64")
 
 
 def _t(call: Call, i: int) -> tuple[str, str, str]:
-    t = S(call, i)
-    if t not in _PTX_T:
-        raise fail(call, f"unsupported PTX type {t!r}")
-    return _PTX_T[t]
+    return table_arg(call, i, _PTX_T, "unsupported PTX type")
 
 
 def _addr(emit: Emit, a: Any, space: str) -> tuple[str, str, str]:
