@@ -217,36 +217,6 @@ def _float8tohalf8(call: Call, emit: Emit) -> str:
     return f"tvm_float8tohalf8({emit(call.args[0])}, {emit(call.args[1])})"
 
 
-@intrin("cuda.runtime_instr_desc", "desc, sf_id")
-def _runtime_instr_desc(call: Call, emit: Emit) -> str:
-    # tcgen05 block-scaled instruction descriptor: a_sf_id in bits [29, 31), b_sf_id in [4, 6)
-    d = ptr(emit, call.args[0], "unsigned")
-    sf = f"((unsigned)({emit(call.args[1])}) & 3u)"
-    return f"*{d} = (*{d} & ~((3u << 29) | (3u << 4))) | ({sf} << 29) | ({sf} << 4)"
-
-
-@intrin("cuda.get_tmem_addr", "addr, row_offset, col_offset", dtype="uint32", effect=PURE)
-def _get_tmem_addr(call: Call, emit: Emit) -> str:
-    a, r, c = (emit(x) for x in call.args)
-    return f"((unsigned)({a}) + ((unsigned)({r}) << 16) + (unsigned)({c}))"
-
-
-@intrin("cuda.cvta_generic_to_shared", "ptr", dtype="uint32", effect=PURE)
-def _cvta(call: Call, emit: Emit) -> str:
-    return f"((unsigned)__cvta_generic_to_shared((void*)({emit(call.args[0])})))"
-
-
-@intrin("cuda.smem_addr_from_uint64", "cluster_addr", dtype="uint32", effect=PURE)
-def _smem_from_u64(call: Call, emit: Emit) -> str:
-    return f"((unsigned)({emit(call.args[0])}))"
-
-
-@sugar("cuda.sm100_tma_2sm_mbarrier_addr")
-def cuda_sm100_tma_2sm_mbarrier_addr(bar: Any) -> Any:
-    """The shared address of ``bar`` with bit 24 cleared (the 2-SM TMA mbarrier operand)."""
-    return bitwise_and(build("cuda.cvta_generic_to_shared", bar), const(0xFEFFFFFF, "uint32"))
-
-
 def _simple(
     path: str,
     params: str,
@@ -263,6 +233,31 @@ def _simple(
         return fmt.format(*(emit(a) for a in call.args))
 
     intrin(path, params, dtype=dtype, effect=effect, min_arch=min_arch, builder=builder)(rule)
+
+
+@intrin("cuda.runtime_instr_desc", "desc, sf_id")
+def _runtime_instr_desc(call: Call, emit: Emit) -> str:
+    # tcgen05 block-scaled instruction descriptor: a_sf_id in bits [29, 31), b_sf_id in [4, 6)
+    d = ptr(emit, call.args[0], "unsigned")
+    sf = f"((unsigned)({emit(call.args[1])}) & 3u)"
+    return f"*{d} = (*{d} & ~((3u << 29) | (3u << 4))) | ({sf} << 29) | ({sf} << 4)"
+
+
+_simple("cuda.get_tmem_addr", "addr, row_offset, col_offset", "uint32",
+        "((unsigned)({0}) + ((unsigned)({1}) << 16) + (unsigned)({2}))")
+_simple("cuda.cvta_generic_to_shared", "ptr", "uint32",
+        "((unsigned)__cvta_generic_to_shared((void*)({0})))")
+
+
+@intrin("cuda.smem_addr_from_uint64", "cluster_addr", dtype="uint32", effect=PURE)
+def _smem_from_u64(call: Call, emit: Emit) -> str:
+    return f"((unsigned)({emit(call.args[0])}))"
+
+
+@sugar("cuda.sm100_tma_2sm_mbarrier_addr")
+def cuda_sm100_tma_2sm_mbarrier_addr(bar: Any) -> Any:
+    """The shared address of ``bar`` with bit 24 cleared (the 2-SM TMA mbarrier operand)."""
+    return bitwise_and(build("cuda.cvta_generic_to_shared", bar), const(0xFEFFFFFF, "uint32"))
 
 
 _simple("cuda.uint_as_float", "bits", "float32", "__uint_as_float((unsigned)({0}))")
