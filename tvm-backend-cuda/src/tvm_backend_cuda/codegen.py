@@ -38,6 +38,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -51,6 +52,7 @@ from tvm.ir.function import IRModule, PrimFunc
 from .compiler import needed_headers
 from .emulator_asm import INLINE_ASM as _INLINE_ASM
 from .intrinsics._base import EMULATE_ATTR, RULE_ATTR
+from .tags import sm_version
 from .vector_access import is_const, multiple_of, ramp_base, vector_loads
 
 __all__ = ["CudaCodegen", "KernelInfo", "generate_cuda", "sm_version"]
@@ -110,15 +112,6 @@ class KernelInfo:
     @property
     def name(self) -> str:
         return self.info.symbol
-
-
-def sm_version(target: Any) -> int | None:
-    """80 for sm_80, 90 for sm_90a, ...; None without an arch."""
-    arch = target.attrs.get("arch") if target is not None else None
-    if not arch:
-        return None
-    digits = "".join(ch for ch in str(arch)[3:] if ch.isdigit())
-    return int(digits) if digits else None
 
 
 class _Emit:
@@ -308,11 +301,8 @@ class CudaCodegen(KernelCodegen):
             ctype, width = plan
             tmp = self._fresh("vec")
             self.emit(f"{ctype} {tmp}[{lanes // width}];")
-            base = ramp_base(load.indices[0])
-            ptr = self.buffer_ptr(load.buffer)
-            for c in range(lanes // width):
-                at = self.flat_index(load.buffer, [base + c * width if c else base])
-                self.emit(f"{tmp}[{c}] = *(const {ctype}*)(&{ptr}[{at}]);")
+            for c, addr in self._chunk_addresses(load, lanes, width):
+                self.emit(f"{tmp}[{c}] = *(const {ctype}*)({addr});")
             elem = self.storage_type(load.buffer.dtype.element_of())
             self._temp_lanes[id(load)] = f"((const {elem}*){tmp})"
         try:
@@ -329,14 +319,20 @@ class CudaCodegen(KernelCodegen):
             self.emit(f"{ctype} {tmp}[{lanes // width}];")
             for k, value in enumerate(values):
                 self.emit(f"(({elem}*){tmp})[{k}] = {self.print_expr(value)};")
-            base = ramp_base(stmt.indices[0])
-            ptr = self.buffer_ptr(stmt.buffer)
-            for c in range(lanes // width):
-                at = self.flat_index(stmt.buffer, [base + c * width if c else base])
-                self.emit(f"*({ctype}*)(&{ptr}[{at}]) = {tmp}[{c}];")
+            for c, addr in self._chunk_addresses(stmt, lanes, width):
+                self.emit(f"*({ctype}*)({addr}) = {tmp}[{c}];")
         finally:
             for load in loads:
                 self._temp_lanes.pop(id(load), None)
+
+    def _chunk_addresses(self, access: E.BufferLoad | S.BufferStore, lanes: int, width: int
+                         ) -> Iterator[tuple[int, str]]:
+        """``(c, "&ptr[index]")`` of each ``width``-element access ``c`` of a ``lanes``-wide
+        vector load or store."""
+        base = ramp_base(access.indices[0])
+        ptr = self.buffer_ptr(access.buffer)
+        for c in range(lanes // width):
+            yield c, f"&{ptr}[{self.flat_index(access.buffer, [base + c * width if c else base])}]"
 
     def _chunk_plan(self, buffer: Buffer, indices: list[Any], lanes: int) -> tuple[str, int] | None:
         """(C type of one access, elements per access) for reading or writing ``lanes``

@@ -21,7 +21,8 @@ from tvm.backend.sdk import check_thread_counts
 from tvm.error import TargetError
 from tvm.target import Attr, TargetKind
 
-__all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "validate_arch"]
+__all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "sm_version",
+           "validate_arch"]
 
 _CUDA: dict[str, Any] = {
     "kind": "cuda", "keys": ["cuda", "gpu"], "max_shared_memory_per_block": 49152,
@@ -375,6 +376,15 @@ def parse_arch(arch: str) -> tuple[int, str]:
             f"(use 'sm_{major_minor}')"
         )
     return major_minor, suffix
+
+
+def sm_version(target: Any) -> int | None:
+    """80 for sm_80, 90 for sm_90a, ...; None when the target names no arch."""
+    arch = target.attrs.get("arch") if target is not None else None
+    if not arch:
+        return None
+    digits = "".join(ch for ch in str(arch)[3:] if ch.isdigit())
+    return int(digits) if digits else None
 
 
 def validate_arch(arch: str) -> str:

@@ -23,6 +23,7 @@ vector lanes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,12 +198,8 @@ def owned(region: BufferRegion, sctx: DispatchContext, *, max_vec: int = MAX_VEC
         return _private(region, shape, max_vec)
     iters = [(_const(it.extent, "a layout extent"), _const(it.stride, "a layout stride"),
               it.axis.name) for it in lay.shard]
-    total = 1
-    for e, _, _ in iters:
-        total *= e
-    numel = 1
-    for s in shape:
-        numel *= s
+    total = math.prod(e for e, _, _ in iters)
+    numel = math.prod(shape)
     if total != numel:
         fail(f"the layout of {buf.name} covers {total} elements, its shape {shape} has {numel}")
     weights = []

@@ -9,7 +9,10 @@ from typing import Any
 from tvm.backend.sdk import DispatchContext, bound_args, fail, region_of
 from tvm.ir import Buffer, BufferRegion, Cast, IntImm, PrimExpr, TilePrimitiveCall, const
 
+from ..tags import sm_version
+
 __all__ = [
+    "const_extents",
     "dst_src",
     "exec_scope_ok",
     "is_cuda",
@@ -25,18 +28,19 @@ __all__ = [
 ]
 
 
-def sm_version(target: Any) -> int | None:
-    """80 for sm_80, 90 for sm_90a, ...; None when the target names no arch."""
-    arch = target.attrs.get("arch") if target is not None else None
-    if not arch:
-        return None
-    digits = "".join(ch for ch in str(arch)[3:] if ch.isdigit())
-    return int(digits) if digits else None
-
-
 # a tag of each arch, for the hint of needs_arch
 _TAG_OF_ARCH = {"sm_80": "nvidia/nvidia-a100", "sm_90a": "nvidia/nvidia-h100",
                 "sm_100a": "nvidia/nvidia-b200"}
+
+
+def const_extents(region: BufferRegion, variant: str) -> list[int]:
+    """The extents of ``region``; ``variant`` declines when one is not a constant."""
+    exts = []
+    for r in region.region:
+        if not isinstance(r.extent, IntImm):
+            fail(f"{variant} needs constant extents")
+        exts.append(r.extent.value)
+    return exts
 
 
 def needs_arch(need: str, have: Any, *, or_newer: bool = False) -> str:

@@ -50,7 +50,7 @@ from ._tiles import (
     region_index,
     unflatten,
 )
-from .common import dst_src, is_cuda, match_scope, sm_version_ok, thread_to_cta_scope
+from .common import const_extents, dst_src, is_cuda, match_scope, sm_version_ok, thread_to_cta_scope
 
 __all__ = ["copy_gmem_smem", "copy_reg", "ldmatrix_layout", "register"]
 
@@ -183,11 +183,7 @@ def _contiguous(layout: Any, w: int) -> bool:
 
 def copy_gmem_smem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     dst, src = dst_src(call)
-    exts = []
-    for r in dst.region:
-        if not isinstance(r.extent, IntImm):
-            fail("gmem_smem needs constant extents")
-        exts.append(r.extent.value)
+    exts = const_extents(dst, "gmem_smem")
     total = _numel(dst)
     assert total is not None
     dtype = dst.buffer.dtype

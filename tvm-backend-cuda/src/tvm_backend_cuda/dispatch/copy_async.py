@@ -29,6 +29,7 @@ async proxy and meets at a barrier).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
@@ -59,7 +60,7 @@ from tvm.tirx.op import HostDerived, address_of, host_derived
 from .. import op as _op
 from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a TMA copy
 from ._tiles import declare, flat_view, layout_offset, unflatten
-from .common import dst_src, is_cuda, match_scope, sm_version_ok
+from .common import const_extents, dst_src, is_cuda, match_scope, sm_version_ok
 from .copy import _chunk_elems
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
@@ -262,14 +263,8 @@ def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     pending and meets at the scope's barrier (without it the copy stays in flight: wait with
     ``T.ptx.cp_async.wait_group`` + a barrier, or a later call's ``wait``)."""
     dst, src = dst_src(call)
-    exts = []
-    for r in dst.region:
-        if not isinstance(r.extent, IntImm):
-            fail("ldgsts needs constant extents")
-        exts.append(r.extent.value)
-    total = 1
-    for e in exts:
-        total *= e
+    exts = const_extents(dst, "ldgsts")
+    total = math.prod(exts)
     dtype = dst.buffer.dtype
     layouts = [b.layout for b in (dst.buffer, src.buffer) if b.layout is not None]
     inner = src.region[-1].extent

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -50,7 +51,7 @@ from tvm.ir import (
 )
 
 from ._tiles import declare, flat_view, is_distributed, is_local, layout_offset, owned, unflatten
-from .common import is_cuda, match_scope, thread_to_cta_scope
+from .common import const_extents, is_cuda, match_scope, thread_to_cta_scope
 from .copy import _chunk_elems, _same_registers
 
 __all__ = ["ELEMENTWISE_OPS", "register"]
@@ -166,14 +167,8 @@ def _full_size(region: BufferRegion, exts: list[PrimExpr]) -> bool:
 
 def ew_smem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     dst, srcs = _args(call)
-    exts = []
-    for r in dst.region:
-        if not isinstance(r.extent, IntImm):
-            fail("smem needs constant extents")
-        exts.append(r.extent.value)
-    total = 1
-    for e in exts:
-        total *= e
+    exts = const_extents(dst, "smem")
+    total = math.prod(exts)
     layouts = [r.buffer.layout for r in _buffer_operands(call) if r.buffer.layout is not None]
     w = _chunk_elems(dst.buffer.dtype, exts[-1], layouts)
     n = sctx.thread_extent()

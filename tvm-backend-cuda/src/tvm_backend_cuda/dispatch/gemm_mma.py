@@ -30,7 +30,7 @@ architecture below sm_80, the intrinsics not registered.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tvm.backend.sdk import (
@@ -71,6 +71,8 @@ from tvm.ir import (
     seq,
 )
 from tvm.ir.layout import Iter, TileLayout
+
+from .common import sm_version
 
 __all__ = ["PRIORITY", "VARIANT", "gemm_mma", "mma_accumulator_layout", "register",
            "warp_split"]
@@ -121,14 +123,6 @@ def _layout_key(layout: Any) -> tuple[Any, ...] | None:
 
 
 # -- predicates ----------------------------------------------------------------------------------
-def _sm_version(target: Any) -> int | None:
-    arch = target.attrs.get("arch") if target is not None else None
-    if not arch:
-        return None
-    digits = "".join(ch for ch in str(arch)[3:] if ch.isdigit())
-    return int(digits) if digits else None
-
-
 def full_active_lanes(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     """mma.sync and ldmatrix are warp-collective: every lane of every warp of the scope runs
     them, so the scope must be whole warps."""
@@ -141,7 +135,7 @@ def full_active_lanes(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[b
 
 
 def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    sm = _sm_version(sctx.target)
+    sm = sm_version(sctx.target)
     if sm is not None and sm < 80:
         return False, f"mma.sync.m16n8k16 with f32 accumulators needs sm_80 or newer; target is sm_{sm}"
     return True, ""
@@ -191,15 +185,19 @@ def _smem_operand(arg: Any, name: str, dtype: str) -> BufferRegion:
     return region
 
 
+def _whole_tile_splits(m: int, n: int, warps: int) -> Iterator[tuple[int, int]]:
+    """Each ``(warps_m, warps_n)`` of ``warps`` warps that gives every warp whole 16x8 tiles,
+    ``warps_m`` ascending."""
+    for wm in range(1, warps + 1):
+        wn = warps // wm
+        if not warps % wm and not m % (16 * wm) and not n % (8 * wn):
+            yield wm, wn
+
+
 def warp_split(m: int, n: int, warps: int) -> tuple[int, int] | None:
     """``(warps_m, warps_n)`` with whole 16x8 tiles per warp and the most square warp tile."""
     best: tuple[int, tuple[int, int]] | None = None
-    for wm in range(1, warps + 1):
-        if warps % wm:
-            continue
-        wn = warps // wm
-        if m % (16 * wm) or n % (8 * wn):
-            continue
+    for wm, wn in _whole_tile_splits(m, n, warps):
         cost = m // wm + n // wn  # ldmatrix traffic per k step grows with the tile's perimeter
         if best is None or cost < best[0]:
             best = (cost, (wm, wn))
@@ -214,12 +212,7 @@ def _local_split(d: BufferRegion, m: int, n: int, warps: int) -> tuple[int, int]
             [int(s) for s in buf.shape[-2:]] != [m, n]:  # type: ignore[call-overload]
         fail("a local D must be the whole accumulator buffer, not a part of it")
     key = _layout_key(buf.layout)
-    for wm in range(1, warps + 1):
-        if warps % wm:
-            continue
-        wn = warps // wm
-        if m % (16 * wm) or n % (8 * wn):
-            continue
+    for wm, wn in _whole_tile_splits(m, n, warps):
         if key is not None and key == _layout_key(mma_accumulator_layout(m, n, wm, wn)):
             return wm, wn
     raise DispatchFail(f"a local D needs the layout mma_accumulator_layout({m}, {n}, warps_m, "

@@ -13,6 +13,7 @@ and names the register.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from tvm.backend.sdk import DispatchContext, cast_to, fail, predicate, register_dispatch
@@ -94,12 +95,7 @@ def warp_xor_swizzle(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc
     dshape, sshape = dst.buffer.static_shape(), src.buffer.static_shape()
     if dshape is None or sshape is None:
         fail("constant shapes only")
-    numel = 1
-    for s in dshape:
-        numel *= s
-    snumel = 1
-    for s in sshape:
-        snumel *= s
+    numel, snumel = math.prod(dshape), math.prod(sshape)
     if numel != snumel:
         fail(f"dst has {numel} elements, src {snumel}")
     dmap = lane_map(dst.buffer.layout, numel)  # type: ignore[arg-type]

@@ -77,6 +77,18 @@ _SHUFFLE_TYPES = frozenset({"float32", "float64", "int32", "uint32", "int64", "u
 _READABLE_BY_ALL = ("global", "shared", "shared.dyn")
 
 
+def _shuffle_accumulator(kind: ReduceOpType, src: BufferRegion, dst: BufferRegion) -> DataType:
+    """The type the shuffles reduce in: the operands' common type, or the source's for a
+    reduction other than a sum when neither operand is a float; declines when no warp shuffle
+    moves it."""
+    acc_dt = compute_dtype([src.buffer.dtype, dst.buffer.dtype])
+    if kind is not ReduceOpType.SUM and not (src.buffer.dtype.is_float or dst.buffer.dtype.is_float):
+        acc_dt = src.buffer.dtype
+    if str(acc_dt) not in _SHUFFLE_TYPES:
+        fail(f"no warp shuffle for the accumulator type {acc_dt}")
+    return acc_dt
+
+
 def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.scope_kind not in ("warp", "warpgroup", "cta"):
         return False, f"scope {sctx.scope_kind} (needs warp, warpgroup or cta)"
@@ -130,11 +142,7 @@ def warp_shuffle_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimF
     rows = fold_product(kept_ext)
     if not _same_extents([r.extent for r in dst_kept], [e for e in kept_ext if not is_one(e)]):
         fail("dst does not have the kept axes of src (broadcasting dst is left to the fallback)")
-    acc_dt = compute_dtype([src.buffer.dtype, dst.buffer.dtype])
-    if kind is not ReduceOpType.SUM and not (src.buffer.dtype.is_float or dst.buffer.dtype.is_float):
-        acc_dt = src.buffer.dtype
-    if str(acc_dt) not in _SHUFFLE_TYPES:
-        fail(f"no warp shuffle for the accumulator type {acc_dt}")
+    acc_dt = _shuffle_accumulator(kind, src, dst)
 
     nthreads = sctx.thread_extent().value  # type: ignore[attr-defined]
     nwarps = nthreads // 32
@@ -294,11 +302,7 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         fail("a register tile spread over threads is reduced as a whole (all its axes)")
     if not all(is_one(r.extent) for r in dst.region):
         fail("dst must be one element")
-    acc_dt = compute_dtype([src.buffer.dtype, dst.buffer.dtype])
-    if kind is not ReduceOpType.SUM and not (src.buffer.dtype.is_float or dst.buffer.dtype.is_float):
-        acc_dt = src.buffer.dtype
-    if str(acc_dt) not in _SHUFFLE_TYPES:
-        fail(f"no warp shuffle for the accumulator type {acc_dt}")
+    acc_dt = _shuffle_accumulator(kind, src, dst)
     n = sctx.thread_extent()
     if not isinstance(n, IntImm):
         fail("the scope's thread count is not constant")

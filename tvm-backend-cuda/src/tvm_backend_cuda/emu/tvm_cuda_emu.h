@@ -51,6 +51,14 @@ inline const tvm_emu::ThreadCtx& tctx() {
   return f ? f->ctx : outside;
 }
 inline unsigned site_of(unsigned line, unsigned col) { return line * 4096u + col; }
+// a worker thread's state vector (one entry a fiber slot, or a CTA), made on first use and
+// grown to at least n entries
+template <class T>
+inline std::vector<T>& tls_sized(std::vector<T>*& v, size_t n) {
+  if (!v) v = new std::vector<T>();
+  if (v->size() < n) v->resize(n);
+  return *v;
+}
 
 // ---- checked memory ---------------------------------------------------------------------------
 [[noreturn]] inline void out_of_bounds(const char* space, const char* name, long long index,
@@ -283,41 +291,51 @@ T lane_value(const tvm_emu::WarpSnap& s, unsigned lane, const T& own) {
 
 // the call site of a warp collective: its line (lanes at the same line are released together)
 #define TVM_EMU_SITE unsigned site_ = __builtin_LINE(), unsigned col_ = 0
+namespace tvm_cuda_emu {
+constexpr unsigned kOwnLane = 32;  // a source lane that leaves the thread its own value
+// a shuffle of v among the lanes of mask: from(lane, seg) is the lane the thread reads (seg: the
+// first lane of its width-lane segment), or kOwnLane
+template <class T, class From>
+T shuffle(unsigned mask, T v, int width, WarpOp op, unsigned site, const char* name, From from) {
+  auto& s = warp_exchange(v, mask, op, site, name);
+  unsigned lane = tctx().lane;
+  return lane_value(s, from(lane, lane & ~unsigned(width - 1)), v);
+}
+}  // namespace tvm_cuda_emu
 template <class T>
 T __shfl_sync(unsigned mask, T v, int src, int width = 32, TVM_EMU_SITE) {
-  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShfl,
-                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_sync");
-  unsigned lane = tvm_cuda_emu::tctx().lane;
-  unsigned seg = lane & ~unsigned(width - 1);
-  return tvm_cuda_emu::lane_value(s, seg + (unsigned(src) % unsigned(width)), v);
+  return tvm_cuda_emu::shuffle(mask, v, width, tvm_cuda_emu::kShfl,
+                               tvm_cuda_emu::site_of(site_, col_), "__shfl_sync",
+                               [&](unsigned, unsigned seg) {
+                                 return seg + (unsigned(src) % unsigned(width));
+                               });
 }
 template <class T>
 T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32, TVM_EMU_SITE) {
-  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflXor,
-                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_xor_sync");
-  unsigned lane = tvm_cuda_emu::tctx().lane;
-  unsigned seg = lane & ~unsigned(width - 1);
-  unsigned src = lane ^ unsigned(lane_mask);
-  if (src < seg || src >= seg + unsigned(width)) return v;
-  return tvm_cuda_emu::lane_value(s, src, v);
+  return tvm_cuda_emu::shuffle(mask, v, width, tvm_cuda_emu::kShflXor,
+                               tvm_cuda_emu::site_of(site_, col_), "__shfl_xor_sync",
+                               [&](unsigned lane, unsigned seg) {
+                                 unsigned src = lane ^ unsigned(lane_mask);
+                                 bool out = src < seg || src >= seg + unsigned(width);
+                                 return out ? tvm_cuda_emu::kOwnLane : src;
+                               });
 }
 template <class T>
 T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32, TVM_EMU_SITE) {
-  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflUp,
-                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_up_sync");
-  unsigned lane = tvm_cuda_emu::tctx().lane;
-  unsigned seg = lane & ~unsigned(width - 1);
-  if (lane - seg < delta) return v;
-  return tvm_cuda_emu::lane_value(s, lane - delta, v);
+  return tvm_cuda_emu::shuffle(mask, v, width, tvm_cuda_emu::kShflUp,
+                               tvm_cuda_emu::site_of(site_, col_), "__shfl_up_sync",
+                               [&](unsigned lane, unsigned seg) {
+                                 return lane - seg < delta ? tvm_cuda_emu::kOwnLane : lane - delta;
+                               });
 }
 template <class T>
 T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32, TVM_EMU_SITE) {
-  auto& s = tvm_cuda_emu::warp_exchange(v, mask, tvm_cuda_emu::kShflDown,
-                                        tvm_cuda_emu::site_of(site_, col_), "__shfl_down_sync");
-  unsigned lane = tvm_cuda_emu::tctx().lane;
-  unsigned seg = lane & ~unsigned(width - 1);
-  if (lane + delta >= seg + unsigned(width)) return v;
-  return tvm_cuda_emu::lane_value(s, lane + delta, v);
+  return tvm_cuda_emu::shuffle(mask, v, width, tvm_cuda_emu::kShflDown,
+                               tvm_cuda_emu::site_of(site_, col_), "__shfl_down_sync",
+                               [&](unsigned lane, unsigned seg) {
+                                 bool out = lane + delta >= seg + unsigned(width);
+                                 return out ? tvm_cuda_emu::kOwnLane : lane + delta;
+                               });
 }
 inline unsigned __ballot_sync(unsigned mask, int pred, TVM_EMU_SITE) {
   auto& s = tvm_cuda_emu::warp_exchange(pred, mask, tvm_cuda_emu::kBallot,
@@ -689,6 +707,33 @@ T __ldg(const T* p) { return *p; }
 
 // ---- emulation bodies of the PTX intrinsics (tvm_backend_cuda/intrinsics, emulate=) ----------------
 namespace tvm_cuda_emu {
+// a thread's asynchronous work in commit groups (cp.async, wgmma): an item is in the open group
+// (-1) until a commit closes it; a wait for n completes the items of all but the n most recent
+// groups
+template <class Item>
+struct CommitGroups {
+  std::vector<Item> pending;
+  int committed = 0;
+  void commit() {
+    for (auto& p : pending)
+      if (p.group < 0) p.group = committed;
+    ++committed;
+  }
+  // complete(p) for each item due; the others are kept where live(p) (a dropped item is neither)
+  template <class Live, class Complete>
+  void wait(int n, Live live, Complete complete) {
+    std::vector<Item> keep;
+    for (auto& p : pending) {
+      if (!live(p)) continue;
+      if (p.group >= 0 && p.group < committed - n)
+        complete(p);
+      else
+        keep.push_back(p);
+    }
+    pending.swap(keep);
+  }
+};
+
 // cp.async: each thread's copies are queued and performed when their group is waited for
 // (cp.async.wait_group n leaves the n most recent groups pending), as the hardware may.
 struct PendingCopy {
@@ -697,41 +742,25 @@ struct PendingCopy {
   unsigned bytes, src_bytes;
   int group;  // -1: not committed yet
 };
-struct CpAsyncState {
-  std::vector<PendingCopy> copies;
-  int committed = 0;
-};
+using CpAsyncState = CommitGroups<PendingCopy>;
 inline thread_local std::vector<CpAsyncState>* tls_cp = nullptr;
 inline CpAsyncState& cp_state() {
-  tvm_emu::Worker* w = tvm_emu::tls_worker;
-  if (!tls_cp) tls_cp = new std::vector<CpAsyncState>();
-  if (tls_cp->size() < w->fibers.size()) tls_cp->resize(w->fibers.size());
-  return (*tls_cp)[tctx().slot];
+  return tls_sized(tls_cp, tvm_emu::tls_worker->fibers.size())[tctx().slot];
 }
 inline void cp_async(unsigned dst, const void* src, unsigned bytes, unsigned src_bytes) {
   smem_at(dst, bytes, "cp.async destination");
-  cp_state().copies.push_back({dst, src, bytes, src_bytes, -1});
+  cp_state().pending.push_back({dst, src, bytes, src_bytes, -1});
 }
-inline void cp_async_commit() {
-  CpAsyncState& s = cp_state();
-  for (auto& c : s.copies)
-    if (c.group < 0) c.group = s.committed;
-  ++s.committed;
-}
+inline void cp_async_commit() { cp_state().commit(); }
 inline void cp_async_wait(int n) {
-  CpAsyncState& s = cp_state();
-  std::vector<PendingCopy> keep;
-  for (auto& c : s.copies) {
-    if (c.group >= 0 && c.group < s.committed - n) {
-      unsigned char* d = smem_at(c.dst, c.bytes, "cp.async destination");
-      if (race_on) race_access(d, c.bytes);
-      std::memcpy(d, c.src, c.src_bytes);
-      if (c.src_bytes < c.bytes) std::memset(d + c.src_bytes, 0, c.bytes - c.src_bytes);
-    } else {
-      keep.push_back(c);
-    }
-  }
-  s.copies.swap(keep);
+  cp_state().wait(
+      n, [](const PendingCopy&) { return true; },
+      [](const PendingCopy& c) {
+        unsigned char* d = smem_at(c.dst, c.bytes, "cp.async destination");
+        if (race_on) race_access(d, c.bytes);
+        std::memcpy(d, c.src, c.src_bytes);
+        if (c.src_bytes < c.bytes) std::memset(d + c.src_bytes, 0, c.bytes - c.src_bytes);
+      });
 }
 inline void cp_async_reset_block(tvm_emu::Worker&) {
   if (tls_cp) tls_cp->clear();
@@ -848,10 +877,7 @@ inline unsigned mbar_test_wait(unsigned addr, unsigned parity, unsigned line = _
 }
 // cp.async.mbarrier.arrive.noinc: the thread's pending cp.async copies complete, then it arrives
 inline void cp_async_mbar_arrive(unsigned addr) {
-  CpAsyncState& s = cp_state();
-  for (auto& c : s.copies)
-    if (c.group < 0) c.group = s.committed;
-  ++s.committed;
+  cp_async_commit();
   cp_async_wait(0);
   mbar_arrive(addr);
 }
@@ -1182,9 +1208,7 @@ inline thread_local std::vector<NamedBarrier>* tls_named = nullptr;
 inline NamedBarrier& named_at(unsigned cta, unsigned id) { return (*tls_named)[cta * 16 + id]; }
 inline NamedBarrier& named_barrier(unsigned id) {
   if (id >= 16) tvm_emu::fail(tvm_emu::kError, "bar.sync/bar.arrive with barrier id %u (0 to 15)", id);
-  tvm_emu::Worker* w = tvm_emu::tls_worker;
-  if (!tls_named) tls_named = new std::vector<NamedBarrier>();
-  if (tls_named->size() < 16 * w->cta_shared.size()) tls_named->resize(16 * w->cta_shared.size());
+  tls_sized(tls_named, 16 * tvm_emu::tls_worker->cta_shared.size());
   return named_at(tctx().cta, id);
 }
 inline void named_reset_block() {
@@ -1505,16 +1529,10 @@ struct PendingAcc {
   int group;  // -1: the open group
   unsigned line;
 };
-struct WgmmaState {
-  std::vector<PendingAcc> pending;
-  int committed = 0;
-};
+using WgmmaState = CommitGroups<PendingAcc>;
 inline thread_local std::vector<WgmmaState>* tls_wgmma = nullptr;
 inline WgmmaState& wgmma_state() {
-  tvm_emu::Worker* w = tvm_emu::tls_worker;
-  if (!tls_wgmma) tls_wgmma = new std::vector<WgmmaState>();
-  if (tls_wgmma->size() < w->fibers.size()) tls_wgmma->resize(w->fibers.size());
-  return (*tls_wgmma)[tctx().slot];
+  return tls_sized(tls_wgmma, tvm_emu::tls_worker->fibers.size())[tctx().slot];
 }
 inline void wgmma_reset_block() {
   if (tls_wgmma) tls_wgmma->clear();
@@ -1535,26 +1553,17 @@ inline void acc_issue(float* reg, float value) {
   s.pending.push_back({reg, value, -1, wgmma_line});
   std::memcpy(reg, &kAccPoison, 4);
 }
-inline void wgmma_commit() {
-  WgmmaState& s = wgmma_state();
-  for (auto& p : s.pending)
-    if (p.group < 0) p.group = s.committed;
-  ++s.committed;
-}
+inline void wgmma_commit() { wgmma_state().commit(); }
 inline void wgmma_wait(int n) {
-  WgmmaState& s = wgmma_state();
-  std::vector<PendingAcc> keep;
-  for (auto& p : s.pending) {
-    if (p.reg && p.group >= 0 && p.group < s.committed - n) {
-      if (f2u(*p.reg) != kAccPoison)
-        tvm_emu::fail(tvm_emu::kError, "a wgmma accumulator register was written before its "
-                      "wgmma.wait_group (the wgmma at line %u of the generated source)", p.line);
-      *p.reg = p.value;
-    } else if (p.reg) {
-      keep.push_back(p);
-    }
-  }
-  s.pending.swap(keep);
+  // a superseded result (reg cleared: a later wgmma of the chain read it) is dropped
+  wgmma_state().wait(
+      n, [](const PendingAcc& p) { return p.reg != nullptr; },
+      [](const PendingAcc& p) {
+        if (f2u(*p.reg) != kAccPoison)
+          tvm_emu::fail(tvm_emu::kError, "a wgmma accumulator register was written before its "
+                        "wgmma.wait_group (the wgmma at line %u of the generated source)", p.line);
+        *p.reg = p.value;
+      });
 }
 // at a thread's end: nothing may be in flight
 inline void wgmma_thread_end() {
@@ -1663,10 +1672,7 @@ inline void wgmma_rs(unsigned line, int n, int k, bool trans_b, int scale_a, int
 namespace tvm_cuda_emu {
 inline thread_local std::vector<unsigned>* tls_cluster_arrivals = nullptr;  // by fiber slot
 inline std::vector<unsigned>& cluster_arrivals() {
-  tvm_emu::Worker* w = tvm_emu::tls_worker;
-  if (!tls_cluster_arrivals) tls_cluster_arrivals = new std::vector<unsigned>();
-  if (tls_cluster_arrivals->size() < w->fibers.size()) tls_cluster_arrivals->resize(w->fibers.size());
-  return *tls_cluster_arrivals;
+  return tls_sized(tls_cluster_arrivals, tvm_emu::tls_worker->fibers.size());
 }
 inline void cluster_reset_block() {
   if (tls_cluster_arrivals) tls_cluster_arrivals->assign(tls_cluster_arrivals->size(), 0u);

@@ -13,8 +13,8 @@ a call of it. ``emit.ctx`` is the :class:`CodegenContext` (README.md in this fol
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 from tvm.error import TVMError
 from tvm.ir import DataType, Op
@@ -32,6 +32,7 @@ __all__ = [
     "int_arg",
     "matrix_descriptor_rule",
     "str_arg",
+    "table_arg",
 ]
 
 
@@ -58,6 +59,7 @@ class Emit(Protocol):
 
 
 Rule = Callable[[E.Call, Emit], str]
+V = TypeVar("V")
 
 RULE_ATTR = "cuda.intrin_rule"  # the op attribute holding the rule(call, emit) of this package
 # the op attribute holding the emulation rule(call, emit): C++ for the CPU emulator
@@ -106,6 +108,15 @@ def str_arg(call: E.Call, i: int) -> str:
     if isinstance(a, E.StringImm):
         return a.value
     raise fail(call, f"operand {i} must be a string literal, got {a!r}")
+
+
+def table_arg(call: E.Call, i: int, table: Mapping[str, V], what: str) -> V:
+    """The entry of ``table`` for string operand ``i``; else fails with ``what`` and the value
+    (``unknown mma data type 'f7'``)."""
+    t = str_arg(call, i)
+    if t not in table:
+        raise fail(call, f"{what} {t!r}")
+    return table[t]
 
 
 def int_arg(call: E.Call, i: int) -> int:

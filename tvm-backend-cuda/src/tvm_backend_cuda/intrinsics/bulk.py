@@ -17,6 +17,7 @@ from tvm.ir.expr import Call
 
 from ._base import (
     Emit,
+    Rule,
     asm,
     bool_arg,
     cta_group,
@@ -139,29 +140,24 @@ def _bulk_legacy(call: Call, emit: Emit) -> str:
     sh, sh_off, gl, gl_off, nbytes, bar = call.args[1:]
     dst = f"({ptr(emit, sh, ct)} + ({emit(sh_off)}))"
     src = f"({ptr(emit, gl, ct)} + ({emit(gl_off)}))"
+    return _bulk_to_cluster("global", f'"r"((unsigned)__cvta_generic_to_shared({dst}))',
+                            f'"l"((unsigned long long)({src}))', emit(nbytes), smem_addr(emit, bar))
+
+
+def _bulk_to_cluster(src_space: str, dst: str, src: str, nbytes: str, bar: str) -> str:
+    """``cp.async.bulk`` of ``nbytes`` bytes from ``src_space`` into shared::cluster memory,
+    completing on the mbarrier at shared address ``bar`` (``dst``, ``src``: asm operands)."""
     return asm(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];",
-        inputs=[
-            f'"r"((unsigned)__cvta_generic_to_shared({dst}))',
-            f'"l"((unsigned long long)({src}))',
-            f'"r"((unsigned)({emit(nbytes)}))',
-            f'"r"({smem_addr(emit, bar)})',
-        ],
+        f"cp.async.bulk.shared::cluster.{src_space}.mbarrier::complete_tx::bytes "
+        "[%0], [%1], %2, [%3];",
+        inputs=[dst, src, f'"r"((unsigned)({nbytes}))', f'"r"({bar})'],
     )
 
 
 def _s2cluster(call: Call, emit: Emit) -> str:
     dst, src, n, bar = call.args
-    return asm(
-        "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes "
-        "[%0], [%1], %2, [%3];",
-        inputs=[
-            f'"r"({smem_addr(emit, dst)})',
-            f'"r"({smem_addr(emit, src)})',
-            f'"r"((unsigned)({emit(n)}))',
-            f'"r"({smem_addr(emit, bar)})',
-        ],
-    )
+    return _bulk_to_cluster("shared::cta", f'"r"({smem_addr(emit, dst)})',
+                            f'"r"({smem_addr(emit, src)})', emit(n), smem_addr(emit, bar))
 
 
 def _emu_s2cluster(call: Call, emit: Emit) -> str:
@@ -356,29 +352,21 @@ def _g2c_operands(
     return (dim, dst_ptr, bar, tensormap_addr, cta_mask, cta_group, policy, has, *coords)
 
 
-@intrin(
-    "ptx.cp_async.bulk.tensor.g2c",
-    _g2c_operands,
-    nargs=(9, None),
-    name="cp_async_bulk_tensor_global_to_cluster",
-    choices={"cta_group": CTA_GROUP},
-    min_arch=90,
-    emulate=_emu_g2c,
-)
-def _tensor_g2c(call: Call, emit: Emit) -> str:
-    return _g2c(call, emit, False)
+def _g2c_rule(gather4: bool) -> Rule:
+    def rule(call: Call, emit: Emit) -> str:
+        return _g2c(call, emit, gather4)
+
+    return rule
 
 
-@intrin(
-    "ptx.cp_async.bulk.tensor.g2c_tile_gather4",
-    _g2c_operands,
-    nargs=(9, None),
-    name="cp_async_bulk_tensor_tile_gather4_global_to_cluster",
-    choices={"cta_group": CTA_GROUP},
-    min_arch=100,
-)
-def _tensor_g2c_gather4(call: Call, emit: Emit) -> str:
-    return _g2c(call, emit, True)
+# the tile copy (sm_90+, emulated) and its tile::gather4 form (sm_100+): one operand list
+for _path, _name, _arch, _emulate, _gather4 in (
+    ("g2c", "global_to_cluster", 90, _emu_g2c, False),
+    ("g2c_tile_gather4", "tile_gather4_global_to_cluster", 100, None, True),
+):
+    intrin(f"ptx.cp_async.bulk.tensor.{_path}", _g2c_operands, nargs=(9, None),
+           name=f"cp_async_bulk_tensor_{_name}", choices={"cta_group": CTA_GROUP},
+           min_arch=_arch, emulate=_emulate)(_g2c_rule(_gather4))
 
 
 def _prefetch_operands(

@@ -217,36 +217,6 @@ def _float8tohalf8(call: Call, emit: Emit) -> str:
     return f"tvm_float8tohalf8({emit(call.args[0])}, {emit(call.args[1])})"
 
 
-@intrin("cuda.runtime_instr_desc", "desc, sf_id")
-def _runtime_instr_desc(call: Call, emit: Emit) -> str:
-    # tcgen05 block-scaled instruction descriptor: a_sf_id in bits [29, 31), b_sf_id in [4, 6)
-    d = ptr(emit, call.args[0], "unsigned")
-    sf = f"((unsigned)({emit(call.args[1])}) & 3u)"
-    return f"*{d} = (*{d} & ~((3u << 29) | (3u << 4))) | ({sf} << 29) | ({sf} << 4)"
-
-
-@intrin("cuda.get_tmem_addr", "addr, row_offset, col_offset", dtype="uint32", effect=PURE)
-def _get_tmem_addr(call: Call, emit: Emit) -> str:
-    a, r, c = (emit(x) for x in call.args)
-    return f"((unsigned)({a}) + ((unsigned)({r}) << 16) + (unsigned)({c}))"
-
-
-@intrin("cuda.cvta_generic_to_shared", "ptr", dtype="uint32", effect=PURE)
-def _cvta(call: Call, emit: Emit) -> str:
-    return f"((unsigned)__cvta_generic_to_shared((void*)({emit(call.args[0])})))"
-
-
-@intrin("cuda.smem_addr_from_uint64", "cluster_addr", dtype="uint32", effect=PURE)
-def _smem_from_u64(call: Call, emit: Emit) -> str:
-    return f"((unsigned)({emit(call.args[0])}))"
-
-
-@sugar("cuda.sm100_tma_2sm_mbarrier_addr")
-def cuda_sm100_tma_2sm_mbarrier_addr(bar: Any) -> Any:
-    """The shared address of ``bar`` with bit 24 cleared (the 2-SM TMA mbarrier operand)."""
-    return bitwise_and(build("cuda.cvta_generic_to_shared", bar), const(0xFEFFFFFF, "uint32"))
-
-
 def _simple(
     path: str,
     params: str,
@@ -263,6 +233,31 @@ def _simple(
         return fmt.format(*(emit(a) for a in call.args))
 
     intrin(path, params, dtype=dtype, effect=effect, min_arch=min_arch, builder=builder)(rule)
+
+
+@intrin("cuda.runtime_instr_desc", "desc, sf_id")
+def _runtime_instr_desc(call: Call, emit: Emit) -> str:
+    # tcgen05 block-scaled instruction descriptor: a_sf_id in bits [29, 31), b_sf_id in [4, 6)
+    d = ptr(emit, call.args[0], "unsigned")
+    sf = f"((unsigned)({emit(call.args[1])}) & 3u)"
+    return f"*{d} = (*{d} & ~((3u << 29) | (3u << 4))) | ({sf} << 29) | ({sf} << 4)"
+
+
+_simple("cuda.get_tmem_addr", "addr, row_offset, col_offset", "uint32",
+        "((unsigned)({0}) + ((unsigned)({1}) << 16) + (unsigned)({2}))")
+_simple("cuda.cvta_generic_to_shared", "ptr", "uint32",
+        "((unsigned)__cvta_generic_to_shared((void*)({0})))")
+
+
+@intrin("cuda.smem_addr_from_uint64", "cluster_addr", dtype="uint32", effect=PURE)
+def _smem_from_u64(call: Call, emit: Emit) -> str:
+    return f"((unsigned)({emit(call.args[0])}))"
+
+
+@sugar("cuda.sm100_tma_2sm_mbarrier_addr")
+def cuda_sm100_tma_2sm_mbarrier_addr(bar: Any) -> Any:
+    """The shared address of ``bar`` with bit 24 cleared (the 2-SM TMA mbarrier operand)."""
+    return bitwise_and(build("cuda.cvta_generic_to_shared", bar), const(0xFEFFFFFF, "uint32"))
 
 
 _simple("cuda.uint_as_float", "bits", "float32", "__uint_as_float((unsigned)({0}))")
@@ -311,66 +306,61 @@ for _name, _fn in (("fmul2_rn", "__fmul_rn"), ("fadd2_rn", "__fadd_rn")):
         ),
     )
 
-_BF = """\
-__device__ __forceinline__ unsigned tvm_float22bfloat162_rn(float a, float b) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+# the pair types: C type of the pair, its header, and the name of the helpers' source
+_PAIRS = {"bfloat162": ("__nv_bfloat162", "cuda_bf16.h", "tvm_bf16_pack"),
+          "half2": ("__half2", "cuda_fp16.h", "tvm_half_pack")}
+_PAIR = """\
+__device__ __forceinline__ unsigned tvm_float22{t}_rn(float a, float b) {{
+  {ct} v = __floats2{t}_rn(a, b);
   return *(unsigned*)&v;
-}
-__device__ __forceinline__ unsigned long long tvm_bfloat1622float2(unsigned p) {
-  __nv_bfloat162 v = *(__nv_bfloat162*)&p;
-  float2 f = __bfloat1622float2(v);
+}}
+__device__ __forceinline__ unsigned long long tvm_{t}2float2(unsigned p) {{
+  {ct} v = *({ct}*)&p;
+  float2 f = __{t}2float2(v);
   return ((unsigned long long)__float_as_uint(f.y) << 32) | __float_as_uint(f.x);
-}"""
+}}"""
 
 
-@intrin("cuda.float22bfloat162_rn", "v0, v1", dtype="uint32", effect=PURE)
-def _f22bf2(call: Call, emit: Emit) -> str:
-    emit.ctx.need_header("cuda_bf16.h")
-    helper(emit, "tvm_bf16_pack", _BF)
-    return f"tvm_float22bfloat162_rn({emit(call.args[0])}, {emit(call.args[1])})"
+def _pair_helpers(emit: Emit, t: str) -> None:
+    """The header of pair type ``t`` and the helpers that pack two floats into one and back."""
+    ctype, header, name = _PAIRS[t]
+    emit.ctx.need_header(header)
+    helper(emit, name, _PAIR.format(t=t, ct=ctype))
+
+
+def _to_pair(t: str) -> Rule:
+    def rule(call: Call, emit: Emit) -> str:
+        _pair_helpers(emit, t)
+        return f"tvm_float22{t}_rn({emit(call.args[0])}, {emit(call.args[1])})"
+
+    return rule
+
+
+def _from_pair(t: str) -> Rule:
+    def rule(call: Call, emit: Emit) -> str:
+        _pair_helpers(emit, t)
+        return f"tvm_{t}2float2((unsigned)({emit(call.args[0])}))"
+
+    return rule
+
+
+intrin("cuda.float22bfloat162_rn", "v0, v1", dtype="uint32", effect=PURE)(_to_pair("bfloat162"))
 
 
 @intrin("cuda.float22bfloat162_rn_from_float2", "packed", dtype="uint32", effect=PURE)
 def _f22bf2_packed(call: Call, emit: Emit) -> str:
-    emit.ctx.need_header("cuda_bf16.h")
-    helper(emit, "tvm_bf16_pack", _BF)
+    _pair_helpers(emit, "bfloat162")
     p = emit(call.args[0])
     return f"tvm_float22bfloat162_rn({_LO.format(p)}, {_HI.format(p)})"
 
 
-@intrin("cuda.bfloat1622float2", "packed", dtype="uint64", effect=PURE)
-def _bf22f2(call: Call, emit: Emit) -> str:
-    emit.ctx.need_header("cuda_bf16.h")
-    helper(emit, "tvm_bf16_pack", _BF)
-    return f"tvm_bfloat1622float2((unsigned)({emit(call.args[0])}))"
-
-
-_HF = """\
-__device__ __forceinline__ unsigned tvm_float22half2_rn(float a, float b) {
-  __half2 v = __floats2half2_rn(a, b);
-  return *(unsigned*)&v;
-}
-__device__ __forceinline__ unsigned long long tvm_half22float2(unsigned p) {
-  __half2 v = *(__half2*)&p;
-  float2 f = __half22float2(v);
-  return ((unsigned long long)__float_as_uint(f.y) << 32) | __float_as_uint(f.x);
-}"""
-
-
-@intrin("cuda.float22half2_rn", "v0, v1", dtype="uint32", effect=PURE)
-def _f22h2(call: Call, emit: Emit) -> str:
-    """Two float32 values rounded to a half2, as its 32 bits (``v0`` in the low half)."""
-    emit.ctx.need_header("cuda_fp16.h")
-    helper(emit, "tvm_half_pack", _HF)
-    return f"tvm_float22half2_rn({emit(call.args[0])}, {emit(call.args[1])})"
-
-
-@intrin("cuda.half22float2", "packed", dtype="uint64", effect=PURE)
-def _h22f2(call: Call, emit: Emit) -> str:
-    """The two halves of a 32-bit half2 as a packed float2 (``cuda.float2_x`` / ``_y``)."""
-    emit.ctx.need_header("cuda_fp16.h")
-    helper(emit, "tvm_half_pack", _HF)
-    return f"tvm_half22float2((unsigned)({emit(call.args[0])}))"
+intrin("cuda.bfloat1622float2", "packed", dtype="uint64", effect=PURE)(_from_pair("bfloat162"))
+intrin("cuda.float22half2_rn", "v0, v1", dtype="uint32", effect=PURE,
+       doc="Two float32 values rounded to a half2, as its 32 bits (``v0`` in the low half).",
+       )(_to_pair("half2"))
+intrin("cuda.half22float2", "packed", dtype="uint64", effect=PURE,
+       doc="The two halves of a 32-bit half2 as a packed float2 (``cuda.float2_x`` / ``_y``).",
+       )(_from_pair("half2"))
 
 
 _H2 = """\

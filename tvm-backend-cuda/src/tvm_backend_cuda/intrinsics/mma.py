@@ -8,7 +8,7 @@ from typing import Any
 from tvm.error import NotModelledError
 from tvm.ir.expr import Call
 
-from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, ptr
+from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, ptr, table_arg
 from ._base import str_arg as S
 from ._spec import build, intrin, sugar
 
@@ -43,10 +43,7 @@ PTX_TYPE_NAME = {
 
 
 def _ptx_type(call: Call, i: int) -> str:
-    t = S(call, i)
-    if t not in PTX_TYPE_NAME:
-        raise fail(call, f"unknown mma data type {t!r}")
-    return PTX_TYPE_NAME[t]
+    return table_arg(call, i, PTX_TYPE_NAME, "unknown mma data type")
 
 
 def _reg(t: str) -> tuple[str, str]:

@@ -23,6 +23,7 @@ from ._base import (
     lvalue,
     ptr,
     smem_addr,
+    table_arg,
 )
 from ._base import str_arg as S
 from ._spec import PURE, build, element, intrin, resolve_cache_policy, sugar
@@ -43,10 +44,7 @@ LD_TYPES = ("b32", "u32", "u64", "s32", "f32", "b64", "s64", "f64")
 
 
 def _t(call: Call, i: int) -> tuple[str, str, str]:
-    t = S(call, i)
-    if t not in _PTX_T:
-        raise fail(call, f"unsupported PTX type {t!r}")
-    return _PTX_T[t]
+    return table_arg(call, i, _PTX_T, "unsupported PTX type")
 
 
 def _addr(emit: Emit, a: Any, space: str) -> tuple[str, str, str]:
@@ -213,37 +211,28 @@ def _ld(call: Call, emit: Emit) -> str:
     return f"(({ctype(emit, call.dtype)}){fn}({aval}{extra}))"
 
 
-def _ld_ordered(call: Call, emit: Emit, sem: str, space_at: int) -> str:
-    """``ld.acquire.scope.space`` / ``ld.volatile.space`` of operand 0 (the modifiers follow the
-    result and PTX types at operands 1 and 2)."""
-    ct, con, _ = _t(call, 2)
-    mods = _dot(sem, *(S(call, k) for k in range(3, space_at + 1)), S(call, 2))
-    fn = "tvm_ptx_ld_" + _mangle(mods)
-    acon, act, aval = _addr(emit, call.args[0], S(call, space_at))
-    _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
-    return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+def _ld_ordered(sem: str, params: str, space_at: int) -> None:
+    """Declare ``ptx.ld_<sem>``: ``ld.acquire.scope.space`` / ``ld.volatile.space`` of operand 0
+    (the modifiers follow the result and PTX types at operands 1 and 2; the space is operand
+    ``space_at``)."""
+
+    def rule(call: Call, emit: Emit) -> str:
+        ct, con, _ = _t(call, 2)
+        mods = _dot(sem, *(S(call, k) for k in range(3, space_at + 1)), S(call, 2))
+        fn = "tvm_ptx_ld_" + _mangle(mods)
+        acon, act, aval = _addr(emit, call.args[0], S(call, space_at))
+        _value_helper(emit, fn, ct, con, f"ld{mods} %0, [%1];", [("addr", (act, acon))])
+        return f"(({ctype(emit, call.dtype)}){fn}({aval}))"
+
+    def emulate(call: Call, emit: Emit) -> str:
+        return _emu_ld_at(call, emit, 2, S(call, space_at))
+
+    intrin(f"ptx.ld_{sem}", params, dtype=arg_str(1), choices={"ptx_type": LD_TYPES},
+           emulate=emulate)(rule)
 
 
-@intrin(
-    "ptx.ld_acquire",
-    "addr, return_type, ptx_type, *, scope='gpu', space='global'",
-    dtype=arg_str(1),
-    choices={"ptx_type": LD_TYPES},
-    emulate=lambda call, emit: _emu_ld_at(call, emit, 2, S(call, 4)),
-)
-def _ld_acquire(call: Call, emit: Emit) -> str:
-    return _ld_ordered(call, emit, "acquire", 4)
-
-
-@intrin(
-    "ptx.ld_volatile",
-    "addr, return_type, ptx_type, *, space='global'",
-    dtype=arg_str(1),
-    choices={"ptx_type": LD_TYPES},
-    emulate=lambda call, emit: _emu_ld_at(call, emit, 2, S(call, 3)),
-)
-def _ld_volatile(call: Call, emit: Emit) -> str:
-    return _ld_ordered(call, emit, "volatile", 3)
+_ld_ordered("acquire", "addr, return_type, ptx_type, *, scope='gpu', space='global'", 4)
+_ld_ordered("volatile", "addr, return_type, ptx_type, *, space='global'", 3)
 
 
 @intrin("ptx.ld_global_acquire", "res, addr", min_arch=70)

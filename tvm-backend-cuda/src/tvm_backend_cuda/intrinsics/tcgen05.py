@@ -21,6 +21,7 @@ from ._base import (
     matrix_descriptor_rule,
     ptr,
     smem_addr,
+    table_arg,
 )
 from ._base import str_arg as S
 from ._spec import intrin
@@ -313,10 +314,7 @@ _KIND = {
 
 
 def _kind(call: Call, i: int) -> str:
-    t = S(call, i)
-    if t not in _KIND:
-        raise fail(call, f"no tcgen05.mma kind for {t!r}")
-    return _KIND[t]
+    return table_arg(call, i, _KIND, "no tcgen05.mma kind for")
 
 
 def _mma_text(call: Call, emit: Emit, *, sparse: bool, block_scale: bool) -> str:

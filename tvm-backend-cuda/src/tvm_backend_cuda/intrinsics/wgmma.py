@@ -9,8 +9,7 @@ from tvm.error import NotModelledError
 from tvm.ir import expr as E
 from tvm.ir.expr import Call
 
-from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, matrix_descriptor_rule
-from ._base import str_arg as S
+from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, matrix_descriptor_rule, table_arg
 from ._spec import intrin
 from .mma import PTX_TYPE_NAME
 
@@ -75,10 +74,7 @@ intrin("ptx.wgmma.encode_matrix_descriptor", "desc, addr, ldo, sdo, swizzle", mi
 
 
 def _t(call: Call, i: int) -> str:
-    t = S(call, i)
-    if t not in PTX_TYPE_NAME:
-        raise fail(call, f"unknown wgmma type {t!r}")
-    return PTX_TYPE_NAME[t]
+    return table_arg(call, i, PTX_TYPE_NAME, "unknown wgmma type")
 
 
 def _scale(call: Call, i: int) -> int:

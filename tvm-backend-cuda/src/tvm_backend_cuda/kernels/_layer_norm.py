@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, no_type_check
 
 from tvm.script import tirx as T
-from tvm.script.tirx import tile as Tx
 
-from ._rows import check, plan_rows, weights_early
+from ._rows import row_kernel_setup, weights_early
 
 
 @no_type_check  # TVMScript: the parser gives the annotations their meaning
@@ -16,12 +15,7 @@ def layer_norm_func(m: int, n: int, dtype: str = "float32", eps: float = 1e-5, *
     """One pass over memory: the row, W and B are loaded into registers (16-byte vectors); the
     mean, then the variance of the centred row (two reductions over the row's threads, from
     registers); then ``(x - mean) * rstd * W + B`` is stored."""
-    dt = str(check(m, n, dtype))
-    plan = plan_rows(n, dt, threads)
-    rows = plan.rows_per_cta
-    S = Tx.warp if plan.warp_per_row else Tx.cta
-    layout = plan.layout()
-    P = plan.padded
+    dt, plan, rows, S, layout, P = row_kernel_setup(m, n, dtype, threads)
     inv_n = 1.0 / n
     early = weights_early(plan, dt)  # W and B in registers from the start
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from tvm.ir import DataType, TileLayout
 from tvm.ir.layout import Axis, Iter
+from tvm.script.tirx import tile as Tx
 
 SUPPORTED = ("float32", "bfloat16")
 MAX_THREADS = 1024
@@ -63,6 +64,17 @@ def check(m: int, n: int, dtype: str) -> DataType:
     if not isinstance(n, int) or n < 8 or n % 8:
         raise ValueError(f"the row length must be a positive multiple of 8, got {n!r}")
     return dt
+
+
+def row_kernel_setup(m: int, n: int, dtype: str, threads: int | None
+                     ) -> tuple[str, RowPlan, int, Any, TileLayout, int]:
+    """What every row kernel starts from: the checked dtype, the plan, rows a CTA, the tile
+    scope a row is reduced over (``Tx.warp`` for a warp a row, else ``Tx.cta``), the register
+    layout of a row and its padded length."""
+    dt = str(check(m, n, dtype))
+    plan = plan_rows(n, dt, threads)
+    scope = Tx.warp if plan.warp_per_row else Tx.cta
+    return dt, plan, plan.rows_per_cta, scope, plan.layout(), plan.padded
 
 
 def plan_rows(n: int, dtype: Any, threads: int | None = None) -> RowPlan:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, no_type_check
 
 from tvm.script import tirx as T
-from tvm.script.tirx import tile as Tx
 
-from ._rows import check, plan_rows
+from ._rows import row_kernel_setup
 
 LOG2E = 1.4426950408889634
 
@@ -17,12 +16,7 @@ def softmax_func(m: int, n: int, dtype: str = "float32", *, threads: int | None 
     """One pass: the row is loaded into registers (16-byte vectors), its max and the sum of
     ``exp2((x - max) * log2 e)`` are reduced over the row's threads, the row is scaled by the
     reciprocal of the sum and stored."""
-    dt = str(check(m, n, dtype))
-    plan = plan_rows(n, dt, threads)
-    rows = plan.rows_per_cta
-    S = Tx.warp if plan.warp_per_row else Tx.cta
-    layout = plan.layout()
-    P = plan.padded
+    dt, plan, rows, S, layout, P = row_kernel_setup(m, n, dtype, threads)
 
     @T.prim_func
     def softmax(X: T.Buffer((m, n), dt), Y: T.Buffer((m, n), dt)):

@@ -25,34 +25,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__all__ = [
-    "BaseTileScheduler",
-    "ClusterPersistentScheduler2D",
-    "FlashAttentionLPTScheduler",
-    "FlashAttentionLinearScheduler",
-    "GroupMajor3D",
-    "IndexedTripleTileScheduler",
-    "MBarrier",
-    "PersistentTileScheduler2D",
-    "Pipeline",
-    "PipelineState",
-    "RankAwareGroupMajorTileScheduler",
-    "SMEMPool",
-    "SmemDescriptor",
-    "SwizzleMode",
-    "TCGen05Bar",
-    "TMABar",
-    "TMEMPool",
-    "TMEMStages",
-    "WarpRole",
-    "WarpgroupRole",
-    "get_swizzle_mode_from_layout",
-    "mma_atom_layout",
-    "mma_atom_shape",
-    "mma_shared_layout",
-    "tma_shared_layout",
-]
-
 _HELPER_MODULES = {
     "MBarrier": ".pipeline",
     "Pipeline": ".pipeline",
@@ -80,6 +52,9 @@ _HELPER_MODULES = {
     "mma_shared_layout": "..dispatch.tma_utils",
     "tma_shared_layout": "..dispatch.tma_utils",
 }
+
+#: every name the table serves, in sorted order
+__all__ = sorted(_HELPER_MODULES)
 
 _SUBMODULES = frozenset({"alloc_pool", "pipeline", "smem_desc", "tile_scheduler", "warp_role"})
 
