@@ -24,7 +24,7 @@ from tvm.script.tirx import tile as Tx
 
 from . import runtime
 
-__all__ = ["GPU_KERNELS", "demo_cases"]
+__all__ = ["GPU_KERNELS", "demo_cases", "gpu_kernels"]
 
 SOFTMAX_M, SOFTMAX_N = 1024, 1024
 MATMUL = 512
@@ -63,17 +63,25 @@ def matmul_kernel(size: int = MATMUL, t: int = TILE) -> Any:
     return matmul
 
 
-GPU_KERNELS: list[DemoKernel] = [
-    KERNELS[0],  # core's vector add is already in the kernel form
-    DemoKernel("row softmax (warp shuffles)", softmax_kernel,
-               lambda rng: [rand_f32(rng, SOFTMAX_M, SOFTMAX_N), zeros_f32(SOFTMAX_M, SOFTMAX_N)],
-               softmax_ref, output=1, rtol=1e-4, atol=1e-6),
-    DemoKernel("tiled matmul (smem)", matmul_kernel,
-               lambda rng: [rand_f32(rng, MATMUL, MATMUL), rand_f32(rng, MATMUL, MATMUL),
-                            zeros_f32(MATMUL, MATMUL)],
-               lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
-               rtol=1e-4, atol=1e-3),
-]
+def gpu_kernels(softmax: tuple[int, int] = (SOFTMAX_M, SOFTMAX_N), matmul: int = MATMUL
+                ) -> list[DemoKernel]:
+    """The demo's GPU kernels, the row softmax at ``softmax`` (rows, columns) and the matmul at
+    ``matmul`` (a multiple of the tile): smaller shapes run them under the CPU emulator."""
+    m, n = softmax
+    return [
+        KERNELS[0],  # core's vector add is already in the kernel form
+        DemoKernel("row softmax (warp shuffles)", lambda: softmax_kernel(m, n),
+                   lambda rng: [rand_f32(rng, m, n), zeros_f32(m, n)],
+                   softmax_ref, output=1, rtol=1e-4, atol=1e-6),
+        DemoKernel("tiled matmul (smem)", lambda: matmul_kernel(matmul),
+                   lambda rng: [rand_f32(rng, matmul, matmul), rand_f32(rng, matmul, matmul),
+                                zeros_f32(matmul, matmul)],
+                   lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
+                   rtol=1e-4, atol=1e-3),
+    ]
+
+
+GPU_KERNELS: list[DemoKernel] = gpu_kernels()
 
 
 def _to_device(a: Any) -> Any:
