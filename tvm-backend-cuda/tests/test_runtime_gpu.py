@@ -273,40 +273,31 @@ def test_device_checks(torch) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.not_emulated("the device's opt-in shared memory limit; "
-                          "test_big_dynamic_shared_memory_emulated runs the kernel emulated")
-def test_more_than_48kb_dynamic_shared_memory(torch) -> None:
-    from cuda.core import Device
+def test_more_than_48kb_dynamic_shared_memory(device: str) -> None:
+    """Past 48 KB of dynamic shared memory with the opt-in, up to the device's limit (under the
+    emulator, its device's: sm_90's); one launch past that limit is refused."""
+    torch = pytest.importorskip("torch")
+    if device == "cuda":
+        from cuda.core import Device
 
-    optin = Device(0).properties.max_shared_memory_per_block_optin
+        optin = Device(0).properties.max_shared_memory_per_block_optin
+    else:
+        from tvm_backend_cuda.emulator import SHARED_OPTIN_BYTES as optin
     n = (min(optin, 200 * 1024)) // 4  # floats
     assert n * 4 > 48 * 1024
-    mod = CudaModule(compile_cuda(BIG_SMEM, _arch_of_device()),
-                     {"reverse_smem": ["ptr", "ptr", "int32"]})
-    x = torch.randn(3 * n, device="cuda")
+    mod = _module(BIG_SMEM, {"reverse_smem": [("in", "ptr"), ("out", "ptr"), ("n", "int32")]},
+                  device)
+    x = torch.randn(3 * n, device=device)
     y = torch.empty_like(x)
     mod.launch("reverse_smem", 3, 256, [x, y, n], shmem=n * 4)
-    torch.cuda.synchronize()
+    _sync(device)
     assert torch.equal(y.view(3, n), x.view(3, n).flip(1))
     # a smaller launch after the opt-in still works; one past the device limit is refused
     mod.launch("reverse_smem", 3, 256, [x, y, 1024], shmem=4096)
+    _sync(device)
+    assert torch.equal(y[:3 * 1024].view(3, 1024), x[:3 * 1024].view(3, 1024).flip(1))
     with pytest.raises(ValueError, match="allows at most"):
         mod.launch("reverse_smem", 1, 256, [x, y, n], shmem=optin + 4096)
-
-
-@pytest.mark.gpu
-def test_big_dynamic_shared_memory_emulated(device: str) -> None:
-    """The >48 KB dynamic shared memory kernel under the emulator (the GPU test above needs
-    the device's opt-in limit)."""
-    if device == "cuda":
-        pytest.skip("test_more_than_48kb_dynamic_shared_memory covers the GPU")
-    n = 200 * 1024 // 4
-    mod = _module(BIG_SMEM, {"reverse_smem": [("in", "ptr"), ("out", "ptr"), ("n", "int32")]},
-                  device)
-    x = np.random.default_rng(0).standard_normal(3 * n).astype("float32")
-    y = np.zeros_like(x)
-    mod.launch("reverse_smem", 3, 256, [x, y, n], shmem=n * 4)
-    np.testing.assert_array_equal(y.reshape(3, n), x.reshape(3, n)[:, ::-1])
 
 
 @pytest.mark.gpu

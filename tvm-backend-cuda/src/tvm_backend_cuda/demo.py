@@ -23,7 +23,7 @@ from tvm.script.tirx import tile as Tx
 
 from . import runtime
 
-__all__ = ["GPU_KERNELS", "demo_cases"]
+__all__ = ["GPU_KERNELS", "demo_cases", "gpu_kernels"]
 
 SOFTMAX_M, SOFTMAX_N = 1024, 1024
 MATMUL = 512
@@ -62,11 +62,20 @@ def matmul_kernel(size: int = MATMUL, t: int = TILE) -> Any:
     return matmul
 
 
-GPU_KERNELS: list[DemoKernel] = [
-    KERNELS[0],  # core's vector add is already in the kernel form
-    softmax_demo("row softmax (warp shuffles)", softmax_kernel, SOFTMAX_M, SOFTMAX_N),
-    matmul_demo("tiled matmul (smem)", matmul_kernel, MATMUL, MATMUL, MATMUL),
-]
+def gpu_kernels(softmax: tuple[int, int] = (SOFTMAX_M, SOFTMAX_N), matmul: int = MATMUL
+                ) -> list[DemoKernel]:
+    """The demo's GPU kernels, the row softmax at ``softmax`` (rows, columns) and the matmul at
+    ``matmul`` (a multiple of the tile): smaller shapes run them under the CPU emulator."""
+    m, n = softmax
+    return [
+        KERNELS[0],  # core's vector add is already in the kernel form
+        softmax_demo("row softmax (warp shuffles)", lambda: softmax_kernel(m, n), m, n),
+        matmul_demo("tiled matmul (smem)", lambda: matmul_kernel(matmul), matmul, matmul,
+                    matmul),
+    ]
+
+
+GPU_KERNELS: list[DemoKernel] = gpu_kernels()
 
 
 def _to_device(a: Any) -> Any:

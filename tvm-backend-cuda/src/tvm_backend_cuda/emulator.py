@@ -46,12 +46,18 @@ from .emulated_tensor_map import (
     _encoded_map,
     encoded_tensor_map,
 )
+from .tags import OPTIN_SHARED_MEMORY
 
-__all__ = ["EMU_DIR", "EmulatedKernel", "EmulatedModule", "EmulatedTensorMap", "TensorMapArg",
-           "build", "check_resident", "encoded_tensor_map", "load_source", "prepare"]
+__all__ = ["EMU_DIR", "SHARED_OPTIN_BYTES", "EmulatedKernel", "EmulatedModule",
+           "EmulatedTensorMap", "TensorMapArg", "build", "check_resident", "encoded_tensor_map",
+           "load_source", "prepare"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
+#: the emulated device's limit on dynamic shared memory per block, with the opt-in a launch over
+#: 48 KB makes (the GPU runtime opts in; the emulator refuses more, as the GPU's runtime does):
+#: sm_90's, an H200's (sm_100 has the same)
+SHARED_OPTIN_BYTES = OPTIN_SHARED_MEMORY[90]
 _DEFAULT_STACK = 256 * 1024
 #: the emulated device of a cooperative launch, whose blocks all run together (fibers): SMs
 #: of 2048 threads each (a GPU checks its own occupancy; this bounds the emulator's fibers)
@@ -299,6 +305,10 @@ class EmulatedKernel:
         c = (0, 0, 0) if cluster is None else _dim3(cluster, "cluster")
         if cooperative:
             check_resident(self.name, g, b)
+        if shmem > SHARED_OPTIN_BYTES:
+            raise ValueError(
+                f"kernel {self.name} asks for {shmem} bytes of dynamic shared memory; the CUDA "
+                f"emulator's device allows at most {SHARED_OPTIN_BYTES} per block")
         if len(args) != len(self.params):
             raise TypeError(f"kernel {self.name!r} takes {len(self.params)} arguments, got "
                             f"{len(args)}")
