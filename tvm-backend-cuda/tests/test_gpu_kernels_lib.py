@@ -116,15 +116,23 @@ def test_fused_epilogue_against_torch(torch: Any, opts: dict[str, Any], m: int, 
     assert _rel(torch, out, want) < 1e-2
 
 
-def test_accurate_fp8_is_no_worse_than_scaled_mm(torch: Any, device: str) -> None:
-    m, n, k = _shape(device, 1024, 1024, 8192)
-    g = torch.Generator(device=device).manual_seed(3)
+def _fp8_operands(torch: Any, device: str, m: int, n: int, k: int, seed: int
+                  ) -> tuple[Any, ...]:
+    """float8 e4m3 ``A [m, k]``, ``B [n, k]`` scaled to the format's range, their per-tensor
+    scales (one-element float32 tensors, as ``torch._scaled_mm`` takes them) and the float64
+    reference ``A @ B^T * scale_a * scale_b``."""
+    g = torch.Generator(device=device).manual_seed(seed)
     a = torch.randn(m, k, device=device, generator=g)
     b = torch.randn(n, k, device=device, generator=g)
     sa, sb = a.abs().max() / 448, b.abs().max() / 448
     A, B = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn)
     sa, sb = sa.float().reshape(1), sb.float().reshape(1)
-    ref = (A.double() @ B.double().T) * (sa.double() * sb.double())
+    return A, B, sa, sb, (A.double() @ B.double().T) * (sa.double() * sb.double())
+
+
+def test_accurate_fp8_is_no_worse_than_scaled_mm(torch: Any, device: str) -> None:
+    m, n, k = _shape(device, 1024, 1024, 8192)
+    A, B, sa, sb, ref = _fp8_operands(torch, device, m, n, k, seed=3)
     cublas = torch._scaled_mm(A, B.T, scale_a=sa.reshape(()), scale_b=sb.reshape(()),
                               out_dtype=torch.bfloat16)
     fast = kernels.gemm(A, B, scale_a=sa, scale_b=sb)
@@ -142,21 +150,15 @@ def test_accurate_fp8_half_width_scratch(torch: Any, device: str, m: int, n: int
                                          ) -> None:
     """The default accurate tile on sm_90a, 128 x 192: two scratch accumulators of 96 columns
     each, every stage two groups; 200 x 328 x 2176 crosses the tile edges and leaves a tail
-    block of one stage after two blocks of 8."""
+    block of one stage after four blocks of ``HALVES_BLOCK`` (4)."""
     import tvm
 
-    g = torch.Generator(device=device).manual_seed(m + k)
-    a = torch.randn(m, k, device=device, generator=g)
-    b = torch.randn(n, k, device=device, generator=g)
-    sa, sb = a.abs().max() / 448, b.abs().max() / 448
-    A, B = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn)
-    sa, sb = sa.float().reshape(1), sb.float().reshape(1)
+    A, B, sa, sb, ref = _fp8_operands(torch, device, m, n, k, seed=m + k)
     arch = "sm_90a" if device == "cpu" else None
     ex = tvm.compile(kernels.gemm_func(m, n, k, "float8_e4m3fn", arch=arch, accurate=True,
                                        block_n=192), target="cuda")
     out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
     ex(A, B, sa, sb, out)
-    ref = (A.double() @ B.double().T) * (sa.double() * sb.double())
     assert _rel(torch, out, ref) < 4e-3
 
 
@@ -167,18 +169,12 @@ def test_accurate_fp8_promoting_every_second_stage(torch: Any, device: str, k: i
     import tvm
 
     m, n = 128, 256
-    g = torch.Generator(device=device).manual_seed(k)
-    a = torch.randn(m, k, device=device, generator=g)
-    b = torch.randn(n, k, device=device, generator=g)
-    sa, sb = a.abs().max() / 448, b.abs().max() / 448
-    A, B = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn)
-    sa, sb = sa.float().reshape(1), sb.float().reshape(1)
+    A, B, sa, sb, ref = _fp8_operands(torch, device, m, n, k, seed=k)
     arch = "sm_90a" if device == "cpu" else None
     ex = tvm.compile(kernels.gemm_func(m, n, k, "float8_e4m3fn", arch=arch, accurate=True,
                                        block_n=128, promote_every=2), target="cuda")
     out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
     ex(A, B, sa, sb, out)
-    ref = (A.double() @ B.double().T) * (sa.double() * sb.double())
     assert _rel(torch, out, ref) < 4e-3
 
 

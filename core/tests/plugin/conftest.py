@@ -27,6 +27,26 @@ HEADER = "from tvm.plugin import BackendInfo, hookimpl\n"
 class FakeBackends:
     """Declares fake installed backends for one test."""
 
+    #: a backend's ``plugin.py`` in the seed's form: one target kind and a ``register_backend``
+    #: that loads or registers it (``{name}``, ``{requires}`` filled by :meth:`seed_plugin`)
+    SEED_PLUGIN = """
+from tvm.plugin import hookimpl
+import sys, tvm.backend
+
+@hookimpl
+def tvm_target_kinds():
+    from tvm.target import TargetKind
+    return [TargetKind("{name}_kind")]
+
+def register_backend():
+    return tvm.backend.load_or_register("{name}", sys.modules[__name__],
+                                        distribution="tvm-backend-{name}", requires={requires})
+"""
+
+    def seed_plugin(self, name: str, requires: tuple[str, ...] = ()) -> str:
+        """:data:`SEED_PLUGIN` for backend ``name`` requiring ``requires``."""
+        return self.SEED_PLUGIN.format(name=name, requires=requires)
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.entries: list[EntryPointInfo] = []

@@ -504,23 +504,8 @@ def test_register_plugin_in_process(backends):
     assert KIND_REGISTRY.owner_of("inproc_kind") == "inproc"
 
 
-_SOURCE_PLUGIN = """
-from tvm.plugin import hookimpl
-import sys, tvm.backend
-
-@hookimpl
-def tvm_target_kinds():
-    from tvm.target import TargetKind
-    return [TargetKind("{name}_kind")]
-
-def register_backend():
-    return tvm.backend.load_or_register("{name}", sys.modules[__name__],
-                                        distribution="tvm-backend-{name}", requires={requires})
-"""
-
-
 def test_load_or_register_with_an_entry_point_loads_it(backends):
-    backends.add("viaep", _SOURCE_PLUGIN.format(name="viaep", requires=()), header=False)
+    backends.add("viaep", backends.seed_plugin("viaep"), header=False)
     import tvm_backend_viaep.plugin as plugin
 
     assert plugin.register_backend().__name__ == "tvm_backend_viaep"

@@ -16,29 +16,17 @@ from tvm.backend import _discovery
 from tvm.error import BackendNotInstalledError
 from tvm.target import KIND_REGISTRY
 
-_SOURCE_PLUGIN = """
-from tvm.plugin import hookimpl
-import sys, tvm.backend
 
-@hookimpl
-def tvm_target_kinds():
-    from tvm.target import TargetKind
-    return [TargetKind("{name}_kind")]
-
-def register_backend():
-    return tvm.backend.load_or_register("{name}", sys.modules[__name__],
-                                        distribution="tvm-backend-{name}", requires={requires})
-"""
-
-
-def _source_checkout(root: Path, project: str, package: str, name: str, requires=()) -> Path:
-    """``<root>/<project>``: a source checkout of a backend (``pyproject.toml`` declaring the
-    entry point, the package under ``src/``), not installed; returns its ``src`` folder."""
+def _source_checkout(backends, project: str, package: str, name: str, requires=()) -> Path:
+    """``<backends.root>/<project>``: a source checkout of a backend (``pyproject.toml``
+    declaring the entry point, the package under ``src/``), not installed; returns its ``src``
+    folder."""
+    root = backends.root
     src = root / project / "src"
     (src / package).mkdir(parents=True)
     (src / package / "__init__.py").write_text("")
     (src / package / "plugin.py").write_text(
-        _SOURCE_PLUGIN.format(name=name, requires=requires))
+        backends.seed_plugin(name, requires))
     (root / project / "pyproject.toml").write_text(textwrap.dedent(f"""\
         [project]
         name = "{project}"
@@ -56,9 +44,9 @@ def test_load_or_register_in_a_source_checkout_registers_requirements_first(
     # in-process; what it requires loads through the entry point its checkout's pyproject.toml
     # declares, whatever its package is called (no tvm_backend_<name> naming rule). The
     # checkouts sit in the fixture's folder, whose modules and aliases it forgets afterwards.
-    monkeypatch.syspath_prepend(str(_source_checkout(backends.root, "tvm-backend-base",
+    monkeypatch.syspath_prepend(str(_source_checkout(backends, "tvm-backend-base",
                                                      "base_impl", "base")))
-    monkeypatch.syspath_prepend(str(_source_checkout(backends.root, "tvm-backend-top",
+    monkeypatch.syspath_prepend(str(_source_checkout(backends, "tvm-backend-top",
                                                      "tvm_backend_top", "top", ("base",))))
     importlib.invalidate_caches()
     import tvm_backend_top.plugin as top
@@ -75,7 +63,7 @@ def test_load_or_register_in_a_source_checkout_registers_requirements_first(
 
 
 def test_a_requirement_missing_from_the_source_checkout_fails_the_backend(backends, monkeypatch):
-    monkeypatch.syspath_prepend(str(_source_checkout(backends.root, "tvm-backend-lone",
+    monkeypatch.syspath_prepend(str(_source_checkout(backends, "tvm-backend-lone",
                                                      "tvm_backend_lone", "lone", ("absent",))))
     importlib.invalidate_caches()
     import tvm_backend_lone.plugin as lone
@@ -84,9 +72,9 @@ def test_a_requirement_missing_from_the_source_checkout_fails_the_backend(backen
         lone.register_backend()
 
 
-def test_source_entry_points_read_pyproject(tmp_path):
-    src = _source_checkout(tmp_path, "tvm-backend-x", "x_impl", "x")
-    (eps,) = [_discovery.scan_source_entry_points([str(src), str(tmp_path)])]
+def test_source_entry_points_read_pyproject(backends):
+    src = _source_checkout(backends, "tvm-backend-x", "x_impl", "x")
+    (eps,) = [_discovery.scan_source_entry_points([str(src), str(backends.root)])]
     assert eps == [_discovery.EntryPointInfo("x", "x_impl.plugin", "tvm-backend-x", "0.3.0")]
     assert _discovery.source_entry_point("x", [str(src)]) == eps[0]
     assert _discovery.source_entry_point("y", [str(src)]) is None
