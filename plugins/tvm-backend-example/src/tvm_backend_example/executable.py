@@ -79,7 +79,7 @@ class ExampleBuilder(Builder):
     language = "c"
     binary_suffix = "so"
     format = 1  # bump when the generated code or the metadata changes incompatibly
-    executable_type = ExampleExecutable
+    executable_type = ExampleExecutable  # what load() makes of the binary and its metadata
 
     def codegen(self, mod: IRModule, target: Any, options: ExampleOptions) -> Artifact:
         source, functions = generate_c(mod, target, float16=toolchain(options.cc).has_float16)
