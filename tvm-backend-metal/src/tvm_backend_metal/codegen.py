@@ -24,7 +24,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo, const_numel
+from tvm.backend.sdk import (
+    CodegenCStyle,
+    FunctionInfo,
+    OpTemplate,
+    ParamInfo,
+    const_numel,
+    storage_sync_rule,
+)
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -103,14 +110,12 @@ def _rule_unsupported(what: str) -> Any:
     return rule
 
 
-def _rule_storage_sync(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
-    scope = call.args[0].value if isinstance(call.args[0], E.StringImm) else str(call.args[0])
-    if scope in ("shared", "shared.dyn"):
-        return "threadgroup_barrier(mem_flags::mem_threadgroup)"
-    if scope == "warp":
-        return "simdgroup_barrier(mem_flags::mem_threadgroup)"
-    raise TVMError(f"T.tvm_storage_sync({scope!r}) has no Metal form (no barrier across "
-                   "threadgroups); end the kernel there and launch another")
+_rule_storage_sync = storage_sync_rule(
+    {"shared": "threadgroup_barrier(mem_flags::mem_threadgroup)",
+     "shared.dyn": "threadgroup_barrier(mem_flags::mem_threadgroup)",
+     "warp": "simdgroup_barrier(mem_flags::mem_threadgroup)"},
+    "Metal form (no barrier across threadgroups); end the kernel there and launch another",
+    TVMError)
 
 
 def _rule_shuffle(fn: str) -> Any:
@@ -147,7 +152,6 @@ class MetalCodegen(CodegenCStyle):
 
     target_kind: ClassVar[str] = "metal"
     kernel_prefix: ClassVar[str] = "kernel "
-    kernel_return_type: ClassVar[str] = "void"
     function_prefix: ClassVar[str] = "static inline "
     function_return_type: ClassVar[str] = "void"
     restrict_keyword: ClassVar[str] = ""

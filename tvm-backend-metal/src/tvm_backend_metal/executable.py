@@ -58,33 +58,6 @@ class MetalOptions(Options):
                                 "time")
 
 
-class MetalBuilder(Builder):
-    """Kind ``metal``: MSL printed by :class:`~tvm_backend_metal.codegen.MetalCodegen`, compiled
-    by the Metal driver when it first runs (so core caches nothing at the compile stage)."""
-
-    kind = KIND
-    options_type = MetalOptions
-    language = "metal"
-    binary_suffix = "metal"
-    format = 3  # 3: the build contract (core's launch plans in the metadata, MSL as the binary)
-    cached = False
-
-    def codegen(self, mod: IRModule, target: Any, options: MetalOptions) -> Artifact:
-        source, _ = generate_msl(mod, target)
-        # The arrays are host (numpy) arrays, copied to and from Metal buffers: device "cpu".
-        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
-        kernels = sorted({s.kernel for p in plans for s in p.steps})
-        return Artifact(source, {"plans": [p.to_dict() for p in plans], "kernels": kernels})
-
-    def compile(self, artifact: Artifact, options: MetalOptions) -> bytes:
-        names = [p["signature"]["name"] for p in artifact.metadata["plans"]]
-        return package_msl(artifact.source, check=options.check, name=names[0] if names else
-                           "mod")
-
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> MetalExecutable:
-        return MetalExecutable(target, binary, metadata)
-
-
 class MetalFunction(PlanFunction):
     """One entry function; calling it checks the arguments and launches its kernels."""
 
@@ -166,6 +139,31 @@ class MetalExecutable(PlanExecutable[MetalFunction]):
             compile_msl(self.source, kernel, filename=f"{kernel}.metal")(grid, block, buffers)
 
         return launch
+
+
+class MetalBuilder(Builder):
+    """Kind ``metal``: MSL printed by :class:`~tvm_backend_metal.codegen.MetalCodegen`, compiled
+    by the Metal driver when it first runs (so core caches nothing at the compile stage)."""
+
+    kind = KIND
+    options_type = MetalOptions
+    language = "metal"
+    binary_suffix = "metal"
+    format = 3  # 3: the build contract (core's launch plans in the metadata, MSL as the binary)
+    cached = False
+    executable_type = MetalExecutable
+
+    def codegen(self, mod: IRModule, target: Any, options: MetalOptions) -> Artifact:
+        source, _ = generate_msl(mod, target)
+        # The arrays are host (numpy) arrays, copied to and from Metal buffers: device "cpu".
+        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
+        kernels = sorted({s.kernel for p in plans for s in p.steps})
+        return Artifact(source, {"plans": [p.to_dict() for p in plans], "kernels": kernels})
+
+    def compile(self, artifact: Artifact, options: MetalOptions) -> bytes:
+        names = [p["signature"]["name"] for p in artifact.metadata["plans"]]
+        return package_msl(artifact.source, check=options.check, name=names[0] if names else
+                           "mod")
 
 
 def _np_dtype(name: str) -> Any:

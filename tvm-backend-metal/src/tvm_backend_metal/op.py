@@ -178,23 +178,26 @@ _declare("simdgroup_store", _store, _rule_load_store("simdgroup_store"), nargs=7
          dtype="handle", seed_alias=True)
 _declare("simdgroup_multiply_accumulate", _mma, _rule_mma, nargs=8, dtype="handle",
          seed_alias=True)
-_declare("simd_shuffle", _lane, "simd_shuffle({0}, {1})", nargs=2, dtype="arg0",
-         doc="The value of ``var`` in lane ``lane`` of the SIMD group.")
-_declare("simd_shuffle_up", _delta, "simd_shuffle_up({0}, {1})", nargs=2, dtype="arg0",
-         doc="The value of ``var`` in lane ``lane - delta`` (own value for the first lanes).")
-_declare("simd_shuffle_down", _delta, "simd_shuffle_down({0}, {1})", nargs=2, dtype="arg0",
-         doc="The value of ``var`` in lane ``lane + delta`` (own value for the last lanes).")
-_declare("simd_shuffle_xor", _mask, "simd_shuffle_xor({0}, {1})", nargs=2, dtype="arg0",
-         doc="The value of ``var`` in lane ``lane ^ mask`` (butterfly exchange).")
-_declare("simd_broadcast", _lane, "simd_broadcast({0}, {1})", nargs=2, dtype="arg0",
-         doc="The value of ``var`` in lane ``lane`` (``lane`` the same for the whole SIMD "
-             "group).")
-_declare("simd_sum", _value, "simd_sum({0})", nargs=1, dtype="arg0",
-         doc="The sum of ``var`` over the active lanes of the SIMD group.")
-_declare("simd_max", _value, "simd_max({0})", nargs=1, dtype="arg0",
-         doc="The maximum of ``var`` over the active lanes of the SIMD group.")
-_declare("simd_min", _value, "simd_min({0})", nargs=1, dtype="arg0",
-         doc="The minimum of ``var`` over the active lanes of the SIMD group.")
+# The SIMD-group functions of a value: (name, operands, number of operands, what it returns).
+# Each is the MSL function of the same name on its operands (``simd_shuffle({0}, {1})``) and
+# has the type of its first operand.
+_SIMD_VALUE_FUNCTIONS = (
+    ("simd_shuffle", _lane, 2, "The value of ``var`` in lane ``lane`` of the SIMD group."),
+    ("simd_shuffle_up", _delta, 2,
+     "The value of ``var`` in lane ``lane - delta`` (own value for the first lanes)."),
+    ("simd_shuffle_down", _delta, 2,
+     "The value of ``var`` in lane ``lane + delta`` (own value for the last lanes)."),
+    ("simd_shuffle_xor", _mask, 2,
+     "The value of ``var`` in lane ``lane ^ mask`` (butterfly exchange)."),
+    ("simd_broadcast", _lane, 2,
+     "The value of ``var`` in lane ``lane`` (``lane`` the same for the whole SIMD group)."),
+    ("simd_sum", _value, 1, "The sum of ``var`` over the active lanes of the SIMD group."),
+    ("simd_max", _value, 1, "The maximum of ``var`` over the active lanes of the SIMD group."),
+    ("simd_min", _value, 1, "The minimum of ``var`` over the active lanes of the SIMD group."),
+)
+for _name, _operands, _nargs, _doc in _SIMD_VALUE_FUNCTIONS:
+    _template = f"{_name}({', '.join(f'{{{i}}}' for i in range(_nargs))})"
+    _declare(_name, _operands, _template, nargs=_nargs, dtype="arg0", doc=_doc)
 _declare("threadgroup_barrier", _threadgroup_mem, _rule_barrier("threadgroup_barrier"), nargs=1,
          dtype="void", doc="``threadgroup_barrier(mem_flags::mem_<mem>)``: every thread of the "
                            "threadgroup waits.")

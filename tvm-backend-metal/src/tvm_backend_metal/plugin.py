@@ -15,13 +15,10 @@ from tvm.backend.sdk import layout_spec
 from . import __version__, dispatch, op, runtime, tags
 from .script import MetalNamespace
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
-
-NAME = "metal"
-KIND = tags.KIND
+__all__ = ["SPEC", "register_backend"]
 
 SPEC = layout_spec(
-    NAME, __version__, ">=2,<3", tags,
+    "metal", __version__, ">=2,<3", tags,
     description="Apple GPUs: Metal Shading Language (runs on macOS; checked and emulated "
                 "on the CPU elsewhere)",
     seed_tags=True,  # the seed's metal.target_tags
@@ -33,6 +30,5 @@ SPEC = layout_spec(
     # the demo's kernels are TVMScript and it brings tvm.demo: named, loaded when the demo runs
     demo_cases="tvm_backend_metal.demo:demo_cases",
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -9,10 +9,11 @@ Builder instance works too). A builder is three stages and an options type::
         kind = "mydev"                      # the target kind it builds
         options_type = MyOptions            # frozen dataclass, subclass of Options
         language = "c"                      # the source stage's language (dump file suffix)
+        executable_type = MyExecutable      # what load() makes of a binary and its metadata
 
         def codegen(self, mod, target, options) -> Artifact:   # lowered IR -> source (+ metadata)
         def compile(self, artifact, options) -> bytes:        # source -> binary bytes
-        def load(self, binary, metadata, target) -> Executable # binary + metadata -> callable
+        def load(self, binary, metadata, target) -> Executable # (default: executable_type(...))
 
 Core owns everything around the stages, once for every backend (:func:`build`, :func:`load`):
 
@@ -35,7 +36,7 @@ import json
 import os
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -245,7 +246,9 @@ class Builder:
     * ``binary_suffix``: the suffix of the binary stage in dumps (``so``, ``cubin``, ...);
     * ``format``: bump it when generated code or the binary layout changes incompatibly (it is
       part of the cache key and recorded in exported files);
-    * ``cached``: whether core caches :meth:`compile`'s output (False when compiling is free).
+    * ``cached``: whether core caches :meth:`compile`'s output (False when compiling is free);
+    * ``executable_type``: the :class:`~tvm.runtime.executable.Executable` subclass that the
+      default :meth:`load` makes, ``executable_type(target, binary, metadata)``.
     """
 
     kind: ClassVar[str] = ""
@@ -254,6 +257,7 @@ class Builder:
     binary_suffix: ClassVar[str] = "bin"
     format: ClassVar[int] = 1
     cached: ClassVar[bool] = True
+    executable_type: ClassVar[type[Executable] | None] = None
 
     @property
     def name(self) -> str:
@@ -274,8 +278,13 @@ class Builder:
         raise NotImplementedError(f"{type(self).__name__}.compile")
 
     def load(self, binary: Binary, metadata: Mapping[str, Any], target: Target) -> Executable:
-        """The executable of a binary and its metadata (fresh from a build, or from a file)."""
-        raise NotImplementedError(f"{type(self).__name__}.load")
+        """The executable of a binary and its metadata (fresh from a build, or from a file).
+        Default: ``executable_type(target, binary, metadata)``."""
+        if self.executable_type is None:
+            raise NotImplementedError(f"{type(self).__name__}.load")
+        # a backend's Executable takes (target, binary, metadata), not the base's entry names
+        make: Callable[..., Executable] = self.executable_type
+        return make(target, binary, metadata)
 
     # -- optional ----------------------------------------------------------------------------
     def resolve_target(self, target: Target, options: Any = None) -> Target:

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
     from .._registry import record_undo
     from ..backend._loader import load_or_register
     from ..backend.contract import Artifact, Binary, Builder, Options, option, register_builder
+    from ..backend.signatures import exported_signatures  # issue 25, round 8
     from ..codegen.bounds import BOUNDS_MESSAGE, bounds_check_enabled
     from ..codegen.c_rules import const_numel
+    from ..codegen.c_rules import storage_sync_rule as storage_sync_rule  # issue 25, round 8
     from ..codegen.c_style import (
         CodegenCStyle,
         CudaStyleCodegen,
@@ -223,6 +225,9 @@ __all__ = [
     "matmul_demo",
     "softmax_demo",
     "unflatten",
+    # issue 25, round 8 (the plugin backends)
+    "exported_signatures",
+    "storage_sync_rule",
 ]
 
 #: public name -> (the module that defines it, its name there)
@@ -349,6 +354,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "matmul_demo": ("..demo", "matmul_demo"),
     "softmax_demo": ("..demo", "softmax_demo"),
     "unflatten": ("..tirx.operator.tile_primitive.common", "unflatten"),
+    # issue 25, round 8 (the plugin backends)
+    "exported_signatures": ("..backend.signatures", "exported_signatures"),
+    "storage_sync_rule": ("..codegen.c_rules", "storage_sync_rule"),
 }
 
 

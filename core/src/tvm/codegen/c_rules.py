@@ -40,10 +40,32 @@ def _rule_access_ptr(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(({qual}{ctype}*)({args[1]}) + ({args[2]}))"
 
 
+def sync_scope(call: E.Call) -> str:
+    """The scope of a ``T.tvm_storage_sync(scope)`` call, as text."""
+    scope = call.args[0]
+    return scope.value if isinstance(scope, E.StringImm) else str(scope)
+
+
+def storage_sync_rule(barriers: Mapping[str, str], missing: str,
+                      error: type[Exception] = CodegenError) -> OpRule:
+    """The rule of ``T.tvm_storage_sync(scope)`` in a dialect whose barrier for each scope is
+    one fixed statement, ``barriers[scope]``; another scope raises ``error`` with the message
+    ``T.tvm_storage_sync('<scope>') has no <missing>`` (the dialect's form and what to do)."""
+
+    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+        scope = sync_scope(call)
+        barrier = barriers.get(scope)
+        if barrier is None:
+            raise error(f"T.tvm_storage_sync({scope!r}) has no {missing}")
+        return barrier
+
+    return rule
+
+
 def _rule_storage_sync(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     """``T.tvm_storage_sync(scope)`` in CUDA-style code: the CTA's barrier for shared memory,
     ``__syncwarp()`` for a warp; a grid-wide barrier has no single statement."""
-    scope = call.args[0].value if isinstance(call.args[0], E.StringImm) else str(call.args[0])
+    scope = sync_scope(call)
     if scope in ("shared", "shared.dyn") and cg.barrier:
         return cg.barrier
     if scope == "warp":

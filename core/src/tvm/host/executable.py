@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..backend.contract import Artifact, Binary, Builder, Options, option
+from ..backend.signatures import exported_signatures
 from ..codegen.c_style import FunctionInfo
 from ..error import TVMError
 from ..ir.function import IRModule
 from ..runtime.arguments import Signature
 from ..runtime.executable import Executable
-from ..tirx.transform.signature import signature_from_func
 from .codegen import generate_c
 from .compiler import get_toolchain, missing_cpu_features
 from .runtime import HostFunction, load_library
@@ -62,7 +62,8 @@ class HostBuilder(Builder):
         compiler = {"command": toolchain.display, "version": toolchain.version, "flags": flags}
         return Artifact(source, {
             "functions": {f.name: f.to_dict() for f in functions},
-            "arguments": {n: s.to_dict() for n, s in _signatures(mod, functions).items()},
+            "arguments": {n: s.to_dict()
+                          for n, s in exported_signatures(mod, functions, "cpu").items()},
             "compiler": compiler,
             # the CPU features the binary may use: loading refuses a CPU without them
             "isa": toolchain.isa_for(options.mcpu).to_dict(),
@@ -176,10 +177,3 @@ def _check_isa(isa: Mapping[str, Any]) -> None:
 
 def _describe(names: Sequence[str]) -> str:
     return f"the C source of {', '.join(names) or 'an empty module'}"
-
-
-def _signatures(mod: IRModule, functions: list[FunctionInfo]) -> dict[str, Signature]:
-    """The argument signature of every exported function, from the IR (names as in C)."""
-    by_name = {str(f.attrs.get("global_symbol", name)): f for name, f in mod.functions.items()}
-    return {info.name: signature_from_func(by_name[info.name], "cpu", name=info.name)
-            for info in functions if info.name in by_name}

@@ -13,9 +13,8 @@ from tvm.target import Target
 from . import tags
 from ._version import __version__
 
-__all__ = ["DISTRIBUTION", "NAME", "REQUIRES", "SPEC", "register_backend"]
+__all__ = ["REQUIRES", "SPEC", "register_backend"]
 
-NAME = "adreno"
 #: the backends whose kinds the Adreno tags use; they load before this one
 REQUIRES = ("opencl", "vulkan")
 
@@ -26,7 +25,7 @@ def _default_pipeline(target: Target) -> str | None:
 
 
 SPEC = layout_spec(
-    NAME, __version__, ">=2,<3", tags,
+    "adreno", __version__, ">=2,<3", tags,
     requires=REQUIRES,
     description="Qualcomm Adreno GPUs: the seed's tags and the adreno pipeline, built by "
                 "the OpenCL backend",
@@ -39,6 +38,5 @@ SPEC = layout_spec(
     delegates={stage: "opencl" for stage in ("op.py", "script.py", "codegen.py", "compiler.py",
                                              "executable.py", "runtime.py")},
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -30,8 +30,8 @@ from tvm.backend.sdk import (
     FunctionInfo,
     Options,
     Signature,
+    exported_signatures,
     option,
-    signature_from_func,
 )
 from tvm.ir.function import IRModule
 
@@ -49,39 +49,6 @@ class ExampleOptions(Options):
 
     opt_level: int = option(2, "optimisation level of the C compiler (-O<n>)")
     cc: str | None = option(None, "the C compiler command (default: $CC, else cc)")
-
-
-class ExampleBuilder(Builder):
-    """Kind ``example``: C from :mod:`.codegen`, a shared object from the system C compiler."""
-
-    kind = KIND
-    options_type = ExampleOptions
-    language = "c"
-    binary_suffix = "so"
-    format = 1  # bump when the generated code or the metadata changes incompatibly
-
-    def codegen(self, mod: IRModule, target: Any, options: ExampleOptions) -> Artifact:
-        source, functions = generate_c(mod, target, float16=toolchain(options.cc).has_float16)
-        by_symbol = {str(f.attrs.get("global_symbol", n)): f for n, f in mod.functions.items()}
-        return Artifact(source, {
-            "functions": [f.to_dict() for f in functions],
-            "arguments": {f.name: signature_from_func(by_symbol[f.name], "cpu",
-                                                      name=f.name).to_dict()
-                          for f in functions},
-            "compiler": compiler_info(options.cc, options.opt_level),
-        })
-
-    def compile_key(self, artifact: Artifact, options: ExampleOptions) -> Any:
-        return artifact.metadata["compiler"]  # a new compiler version means a new binary
-
-    def compile(self, artifact: Artifact, options: ExampleOptions) -> bytes:
-        names = ", ".join(f["name"] for f in artifact.metadata["functions"]) or "no function"
-        return compile_c(artifact.source, options.cc, artifact.metadata["compiler"]["flags"],
-                         what=f"the C of {names}")
-
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any
-             ) -> ExampleExecutable:
-        return ExampleExecutable(target, binary, metadata)
 
 
 class ExampleExecutable(Executable):
@@ -102,3 +69,31 @@ class ExampleExecutable(Executable):
         if name not in self.functions:
             raise self._no_function(name)
         return self.functions[name]
+
+
+class ExampleBuilder(Builder):
+    """Kind ``example``: C from :mod:`.codegen`, a shared object from the system C compiler."""
+
+    kind = KIND
+    options_type = ExampleOptions
+    language = "c"
+    binary_suffix = "so"
+    format = 1  # bump when the generated code or the metadata changes incompatibly
+    executable_type = ExampleExecutable  # what load() makes of the binary and its metadata
+
+    def codegen(self, mod: IRModule, target: Any, options: ExampleOptions) -> Artifact:
+        source, functions = generate_c(mod, target, float16=toolchain(options.cc).has_float16)
+        return Artifact(source, {
+            "functions": [f.to_dict() for f in functions],
+            "arguments": {n: s.to_dict()
+                          for n, s in exported_signatures(mod, functions, "cpu").items()},
+            "compiler": compiler_info(options.cc, options.opt_level),
+        })
+
+    def compile_key(self, artifact: Artifact, options: ExampleOptions) -> Any:
+        return artifact.metadata["compiler"]  # a new compiler version means a new binary
+
+    def compile(self, artifact: Artifact, options: ExampleOptions) -> bytes:
+        names = ", ".join(f["name"] for f in artifact.metadata["functions"]) or "no function"
+        return compile_c(artifact.source, options.cc, artifact.metadata["compiler"]["flags"],
+                         what=f"the C of {names}")

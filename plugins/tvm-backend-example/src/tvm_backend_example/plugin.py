@@ -23,10 +23,7 @@ from ._version import __version__
 from .pipeline import example_pipeline
 from .script import ExampleNamespace
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
-
-NAME = "example"
-KIND = tags.KIND
+__all__ = ["SPEC", "register_backend"]
 
 # layout_spec fills in what follows from the name and the layout: the distribution
 # tvm-backend-example, the aliases tvm.backend.example and tvm.tirx.example, the kinds and tags
@@ -34,7 +31,7 @@ KIND = tags.KIND
 # imported: executable.py and the codegen it imports load on the first build)
 SPEC = layout_spec(
     # the plugin-API versions this backend was written against (core has 2)
-    NAME, __version__, ">=2,<3", tags,
+    "example", __version__, ">=2,<3", tags,
     description="a minimal example backend (template): C for this CPU, run with ctypes",
     script_namespaces={"example": ExampleNamespace},
     register_ops=op.register_ops,
@@ -46,6 +43,5 @@ SPEC = layout_spec(
     # rows of `python -m tvm demo`; named, so tvm.demo loads only when the demo runs
     demo_cases="tvm_backend_example.demo:demo_cases",
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

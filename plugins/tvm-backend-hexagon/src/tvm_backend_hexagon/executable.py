@@ -25,8 +25,8 @@ from tvm.backend.sdk import (
     FunctionInfo,
     Options,
     Signature,
+    exported_signatures,
     option,
-    signature_from_func,
 )
 from tvm.ir.function import IRModule
 
@@ -45,6 +45,36 @@ class HexagonOptions(Options):
     opt_level: int = option(2, "the compiler's -O<n>")
 
 
+class HexagonExecutable(Executable):
+    """A Hexagon object file, its C source and the argument signatures of its functions."""
+
+    backend = "hexagon"
+
+    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+        infos = [FunctionInfo.from_dict(d) for d in metadata["functions"]]
+        super().__init__(target, [f.name for f in infos], binary=binary, metadata=metadata)
+        self.source = str(metadata["source"])
+        self.functions = {f.name: f for f in infos}
+        self.signatures = {name: Signature.from_dict(s)
+                           for name, s in metadata["arguments"].items()}
+
+    @property
+    def object_file(self) -> bytes:
+        """The Hexagon ELF relocatable object the compiler produced."""
+        return self.binary.data
+
+    def get_function(self, name: str) -> Any:
+        if name not in self.functions:
+            raise self._no_function(name)
+
+        def run(*args: Any) -> None:
+            raise runtime.HexagonRuntimeUnavailable(
+                f"cannot run {name!r} on {self.target.attrs['mcpu']}: {runtime.REASON}. The C is "
+                "in ex.inspect_source() and the object file in ex.object_file")
+
+        return run
+
+
 class HexagonBuilder(Builder):
     """Kind ``hexagon``: C from :mod:`.codegen`, an object file from a Hexagon compiler."""
 
@@ -53,16 +83,15 @@ class HexagonBuilder(Builder):
     language = "c"
     binary_suffix = "o"
     format = 1
+    executable_type = HexagonExecutable
 
     def codegen(self, mod: IRModule, target: Any, options: HexagonOptions) -> Artifact:
         source, functions = generate_c(mod, target)
-        by_symbol = {str(f.attrs.get("global_symbol", n)): f for n, f in mod.functions.items()}
         attrs = target.attrs
         return Artifact(source, {
             "functions": [f.to_dict() for f in functions],
-            "arguments": {f.name: signature_from_func(by_symbol[f.name], KIND,
-                                                      name=f.name).to_dict()
-                          for f in functions},
+            "arguments": {n: s.to_dict()
+                          for n, s in exported_signatures(mod, functions, KIND).items()},
             "arch": {"mcpu": attrs["mcpu"], "mattr": list(attrs["mattr"]),
                      "llvm_options": list(attrs["llvm-options"])},
         })
@@ -84,41 +113,3 @@ class HexagonBuilder(Builder):
                                 llvm_options=arch["llvm_options"], opt_level=options.opt_level,
                                 what=f"the C of {names}")
         return binary, {"compiler": self.compile_key(artifact, options)}
-
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any
-             ) -> HexagonExecutable:
-        return HexagonExecutable(target, binary, metadata)
-
-
-class HexagonExecutable(Executable):
-    """A Hexagon object file, its C source and the argument signatures of its functions."""
-
-    backend = "hexagon"
-
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        infos = [FunctionInfo.from_dict(d) for d in metadata["functions"]]
-        super().__init__(target, [f.name for f in infos], binary=binary, metadata=metadata)
-        self.source = str(metadata["source"])
-        self.functions = {f.name: f for f in infos}
-        self.signatures = {name: Signature.from_dict(s)
-                           for name, s in metadata["arguments"].items()}
-        self._binary = binary
-
-    @property
-    def object_file(self) -> bytes:
-        """The Hexagon ELF relocatable object the compiler produced."""
-        return self._binary.data
-
-    def inspect_source(self, kind: str = "") -> str:
-        return self.source
-
-    def get_function(self, name: str) -> Any:
-        if name not in self.functions:
-            raise self._no_function(name)
-
-        def run(*args: Any) -> None:
-            raise runtime.HexagonRuntimeUnavailable(
-                f"cannot run {name!r} on {self.target.attrs['mcpu']}: {runtime.REASON}. The C is "
-                "in ex.inspect_source() and the object file in ex.object_file")
-
-        return run

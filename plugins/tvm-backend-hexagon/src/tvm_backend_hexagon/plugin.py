@@ -15,13 +15,10 @@ from tvm.backend.sdk import layout_spec
 from . import dispatch, op, tags
 from ._version import __version__
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
-
-NAME = "hexagon"
-KIND = tags.KIND
+__all__ = ["SPEC", "register_backend"]
 
 SPEC = layout_spec(
-    NAME, __version__, ">=2,<3", tags,
+    "hexagon", __version__, ">=2,<3", tags,
     description="Qualcomm Hexagon DSPs: C compiled to Hexagon objects (running needs the SDK)",
     seed_tags=True,  # the seed's hexagon.target_tags
     register_ops=op.register_ops,
@@ -31,6 +28,5 @@ SPEC = layout_spec(
     # compiler.py imports subprocess: named, so it loads only when pytest asks for the probe
     device_probes={"hexagon_cc": "tvm_backend_hexagon.compiler:compiler_unavailable_reason"},
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

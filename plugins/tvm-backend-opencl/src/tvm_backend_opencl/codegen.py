@@ -167,16 +167,13 @@ class OpenCLCodegen(CodegenCStyle):
 
     target_kind: ClassVar[str] = "opencl"
     kernel_prefix: ClassVar[str] = "__kernel "
-    kernel_return_type: ClassVar[str] = "void"
     function_prefix: ClassVar[str] = "static inline "
     function_return_type: ClassVar[str] = "void"
-    restrict_keyword: ClassVar[str] = "restrict"
     pointer_qualifiers: ClassVar[dict[str, str]] = {
         "global": "__global ", "shared": "__local ", "shared.dyn": "__local ",
         "constant": "__constant ", "local": "__private ",
     }
     storage_qualifiers: ClassVar[dict[str, str]] = {"shared": "__local ", "shared.dyn": "__local "}
-    align_attribute: ClassVar[str] = "__attribute__((aligned({n})))"
     alloc_alignment: ClassVar[int] = 16
     max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
     stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})

@@ -54,45 +54,6 @@ class OpenCLOptions(Options):
                                "when there is one", key=False)
 
 
-class OpenCLBuilder(Builder):
-    """Kind ``opencl``: OpenCL C from :class:`~tvm_backend_opencl.codegen.OpenCLCodegen`,
-    built by the driver for the device it runs on (so core caches nothing)."""
-
-    kind = KIND
-    options_type = OpenCLOptions
-    language = "cl"
-    binary_suffix = "cl"
-    format = 1
-    cached = False
-
-    def codegen(self, mod: IRModule, target: Any, options: OpenCLOptions) -> Artifact:
-        # The arrays are host (numpy) arrays, copied to and from device buffers: device "cpu".
-        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
-        source, kernels = generate_opencl(mod, target)
-        return Artifact(source, {
-            "plans": [p.to_dict() for p in plans],
-            "kernels": {k.name: {"dyn_smem": k.dyn_smem} for k in kernels},
-            "build_options": options.build_options,
-            # where compile() checks the build: the device the target runs on
-            "device": {"device_type": target.attrs["device_type"],
-                       "platform": target.attrs["platform"]},
-        })
-
-    def compile(self, artifact: Artifact, options: OpenCLOptions) -> tuple[bytes, dict[str, Any]]:
-        built_on = None
-        if options.check:
-            target = artifact.metadata.get("device", {})
-            names = ", ".join(p["signature"]["name"] for p in artifact.metadata["plans"])
-            built_on = check_build(artifact.source, device_type=target.get("device_type", "all"),
-                                   platform=target.get("platform", ""),
-                                   options=options.build_options,
-                                   what=f"the OpenCL C of {names or 'the module'}")
-        return package_source(artifact.source), {"checked_on": built_on}
-
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> OpenCLExecutable:
-        return OpenCLExecutable(target, binary, metadata)
-
-
 class OpenCLFunction(PlanFunction):
     """One entry function; calling it checks the arguments and launches its kernels."""
 
@@ -176,3 +137,40 @@ class OpenCLExecutable(PlanExecutable[OpenCLFunction]):
     def program(self, device: runtime.Device) -> Any:
         return device.program(self.source, self.build_options,
                               what=f"the OpenCL C of {', '.join(self.entry_names)}")
+
+
+class OpenCLBuilder(Builder):
+    """Kind ``opencl``: OpenCL C from :class:`~tvm_backend_opencl.codegen.OpenCLCodegen`,
+    built by the driver for the device it runs on (so core caches nothing)."""
+
+    kind = KIND
+    options_type = OpenCLOptions
+    language = "cl"
+    binary_suffix = "cl"
+    format = 1
+    cached = False
+    executable_type = OpenCLExecutable
+
+    def codegen(self, mod: IRModule, target: Any, options: OpenCLOptions) -> Artifact:
+        # The arrays are host (numpy) arrays, copied to and from device buffers: device "cpu".
+        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
+        source, kernels = generate_opencl(mod, target)
+        return Artifact(source, {
+            "plans": [p.to_dict() for p in plans],
+            "kernels": {k.name: {"dyn_smem": k.dyn_smem} for k in kernels},
+            "build_options": options.build_options,
+            # where compile() checks the build: the device the target runs on
+            "device": {"device_type": target.attrs["device_type"],
+                       "platform": target.attrs["platform"]},
+        })
+
+    def compile(self, artifact: Artifact, options: OpenCLOptions) -> tuple[bytes, dict[str, Any]]:
+        built_on = None
+        if options.check:
+            target = artifact.metadata.get("device", {})
+            names = ", ".join(p["signature"]["name"] for p in artifact.metadata["plans"])
+            built_on = check_build(artifact.source, device_type=target.get("device_type", "all"),
+                                   platform=target.get("platform", ""),
+                                   options=options.build_options,
+                                   what=f"the OpenCL C of {names or 'the module'}")
+        return package_source(artifact.source), {"checked_on": built_on}

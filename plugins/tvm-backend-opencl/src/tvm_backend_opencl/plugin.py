@@ -15,13 +15,10 @@ from . import dispatch, op, runtime, tags
 from ._version import __version__
 from .script import OpenCLNamespace
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
-
-NAME = "opencl"
-KIND = tags.KIND
+__all__ = ["SPEC", "register_backend"]
 
 SPEC = layout_spec(
-    NAME, __version__, ">=2,<3", tags,
+    "opencl", __version__, ">=2,<3", tags,
     description="OpenCL devices: OpenCL C built by the driver (GPUs; CPUs through PoCL)",
     script_namespaces={"opencl": OpenCLNamespace},
     register_ops=op.register_ops,
@@ -30,6 +27,5 @@ SPEC = layout_spec(
     device_probes={"opencl": runtime.unavailable_reason},
     demo_cases="tvm_backend_opencl.demo:demo_cases",
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

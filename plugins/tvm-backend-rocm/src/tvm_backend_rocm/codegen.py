@@ -27,7 +27,14 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import DYN_SMEM, CudaStyleCodegen, FunctionInfo, KernelCodegen, const_dims
+from tvm.backend.sdk import (
+    DYN_SMEM,
+    CudaStyleCodegen,
+    FunctionInfo,
+    KernelCodegen,
+    const_dims,
+    storage_sync_rule,
+)
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
@@ -40,15 +47,11 @@ MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
 SIMDS_PER_CU = 4
 
 
-def _rule_storage_sync(cg: Any, call: E.Call, args: list[str]) -> str:
-    """A wavefront runs in lock step: its barrier only orders the compiler's memory accesses."""
-    scope = call.args[0].value if isinstance(call.args[0], E.StringImm) else str(call.args[0])
-    if scope in ("shared", "shared.dyn"):
-        return "__syncthreads()"
-    if scope == "warp":
-        return "__builtin_amdgcn_wave_barrier()"
-    raise CodegenError(f"T.tvm_storage_sync({scope!r}) has no HIP form (no barrier across "
-                       "workgroups); end the kernel there and launch another")
+# A wavefront runs in lock step: its barrier only orders the compiler's memory accesses.
+_rule_storage_sync = storage_sync_rule(
+    {"shared": "__syncthreads()", "shared.dyn": "__syncthreads()",
+     "warp": "__builtin_amdgcn_wave_barrier()"},
+    "HIP form (no barrier across workgroups); end the kernel there and launch another")
 
 
 def _rule_shuffle(fn: str) -> Any:

@@ -46,6 +46,36 @@ class RocmOptions(Options):
     hipcc_flags: tuple[str, ...] = option((), "more hipcc options, e.g. ('-ffast-math',)")
 
 
+class RocmExecutable(Executable):
+    """The code object of a module's kernels and the launch plans of its functions."""
+
+    backend = "rocm"
+
+    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"]]
+        super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
+        self.source = str(metadata["source"])
+        self.plans = {p.name: p for p in plans}
+        self.kernel_names = list(metadata.get("kernels", []))
+
+    @property
+    def code_object(self) -> bytes:
+        """The AMD GPU code object (an ELF file) hipcc produced."""
+        return self.binary.data
+
+    def get_function(self, name: str) -> Any:
+        if name not in self.plans:
+            raise self._no_function(name)
+
+        def run(*args: Any) -> None:
+            raise runtime.RocmRuntimeUnavailable(
+                f"cannot run {name!r} for {self.target.attrs['mcpu']}: "
+                f"{runtime.unavailable_reason()}. The HIP is in ex.inspect_source() and the code "
+                "object in ex.code_object")
+
+        return run
+
+
 class RocmBuilder(Builder):
     """Kind ``rocm``: HIP from :class:`~tvm_backend_rocm.codegen.HipCodegen`, a code object from
     hipcc for the target's ``mcpu``."""
@@ -55,6 +85,7 @@ class RocmBuilder(Builder):
     language = "hip"
     binary_suffix = "hsaco"
     format = 1
+    executable_type = RocmExecutable
 
     def codegen(self, mod: IRModule, target: Any, options: RocmOptions) -> Artifact:
         source, kernels = generate_hip(mod, target)
@@ -79,40 +110,3 @@ class RocmBuilder(Builder):
                              opt_level=options.opt_level,
                              extra=options.hipcc_flags, what=f"the HIP of {names or 'the module'}")
         return binary, {"hipcc": self.compile_key(artifact, options)["hipcc"]}
-
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> RocmExecutable:
-        return RocmExecutable(target, binary, metadata)
-
-
-class RocmExecutable(Executable):
-    """The code object of a module's kernels and the launch plans of its functions."""
-
-    backend = "rocm"
-
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"]]
-        super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
-        self.source = str(metadata["source"])
-        self.plans = {p.name: p for p in plans}
-        self.kernel_names = list(metadata.get("kernels", []))
-        self._binary = binary
-
-    @property
-    def code_object(self) -> bytes:
-        """The AMD GPU code object (an ELF file) hipcc produced."""
-        return self._binary.data
-
-    def inspect_source(self, kind: str = "") -> str:
-        return self.source
-
-    def get_function(self, name: str) -> Any:
-        if name not in self.plans:
-            raise self._no_function(name)
-
-        def run(*args: Any) -> None:
-            raise runtime.RocmRuntimeUnavailable(
-                f"cannot run {name!r} for {self.target.attrs['mcpu']}: "
-                f"{runtime.unavailable_reason()}. The HIP is in ex.inspect_source() and the code "
-                "object in ex.code_object")
-
-        return run

@@ -14,13 +14,10 @@ from tvm.backend.sdk import layout_spec
 from . import dispatch, op, tags
 from ._version import __version__
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
-
-NAME = "rocm"
-KIND = tags.KIND
+__all__ = ["SPEC", "register_backend"]
 
 SPEC = layout_spec(
-    NAME, __version__, ">=2,<3", tags,
+    "rocm", __version__, ">=2,<3", tags,
     description="AMD GPUs: HIP C++ compiled to code objects by hipcc (no launcher yet)",
     seed_tags=True,  # the seed's rocm.target_tags
     register_ops=op.register_ops,
@@ -29,6 +26,5 @@ SPEC = layout_spec(
     # compiler.py imports subprocess: named, so it loads only when pytest asks for the probe
     device_probes={"hipcc": "tvm_backend_rocm.compiler:hipcc_unavailable_reason"},
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -50,30 +50,6 @@ class VulkanOptions(Options):
     target_env: str = option("vulkan1.1", "the Vulkan environment glslang and spirv-val target")
 
 
-class VulkanBuilder(Builder):
-    """Kind ``vulkan``: GLSL printed by :class:`~tvm_backend_vulkan.codegen.GLSLCodegen`,
-    compiled to SPIR-V by glslangValidator and checked by spirv-val."""
-
-    kind = KIND
-    options_type = VulkanOptions
-    language = "comp"
-    binary_suffix = "spv"
-    format = 1
-
-    def codegen(self, mod: IRModule, target: Any, options: VulkanOptions) -> Artifact:
-        return plan_artifact(mod, target, KIND, *generate_glsl(mod, target))
-
-    def compile(self, artifact: Artifact, options: VulkanOptions) -> tuple[bytes, dict[str, Any]]:
-        return compile_glsl(artifact.source, target_env=options.target_env,
-                            validate=options.validate)
-
-    def compile_key(self, artifact: Artifact, options: VulkanOptions) -> Any:
-        return tool_versions()
-
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> VulkanExecutable:
-        return VulkanExecutable(target, binary, metadata)
-
-
 class VulkanFunction(ShaderFunction):
     """One entry function; calling it checks the arguments and runs its kernels."""
 
@@ -108,3 +84,25 @@ class VulkanExecutable(ShaderExecutable):
 
     def run(self, launches: list[Any]) -> None:
         runtime.run(launches)
+
+
+class VulkanBuilder(Builder):
+    """Kind ``vulkan``: GLSL printed by :class:`~tvm_backend_vulkan.codegen.GLSLCodegen`,
+    compiled to SPIR-V by glslangValidator and checked by spirv-val."""
+
+    kind = KIND
+    options_type = VulkanOptions
+    language = "comp"
+    binary_suffix = "spv"
+    format = 1
+    executable_type = VulkanExecutable
+
+    def codegen(self, mod: IRModule, target: Any, options: VulkanOptions) -> Artifact:
+        return plan_artifact(mod, target, KIND, *generate_glsl(mod, target))
+
+    def compile(self, artifact: Artifact, options: VulkanOptions) -> tuple[bytes, dict[str, Any]]:
+        return compile_glsl(artifact.source, target_env=options.target_env,
+                            validate=options.validate)
+
+    def compile_key(self, artifact: Artifact, options: VulkanOptions) -> Any:
+        return tool_versions()

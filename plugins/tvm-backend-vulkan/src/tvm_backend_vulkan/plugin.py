@@ -15,13 +15,10 @@ from tvm.backend.sdk import layout_spec
 from . import dispatch, runtime, tags
 from ._version import __version__
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
-
-NAME = "vulkan"
-KIND = tags.KIND
+__all__ = ["SPEC", "register_backend"]
 
 SPEC = layout_spec(
-    NAME, __version__, ">=2,<3", tags,
+    "vulkan", __version__, ">=2,<3", tags,
     description="Vulkan compute: GLSL compiled to SPIR-V (glslang), checked by spirv-val, "
                 "run through the vulkan binding (lavapipe on a CPU)",
     register_dispatch=dispatch.register_all,
@@ -29,6 +26,5 @@ SPEC = layout_spec(
     device_probes={"vulkan": runtime.unavailable_reason},
     demo_cases="tvm_backend_vulkan.demo:demo_cases",
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())

@@ -47,27 +47,6 @@ class WebGPUOptions(Options):
                                 "(needs a WebGPU adapter)")
 
 
-class WebGPUBuilder(Builder):
-    """Kind ``webgpu``: WGSL printed by :class:`~tvm_backend_webgpu.codegen.WGSLCodegen`,
-    compiled by the WebGPU implementation when a pipeline is made (core caches nothing)."""
-
-    kind = KIND
-    options_type = WebGPUOptions
-    language = "wgsl"
-    binary_suffix = "wgsl"
-    format = 1
-    cached = False
-
-    def codegen(self, mod: IRModule, target: Any, options: WebGPUOptions) -> Artifact:
-        return plan_artifact(mod, target, KIND, *generate_wgsl(mod, target))
-
-    def compile(self, artifact: Artifact, options: WebGPUOptions) -> bytes:
-        return package_wgsl(artifact.source, check=options.check)
-
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> WebGPUExecutable:
-        return WebGPUExecutable(target, binary, metadata)
-
-
 class WebGPUFunction(ShaderFunction):
     """One entry function; calling it checks the arguments and runs its kernels."""
 
@@ -102,3 +81,22 @@ class WebGPUExecutable(ShaderExecutable):
 
     def run(self, launches: list[Any]) -> None:
         runtime.run(launches)
+
+
+class WebGPUBuilder(Builder):
+    """Kind ``webgpu``: WGSL printed by :class:`~tvm_backend_webgpu.codegen.WGSLCodegen`,
+    compiled by the WebGPU implementation when a pipeline is made (core caches nothing)."""
+
+    kind = KIND
+    options_type = WebGPUOptions
+    language = "wgsl"
+    binary_suffix = "wgsl"
+    format = 1
+    cached = False
+    executable_type = WebGPUExecutable
+
+    def codegen(self, mod: IRModule, target: Any, options: WebGPUOptions) -> Artifact:
+        return plan_artifact(mod, target, KIND, *generate_wgsl(mod, target))
+
+    def compile(self, artifact: Artifact, options: WebGPUOptions) -> bytes:
+        return package_wgsl(artifact.source, check=options.check)

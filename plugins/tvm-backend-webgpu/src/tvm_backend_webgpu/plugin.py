@@ -16,13 +16,10 @@ from tvm.backend.sdk import layout_spec
 from . import dispatch, op, runtime, tags
 from ._version import __version__
 
-__all__ = ["DISTRIBUTION", "KIND", "NAME", "SPEC", "register_backend"]
-
-NAME = "webgpu"
-KIND = tags.KIND
+__all__ = ["SPEC", "register_backend"]
 
 SPEC = layout_spec(
-    NAME, __version__, ">=2,<3", tags,
+    "webgpu", __version__, ">=2,<3", tags,
     description="WebGPU: WGSL compute shaders, run through wgpu-py (lavapipe on a CPU)",
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,
@@ -30,6 +27,5 @@ SPEC = layout_spec(
     device_probes={"webgpu": runtime.unavailable_reason},
     demo_cases="tvm_backend_webgpu.demo:demo_cases",
 )
-DISTRIBUTION = SPEC.distribution
 # the tvm_* hook functions (one per field that is set) and the seed's register_backend()
 register_backend = SPEC.publish(globals())
