@@ -88,6 +88,9 @@ if TYPE_CHECKING:
         static_bool,
         static_float,
     )
+    from ..tirx.operator.tile_primitive.common import (  # issue 25, round 8 (dispatch)
+        gemm_args as gemm_args,
+    )
     from ..tirx.operator.tile_primitive.common import (  # issue 25, round 7 (core duplicates)
         unflatten as unflatten,
     )
@@ -99,6 +102,9 @@ if TYPE_CHECKING:
         apply_unary,
     )
     from ..tirx.operator.tile_primitive.ops import BINARY_OPS, TILE_OPS, UNARY_OPS
+    from ..tirx.operator.tile_primitive.ops import (  # issue 25, round 8 (dispatch)
+        REDUCE_OPS as REDUCE_OPS,
+    )
     from ..tirx.transform import (
         StmtSimplify,
         TilePrimitiveDispatch,
@@ -223,6 +229,9 @@ __all__ = [
     "matmul_demo",
     "softmax_demo",
     "unflatten",
+    # issue 25, round 8 (dispatch)
+    "REDUCE_OPS",
+    "gemm_args",
 ]
 
 #: public name -> (the module that defines it, its name there)
@@ -349,6 +358,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "matmul_demo": ("..demo", "matmul_demo"),
     "softmax_demo": ("..demo", "softmax_demo"),
     "unflatten": ("..tirx.operator.tile_primitive.common", "unflatten"),
+    # issue 25, round 8 (dispatch)
+    "REDUCE_OPS": ("..tirx.operator.tile_primitive.ops", "REDUCE_OPS"),
+    "gemm_args": ("..tirx.operator.tile_primitive.common", "gemm_args"),
 }
 
 
