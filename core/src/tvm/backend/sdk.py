@@ -225,13 +225,13 @@ __all__ = [
     "target_of",
     "work_folder",
     "zeros_f32",
+    # issue 25, round 8 (dispatch)
+    "REDUCE_OPS",
+    "gemm_args",
     # issue 25, round 7 (core duplicates)
     "matmul_demo",
     "softmax_demo",
     "unflatten",
-    # issue 25, round 8 (dispatch)
-    "REDUCE_OPS",
-    "gemm_args",
 ]
 
 #: public name -> (the module that defines it, its name there)
@@ -354,13 +354,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "const_numel": ("..codegen.c_rules", "const_numel"),
     "probe_device": ("..shader.device", "probe"),
     "shader_demo_cases": ("..shader.demo", "demo_cases"),
+    # issue 25, round 8 (dispatch)
+    "REDUCE_OPS": ("..tirx.operator.tile_primitive.ops", "REDUCE_OPS"),
+    "gemm_args": ("..tirx.operator.tile_primitive.common", "gemm_args"),
     # issue 25, round 7 (core duplicates)
     "matmul_demo": ("..demo", "matmul_demo"),
     "softmax_demo": ("..demo", "softmax_demo"),
     "unflatten": ("..tirx.operator.tile_primitive.common", "unflatten"),
-    # issue 25, round 8 (dispatch)
-    "REDUCE_OPS": ("..tirx.operator.tile_primitive.ops", "REDUCE_OPS"),
-    "gemm_args": ("..tirx.operator.tile_primitive.common", "gemm_args"),
 }
 
 
