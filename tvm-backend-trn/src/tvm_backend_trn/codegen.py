@@ -16,32 +16,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from tvm import ir
 from tvm.error import CompileError, located
-from tvm.ir import (
-    AllocBuffer,
-    AssertStmt,
-    AttrStmt,
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    Call,
-    DeclBuffer,
-    Evaluate,
-    For,
-    ForKind,
-    IfThenElse,
-    IntImm,
-    IRModule,
-    LetStmt,
-    PrimFunc,
-    SeqStmt,
-    Stmt,
-    StringImm,
-    TilePrimitiveCall,
-    Var,
-    post_order_visit,
-)
 from tvm.ir import expr as E
 
 from . import isa
@@ -84,7 +60,7 @@ _CMP = {E.EQ: "equal", E.NE: "not_equal", E.LT: "less", E.LE: "less_equal", E.GT
         E.GE: "greater_equal"}
 
 
-def generate_kernels(mod: IRModule) -> dict[str, isa.Kernel]:
+def generate_kernels(mod: ir.IRModule) -> dict[str, isa.Kernel]:
     """The instruction form of every function of lowered ``mod``, by its symbol."""
     kernels = {}
     for name, func in mod.functions.items():
@@ -99,7 +75,7 @@ def render_source(kernels: Mapping[str, isa.Kernel], dialect: str = "nki") -> st
     return "\n\n".join(render(k) for k in kernels.values())
 
 
-def lower_to_kernel(func: PrimFunc, name: str | None = None) -> isa.Kernel:
+def lower_to_kernel(func: ir.PrimFunc, name: str | None = None) -> isa.Kernel:
     """The instruction form of one lowered PrimFunc (a :class:`CompileError` names what the
     instruction form cannot express)."""
     lowering = _Lowering(func)
@@ -111,14 +87,14 @@ def lower_to_kernel(func: PrimFunc, name: str | None = None) -> isa.Kernel:
 
 
 class _Lowering:
-    def __init__(self, func: PrimFunc) -> None:
+    def __init__(self, func: ir.PrimFunc) -> None:
         self.func = func
-        self.env: dict[Var, Affine] = {}
+        self.env: dict[ir.Var, Affine] = {}
         self.ranges: dict[str, tuple[int, int]] = {}
         self.names: dict[int, str] = {}
         self.used: set[str] = set()
         self.allocs: list[isa.SbufTensor | isa.PsumTensor] = []
-        self.params: list[Buffer] = []
+        self.params: list[ir.Buffer] = []
         self.written: set[int] = set()
         self.counter = itertools.count()
         for p in func.params:
@@ -133,7 +109,7 @@ class _Lowering:
             self._name(buf)
 
     # -- names and tensors ---------------------------------------------------------------
-    def _name(self, buf: Buffer) -> str:
+    def _name(self, buf: ir.Buffer) -> str:
         key = id(buf)
         if key not in self.names:
             base = "".join(c if c.isalnum() or c == "_" else "_" for c in buf.name) or "t"
@@ -155,7 +131,7 @@ class _Lowering:
             tensors.append(isa.HbmTensor(self._name(buf), shape, str(buf.dtype), kind))
         return isa.Kernel(name, tuple(tensors), tuple(self.allocs), body)
 
-    def _alloc(self, node: AllocBuffer) -> None:
+    def _alloc(self, node: ir.AllocBuffer) -> None:
         buf = node.buffer
         if buf.scope not in ON_CHIP:
             raise CompileError(f"trn kernel {self.func.name}: allocation {buf.name!r} in scope "
@@ -178,35 +154,35 @@ class _Lowering:
                                               offset=int(ann["trn.offset"])))
 
     # -- statements ----------------------------------------------------------------------
-    def stmt(self, s: Stmt | None) -> tuple[isa.Stmt, ...]:
+    def stmt(self, s: ir.Stmt | None) -> tuple[isa.Stmt, ...]:
         if s is None:
             return ()
         with located(s.span):  # what the instruction form cannot take: at the statement's line
             return self._stmt(s)
 
-    def _stmt(self, s: Stmt) -> tuple[isa.Stmt, ...]:
-        if isinstance(s, SeqStmt):
+    def _stmt(self, s: ir.Stmt) -> tuple[isa.Stmt, ...]:
+        if isinstance(s, ir.SeqStmt):
             return tuple(x for c in s.seq for x in self.stmt(c))
-        if isinstance(s, AllocBuffer):
+        if isinstance(s, ir.AllocBuffer):
             self._alloc(s)
             return ()
-        if isinstance(s, DeclBuffer):
+        if isinstance(s, ir.DeclBuffer):
             return ()
-        if isinstance(s, AttrStmt):
+        if isinstance(s, ir.AttrStmt):
             return self.stmt(s.body)
-        if isinstance(s, LetStmt):
+        if isinstance(s, ir.LetStmt):
             self.env[s.var] = to_affine(s.value, self.env)
             return self.stmt(s.body)
-        if isinstance(s, For):
+        if isinstance(s, ir.For):
             return (self.loop(s),)
-        if isinstance(s, Evaluate):
+        if isinstance(s, ir.Evaluate):
             return self.evaluate(s)
-        if isinstance(s, AssertStmt):
+        if isinstance(s, ir.AssertStmt):
             return ()
-        if isinstance(s, TilePrimitiveCall):
+        if isinstance(s, ir.TilePrimitiveCall):
             raise CompileError(f"trn kernel {self.func.name}: tile primitive {s.op.name} was "
                                f"not lowered; the trn pipeline dispatches tile primitives")
-        if isinstance(s, (BufferStore, IfThenElse)):
+        if isinstance(s, (ir.BufferStore, ir.IfThenElse)):
             raise CompileError(
                 f"trn kernel {self.func.name}: {type(s).__name__} is scalar code, which the "
                 f"NKI instruction form cannot express; use tile primitives (Tx.*) or T.nki.* "
@@ -214,8 +190,8 @@ class _Lowering:
         raise CompileError(f"trn kernel {self.func.name}: unsupported statement "
                            f"{type(s).__name__}")
 
-    def loop(self, s: For) -> isa.Loop:
-        if not isinstance(s.extent, IntImm) or not isinstance(s.min, IntImm):
+    def loop(self, s: ir.For) -> isa.Loop:
+        if not isinstance(s.extent, ir.IntImm) or not isinstance(s.min, ir.IntImm):
             raise CompileError(f"trn kernel {self.func.name}: loop {s.loop_var.name!r} needs "
                                f"static bounds")
         name = self._loop_name(s.loop_var.name)
@@ -224,7 +200,7 @@ class _Lowering:
         self.ranges[name] = (0, max(n - 1, 0))
         kind = s.annotations.get("nki.loop")
         if kind is None:
-            kind = "sequential" if s.kind is ForKind.SERIAL else "affine"
+            kind = "sequential" if s.kind is ir.ForKind.SERIAL else "affine"
         body = self.stmt(s.body)
         return isa.Loop(name, n, body, str(kind))
 
@@ -236,11 +212,11 @@ class _Lowering:
         self.used.add(name)
         return name
 
-    def evaluate(self, s: Evaluate) -> tuple[isa.Stmt, ...]:
+    def evaluate(self, s: ir.Evaluate) -> tuple[isa.Stmt, ...]:
         call = s.value
-        if isinstance(call, (IntImm, E.FloatImm)):
+        if isinstance(call, (ir.IntImm, E.FloatImm)):
             return ()
-        if not isinstance(call, Call) or not call.op.name.startswith("tirx.nki."):
+        if not isinstance(call, ir.Call) or not call.op.name.startswith("tirx.nki."):
             raise CompileError(f"trn kernel {self.func.name}: cannot generate code for "
                                f"{getattr(getattr(call, 'op', None), 'name', call)!r}; Trainium "
                                f"kernels are made of T.nki.* instructions")
@@ -268,8 +244,8 @@ class _Lowering:
         return single_ap(self.view(arg), name, what=what)
 
     def scalar_or_column(self, what: str, arg: Any) -> float | AP:
-        if isinstance(arg, (Buffer, BufferRegion)) or (
-                isinstance(arg, BufferLoad) and arg.buffer.scope in ON_CHIP):
+        if isinstance(arg, (ir.Buffer, ir.BufferRegion)) or (
+                isinstance(arg, ir.BufferLoad) and arg.buffer.scope in ON_CHIP):
             return self.single(what, "operand", arg)
         return _float(arg, what)
 
@@ -393,10 +369,10 @@ class _Lowering:
 
     def nki_memset(self, result: Any, value: Any) -> isa.Instr:
         dst = self.single("memset", "result", result)
-        v = value.value if isinstance(value, (IntImm, E.FloatImm)) else value
+        v = value.value if isinstance(value, (ir.IntImm, E.FloatImm)) else value
         if not isinstance(v, (int, float)):
             raise AccessError(f"memset value must be a constant, got {value}")
-        if isinstance(value, IntImm) and not _buffer_of(result).dtype.is_float:
+        if isinstance(value, ir.IntImm) and not _buffer_of(result).dtype.is_float:
             return isa.Memset(dst, value=int(v))
         return isa.Memset(dst, value=float(v))
 
@@ -415,7 +391,7 @@ class _Lowering:
         cmp = _CMP.get(type(pred))
         if cmp is None:
             raise AccessError(f"affine_select: pred must be a comparison, got {pred}")
-        index_vars: dict[Var, Affine] = {}
+        index_vars: dict[ir.Var, Affine] = {}
         for v in _free_vars(pred):
             if not v.name.startswith("nki_i"):
                 raise AccessError(f"affine_select: pred may use only the index variables "
@@ -439,13 +415,13 @@ class _Lowering:
     def _flag(self, value: Any, what: str) -> bool | Affine:
         if isinstance(value, bool):
             return value
-        if isinstance(value, IntImm):
+        if isinstance(value, ir.IntImm):
             return bool(value.value)
         if isinstance(value, E.NE):
-            other = value.b if isinstance(value.b, IntImm) and value.b.value == 0 else None
+            other = value.b if isinstance(value.b, ir.IntImm) and value.b.value == 0 else None
             if other is not None:
                 return to_affine(value.a, self.env)
-        if isinstance(value, E.GT) and isinstance(value.b, IntImm) and value.b.value == 0:
+        if isinstance(value, E.GT) and isinstance(value.b, ir.IntImm) and value.b.value == 0:
             return to_affine(value.a, self.env)
         raise AccessError(f"{what} must be a constant bool or `x != 0`, got {value}")
 
@@ -478,7 +454,7 @@ def _flat(ap: AP) -> AP:
               p_start=ap.p_start, p_stride=ap.p_stride)
 
 
-def _free_span(layout: Any, buf: Buffer) -> int:
+def _free_span(layout: Any, buf: ir.Buffer) -> int:
     span_f = axis_span(layout, "F")
     banks = [it for it in layout.shard if it.axis.name == "Bank"]
     if not banks:
@@ -487,20 +463,20 @@ def _free_span(layout: Any, buf: Buffer) -> int:
     return axis_span(layout, "Bank") * per_bank
 
 
-def _buffer_of(arg: Any) -> Buffer:
-    if isinstance(arg, Buffer):
+def _buffer_of(arg: Any) -> ir.Buffer:
+    if isinstance(arg, ir.Buffer):
         return arg
-    if isinstance(arg, (BufferRegion, BufferLoad)):
+    if isinstance(arg, (ir.BufferRegion, ir.BufferLoad)):
         return arg.buffer
     raise AccessError(f"expected a buffer operand, got {type(arg).__name__} {arg}")
 
 
-def _region(arg: Any) -> BufferRegion:
+def _region(arg: Any) -> ir.BufferRegion:
     return region_of(arg)
 
 
 def _opcode(value: Any, table: Mapping[str, str], what: str) -> str:
-    text = value.value if isinstance(value, StringImm) else value
+    text = value.value if isinstance(value, ir.StringImm) else value
     if not isinstance(text, str) or text not in table:
         raise AccessError(f"{what}: unknown opcode {text!r}; expected one of "
                           f"{', '.join(sorted(table))}")
@@ -510,7 +486,7 @@ def _opcode(value: Any, table: Mapping[str, str], what: str) -> str:
 def _int(value: Any, what: str) -> int:
     if isinstance(value, (bool, int)):
         return int(value)
-    if isinstance(value, IntImm):
+    if isinstance(value, ir.IntImm):
         return int(value.value)
     raise AccessError(f"{what} must be an integer constant, got {value}")
 
@@ -518,18 +494,18 @@ def _int(value: Any, what: str) -> int:
 def _float(value: Any, what: str) -> float:
     if isinstance(value, (int, float)):
         return float(value)
-    if isinstance(value, (IntImm, E.FloatImm)):
+    if isinstance(value, (ir.IntImm, E.FloatImm)):
         v = float(value.value)
         return v if math.isfinite(v) or True else v
     raise AccessError(f"{what} must be a constant or a [P, 1] tile, got {value}")
 
 
-def _free_vars(e: Any) -> list[Var]:
-    found: list[Var] = []
+def _free_vars(e: Any) -> list[ir.Var]:
+    found: list[ir.Var] = []
 
     def visit(node: Any) -> None:
-        if isinstance(node, Var) and node not in found:
+        if isinstance(node, ir.Var) and node not in found:
             found.append(node)
 
-    post_order_visit(e, visit)
+    ir.post_order_visit(e, visit)
     return found

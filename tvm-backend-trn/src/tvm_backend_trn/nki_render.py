@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tvm.ir.layout_axes import default_strides
+
 from . import isa
 from .isa import AP, Affine, HbmTensor, Index, Kernel, Loop
 
@@ -138,7 +140,7 @@ class Renderer:
         shape = self.shape(t)
         if len(ap.pattern) != len(shape) - 1:
             return None
-        strides = _row_major(shape)
+        strides = default_strides(shape)
         if isinstance(t, HbmTensor):
             if ap.p_stride != strides[0] or ap.p_start != 0:
                 return None
@@ -367,14 +369,6 @@ def _pattern(p: Sequence[tuple[int, int]]) -> str:
 def _slice(start: Index, n: int) -> str:
     stop = Affine.of(start) + n
     return f"{expr(start)}:{expr(stop if stop.terms else stop.const)}"
-
-
-def _row_major(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= n
-    return strides[::-1]
 
 
 def _decompose(offset: Index, strides: Sequence[int], shape: Sequence[int],

@@ -90,6 +90,9 @@ if TYPE_CHECKING:
         static_bool,
         static_float,
     )
+    from ..tirx.operator.tile_primitive.common import (  # issue 25, round 8 (dispatch)
+        gemm_args as gemm_args,
+    )
     from ..tirx.operator.tile_primitive.common import (  # issue 25, round 7 (core duplicates)
         unflatten as unflatten,
     )
@@ -101,6 +104,9 @@ if TYPE_CHECKING:
         apply_unary,
     )
     from ..tirx.operator.tile_primitive.ops import BINARY_OPS, TILE_OPS, UNARY_OPS
+    from ..tirx.operator.tile_primitive.ops import (  # issue 25, round 8 (dispatch)
+        REDUCE_OPS as REDUCE_OPS,
+    )
     from ..tirx.transform import (
         StmtSimplify,
         TilePrimitiveDispatch,
@@ -221,6 +227,9 @@ __all__ = [
     "target_of",
     "work_folder",
     "zeros_f32",
+    # issue 25, round 8 (dispatch)
+    "REDUCE_OPS",
+    "gemm_args",
     # issue 25, round 7 (core duplicates)
     "matmul_demo",
     "softmax_demo",
@@ -350,6 +359,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "const_numel": ("..codegen.c_rules", "const_numel"),
     "probe_device": ("..shader.device", "probe"),
     "shader_demo_cases": ("..shader.demo", "demo_cases"),
+    # issue 25, round 8 (dispatch)
+    "REDUCE_OPS": ("..tirx.operator.tile_primitive.ops", "REDUCE_OPS"),
+    "gemm_args": ("..tirx.operator.tile_primitive.common", "gemm_args"),
     # issue 25, round 7 (core duplicates)
     "matmul_demo": ("..demo", "matmul_demo"),
     "softmax_demo": ("..demo", "softmax_demo"),

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from ._attr_is import AttrIs
+
 __all__ = ["DataType", "dtype_of"]
 
 _CODES = ("int", "uint", "float", "bfloat", "float8_e4m3fn", "float8_e5m2", "bool", "handle", "void")
@@ -45,13 +47,11 @@ class DataType:
         raise AttributeError("DataType is immutable")
 
     # -- queries ---------------------------------------------------------------------------
-    @property
-    def is_int(self) -> bool:
-        return self.code == "int"
-
-    @property
-    def is_uint(self) -> bool:
-        return self.code == "uint"
+    is_int = AttrIs("code", "int")
+    is_uint = AttrIs("code", "uint")
+    is_bool = AttrIs("code", "bool")
+    is_handle = AttrIs("code", "handle")
+    is_void = AttrIs("code", "void")
 
     @property
     def is_integer(self) -> bool:
@@ -62,18 +62,6 @@ class DataType:
     def is_float(self) -> bool:
         """Any floating type: float16/32/64, bfloat16, float8."""
         return self.code in ("float", "bfloat", "float8_e4m3fn", "float8_e5m2")
-
-    @property
-    def is_bool(self) -> bool:
-        return self.code == "bool"
-
-    @property
-    def is_handle(self) -> bool:
-        return self.code == "handle"
-
-    @property
-    def is_void(self) -> bool:
-        return self.code == "void"
 
     @property
     def is_vector(self) -> bool:

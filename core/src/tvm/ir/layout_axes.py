@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._registry import Registry
+from ._attr_is import AttrIs
 from .expr import IntImm, PrimExpr, convert
 from .node import Node
 
@@ -23,13 +24,8 @@ class Axis:
         self.name = name
         self.kind = kind
 
-    @property
-    def is_memory(self) -> bool:
-        return self.kind == "memory"
-
-    @property
-    def is_thread(self) -> bool:
-        return self.kind == "thread"
+    is_memory = AttrIs("kind", "memory")
+    is_thread = AttrIs("kind", "thread")
 
     @staticmethod
     def get(name: str) -> Axis:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "match_scope",
     "needs_arch",
     "next_power_of_2",
+    "region_numel",
     "single_thread",
     "sm_version",
     "sm_version_ok",
@@ -109,6 +111,12 @@ def static_extents(extents: Sequence[Any]) -> list[int] | None:
             return None
         out.append(e.value)
     return out
+
+
+def region_numel(region: BufferRegion) -> int | None:
+    """How many elements ``region`` has; None when an extent is not a constant."""
+    extents = static_extents([r.extent for r in region.region])
+    return None if extents is None else math.prod(extents)
 
 
 def is_cuda(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:

@@ -15,28 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import DispatchContext, cast_to, fail, fold_add, predicate, register_dispatch
-from tvm.ir import (
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    DataType,
-    Evaluate,
-    For,
-    ForKind,
-    IfThenElse,
-    IntImm,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    TileLayout,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-    structural_equal,
-)
 from tvm.ir.layout import Axis, Iter
 
 from .. import op as _op
@@ -50,20 +30,19 @@ from ._tiles import (
     region_index,
     unflatten,
 )
-from .common import const_extents, dst_src, is_cuda, match_scope, sm_version_ok, thread_to_cta_scope
+from .common import (
+    const_extents,
+    dst_src,
+    is_cuda,
+    match_scope,
+    region_numel,
+    sm_version_ok,
+    thread_to_cta_scope,
+)
 
 __all__ = ["copy_gmem_smem", "copy_reg", "ldmatrix_layout", "register"]
 
 
-
-
-def _numel(region: BufferRegion) -> int | None:
-    n = 1
-    for r in region.region:
-        if not isinstance(r.extent, IntImm):
-            return None
-        n *= r.extent.value
-    return n
 
 
 # -- predicates --------------------------------------------------------------------------------
@@ -73,7 +52,7 @@ def _numel(region: BufferRegion) -> int | None:
 
 
 
-def _reg_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _reg_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     if not (is_local(dst) or is_local(src)):
         return False, (f"neither side is in registers ({src.buffer.scope} -> "
@@ -81,12 +60,12 @@ def _reg_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool,
     for r in (dst, src):
         if not match_scope(r.buffer.scope, "local", "global", "shared*"):
             return False, f"{r.buffer.name} is in '{r.buffer.scope}' memory"
-    if _numel(dst) is None or _numel(dst) != _numel(src):
+    if region_numel(dst) is None or region_numel(dst) != region_numel(src):
         return False, "dst and src need the same constant number of elements"
     return True, ""
 
 
-def _gmem_smem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _gmem_smem_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     ds, ss = dst.buffer.scope, src.buffer.scope
     if not (ds == "global" and match_scope(ss, "shared*")
@@ -94,7 +73,7 @@ def _gmem_smem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple
         return False, f"copies {ss} -> {ds}; gmem_smem moves global <-> shared"
     if dst.buffer.dtype != src.buffer.dtype:
         return False, f"converts {src.buffer.dtype} -> {dst.buffer.dtype} (gmem_smem copies bytes)"
-    if _numel(dst) is None or _numel(dst) != _numel(src):
+    if region_numel(dst) is None or region_numel(dst) != region_numel(src):
         return False, "dst and src need the same constant number of elements"
     return True, ""
 
@@ -102,7 +81,7 @@ def _gmem_smem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple
 # -- reg -------------------------------------------------------------------------------------
 
 
-def copy_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def copy_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, src = dst_src(call)
     driver = dst if is_local(dst) else src
     other = src if driver is dst else dst
@@ -111,7 +90,7 @@ def copy_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     own = owned(driver, sctx)
     view = flat_view(driver.buffer, "regs")
     views = [view]
-    reg = BufferLoad(view, [fold_add(own.m, own.lane)])
+    reg = ir.BufferLoad(view, [fold_add(own.m, own.lane)])
     vectorize = True
     if is_local(other):
         if not _same_registers(driver, other, sctx):
@@ -119,41 +98,41 @@ def copy_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
                  "data between layouts)")
         oview = flat_view(other.buffer, "regs")
         views.append(oview)
-        other_load: PrimExpr = BufferLoad(oview, [fold_add(own.m, own.lane)])
+        other_load: ir.PrimExpr = ir.BufferLoad(oview, [fold_add(own.m, own.lane)])
         other_store_buf, other_index = oview, [fold_add(own.m, own.lane)]
     else:
         idx = region_index(other, own.r, own.lane, own.lanes)
         layout = other.buffer.layout
         if layout is not None:
             vectorize = False  # laid-out shared memory: element by element (gmem_smem vectorizes)
-        other_load = BufferLoad(other.buffer, idx)
+        other_load = ir.BufferLoad(other.buffer, idx)
         other_store_buf, other_index = other.buffer, idx
     if driver is dst:
-        body: Stmt = BufferStore(view, cast_to(other_load, dst.buffer.dtype),
-                                 [fold_add(own.m, own.lane)])
+        body: ir.Stmt = ir.BufferStore(view, cast_to(other_load, dst.buffer.dtype),
+                                       [fold_add(own.m, own.lane)])
     else:
-        body = BufferStore(other_store_buf, cast_to(reg, dst.buffer.dtype), other_index)
-    return PrimFunc([], declare(views, own.wrap(body, vectorize=vectorize)))
+        body = ir.BufferStore(other_store_buf, cast_to(reg, dst.buffer.dtype), other_index)
+    return ir.PrimFunc([], declare(views, own.wrap(body, vectorize=vectorize)))
 
 
-def _same_registers(a: BufferRegion, b: BufferRegion, sctx: DispatchContext) -> bool:
+def _same_registers(a: ir.BufferRegion, b: ir.BufferRegion, sctx: DispatchContext) -> bool:
     """Both register regions put each element in the same thread at the same offset."""
     if a.buffer.layout is None and b.buffer.layout is None:
-        return structural_equal(a.buffer.shape, b.buffer.shape) and all(
-            structural_equal(x.min, y.min) and structural_equal(x.extent, y.extent)
+        return ir.structural_equal(a.buffer.shape, b.buffer.shape) and all(
+            ir.structural_equal(x.min, y.min) and ir.structural_equal(x.extent, y.extent)
             for x, y in zip(a.region, b.region))
     if a.buffer.layout is None or b.buffer.layout is None:
         return False
-    return (structural_equal(a.buffer.layout, b.buffer.layout)
-            and structural_equal(a.buffer.shape, b.buffer.shape)
-            and all(structural_equal(x.min, y.min) and structural_equal(x.extent, y.extent)
+    return (ir.structural_equal(a.buffer.layout, b.buffer.layout)
+            and ir.structural_equal(a.buffer.shape, b.buffer.shape)
+            and all(ir.structural_equal(x.min, y.min) and ir.structural_equal(x.extent, y.extent)
                     for x, y in zip(a.region, b.region)))
 
 
 # -- gmem_smem ---------------------------------------------------------------------------------
 
 
-def _chunk_elems(dtype: DataType, inner: int, layouts: list[Any]) -> int:
+def _chunk_elems(dtype: ir.DataType, inner: int, layouts: list[Any]) -> int:
     """Elements per chunk: the widest of 16/8/4 bytes that divides the row and every layout's
     contiguous run."""
     for nbytes in (16, 8, 4):
@@ -169,10 +148,10 @@ def _contiguous(layout: Any, w: int) -> bool:
     if layout is None:
         return True
     tile = layout.layout_B if hasattr(layout, "layout_B") else layout
-    if not isinstance(tile, TileLayout) or not tile.shard:
+    if not isinstance(tile, ir.TileLayout) or not tile.shard:
         return False
     last = tile.shard[-1]
-    if not (isinstance(last.extent, IntImm) and isinstance(last.stride, IntImm)):
+    if not (isinstance(last.extent, ir.IntImm) and isinstance(last.stride, ir.IntImm)):
         return False
     if last.axis.name != "m" or last.stride.value != 1 or last.extent.value % w:
         return False
@@ -181,30 +160,30 @@ def _contiguous(layout: Any, w: int) -> bool:
     return True
 
 
-def copy_gmem_smem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def copy_gmem_smem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, src = dst_src(call)
     exts = const_extents(dst, "gmem_smem")
-    total = _numel(dst)
+    total = region_numel(dst)
     assert total is not None
     dtype = dst.buffer.dtype
     layouts = [r.buffer.layout for r in (dst, src) if r.buffer.layout is not None]
     src_inner = src.region[-1].extent
-    if not isinstance(src_inner, IntImm):
+    if not isinstance(src_inner, ir.IntImm):
         fail("gmem_smem needs constant extents")
     w = _chunk_elems(dtype, min(exts[-1], src_inner.value), layouts)
     chunks = total // w
     n = sctx.thread_extent()
-    if not isinstance(n, IntImm):
+    if not isinstance(n, ir.IntImm):
         fail("gmem_smem needs a constant thread count")
     tid = sctx.thread_index()
     trips = -(-chunks // n.value)
-    k = Var("chunk_k", "int32")
-    lane = Var("chunk_v", "int32")
+    k = ir.Var("chunk_k", "int32")
+    lane = ir.Var("chunk_v", "int32")
     c = tid if trips == 1 else k * n.value + tid
     start = c * w
-    views: list[Buffer] = []
+    views: list[ir.Buffer] = []
 
-    def access(region: BufferRegion) -> tuple[Buffer, list[PrimExpr]]:
+    def access(region: ir.BufferRegion) -> tuple[ir.Buffer, list[ir.PrimExpr]]:
         r_exts = [x.extent for x in region.region]
         idx = [fold_add(x.min, i) for x, i in zip(region.region, unflatten(start, r_exts))]
         if region.buffer.layout is None:
@@ -217,25 +196,25 @@ def copy_gmem_smem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
 
     dbuf, didx = access(dst)
     sbuf, sidx = access(src)
-    body: Stmt = BufferStore(dbuf, BufferLoad(sbuf, sidx), didx)
-    body = For(lane, const(0, "int32"), const(w, "int32"),
-               ForKind.VECTORIZED if w > 1 else ForKind.SERIAL, body)
+    body: ir.Stmt = ir.BufferStore(dbuf, ir.BufferLoad(sbuf, sidx), didx)
+    body = ir.For(lane, ir.const(0, "int32"), ir.const(w, "int32"),
+                  ir.ForKind.VECTORIZED if w > 1 else ir.ForKind.SERIAL, body)
     if chunks % n.value:
-        body = IfThenElse(c < chunks, body)
+        body = ir.IfThenElse(c < chunks, body)
     if trips > 1:
-        kind = ForKind.UNROLLED if trips <= 16 else ForKind.SERIAL
-        body = For(k, const(0, "int32"), const(trips, "int32"), kind, body)
+        kind = ir.ForKind.UNROLLED if trips <= 16 else ir.ForKind.SERIAL
+        body = ir.For(k, ir.const(0, "int32"), ir.const(trips, "int32"), kind, body)
     barrier = sctx.barrier()
     stmts = [declare(views, body)]
     if barrier is not None:
         stmts.append(barrier)
-    return PrimFunc([], seq(stmts))
+    return ir.PrimFunc([], ir.seq(stmts))
 
 
 # -- ldstmatrix --------------------------------------------------------------------------------
 
 
-def ldmatrix_layout(rows: int, cols: int) -> TileLayout:
+def ldmatrix_layout(rows: int, cols: int) -> ir.TileLayout:
     """The registers of a ``rows x cols`` 16-bit tile (both multiples of 8) spread over a warp
     as ``ldmatrix`` delivers them: 8x8 blocks in row-major order, in each block lane ``l``
     holding row ``l // 4``, columns ``2 * (l % 4)`` and ``+1`` (registers ``2 b``, ``2 b + 1``
@@ -244,11 +223,11 @@ def ldmatrix_layout(rows: int, cols: int) -> TileLayout:
         raise ValueError(f"ldmatrix_layout: {rows} x {cols} is not a whole number of 8x8 blocks")
     rb, cb = rows // 8, cols // 8
     lane = Axis.get("laneid")
-    return TileLayout([Iter(rb, cb * 2), Iter(8, 4, lane), Iter(cb, 2), Iter(4, 1, lane),
-                       Iter(2, 1)])
+    return ir.TileLayout([Iter(rb, cb * 2), Iter(8, 4, lane), Iter(cb, 2), Iter(4, 1, lane),
+                          Iter(2, 1)])
 
 
-def _ldst_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _ldst_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     reg, smem = (dst, src) if is_local(dst) else (src, dst)
     if not (is_local(reg) and match_scope(smem.buffer.scope, "shared*")):
@@ -258,10 +237,10 @@ def _ldst_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
     shape = reg.buffer.static_shape()
     if shape is None or len(shape) != 2 or shape[0] % 8 or shape[1] % 8:
         return False, "the registers must be a whole 2-D tile of 8x8 blocks"
-    if not structural_equal(reg.buffer.layout, ldmatrix_layout(*shape)):
+    if not ir.structural_equal(reg.buffer.layout, ldmatrix_layout(*shape)):
         return False, "the registers are not in the ldmatrix fragment layout (ldmatrix_layout)"
-    if [r.extent for r in smem.region][-2:] != [const(s, "int32") for s in shape] and not all(
-            isinstance(e, IntImm) and e.value == s
+    if [r.extent for r in smem.region][-2:] != [ir.const(s, "int32") for s in shape] and not all(
+            isinstance(e, ir.IntImm) and e.value == s
             for e, s in zip([r.extent for r in smem.region][-2:], shape)):
         return False, "the shared region is not the register tile's shape"
     if smem.buffer.layout is not None and not _contiguous(smem.buffer.layout, 8):
@@ -273,13 +252,13 @@ def _ldst_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
     return True, ""
 
 
-def _ldst_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _ldst_scope(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.scope_kind != "warp":
         return False, f"scope {sctx.scope_kind} (ldstmatrix runs per warp: Tx.warp.copy)"
     return True, ""
 
 
-def copy_ldstmatrix(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def copy_ldstmatrix(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, src = dst_src(call)
     load = is_local(dst)
     reg, smem = (dst, src) if load else (src, dst)
@@ -290,12 +269,12 @@ def copy_ldstmatrix(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     view = flat_view(reg.buffer, "regs")
     lane = sctx.thread_index()
     views = [view]
-    stmts: list[Stmt] = []
+    stmts: list[ir.Stmt] = []
     b = 0
     while b < blocks:
         num = 4 if blocks - b >= 4 else (2 if blocks - b >= 2 else 1)
         # lane l gives the address of row l % 8 of block b + l // 8 (lanes past num*8 repeat)
-        blk = b + (lane // 8) % num if num > 1 else const(b, "int32")
+        blk = b + (lane // 8) % num if num > 1 else ir.const(b, "int32")
         r0 = (blk // (cols // 8)) * 8 + lane % 8
         c0 = (blk % (cols // 8)) * 8
         base = [x.min for x in smem.region]
@@ -303,22 +282,22 @@ def copy_ldstmatrix(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         idx[-2] = fold_add(idx[-2], r0)
         idx[-1] = fold_add(idx[-1], c0)
         addr = _element(smem.buffer, idx, views)
-        regs = [BufferLoad(view, [const(2 * (b + q), "int32")]) for q in range(num)]
+        regs = [ir.BufferLoad(view, [ir.const(2 * (b + q), "int32")]) for q in range(num)]
         if load:
-            stmts.append(Evaluate(_op.ptx_ldmatrix(False, num, ".b16", addr, *regs)))
+            stmts.append(ir.Evaluate(_op.ptx_ldmatrix(False, num, ".b16", addr, *regs)))
         else:
-            stmts.append(Evaluate(_op.ptx_stmatrix(False, num, ".b16", addr, *regs)))
+            stmts.append(ir.Evaluate(_op.ptx_stmatrix(False, num, ".b16", addr, *regs)))
         b += num
-    return PrimFunc([], declare(views, seq(stmts)))
+    return ir.PrimFunc([], declare(views, ir.seq(stmts)))
 
 
-def _element(buf: Buffer, idx: list[PrimExpr], views: list[Buffer]) -> BufferLoad:
+def _element(buf: ir.Buffer, idx: list[ir.PrimExpr], views: list[ir.Buffer]) -> ir.BufferLoad:
     """The element ``buf[idx]`` (through a flat view when ``buf`` has a layout)."""
     if buf.layout is None:
-        return BufferLoad(buf, idx)
+        return ir.BufferLoad(buf, idx)
     view = flat_view(buf, "flat")
     views.append(view)
-    return BufferLoad(view, [layout_offset(buf, idx)])
+    return ir.BufferLoad(view, [layout_offset(buf, idx)])
 
 
 def register() -> None:

@@ -32,35 +32,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
-from tvm.ir import (
-    AllocBuffer,
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    Call,
-    DeclBuffer,
-    Evaluate,
-    For,
-    ForKind,
-    IfThenElse,
-    IntImm,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    TileLayout,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-    structural_equal,
-)
 from tvm.tirx.op import HostDerived, address_of, host_derived
 
 from .. import op as _op
 from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a TMA copy
 from ._tiles import declare, flat_view, layout_offset, unflatten
-from .common import const_extents, dst_src, is_cuda, match_scope, sm_version_ok
+from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, sm_version_ok
 from .copy import _chunk_elems
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
@@ -70,7 +49,7 @@ GRID_CONSTANT = "grid_constant"
 DEFAULT_L2_PROMOTION = 2  # CU_TENSOR_MAP_L2_PROMOTION_L2_128B
 
 
-def derived_tensor_map(buffer: Buffer, box: list[int], swizzle: SwizzleMode,
+def derived_tensor_map(buffer: ir.Buffer, box: list[int], swizzle: SwizzleMode,
                        l2_promotion: int = DEFAULT_L2_PROMOTION) -> Any:
     """The tensor map of global ``buffer`` (a parameter of the kernel's function) with box
     ``box`` (outermost first) and ``swizzle``, encoded on the host at launch from the array
@@ -82,7 +61,7 @@ def derived_tensor_map(buffer: Buffer, box: list[int], swizzle: SwizzleMode,
 
 
 
-def _config(call: TilePrimitiveCall, key: str, default: Any = None) -> Any:
+def _config(call: ir.TilePrimitiveCall, key: str, default: Any = None) -> Any:
     return call.config.get(key, default)
 
 
@@ -91,12 +70,12 @@ def _config(call: TilePrimitiveCall, key: str, default: Any = None) -> Any:
 
 
 
-def _sm90(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _sm90(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     ok, why = sm_version_ok(sctx, 90)
     return ok, (f"TMA {why}" if not ok else "")
 
 
-def _tma_direction(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _tma_direction(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     ds, ss = dst.buffer.scope, src.buffer.scope
     if ss == "global" and match_scope(ds, "shared*") or ds == "global" and match_scope(ss, "shared*"):
@@ -104,25 +83,26 @@ def _tma_direction(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
     return False, f"copies {ss} -> {ds}; TMA moves global <-> shared"
 
 
-def _tensor_map_config(call: TilePrimitiveCall) -> Any:
+def _tensor_map_config(call: ir.TilePrimitiveCall) -> Any:
     """``config["tensor_map"]``; the seed's ``T.address_of(map)`` stands for the map."""
     tm = _config(call, "tensor_map")
-    if isinstance(tm, Call) and tm.op.name == "tirx.address_of" and tm.args:
+    if isinstance(tm, ir.Call) and tm.op.name == "tirx.address_of" and tm.args:
         return tm.args[0]
     return tm
 
 
-def _tma_tensor_map(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _tma_tensor_map(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     tm = _tensor_map_config(call)
     if tm is None:
         return True, ""  # derived from the global buffer at launch (derived_tensor_map)
-    if not (isinstance(tm, Var) and tm.ptr_scope == GRID_CONSTANT) and HostDerived.of(tm) is None:
+    grid_constant = isinstance(tm, ir.Var) and tm.ptr_scope == GRID_CONSTANT
+    if not grid_constant and HostDerived.of(tm) is None:
         return False, ("config['tensor_map'] must be a T.TensorMap parameter or a host-encoded "
                        f"T.handle(\"tensormap\"), got {tm!r}")
     return True, ""
 
 
-def _tma_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _tma_scope(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.scope_kind == "cluster":
         return False, "scope cluster (TMA copies are issued per CTA: thread, warp, warpgroup, cta)"
     return True, ""
@@ -131,13 +111,14 @@ def _tma_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, st
 # -- the boxes ---------------------------------------------------------------------------------
 
 
-def tma_boxes(global_region: BufferRegion, shared_region: BufferRegion) -> tuple[list[int], int]:
+def tma_boxes(global_region: ir.BufferRegion, shared_region: ir.BufferRegion
+              ) -> tuple[list[int], int]:
     """(box extents outermost first, number of column blocks) of a TMA copy between the two
     regions: the box is the global region's extents with the innermost cut to one swizzle atom
     row when the shared buffer is swizzled."""
     extents = []
     for r in global_region.region:
-        if not isinstance(r.extent, IntImm):
+        if not isinstance(r.extent, ir.IntImm):
             fail(f"the global region {global_region!r} has a non-constant extent")
         extents.append(r.extent.value)
     if len(extents) > 5:
@@ -156,23 +137,15 @@ def tma_boxes(global_region: BufferRegion, shared_region: BufferRegion) -> tuple
     return box, inner // cols
 
 
-def _shared_element(region: BufferRegion, offset_cols: int) -> BufferLoad:
+def _shared_element(region: ir.BufferRegion, offset_cols: int) -> ir.BufferLoad:
     """The first element of the region, ``offset_cols`` further along its innermost dim."""
     idx = [r.min for r in region.region]
-    idx[-1] = fold_add(idx[-1], const(offset_cols, idx[-1].dtype))
-    return BufferLoad(region.buffer, idx)
+    idx[-1] = fold_add(idx[-1], ir.const(offset_cols, idx[-1].dtype))
+    return ir.BufferLoad(region.buffer, idx)
 
 
-def _check_sizes(glob: BufferRegion, shared: BufferRegion) -> None:
-    def numel(reg: BufferRegion) -> int | None:
-        n = 1
-        for r in reg.region:
-            if not isinstance(r.extent, IntImm):
-                return None
-            n *= r.extent.value
-        return n
-
-    g, s = numel(glob), numel(shared)
+def _check_sizes(glob: ir.BufferRegion, shared: ir.BufferRegion) -> None:
+    g, s = region_numel(glob), region_numel(shared)
     if g is not None and s is not None and g != s:
         fail(f"the global region has {g} elements, the shared one {s}")
     if glob.buffer.dtype != shared.buffer.dtype:
@@ -180,18 +153,18 @@ def _check_sizes(glob: BufferRegion, shared: BufferRegion) -> None:
     layout = shared.buffer.layout
     if get_swizzle_mode_from_layout(layout) is SwizzleMode.SWIZZLE_NONE and layout is not None:
         shape = shared.buffer.static_shape()
-        if shape is None or not structural_equal(layout, TileLayout.row_major(list(shape))):
+        if shape is None or not ir.structural_equal(layout, ir.TileLayout.row_major(list(shape))):
             fail("an unswizzled TMA box lands row-major; the shared buffer's layout is not "
                  "(use tma_shared_layout(dtype, 'none', shape) or no layout)")
 
 
-def _single_issuer(sctx: DispatchContext, body: Stmt) -> Stmt:
+def _single_issuer(sctx: DispatchContext, body: ir.Stmt) -> ir.Stmt:
     if sctx.scope_kind == "thread" or sctx.is_single_thread():
         return body
-    return IfThenElse(sctx.thread_index() == 0, body)
+    return ir.IfThenElse(sctx.thread_index() == 0, body)
 
 
-def tma_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, src = dst_src(call)
     load = src.buffer.scope == "global"
     glob, shared = (src, dst) if load else (dst, src)
@@ -204,46 +177,47 @@ def tma_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     rank = len(box)
     coords_outer_first = [r.min for r in glob.region]
     cache_hint = _config(call, "cache_hint", "")
-    issues: list[Stmt] = []
+    issues: list[ir.Stmt] = []
     for j in range(blocks):
         coords = list(coords_outer_first)
-        coords[-1] = fold_add(coords[-1], const(j * box[-1], coords[-1].dtype))
+        coords[-1] = fold_add(coords[-1], ir.const(j * box[-1], coords[-1].dtype))
         inner_first = list(reversed(coords))
         smem = _shared_element(shared, j * box[-1])
         if load:
             mbar = _config(call, "mbar")
             if mbar is None:
                 fail("a TMA load completes on an mbarrier: pass config={'mbar': bar[stage]}")
-            issues.append(Evaluate(_op.ptx_cp_async_bulk_tensor_global_to_cluster(
+            issues.append(ir.Evaluate(_op.ptx_cp_async_bulk_tensor_global_to_cluster(
                 rank, smem, mbar, tm, _config(call, "cta_mask", 0), _config(call, "cta_group", 1),
                 cache_hint, *inner_first)))
         else:
-            issues.append(Evaluate(_op.ptx_cp_async_bulk_tensor_shared_to_global(
+            issues.append(ir.Evaluate(_op.ptx_cp_async_bulk_tensor_shared_to_global(
                 rank, smem, tm, cache_hint, *inner_first)))
     if load:
-        return PrimFunc([], _single_issuer(sctx, seq(issues)))
-    issues.append(Evaluate(_op.ptx_cp_async_bulk_commit_group()))
+        return ir.PrimFunc([], _single_issuer(sctx, ir.seq(issues)))
+    issues.append(ir.Evaluate(_op.ptx_cp_async_bulk_commit_group()))
     if _config(call, "wait", True):
-        issues.append(Evaluate(_op.ptx_cp_async_bulk_wait_group(0, True)))
-    store = _single_issuer(sctx, seq(issues))
+        issues.append(ir.Evaluate(_op.ptx_cp_async_bulk_wait_group(0, True)))
+    store = _single_issuer(sctx, ir.seq(issues))
     if sctx.scope_kind == "thread" or sctx.is_single_thread():
-        return PrimFunc([], seq([Evaluate(_op.ptx_fence_proxy_async("shared::cta")), store]))
+        fence = ir.Evaluate(_op.ptx_fence_proxy_async("shared::cta"))
+        return ir.PrimFunc([], ir.seq([fence, store]))
     barrier = sctx.barrier()
-    pre: list[Stmt] = [Evaluate(_op.ptx_fence_proxy_async("shared::cta"))]
+    pre: list[ir.Stmt] = [ir.Evaluate(_op.ptx_fence_proxy_async("shared::cta"))]
     if barrier is not None:
         pre.append(barrier)
-    return PrimFunc([], seq([*pre, store]))
+    return ir.PrimFunc([], ir.seq([*pre, store]))
 
 
 # -- ldgsts (cp.async) -------------------------------------------------------------------------
 
 
-def _sm80(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _sm80(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     ok, why = sm_version_ok(sctx, 80)
     return ok, (f"cp.async {why}" if not ok else "")
 
 
-def _ldgsts_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _ldgsts_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     if not (src.buffer.scope == "global" and match_scope(dst.buffer.scope, "shared*")):
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; cp.async moves global -> shared"
@@ -256,7 +230,7 @@ def _ldgsts_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bo
     return True, ""
 
 
-def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def ldgsts_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """The scope's threads issue ``cp.async`` of 16 (8, 4) bytes each, round-robin over the
     region, then commit a group (``config`` may add ``prefetch_size``, ``cache_hint`` /
     ``cache_policy``, ``predicate`` and ``fill_mode="zero"``); ``config={"wait": n}`` waits until at most ``n`` groups are
@@ -268,56 +242,56 @@ def ldgsts_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     dtype = dst.buffer.dtype
     layouts = [b.layout for b in (dst.buffer, src.buffer) if b.layout is not None]
     inner = src.region[-1].extent
-    if not isinstance(inner, IntImm):
+    if not isinstance(inner, ir.IntImm):
         fail("ldgsts needs constant extents")
     w = _chunk_elems(dtype, min(exts[-1], inner.value), layouts)
     if w * dtype.bytes < 4:
         fail(f"rows of {exts[-1]} x {dtype} do not split into 4-byte pieces")
     chunks = total // w
     n = sctx.thread_extent()
-    if not isinstance(n, IntImm):
+    if not isinstance(n, ir.IntImm):
         fail("ldgsts needs a constant thread count")
-    k = Var("cp_k", "int32")
+    k = ir.Var("cp_k", "int32")
     trips = -(-chunks // n.value)
     c = sctx.thread_index() if trips == 1 else k * n.value + sctx.thread_index()
     start = c * w
-    views: list[Buffer] = []
+    views: list[ir.Buffer] = []
 
-    def element(region: BufferRegion) -> BufferLoad:
+    def element(region: ir.BufferRegion) -> ir.BufferLoad:
         idx = [fold_add(x.min, i) for x, i in
                zip(region.region, unflatten(start, [x.extent for x in region.region]))]
         if region.buffer.layout is None:
-            return BufferLoad(region.buffer, idx)
+            return ir.BufferLoad(region.buffer, idx)
         view = flat_view(region.buffer, "flat")
         views.append(view)
-        return BufferLoad(view, [layout_offset(region.buffer, idx)])
+        return ir.BufferLoad(view, [layout_offset(region.buffer, idx)])
 
     # the seed's ldgsts config: prefetch size, L2 cache hint, a predicate per thread and
     # zero-fill where it fails (without fill_mode="zero" a failed predicate leaves dst as is)
-    body: Stmt = Evaluate(_op.ptx_cp_async(
+    body: ir.Stmt = ir.Evaluate(_op.ptx_cp_async(
         element(dst), element(src), w * dtype.bytes,
         cache_hint=_config(call, "cache_hint", ""), cache_policy=_config(call, "cache_policy"),
         prefetch_size=_config(call, "prefetch_size", -1),
         predicate=_config(call, "predicate", -1), fill_mode=_config(call, "fill_mode", "")))
     if chunks % n.value:
-        body = IfThenElse(c < chunks, body)
+        body = ir.IfThenElse(c < chunks, body)
     if trips > 1:
-        body = For(k, const(0, "int32"), const(trips, "int32"),
-                   ForKind.UNROLLED if trips <= 16 else ForKind.SERIAL, body)
-    stmts = [declare(views, body), Evaluate(_op.ptx_cp_async_commit_group())]
+        body = ir.For(k, ir.const(0, "int32"), ir.const(trips, "int32"),
+                      ir.ForKind.UNROLLED if trips <= 16 else ir.ForKind.SERIAL, body)
+    stmts = [declare(views, body), ir.Evaluate(_op.ptx_cp_async_commit_group())]
     wait = _config(call, "wait")
     if wait is not None:
-        stmts.append(Evaluate(_op.ptx_cp_async_wait_group(wait)))
+        stmts.append(ir.Evaluate(_op.ptx_cp_async_wait_group(wait)))
         barrier = sctx.barrier()
         if barrier is not None:
             stmts.append(barrier)
-    return PrimFunc([], seq(stmts))
+    return ir.PrimFunc([], ir.seq(stmts))
 
 
 # -- dsmem (cluster shared memory) -----------------------------------------------------------
 
 
-def _dsmem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _dsmem_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     if not (match_scope(dst.buffer.scope, "shared*") and match_scope(src.buffer.scope, "shared*")):
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; dsmem moves shared -> shared"
@@ -329,20 +303,20 @@ def _dsmem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[boo
     return True, ""
 
 
-def _contiguous_bytes(region: BufferRegion) -> int:
+def _contiguous_bytes(region: ir.BufferRegion) -> int:
     """Bytes of a region that is one contiguous run of its buffer (else declines)."""
     buf = region.buffer
     if buf.layout is not None:
         fail(f"{buf.name} has a layout; dsmem copies contiguous row-major regions")
     shape = buf.static_shape()
-    exts = [r.extent.value if isinstance(r.extent, IntImm) else None for r in region.region]
+    exts = [r.extent.value if isinstance(r.extent, ir.IntImm) else None for r in region.region]
     if shape is None or None in exts:
         fail("dsmem needs constant shapes")
     # row-major contiguity: after the first dim with extent > 1, every dim is whole
     seen = False
     for d, (e, s) in enumerate(zip(exts, shape)):
         lo = region.region[d].min
-        if seen and (e != s or not (isinstance(lo, IntImm) and lo.value == 0)):
+        if seen and (e != s or not (isinstance(lo, ir.IntImm) and lo.value == 0)):
             fail(f"the region of {buf.name} is not contiguous")
         if e is not None and e > 1:
             seen = True
@@ -352,7 +326,7 @@ def _contiguous_bytes(region: BufferRegion) -> int:
     return n * buf.dtype.bytes
 
 
-def dsmem_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def dsmem_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """One ``cp.async.bulk.shared::cluster.shared::cta`` of the (contiguous) region into the
     shared memory of cluster CTA ``config["cta_id"]``, completing on its mbarrier
     ``config["mbar"]`` (the receiver announces the bytes with ``arrive.expect_tx``). Issued by
@@ -365,37 +339,37 @@ def dsmem_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         fail(f"bulk copies move multiples of 16 bytes, the region has {nbytes}")
     rank = _config(call, "cta_id")
     mbar = _config(call, "mbar")
-    first = BufferLoad(dst.buffer, [r.min for r in dst.region])
+    first = ir.BufferLoad(dst.buffer, [r.min for r in dst.region])
     # mapa takes the shared address (a handle), not the element's value
     remote_dst = _op.ptx_mapa(address_of(first), rank, space="shared::cluster", ptx_type="u32",
                               return_type="uint32")
-    if not isinstance(mbar, BufferLoad):
+    if not isinstance(mbar, ir.BufferLoad):
         fail("config['mbar'] must be a barrier element, e.g. bar[0]")
     remote_bar = _op.ptx_mapa(address_of(mbar), rank, space="shared::cluster", ptx_type="u32",
                               return_type="uint32")
-    src_first = BufferLoad(src.buffer, [r.min for r in src.region])
-    issue = Evaluate(_op.ptx_cp_async_bulk_shared_to_cluster(remote_dst, src_first, nbytes,
-                                                             remote_bar))
-    pre = Evaluate(_op.ptx_fence_proxy_async("shared::cta"))
-    return PrimFunc([], seq([pre, _single_issuer(sctx, issue)]))
+    src_first = ir.BufferLoad(src.buffer, [r.min for r in src.region])
+    issue = ir.Evaluate(_op.ptx_cp_async_bulk_shared_to_cluster(remote_dst, src_first, nbytes,
+                                                                remote_bar))
+    pre = ir.Evaluate(_op.ptx_fence_proxy_async("shared::cta"))
+    return ir.PrimFunc([], ir.seq([pre, _single_issuer(sctx, issue)]))
 
 
 # -- tensor memory (sm_100a) -----------------------------------------------------------------
 
 
-def _sm100(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _sm100(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     ok, why = sm_version_ok(sctx, 100)
     return ok, (f"tcgen05 {why}" if not ok else "")
 
 
-def _smem_tmem_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _smem_tmem_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     if dst.buffer.scope != "tmem" or not match_scope(src.buffer.scope, "shared*"):
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; smem->tmem moves shared -> tmem"
     return True, ""
 
 
-def _tmem_local_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _tmem_local_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     pair = {dst.buffer.scope, src.buffer.scope}
     if pair != {"tmem", "local"}:
@@ -408,7 +382,7 @@ def _tmem_local_operands(call: TilePrimitiveCall, sctx: DispatchContext) -> tupl
     return True, ""
 
 
-def _tmem_addr(region: BufferRegion) -> PrimExpr:
+def _tmem_addr(region: ir.BufferRegion) -> ir.PrimExpr:
     """TMEM address of the region's first element: the buffer's address (its elem_offset,
     see lang.TMEMPool) + (row << 16) + column."""
     buf = region.buffer
@@ -416,7 +390,7 @@ def _tmem_addr(region: BufferRegion) -> PrimExpr:
     return buf.elem_offset + (row << 16) + col
 
 
-def smem_to_tmem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """``tcgen05.cp.128x256b``: a ``[128, C]`` tile of 32-bit columns from shared memory laid
     out in 8 x 16-byte core matrices (``mma_shared_layout(.., SWIZZLE_NONE, ..)``), 8 columns
     per instruction, issued by one thread (the caller commits with ``tcgen05.commit``); the
@@ -426,30 +400,30 @@ def smem_to_tmem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         fail("smem->tmem copies from an unswizzled core-matrix layout")
     rows = dst.region[0].extent
     cols = dst.region[1].extent
-    if not (isinstance(rows, IntImm) and rows.value == 128 and isinstance(cols, IntImm)):
+    if not (isinstance(rows, ir.IntImm) and rows.value == 128 and isinstance(cols, ir.IntImm)):
         fail("smem->tmem copies a [128, C] tile")
     if cols.value % 8:
         fail("smem->tmem copies 8 columns (256 bits) at a time")
     eb = src.buffer.dtype.bytes
     per_row = 16 // eb  # elements of one core-matrix row
-    desc = Buffer("cp_desc", [1], "uint64", scope="local")
-    stmts: list[Stmt] = []
+    desc = ir.Buffer("cp_desc", [1], "uint64", scope="local")
+    stmts: list[ir.Stmt] = []
     base = _tmem_addr(dst)
     for j in range(cols.value // 8):
         idx = [r.min for r in src.region]
-        idx[-1] = fold_add(idx[-1], const(j * 32 // eb, "int32"))
-        addr = BufferLoad(src.buffer, idx)
+        idx[-1] = fold_add(idx[-1], ir.const(j * 32 // eb, "int32"))
+        addr = ir.BufferLoad(src.buffer, idx)
         # leading byte offset: to the next core matrix along K (128 rows x 16 bytes further);
         # stride byte offset: to the next 8-row group (8 x 16 bytes)
-        stmts.append(Evaluate(_op.ptx_tcgen05_encode_matrix_descriptor(
-            BufferLoad(desc, [const(0, "int32")]), addr, 128 * 16, 8 * 16, 0)))
-        stmts.append(Evaluate(_op.ptx_tcgen05_cp(base, BufferLoad(desc, [const(0, "int32")]),
-                                                 shape="128x256b", col=j * 8)))
+        stmts.append(ir.Evaluate(_op.ptx_tcgen05_encode_matrix_descriptor(
+            ir.BufferLoad(desc, [ir.const(0, "int32")]), addr, 128 * 16, 8 * 16, 0)))
+        stmts.append(ir.Evaluate(_op.ptx_tcgen05_cp(
+            base, ir.BufferLoad(desc, [ir.const(0, "int32")]), shape="128x256b", col=j * 8)))
     del per_row
-    return PrimFunc([], _single_issuer(sctx, seq([AllocBuffer(desc), *stmts])))
+    return ir.PrimFunc([], _single_issuer(sctx, ir.seq([ir.AllocBuffer(desc), *stmts])))
 
 
-def tmem_local(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def tmem_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """``tcgen05.ld``/``st`` ``.32x32b``: at warpgroup scope thread ``t`` owns row ``t`` of a
     ``[128, C]`` TMEM tile (warp ``w`` reaches lanes ``32w..32w+31``); its registers (a local
     ``[C]`` buffer, or the row of a ``[128, C]`` one laid out over ``tid``) hold the columns.
@@ -458,28 +432,28 @@ def tmem_local(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     load = src.buffer.scope == "tmem"
     tm, reg = (src, dst) if load else (dst, src)
     cols = tm.region[1].extent
-    if not isinstance(cols, IntImm):
+    if not isinstance(cols, ir.IntImm):
         fail("the TMEM region needs a constant column count")
     view = flat_view(reg.buffer, "regs")
     warp = sctx.thread_index() // 32
     base = _tmem_addr(tm)
-    stmts: list[Stmt] = []
+    stmts: list[ir.Stmt] = []
     c = 0
     while c < cols.value:
         num = 1
         while num * 2 <= min(32, cols.value - c):
             num *= 2
-        regs = [BufferLoad(view, [const(c + q, "int32")]) for q in range(num)]
+        regs = [ir.BufferLoad(view, [ir.const(c + q, "int32")]) for q in range(num)]
         addr = base + ((warp * 32) << 16)
         if load:
-            stmts.append(Evaluate(_op.ptx_tcgen05_ld(addr, *regs, shape="32x32b", num=num,
-                                                     col=c)))
+            stmts.append(ir.Evaluate(_op.ptx_tcgen05_ld(addr, *regs, shape="32x32b", num=num,
+                                                        col=c)))
         else:
-            stmts.append(Evaluate(_op.ptx_tcgen05_st(addr, *regs, shape="32x32b", num=num,
-                                                     col=c)))
+            stmts.append(ir.Evaluate(_op.ptx_tcgen05_st(addr, *regs, shape="32x32b", num=num,
+                                                        col=c)))
         c += num
-    stmts.append(Evaluate(_op.ptx_tcgen05_wait_ld() if load else _op.ptx_tcgen05_wait_st()))
-    return PrimFunc([], seq([DeclBuffer(view), *stmts]))
+    stmts.append(ir.Evaluate(_op.ptx_tcgen05_wait_ld() if load else _op.ptx_tcgen05_wait_st()))
+    return ir.PrimFunc([], ir.seq([ir.DeclBuffer(view), *stmts]))
 
 
 def register() -> None:

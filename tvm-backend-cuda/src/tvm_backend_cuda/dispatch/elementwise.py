@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import (
     BINARY_OPS,
     FLOAT_ONLY,
@@ -31,23 +32,6 @@ from tvm.backend.sdk import (
     predicate,
     region_of,
     register_dispatch,
-)
-from tvm.ir import (
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    For,
-    ForKind,
-    IfThenElse,
-    IntImm,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
 )
 
 from ._tiles import declare, flat_view, is_distributed, is_local, layout_offset, owned, unflatten
@@ -68,40 +52,41 @@ for _f in FILL_OPS:
     _SOURCES[_f] = ("value",)
 
 
-def _args(call: TilePrimitiveCall) -> tuple[BufferRegion, dict[str, Any]]:
+def _args(call: ir.TilePrimitiveCall) -> tuple[ir.BufferRegion, dict[str, Any]]:
     a = bound_args(call)
     dst = a["dst"]
-    if not isinstance(dst, (Buffer, BufferRegion)):
+    if not isinstance(dst, (ir.Buffer, ir.BufferRegion)):
         fail("dst must be a buffer or buffer region")
     srcs = {n: a.get(n, 0 if n == "value" else None) for n in _SOURCES[call.op_name]}
     return region_of(dst), {n: v for n, v in srcs.items() if v is not None}
 
 
-def _buffer_operands(call: TilePrimitiveCall) -> list[BufferRegion]:
+def _buffer_operands(call: ir.TilePrimitiveCall) -> list[ir.BufferRegion]:
     dst, srcs = _args(call)
-    return [dst] + [region_of(v) for v in srcs.values() if isinstance(v, (Buffer, BufferRegion))]
+    return [dst] + [region_of(v) for v in srcs.values()
+                    if isinstance(v, (ir.Buffer, ir.BufferRegion))]
 
 
 
 
 
 
-def _all_local(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _all_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     for r in _buffer_operands(call):
         if not is_local(r):
             return False, f"{r.buffer.name} is in '{r.buffer.scope}' memory (reg needs all local)"
     return True, ""
 
 
-def _all_shared(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _all_shared(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     for r in _buffer_operands(call):
         if not match_scope(r.buffer.scope, "shared*"):
             return False, f"{r.buffer.name} is in '{r.buffer.scope}' memory (smem needs all shared)"
     return True, ""
 
 
-def _value_fn(call: TilePrimitiveCall, dst: BufferRegion, ops: dict[str, Operand],
-              ) -> Callable[[dict[str, PrimExpr]], PrimExpr]:
+def _value_fn(call: ir.TilePrimitiveCall, dst: ir.BufferRegion, ops: dict[str, Operand],
+              ) -> Callable[[dict[str, ir.PrimExpr]], ir.PrimExpr]:
     """The element's value from its operands' values."""
     name = call.op_name
     if name in FILL_OPS:
@@ -117,7 +102,7 @@ def _value_fn(call: TilePrimitiveCall, dst: BufferRegion, ops: dict[str, Operand
         return lambda v: apply_binary(name, cast_to(v["src1"], cdt), cast_to(v["src2"], cdt))
     cdt = compute_dtype(dts, needs_float=MapOpType.parse(name).value in FLOAT_ONLY)
 
-    def unary(v: dict[str, PrimExpr]) -> PrimExpr:
+    def unary(v: dict[str, ir.PrimExpr]) -> ir.PrimExpr:
         x = cast_to(v["src"], cdt)
         if "scale" in v:
             x = x * cast_to(v["scale"], cdt)
@@ -128,7 +113,7 @@ def _value_fn(call: TilePrimitiveCall, dst: BufferRegion, ops: dict[str, Operand
     return unary
 
 
-def ew_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def ew_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, srcs = _args(call)
     own = owned(dst, sctx)
     dview = flat_view(dst.buffer, "regs")
@@ -139,71 +124,71 @@ def ew_reg(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     if own.lanes > 1:
         rel[-1] = fold_add(rel[-1], own.lane)
     ops = {n: Operand(v, n).bind(exts) for n, v in srcs.items()}
-    values: dict[str, PrimExpr] = {}
+    values: dict[str, ir.PrimExpr] = {}
     for n, o in ops.items():
         if o.region is not None and is_distributed(o.region):
             if not _same_registers(dst, o.region, sctx):
                 fail(f"{n} is spread over the threads differently from dst")
             view = flat_view(o.region.buffer, "regs")
             views.append(view)
-            values[n] = BufferLoad(view, [at])
+            values[n] = ir.BufferLoad(view, [at])
         elif o.region is not None and is_distributed(dst) and _full_size(o.region, exts):
             fail(f"{n} is a per-thread buffer of dst's full size; dst is spread over threads")
         else:
             values[n] = o.load(rel)
     value = _value_fn(call, dst, ops)(values)
-    body = BufferStore(dview, cast_to(value, dst.buffer.dtype), [at])
-    return PrimFunc([], declare(views, own.wrap(body)))
+    body = ir.BufferStore(dview, cast_to(value, dst.buffer.dtype), [at])
+    return ir.PrimFunc([], declare(views, own.wrap(body)))
 
 
-def _full_size(region: BufferRegion, exts: list[PrimExpr]) -> bool:
+def _full_size(region: ir.BufferRegion, exts: list[ir.PrimExpr]) -> bool:
     n = 1
     for r in region.region:
-        if not isinstance(r.extent, IntImm):
+        if not isinstance(r.extent, ir.IntImm):
             return False
         n *= r.extent.value
     return n > 1
 
 
-def ew_smem(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def ew_smem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, srcs = _args(call)
     exts = const_extents(dst, "smem")
     total = math.prod(exts)
     layouts = [r.buffer.layout for r in _buffer_operands(call) if r.buffer.layout is not None]
     w = _chunk_elems(dst.buffer.dtype, exts[-1], layouts)
     n = sctx.thread_extent()
-    if not isinstance(n, IntImm):
+    if not isinstance(n, ir.IntImm):
         fail("smem needs a constant thread count")
     chunks = total // w
     trips = -(-chunks // n.value)
-    k = Var("ew_k", "int32")
-    lane = Var("ew_v", "int32")
+    k = ir.Var("ew_k", "int32")
+    lane = ir.Var("ew_v", "int32")
     c = sctx.thread_index() if trips == 1 else k * n.value + sctx.thread_index()
-    start = unflatten(c * w, [const(e, "int32") for e in exts])
+    start = unflatten(c * w, [ir.const(e, "int32") for e in exts])
     rel = list(start)
     rel[-1] = fold_add(rel[-1], lane)
-    views: list[Buffer] = []
+    views: list[ir.Buffer] = []
     ops = {n_: Operand(v, n_).bind(dst.shape) for n_, v in srcs.items()}
     values = {n_: _load_laid_out(o, rel, start, lane, views) for n_, o in ops.items()}
     value = _value_fn(call, dst, ops)(values)
     dbuf, didx = _addr(dst, start, lane, views)
-    body: Stmt = BufferStore(dbuf, cast_to(value, dst.buffer.dtype), didx)
-    body = For(lane, const(0, "int32"), const(w, "int32"),
-               ForKind.VECTORIZED if w > 1 else ForKind.SERIAL, body)
+    body: ir.Stmt = ir.BufferStore(dbuf, cast_to(value, dst.buffer.dtype), didx)
+    body = ir.For(lane, ir.const(0, "int32"), ir.const(w, "int32"),
+                  ir.ForKind.VECTORIZED if w > 1 else ir.ForKind.SERIAL, body)
     if chunks % n.value:
-        body = IfThenElse(c < chunks, body)
+        body = ir.IfThenElse(c < chunks, body)
     if trips > 1:
-        body = For(k, const(0, "int32"), const(trips, "int32"),
-                   ForKind.UNROLLED if trips <= 16 else ForKind.SERIAL, body)
+        body = ir.For(k, ir.const(0, "int32"), ir.const(trips, "int32"),
+                      ir.ForKind.UNROLLED if trips <= 16 else ir.ForKind.SERIAL, body)
     stmts = [declare(views, body)]
     barrier = sctx.barrier()
     if barrier is not None:
         stmts.append(barrier)
-    return PrimFunc([], seq(stmts))
+    return ir.PrimFunc([], ir.seq(stmts))
 
 
-def _addr(region: BufferRegion, start: list[PrimExpr], lane: PrimExpr,
-          views: list[Buffer]) -> tuple[Buffer, list[PrimExpr]]:
+def _addr(region: ir.BufferRegion, start: list[ir.PrimExpr], lane: ir.PrimExpr,
+          views: list[ir.Buffer]) -> tuple[ir.Buffer, list[ir.PrimExpr]]:
     idx = [fold_add(r.min, i) for r, i in zip(region.region, start)]
     if region.buffer.layout is None:
         idx[-1] = fold_add(idx[-1], lane)
@@ -213,8 +198,8 @@ def _addr(region: BufferRegion, start: list[PrimExpr], lane: PrimExpr,
     return view, [fold_add(layout_offset(region.buffer, idx), lane)]
 
 
-def _load_laid_out(o: Operand, rel: list[PrimExpr], start: list[PrimExpr], lane: PrimExpr,
-                   views: list[Buffer]) -> PrimExpr:
+def _load_laid_out(o: Operand, rel: list[ir.PrimExpr], start: list[ir.PrimExpr], lane: ir.PrimExpr,
+                   views: list[ir.Buffer]) -> ir.PrimExpr:
     """A source's element through its layout, read at its broadcast indices: a dimension the
     source has once (``(32, 1, 4)`` against ``(32, 5, 4)``) is read at its start for every
     destination index, and the vector lane moves along the source only where its innermost
@@ -225,8 +210,8 @@ def _load_laid_out(o: Operand, rel: list[PrimExpr], start: list[PrimExpr], lane:
     view = flat_view(buf, "flat")
     views.append(view)
     if o.follows(len(start) - 1):
-        return BufferLoad(view, [fold_add(layout_offset(buf, o.indices(start)), lane)])
-    return BufferLoad(view, [layout_offset(buf, o.indices(rel))])
+        return ir.BufferLoad(view, [fold_add(layout_offset(buf, o.indices(start)), lane)])
+    return ir.BufferLoad(view, [layout_offset(buf, o.indices(rel))])
 
 
 def register() -> None:

@@ -33,43 +33,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import (
     DispatchContext,
     Operand,
-    bound_args,
     cast_to,
     fail,
     fold_add,
     fold_mul,
+    gemm_args,
     is_one,
     predicate,
     region_of,
     register_dispatch,
-    static_bool,
     static_float,
 )
 from tvm.error import DispatchFail
-from tvm.ir import (
-    AllocBuffer,
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    Evaluate,
-    For,
-    ForKind,
-    IntImm,
-    LetStmt,
-    Op,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    StringImm,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-)
 from tvm.ir.layout import Iter, TileLayout
 
 from .common import sm_version
@@ -114,7 +93,7 @@ def _layout_key(layout: Any) -> tuple[Any, ...] | None:
         return None
     out = []
     for it in layout.shard:
-        if not isinstance(it.extent, IntImm) or not isinstance(it.stride, IntImm):
+        if not isinstance(it.extent, ir.IntImm) or not isinstance(it.stride, ir.IntImm):
             return None
         if it.extent.value == 1:
             continue  # unit iterators do not change the mapping
@@ -123,39 +102,39 @@ def _layout_key(layout: Any) -> tuple[Any, ...] | None:
 
 
 # -- predicates ----------------------------------------------------------------------------------
-def full_active_lanes(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def full_active_lanes(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     """mma.sync and ldmatrix are warp-collective: every lane of every warp of the scope runs
     them, so the scope must be whole warps."""
     if sctx.scope_kind not in ("warp", "cta"):
         return False, f"scope {sctx.scope_kind} (needs warp or cta)"
     n = sctx.thread_extent()
-    if not isinstance(n, IntImm) or n.value % 32:
+    if not isinstance(n, ir.IntImm) or n.value % 32:
         return False, f"the scope has {n} threads, not a constant multiple of 32 (whole warps)"
     return True, ""
 
 
-def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _arch_ok(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     sm = sm_version(sctx.target)
     if sm is not None and sm < 80:
         return False, f"mma.sync.m16n8k16 with f32 accumulators needs sm_80 or newer; target is sm_{sm}"
     return True, ""
 
 
-def _intrinsics(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    missing = [o for o in (MMA_OP, LDMATRIX_OP) if not Op.exists(o)]
+def _intrinsics(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    missing = [o for o in (MMA_OP, LDMATRIX_OP) if not ir.Op.exists(o)]
     return (not missing, f"{', '.join(missing)} not registered" if missing else "")
 
 
 # -- operands -------------------------------------------------------------------------------------
-def _ints(region: BufferRegion, name: str) -> tuple[int, int]:
+def _ints(region: ir.BufferRegion, name: str) -> tuple[int, int]:
     ext = region.region[-2:]
-    if not all(isinstance(r.extent, IntImm) for r in ext):
+    if not all(isinstance(r.extent, ir.IntImm) for r in ext):
         fail(f"{name} extents {[str(r.extent) for r in ext]} are not constant")
     return ext[0].extent.value, ext[1].extent.value  # type: ignore[attr-defined]
 
 
-def _matrix(arg: Any, name: str) -> BufferRegion:
-    if not isinstance(arg, (Buffer, BufferRegion)):
+def _matrix(arg: Any, name: str) -> ir.BufferRegion:
+    if not isinstance(arg, (ir.Buffer, ir.BufferRegion)):
         fail(f"{name} must be a buffer or a buffer region")
     region = region_of(arg)
     if len(region.region) < 2:
@@ -165,7 +144,7 @@ def _matrix(arg: Any, name: str) -> BufferRegion:
     return region
 
 
-def _smem_operand(arg: Any, name: str, dtype: str) -> BufferRegion:
+def _smem_operand(arg: Any, name: str, dtype: str) -> ir.BufferRegion:
     region = _matrix(arg, name)
     buf = region.buffer
     if buf.scope not in _SMEM:
@@ -176,11 +155,11 @@ def _smem_operand(arg: Any, name: str, dtype: str) -> BufferRegion:
         fail(f"{name} has a layout or strides; only plain row-major shared buffers are read with "
              "ldmatrix")
     row = buf.shape[-1]
-    if not isinstance(row, IntImm) or row.value % 8:
+    if not isinstance(row, ir.IntImm) or row.value % 8:
         fail(f"{name}'s rows are {row} elements; ldmatrix needs a constant multiple of 8 "
              "(16-byte aligned rows)")
     col0 = region.region[-1].min
-    if isinstance(col0, IntImm) and col0.value % 8:
+    if isinstance(col0, ir.IntImm) and col0.value % 8:
         fail(f"{name} region starts at column {col0}; ldmatrix needs a multiple of 8")
     return region
 
@@ -204,11 +183,11 @@ def warp_split(m: int, n: int, warps: int) -> tuple[int, int] | None:
     return None if best is None else best[1]
 
 
-def _local_split(d: BufferRegion, m: int, n: int, warps: int) -> tuple[int, int]:
+def _local_split(d: ir.BufferRegion, m: int, n: int, warps: int) -> tuple[int, int]:
     buf = d.buffer
     if str(buf.dtype) != "float32":
         fail(f"a local D holds the float32 accumulators; D is {buf.dtype}")
-    if not all(isinstance(r.min, IntImm) and r.min.value == 0 for r in d.region) or \
+    if not all(isinstance(r.min, ir.IntImm) and r.min.value == 0 for r in d.region) or \
             [int(s) for s in buf.shape[-2:]] != [m, n]:  # type: ignore[call-overload]
         fail("a local D must be the whole accumulator buffer, not a part of it")
     key = _layout_key(buf.layout)
@@ -220,12 +199,10 @@ def _local_split(d: BufferRegion, m: int, n: int, warps: int) -> tuple[int, int]
 
 
 # -- the variant ----------------------------------------------------------------------------------
-def gemm_mma(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    x = bound_args(call)
-    ta = static_bool(x["transpose_A"], "transpose_A")
-    tb = static_bool(x["transpose_B"], "transpose_B")
+def gemm_mma(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
+    x, ta, tb = gemm_args(call)
     a_arg = x["A"]
-    if not isinstance(a_arg, (Buffer, BufferRegion)):
+    if not isinstance(a_arg, (ir.Buffer, ir.BufferRegion)):
         fail("A must be a buffer or a buffer region")
     in_dt = str(region_of(a_arg).buffer.dtype)
     if in_dt not in _IN_DTYPES:
@@ -257,7 +234,7 @@ def gemm_mma(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         if sctx.scope_kind == "warp":
             warps = 1
         wm, wn = _local_split(d, M, N, warps)
-        if use_c and not _same_region(region_of(C) if isinstance(C, (Buffer, BufferRegion))
+        if use_c and not _same_region(region_of(C) if isinstance(C, (ir.Buffer, ir.BufferRegion))
                                       else None, d):
             fail("with a local D, C must be D itself (D += A @ B) or None / beta = 0")
     else:
@@ -274,17 +251,17 @@ def gemm_mma(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         wm, wn = split
     c_op = None
     if use_c and not local_d:
-        if isinstance(C, (Buffer, BufferRegion)) and region_of(C).buffer.scope == "local":
+        if isinstance(C, (ir.Buffer, ir.BufferRegion)) and region_of(C).buffer.scope == "local":
             fail("C is in local memory; with a shared/global D, C must be readable by all lanes")
         c_op = Operand(C, "C").bind([M, N])
 
     g = _Gen(sctx, a, b, d, ta, tb, M, N, K, wm, wn, in_dt, local_d, use_c, c_op)
     body = g.build()
     barrier = None if local_d else sctx.barrier()
-    return PrimFunc([], body if barrier is None else seq([body, barrier]))
+    return ir.PrimFunc([], body if barrier is None else ir.seq([body, barrier]))
 
 
-def _same_region(c: BufferRegion | None, d: BufferRegion) -> bool:
+def _same_region(c: ir.BufferRegion | None, d: ir.BufferRegion) -> bool:
     if c is None or c.buffer is not d.buffer or len(c.region) != len(d.region):
         return False
     return all(str(x.min) == str(y.min) and str(x.extent) == str(y.extent)
@@ -294,8 +271,8 @@ def _same_region(c: BufferRegion | None, d: BufferRegion) -> bool:
 class _Gen:
     """The statements of one call (per warp: wm, wn from the warp index)."""
 
-    def __init__(self, sctx: DispatchContext, a: BufferRegion, b: BufferRegion, d: BufferRegion,
-                 ta: bool, tb: bool, M: int, N: int, K: int, wm: int, wn: int, in_dt: str,
+    def __init__(self, sctx: DispatchContext, a: ir.BufferRegion, b: ir.BufferRegion,
+                 d: ir.BufferRegion, ta: bool, tb: bool, M: int, N: int, K: int, wm: int, wn: int, in_dt: str,
                  local_d: bool, use_c: bool, c_op: Operand | None) -> None:
         self.sctx, self.a, self.b, self.d = sctx, a, b, d
         self.ta, self.tb, self.K = ta, tb, K
@@ -304,77 +281,79 @@ class _Gen:
         self.wm, self.wn, self.in_dt = wm, wn, in_dt
         self.local_d, self.use_c, self.c_op = local_d, use_c, c_op
         tid = sctx.thread_index()
-        self.lane: PrimExpr = tid if sctx.scope_kind == "warp" else tid % 32
-        self.warp = Var("mma_warp", _I32)
-        self.wi = Var("mma_wm", _I32)
-        self.wj = Var("mma_wn", _I32)
+        self.lane: ir.PrimExpr = tid if sctx.scope_kind == "warp" else tid % 32
+        self.warp = ir.Var("mma_warp", _I32)
+        self.wi = ir.Var("mma_wm", _I32)
+        self.wj = ir.Var("mma_wn", _I32)
         n = self.MT * self.NT * 4
-        self.acc = d.buffer if local_d else Buffer("mma_acc", [n], "float32", scope="local")
-        self.ra = Buffer("mma_a", [self.MT * 4], "uint32", scope="local")
-        self.rb = Buffer("mma_b", [self.NT * 2], "uint32", scope="local")
+        self.acc = d.buffer if local_d else ir.Buffer("mma_acc", [n], "float32", scope="local")
+        self.ra = ir.Buffer("mma_a", [self.MT * 4], "uint32", scope="local")
+        self.rb = ir.Buffer("mma_b", [self.NT * 2], "uint32", scope="local")
 
-    def _frag(self, mt: PrimExpr, nt: PrimExpr, e: int) -> tuple[PrimExpr, PrimExpr, PrimExpr]:
+    def _frag(self, mt: ir.PrimExpr, nt: ir.PrimExpr, e: int
+              ) -> tuple[ir.PrimExpr, ir.PrimExpr, ir.PrimExpr]:
         """Row and column (relative to D's region) of accumulator ``e`` of 16x8 tile ``(mt,
         nt)`` of this lane, and its register index (PTX's m16n8 C/D fragment)."""
         row = fold_add(fold_add(fold_mul(self.wi, self.TM), fold_mul(mt, 16)),
-                       fold_add(const((e // 2) * 8, _I32), self.lane // 4))
+                       fold_add(ir.const((e // 2) * 8, _I32), self.lane // 4))
         col = fold_add(fold_add(fold_mul(self.wj, self.TN), fold_mul(nt, 8)),
-                       fold_add(fold_mul(self.lane % 4, 2), const(e % 2, _I32)))
-        idx = fold_add(fold_mul(fold_add(fold_mul(mt, self.NT), nt), 4), const(e, _I32))
+                       fold_add(fold_mul(self.lane % 4, 2), ir.const(e % 2, _I32)))
+        idx = fold_add(fold_mul(fold_add(fold_mul(mt, self.NT), nt), 4), ir.const(e, _I32))
         return row, col, idx
 
-    def _tiles(self, body_fn: Any) -> Stmt:
+    def _tiles(self, body_fn: Any) -> ir.Stmt:
         return _unrolled("mma_mt", self.MT,
                          lambda mt: _unrolled("mma_nt", self.NT, lambda nt: body_fn(mt, nt)))
 
-    def _init(self) -> Stmt | None:
+    def _init(self) -> ir.Stmt | None:
         if self.local_d and self.use_c:
             return None  # accumulate into D's registers
 
-        def per_tile(mt: PrimExpr, nt: PrimExpr) -> Stmt:
+        def per_tile(mt: ir.PrimExpr, nt: ir.PrimExpr) -> ir.Stmt:
             stores = []
             for e in range(4):
                 row, col, idx = self._frag(mt, nt, e)
                 if self.c_op is not None:
                     val = cast_to(self.c_op.load([row, col]), self.acc.dtype)
                 else:
-                    val = const(0.0, "float32")
-                stores.append(BufferStore(self.acc, val, [idx]))
-            return seq(stores)
+                    val = ir.const(0.0, "float32")
+                stores.append(ir.BufferStore(self.acc, val, [idx]))
+            return ir.seq(stores)
 
         return self._tiles(per_tile)
 
-    def _store(self) -> Stmt | None:
+    def _store(self) -> ir.Stmt | None:
         if self.local_d:
             return None
         d = self.d
         lead = [r.min for r in d.region[:-2]]
 
-        def per_tile(mt: PrimExpr, nt: PrimExpr) -> Stmt:
+        def per_tile(mt: ir.PrimExpr, nt: ir.PrimExpr) -> ir.Stmt:
             stores = []
             for e in range(4):
                 row, col, idx = self._frag(mt, nt, e)
-                val = cast_to(BufferLoad(self.acc, [idx]), d.buffer.dtype)
-                stores.append(BufferStore(d.buffer, val, [*lead, fold_add(d.region[-2].min, row),
-                                                          fold_add(d.region[-1].min, col)]))
-            return seq(stores)
+                val = cast_to(ir.BufferLoad(self.acc, [idx]), d.buffer.dtype)
+                stores.append(ir.BufferStore(d.buffer, val, [*lead, fold_add(d.region[-2].min, row),
+                                                             fold_add(d.region[-1].min, col)]))
+            return ir.seq(stores)
 
         return self._tiles(per_tile)
 
-    def _addr(self, reg: BufferRegion, r: PrimExpr, c: PrimExpr) -> BufferLoad:
+    def _addr(self, reg: ir.BufferRegion, r: ir.PrimExpr, c: ir.PrimExpr) -> ir.BufferLoad:
         lead = [x.min for x in reg.region[:-2]]
-        return BufferLoad(reg.buffer, [*lead, fold_add(reg.region[-2].min, r),
-                                       fold_add(reg.region[-1].min, c)])
+        return ir.BufferLoad(reg.buffer, [*lead, fold_add(reg.region[-2].min, r),
+                                          fold_add(reg.region[-1].min, c)])
 
-    def _ldmatrix(self, trans: bool, num: int, addr: BufferLoad, regs: Sequence[PrimExpr]) -> Stmt:
-        op = Op.get(LDMATRIX_OP)
-        return Evaluate(op(IntImm("bool", int(trans)), const(num, _I32), StringImm(".b16"), addr,
-                           *regs))
+    def _ldmatrix(self, trans: bool, num: int, addr: ir.BufferLoad, regs: Sequence[ir.PrimExpr]
+                  ) -> ir.Stmt:
+        op = ir.Op.get(LDMATRIX_OP)
+        return ir.Evaluate(op(ir.IntImm("bool", int(trans)), ir.const(num, _I32),
+                              ir.StringImm(".b16"), addr, *regs))
 
-    def _load_a(self, kk: PrimExpr) -> Stmt:
+    def _load_a(self, kk: ir.PrimExpr) -> ir.Stmt:
         return _unrolled("mma_mt", self.MT, lambda mt: self._load_a_tile(kk, mt))
 
-    def _load_a_tile(self, kk: PrimExpr, mt: PrimExpr) -> Stmt:
+    def _load_a_tile(self, kk: ir.PrimExpr, mt: ir.PrimExpr) -> ir.Stmt:
         lane = self.lane
         m0 = fold_add(fold_mul(self.wi, self.TM), fold_mul(mt, 16))
         k0 = fold_mul(kk, 16)
@@ -384,20 +363,21 @@ class _Gen:
             j = lane // 8
             addr = self._addr(self.a, fold_add(k0, fold_add((j // 2) * 8, lane % 8)),
                               fold_add(m0, (j % 2) * 8))
-        regs = [BufferLoad(self.ra, [fold_add(fold_mul(mt, 4), const(i, _I32))]) for i in range(4)]
+        regs = [ir.BufferLoad(self.ra, [fold_add(fold_mul(mt, 4), ir.const(i, _I32))])
+                for i in range(4)]
         return self._ldmatrix(self.ta, 4, addr, regs)
 
-    def _load_b(self, kk: PrimExpr) -> Stmt:
+    def _load_b(self, kk: ir.PrimExpr) -> ir.Stmt:
         k0 = fold_mul(kk, 16)
-        stmts: list[Stmt] = []
+        stmts: list[ir.Stmt] = []
         pairs = self.NT // 2
         if pairs:
             stmts.append(_unrolled("mma_np", pairs, lambda np_: self._load_b_pair(k0, np_)))
         if self.NT % 2:
             stmts.append(self._load_b_tail(k0))
-        return seq(stmts)
+        return ir.seq(stmts)
 
-    def _load_b_pair(self, k0: PrimExpr, np_: PrimExpr) -> Stmt:
+    def _load_b_pair(self, k0: ir.PrimExpr, np_: ir.PrimExpr) -> ir.Stmt:
         """ldmatrix.x4 of two 8-column tiles: registers b0, b1 of tiles 2 * np_ and 2 * np_ + 1."""
         lane = self.lane
         n0 = fold_add(fold_mul(self.wj, self.TN), fold_mul(np_, 16))
@@ -408,51 +388,53 @@ class _Gen:
         else:  # stored [K, N]: the same matrices, read transposed
             addr = self._addr(self.b, fold_add(k0, fold_add((j % 2) * 8, lane % 8)),
                               fold_add(n0, (j // 2) * 8))
-        regs = [BufferLoad(self.rb, [fold_add(fold_mul(np_, 4), const(i, _I32))])
+        regs = [ir.BufferLoad(self.rb, [fold_add(fold_mul(np_, 4), ir.const(i, _I32))])
                 for i in range(4)]
         return self._ldmatrix(not self.tb, 4, addr, regs)
 
-    def _load_b_tail(self, k0: PrimExpr) -> Stmt:
+    def _load_b_tail(self, k0: ir.PrimExpr) -> ir.Stmt:
         """ldmatrix.x2 of the last 8-column tile when there is an odd number of them."""
         lane = self.lane
-        n0 = fold_add(fold_mul(self.wj, self.TN), const((self.NT - 1) * 8, _I32))
+        n0 = fold_add(fold_mul(self.wj, self.TN), ir.const((self.NT - 1) * 8, _I32))
         h = (lane // 8) % 2  # lanes 0-15 give the addresses (16-31 repeat them, unused)
         if self.tb:
             addr = self._addr(self.b, fold_add(n0, lane % 8), fold_add(k0, h * 8))
         else:
             addr = self._addr(self.b, fold_add(k0, fold_add(h * 8, lane % 8)), n0)
-        regs = [BufferLoad(self.rb, [const((self.NT - 1) * 2 + i, _I32)]) for i in range(2)]
+        regs = [ir.BufferLoad(self.rb, [ir.const((self.NT - 1) * 2 + i, _I32)]) for i in range(2)]
         return self._ldmatrix(not self.tb, 2, addr, regs)
 
-    def _mma(self) -> Stmt:
-        op = Op.get(MMA_OP)
+    def _mma(self) -> ir.Stmt:
+        op = ir.Op.get(MMA_OP)
         ab = _IN_DTYPES[self.in_dt]
 
-        def per_tile(mt: PrimExpr, nt: PrimExpr) -> Stmt:
+        def per_tile(mt: ir.PrimExpr, nt: ir.PrimExpr) -> ir.Stmt:
             base = fold_mul(fold_add(fold_mul(mt, self.NT), nt), 4)
-            acc = [BufferLoad(self.acc, [fold_add(base, const(i, _I32))]) for i in range(4)]
-            ra = [BufferLoad(self.ra, [fold_add(fold_mul(mt, 4), const(i, _I32))])
+            acc = [ir.BufferLoad(self.acc, [fold_add(base, ir.const(i, _I32))]) for i in range(4)]
+            ra = [ir.BufferLoad(self.ra, [fold_add(fold_mul(mt, 4), ir.const(i, _I32))])
                   for i in range(4)]
-            rb = [BufferLoad(self.rb, [fold_add(fold_mul(nt, 2), const(i, _I32))])
+            rb = [ir.BufferLoad(self.rb, [fold_add(fold_mul(nt, 2), ir.const(i, _I32))])
                   for i in range(2)]
-            return Evaluate(op(StringImm("m16n8k16"), StringImm("row"), StringImm("col"),
-                               StringImm("fp32"), StringImm(ab), StringImm(ab), StringImm("fp32"),
-                               const(4, _I32), const(4, _I32), const(2, _I32), const(4, _I32),
-                               IntImm("bool", 0), *acc, *ra, *rb, *acc, IntImm("bool", 0)))
+            return ir.Evaluate(op(
+                ir.StringImm("m16n8k16"), ir.StringImm("row"), ir.StringImm("col"),
+                ir.StringImm("fp32"), ir.StringImm(ab), ir.StringImm(ab), ir.StringImm("fp32"),
+                ir.const(4, _I32), ir.const(4, _I32), ir.const(2, _I32), ir.const(4, _I32),
+                ir.IntImm("bool", 0), *acc, *ra, *rb, *acc, ir.IntImm("bool", 0)))
 
         return self._tiles(per_tile)
 
-    def build(self) -> Stmt:
-        kk = Var("mma_k", _I32)
+    def build(self) -> ir.Stmt:
+        kk = ir.Var("mma_k", _I32)
         steps = self.K // 16
-        k_body = seq([self._load_a(kk), self._load_b(kk), self._mma()])
-        k_loop: Stmt = For(kk, const(0, _I32), const(steps, _I32), ForKind.SERIAL, k_body)
+        k_body = ir.seq([self._load_a(kk), self._load_b(kk), self._mma()])
+        k_loop: ir.Stmt = ir.For(kk, ir.const(0, _I32), ir.const(steps, _I32), ir.ForKind.SERIAL,
+                                 k_body)
         if steps == 1:
-            k_loop = LetStmt(kk, const(0, _I32), k_body)
-        parts: list[Stmt] = []
+            k_loop = ir.LetStmt(kk, ir.const(0, _I32), k_body)
+        parts: list[ir.Stmt] = []
         if not self.local_d:
-            parts.append(AllocBuffer(self.acc))
-        parts += [AllocBuffer(self.ra), AllocBuffer(self.rb)]
+            parts.append(ir.AllocBuffer(self.acc))
+        parts += [ir.AllocBuffer(self.ra), ir.AllocBuffer(self.rb)]
         init = self._init()
         if init is not None:
             parts.append(init)
@@ -460,24 +442,24 @@ class _Gen:
         store = self._store()
         if store is not None:
             parts.append(store)
-        body = seq(parts)
+        body = ir.seq(parts)
         # the warp's tile (wi, wj) of the (wm x wn) split; a single warp is tile (0, 0)
         nwarps = self.wm * self.wn
-        warp: PrimExpr = const(0, _I32) if nwarps == 1 or self.sctx.scope_kind == "warp" \
+        warp: ir.PrimExpr = ir.const(0, _I32) if nwarps == 1 or self.sctx.scope_kind == "warp" \
             else self.sctx.thread_index() // 32
-        return LetStmt(self.warp, warp,
-                       LetStmt(self.wi, self.warp // self.wn if self.wn > 1 else self.warp,
-                               LetStmt(self.wj, self.warp % self.wn if self.wn > 1
-                                       else const(0, _I32), body)))
+        return ir.LetStmt(self.warp, warp,
+                          ir.LetStmt(self.wi, self.warp // self.wn if self.wn > 1 else self.warp,
+                                     ir.LetStmt(self.wj, self.warp % self.wn if self.wn > 1
+                                                else ir.const(0, _I32), body)))
 
 
-def _unrolled(name: str, extent: int, body_fn: Any) -> Stmt:
+def _unrolled(name: str, extent: int, body_fn: Any) -> ir.Stmt:
     """An unrolled loop (register indices become constants); no loop for one trip, so an
     outer unrolled loop's body stays free of ``let``s (which would keep it rolled)."""
     if extent == 1:
-        return body_fn(const(0, _I32))
-    var = Var(name, _I32)
-    return For(var, const(0, _I32), const(extent, _I32), ForKind.UNROLLED, body_fn(var))
+        return body_fn(ir.const(0, _I32))
+    var = ir.Var(name, _I32)
+    return ir.For(var, ir.const(0, _I32), ir.const(extent, _I32), ir.ForKind.UNROLLED, body_fn(var))
 
 
 def register() -> None:

@@ -23,32 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import (
-    DispatchContext,
-    bound_args,
-    fail,
-    predicate,
-    register_dispatch,
-    static_bool,
-)
+from tvm import ir
+from tvm.backend.sdk import DispatchContext, fail, gemm_args, predicate, register_dispatch
 from tvm.error import DispatchFail
-from tvm.ir import (
-    BufferRegion,
-    Cast,
-    Evaluate,
-    IfThenElse,
-    IntImm,
-    LetStmt,
-    Op,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    StringImm,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-)
 
 from . import mma_desc
 from .common import needs_arch
@@ -75,14 +52,14 @@ def instr_descriptor(in_dtype: str, m: int, n: int, mn_major_a: bool, mn_major_b
 
 
 # -- predicates ----------------------------------------------------------------------------------
-def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _scope_ok(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.scope_kind not in ("thread", "warp"):
         return False, (f"scope {sctx.scope_kind} (tcgen05.mma is issued by one thread: "
                        f"Tx.gemm_async, or Tx.warp.gemm_async with an elected lane)")
     return True, ""
 
 
-def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _arch_ok(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     arch = mma_desc.target_arch(sctx)
     if not arch.startswith("sm_10") or not arch.endswith("a"):
         return False, f"tcgen05 {needs_arch('sm_100a', arch)}"
@@ -90,7 +67,7 @@ def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]
 
 
 # -- the variant ----------------------------------------------------------------------------------
-def _tmem_tile(d: BufferRegion) -> tuple[int, int, PrimExpr]:
+def _tmem_tile(d: ir.BufferRegion) -> tuple[int, int, ir.PrimExpr]:
     """(rows, cols, TMEM address of the region's first element) of a float32 TMEM region."""
     buf = d.buffer
     if buf.scope != "tmem" or str(buf.dtype) != "float32":
@@ -100,18 +77,16 @@ def _tmem_tile(d: BufferRegion) -> tuple[int, int, PrimExpr]:
     if len(d.region) != 2 or axes != ["TLane", "TCol"]:
         fail(f"D must be a 2-d TMEM tile (layout TLane x TCol), got layout {buf.layout}")
     ext = [r.extent for r in d.region]
-    if not all(isinstance(e, IntImm) for e in ext):
+    if not all(isinstance(e, ir.IntImm) for e in ext):
         fail(f"D's extents {[str(e) for e in ext]} must be constant")
     row0, col0 = d.region[0].min, d.region[1].min
-    addr = buf.elem_offset + (Cast("uint32", row0) << 16) + col0 \
-        if not (isinstance(row0, IntImm) and row0.value == 0) else buf.elem_offset + col0
+    addr = buf.elem_offset + (ir.Cast("uint32", row0) << 16) + col0 \
+        if not (isinstance(row0, ir.IntImm) and row0.value == 0) else buf.elem_offset + col0
     return ext[0].value, ext[1].value, addr  # type: ignore[attr-defined]
 
 
-def gemm_tcgen05(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    x = bound_args(call)
-    ta = static_bool(x["transpose_A"], "transpose_A")
-    tb = static_bool(x["transpose_B"], "transpose_B")
+def gemm_tcgen05(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
+    x, ta, tb = gemm_args(call)
     cta_group = call.config.get("cta_group", 1)
     if cta_group not in (1, 2):
         raise DispatchFail(f"config 'cta_group' must be 1 or 2, got {cta_group!r}")
@@ -141,26 +116,27 @@ def gemm_tcgen05(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
              + (" (each CTA of the pair holds N / 2 rows of B)" if cta_group == 2 else ""))
     accum = x["accum"]
     idesc = instr_descriptor(in_dt, 128 * cta_group, n_inst, pa.desc.mn_major, pb.desc.mn_major)
-    da, db = Var("tcgen05_desc_a", _U64), Var("tcgen05_desc_b", _U64)
-    op = Op.get("tirx.ptx.tcgen05_mma")
-    mmas: list[Stmt] = []
+    da, db = ir.Var("tcgen05_desc_a", _U64), ir.Var("tcgen05_desc_b", _U64)
+    op = ir.Op.get("tirx.ptx.tcgen05_mma")
+    mmas: list[ir.Stmt] = []
     for k_step in range(pa.k // mma_k):
-        enable = mma_desc.accum_flag(accum) if k_step == 0 else const(1, "int32")
+        enable = mma_desc.accum_flag(accum) if k_step == 0 else ir.const(1, "int32")
         for nt in range(N // n_inst):
-            a_desc = da + const(pa.start(0, k_step) >> 4, _U64)
-            b_desc = db + const(pb.start(nt, k_step) >> 4, _U64)
+            a_desc = da + ir.const(pa.start(0, k_step) >> 4, _U64)
+            b_desc = db + ir.const(pb.start(nt, k_step) >> 4, _U64)
             tmem = d_addr + nt * n_inst if nt else d_addr
-            mmas.append(Evaluate(op(
-                StringImm("float32"), StringImm(ptx_t), StringImm(ptx_t), tmem, a_desc, b_desc,
-                const(idesc, "uint32"), IntImm("bool", 0), const(cta_group, "int32"), enable,
-                const(0, "int32"), *[const(0, "uint32")] * (4 * cta_group))))
-    body: Stmt = seq(mmas)
+            mmas.append(ir.Evaluate(op(
+                ir.StringImm("float32"), ir.StringImm(ptx_t), ir.StringImm(ptx_t), tmem, a_desc,
+                b_desc, ir.const(idesc, "uint32"), ir.IntImm("bool", 0),
+                ir.const(cta_group, "int32"), enable,
+                ir.const(0, "int32"), *[ir.const(0, "uint32")] * (4 * cta_group))))
+    body: ir.Stmt = ir.seq(mmas)
     if sctx.scope_kind == "warp":
-        elect = Op.get("tirx.ptx.elect_sync")()
-        body = IfThenElse(elect != const(0, "uint32"), body)
-    body = LetStmt(db, pb.value(b, "tcgen05"), body)
-    body = LetStmt(da, pa.value(a, "tcgen05"), body)
-    return PrimFunc([], body)
+        elect = ir.Op.get("tirx.ptx.elect_sync")()
+        body = ir.IfThenElse(elect != ir.const(0, "uint32"), body)
+    body = ir.LetStmt(db, pb.value(b, "tcgen05"), body)
+    body = ir.LetStmt(da, pa.value(a, "tcgen05"), body)
+    return ir.PrimFunc([], body)
 
 
 def register() -> None:

@@ -35,33 +35,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import (
-    DispatchContext,
-    bound_args,
-    fail,
-    predicate,
-    register_dispatch,
-    static_bool,
-)
+from tvm import ir
+from tvm.backend.sdk import DispatchContext, fail, gemm_args, predicate, register_dispatch
 from tvm.error import DispatchFail
-from tvm.ir import (
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    Evaluate,
-    FloatImm,
-    IntImm,
-    LetStmt,
-    Op,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    StringImm,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-)
 from tvm.ir.layout import Iter, TileLayout
 
 from . import mma_desc
@@ -105,13 +81,13 @@ def wgmma_fragment_index(n: int, mt: int, nb: int, h: int, e: int) -> int:
 
 
 # -- predicates ----------------------------------------------------------------------------------
-def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _scope_ok(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.scope_kind != "warpgroup":
         return False, f"scope {sctx.scope_kind} (wgmma is issued by a warpgroup: Tx.wg.gemm_async)"
     return True, ""
 
 
-def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _arch_ok(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     arch = mma_desc.target_arch(sctx)
     if arch != "sm_90a":
         return False, f"wgmma {needs_arch('sm_90a', arch)}"
@@ -119,7 +95,7 @@ def _arch_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]
 
 
 # -- the variant ----------------------------------------------------------------------------------
-def _accumulators(d: BufferRegion) -> tuple[int, int]:
+def _accumulators(d: ir.BufferRegion) -> tuple[int, int]:
     buf = d.buffer
     if buf.scope != "local" or str(buf.dtype) != "float32":
         fail(f"D is a {buf.dtype} buffer in '{buf.scope}' memory; wgmma accumulates into a local "
@@ -128,8 +104,8 @@ def _accumulators(d: BufferRegion) -> tuple[int, int]:
     if shape is None or len(shape) != 2:
         fail(f"D must be a 2-d local buffer [M, N] of constant shape, got {buf.shape}")
     m, n = shape  # type: ignore[misc]
-    whole = all(isinstance(r.min, IntImm) and r.min.value == 0 and isinstance(r.extent, IntImm)
-                and r.extent.value == e for r, e in zip(d.region, shape))  # type: ignore[arg-type]
+    whole = all(isinstance(r.min, ir.IntImm) and r.min.value == 0
+                and isinstance(r.extent, ir.IntImm) and r.extent.value == e for r, e in zip(d.region, shape))  # type: ignore[arg-type]
     if not whole:
         fail("D must be the whole accumulator buffer, not a part of it")
     if m % 64 or n % 8:
@@ -144,10 +120,8 @@ def _n_inst(n: int) -> int:
     return next(w for w in range(min(n, 256), 7, -8) if n % w == 0)
 
 
-def gemm_wgmma(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    x = bound_args(call)
-    ta = static_bool(x["transpose_A"], "transpose_A")
-    tb = static_bool(x["transpose_B"], "transpose_B")
+def gemm_wgmma(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
+    x, ta, tb = gemm_args(call)
     d = mma_desc.operand_region(x["D"], "D")
     a = mma_desc.operand_region(x["A"], "A")
     b = mma_desc.operand_region(x["B"], "B")
@@ -182,76 +156,77 @@ def gemm_wgmma(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     if mma_k == 32 and pb.desc.mn_major:
         fail("float8 wgmma reads B K-major only; lay B out with K contiguous")
     gen = _Gen(call, d.buffer, a, b, pa, pb, M, N, K, n_inst, ptx_t, mma_k, x["accum"])
-    return PrimFunc([], gen.build())
+    return ir.PrimFunc([], gen.build())
 
 
-def _accumulator_key(buf: Buffer) -> Any:
+def _accumulator_key(buf: ir.Buffer) -> Any:
     return _layout_key(buf.layout)
 
 
 class _Gen:
-    def __init__(self, call: TilePrimitiveCall, acc: Buffer, a: BufferRegion, b: BufferRegion,
-                 pa: mma_desc.OperandPlan | None, pb: mma_desc.OperandPlan, M: int, N: int,
+    def __init__(self, call: ir.TilePrimitiveCall, acc: ir.Buffer, a: ir.BufferRegion,
+                 b: ir.BufferRegion, pa: mma_desc.OperandPlan | None, pb: mma_desc.OperandPlan, M: int, N: int,
                  K: int, n_inst: int, ptx_t: str, mma_k: int, accum: Any) -> None:
         self.call, self.acc, self.a, self.b, self.pa, self.pb = call, acc, a, b, pa, pb
         self.M, self.N, self.K, self.n_inst, self.ptx_t, self.mma_k = M, N, K, n_inst, ptx_t, mma_k
         self.accum = accum
         self.wait = call.config.get("wait")
         if self.wait is not None and (isinstance(self.wait, bool) or
-                                      not isinstance(self.wait, (int, IntImm))):
+                                      not isinstance(self.wait, (int, ir.IntImm))):
             raise DispatchFail(f"config 'wait' must be an integer (groups left pending), "
                                f"got {self.wait!r}")
 
-    def _scale_d(self, k_step: int) -> PrimExpr:
-        return mma_desc.accum_flag(self.accum) if k_step == 0 else const(1, "int32")
+    def _scale_d(self, k_step: int) -> ir.PrimExpr:
+        return mma_desc.accum_flag(self.accum) if k_step == 0 else ir.const(1, "int32")
 
-    def _mma(self, k_step: int, mt: int, nt: int, da: Var | None, db: Var) -> Stmt:
+    def _mma(self, k_step: int, mt: int, nt: int, da: ir.Var | None, db: ir.Var) -> ir.Stmt:
         n = self.n_inst
         pb, pa = self.pb, self.pa
         base = mt * self.N // 2 + nt * n // 2
-        accs = [BufferLoad(self.acc, [const(base + i, "int32")]) for i in range(n // 2)]
-        b_desc = db + const(pb.start(nt, k_step) >> 4, _U64)
-        flags = [const(64, "int32"), const(n, "int32"), const(self.mma_k, "int32"),
-                 StringImm(self.ptx_t), StringImm("f32"),
-                 IntImm("bool", int(pa.desc.mn_major) if pa is not None else 0),
-                 IntImm("bool", int(pb.desc.mn_major)), FloatImm("float32", 1.0),
-                 FloatImm("float32", 1.0), self._scale_d(k_step)]
+        accs = [ir.BufferLoad(self.acc, [ir.const(base + i, "int32")]) for i in range(n // 2)]
+        b_desc = db + ir.const(pb.start(nt, k_step) >> 4, _U64)
+        flags = [ir.const(64, "int32"), ir.const(n, "int32"), ir.const(self.mma_k, "int32"),
+                 ir.StringImm(self.ptx_t), ir.StringImm("f32"),
+                 ir.IntImm("bool", int(pa.desc.mn_major) if pa is not None else 0),
+                 ir.IntImm("bool", int(pb.desc.mn_major)), ir.FloatImm("float32", 1.0),
+                 ir.FloatImm("float32", 1.0), self._scale_d(k_step)]
         if pa is None:
             first = mt * self.K // 2 + k_step * 8  # 8 halves = 4 registers per K step
-            regs = [BufferLoad(self.a.buffer, [const(first + 2 * q, "int32")]) for q in range(4)]
-            op = Op.get("tirx.ptx.wgmma_mma_async_rs")
-            return Evaluate(op(*flags, b_desc, *regs, *accs))
+            regs = [ir.BufferLoad(self.a.buffer, [ir.const(first + 2 * q, "int32")])
+                    for q in range(4)]
+            op = ir.Op.get("tirx.ptx.wgmma_mma_async_rs")
+            return ir.Evaluate(op(*flags, b_desc, *regs, *accs))
         assert da is not None
-        a_desc = da + const(pa.start(mt, k_step) >> 4, _U64)
-        op = Op.get("tirx.ptx.wgmma_mma_async_ss")
-        return Evaluate(op(*flags, a_desc, b_desc, *accs))
+        a_desc = da + ir.const(pa.start(mt, k_step) >> 4, _U64)
+        op = ir.Op.get("tirx.ptx.wgmma_mma_async_ss")
+        return ir.Evaluate(op(*flags, a_desc, b_desc, *accs))
 
-    def build(self) -> Stmt:
-        da = Var("wgmma_desc_a", _U64) if self.pa is not None else None
-        db = Var("wgmma_desc_b", _U64)
-        body: list[Stmt] = [Evaluate(Op.get("tirx.ptx.wgmma_fence")())]
+    def build(self) -> ir.Stmt:
+        da = ir.Var("wgmma_desc_a", _U64) if self.pa is not None else None
+        db = ir.Var("wgmma_desc_b", _U64)
+        body: list[ir.Stmt] = [ir.Evaluate(ir.Op.get("tirx.ptx.wgmma_fence")())]
         for k_step in range(self.K // self.mma_k):
             for mt in range(self.M // 64):
                 for nt in range(self.N // self.n_inst):
                     body.append(self._mma(k_step, mt, nt, da, db))
-        body.append(Evaluate(Op.get("tirx.ptx.wgmma_commit_group")()))
+        body.append(ir.Evaluate(ir.Op.get("tirx.ptx.wgmma_commit_group")()))
         if self.wait is not None:
-            w = int(self.wait.value if isinstance(self.wait, IntImm) else self.wait)
-            body.append(Evaluate(Op.get("tirx.ptx.wgmma_wait_group")(const(w, "int32"))))
+            w = int(self.wait.value if isinstance(self.wait, ir.IntImm) else self.wait)
+            body.append(ir.Evaluate(ir.Op.get("tirx.ptx.wgmma_wait_group")(ir.const(w, "int32"))))
             body += register_barrier(self.acc, self.M * self.N // 128)
-        stmt: Stmt = seq(body)
-        stmt = LetStmt(db, self.pb.value(self.b, "wgmma"), stmt)
+        stmt: ir.Stmt = ir.seq(body)
+        stmt = ir.LetStmt(db, self.pb.value(self.b, "wgmma"), stmt)
         if da is not None:
             assert self.pa is not None
-            stmt = LetStmt(da, self.pa.value(self.a, "wgmma"), stmt)
+            stmt = ir.LetStmt(da, self.pa.value(self.a, "wgmma"), stmt)
         return stmt
 
 
-def register_barrier(buf: Buffer, count: int) -> list[Stmt]:
+def register_barrier(buf: ir.Buffer, count: int) -> list[ir.Stmt]:
     """``T.ptx.wgmma.noop_barrier`` on each of the first ``count`` registers of ``buf``: after a
     ``wgmma.wait_group``, keeps the compiler from reading them above the wait."""
-    op = Op.get("tirx.ptx.wgmma_noop_barrier")
-    return [Evaluate(op(BufferLoad(buf, [const(i, "int32")]))) for i in range(count)]
+    op = ir.Op.get("tirx.ptx.wgmma_noop_barrier")
+    return [ir.Evaluate(op(ir.BufferLoad(buf, [ir.const(i, "int32")]))) for i in range(count)]
 
 
 def register() -> None:

@@ -74,6 +74,7 @@ from tvm.ir import (
     convert,
 )
 from tvm.ir.expr import Div, Max, Min, Mod
+from tvm.ir.layout_axes import default_strides
 from tvm.tirx.op import address_of
 
 __all__ = [
@@ -257,7 +258,7 @@ class _Addresses:
         if buf.layout is not None:
             off = buf.layout.apply(idx, buf.shape)["m"]
         else:
-            strides: list[Any] = list(buf.strides) or _row_major(self.shape)
+            strides: list[Any] = list(buf.strides) or default_strides(self.shape)
             off = const(0, "int64")
             for i, s in zip(idx, strides):
                 off = off + i * convert(s)
@@ -269,14 +270,6 @@ class _Addresses:
         np = _np()
         env = {v: np.asarray(x, dtype=np.int64) for v, x in zip(self.vars, index)}
         return _eval(self.expr, env) * self.esize
-
-
-def _row_major(shape: Sequence[int]) -> list[int]:
-    out, acc = [], 1
-    for s in reversed(shape):
-        out.append(acc)
-        acc *= s
-    return out[::-1]
 
 
 def _swz(addr: Any, swizzle: int) -> Any:

@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import (
+    REDUCE_OPS,
     DispatchContext,
     ReduceOpType,
     bound_args,
@@ -39,31 +41,6 @@ from tvm.backend.sdk import (
     register_dispatch,
     static_bool,
 )
-from tvm.ir import (
-    AllocBuffer,
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    DataType,
-    DeclBuffer,
-    FloatImm,
-    For,
-    ForKind,
-    IfThenElse,
-    IntImm,
-    LetStmt,
-    Max,
-    Min,
-    Op,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-)
 
 from ._tiles import flat_view, is_distributed, owned
 
@@ -77,7 +54,8 @@ _SHUFFLE_TYPES = frozenset({"float32", "float64", "int32", "uint32", "int64", "u
 _READABLE_BY_ALL = ("global", "shared", "shared.dyn")
 
 
-def _shuffle_accumulator(kind: ReduceOpType, src: BufferRegion, dst: BufferRegion) -> DataType:
+def _shuffle_accumulator(kind: ReduceOpType, src: ir.BufferRegion, dst: ir.BufferRegion
+                         ) -> ir.DataType:
     """The type the shuffles reduce in: the operands' common type, or the source's for a
     reduction other than a sum when neither operand is a float; declines when no warp shuffle
     moves it."""
@@ -89,31 +67,25 @@ def _shuffle_accumulator(kind: ReduceOpType, src: BufferRegion, dst: BufferRegio
     return acc_dt
 
 
-def _scope_ok(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _scope_ok(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.scope_kind not in ("warp", "warpgroup", "cta"):
         return False, f"scope {sctx.scope_kind} (needs warp, warpgroup or cta)"
     n = sctx.thread_extent()
-    if not isinstance(n, IntImm) or n.value % 32:
+    if not isinstance(n, ir.IntImm) or n.value % 32:
         return False, f"the scope has {n} threads, not a constant multiple of 32"
     return True, ""
 
 
-def _shuffle_registered(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    if Op.exists(SHFL_OP):
+def _shuffle_registered(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    if ir.Op.exists(SHFL_OP):
         return True, ""
     return False, f"{SHFL_OP} is not registered"
 
 
-def _combine(kind: ReduceOpType, a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    if kind is ReduceOpType.SUM:
-        return a + b
-    return Max(a, b) if kind is ReduceOpType.MAX else Min(a, b)
-
-
-def _unflatten(flat: PrimExpr, extents: Sequence[PrimExpr]) -> list[PrimExpr]:
+def _unflatten(flat: ir.PrimExpr, extents: Sequence[ir.PrimExpr]) -> list[ir.PrimExpr]:
     """Row-major indices of position ``flat`` in a box of ``extents``."""
-    out: list[PrimExpr] = []
-    stride: PrimExpr = const(1, flat.dtype)
+    out: list[ir.PrimExpr] = []
+    stride: ir.PrimExpr = ir.const(1, flat.dtype)
     for d in range(len(extents) - 1, -1, -1):
         q = flat if is_one(stride) else flat // stride
         out.append(q if d == 0 else q % extents[d])
@@ -121,11 +93,12 @@ def _unflatten(flat: PrimExpr, extents: Sequence[PrimExpr]) -> list[PrimExpr]:
     return list(reversed(out))
 
 
-def warp_shuffle_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def warp_shuffle_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     a = bound_args(call)
     kind = ReduceOpType.parse(call.op_name)
     dst, src = a["dst"], a["src"]
-    if not isinstance(dst, (Buffer, BufferRegion)) or not isinstance(src, (Buffer, BufferRegion)):
+    regions = (ir.Buffer, ir.BufferRegion)
+    if not isinstance(dst, regions) or not isinstance(src, regions):
         fail("dst and src must be buffers or buffer regions")
     dst, src = region_of(dst), region_of(src)
     if src.buffer.scope not in _READABLE_BY_ALL:
@@ -136,7 +109,7 @@ def warp_shuffle_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimF
     kept_ext = [src.region[d].extent for d in kept]
     red_ext = [src.region[d].extent for d in axes]
     length = fold_product(red_ext)
-    if not isinstance(length, IntImm) or length.value < 32:
+    if not isinstance(length, ir.IntImm) or length.value < 32:
         fail(f"the reduction has {length} elements (fewer than a warp, or not constant)")
     dst_kept = [r for r in dst.region if not is_one(r.extent)]
     rows = fold_product(kept_ext)
@@ -149,70 +122,76 @@ def warp_shuffle_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimF
     tid = sctx.thread_index()
     idx_dt = "int32"
     # thread_index("warp") already is the lane; the other scopes count threads across warps
-    lane: PrimExpr = tid if sctx.scope_kind == "warp" else tid % 32
-    warp: PrimExpr = tid // 32 if nwarps > 1 else const(0, idx_dt)
+    lane: ir.PrimExpr = tid if sctx.scope_kind == "warp" else tid % 32
+    warp: ir.PrimExpr = tid // 32 if nwarps > 1 else ir.const(0, idx_dt)
 
-    acc = Buffer("red_acc", [1], acc_dt, scope="local")
-    zero = const(0, idx_dt)
-    row = Var("row", idx_dt)
-    it = Var("red_it", idx_dt)
-    elem = fold_add(fold_mul(it, const(32, idx_dt)), lane)
+    acc = ir.Buffer("red_acc", [1], acc_dt, scope="local")
+    zero = ir.const(0, idx_dt)
+    row = ir.Var("row", idx_dt)
+    it = ir.Var("red_it", idx_dt)
+    elem = fold_add(fold_mul(it, ir.const(32, idx_dt)), lane)
 
-    def src_at(flat_red: PrimExpr) -> PrimExpr:
+    def src_at(flat_red: ir.PrimExpr) -> ir.PrimExpr:
         kept_idx = _unflatten(row, kept_ext) if kept else []
         red_idx = _unflatten(flat_red, red_ext)
-        rel: list[PrimExpr] = []
+        rel: list[ir.PrimExpr] = []
         for d in range(len(src.region)):
             rel.append(red_idx[axes.index(d)] if d in axes else kept_idx[kept.index(d)])
-        return cast_to(BufferLoad(src.buffer, [fold_add(r.min, i) for r, i in zip(src.region, rel)]),
+        return cast_to(ir.BufferLoad(src.buffer, [fold_add(r.min, i) for r, i in zip(src.region, rel)]),
                        acc_dt)
 
-    init = const(0, acc_dt) if kind is ReduceOpType.SUM else src_at(lane)
+    init = ir.const(0, acc_dt) if kind is ReduceOpType.SUM else src_at(lane)
     trips = -(-length.value // 32)
-    update: Stmt = BufferStore(acc, _combine(kind, BufferLoad(acc, [zero]), src_at(elem)), [zero])
+    update: ir.Stmt = ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [zero]), src_at(elem)),
+                                     [zero])
     if length.value % 32:
-        update = IfThenElse(elem < length, update)
-    shfl = Op.get(SHFL_OP)
-    mask = IntImm("uint32", 0xFFFFFFFF)
-    butterfly = [BufferStore(acc, _combine(kind, BufferLoad(acc, [zero]),
-                                           shfl(mask, BufferLoad(acc, [zero]), const(m, "int32"),
-                                                const(32, "int32"))), [zero])
-                 for m in (16, 8, 4, 2, 1)]
+        update = ir.IfThenElse(elem < length, update)
+    shfl = ir.Op.get(SHFL_OP)
+    mask = ir.IntImm("uint32", 0xFFFFFFFF)
+    butterfly = [
+        ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [zero]), shfl(
+            mask, ir.BufferLoad(acc, [zero]), ir.const(m, "int32"), ir.const(32, "int32"))),
+            [zero])
+        for m in (16, 8, 4, 2, 1)]
     dst_idx = _dst_indices(dst, row, [e for e in kept_ext if not is_one(e)])
-    result: PrimExpr = BufferLoad(acc, [zero])
+    result: ir.PrimExpr = ir.BufferLoad(acc, [zero])
     if accum:
-        result = _combine(kind, cast_to(BufferLoad(dst.buffer, dst_idx), acc_dt), result)
-    write = IfThenElse(lane == 0, BufferStore(dst.buffer, cast_to(result, dst.buffer.dtype), dst_idx))
-    per_row = seq([
-        AllocBuffer(acc),
-        BufferStore(acc, init, [zero]),
-        For(it, zero, const(trips, idx_dt), ForKind.SERIAL, update),
+        result = kind.combine(cast_to(ir.BufferLoad(dst.buffer, dst_idx), acc_dt), result)
+    write = ir.IfThenElse(lane == 0,
+                          ir.BufferStore(dst.buffer, cast_to(result, dst.buffer.dtype), dst_idx))
+    per_row = ir.seq([
+        ir.AllocBuffer(acc),
+        ir.BufferStore(acc, init, [zero]),
+        ir.For(it, zero, ir.const(trips, idx_dt), ir.ForKind.SERIAL, update),
         *butterfly,
         write,
     ])
     body = _rows_loop(row, rows, warp, nwarps, per_row)
     barrier = sctx.barrier()
-    return PrimFunc([], body if barrier is None else seq([body, barrier]))
+    return ir.PrimFunc([], body if barrier is None else ir.seq([body, barrier]))
 
 
-def _rows_loop(row: Var, rows: PrimExpr, warp: PrimExpr, nwarps: int, body: Stmt) -> Stmt:
+def _rows_loop(row: ir.Var, rows: ir.PrimExpr, warp: ir.PrimExpr, nwarps: int, body: ir.Stmt
+               ) -> ir.Stmt:
     """``row`` = warp, warp + nwarps, ... below ``rows`` (uniform within a warp, so the
     full-mask shuffles inside see all 32 lanes)."""
-    if isinstance(rows, IntImm) and rows.value <= nwarps:
-        inner = LetStmt(row, warp, body)
-        return inner if rows.value == nwarps else IfThenElse(warp < rows, inner)
-    k = Var("row_k", "int32")
+    if isinstance(rows, ir.IntImm) and rows.value <= nwarps:
+        inner = ir.LetStmt(row, warp, body)
+        return inner if rows.value == nwarps else ir.IfThenElse(warp < rows, inner)
+    k = ir.Var("row_k", "int32")
     trips = (rows + (nwarps - 1)) // nwarps
-    value = fold_add(fold_mul(k, const(nwarps, "int32")), warp)
-    guarded: Stmt = body
-    if not (isinstance(rows, IntImm) and rows.value % nwarps == 0):
-        guarded = IfThenElse(row < rows, body)
-    return For(k, const(0, "int32"), trips, ForKind.SERIAL, LetStmt(row, value, guarded))
+    value = fold_add(fold_mul(k, ir.const(nwarps, "int32")), warp)
+    guarded: ir.Stmt = body
+    if not (isinstance(rows, ir.IntImm) and rows.value % nwarps == 0):
+        guarded = ir.IfThenElse(row < rows, body)
+    return ir.For(k, ir.const(0, "int32"), trips, ir.ForKind.SERIAL,
+                  ir.LetStmt(row, value, guarded))
 
 
-def _dst_indices(dst: BufferRegion, row: PrimExpr, kept_ext: list[PrimExpr]) -> list[PrimExpr]:
+def _dst_indices(dst: ir.BufferRegion, row: ir.PrimExpr, kept_ext: list[ir.PrimExpr]
+                 ) -> list[ir.PrimExpr]:
     idx = _unflatten(row, kept_ext) if kept_ext else []
-    out: list[PrimExpr] = []
+    out: list[ir.PrimExpr] = []
     k = 0
     for r in dst.region:
         if is_one(r.extent):
@@ -223,16 +202,16 @@ def _dst_indices(dst: BufferRegion, row: PrimExpr, kept_ext: list[PrimExpr]) -> 
     return out
 
 
-def _same_extents(a: list[PrimExpr], b: list[PrimExpr]) -> bool:
+def _same_extents(a: list[ir.PrimExpr], b: list[ir.PrimExpr]) -> bool:
     if len(a) != len(b):
         return False
-    return all(isinstance(x, IntImm) and isinstance(y, IntImm) and x.value == y.value
+    return all(isinstance(x, ir.IntImm) and isinstance(y, ir.IntImm) and x.value == y.value
                or x is y for x, y in zip(a, b))
 
 
 def register() -> None:
     when: list[Any] = [predicate("scope", _scope_ok), predicate("shuffle", _shuffle_registered)]
-    for name in ("sum", "max", "min"):
+    for name in REDUCE_OPS:
         register_dispatch(name, "cuda", variant=VARIANT, priority=PRIORITY,
                           when=when)(warp_shuffle_reduce)
     register_register_variants()
@@ -242,46 +221,31 @@ def register() -> None:
 
 LOCAL_VARIANT = "local"
 SHARED_VARIANT = "shared"
-_IDENTITY = {ReduceOpType.SUM: 0.0}
-
-
-def _identity(kind: ReduceOpType, dt: Any) -> PrimExpr:
-    d = DataType(str(dt))
-    if kind is ReduceOpType.SUM:
-        return const(0, d)
-    if d.is_float:
-        return FloatImm(d, float("-inf") if kind is ReduceOpType.MAX else float("inf"))
-    bits = d.bits
-    if d.is_uint:
-        return IntImm(d, 0 if kind is ReduceOpType.MAX else (1 << bits) - 1)
-    return IntImm(d, -(1 << (bits - 1)) if kind is ReduceOpType.MAX else (1 << (bits - 1)) - 1)
-
-
-def _register_scope(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _register_scope(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.scope_kind == "cluster":
         return False, ("scope cluster: a register tile is reduced within one CTA (thread, warp, "
                        "warpgroup or cta)")
     return True, ""
 
 
-def _local_src(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _local_src(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     a = bound_args(call)
     src = a["src"]
-    if not isinstance(src, (Buffer, BufferRegion)) or region_of(src).buffer.scope != "local":
+    if not isinstance(src, (ir.Buffer, ir.BufferRegion)) or region_of(src).buffer.scope != "local":
         return False, "src is not in registers (local)"
     return True, ""
 
 
-def _shared_src(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _shared_src(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     a = bound_args(call)
     src = a["src"]
-    if not isinstance(src, (Buffer, BufferRegion)) or \
+    if not isinstance(src, (ir.Buffer, ir.BufferRegion)) or \
             not region_of(src).buffer.scope.startswith("shared"):
         return False, "src is not in shared memory"
     return True, ""
 
 
-def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def local_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """Registers: each thread combines its own elements (unrolled), then, for a region spread
     over the scope's threads, the threads combine: a butterfly of warp shuffles, and across
     warps one partial per warp through shared memory, every thread reading them all. A
@@ -290,7 +254,7 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     a = bound_args(call)
     kind = ReduceOpType.parse(call.op_name)
     dst, src = a["dst"], a["src"]
-    if not isinstance(dst, (Buffer, BufferRegion)):
+    if not isinstance(dst, (ir.Buffer, ir.BufferRegion)):
         fail("dst must be a buffer or buffer region")
     dst, src = region_of(dst), region_of(src)
     accum = static_bool(a["accum"], "accum")
@@ -304,7 +268,7 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         fail("dst must be one element")
     acc_dt = _shuffle_accumulator(kind, src, dst)
     n = sctx.thread_extent()
-    if not isinstance(n, IntImm):
+    if not isinstance(n, ir.IntImm):
         fail("the scope's thread count is not constant")
     nthreads = n.value
     if nthreads > 32 and nthreads % 32:
@@ -316,29 +280,31 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     view = flat_view(src.buffer, "regs")
     # one partial per vector lane: independent chains the core can overlap, then a tree
     parts = own.lanes if own.lanes & (own.lanes - 1) == 0 else 1
-    acc = Buffer("red_acc", [parts], acc_dt, scope="local")
-    zero = const(0, "int32")
+    acc = ir.Buffer("red_acc", [parts], acc_dt, scope="local")
+    zero = ir.const(0, "int32")
     slot = own.lane if parts > 1 else zero
-    load = cast_to(BufferLoad(view, [fold_add(own.m, own.lane)]), acc_dt)
-    update = BufferStore(acc, _combine(kind, BufferLoad(acc, [slot]), load), [slot])
+    load = cast_to(ir.BufferLoad(view, [fold_add(own.m, own.lane)]), acc_dt)
+    update = ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [slot]), load), [slot])
     partial = own.wrap(update, vectorize=False)
-    stmts: list[Stmt] = [AllocBuffer(acc)]
-    stmts += [BufferStore(acc, _identity(kind, acc_dt), [const(i, "int32")]) for i in range(parts)]
+    stmts: list[ir.Stmt] = [ir.AllocBuffer(acc)]
+    stmts += [ir.BufferStore(acc, kind.identity(acc_dt), [ir.const(i, "int32")])
+              for i in range(parts)]
     stmts += [_decl(view), partial]
     step = parts // 2
     while step >= 1:
         for i in range(step):
-            a_i, b_i = const(i, "int32"), const(i + step, "int32")
-            stmts.append(BufferStore(acc, _combine(kind, BufferLoad(acc, [a_i]),
-                                                   BufferLoad(acc, [b_i])), [a_i]))
+            a_i, b_i = ir.const(i, "int32"), ir.const(i + step, "int32")
+            stmts.append(ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [a_i]),
+                                                          ir.BufferLoad(acc, [b_i])), [a_i]))
         step //= 2
-    shfl = Op.get(SHFL_OP)
-    mask = IntImm("uint32", 0xFFFFFFFF)
+    shfl = ir.Op.get(SHFL_OP)
+    mask = ir.IntImm("uint32", 0xFFFFFFFF)
     width = min(nthreads, 32)
     m = width // 2
     while m >= 1:
-        stmts.append(BufferStore(acc, _combine(kind, BufferLoad(acc, [zero]), shfl(
-            mask, BufferLoad(acc, [zero]), const(m, "int32"), const(32, "int32"))), [zero]))
+        stmts.append(ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [zero]), shfl(
+            mask, ir.BufferLoad(acc, [zero]), ir.const(m, "int32"), ir.const(32, "int32"))),
+            [zero]))
         m //= 2
     nwarps = max(1, nthreads // 32)
     tid = sctx.thread_index()
@@ -346,40 +312,41 @@ def local_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
         scratch = _scratch(sctx, acc_dt, nwarps)
         lane = tid % 32
         warp = tid // 32
-        stmts.append(IfThenElse(lane == 0, BufferStore(scratch, BufferLoad(acc, [zero]), [warp])))
+        stmts.append(ir.IfThenElse(lane == 0,
+                                   ir.BufferStore(scratch, ir.BufferLoad(acc, [zero]), [warp])))
         barrier = sctx.barrier()
         if barrier is not None:
             stmts.append(barrier)
-        total: PrimExpr = BufferLoad(scratch, [zero])
+        total: ir.PrimExpr = ir.BufferLoad(scratch, [zero])
         for w in range(1, nwarps):
-            total = _combine(kind, total, BufferLoad(scratch, [const(w, "int32")]))
-        stmts.append(BufferStore(acc, total, [zero]))
+            total = kind.combine(total, ir.BufferLoad(scratch, [ir.const(w, "int32")]))
+        stmts.append(ir.BufferStore(acc, total, [zero]))
         if barrier is not None and sctx.threads.loops:
             # in a loop the call runs again and rewrites its scratch: wait for every reader
             stmts.append(barrier)
     dst_idx = [r.min for r in dst.region]
-    result: PrimExpr = BufferLoad(acc, [zero])
+    result: ir.PrimExpr = ir.BufferLoad(acc, [zero])
     if accum:
-        result = _combine(kind, cast_to(BufferLoad(dst.buffer, dst_idx), acc_dt), result)
-    write: Stmt = BufferStore(dst.buffer, cast_to(result, dst.buffer.dtype), dst_idx)
+        result = kind.combine(cast_to(ir.BufferLoad(dst.buffer, dst_idx), acc_dt), result)
+    write: ir.Stmt = ir.BufferStore(dst.buffer, cast_to(result, dst.buffer.dtype), dst_idx)
     if dst.buffer.scope != "local":
-        write = IfThenElse(tid == 0, write)
+        write = ir.IfThenElse(tid == 0, write)
         barrier = sctx.barrier()
-        stmts.append(write if barrier is None else seq([write, barrier]))
+        stmts.append(write if barrier is None else ir.seq([write, barrier]))
     else:
         stmts.append(write)
-    return PrimFunc([], seq(stmts))
+    return ir.PrimFunc([], ir.seq(stmts))
 
 
-def _decl(view: Buffer) -> Stmt:
-    return DeclBuffer(view)
+def _decl(view: ir.Buffer) -> ir.Stmt:
+    return ir.DeclBuffer(view)
 
 
-def _scratch(sctx: DispatchContext, dtype: Any, nwarps: int) -> Buffer:
+def _scratch(sctx: DispatchContext, dtype: Any, nwarps: int) -> ir.Buffer:
     """A fresh shared array of one partial per warp for this call."""
     count = sctx.cache_get(("cuda.red_scratch",), 0)
     sctx.cache_set(("cuda.red_scratch",), count + 1)
-    buf = Buffer(f"red_scratch{count if count else ''}", [nwarps], dtype, scope="shared")
+    buf = ir.Buffer(f"red_scratch{count if count else ''}", [nwarps], dtype, scope="shared")
     sctx.add_alloc_buffer(buf)
     return buf
 
@@ -388,7 +355,7 @@ def register_register_variants() -> None:
     when: list[Any] = [predicate("scope", _register_scope),
                        predicate("shuffle", _shuffle_registered),
                        predicate("operands", _local_src)]
-    for name in ("sum", "max", "min"):
+    for name in REDUCE_OPS:
         register_dispatch(name, "cuda", variant=LOCAL_VARIANT, priority=PRIORITY,
                           when=when)(local_reduce)
         register_dispatch(name, "cuda", variant=SHARED_VARIANT, priority=PRIORITY,

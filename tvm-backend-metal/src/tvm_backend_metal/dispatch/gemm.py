@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import (
     bound_args,
     expr_equal,
@@ -23,21 +24,6 @@ from tvm.backend.sdk import (
     static_float,
 )
 from tvm.error import DispatchFail
-from tvm.ir import (
-    AllocBuffer,
-    Buffer,
-    BufferLoad,
-    Evaluate,
-    FloatImm,
-    For,
-    ForKind,
-    IfThenElse,
-    IntImm,
-    PrimFunc,
-    Var,
-    const,
-    seq,
-)
 from tvm.tirx.op import address_of
 
 from .. import op
@@ -70,7 +56,7 @@ class _Operand:
         if str(self.buffer.dtype) not in _DTYPES:
             raise DispatchFail(f"{name} `{self.buffer.name}` is {self.buffer.dtype}; simdgroup "
                                f"matrices here hold {' or '.join(_DTYPES)}")
-        ext = [r.extent.value for r in self.region.region if isinstance(r.extent, IntImm)]
+        ext = [r.extent.value for r in self.region.region if isinstance(r.extent, ir.IntImm)]
         if len(ext) != len(self.region.region):
             raise DispatchFail(f"{name} has symbolic extents")
         stored = (ext[0], ext[1])
@@ -83,7 +69,7 @@ class _Operand:
         """``&op(X)[row, col]`` of an 8x8 tile's first element (stored order when transposed)."""
         r, c = (col, row) if self.transpose else (row, col)
         mins = [rng.min for rng in self.region.region]
-        return address_of(BufferLoad(self.buffer, [fold_add(mins[0], r), fold_add(mins[1], c)]))
+        return address_of(ir.BufferLoad(self.buffer, [fold_add(mins[0], r), fold_add(mins[1], c)]))
 
 
 class _Gemm:
@@ -118,33 +104,33 @@ class _Gemm:
 def _lower(call: Any, sctx: Any) -> Any:
     g = _Gemm(call)
     st = simd_threads(sctx)
-    mats = Buffer("simd_mats", [3 * 64], g.dtype, scope=SIMDGROUP_SCOPE)
+    mats = ir.Buffer("simd_mats", [3 * 64], g.dtype, scope=SIMDGROUP_SCOPE)
     acc, ma, mb = 0, 1, 2
     tiles_n = g.n // TILE
     tiles = (g.m // TILE) * tiles_n
-    zero = const(0, "int32")
-    t = Var("tile_k", "int32")
+    zero = ir.const(0, "int32")
+    t = ir.Var("tile_k", "int32")
     tile = t * st.groups + st.group if st.groups > 1 else t
     i0 = (tile // tiles_n) * TILE
     j0 = (tile % tiles_n) * TILE
-    kk = Var("k_tile", "int32")
+    kk = ir.Var("k_tile", "int32")
     k0 = kk * TILE
     if g.accumulate:
         init = op.simdgroup_load(mats.data, acc, g.d.ptr(i0, j0), g.d.ld)
     else:
-        init = op.make_filled_simdgroup_matrix(mats.data, acc, FloatImm(g.dtype, 0.0))
-    k_loop = For(kk, zero, const(g.k // TILE, "int32"), ForKind.SERIAL, seq([
-        Evaluate(op.simdgroup_load(mats.data, ma, g.a.ptr(i0, k0), g.a.ld, 8, 8, g.a.transpose)),
-        Evaluate(op.simdgroup_load(mats.data, mb, g.b.ptr(k0, j0), g.b.ld, 8, 8, g.b.transpose)),
-        Evaluate(op.simdgroup_multiply_accumulate(mats.data, acc, mats.data, ma, mats.data, mb,
-                                                  mats.data, acc)),
+        init = op.make_filled_simdgroup_matrix(mats.data, acc, ir.FloatImm(g.dtype, 0.0))
+    k_loop = ir.For(kk, zero, ir.const(g.k // TILE, "int32"), ir.ForKind.SERIAL, ir.seq([
+        ir.Evaluate(op.simdgroup_load(mats.data, ma, g.a.ptr(i0, k0), g.a.ld, 8, 8, g.a.transpose)),
+        ir.Evaluate(op.simdgroup_load(mats.data, mb, g.b.ptr(k0, j0), g.b.ld, 8, 8, g.b.transpose)),
+        ir.Evaluate(op.simdgroup_multiply_accumulate(mats.data, acc, mats.data, ma, mats.data, mb,
+                                                     mats.data, acc)),
     ]))
-    body = seq([Evaluate(init), k_loop,
-                Evaluate(op.simdgroup_store(mats.data, acc, g.d.ptr(i0, j0), g.d.ld))])
+    body = ir.seq([ir.Evaluate(init), k_loop,
+                   ir.Evaluate(op.simdgroup_store(mats.data, acc, g.d.ptr(i0, j0), g.d.ld))])
     if tiles % st.groups:
-        body = IfThenElse(tile < tiles, body)  # uniform within a SIMD group
-    loop = For(t, zero, const(ceil_div(tiles, st.groups), "int32"), ForKind.SERIAL, body)
-    return PrimFunc([], seq([AllocBuffer(mats), loop, barrier_after(sctx, g.d.buffer)]))
+        body = ir.IfThenElse(tile < tiles, body)  # uniform within a SIMD group
+    loop = ir.For(t, zero, ir.const(ceil_div(tiles, st.groups), "int32"), ir.ForKind.SERIAL, body)
+    return ir.PrimFunc([], ir.seq([ir.AllocBuffer(mats), loop, barrier_after(sctx, g.d.buffer)]))
 
 
 def _checks(call: Any, sctx: Any) -> tuple[bool, str]:

@@ -17,169 +17,125 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import (
+    REDUCE_OPS,
     ReduceOpType,
-    cast_to,
-    fold_add,
+    RowReduction,
     predicate,
-    region_indices,
     register_dispatch,
     row_reduction,
 )
 from tvm.error import DispatchFail
-from tvm.ir import (
-    AllocBuffer,
-    Buffer,
-    BufferLoad,
-    BufferStore,
-    DataType,
-    Evaluate,
-    FloatImm,
-    For,
-    ForKind,
-    IfThenElse,
-    Max,
-    Min,
-    PrimFunc,
-    Stmt,
-    Var,
-    const,
-    seq,
-)
 
 from .. import op
 from ._simd import SIMD_WIDTH, barrier_after, ceil_div, simd_threads
 
 __all__ = ["register"]
 
-REDUCE_OPS = ("sum", "max", "min")
+ACC = ir.DataType("float32")  # the accumulator type (16-bit floats are widened)
 
 
-class _Rows:
+def _parse(call: Any) -> RowReduction:
     """A reduction over the last axis: ``src[M, N] -> dst[M]`` (or ``[M, 1]``; M may be 1)."""
-
-    def __init__(self, call: Any) -> None:
-        red = row_reduction(call)
-        for name, buf in (("src", red.src.buffer), ("dst", red.dst.buffer)):
-            if not buf.dtype.is_float or buf.dtype.bits > 32:
-                raise DispatchFail(f"{name} `{buf.name}` is {buf.dtype}; SIMD-group reductions "
-                                   "here take float32, float16 or bfloat16")
-        self.kind, self.src, self.dst, self.accum = red.kind, red.src, red.dst, red.accum
-        self.m, self.n, self.dst_dim, self.rank = red.rows, red.cols, red.dst_axis, red.rank
-
-    @property
-    def acc_dtype(self) -> Any:
-        return DataType("float32")
-
-    def identity(self) -> Any:
-        if self.kind is ReduceOpType.SUM:
-            return FloatImm(self.acc_dtype, 0.0)
-        return FloatImm(self.acc_dtype, float("-inf") if self.kind is ReduceOpType.MAX
-                        else float("inf"))
-
-    def combine(self, acc: Any, value: Any) -> Any:
-        if self.kind is ReduceOpType.SUM:
-            return acc + value
-        return Max(acc, value) if self.kind is ReduceOpType.MAX else Min(acc, value)
-
-    def simd_reduce(self, value: Any) -> Any:
-        fn = {ReduceOpType.SUM: op.simd_sum, ReduceOpType.MAX: op.simd_max,
-              ReduceOpType.MIN: op.simd_min}[self.kind]
-        return fn(value)
-
-    def load(self, row: Any, col: Any) -> Any:
-        rel = [row, col] if self.rank == 2 else [col]
-        return cast_to(BufferLoad(self.src.buffer, region_indices(self.src, rel)), self.acc_dtype)
-
-    def store(self, row: Any, value: Any) -> Any:
-        idx = [fold_add(r.min, row) if d == self.dst_dim else r.min
-               for d, r in enumerate(self.dst.region)]
-        if self.accum:
-            value = self.combine(cast_to(BufferLoad(self.dst.buffer, idx), self.acc_dtype), value)
-        return BufferStore(self.dst.buffer, cast_to(value, self.dst.buffer.dtype), idx)
+    red = row_reduction(call)
+    for name, buf in (("src", red.src.buffer), ("dst", red.dst.buffer)):
+        if not buf.dtype.is_float or buf.dtype.bits > 32:
+            raise DispatchFail(f"{name} `{buf.name}` is {buf.dtype}; SIMD-group reductions "
+                               "here take float32, float16 or bfloat16")
+    return red
 
 
-def _local_acc(rows: _Rows) -> Any:
-    return Buffer("red_acc", [1], rows.acc_dtype, scope="local")
+def _simd_reduce(red: RowReduction, value: Any) -> Any:
+    fn = {ReduceOpType.SUM: op.simd_sum, ReduceOpType.MAX: op.simd_max,
+          ReduceOpType.MIN: op.simd_min}[red.kind]
+    return fn(value)
 
 
-def _strided_partial(rows: _Rows, acc: Any, row: Any, start: Any, step: int) -> list[Any]:
+def _local_acc() -> Any:
+    return ir.Buffer("red_acc", [1], ACC, scope="local")
+
+
+def _strided_partial(red: RowReduction, acc: Any, row: Any, start: Any, step: int) -> list[Any]:
     """``acc = identity; for col in start, start+step, ... < N: acc = combine(acc, src)``."""
-    zero = const(0, "int32")
-    k = Var("red_k", "int32")
+    zero = ir.const(0, "int32")
+    k = ir.Var("red_k", "int32")
     col = k * step + start
-    update: Stmt = BufferStore(acc, rows.combine(BufferLoad(acc, [zero]), rows.load(row, col)),
-                               [zero])
-    if rows.n % step:
-        update = IfThenElse(col < rows.n, update)
-    return [BufferStore(acc, rows.identity(), [zero]),
-            For(k, zero, const(ceil_div(rows.n, step), "int32"), ForKind.SERIAL, update)]
+    update: ir.Stmt = ir.BufferStore(
+        acc, red.kind.combine(ir.BufferLoad(acc, [zero]), red.load(row, col, ACC)), [zero])
+    if red.cols % step:
+        update = ir.IfThenElse(col < red.cols, update)
+    return [ir.BufferStore(acc, red.kind.identity(ACC), [zero]),
+            ir.For(k, zero, ir.const(ceil_div(red.cols, step), "int32"), ir.ForKind.SERIAL,
+                   update)]
 
 
 def _lower_simdgroup(call: Any, sctx: Any) -> Any:
     """Each SIMD group reduces whole rows."""
-    rows = _Rows(call)
+    red = _parse(call)
     st = simd_threads(sctx)
-    acc = _local_acc(rows)
-    zero = const(0, "int32")
-    r_k = Var("row_k", "int32")
+    acc = _local_acc()
+    zero = ir.const(0, "int32")
+    r_k = ir.Var("row_k", "int32")
     row = r_k * st.groups + st.group if st.groups > 1 else r_k
-    body = seq([
-        *_strided_partial(rows, acc, row, st.lane, SIMD_WIDTH),
+    body = ir.seq([
+        *_strided_partial(red, acc, row, st.lane, SIMD_WIDTH),
         # Every lane of the SIMD group reaches this store: simd_* needs them all.
-        BufferStore(acc, rows.simd_reduce(BufferLoad(acc, [zero])), [zero]),
-        IfThenElse(st.lane == 0, rows.store(row, BufferLoad(acc, [zero]))),
+        ir.BufferStore(acc, _simd_reduce(red, ir.BufferLoad(acc, [zero])), [zero]),
+        ir.IfThenElse(st.lane == 0, red.store(row, ir.BufferLoad(acc, [zero]), ACC)),
     ])
-    if rows.m % st.groups:
-        body = IfThenElse(row < rows.m, body)  # uniform within a SIMD group
-    loop = For(r_k, zero, const(ceil_div(rows.m, st.groups), "int32"), ForKind.SERIAL, body)
-    return PrimFunc([], seq([AllocBuffer(acc), loop, barrier_after(sctx, rows.dst.buffer)]))
+    if red.rows % st.groups:
+        body = ir.IfThenElse(row < red.rows, body)  # uniform within a SIMD group
+    loop = ir.For(r_k, zero, ir.const(ceil_div(red.rows, st.groups), "int32"), ir.ForKind.SERIAL,
+                  body)
+    return ir.PrimFunc([], ir.seq([ir.AllocBuffer(acc), loop, barrier_after(sctx, red.dst.buffer)]))
 
 
 def _lower_threadgroup(call: Any, sctx: Any) -> Any:
     """The whole threadgroup reduces each row; SIMD-group partials meet in threadgroup memory."""
     if not sctx.is_cta:
         raise DispatchFail(f"scope is {sctx.scope_kind}; this variant needs a whole threadgroup")
-    rows = _Rows(call)
+    red = _parse(call)
     st = simd_threads(sctx)
-    acc = _local_acc(rows)
-    scratch = Buffer("red_partials", [st.groups], rows.acc_dtype, scope="shared")
-    zero = const(0, "int32")
-    row = Var("row", "int32")
+    acc = _local_acc()
+    scratch = ir.Buffer("red_partials", [st.groups], ACC, scope="shared")
+    zero = ir.const(0, "int32")
+    row = ir.Var("row", "int32")
     tid = sctx.thread_index()
-    tg_barrier = Evaluate(op.threadgroup_barrier("threadgroup"))
-    acc0 = BufferLoad(acc, [zero])
-    final = seq([
-        BufferStore(acc, rows.identity(), [zero]),
-        IfThenElse(st.lane < st.groups, BufferStore(acc, BufferLoad(scratch, [st.lane]), [zero])),
-        BufferStore(acc, rows.simd_reduce(acc0), [zero]),
-        IfThenElse(st.lane == 0, rows.store(row, acc0)),
+    tg_barrier = ir.Evaluate(op.threadgroup_barrier("threadgroup"))
+    acc0 = ir.BufferLoad(acc, [zero])
+    final = ir.seq([
+        ir.BufferStore(acc, red.kind.identity(ACC), [zero]),
+        ir.IfThenElse(st.lane < st.groups,
+                      ir.BufferStore(acc, ir.BufferLoad(scratch, [st.lane]), [zero])),
+        ir.BufferStore(acc, _simd_reduce(red, acc0), [zero]),
+        ir.IfThenElse(st.lane == 0, red.store(row, acc0, ACC)),
     ])
-    body = seq([
-        *_strided_partial(rows, acc, row, tid, st.threads),
-        BufferStore(acc, rows.simd_reduce(acc0), [zero]),
-        IfThenElse(st.lane == 0, BufferStore(scratch, acc0, [st.group])),
+    body = ir.seq([
+        *_strided_partial(red, acc, row, tid, st.threads),
+        ir.BufferStore(acc, _simd_reduce(red, acc0), [zero]),
+        ir.IfThenElse(st.lane == 0, ir.BufferStore(scratch, acc0, [st.group])),
         tg_barrier,
-        IfThenElse(st.group == 0, final) if st.groups > 1 else final,
+        ir.IfThenElse(st.group == 0, final) if st.groups > 1 else final,
         # The scratch slots are reused by the next row.
         tg_barrier,
     ])
-    loop = For(row, zero, const(rows.m, "int32"), ForKind.SERIAL, body)
+    loop = ir.For(row, zero, ir.const(red.rows, "int32"), ir.ForKind.SERIAL, body)
     # Threadgroup memory is declared once, at the start of the kernel.
     sctx.add_alloc_buffer(scratch)
-    return PrimFunc([], seq([AllocBuffer(acc), loop, barrier_after(sctx, rows.dst.buffer)]))
+    return ir.PrimFunc([], ir.seq([ir.AllocBuffer(acc), loop, barrier_after(sctx, red.dst.buffer)]))
 
 
 def _rows_cover_groups(call: Any, sctx: Any) -> tuple[bool, str]:
-    rows = _Rows(call)
+    red = _parse(call)
     st = simd_threads(sctx)
-    if rows.m < st.groups:
-        return False, f"{rows.m} rows for {st.groups} SIMD groups: use the threadgroup variant"
+    if red.rows < st.groups:
+        return False, f"{red.rows} rows for {st.groups} SIMD groups: use the threadgroup variant"
     return True, ""
 
 
 def _checks(call: Any, sctx: Any) -> tuple[bool, str]:
-    _Rows(call)
+    _parse(call)
     simd_threads(sctx)
     return True, ""
 

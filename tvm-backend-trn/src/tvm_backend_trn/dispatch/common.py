@@ -6,24 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from tvm import ir
 from tvm.backend.sdk import DispatchContext, fail
-from tvm.ir import (
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    Evaluate,
-    FloatImm,
-    For,
-    ForKind,
-    IntImm,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    StringImm,
-    TilePrimitiveCall,
-    Var,
-    seq,
-)
 
 from .. import op as nki
 from ..access import ON_CHIP, AccessError, p_dims, region_of
@@ -39,12 +23,12 @@ WORKSPACE_KEY = "trn.workspace"
 _RUN_ALLOC = "Run tvm.tirx.trn.transform.TrnPrivateBufferAlloc first."
 
 
-def require_trn(op_call: TilePrimitiveCall, sctx: DispatchContext) -> None:
+def require_trn(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> None:
     if not (sctx.is_target("trn") and sctx.scope_kind == "thread"):
         fail("requires Trainium target and thread exec_scope")
 
 
-def _trn_thread(op_call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _trn_thread(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     if sctx.is_target("trn") and sctx.scope_kind == "thread":
         return True, ""
     return False, "requires Trainium target and thread exec_scope"
@@ -53,7 +37,7 @@ def _trn_thread(op_call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
 TRN_ONLY = _trn_thread
 
 
-def region(arg: Any) -> BufferRegion:
+def region(arg: Any) -> ir.BufferRegion:
     """:func:`~tvm_backend_trn.access.region_of`, declining the variant where it fails."""
     try:
         return region_of(arg)
@@ -62,54 +46,54 @@ def region(arg: Any) -> BufferRegion:
 
 
 def static(x: Any) -> int:
-    if isinstance(x, IntImm):
+    if isinstance(x, ir.IntImm):
         return x.value
     if isinstance(x, int):
         return x
     fail(f"Trainium needs static extents, got {x}")
 
 
-def shape_of(r: BufferRegion) -> list[int]:
+def shape_of(r: ir.BufferRegion) -> list[int]:
     return [static(rg.extent) for rg in r.region]
 
 
-def nonunit(r: BufferRegion) -> list[tuple[int, int]]:
+def nonunit(r: ir.BufferRegion) -> list[tuple[int, int]]:
     """``(dim, extent)`` of the region's dims with extent > 1."""
     return [(d, n) for d, n in enumerate(shape_of(r)) if n > 1]
 
 
-def on_chip(buf: Buffer) -> bool:
+def on_chip(buf: ir.Buffer) -> bool:
     return buf.scope in ON_CHIP
 
 
-def check_layout(buf: Buffer, what: str) -> None:
+def check_layout(buf: ir.Buffer, what: str) -> None:
     """Decline unless an on-chip buffer has a Trainium layout (or none: the default)."""
     if on_chip(buf) and buf.layout is not None and not is_trainium_layout(buf.layout):
         fail(f"{what} {buf.name!r} in {buf.scope} has a non-Trainium layout")
 
 
-def pdims(buf: Buffer) -> list[int]:
+def pdims(buf: ir.Buffer) -> list[int]:
     try:
         return p_dims(buf)
     except AccessError as err:
         fail(str(err))
 
 
-def func(stmts: Sequence[Stmt]) -> PrimFunc:
+def func(stmts: Sequence[ir.Stmt]) -> ir.PrimFunc:
     """A variant's result: a parameterless PrimFunc over the call's own buffers."""
-    return PrimFunc([], seq([s for s in stmts if s is not None]))
+    return ir.PrimFunc([], ir.seq([s for s in stmts if s is not None]))
 
 
-def emit(call: PrimExpr) -> Stmt:
-    return Evaluate(call)
+def emit(call: ir.PrimExpr) -> ir.Stmt:
+    return ir.Evaluate(call)
 
 
-def loop(name: str, extent: int, body_fn: Any, kind: str = "affine") -> Stmt:
+def loop(name: str, extent: int, body_fn: Any, kind: str = "affine") -> ir.Stmt:
     """``for v in range(extent): body_fn(v)``; a single iteration is inlined."""
     if extent == 1:
-        return body_fn(IntImm("int32", 0))
-    v = Var(name, "int32")
-    return For(v, 0, extent, ForKind.SERIAL, body_fn(v), annotations={"nki.loop": kind})
+        return body_fn(ir.IntImm("int32", 0))
+    v = ir.Var(name, "int32")
+    return ir.For(v, 0, extent, ir.ForKind.SERIAL, body_fn(v), annotations={"nki.loop": kind})
 
 
 def segments(extent: int, tile: int) -> list[tuple[int, int, int]]:
@@ -123,9 +107,9 @@ def segments(extent: int, tile: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def workspace(op_call: TilePrimitiveCall, sctx: DispatchContext, name: str,
+def workspace(op_call: ir.TilePrimitiveCall, sctx: DispatchContext, name: str,
               shape: Sequence[int], dtype: str, scope: str, what: str,
-              annotation: str | None = None) -> Buffer:
+              annotation: str | None = None) -> ir.Buffer:
     """The workspace buffer ``name`` of the call. In alloc-only mode (TrnPrivateBufferAlloc)
     it is created and recorded; otherwise it must already be in the call's workspace."""
     have = op_call.workspace.get(name)
@@ -137,8 +121,8 @@ def workspace(op_call: TilePrimitiveCall, sctx: DispatchContext, name: str,
     if not sctx.alloc_only:
         fail(f"{what} must be specified in workspace. {_RUN_ALLOC}")
     ann = annotation or ("P" + "F" * (len(shape) - 1))
-    buf = Buffer(name, list(shape), dtype, scope=scope,
-                 layout=trainium_layout(ann, tuple(shape), is_psum=scope == "trn.psum"))
+    buf = ir.Buffer(name, list(shape), dtype, scope=scope,
+                    layout=trainium_layout(ann, tuple(shape), is_psum=scope == "trn.psum"))
     sctx.shared_state.setdefault(WORKSPACE_KEY, {})[name] = buf
     return buf
 
@@ -152,12 +136,12 @@ class Operand:
         self.value = value
 
 
-def classify(arg: Any, dst: BufferRegion, what: str) -> Operand:
+def classify(arg: Any, dst: ir.BufferRegion, what: str) -> Operand:
     if isinstance(arg, (int, float)):
-        return Operand("scalar", FloatImm("float32", float(arg)))
-    if isinstance(arg, (FloatImm, IntImm)):
-        return Operand("scalar", FloatImm("float32", float(arg.value)))
-    if isinstance(arg, PrimExpr) and not isinstance(arg, BufferLoad):
+        return Operand("scalar", ir.FloatImm("float32", float(arg)))
+    if isinstance(arg, (ir.FloatImm, ir.IntImm)):
+        return Operand("scalar", ir.FloatImm("float32", float(arg.value)))
+    if isinstance(arg, ir.PrimExpr) and not isinstance(arg, ir.BufferLoad):
         fail(f"{what} must be a constant, a tile or a [P, 1] column on Trainium, got {arg}")
     r = region(arg)
     if not on_chip(r.buffer):
@@ -176,10 +160,10 @@ def classify(arg: Any, dst: BufferRegion, what: str) -> Operand:
 
 
 def opname(value: Any) -> str:
-    return value.value if isinstance(value, StringImm) else str(value)
+    return value.value if isinstance(value, ir.StringImm) else str(value)
 
 
-def elements(r: BufferRegion) -> int:
+def elements(r: ir.BufferRegion) -> int:
     return math.prod(shape_of(r))
 
 

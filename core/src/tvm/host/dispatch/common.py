@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ...ir import Buffer, BufferRegion, For, ForKind, IfThenElse, IntImm, PrimExpr, Stmt
-from ...tirx.operator.tile_primitive import DispatchContext
+from ...tirx.operator.tile_primitive import DispatchContext, predicate, register_dispatch
 from ...tirx.operator.tile_primitive.common import fold_product, region_of
 from ...tirx.transform.fuse_row_loops import FUSIBLE
 
-__all__ = ["KINDS", "PARALLEL_MIN", "PRIORITY", "contiguous_inner", "parallel_worth", "run_on_thread0",
-           "serial_scope"]
+__all__ = ["KINDS", "PARALLEL_MIN", "PRIORITY", "contiguous_inner", "parallel_worth",
+           "register_host", "run_on_thread0", "serial_scope"]
 
 PRIORITY = 10  # above core's fallback (-100)
 # The target kinds the host backend builds (both through the host codegen and C compiler).
@@ -28,6 +29,16 @@ def serial_scope(call: Any, sctx: DispatchContext) -> tuple[bool, str]:
         return True, ""
     return False, (f"scope {sctx.scope_kind} with {sctx.thread_extent()} threads that do not run "
                    "one after another on this target")
+
+
+def register_host(names: Iterable[str], variant: str, impl: Any, *when: Any) -> None:
+    """Register ``impl`` as ``variant`` of each op of ``names`` for every host kind, at
+    :data:`PRIORITY`, when the scope runs on one thread (:func:`serial_scope`) and the
+    predicates ``when`` hold."""
+    checks = [predicate("serial_scope", serial_scope), *when]
+    for name in names:
+        for kind in KINDS:
+            register_dispatch(name, kind, variant=variant, priority=PRIORITY, when=checks)(impl)
 
 
 def run_on_thread0(sctx: DispatchContext, stmt: Stmt) -> Stmt:

@@ -21,32 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ir import (
-    BufferLoad,
-    BufferStore,
-    For,
-    LetStmt,
-    Mutator,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    TilePrimitiveCall,
-    Var,
-)
+from ... import ir
 from ...ir.visitor import post_order_visit
-from ...tirx.operator.tile_primitive import DispatchContext, predicate, register_dispatch
+from ...tirx.operator.tile_primitive import DispatchContext, predicate
 from ...tirx.operator.tile_primitive.common import bound_args
 from ...tirx.operator.tile_primitive.fallback import fallback_impl
 from ...tirx.operator.tile_primitive.ops import TILE_OPS
-from .common import (
-    KINDS,
-    PRIORITY,
-    contiguous_inner,
-    mark,
-    parallel_worth,
-    run_on_thread0,
-    serial_scope,
-)
+from .common import contiguous_inner, mark, parallel_worth, register_host, run_on_thread0
 
 __all__ = ["FAMILIES", "VARIANT", "register", "schedule_loops", "vector_elementwise"]
 
@@ -55,23 +36,23 @@ FAMILIES = ("copy", "cast", "fill", "unary", "binary", "fma", "select")
 _NAMES = ("binary_chain",)
 
 
-def _dst_contiguous(call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+def _dst_contiguous(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     return contiguous_inner(bound_args(call).get("dst"), "dst")
 
 
-def vector_elementwise(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def vector_elementwise(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     thread = DispatchContext(sctx.target, "thread", op_call=call, threads=sctx.threads,
                              callbacks=sctx.callbacks)
     body = fallback_impl(call.op.name)(call, thread).body
-    return PrimFunc([], run_on_thread0(sctx, schedule_loops(body)))
+    return ir.PrimFunc([], run_on_thread0(sctx, schedule_loops(body)))
 
 
-def schedule_loops(stmt: Stmt) -> Stmt:
+def schedule_loops(stmt: ir.Stmt) -> ir.Stmt:
     """Mark a perfect loop nest: innermost and outermost loops fusible, the outermost parallel
     when the nest is large enough."""
-    loops: list[For] = []
+    loops: list[ir.For] = []
     s: Any = stmt
-    while isinstance(s, For):
+    while isinstance(s, ir.For):
         loops.append(s)
         s = s.body
     if not loops:
@@ -80,9 +61,9 @@ def schedule_loops(stmt: Stmt) -> Stmt:
     inner = loops[-1]
     hoist = _Hoist(inner.loop_var, s)
     body = hoist.visit(s)
-    out: Stmt = mark(inner.with_fields(body=body), parallel=worth and len(loops) == 1)  # type: ignore[arg-type]
+    out: ir.Stmt = mark(inner.with_fields(body=body), parallel=worth and len(loops) == 1)  # type: ignore[arg-type]
     for var, load in reversed(hoist.lets):
-        out = LetStmt(var, load, out)
+        out = ir.LetStmt(var, load, out)
     for lp in reversed(loops[:-1]):
         out = lp.with_fields(body=out)  # type: ignore[assignment]
     if len(loops) > 1:
@@ -90,37 +71,34 @@ def schedule_loops(stmt: Stmt) -> Stmt:
     return out
 
 
-class _Hoist(Mutator):
+class _Hoist(ir.Mutator):
     """Loads that do not use ``var``, of buffers the body does not store, become variables."""
 
-    def __init__(self, var: Var, body: Stmt) -> None:
+    def __init__(self, var: ir.Var, body: ir.Stmt) -> None:
         self.var = var
         self.stored: set[int] = set()
-        self.lets: list[tuple[Var, BufferLoad]] = []
+        self.lets: list[tuple[ir.Var, ir.BufferLoad]] = []
         post_order_visit(body, self._note_store)
 
     def _note_store(self, node: object) -> None:
-        if isinstance(node, BufferStore):
+        if isinstance(node, ir.BufferStore):
             self.stored.add(id(node.buffer.data))
 
-    def visit_BufferLoad(self, node: BufferLoad) -> PrimExpr:
+    def visit_BufferLoad(self, node: ir.BufferLoad) -> ir.PrimExpr:
         if id(node.buffer.data) in self.stored or _uses(node, self.var):
             return self.generic_visit(node)  # type: ignore[return-value]
-        v = Var(f"{node.buffer.name}_v", node.dtype)
+        v = ir.Var(f"{node.buffer.name}_v", node.dtype)
         self.lets.append((v, node))
         return v
 
 
-def _uses(e: object, var: Var) -> bool:
+def _uses(e: object, var: ir.Var) -> bool:
     found = [False]
     post_order_visit(e, lambda n: found.__setitem__(0, found[0] or n is var))
     return found[0]
 
 
 def register() -> None:
-    when = [predicate("serial_scope", serial_scope), predicate("dst_contiguous", _dst_contiguous)]
-    for name, spec in TILE_OPS.items():
-        if spec.family in FAMILIES or name in _NAMES:
-            for kind in KINDS:
-                register_dispatch(name, kind, variant=VARIANT, priority=PRIORITY,
-                                  when=when)(vector_elementwise)
+    names = [name for name, spec in TILE_OPS.items() if spec.family in FAMILIES or name in _NAMES]
+    register_host(names, VARIANT, vector_elementwise,
+                  predicate("dst_contiguous", _dst_contiguous))

@@ -32,18 +32,19 @@ from ...ir import (
     const,
 )
 from ...tirx import op as T
-from ...tirx.operator.tile_primitive import DispatchContext, fail, predicate, register_dispatch
+from ...tirx.operator.tile_primitive import DispatchContext, fail, predicate
 from ...tirx.operator.tile_primitive.common import (
     Operand,
     bound_args,
     cast_to,
     expr_equal,
+    gemm_args,
     is_one,
     region_of,
     static_bool,
     static_float,
 )
-from .common import KINDS, PRIORITY, contiguous_inner, run_on_thread0, serial_scope
+from .common import contiguous_inner, register_host, run_on_thread0
 
 __all__ = ["VARIANT", "blocked_gemm", "register"]
 
@@ -139,9 +140,7 @@ def _scalar(value: Any, dt: DataType) -> PrimExpr:
 
 
 def blocked_gemm(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    x = bound_args(call)
-    ta = static_bool(x["transpose_A"], "transpose_A")
-    tb = static_bool(x["transpose_B"], "transpose_B")
+    x, ta, tb = gemm_args(call)
     if call.op_name.endswith("gemm_async"):
         tb = not tb  # gemm_async's B is [N, K] unless transpose_B (D (+)= A @ B^T), as in the seed
         accum = static_bool(x["accum"], "accum")
@@ -215,9 +214,6 @@ def _row_major(buf: Buffer) -> list[PrimExpr]:
 
 
 def register() -> None:
-    when = [predicate("serial_scope", serial_scope), predicate("operand_types", _types),
-            predicate("D_contiguous", _d_contiguous), predicate("enough_work", _enough_work)]
-    for name in ("gemm", "gemm_async"):
-        for kind in KINDS:
-            register_dispatch(name, kind, variant=VARIANT, priority=PRIORITY,
-                              when=when)(blocked_gemm)
+    register_host(("gemm", "gemm_async"), VARIANT, blocked_gemm,
+                  predicate("operand_types", _types), predicate("D_contiguous", _d_contiguous),
+                  predicate("enough_work", _enough_work))

@@ -11,29 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from .... import ir
 from ....arith import Analyzer
 from ....error import DispatchFail
-from ....ir import (
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    Cast,
-    DataType,
-    FloatImm,
-    IntImm,
-    PrimExpr,
-    Range,
-    StringImm,
-    TilePrimitiveCall,
-    const,
-    convert,
-    structural_equal,
-)
 from .ops import get_spec
 
 __all__ = [
     "MapOpType", "Operand", "ReduceOpType", "RowReduction", "bound_args", "broadcast_map", "cast_to",
-    "compute_dtype", "expr_equal", "fold_add", "fold_mul", "is_one", "normalize_axes",
+    "compute_dtype", "expr_equal", "fold_add", "fold_mul", "gemm_args", "is_one", "normalize_axes",
     "region_of", "row_reduction", "simplify_regions", "static_bool", "static_float", "static_int", "static_ints",
     "unflatten",
 ]
@@ -78,13 +63,33 @@ class ReduceOpType(enum.Enum):
     def parse(cls, value: Any) -> ReduceOpType:
         return _parse_enum(cls, value, {"add": "sum", "maximum": "max", "minimum": "min"})
 
+    def combine(self, acc: ir.PrimExpr, value: ir.PrimExpr) -> ir.PrimExpr:
+        """``acc`` combined with ``value``: their sum, maximum or minimum."""
+        if self is ReduceOpType.SUM:
+            return acc + value
+        return ir.Max(acc, value) if self is ReduceOpType.MAX else ir.Min(acc, value)
+
+    def identity(self, dtype: Any) -> ir.PrimExpr:
+        """The start value in ``dtype``: 0 for a sum; for max (min) -inf (+inf), or the
+        smallest (largest) integer of an integer type."""
+        d = ir.DataType(str(dtype))
+        if self is ReduceOpType.SUM:
+            return ir.const(0, d)
+        if d.is_float:
+            return ir.FloatImm(d, float("-inf") if self is ReduceOpType.MAX else float("inf"))
+        bits = d.bits
+        if d.is_uint:
+            return ir.IntImm(d, 0 if self is ReduceOpType.MAX else (1 << bits) - 1)
+        return ir.IntImm(d, -(1 << (bits - 1)) if self is ReduceOpType.MAX
+                         else (1 << (bits - 1)) - 1)
+
 
 def _parse_enum(cls: Any, value: Any, aliases: dict[str, str]) -> Any:
     if isinstance(value, cls):
         return value
     if isinstance(value, enum.Enum):
         value = value.name
-    if isinstance(value, StringImm):
+    if isinstance(value, ir.StringImm):
         value = value.value
     if not isinstance(value, str):
         raise TypeError(f"expected a {cls.__name__} or its name, got {type(value).__name__} {value!r}")
@@ -97,7 +102,7 @@ def _parse_enum(cls: Any, value: Any, aliases: dict[str, str]) -> Any:
 
 
 # -- reading a call's arguments -------------------------------------------------------------------
-def bound_args(call: TilePrimitiveCall) -> dict[str, Any]:
+def bound_args(call: ir.TilePrimitiveCall) -> dict[str, Any]:
     """The call's arguments by parameter name, missing trailing ones from the op's defaults."""
     spec = get_spec(call.op.name)
     if len(call.args) > len(spec.params):
@@ -118,7 +123,7 @@ def static_int(value: Any, what: str = "value") -> int:
         return int(value)
     if isinstance(value, int):
         return value
-    if isinstance(value, IntImm):
+    if isinstance(value, ir.IntImm):
         return value.value
     raise DispatchFail(f"{what} must be a constant integer, got {value!r}")
 
@@ -135,11 +140,20 @@ def static_bool(value: Any, what: str = "flag") -> bool:
     return bool(static_int(value, what))
 
 
+def gemm_args(call: ir.TilePrimitiveCall) -> tuple[dict[str, Any], bool, bool]:
+    """A ``gemm``/``gemm_async`` call's arguments by name (:func:`bound_args`) and its constant
+    ``transpose_A``, ``transpose_B`` flags (:func:`static_bool`), the start of every GEMM
+    variant."""
+    x = bound_args(call)
+    return (x, static_bool(x["transpose_A"], "transpose_A"),
+            static_bool(x["transpose_B"], "transpose_B"))
+
+
 def static_float(value: Any) -> float | None:
     """The Python value of a constant number, or None when it is not a constant."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    if isinstance(value, (IntImm, FloatImm)):
+    if isinstance(value, (ir.IntImm, ir.FloatImm)):
         return float(value.value)
     return None
 
@@ -159,7 +173,7 @@ def normalize_axes(axes: Any, ndim: int) -> list[int]:
 def _int(e: Any) -> int | None:
     if isinstance(e, int):
         return e
-    if isinstance(e, IntImm):
+    if isinstance(e, ir.IntImm):
         return e.value
     return None
 
@@ -174,95 +188,97 @@ def expr_equal(a: Any, b: Any) -> bool:
     ia, ib = _int(a), _int(b)
     if ia is not None and ib is not None:
         return ia == ib
-    a_, b_ = convert(a), convert(b)
-    return structural_equal(a_, b_) or Analyzer().can_prove_equal(a_, b_)
+    a_, b_ = ir.convert(a), ir.convert(b)
+    return ir.structural_equal(a_, b_) or Analyzer().can_prove_equal(a_, b_)
 
 
-def simplify_regions(call: TilePrimitiveCall) -> TilePrimitiveCall:
+def simplify_regions(call: ir.TilePrimitiveCall) -> ir.TilePrimitiveCall:
     """``call`` with the extents of its region arguments simplified, so that a slice written
     ``A[i * 32:(i + 1) * 32]`` has extent ``32`` before any variant checks shapes (the call
     itself when nothing changes)."""
-    args = [_simplified_region(a) if isinstance(a, BufferRegion) else a for a in call.args]
+    args = [_simplified_region(a) if isinstance(a, ir.BufferRegion) else a for a in call.args]
     if all(x is y for x, y in zip(args, call.args)):
         return call
     return call.replace(args=args)
 
 
-def _simplified_region(region: BufferRegion) -> BufferRegion:
+def _simplified_region(region: ir.BufferRegion) -> ir.BufferRegion:
     """Extents that simplify to a constant become that constant; others stay as written (the
     analyzer's canonical form, ``k * -1 + 64`` for ``64 - k``, would only print worse)."""
-    if all(isinstance(r.extent, IntImm) for r in region.region):
+    if all(isinstance(r.extent, ir.IntImm) for r in region.region):
         return region
     ana = Analyzer()
     ranges = []
     for r in region.region:
-        ext = r.extent if isinstance(r.extent, IntImm) else ana.simplify(r.extent)
-        ranges.append(Range(r.min, ext) if isinstance(ext, IntImm) and ext is not r.extent else r)
+        ext = r.extent if isinstance(r.extent, ir.IntImm) else ana.simplify(r.extent)
+        ranges.append(ir.Range(r.min, ext) if isinstance(ext, ir.IntImm) and ext is not r.extent
+                      else r)
     if all(r is o for r, o in zip(ranges, region.region)):
         return region
-    return BufferRegion(region.buffer, ranges)
+    return ir.BufferRegion(region.buffer, ranges)
 
 
-def fold_add(a: Any, b: Any) -> PrimExpr:
+def fold_add(a: Any, b: Any) -> ir.PrimExpr:
     ia, ib = _int(a), _int(b)
     if ia is not None and ib is not None:
-        return const(ia + ib, "int32")
+        return ir.const(ia + ib, "int32")
     if ia == 0:
-        return convert(b)
+        return ir.convert(b)
     if ib == 0:
-        return convert(a)
-    return convert(a) + convert(b)
+        return ir.convert(a)
+    return ir.convert(a) + ir.convert(b)
 
 
-def fold_mul(a: Any, b: Any) -> PrimExpr:
+def fold_mul(a: Any, b: Any) -> ir.PrimExpr:
     ia, ib = _int(a), _int(b)
     if ia is not None and ib is not None:
-        return const(ia * ib, "int32")
+        return ir.const(ia * ib, "int32")
     if ia == 1:
-        return convert(b)
+        return ir.convert(b)
     if ib == 1:
-        return convert(a)
-    return convert(a) * convert(b)
+        return ir.convert(a)
+    return ir.convert(a) * ir.convert(b)
 
 
-def fold_product(values: Sequence[Any]) -> PrimExpr:
-    out: PrimExpr = const(1, "int32")
+def fold_product(values: Sequence[Any]) -> ir.PrimExpr:
+    out: ir.PrimExpr = ir.const(1, "int32")
     for v in values:
         out = fold_mul(out, v)
     return out
 
 
 # -- data types ------------------------------------------------------------------------------------
-def compute_dtype(dtypes: Sequence[DataType], *, needs_float: bool = False) -> DataType:
+def compute_dtype(dtypes: Sequence[ir.DataType], *, needs_float: bool = False) -> ir.DataType:
     """The type to compute in: float64 if any input is float64; float32 if any is a narrower
     float (float16/bfloat16/float8 are widened, then the result is cast back) or the op needs
     floats; otherwise the widest integer type."""
     floats = [d for d in dtypes if d.is_float]
     if any(d.bits == 64 for d in floats):
-        return DataType("float64")
+        return ir.DataType("float64")
     if floats or needs_float:
-        return DataType("float32")
+        return ir.DataType("float32")
     ints = [d for d in dtypes if d.is_integer]
     if not ints:
-        return DataType("int32") if not dtypes else dtypes[0].element_of()
+        return ir.DataType("int32") if not dtypes else dtypes[0].element_of()
     return max(ints, key=lambda d: (d.bits, d.is_int))
 
 
-def cast_to(e: PrimExpr, dtype: DataType) -> PrimExpr:
+def cast_to(e: ir.PrimExpr, dtype: ir.DataType) -> ir.PrimExpr:
     """``e`` as ``dtype``; constants are rebuilt rather than wrapped in a Cast."""
     if e.dtype == dtype:
         return e
-    if isinstance(e, (IntImm, FloatImm)) and (dtype.is_float or dtype.is_integer or dtype.is_bool):
+    if isinstance(e, (ir.IntImm, ir.FloatImm)) and (dtype.is_float or dtype.is_integer
+                                                    or dtype.is_bool):
         if dtype.is_float:
-            return FloatImm(dtype, float(e.value))
+            return ir.FloatImm(dtype, float(e.value))
         if float(e.value).is_integer() or dtype.is_bool:
-            return IntImm(dtype, int(e.value))
-    return Cast(dtype, e)
+            return ir.IntImm(dtype, int(e.value))
+    return ir.Cast(dtype, e)
 
 
 # -- operands -------------------------------------------------------------------------------------
-def region_of(arg: Buffer | BufferRegion) -> BufferRegion:
-    if isinstance(arg, Buffer):
+def region_of(arg: ir.Buffer | ir.BufferRegion) -> ir.BufferRegion:
+    if isinstance(arg, ir.Buffer):
         return arg.full_region()
     return arg
 
@@ -276,8 +292,8 @@ class RowReduction:
     (``None`` when there is a single row and ``dst`` is all ones)."""
 
     kind: ReduceOpType
-    src: BufferRegion
-    dst: BufferRegion
+    src: ir.BufferRegion
+    dst: ir.BufferRegion
     accum: bool
     rows: int
     cols: int
@@ -287,8 +303,23 @@ class RowReduction:
     def rank(self) -> int:
         return len(self.src.region)
 
+    def load(self, row: ir.PrimExpr, col: ir.PrimExpr, dtype: Any) -> ir.PrimExpr:
+        """Element ``(row, col)`` of the source region (``col`` alone for a 1-D one), cast to
+        ``dtype``."""
+        rel = [row, col] if self.rank == 2 else [col]
+        return cast_to(ir.BufferLoad(self.src.buffer, region_indices(self.src, rel)), dtype)
 
-def row_reduction(call: TilePrimitiveCall) -> RowReduction:
+    def store(self, row: ir.PrimExpr, value: ir.PrimExpr, dtype: Any) -> ir.Stmt:
+        """The store of row ``row``'s result ``value`` (of ``dtype``) into ``dst``: combined
+        with dst's old value (read as ``dtype``) under ``accum``, cast to dst's type."""
+        idx = [fold_add(r.min, row) if d == self.dst_axis else r.min
+               for d, r in enumerate(self.dst.region)]
+        if self.accum:
+            value = self.kind.combine(cast_to(ir.BufferLoad(self.dst.buffer, idx), dtype), value)
+        return ir.BufferStore(self.dst.buffer, cast_to(value, self.dst.buffer.dtype), idx)
+
+
+def row_reduction(call: ir.TilePrimitiveCall) -> RowReduction:
     """The row reduction ``call`` (``sum``/``max``/``min``...) is, or :class:`DispatchFail` with
     what rules it out: the rank, the axes, non-constant extents, a ``dst`` that does not hold one
     value per row. Variants that reduce whole rows in parallel share this reading; they check
@@ -346,7 +377,7 @@ def broadcast_map(src: Sequence[Any], dst: Sequence[Any]) -> list[int | None]:
 
 
 def broadcast_fix(src: Sequence[Any], dst: Sequence[Any], name: str = "the source",
-                  region: BufferRegion | None = None) -> str:
+                  region: ir.BufferRegion | None = None) -> str:
     """How to make a source of extents ``src`` (``name``, reading ``region``) broadcast over a
     destination of extents ``dst``: the shape with unit dimensions that lines its extents up
     with dst's axes (and, for a whole buffer, the view that has it), or what must match."""
@@ -392,7 +423,7 @@ def _in_order_axes(src: Sequence[Any], dst: Sequence[Any]) -> list[int] | None:
     return out
 
 
-def _whole(region: BufferRegion | None) -> bool:
+def _whole(region: ir.BufferRegion | None) -> bool:
     return region is not None and all(
         _int(r.min) == 0 and expr_equal(r.extent, e)
         for r, e in zip(region.region, region.buffer.shape))
@@ -408,18 +439,18 @@ class Operand:
 
     def __init__(self, arg: Any, name: str = "src") -> None:
         self.name = name
-        self.region: BufferRegion | None = None
-        self.scalar: PrimExpr | None = None
-        if isinstance(arg, (Buffer, BufferRegion)):
+        self.region: ir.BufferRegion | None = None
+        self.scalar: ir.PrimExpr | None = None
+        if isinstance(arg, (ir.Buffer, ir.BufferRegion)):
             self.region = region_of(arg)
-        elif isinstance(arg, (PrimExpr, int, float, bool)):
-            self.scalar = convert(arg)
+        elif isinstance(arg, (ir.PrimExpr, int, float, bool)):
+            self.scalar = ir.convert(arg)
         else:
             raise DispatchFail(f"{name} must be a buffer, a region or a scalar, got {type(arg).__name__}")
         self._map: list[int | None] | None = None
 
     @property
-    def dtype(self) -> DataType:
+    def dtype(self) -> ir.DataType:
         if self.region is not None:
             return self.region.buffer.dtype
         assert self.scalar is not None
@@ -439,12 +470,12 @@ class Operand:
                 raise DispatchFail(f"{self.name}: {err}", fix=fix) from None
         return self
 
-    def load(self, idx: Sequence[PrimExpr]) -> PrimExpr:
+    def load(self, idx: Sequence[ir.PrimExpr]) -> ir.PrimExpr:
         """The value at destination element ``idx`` (indices relative to the destination)."""
         if self.scalar is not None:
             return self.scalar
         assert self.region is not None and self._map is not None, "call bind() first"
-        return BufferLoad(self.region.buffer, self.indices(idx))
+        return ir.BufferLoad(self.region.buffer, self.indices(idx))
 
     def follows(self, dst_dim: int) -> bool:
         """Whether this operand's innermost dimension runs along destination dimension
@@ -452,27 +483,27 @@ class Operand:
         assert self._map is not None, "call bind() first"
         return bool(self._map) and self._map[-1] == dst_dim
 
-    def indices(self, idx: Sequence[PrimExpr]) -> list[PrimExpr]:
+    def indices(self, idx: Sequence[ir.PrimExpr]) -> list[ir.PrimExpr]:
         assert self.region is not None and self._map is not None
         return [r.min if d is None else fold_add(r.min, idx[d])
                 for r, d in zip(self.region.region, self._map)]
 
 
-def region_indices(region: BufferRegion, idx: Sequence[PrimExpr]) -> list[PrimExpr]:
+def region_indices(region: ir.BufferRegion, idx: Sequence[ir.PrimExpr]) -> list[ir.PrimExpr]:
     """Absolute indices of element ``idx`` (relative, one per dimension) of ``region``."""
     return [fold_add(r.min, i) for r, i in zip(region.region, idx)]
 
 
-def unflatten(flat: PrimExpr, extents: Sequence[PrimExpr]) -> list[PrimExpr]:
+def unflatten(flat: ir.PrimExpr, extents: Sequence[ir.PrimExpr]) -> list[ir.PrimExpr]:
     """Row-major indices of position ``flat`` in a box of ``extents`` (0 on a unit axis; the
     first non-unit axis takes the whole quotient, unreduced)."""
-    out: list[PrimExpr] = []
-    stride: PrimExpr = const(1, flat.dtype)
+    out: list[ir.PrimExpr] = []
+    stride: ir.PrimExpr = ir.const(1, flat.dtype)
     first = next((d for d, e in enumerate(extents) if not is_one(e)), -1)
     for d in range(len(extents) - 1, -1, -1):
         ext = extents[d]
         if is_one(ext):
-            out.append(const(0, flat.dtype))
+            out.append(ir.const(0, flat.dtype))
             continue
         q = flat if is_one(stride) else flat // stride
         out.append(q if d == first else q % ext)

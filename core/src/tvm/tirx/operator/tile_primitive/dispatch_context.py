@@ -27,6 +27,7 @@ from ....ir import (
     Var,
     const,
 )
+from ....ir._attr_is import AttrIs
 from ....ir.stmt import resolve_scope_ids
 from .common import fold_add, fold_mul
 
@@ -208,25 +209,11 @@ class DispatchContext:
     def exec_scope(self) -> str:
         return self.scope_kind
 
-    @property
-    def is_thread(self) -> bool:
-        return self.scope_kind == "thread"
-
-    @property
-    def is_warp(self) -> bool:
-        return self.scope_kind == "warp"
-
-    @property
-    def is_warpgroup(self) -> bool:
-        return self.scope_kind == "warpgroup"
-
-    @property
-    def is_cta(self) -> bool:
-        return self.scope_kind == "cta"
-
-    @property
-    def is_cluster(self) -> bool:
-        return self.scope_kind == "cluster"
+    is_thread = AttrIs("scope_kind", "thread")
+    is_warp = AttrIs("scope_kind", "warp")
+    is_warpgroup = AttrIs("scope_kind", "warpgroup")
+    is_cta = AttrIs("scope_kind", "cta")
+    is_cluster = AttrIs("scope_kind", "cluster")
 
     # -- threads ---------------------------------------------------------------------------
     @property

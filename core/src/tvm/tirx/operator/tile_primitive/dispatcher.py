@@ -30,37 +30,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from .... import ir
 from ...._registry import Registry, run_deferred
 from ....error import DispatchError, DispatchFail, LoweringError, located, trim_internal_frames
-from ....ir import (
-    AllocBuffer,
-    AttrStmt,
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    Call,
-    DeclBuffer,
-    Evaluate,
-    For,
-    ForKind,
-    IRModule,
-    LetStmt,
-    Mutator,
-    Op,
-    OpCategory,
-    PrimExpr,
-    PrimFunc,
-    Range,
-    ScopeIdDef,
-    SeqStmt,
-    Stmt,
-    TilePrimitiveCall,
-    Var,
-    post_order_visit,
-    seq,
-    substitute,
-)
 from ....target import Target
 from .common import fold_add, simplify_regions
 from .dispatch_context import DispatchCallbacks, DispatchContext, ThreadInfo
@@ -74,7 +46,7 @@ __all__ = [
 ANY_TARGET = "*"
 MAX_NESTING = 16
 
-Impl = Callable[[TilePrimitiveCall, DispatchContext], PrimFunc]
+Impl = Callable[[ir.TilePrimitiveCall, DispatchContext], ir.PrimFunc]
 
 
 def fail(reason: str, *, fix: str = "") -> NoReturn:
@@ -92,7 +64,7 @@ class Predicate:
     fn: Callable[..., Any]
     kwargs: tuple[tuple[str, Any], ...] = ()
 
-    def check(self, op_call: TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
+    def check(self, op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
         try:
             result = self.fn(op_call, sctx, **dict(self.kwargs))
         except DispatchFail as err:
@@ -130,16 +102,16 @@ DISPATCH_REGISTRY: Registry[tuple[str, str, str], DispatchCase] = Registry("disp
 """Every variant, keyed ``(op name, target kind, variant)``; entries record their backend."""
 
 
-def _resolve_op(op_name: str | Op) -> Op:
-    if isinstance(op_name, Op):
+def _resolve_op(op_name: str | ir.Op) -> ir.Op:
+    if isinstance(op_name, ir.Op):
         op = op_name
     else:
         full = op_name if op_name.startswith("tirx.tile.") else f"tirx.tile.{op_name}"
-        if not Op.exists(full):
+        if not ir.Op.exists(full):
             raise ValueError(f"register_dispatch: {op_name!r} is not a registered tile primitive "
                              f"(expected e.g. 'copy' or 'tirx.tile.copy')")
-        op = Op.get(full)
-    if op.category is not OpCategory.TILE_PRIMITIVE:
+        op = ir.Op.get(full)
+    if op.category is not ir.OpCategory.TILE_PRIMITIVE:
         raise ValueError(f"register_dispatch: {op.name!r} is a {op.category.value} op, "
                          "not a tile primitive")
     return op
@@ -153,7 +125,7 @@ def _as_predicate(p: Any) -> Predicate:
     raise TypeError(f"when= takes predicate(name, fn) objects or callables, got {p!r}")
 
 
-def register_dispatch(op_name: str | Op, target_kind: str, *, variant: str, priority: int = 0,
+def register_dispatch(op_name: str | ir.Op, target_kind: str, *, variant: str, priority: int = 0,
                       when: Sequence[Any] | None = None,
                       override: bool = False) -> Callable[[Impl], Impl]:
     """Decorator: register ``impl(op_call, sctx) -> PrimFunc`` as ``variant`` of ``op_name``
@@ -176,7 +148,7 @@ def register_dispatch(op_name: str | Op, target_kind: str, *, variant: str, prio
     return deco
 
 
-def get_variants(op_name: str | Op, target_kind: str) -> list[DispatchCase]:
+def get_variants(op_name: str | ir.Op, target_kind: str) -> list[DispatchCase]:
     """The variants tried for ``op_name`` on ``target_kind``, in order."""
     run_deferred()  # the backends' variants register on first use
     op = _resolve_op(op_name)
@@ -211,7 +183,7 @@ class DispatchOutcome:
     """The chosen variant and the PrimFunc it returned."""
 
     case: DispatchCase
-    func: PrimFunc
+    func: ir.PrimFunc
 
     @property
     def variant(self) -> str:
@@ -263,7 +235,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([rule, line(header), rule, *(line(r) for r in rows), rule])
 
 
-def _try(case: DispatchCase, op_call: TilePrimitiveCall, sctx: DispatchContext) -> _Attempt | PrimFunc:
+def _try(case: DispatchCase, op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> _Attempt | ir.PrimFunc:
     for pred in case.when:
         try:
             ok, why = pred.check(op_call, sctx)
@@ -281,13 +253,13 @@ def _try(case: DispatchCase, op_call: TilePrimitiveCall, sctx: DispatchContext) 
     if result is None:
         return _Attempt(case, "declined",
                         "impl returned None; schedule must return PrimFunc or raise fail()")
-    if not isinstance(result, PrimFunc):
+    if not isinstance(result, ir.PrimFunc):
         return _Attempt(case, "error", f"impl returned {type(result).__name__}; schedule must "
                                        "return PrimFunc or raise fail()")
     return result
 
 
-def dispatch(op_call: TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutcome:
+def dispatch(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutcome:
     """Choose the variant for ``op_call``; :class:`~tvm.error.DispatchError` with the table of
     attempts if none applies."""
     kind = sctx.target_kind
@@ -306,22 +278,22 @@ def dispatch(op_call: TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutco
         raise DispatchError(failure.message())
     for case in cases:
         got = _try(case, op_call, sctx)
-        if isinstance(got, PrimFunc):
+        if isinstance(got, ir.PrimFunc):
             return DispatchOutcome(case, got)
         failure.attempts.append(got)
     raise DispatchError(failure.message())
 
 
 # -- binding a variant's PrimFunc to the call -----------------------------------------------------
-def bind_to_call(func: PrimFunc, op_call: TilePrimitiveCall) -> Stmt:
+def bind_to_call(func: ir.PrimFunc, op_call: ir.TilePrimitiveCall) -> ir.Stmt:
     """The body of ``func`` with its parameters bound to the call's arguments (see module doc)."""
     if not func.params:
         return func.body
     if len(func.params) > len(op_call.args):
         raise TypeError(f"variant PrimFunc has {len(func.params)} parameters but "
                         f"{op_call.op.name} was called with {len(op_call.args)} arguments")
-    scalars: dict[Var, Any] = {}
-    buffers: dict[int, tuple[Buffer, BufferRegion]] = {}
+    scalars: dict[ir.Var, Any] = {}
+    buffers: dict[int, tuple[ir.Buffer, ir.BufferRegion]] = {}
     for i, p in enumerate(func.params):
         arg = op_call.args[i]
         pb = func.buffer_map.get(p)
@@ -329,18 +301,18 @@ def bind_to_call(func: PrimFunc, op_call: TilePrimitiveCall) -> Stmt:
             region = _region_for_param(pb, arg, i)
             buffers[id(pb)] = (pb, region)
             scalars[pb.data] = region.buffer.data
-        elif isinstance(arg, PrimExpr):
+        elif isinstance(arg, ir.PrimExpr):
             scalars[p] = arg
         else:
             raise TypeError(f"parameter {p.name} of the variant is a scalar but argument {i} is "
                             f"{type(arg).__name__}")
     body = _Rebind(buffers).visit(func.body)
-    return substitute(body, scalars) if scalars else body
+    return ir.substitute(body, scalars) if scalars else body
 
 
-def _region_for_param(pb: Buffer, arg: Any, i: int) -> BufferRegion:
-    region = arg.full_region() if isinstance(arg, Buffer) else arg
-    if not isinstance(region, BufferRegion):
+def _region_for_param(pb: ir.Buffer, arg: Any, i: int) -> ir.BufferRegion:
+    region = arg.full_region() if isinstance(arg, ir.Buffer) else arg
+    if not isinstance(region, ir.BufferRegion):
         raise TypeError(f"buffer parameter {pb.name} of the variant is bound to argument {i}, "
                         f"which is {type(arg).__name__}, not a buffer or region")
     if len(region.region) != pb.ndim:
@@ -349,60 +321,63 @@ def _region_for_param(pb: Buffer, arg: Any, i: int) -> BufferRegion:
     return region
 
 
-class _Rebind(Mutator):
+class _Rebind(ir.Mutator):
     """Accesses of parameter buffers become accesses of the bound regions."""
 
-    def __init__(self, buffers: dict[int, tuple[Buffer, BufferRegion]]) -> None:
+    def __init__(self, buffers: dict[int, tuple[ir.Buffer, ir.BufferRegion]]) -> None:
         self.buffers = buffers
 
-    def _map(self, buf: Buffer, indices: list[PrimExpr]) -> tuple[Buffer, list[PrimExpr]] | None:
+    def _map(self, buf: ir.Buffer, indices: list[ir.PrimExpr]
+             ) -> tuple[ir.Buffer, list[ir.PrimExpr]] | None:
         hit = self.buffers.get(id(buf))
         if hit is None:
             return None
         region = hit[1]
         return region.buffer, [fold_add(r.min, i) for r, i in zip(region.region, indices)]
 
-    def visit_BufferLoad(self, node: BufferLoad) -> Any:
+    def visit_BufferLoad(self, node: ir.BufferLoad) -> Any:
         indices = self.visit(node.indices)
         mapped = self._map(node.buffer, indices)
         if mapped is None:
-            return node if indices is node.indices else BufferLoad(node.buffer, indices, node.dtype)
-        return BufferLoad(mapped[0], mapped[1], node.dtype)
+            if indices is node.indices:
+                return node
+            return ir.BufferLoad(node.buffer, indices, node.dtype)
+        return ir.BufferLoad(mapped[0], mapped[1], node.dtype)
 
-    def visit_BufferStore(self, node: BufferStore) -> Any:
+    def visit_BufferStore(self, node: ir.BufferStore) -> Any:
         value, indices = self.visit(node.value), self.visit(node.indices)
         mapped = self._map(node.buffer, indices)
         if mapped is None:
             return self.generic_visit(node)
-        return BufferStore(mapped[0], value, mapped[1])
+        return ir.BufferStore(mapped[0], value, mapped[1])
 
-    def visit_BufferRegion(self, node: BufferRegion) -> Any:
+    def visit_BufferRegion(self, node: ir.BufferRegion) -> Any:
         hit = self.buffers.get(id(node.buffer))
         if hit is None:
             return self.generic_visit(node)
         outer = hit[1]
-        ranges = [Range(fold_add(o.min, self.visit(r.min)), self.visit(r.extent))
+        ranges = [ir.Range(fold_add(o.min, self.visit(r.min)), self.visit(r.extent))
                   for o, r in zip(outer.region, node.region)]
-        return BufferRegion(outer.buffer, ranges)
+        return ir.BufferRegion(outer.buffer, ranges)
 
-    def visit_TilePrimitiveCall(self, node: TilePrimitiveCall) -> Any:
-        args = [self.buffers[id(a)][1] if isinstance(a, Buffer) and id(a) in self.buffers
+    def visit_TilePrimitiveCall(self, node: ir.TilePrimitiveCall) -> Any:
+        args = [self.buffers[id(a)][1] if isinstance(a, ir.Buffer) and id(a) in self.buffers
                 else self.visit(a) for a in node.args]
         return node.replace(args=args)
 
 
 # -- the lowering ---------------------------------------------------------------------------------
 @trim_internal_frames
-def lower_tile_primitives(func: PrimFunc | IRModule, target: Any = None, *,
+def lower_tile_primitives(func: ir.PrimFunc | ir.IRModule, target: Any = None, *,
                           trace: list[tuple[str, str, str]] | None = None) -> Any:
     """Replace every tile primitive call of ``func`` (or of every function of a module) by the
     body its chosen variant returns, and place the allocations and init statements variants
     asked for. ``target`` is a Target or a kind/tag string (default: the function's ``target``
     attribute, then ``Target.current()``). ``trace``, when given, receives ``(op, scope,
     variant)`` per dispatched call."""
-    if isinstance(func, IRModule):
-        return IRModule({name: lower_tile_primitives(f, target, trace=trace)
-                         for name, f in func.functions.items()}, func.attrs)
+    if isinstance(func, ir.IRModule):
+        return ir.IRModule({name: lower_tile_primitives(f, target, trace=trace)
+                            for name, f in func.functions.items()}, func.attrs)
     tgt = _as_target(target if target is not None else func.attrs.get("target"))
     lowering = _Lowering(tgt, trace)
     body = lowering.visit(func.body)
@@ -424,18 +399,18 @@ def _as_target(target: Any) -> Any:
     return target  # duck-typed targets (tests) need .kind.name and .keys
 
 
-class _Lowering(Mutator):
+class _Lowering(ir.Mutator):
     def __init__(self, target: Any, trace: list[tuple[str, str, str]] | None) -> None:
         self.target = target
         self.trace = trace
         self.callbacks = DispatchCallbacks()
-        self.defs: list[ScopeIdDef] = []
-        self.thread_loops: dict[str, tuple[Var, PrimExpr]] = {}
+        self.defs: list[ir.ScopeIdDef] = []
+        self.thread_loops: dict[str, tuple[ir.Var, ir.PrimExpr]] = {}
         self.in_kernel = False
         self.depth = 0
-        self.loops: list[Var] = []
+        self.loops: list[ir.Var] = []
 
-    def visit_SeqStmt(self, node: SeqStmt) -> Any:
+    def visit_SeqStmt(self, node: ir.SeqStmt) -> Any:
         # index definitions hold for the rest of the enclosing sequence
         saved, saved_kernel = len(self.defs), self.in_kernel
         out = [self.visit(s) for s in node.seq]
@@ -443,27 +418,27 @@ class _Lowering(Mutator):
         self.in_kernel = saved_kernel
         if all(a is b for a, b in zip(out, node.seq)):
             return node
-        return seq(out)
+        return ir.seq(out)
 
-    def visit_ScopeIdDef(self, node: ScopeIdDef) -> Any:
+    def visit_ScopeIdDef(self, node: ir.ScopeIdDef) -> Any:
         self.defs.append(node)
         return node
 
-    def visit_Evaluate(self, node: Evaluate) -> Any:
+    def visit_Evaluate(self, node: ir.Evaluate) -> Any:
         if getattr(getattr(node.value, "op", None), "name", None) == "tirx.device_entry":
             self.in_kernel = True
         return node
 
-    def visit_For(self, node: For) -> Any:
+    def visit_For(self, node: ir.For) -> Any:
         # an already lowered kernel form: threadIdx-bound loops stand for the index definitions
         tag = node.thread_tag or ""
-        if node.kind is ForKind.THREAD_BINDING and tag.startswith("threadIdx."):
+        if node.kind is ir.ForKind.THREAD_BINDING and tag.startswith("threadIdx."):
             self.thread_loops[tag] = (node.loop_var, node.extent)
             try:
                 return self.generic_visit(node)
             finally:
                 del self.thread_loops[tag]
-        if node.kind is ForKind.THREAD_BINDING:
+        if node.kind is ir.ForKind.THREAD_BINDING:
             return self.generic_visit(node)
         self.loops.append(node.loop_var)
         try:
@@ -471,20 +446,21 @@ class _Lowering(Mutator):
         finally:
             self.loops.pop()
 
-    def _thread_defs(self) -> list[ScopeIdDef]:
+    def _thread_defs(self) -> list[ir.ScopeIdDef]:
         if not self.thread_loops:
             return self.defs
         loops = [self.thread_loops[t] for t in ("threadIdx.x", "threadIdx.y", "threadIdx.z")
                  if t in self.thread_loops]
-        return [*self.defs, ScopeIdDef("thread_id", [v for v, _ in loops], [e for _, e in loops])]
+        return [*self.defs,
+                ir.ScopeIdDef("thread_id", [v for v, _ in loops], [e for _, e in loops])]
 
-    def visit_TilePrimitiveCall(self, node: TilePrimitiveCall) -> Any:
+    def visit_TilePrimitiveCall(self, node: ir.TilePrimitiveCall) -> Any:
         # Errors raised while lowering the call (and the calls its variant emits) are reported
         # at the line of the user's call.
         with located(node.span):
             return self._lower_call(simplify_regions(node))
 
-    def _lower_call(self, node: TilePrimitiveCall) -> Any:
+    def _lower_call(self, node: ir.TilePrimitiveCall) -> Any:
         if self.depth >= MAX_NESTING:
             raise LoweringError(f"tile primitive {node.op.name} keeps lowering to tile primitives "
                                 f"(more than {MAX_NESTING} levels); a variant returns its own call?")
@@ -505,43 +481,43 @@ class _Lowering(Mutator):
             self.depth -= 1
 
 
-def _stamp_span(body: Stmt, span: Any) -> None:
+def _stamp_span(body: ir.Stmt, span: Any) -> None:
     """Calls a variant emitted for a user's call carry that call's span, so that errors about
     them later (in codegen) point at the user's line."""
 
     def stamp(node: Any) -> None:
-        if isinstance(node, (Call, TilePrimitiveCall)) and node.span is None:
+        if isinstance(node, (ir.Call, ir.TilePrimitiveCall)) and node.span is None:
             node.span = span
 
-    post_order_visit(body, stamp)
+    ir.post_order_visit(body, stamp)
 
 
-def _place_prologue(body: Stmt, cb: DispatchCallbacks) -> Stmt:
+def _place_prologue(body: ir.Stmt, cb: DispatchCallbacks) -> ir.Stmt:
     if cb.empty:
         return body
-    device = [AllocBuffer(b) for b in cb.allocs] + list(cb.device_init)
+    device = [ir.AllocBuffer(b) for b in cb.allocs] + list(cb.device_init)
     return _insert(body, device, list(cb.host_init))
 
 
-def _insert(body: Stmt, device: list[Stmt], host: list[Stmt]) -> Stmt:
+def _insert(body: ir.Stmt, device: list[ir.Stmt], host: list[ir.Stmt]) -> ir.Stmt:
     """Device statements go after the kernel's leading index definitions (or at the start of a
     host-form body); host statements at the start, before the kernel begins."""
-    if isinstance(body, (AttrStmt, LetStmt)):
+    if isinstance(body, (ir.AttrStmt, ir.LetStmt)):
         return body.with_fields(body=_insert(body.body, device, host))  # type: ignore[return-value]
-    stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    stmts = list(body.seq) if isinstance(body, ir.SeqStmt) else [body]
     entry = next((i for i, s in enumerate(stmts) if _is_device_entry(s)), None)
     if entry is None:
-        return seq([*host, *_after_decls(stmts, device)])
+        return ir.seq([*host, *_after_decls(stmts, device)])
     head, kernel = stmts[: entry + 1], stmts[entry + 1:]
-    return seq([*head[:-1], *host, head[-1], *_after_decls(kernel, device)])
+    return ir.seq([*head[:-1], *host, head[-1], *_after_decls(kernel, device)])
 
 
-def _after_decls(stmts: list[Stmt], extra: list[Stmt]) -> list[Stmt]:
+def _after_decls(stmts: list[ir.Stmt], extra: list[ir.Stmt]) -> list[ir.Stmt]:
     i = 0
-    while i < len(stmts) and isinstance(stmts[i], (ScopeIdDef, DeclBuffer)):
+    while i < len(stmts) and isinstance(stmts[i], (ir.ScopeIdDef, ir.DeclBuffer)):
         i += 1
     return [*stmts[:i], *extra, *stmts[i:]]
 
 
-def _is_device_entry(s: Stmt) -> bool:
-    return isinstance(s, Evaluate) and getattr(getattr(s.value, "op", None), "name", None) == "tirx.device_entry"
+def _is_device_entry(s: ir.Stmt) -> bool:
+    return isinstance(s, ir.Evaluate) and getattr(getattr(s.value, "op", None), "name", None) == "tirx.device_entry"

@@ -8,24 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..... import ir
 from .....error import DispatchFail
-from .....ir import (
-    AllocBuffer,
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    DataType,
-    For,
-    ForKind,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-)
 from ..common import (
     Operand,
     bound_args,
@@ -33,6 +17,7 @@ from ..common import (
     compute_dtype,
     expr_equal,
     fold_add,
+    gemm_args,
     is_one,
     static_bool,
     static_float,
@@ -48,7 +33,7 @@ class _Matrix:
     """A 2-D view of a region whose leading dimensions (if any) have extent 1."""
 
     def __init__(self, arg: Any, name: str, transpose: bool = False) -> None:
-        self.region: BufferRegion = dst_region(arg, name)
+        self.region: ir.BufferRegion = dst_region(arg, name)
         shape = self.region.shape
         if len(shape) < 2:
             raise DispatchFail(f"{name} must have at least 2 dimensions, got {len(shape)}")
@@ -60,21 +45,21 @@ class _Matrix:
         rows, cols = shape[-2], shape[-1]
         self.rows, self.cols = (cols, rows) if transpose else (rows, cols)
 
-    def at(self, i: PrimExpr, j: PrimExpr) -> PrimExpr:
+    def at(self, i: ir.PrimExpr, j: ir.PrimExpr) -> ir.PrimExpr:
         """Element (i, j) of op(X)."""
         r, c = (j, i) if self.transpose else (i, j)
         lead = [rg.min for rg in self.region.region[:-2]]
         mins = self.region.region
-        return BufferLoad(self.region.buffer, [*lead, fold_add(mins[-2].min, r), fold_add(mins[-1].min, c)])
+        return ir.BufferLoad(self.region.buffer, [*lead, fold_add(mins[-2].min, r), fold_add(mins[-1].min, c)])
 
 
-def _check(what: str, a: PrimExpr, b: PrimExpr) -> None:
+def _check(what: str, a: ir.PrimExpr, b: ir.PrimExpr) -> None:
     if not expr_equal(a, b):
         raise DispatchFail(f"gemm shapes do not match: {what} ({a} vs {b})")
 
 
 def gemm_stmt(sctx: DispatchContext, D: Any, A: Any, B: Any, C: Any, ta: bool, tb: bool,
-              alpha: Any, beta: Any) -> Stmt:
+              alpha: Any, beta: Any) -> ir.Stmt:
     d, a, b = _Matrix(D, "D"), _Matrix(A, "A", ta), _Matrix(B, "B", tb)
     _check("op(A) columns vs op(B) rows (K)", a.cols, b.rows)
     _check("D rows vs op(A) rows (M)", d.rows, a.rows)
@@ -85,54 +70,55 @@ def gemm_stmt(sctx: DispatchContext, D: Any, A: Any, B: Any, C: Any, ta: bool, t
     if C is not None and beta_v != 0.0:
         c_op = Operand(C, "C").bind([d.rows, d.cols])
     alpha_v = static_float(alpha)
-    zero = const(0, "int32")
+    zero = ir.const(0, "int32")
     K = a.cols
 
-    def body(idx: list[PrimExpr]) -> Stmt:
+    def body(idx: list[ir.PrimExpr]) -> ir.Stmt:
         i, j = idx
-        acc = Buffer("acc", [1], acc_dt, scope="local")
-        kv = Var("k", K.dtype)
+        acc = ir.Buffer("acc", [1], acc_dt, scope="local")
+        kv = ir.Var("k", K.dtype)
         prod = cast_to(a.at(i, kv), acc_dt) * cast_to(b.at(kv, j), acc_dt)
-        update: Stmt = BufferStore(acc, BufferLoad(acc, [zero]) + prod, [zero])
+        update: ir.Stmt = ir.BufferStore(acc, ir.BufferLoad(acc, [zero]) + prod, [zero])
         if is_one(K):
-            update = BufferStore(acc, BufferLoad(acc, [zero]) + _at_k0(a, b, i, j, acc_dt), [zero])
+            update = ir.BufferStore(acc, ir.BufferLoad(acc, [zero]) + _at_k0(a, b, i, j, acc_dt),
+                                    [zero])
         else:
-            update = For(kv, const(0, K.dtype), K, ForKind.SERIAL, update)
-        result: PrimExpr = BufferLoad(acc, [zero])
+            update = ir.For(kv, ir.const(0, K.dtype), K, ir.ForKind.SERIAL, update)
+        result: ir.PrimExpr = ir.BufferLoad(acc, [zero])
         if alpha_v != 1.0:
-            result = result * cast_to(alpha if isinstance(alpha, PrimExpr) else const(alpha), acc_dt)
+            result = result * cast_to(alpha if isinstance(alpha, ir.PrimExpr) else ir.const(alpha), acc_dt)
         if c_op is not None:
             cval = cast_to(c_op.load([i, j]), acc_dt)
             if beta_v != 1.0:
-                cval = cval * cast_to(beta if isinstance(beta, PrimExpr) else const(beta), acc_dt)
+                cval = cval * cast_to(beta if isinstance(beta, ir.PrimExpr) else ir.const(beta),
+                                      acc_dt)
             result = result + cval
         lead = [rg.min for rg in d.region.region[:-2]]
         mins = d.region.region
-        store = BufferStore(d.region.buffer, cast_to(result, d.region.buffer.dtype),
-                            [*lead, fold_add(mins[-2].min, i), fold_add(mins[-1].min, j)])
-        return seq([AllocBuffer(acc), BufferStore(acc, cast_to(const(0, acc_dt), acc_dt), [zero]),
-                    update, store])
+        store = ir.BufferStore(d.region.buffer, cast_to(result, d.region.buffer.dtype),
+                               [*lead, fold_add(mins[-2].min, i), fold_add(mins[-1].min, j)])
+        return ir.seq([ir.AllocBuffer(acc),
+                       ir.BufferStore(acc, cast_to(ir.const(0, acc_dt), acc_dt), [zero]),
+                       update, store])
 
     return run_at_scope(sctx, [d.rows, d.cols], body, prefix="mn")
 
 
-def _at_k0(a: _Matrix, b: _Matrix, i: PrimExpr, j: PrimExpr, dt: DataType) -> PrimExpr:
-    k0 = const(0, "int32")
+def _at_k0(a: _Matrix, b: _Matrix, i: ir.PrimExpr, j: ir.PrimExpr, dt: ir.DataType) -> ir.PrimExpr:
+    k0 = ir.const(0, "int32")
     return cast_to(a.at(i, k0), dt) * cast_to(b.at(k0, j), dt)
 
 
-def lower_gemm(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
-    x = bound_args(call)
-    return PrimFunc([], gemm_stmt(sctx, x["D"], x["A"], x["B"], x["C"],
-                                  static_bool(x["transpose_A"], "transpose_A"),
-                                  static_bool(x["transpose_B"], "transpose_B"),
-                                  x["alpha"], x["beta"]))
+def lower_gemm(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
+    x, ta, tb = gemm_args(call)
+    return ir.PrimFunc([], gemm_stmt(sctx, x["D"], x["A"], x["B"], x["C"], ta, tb,
+                                     x["alpha"], x["beta"]))
 
 
-def lower_gemm_async(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def lower_gemm_async(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     x = bound_args(call)
     accum = static_bool(x["accum"], "accum")
-    return PrimFunc([], gemm_stmt(sctx, x["D"], x["A"], x["B"], x["D"] if accum else None,
-                                  static_bool(x["transpose_A"], "transpose_A"),
-                                  not static_bool(x["transpose_B"], "transpose_B"), 1.0,
-                                  1.0 if accum else 0.0))
+    return ir.PrimFunc([], gemm_stmt(sctx, x["D"], x["A"], x["B"], x["D"] if accum else None,
+                                     static_bool(x["transpose_A"], "transpose_A"),
+                                     not static_bool(x["transpose_B"], "transpose_B"), 1.0,
+                                     1.0 if accum else 0.0))

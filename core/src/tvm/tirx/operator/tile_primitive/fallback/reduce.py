@@ -10,26 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..... import ir
 from .....error import DispatchFail
-from .....ir import (
-    AllocBuffer,
-    Buffer,
-    BufferLoad,
-    BufferRegion,
-    BufferStore,
-    DataType,
-    For,
-    ForKind,
-    Max,
-    Min,
-    PrimExpr,
-    PrimFunc,
-    Stmt,
-    TilePrimitiveCall,
-    Var,
-    const,
-    seq,
-)
 from ..common import (
     ReduceOpType,
     bound_args,
@@ -45,29 +27,21 @@ from ..dispatch_context import DispatchContext
 from ._scope import run_at_scope
 from .elementwise import dst_region
 
-__all__ = ["combine", "lower_reduce", "reduce_stmt"]
+__all__ = ["lower_reduce", "reduce_stmt"]
 
 
-def combine(kind: ReduceOpType, acc: PrimExpr, v: PrimExpr) -> PrimExpr:
-    """``acc`` combined with ``v`` by the reduction ``kind``."""
-    if kind is ReduceOpType.SUM:
-        return acc + v
-    if kind is ReduceOpType.MAX:
-        return Max(acc, v)
-    return Min(acc, v)
-
-
-def lower_reduce(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
+def lower_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     a = bound_args(call)
     kind = ReduceOpType.parse(call.op_name)
     dst = dst_region(a["dst"])
     src = dst_region(a["src"], "src")
     axes = normalize_axes(a["axes"], len(src.region))
-    return PrimFunc([], reduce_stmt(sctx, kind, dst, src, axes, static_bool(a["accum"], "accum")))
+    accum = static_bool(a["accum"], "accum")
+    return ir.PrimFunc([], reduce_stmt(sctx, kind, dst, src, axes, accum))
 
 
-def reduce_stmt(sctx: DispatchContext, kind: ReduceOpType, dst: BufferRegion, src: BufferRegion,
-                axes: Sequence[int], accum: bool) -> Stmt:
+def reduce_stmt(sctx: DispatchContext, kind: ReduceOpType, dst: ir.BufferRegion,
+                src: ir.BufferRegion, axes: Sequence[int], accum: bool) -> ir.Stmt:
     kept = [d for d in range(len(src.region)) if d not in axes]
     kept_ext = [src.region[d].extent for d in kept]
     try:
@@ -88,51 +62,52 @@ def reduce_stmt(sctx: DispatchContext, kind: ReduceOpType, dst: BufferRegion, sr
     if kind is not ReduceOpType.SUM and not src.buffer.dtype.is_float and not dst.buffer.dtype.is_float:
         acc_dt = src.buffer.dtype
 
-    def body(idx: list[PrimExpr]) -> Stmt:
+    def body(idx: list[ir.PrimExpr]) -> ir.Stmt:
         dst_idx = [r.min if d is None else fold_add(r.min, idx[d]) for r, d in zip(dst.region, dst_map)]
         return _reduce_one(kind, dst, dst_idx, src, kept, idx, axes, accum, acc_dt)
 
     return run_at_scope(sctx, kept_ext, body)
 
 
-def _reduce_one(kind: ReduceOpType, dst: BufferRegion, dst_idx: list[PrimExpr], src: BufferRegion,
-                kept: list[int], kept_idx: list[PrimExpr], axes: Sequence[int], accum: bool,
-                acc_dt: DataType) -> Stmt:
-    acc = Buffer("acc", [1], acc_dt, scope="local")
-    zero = const(0, "int32")
-    red_vars: dict[int, PrimExpr] = {}
-    loops: list[tuple[Var, PrimExpr]] = []
+def _reduce_one(kind: ReduceOpType, dst: ir.BufferRegion, dst_idx: list[ir.PrimExpr],
+                src: ir.BufferRegion, kept: list[int], kept_idx: list[ir.PrimExpr],
+                axes: Sequence[int], accum: bool, acc_dt: ir.DataType) -> ir.Stmt:
+    acc = ir.Buffer("acc", [1], acc_dt, scope="local")
+    zero = ir.const(0, "int32")
+    red_vars: dict[int, ir.PrimExpr] = {}
+    loops: list[tuple[ir.Var, ir.PrimExpr]] = []
     for ax in axes:
         ext = src.region[ax].extent
         if is_one(ext):
             red_vars[ax] = zero
             continue
-        v = Var(f"r{ax}", ext.dtype)
+        v = ir.Var(f"r{ax}", ext.dtype)
         red_vars[ax] = v
         loops.append((v, ext))
 
-    def src_at(red: dict[int, PrimExpr]) -> PrimExpr:
+    def src_at(red: dict[int, ir.PrimExpr]) -> ir.PrimExpr:
         rel = [red[d] if d in red else kept_idx[kept.index(d)] for d in range(len(src.region))]
-        return cast_to(BufferLoad(src.buffer, [fold_add(r.min, i) for r, i in zip(src.region, rel)]),
+        return cast_to(ir.BufferLoad(src.buffer, [fold_add(r.min, i) for r, i in zip(src.region, rel)]),
                        acc_dt)
 
     if accum:
-        init = cast_to(BufferLoad(dst.buffer, dst_idx), acc_dt)
+        init = cast_to(ir.BufferLoad(dst.buffer, dst_idx), acc_dt)
     elif kind is ReduceOpType.SUM:
-        init = const(0, acc_dt)
+        init = ir.const(0, acc_dt)
     else:  # max/min start from the first element: no infinities needed
         init = src_at({ax: zero for ax in axes})
-    update: Stmt = BufferStore(acc, combine(kind, BufferLoad(acc, [zero]), src_at(red_vars)), [zero])
+    update: ir.Stmt = ir.BufferStore(
+        acc, kind.combine(ir.BufferLoad(acc, [zero]), src_at(red_vars)), [zero])
     for v, ext in reversed(loops):
-        update = For(v, const(0, v.dtype), ext, ForKind.SERIAL, update)
-    return seq([
-        AllocBuffer(acc),
-        BufferStore(acc, init, [zero]),
+        update = ir.For(v, ir.const(0, v.dtype), ext, ir.ForKind.SERIAL, update)
+    return ir.seq([
+        ir.AllocBuffer(acc),
+        ir.BufferStore(acc, init, [zero]),
         update,
-        BufferStore(dst.buffer, cast_to(BufferLoad(acc, [zero]), dst.buffer.dtype), dst_idx),
+        ir.BufferStore(dst.buffer, cast_to(ir.BufferLoad(acc, [zero]), dst.buffer.dtype), dst_idx),
     ])
 
 
-def _text(shape: Sequence[PrimExpr]) -> str:
+def _text(shape: Sequence[ir.PrimExpr]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
