@@ -212,7 +212,21 @@ def _tensor_map_params(mod: IRModule) -> dict[str, list[int]]:
 # -- calling ---------------------------------------------------------------------------------------
 
 
-class CudaFunction:
+class _CallsItsCall:
+    """Called through the instance's ``_call``: ``__call__`` is a property C code reads
+    (attrgetter), so that a call runs ``_call`` with no Python frame of its own in between, the
+    generated call of ``fast_call._single_launch_call`` once prepared (issue 21's launch
+    budget). ``obj(*args, stream=None)`` runs on device arrays and scalars, asynchronously on
+    ``stream`` or, by default, the caller's current torch stream (cuda.core's default stream
+    where torch is not imported): :func:`~.runtime.launch_stream`."""
+
+    if TYPE_CHECKING:
+        def __call__(self, *args: Any, stream: Any = None) -> Any: ...
+    else:
+        __call__ = property(attrgetter("_call"))
+
+
+class CudaFunction(_CallsItsCall):
     """One host function of a :class:`CudaExecutable`, callable on device arrays:
     ``f(*arrays_and_scalars, stream=None)`` (the stream rule: :func:`~.runtime.launch_stream`)."""
 
@@ -361,13 +375,6 @@ class CudaFunction:
         return plan
 
     # -- call -----------------------------------------------------------------------------------
-    if TYPE_CHECKING:
-        def __call__(self, *args: Any, stream: Any = None) -> None: ...
-    else:
-        # the instance's ``_call``, found by C code (property, attrgetter) with no Python frame
-        # of its own: the generated call of fast_call._single_launch_call once prepared
-        __call__ = property(attrgetter("_call"))
-
     def _checked_call(self, *args: Any, stream: Any = None) -> None:
         fast = self._fast_call
         if fast is not None and fast(args, stream):
@@ -431,10 +438,12 @@ class CudaFunction:
         return f"<CudaFunction {self.name}({params})>"
 
 
-class CudaExecutable(Executable):
+class CudaExecutable(_CallsItsCall, Executable):
     """CUDA source + cubin + the host functions' launch plans. Callable on device arrays."""
 
     backend = "cuda"
+    #: the class of its host functions (:meth:`get_function`)
+    function_type: type[CudaFunction] = CudaFunction
 
     def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
         plans = [LaunchPlan.from_dict(p) for p in metadata["plans"].values()]
@@ -492,19 +501,8 @@ class CudaExecutable(Executable):
         if plan is None:
             raise self._no_function(name)
         tensor_maps = self.meta.get("tensor_maps", {}).get(name, ())
-        func = self._functions[name] = CudaFunction(self, plan, tensor_maps)
+        func = self._functions[name] = self.function_type(self, plan, tensor_maps)
         return func
-
-    if TYPE_CHECKING:
-        def __call__(self, *args: Any, stream: Any = None) -> Any: ...
-    else:
-        #: ``ex(*args, stream=None)``: run the entry function on ``args`` (device arrays and
-        #: scalars), asynchronously on ``stream`` or, by default, the caller's current torch
-        #: stream (cuda.core's default stream where torch is not imported):
-        #: :func:`~.runtime.launch_stream`. It is the instance's ``_call``, reached by C code
-        #: (property, attrgetter): once the entry's generated call is prepared, a call runs it
-        #: with no Python frame in between (issue 21's launch budget)
-        __call__ = property(attrgetter("_call"))
 
     def _call_entry(self, *args: Any, stream: Any = None) -> Any:
         func = self._entry
@@ -553,6 +551,8 @@ class EmulatedCudaExecutable(CudaExecutable):
     ``tvm.compile(f, "cuda", emulate=True)`` or ``TVM_CUDA_EMULATE=1``. Called like the GPU
     executable, with CPU arrays; runs synchronously."""
 
+    function_type = EmulatedCudaFunction
+
     def device_ready(self) -> bool:
         return True
 
@@ -564,17 +564,6 @@ class EmulatedCudaExecutable(CudaExecutable):
         if self._module is None:
             self._module = _emulator.EmulatedModule(self.binary.file(), self.meta["kernels"])
         return self._module
-
-    def get_function(self, name: str) -> CudaFunction:
-        func = self._functions.get(name)
-        if func is not None:
-            return func
-        plan = self.plans.get(name)
-        if plan is None:
-            raise self._no_function(name)
-        tensor_maps = self.meta.get("tensor_maps", {}).get(name, ())
-        func = self._functions[name] = EmulatedCudaFunction(self, plan, tensor_maps)
-        return func
 
     def inspect_source(self, kind: str = "") -> str:
         if kind == "emulator":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 from ..ir import expr as E
@@ -417,18 +418,7 @@ class _Rewriter(Mutator):
         return e if v is e.value else E.Cast(e.dtype, v)
 
     def visit_Let(self, e: E.Let) -> E.PrimExpr:
-        value = self.visit(e.value)
-        if isinstance(value, (E.IntImm, E.FloatImm, E.Var)):
-            return self.visit(substitute(e.body, {e.var: value}))
-        if is_scalar_int(value):
-            # bound only (a Range), so the variable is not replaced by its value in the body
-            with self.ana.bound_scope(e.var, Range(value, E.IntImm(value.dtype, 1))):
-                body = self.visit(e.body)
-        else:
-            body = self.visit(e.body)
-        if value is e.value and body is e.body:
-            return e
-        return E.Let(e.var, value, body)
+        return simplify_binding(self, e, (E.IntImm, E.FloatImm, E.Var), E.Let)
 
     def visit_Call(self, e: E.Call) -> E.PrimExpr:
         args = [self.visit(a) for a in e.args]
@@ -443,3 +433,21 @@ class _Rewriter(Mutator):
         if all(x is y for x, y in zip(args, e.args)):
             return e
         return E.Call(e.dtype, e.op, args)
+
+
+def simplify_binding(mutator: Any, node: Any, inline: tuple[type, ...],
+                     make: Callable[[E.Var, E.PrimExpr, Any], Any]) -> Any:
+    """A ``Let`` or ``LetStmt`` ``node`` simplified by ``mutator`` (a visitor with an analyzer
+    ``ana``): its value, then its body, with the value substituted for the variable when it is
+    one of the ``inline`` node types, else with the variable bounded by an integer value (a
+    range only, so that the body keeps the variable). ``make(var, value, body)`` rebuilds the
+    node when either part changed."""
+    value = mutator.visit(node.value)
+    if isinstance(value, inline):
+        return mutator.visit(substitute(node.body, {node.var: value}))
+    with (mutator.ana.bound_scope(node.var, Range(value, 1)) if is_scalar_int(value)
+          else nullcontext()):
+        body = mutator.visit(node.body)
+    if value is node.value and body is node.body:
+        return node
+    return make(node.var, value, body)

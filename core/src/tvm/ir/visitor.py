@@ -15,7 +15,7 @@ from .buffer import Buffer
 from .expr import PrimExpr, Var, convert
 from .node import Node
 
-__all__ = ["Mutator", "Visitor", "handler", "post_order_visit", "substitute"]
+__all__ = ["BindingVisitor", "Mutator", "Visitor", "handler", "post_order_visit", "substitute"]
 
 
 def handler(owner: object, prefix: str, node: object) -> Callable[[Any], Any] | None:
@@ -52,6 +52,22 @@ class Visitor:
         for _, value in node.fields():
             self.visit(value)
 
+
+
+class BindingVisitor(Visitor):
+    """A visitor that hands each variable a loop or a let statement binds to :meth:`bind`
+    before it walks the statement."""
+
+    def bind(self, var: Var) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement bind")
+
+    def visit_For(self, node: Any) -> None:
+        self.bind(node.loop_var)
+        self.generic_visit(node)
+
+    def visit_LetStmt(self, node: Any) -> None:
+        self.bind(node.var)
+        self.generic_visit(node)
 
 class Mutator:
     """Rewrites IR. Override ``visit_<ClassName>`` to return a replacement node."""

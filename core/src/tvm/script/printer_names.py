@@ -10,7 +10,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.function import PrimFunc
-from ..ir.visitor import Visitor
+from ..ir.visitor import BindingVisitor
 
 _RESERVED = frozenset(keyword.kwlist) | {"T", "I", "tvm", "range", "print"}
 
@@ -49,7 +49,7 @@ def _identifier(hint: str) -> str:
     return text
 
 
-class _Uses(Visitor):
+class _Uses(BindingVisitor):
     """Collects used and defined variables (by id) of a subtree."""
 
     def __init__(self) -> None:
@@ -77,16 +77,11 @@ class _Uses(Visitor):
         if not seen:
             self.order.append(b)
 
-    def visit_For(self, s: S.For) -> None:
-        self.defined.add(id(s.loop_var))
-        self.generic_visit(s)
-
-    def visit_LetStmt(self, s: S.LetStmt) -> None:
-        self.defined.add(id(s.var))
-        self.generic_visit(s)
+    def bind(self, var: E.Var) -> None:  # loops and let statements
+        self.defined.add(id(var))
 
     def visit_Let(self, e: E.Let) -> None:
-        self.defined.add(id(e.var))
+        self.bind(e.var)
         self.generic_visit(e)
 
     def visit_ScopeIdDef(self, s: S.ScopeIdDef) -> None:

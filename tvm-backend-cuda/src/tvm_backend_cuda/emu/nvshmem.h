@@ -104,32 +104,29 @@ inline void nvshmemx_sync_all_warp(unsigned line = __builtin_LINE()) { __syncwar
 inline void nvshmemx_sync_all_block(unsigned line = __builtin_LINE()) { __syncthreads(line); }
 inline void* nvshmem_ptr(const void* p, int pe) { return pe == 0 ? const_cast<void*>(p) : nullptr; }
 
-#define TVM_NVSHMEM_MEM(what, to, from)                                                        \
-  inline void nvshmem_##what(void* dst, const void* src, size_t n, int pe) {                   \
-    tvm_cuda_emu::nvshmem::copy(to, from, n, pe, "nvshmem_" #what);                            \
-  }                                                                                             \
-  inline void nvshmem_##what##_nbi(void* dst, const void* src, size_t n, int pe) {             \
-    tvm_cuda_emu::nvshmem::copy(to, from, n, pe, "nvshmem_" #what "_nbi");                     \
-  }                                                                                             \
-  inline void nvshmemx_##what##_warp(void* dst, const void* src, size_t n, int pe) {           \
-    tvm_cuda_emu::nvshmem::in_warp(                                                             \
-        [&] { tvm_cuda_emu::nvshmem::copy(to, from, n, pe, "nvshmemx_" #what "_warp"); });     \
-  }                                                                                             \
-  inline void nvshmemx_##what##_nbi_warp(void* dst, const void* src, size_t n, int pe) {       \
-    tvm_cuda_emu::nvshmem::in_warp(                                                             \
-        [&] { tvm_cuda_emu::nvshmem::copy(to, from, n, pe, "nvshmemx_" #what "_nbi_warp"); }); \
-  }                                                                                             \
-  inline void nvshmemx_##what##_block(void* dst, const void* src, size_t n, int pe) {          \
-    tvm_cuda_emu::nvshmem::in_block(                                                            \
-        [&] { tvm_cuda_emu::nvshmem::copy(to, from, n, pe, "nvshmemx_" #what "_block"); });    \
-  }                                                                                             \
-  inline void nvshmemx_##what##_nbi_block(void* dst, const void* src, size_t n, int pe) {      \
-    tvm_cuda_emu::nvshmem::in_block(                                                            \
-        [&] { tvm_cuda_emu::nvshmem::copy(to, from, n, pe, "nvshmemx_" #what "_nbi_block"); }); \
+// one PE: the blocking and non-blocking copies are the same copy
+#define TVM_NVSHMEM_COPY(name, to, from)                                                        \
+  inline void name(void* dst, const void* src, size_t n, int pe) {                              \
+    tvm_cuda_emu::nvshmem::copy(to, from, n, pe, #name);                                        \
   }
+// the warp and block forms: one thread of the warp or block copies (in_warp, in_block)
+#define TVM_NVSHMEM_SCOPED_COPY(name, scope, to, from)                                          \
+  inline void name(void* dst, const void* src, size_t n, int pe) {                              \
+    tvm_cuda_emu::nvshmem::in_##scope(                                                          \
+        [&] { tvm_cuda_emu::nvshmem::copy(to, from, n, pe, #name); });                          \
+  }
+#define TVM_NVSHMEM_MEM(what, to, from)                                                         \
+  TVM_NVSHMEM_COPY(nvshmem_##what, to, from)                                                    \
+  TVM_NVSHMEM_COPY(nvshmem_##what##_nbi, to, from)                                              \
+  TVM_NVSHMEM_SCOPED_COPY(nvshmemx_##what##_warp, warp, to, from)                               \
+  TVM_NVSHMEM_SCOPED_COPY(nvshmemx_##what##_nbi_warp, warp, to, from)                           \
+  TVM_NVSHMEM_SCOPED_COPY(nvshmemx_##what##_block, block, to, from)                             \
+  TVM_NVSHMEM_SCOPED_COPY(nvshmemx_##what##_nbi_block, block, to, from)
 TVM_NVSHMEM_MEM(putmem, dst, src)
 TVM_NVSHMEM_MEM(getmem, dst, src)
 #undef TVM_NVSHMEM_MEM
+#undef TVM_NVSHMEM_SCOPED_COPY
+#undef TVM_NVSHMEM_COPY
 
 inline void nvshmemx_signal_op(uint64_t* sig, uint64_t value, int op, int pe) {
   tvm_cuda_emu::nvshmem::signal(sig, value, op, pe, "nvshmemx_signal_op");
@@ -152,13 +149,13 @@ inline void nvshmemx_putmem_signal_nbi_block(void* dst, const void* src, size_t 
   tvm_cuda_emu::nvshmem::in_block([&] { nvshmem_putmem_signal_nbi(dst, src, n, sig, value, op, pe); });
 }
 
-#define TVM_NVSHMEM_WAIT(name, T)                                                            \
-  inline void nvshmem_##name##_wait_until(T* ivar, int cmp, T value,                          \
+#define TVM_NVSHMEM_WAIT(name, T)                                                               \
+  inline void nvshmem_##name##_wait_until(T* ivar, int cmp, T value,                            \
                                           unsigned line = __builtin_LINE()) {                 \
-    tvm_cuda_emu::nvshmem::wait_until<T>(ivar, cmp, value, line);                             \
-  }                                                                                           \
+    tvm_cuda_emu::nvshmem::wait_until<T>(ivar, cmp, value, line);                               \
+  }                                                                                             \
   inline uint64_t nvshmem_##name##_test(T* ivar, int cmp, T value) {                          \
-    return tvm_cuda_emu::nvshmem::compare<T>(*ivar, cmp, value);                              \
+    return tvm_cuda_emu::nvshmem::compare<T>(*ivar, cmp, value);                                \
   }
 TVM_NVSHMEM_WAIT(uint64, uint64_t)
 TVM_NVSHMEM_WAIT(int64, int64_t)

@@ -5,6 +5,7 @@ reductions, byte copies, the event timer, and the MMA fragment helpers (declared
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from tvm.ir.expr import Call
@@ -189,15 +190,16 @@ def _timer_ptrs(emit: Emit, args: Any) -> str:
     )
 
 
-@intrin(
-    "cuda.timer_init",
-    "profiler_buffer, profiler_tag, profiler_write_offset, num_groups, group_id",
-    builder="timer_init_cuda",
-)
-def _timer_init(call: Call, emit: Emit) -> str:
-    helper(emit, "tvm_timer", _TIMER)
-    a = call.args
-    return f"tvm_timer_init({_timer_ptrs(emit, a)}, {emit(a[3])}, {emit(a[4])})"
+def _timer(path: str, params: Any, render: Callable[[Emit, Any], str], **kwargs: Any) -> None:
+    """Declare the timer intrinsic ``T.<path>`` (builder ``<name>_cuda``): its rule adds the
+    ``tvm_timer`` helpers and calls one as ``render(emit, call.args)`` spells it."""
+
+    def rule(call: Call, emit: Emit) -> str:
+        helper(emit, "tvm_timer", _TIMER)
+        return render(emit, call.args)
+
+    name = path.rsplit(".", 1)[1]
+    intrin(path, params, builder=f"{name}_cuda", **kwargs)(rule)
 
 
 def _timer_event_operands(
@@ -210,32 +212,20 @@ def _timer_event_operands(
     return (event, *buf, leader_cond)
 
 
-def _timer_event(path: str, kind: int) -> None:
-    def rule(call: Call, emit: Emit) -> str:
-        helper(emit, "tvm_timer", _TIMER)
-        a = call.args
-        return (
-            f"tvm_timer_event({emit(a[0])}, {kind}, {_timer_ptrs(emit, a[1:4])}, "
-            f"{emit(a[4])}, {emit(a[5])})"
-        )
-
-    name = path.rsplit(".", 1)[1]
-    intrin(path, _timer_event_operands, nargs=6, builder=f"{name}_cuda")(rule)
+def _timer_event(kind: int) -> Callable[[Emit, Any], str]:
+    return lambda emit, a: (f"tvm_timer_event({emit(a[0])}, {kind}, {_timer_ptrs(emit, a[1:4])}, "
+                            f"{emit(a[4])}, {emit(a[5])})")
 
 
-_timer_event("cuda.timer_start", 0)
-_timer_event("cuda.timer_end", 1)
-
-
-@intrin(
-    "cuda.timer_finalize",
-    "profiler_buffer, profiler_tag, profiler_write_offset, profiler_write_stride, leader_cond",
-    builder="timer_finalize_cuda",
-)
-def _timer_finalize(call: Call, emit: Emit) -> str:
-    helper(emit, "tvm_timer", _TIMER)
-    a = call.args
-    return f"tvm_timer_event(1023, 2, {_timer_ptrs(emit, a[0:3])}, {emit(a[3])}, {emit(a[4])})"
+_timer("cuda.timer_init",
+       "profiler_buffer, profiler_tag, profiler_write_offset, num_groups, group_id",
+       lambda emit, a: f"tvm_timer_init({_timer_ptrs(emit, a)}, {emit(a[3])}, {emit(a[4])})")
+_timer("cuda.timer_start", _timer_event_operands, _timer_event(0), nargs=6)
+_timer("cuda.timer_end", _timer_event_operands, _timer_event(1), nargs=6)
+_timer("cuda.timer_finalize",
+       "profiler_buffer, profiler_tag, profiler_write_offset, profiler_write_stride, leader_cond",
+       lambda emit, a: (f"tvm_timer_event(1023, 2, {_timer_ptrs(emit, a[0:3])}, {emit(a[3])}, "
+                        f"{emit(a[4])})"))
 
 
 # -- MMA fragment helpers (m16n8 accumulator layout of mma.sync) --------------------------------------

@@ -103,6 +103,16 @@ def _shape_bits(call: Call, m_i: int) -> int:
     return ((n >> 3) << 17) | ((m >> 4) << 24)
 
 
+
+def _flag_bits(call: Call, bits: dict[int, int]) -> int:
+    """The instruction descriptor's bits of boolean operands (operand index -> bit), read in
+    that order."""
+    word = 0
+    for i, bit in bits.items():
+        word |= int(bool_arg(call, i)) << bit
+    return word
+
+
 @intrin(
     "ptx.tcgen05.encode_instr_descriptor",
     "desc, *, d_dtype, a_dtype, b_dtype, M, N, K, trans_a, trans_b, n_cta_groups=1, neg_a=False, "
@@ -114,9 +124,8 @@ def _encode_instr(call: Call, emit: Emit) -> str:
     d = _fmt(call, 1, _D_FMT)
     a, b = _fmt(call, 2, _AB_FMT), _fmt(call, 3, _AB_FMT)
     bits = (d << 4) | (a << 7) | (b << 10) | _shape_bits(call, 4)
-    bits |= int(bool_arg(call, 7)) << 15 | int(bool_arg(call, 8)) << 16
-    bits |= int(bool_arg(call, 10)) << 13 | int(bool_arg(call, 11)) << 14
-    bits |= int(bool_arg(call, 12)) << 3 | int(bool_arg(call, 13)) << 2
+    # transpose A, B; negate A, B; saturate D; sparse
+    bits |= _flag_bits(call, {7: 15, 8: 16, 10: 13, 11: 14, 12: 3, 13: 2})
     cta_group(call, 9)
     return f"*{ptr(emit, call.args[0], 'unsigned')} = {bits:#010x}u"
 
@@ -137,9 +146,7 @@ def _encode_instr_bs(call: Call, emit: Emit) -> str:
     if _fmt(call, 5, _SF_FMT) != sf:
         raise fail(call, "A and B scale factors must have one format")
     bits = (a << 7) | (b << 10) | (sf << 23) | _shape_bits(call, 8)
-    bits |= int(bool_arg(call, 11)) << 15 | int(bool_arg(call, 12)) << 16
-    bits |= int(bool_arg(call, 14)) << 13 | int(bool_arg(call, 15)) << 14
-    bits |= int(bool_arg(call, 16)) << 2
+    bits |= _flag_bits(call, {11: 15, 12: 16, 14: 13, 15: 14, 16: 2})  # as above, no saturate
     cta_group(call, 13)
     sfa, sfb = (emit(x) for x in call.args[6:8])
     # the scale-factor ids are the TMEM sub-column (bits 30-31) of each scale-factor address
@@ -210,14 +217,17 @@ def _st(call: Call, emit: Emit) -> str:
     return _ldst(call, emit, True)
 
 
-@intrin("ptx.tcgen05.wait.ld", min_arch=A)
-def _wait_ld(call: Call, emit: Emit) -> str:
-    return asm("tcgen05.wait::ld.sync.aligned;")
+def _no_operands(path: str, text: str) -> None:
+    """Declare ``T.<path>()``: no operands, the inline PTX ``text``."""
+
+    def rule(call: Call, emit: Emit) -> str:
+        return asm(text)
+
+    intrin(path, min_arch=A)(rule)
 
 
-@intrin("ptx.tcgen05.wait.st", min_arch=A)
-def _wait_st(call: Call, emit: Emit) -> str:
-    return asm("tcgen05.wait::st.sync.aligned;")
+_no_operands("ptx.tcgen05.wait.ld", "tcgen05.wait::ld.sync.aligned;")
+_no_operands("ptx.tcgen05.wait.st", "tcgen05.wait::st.sync.aligned;")
 
 
 def _guard(text: str, ins: list[str], pred: Any, emit: Emit) -> str:
@@ -283,33 +293,17 @@ def _shift(call: Call, emit: Emit) -> str:
     )
 
 
-@intrin("ptx.tcgen05.fence.before_thread_sync", min_arch=A)
-def _fence_before(call: Call, emit: Emit) -> str:
-    return asm("tcgen05.fence::before_thread_sync;")
+_no_operands("ptx.tcgen05.fence.before_thread_sync", "tcgen05.fence::before_thread_sync;")
+_no_operands("ptx.tcgen05.fence.after_thread_sync", "tcgen05.fence::after_thread_sync;")
 
 
-@intrin("ptx.tcgen05.fence.after_thread_sync", min_arch=A)
-def _fence_after(call: Call, emit: Emit) -> str:
-    return asm("tcgen05.fence::after_thread_sync;")
-
-
+#: the tcgen05.mma kind of each operand type
 _KIND = {
-    "f16": "f16",
-    "float16": "f16",
-    "bf16": "f16",
-    "bfloat16": "f16",
+    **dict.fromkeys(("f16", "float16", "bf16", "bfloat16"), "f16"),
     "tf32": "tf32",
-    "e4m3": "f8f6f4",
-    "float8_e4m3fn": "f8f6f4",
-    "e5m2": "f8f6f4",
-    "float8_e5m2": "f8f6f4",
-    "e2m3": "f8f6f4",
-    "e3m2": "f8f6f4",
-    "e2m1": "f8f6f4",
-    "s8": "i8",
-    "int8": "i8",
-    "u8": "i8",
-    "uint8": "i8",
+    **dict.fromkeys(("e4m3", "float8_e4m3fn", "e5m2", "float8_e5m2", "e2m3", "e3m2", "e2m1"),
+                    "f8f6f4"),
+    **dict.fromkeys(("s8", "int8", "u8", "uint8"), "i8"),
 }
 
 

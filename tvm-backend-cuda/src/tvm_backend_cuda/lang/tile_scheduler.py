@@ -68,6 +68,11 @@ def _grouped(t: PrimExpr, rows: int, cols: int, group: int) -> tuple[PrimExpr, P
     return first + local % size, local // size
 
 
+def _coord(i: int) -> Any:
+    """A read-only property: coordinate ``i`` of the current tile (the scheduler's ``coords``)."""
+    return property(lambda self: self.coords()[i])
+
+
 class BaseTileScheduler:
     """The linear-tile register and the persistent loop; subclasses map it to coordinates.
 
@@ -126,13 +131,8 @@ class PersistentTileScheduler2D(BaseTileScheduler):
         return _grouped(self.tile if tile is None else tile, self.m_tiles, self.n_tiles,
                         self.group_m)
 
-    @property
-    def m_idx(self) -> PrimExpr:
-        return self.coords()[0]
-
-    @property
-    def n_idx(self) -> PrimExpr:
-        return self.coords()[1]
+    m_idx = _coord(0)
+    n_idx = _coord(1)
 
 
 class ClusterPersistentScheduler2D(BaseTileScheduler):
@@ -159,15 +159,14 @@ class ClusterPersistentScheduler2D(BaseTileScheduler):
         self.blocks_n = self.n_tiles // self.cluster_n
         super().__init__(self.blocks_m * self.blocks_n, num_clusters, cluster_id, name=name)
 
-    @property
-    def m_idx(self) -> PrimExpr:
-        bm, _ = _grouped(self.tile, self.blocks_m, self.blocks_n, self.group_m)
-        return bm * self.cluster_m + self.cta_in_cluster // self.cluster_n
+    def coords(self, tile: PrimExpr | None = None) -> tuple[PrimExpr, PrimExpr]:
+        bm, bn = _grouped(self.tile if tile is None else tile, self.blocks_m, self.blocks_n,
+                          self.group_m)
+        return (bm * self.cluster_m + self.cta_in_cluster // self.cluster_n,
+                bn * self.cluster_n + self.cta_in_cluster % self.cluster_n)
 
-    @property
-    def n_idx(self) -> PrimExpr:
-        _, bn = _grouped(self.tile, self.blocks_m, self.blocks_n, self.group_m)
-        return bn * self.cluster_n + self.cta_in_cluster % self.cluster_n
+    m_idx = _coord(0)
+    n_idx = _coord(1)
 
 
 class GroupMajor3D(BaseTileScheduler):
@@ -182,19 +181,15 @@ class GroupMajor3D(BaseTileScheduler):
         self.group_m = static_int(group_m, "GroupMajor3D: group_m", minimum=1)
         super().__init__(self.batch * self.m_tiles * self.n_tiles, num_ctas, cta_id, name=name)
 
-    @property
-    def b_idx(self) -> PrimExpr:
-        return self.tile // (self.m_tiles * self.n_tiles)
+    def coords(self, tile: PrimExpr | None = None) -> tuple[PrimExpr, PrimExpr, PrimExpr]:
+        t = self.tile if tile is None else tile
+        per_batch = self.m_tiles * self.n_tiles
+        return (t // per_batch,
+                *_grouped(t % per_batch, self.m_tiles, self.n_tiles, self.group_m))
 
-    @property
-    def m_idx(self) -> PrimExpr:
-        return _grouped(self.tile % (self.m_tiles * self.n_tiles), self.m_tiles, self.n_tiles,
-                        self.group_m)[0]
-
-    @property
-    def n_idx(self) -> PrimExpr:
-        return _grouped(self.tile % (self.m_tiles * self.n_tiles), self.m_tiles, self.n_tiles,
-                        self.group_m)[1]
+    b_idx = _coord(0)
+    m_idx = _coord(1)
+    n_idx = _coord(2)
 
 
 class FlashAttentionLinearScheduler(BaseTileScheduler):
@@ -217,18 +212,9 @@ class FlashAttentionLinearScheduler(BaseTileScheduler):
         bh = t // self.q_blocks
         return bh // self.heads, bh % self.heads, t % self.q_blocks
 
-    @property
-    def b_idx(self) -> PrimExpr:
-        return self.coords()[0]
-
-    @property
-    def h_idx(self) -> PrimExpr:
-        return self.coords()[1]
-
-    @property
-    def q_idx(self) -> PrimExpr:
-        return self.coords()[2]
-
+    b_idx = _coord(0)
+    h_idx = _coord(1)
+    q_idx = _coord(2)
     m_idx = q_idx
 
 
@@ -319,17 +305,11 @@ class IndexedTripleTileScheduler(BaseTileScheduler):
         return E.And(E.LT(self.tile, const(self.num_tiles, "int32")),
                      E.LT(self.tile, self.count))
 
-    def _col(self, j: int) -> PrimExpr:
-        return BufferLoad(self.table, [self.tile, const(j, "int32")])
+    def coords(self, tile: PrimExpr | None = None) -> tuple[PrimExpr, PrimExpr, PrimExpr]:
+        t = self.tile if tile is None else tile
+        b, m, n = (BufferLoad(self.table, [t, const(j, "int32")]) for j in range(3))
+        return b, m, n
 
-    @property
-    def b_idx(self) -> PrimExpr:
-        return self._col(0)
-
-    @property
-    def m_idx(self) -> PrimExpr:
-        return self._col(1)
-
-    @property
-    def n_idx(self) -> PrimExpr:
-        return self._col(2)
+    b_idx = _coord(0)
+    m_idx = _coord(1)
+    n_idx = _coord(2)

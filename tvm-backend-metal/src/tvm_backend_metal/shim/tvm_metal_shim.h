@@ -539,10 +539,8 @@ auto vmap(const A& a, F f) {
 
 TVM_MATH1_SET
 
-#define TVM_MATH2(name, expr)                                                                \
-  inline float name(float x, float y) { return expr; }                                       \
-  inline half name(half x, half y) { return half(name(float(x), float(y))); }                \
-  inline bfloat name(bfloat x, bfloat y) { return bfloat(name(float(x), float(y))); }        \
+// the component-wise vector (or vector and scalar) form of a two-argument scalar function
+#define TVM_VMATH2(name)                                                                     \
   template <class A, class B, std::enable_if_t<vop_ok_v<A, B>, int> = 0>                     \
   auto name(const A& a, const B& b) {                                                        \
     using VT = vop_types<A, B>;                                                              \
@@ -553,6 +551,11 @@ TVM_MATH1_SET
     for (int i = 0; i < VT::n; ++i) r.d[i] = T(name(T(vget(va, i)), T(vget(vb, i))));       \
     return r;                                                                                \
   }
+#define TVM_MATH2(name, expr)                                                                \
+  inline float name(float x, float y) { return expr; }                                       \
+  inline half name(half x, half y) { return half(name(float(x), float(y))); }                \
+  inline bfloat name(bfloat x, bfloat y) { return bfloat(name(float(x), float(y))); }        \
+  TVM_VMATH2(name)
 #define TVM_MATH2_SET                       \
   TVM_MATH2(pow, std::pow(x, y))            \
   TVM_MATH2(powr, std::pow(x, y))           \
@@ -617,26 +620,8 @@ TVM_MINMAX(uchar)
 TVM_MINMAX(long)
 TVM_MINMAX(ulong)
 #undef TVM_MINMAX
-template <class A, class B, std::enable_if_t<vop_ok_v<A, B>, int> = 0>
-auto min(const A& a, const B& b) {
-  using VT = vop_types<A, B>;
-  using T = typename VT::elem;
-  auto va = tov(a);
-  auto vb = tov(b);
-  vec<T, VT::n> r;
-  for (int i = 0; i < VT::n; ++i) r.d[i] = min(T(vget(va, i)), T(vget(vb, i)));
-  return r;
-}
-template <class A, class B, std::enable_if_t<vop_ok_v<A, B>, int> = 0>
-auto max(const A& a, const B& b) {
-  using VT = vop_types<A, B>;
-  using T = typename VT::elem;
-  auto va = tov(a);
-  auto vb = tov(b);
-  vec<T, VT::n> r;
-  for (int i = 0; i < VT::n; ++i) r.d[i] = max(T(vget(va, i)), T(vget(vb, i)));
-  return r;
-}
+TVM_VMATH2(min)
+TVM_VMATH2(max)
 template <class T, int N, class L, class H>
 vec<T, N> clamp(const vec<T, N>& x, const L& lo, const H& hi) {
   return min(max(x, lo), hi);

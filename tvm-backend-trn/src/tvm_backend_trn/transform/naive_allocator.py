@@ -13,14 +13,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.backend.sdk import target_of
 from tvm.error import CompileError, located
 from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc
-from tvm.ir.function import IRModule
-from tvm.transform import PassContext, PrimFuncPass
 
 from ..access import ON_CHIP, axis_size, axis_span, buffer_layout
 from ..layout import is_trainium_layout
+from ._trn_pass import TrnFunctionPass
 
 __all__ = ["TrnNaiveAllocator", "bytes_per_partition"]
 
@@ -44,15 +42,12 @@ def bytes_per_partition(buf: Buffer) -> int:
 
 
 @dataclasses.dataclass(frozen=True)
-class TrnNaiveAllocator(PrimFuncPass):
+class TrnNaiveAllocator(TrnFunctionPass):
     """Place every trn.sbuf / trn.psum buffer; fail clearly when a partition overflows."""
 
     name = "TrnNaiveAllocator"
 
-    def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
-        target = target_of(func, ctx)
-        if target is None or target.kind.name != "trn":
-            return func
+    def transform_trn(self, func: PrimFunc, target: Any) -> PrimFunc:
         placer = _Place(func.name, target)
         return func.with_body(placer.visit(func.body))
 

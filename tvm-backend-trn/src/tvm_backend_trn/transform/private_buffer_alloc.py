@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.backend.sdk import DispatchContext, dispatch, target_of
+from tvm.backend.sdk import DispatchContext, dispatch
 from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc, TilePrimitiveCall, seq
-from tvm.ir.function import IRModule
-from tvm.transform import PassContext, PrimFuncPass
+
+from ._trn_pass import TrnFunctionPass
 
 __all__ = ["TrnPrivateBufferAlloc", "WORKSPACE_KEY"]
 
@@ -24,15 +24,12 @@ WORKSPACE_KEY = "trn.workspace"
 
 
 @dataclasses.dataclass(frozen=True)
-class TrnPrivateBufferAlloc(PrimFuncPass):
+class TrnPrivateBufferAlloc(TrnFunctionPass):
     """Allocate dispatch workspaces (identity, acc_psum, const_bias, partial) for trn calls."""
 
     name = "TrnPrivateBufferAlloc"
 
-    def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
-        target = target_of(func, ctx)
-        if target is None or target.kind.name != "trn":
-            return func
+    def transform_trn(self, func: PrimFunc, target: Any) -> PrimFunc:
         alloc = _Alloc(target)
         body = alloc.visit(func.body)
         if not alloc.buffers:

@@ -41,6 +41,13 @@ from ._support import (
 _T_MODULES = (_T.__name__, f"{_T.__name__}._buffers", f"{_T.__name__}._loops")
 
 
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A function body's statements less its string-literal expressions (the docstring)."""
+    return [b for b in body
+            if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+                    and isinstance(b.value.value, str))]
+
 class ExprParser(ParserBase):
     """Evaluates expressions (``_e_<node>``) for :class:`~tvm.script.parser.Parser`."""
 
@@ -281,18 +288,14 @@ class ExprParser(ParserBase):
                                  f"({exc})") from None
         source = Source.from_snippet(raw, filename, fn.__code__.co_firstlineno)
         fdef = next(n for n in ast.parse(source.text).body if isinstance(n, ast.FunctionDef))
-        body = [b for b in fdef.body
-                if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
-                        and isinstance(b.value.value, str))]
+        body = _without_docstring(fdef.body)
         saved = (self.src, self.outer, self.scopes, self.top_block)
         self.src = source
         self.outer = [_closure_vars(fn), fn.__globals__, _default_globals()]
         self.scopes = [dict(bound.arguments)]
         self.top_block = body
         try:
-            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                return self.eval(body[0].value)
-            return self.stmts(body, 0)
+            return self._expanded(body)
         finally:
             self.src, self.outer, self.scopes, self.top_block = saved
 
@@ -339,9 +342,7 @@ class ExprParser(ParserBase):
         except TypeError as exc:
             raise self.err(node, f"{name}(): {exc}") from None
         bound.apply_defaults()
-        body = [b for b in helper.node.body
-                if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
-                        and isinstance(b.value.value, str))]
+        body = _without_docstring(helper.node.body)
         saved = (self.src, self.scopes, self.top_block, self.loop_depth)
         self.src = helper.src
         self.scopes = [*helper.scopes, dict(bound.arguments)]
@@ -349,12 +350,17 @@ class ExprParser(ParserBase):
         self.loop_depth = 0  # a `break` in the helper cannot leave the caller's loop
         self._helper_depth += 1
         try:
-            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                return self.eval(body[0].value)
-            return self.stmts(body, 0)
+            return self._expanded(body)
         finally:
             self.src, self.scopes, self.top_block, self.loop_depth = saved
             self._helper_depth -= 1
+
+    def _expanded(self, body: list[ast.stmt]) -> Any:
+        """An inlined body parsed here: a body of one ``return <expr>`` gives that expression,
+        any other its statements."""
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            return self.eval(body[0].value)
+        return self.stmts(body, 0)
 
     def _let_expr(self, node: ast.Call) -> E.Let:
         if len(node.args) != 3 or node.keywords or not isinstance(node.args[0], ast.Name):

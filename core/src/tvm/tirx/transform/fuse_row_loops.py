@@ -26,7 +26,7 @@ from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
 from ...ir.op import CallEffect
 from ...ir.structural import structural_equal
-from ...ir.visitor import Mutator, Visitor, substitute
+from ...ir.visitor import BindingVisitor, Mutator, Visitor, substitute
 from ...transform import PassContext, PrimFuncPass
 from ._util import flatten_seq
 
@@ -171,7 +171,7 @@ def _same_offset(x: E.PrimExpr | None, y: E.PrimExpr | None, local: set[int]) ->
     return structural_equal(x, y)
 
 
-class _Accesses(Visitor):
+class _Accesses(BindingVisitor):
     """Per buffer (by its data var): where each access has the loop variable ("slot": index
     position and offset, or None when it is anywhere else or absent), whether it is stored,
     the variables the body binds, and whether the body calls anything opaque."""
@@ -202,13 +202,8 @@ class _Accesses(Visitor):
             self.opaque = True
         self.generic_visit(node)
 
-    def visit_For(self, node: S.For) -> None:
-        self.bound.add(id(node.loop_var))
-        self.generic_visit(node)
-
-    def visit_LetStmt(self, node: S.LetStmt) -> None:
-        self.bound.add(id(node.var))
-        self.generic_visit(node)
+    def bind(self, var: E.Var) -> None:  # loops and let statements
+        self.bound.add(id(var))
 
     def visit_TilePrimitiveCall(self, node: Any) -> None:
         self.opaque = True

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...arith import Analyzer, ConstIntBound
 from ...arith.analyzer import _Rewriter
+from ...arith.rewrite import simplify_binding
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.buffer import Range
@@ -72,14 +73,7 @@ class _Simplifier(_Rewriter):
         return S.IfThenElse(cond, then_case, else_case)
 
     def visit_LetStmt(self, s: S.LetStmt) -> S.Stmt:
-        value = self.visit(s.value)
-        if isinstance(value, (E.IntImm, E.FloatImm)):
-            return self.visit(substitute(s.body, {s.var: value}))
-        with self.ana.bound_scope(s.var, Range(value, 1)) if _is_int(value) else _nullscope():
-            body = self.visit(s.body)
-        if value is s.value and body is s.body:
-            return s
-        return S.LetStmt(s.var, value, body)
+        return simplify_binding(self, s, (E.IntImm, E.FloatImm), S.LetStmt)
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> S.Stmt:
         items = [self.visit(x) for x in s.seq]
@@ -124,20 +118,8 @@ class _Simplifier(_Rewriter):
         return e.with_fields(indices=indices)  # type: ignore[return-value]
 
 
-def _is_int(e: E.PrimExpr) -> bool:
-    return e.dtype.lanes == 1 and e.dtype.is_integer
-
-
 def _is_canonical_no_op(s: S.Evaluate) -> bool:
     return isinstance(s.value, E.IntImm) and s.value.value == 0 and s.value.dtype == "int32"
-
-
-class _nullscope:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def simplify_stmt(stmt: Any, analyzer: Analyzer | None = None) -> Any:
