@@ -53,8 +53,8 @@ def _kernels() -> list[Any]:
                 np.zeros((SG_M, SG_N), "float32")]
 
     extra = sdk.DemoKernel("simdgroup matmul (Tx.cta.gemm)", _simdgroup_matmul, inputs,
-                       lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
-                       rtol=1e-4, atol=1e-4)
+                           lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
+                           rtol=1e-4, atol=1e-4)
     return [*sdk.KERNELS, extra]
 
 
@@ -86,6 +86,6 @@ def _emulated_case(kernel: Any) -> sdk.DemoCase:
         return sdk.DemoResult(ok, run_ms, err, note=f"emulated on the CPU (MSL shim-checked; "
                                                  f"--show-source prints it); compile "
                                                  f"{compile_ms:.0f} ms",
-                          source=ex.inspect_source())
+                              source=ex.inspect_source())
 
     return sdk.DemoCase(kernel.name, TARGET, run, backend="metal (emulated)", extra={"emulated": True})

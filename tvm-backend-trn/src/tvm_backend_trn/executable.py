@@ -44,7 +44,7 @@ class TrnOptions(sdk.Options):
     dialect="legacy")``)."""
 
     dialect: str = sdk.option("nki", "the NKI dialect of the source: 'nki' (current) or 'legacy'",
-                          key=False)
+                              key=False)
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:

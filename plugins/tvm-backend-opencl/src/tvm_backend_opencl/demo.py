@@ -38,8 +38,8 @@ def _kernels() -> list[Any]:
         return [rng.standard_normal((ROWS, COLS)).astype("float32"), np.zeros(ROWS, "float32")]
 
     extra = sdk.DemoKernel("row sum (Tx.cta.sum, work-group tree)", _row_sum, inputs,
-                       lambda a, _s: a.astype("float64").sum(-1), output=1, rtol=1e-4,
-                       atol=1e-3)
+                           lambda a, _s: a.astype("float64").sum(-1), output=1, rtol=1e-4,
+                           atol=1e-3)
     return [*sdk.KERNELS, extra]
 
 

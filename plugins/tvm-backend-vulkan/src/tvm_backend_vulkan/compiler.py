@@ -58,7 +58,7 @@ def tool_versions() -> dict[str, str]:
             continue
         try:
             proc = sdk.run_tool([path, "--version"], "asking for its version", sdk.PROBE_TIMEOUT_S,
-                            check=False)
+                                check=False)
         except CompileError:
             continue
         out[name] = (proc.stdout or proc.stderr).strip().splitlines()[0] if proc.stdout or \

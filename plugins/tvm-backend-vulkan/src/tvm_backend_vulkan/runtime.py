@@ -61,7 +61,7 @@ class Launch:
 def unavailable_reason() -> str | None:
     """None when Vulkan kernels can run here; otherwise why not (and how to fix it)."""
     return sdk.probe_device("vulkan", "pip install vulkan; tvm-backend-vulkan depends on it", _device,
-                 VulkanRuntimeUnavailable, "Vulkan")
+                            VulkanRuntimeUnavailable, "Vulkan")
 
 
 def is_available() -> bool:

@@ -62,7 +62,7 @@ class Launch:
 def unavailable_reason() -> str | None:
     """None when WebGPU kernels can run here; otherwise why not (and how to fix it)."""
     return sdk.probe_device("wgpu", "pip install wgpu; tvm-backend-webgpu depends on it", _device,
-                 WebGPURuntimeUnavailable, "WebGPU")
+                            WebGPURuntimeUnavailable, "WebGPU")
 
 
 def is_available() -> bool:
