@@ -72,7 +72,6 @@ class HexagonBuilder(sdk.Builder):
     options_type = HexagonOptions
     language = "c"
     binary_suffix = "o"
-    format = 1
     executable_type = HexagonExecutable
 
     def codegen(self, mod: IRModule, target: Any, options: HexagonOptions) -> sdk.Artifact:

@@ -136,7 +136,6 @@ class OpenCLBuilder(sdk.Builder):
     options_type = OpenCLOptions
     language = "cl"
     binary_suffix = "cl"
-    format = 1
     cached = False
     executable_type = OpenCLExecutable
 

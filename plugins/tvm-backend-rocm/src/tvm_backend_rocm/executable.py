@@ -75,7 +75,6 @@ class RocmBuilder(sdk.Builder):
     options_type = RocmOptions
     language = "hip"
     binary_suffix = "hsaco"
-    format = 1
     executable_type = RocmExecutable
 
     def codegen(self, mod: IRModule, target: Any, options: RocmOptions) -> sdk.Artifact:

@@ -84,7 +84,6 @@ class VulkanBuilder(sdk.Builder):
     options_type = VulkanOptions
     language = "comp"
     binary_suffix = "spv"
-    format = 1
     executable_type = VulkanExecutable
 
     def codegen(self, mod: IRModule, target: Any, options: VulkanOptions) -> sdk.Artifact:

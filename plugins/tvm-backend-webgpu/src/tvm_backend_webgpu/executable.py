@@ -81,7 +81,6 @@ class WebGPUBuilder(sdk.Builder):
     options_type = WebGPUOptions
     language = "wgsl"
     binary_suffix = "wgsl"
-    format = 1
     cached = False
     executable_type = WebGPUExecutable
 
