@@ -24,14 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import (
-    CodegenCStyle,
-    FunctionInfo,
-    OpTemplate,
-    ParamInfo,
-    const_numel,
-    storage_sync_rule,
-)
+from tvm.backend import sdk
 from tvm.error import TVMError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -55,7 +48,7 @@ def _msl(expr: str, name64: str | None = None) -> dict[str, Any]:
     return {"float32": expr, "float16": expr}
 
 
-_MATH: dict[str, OpTemplate] = {
+_MATH: dict[str, sdk.OpTemplate] = {
     f"tirx.{name}": _msl(f"{name}({{0}})")
     for name in ("exp", "exp2", "exp10", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos",
                  "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil",
@@ -80,11 +73,11 @@ _MATH.update({
 })
 
 
-def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_reinterpret(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"as_type<{cg.storage_type(call.dtype)}>({args[1]})"
 
 
-def _rule_abs(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_abs(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     dt = call.dtype
     if dt.is_float and dt.code == "bfloat":
         return f"(({cg.c_type(dt)})fabs((float)({args[0]})))"
@@ -95,22 +88,22 @@ def _rule_abs(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"abs({args[0]})"
 
 
-def _rule_popcount(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_popcount(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(({cg.c_type(call.dtype)})popcount({args[0]}))"
 
 
-def _rule_clz(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_clz(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(({cg.c_type(call.dtype)})clz({args[0]}))"
 
 
 def _rule_unsupported(what: str) -> Any:
-    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    def rule(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
         raise TVMError(f"op `{call.op.name}` is not supported on target 'metal': {what}")
 
     return rule
 
 
-_rule_storage_sync = storage_sync_rule(
+_rule_storage_sync = sdk.storage_sync_rule(
     {"shared": "threadgroup_barrier(mem_flags::mem_threadgroup)",
      "shared.dyn": "threadgroup_barrier(mem_flags::mem_threadgroup)",
      "warp": "simdgroup_barrier(mem_flags::mem_threadgroup)"},
@@ -121,7 +114,7 @@ _rule_storage_sync = storage_sync_rule(
 def _rule_shuffle(fn: str) -> Any:
     """The classic warp shuffles as SIMD-group shuffles (32 lanes; ``width`` must be 32)."""
 
-    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+    def rule(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
         width, warp = call.args[3], call.args[4]
         if not all(isinstance(x, E.IntImm) and x.value == 32 for x in (width, warp)):
             raise TVMError(f"{call.op.name}: Metal shuffles a whole SIMD group of 32 lanes; "
@@ -131,8 +124,8 @@ def _rule_shuffle(fn: str) -> Any:
     return rule
 
 
-_TEMPLATES: dict[str, OpTemplate] = {
-    **CodegenCStyle.op_templates,
+_TEMPLATES: dict[str, sdk.OpTemplate] = {
+    **sdk.CodegenCStyle.op_templates,
     **_MATH,
     "tirx.abs": _rule_abs,
     "tirx.popcount": _rule_popcount,
@@ -147,7 +140,7 @@ _TEMPLATES: dict[str, OpTemplate] = {
 }
 
 
-class MetalCodegen(CodegenCStyle):
+class MetalCodegen(sdk.CodegenCStyle):
     """MSL for Apple GPUs. See the module docstring for what differs from the C base."""
 
     target_kind: ClassVar[str] = "metal"
@@ -184,7 +177,7 @@ class MetalCodegen(CodegenCStyle):
     barrier: ClassVar[str | None] = "threadgroup_barrier(mem_flags::mem_threadgroup);"
     unroll_pragma: ClassVar[str | None] = "#pragma unroll({n})"
     vectorize_pragma: ClassVar[str | None] = None
-    op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
+    op_templates: ClassVar[dict[str, sdk.OpTemplate]] = _TEMPLATES
     includes: ClassVar[tuple[str, ...]] = ("metal_stdlib", "metal_simdgroup_matrix")
 
     def __init__(self, target: Any = None) -> None:
@@ -196,11 +189,11 @@ class MetalCodegen(CodegenCStyle):
     def preamble_lines(self) -> list[str]:
         return [*super().preamble_lines(), "using namespace metal;"]
 
-    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+    def add_function(self, func: PrimFunc, name: str | None = None) -> sdk.FunctionInfo:
         self._handle_types, self._handle_scopes = _pointee_types(func)
         return super().add_function(func, name)
 
-    def function_header(self, info: FunctionInfo) -> str:
+    def function_header(self, info: sdk.FunctionInfo) -> str:
         if not info.is_kernel:
             raise TVMError(
                 f"target 'metal': function `{info.name}` is not a kernel; only the kernels of "
@@ -211,7 +204,7 @@ class MetalCodegen(CodegenCStyle):
         sep = ",\n" + " " * (len(self.kernel_prefix) + 5 + len(info.symbol) + 1)
         return f"{self.kernel_prefix}{self.kernel_return_type} {info.symbol}({sep.join(params)})"
 
-    def param_decl_at(self, p: ParamInfo, index: int) -> str:
+    def param_decl_at(self, p: sdk.ParamInfo, index: int) -> str:
         """A kernel parameter bound to ``[[buffer(index)]]``."""
         if p.kind == "handle":
             var_id = next((k for k, n in self._names.items() if n == p.c_name), None)
@@ -234,7 +227,7 @@ class MetalCodegen(CodegenCStyle):
             return
         name = self.var_name(buffer.data, buffer.name)
         self._buffer_ptrs[id(buffer)] = name
-        n = const_numel(buffer)
+        n = sdk.const_numel(buffer)
         if n is None or n % _MATRIX_ELEMS:
             raise TVMError(f"simdgroup buffer `{buffer.name}` must hold a constant multiple of "
                            f"64 elements (8x8 matrices), got shape {buffer.shape}")
@@ -318,7 +311,7 @@ def _pointee_types(func: PrimFunc) -> tuple[dict[int, DataType], dict[int, str]]
     return types, scopes
 
 
-def generate_msl(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[FunctionInfo]]:
+def generate_msl(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[sdk.FunctionInfo]]:
     """(MSL source, signatures) of the kernels of ``mod`` (functions with ``tirx.is_kernel``)."""
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_expr(mod)

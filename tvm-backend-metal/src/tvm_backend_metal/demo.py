@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 import tvm
-from tvm.backend.sdk import KERNELS, DemoCase, DemoKernel, DemoResult, make_case
+from tvm.backend import sdk
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 
@@ -52,22 +52,22 @@ def _kernels() -> list[Any]:
                 rng.standard_normal((SG_K, SG_N)).astype("float32"),
                 np.zeros((SG_M, SG_N), "float32")]
 
-    extra = DemoKernel("simdgroup matmul (Tx.cta.gemm)", _simdgroup_matmul, inputs,
-                       lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
-                       rtol=1e-4, atol=1e-4)
-    return [*KERNELS, extra]
+    extra = sdk.DemoKernel("simdgroup matmul (Tx.cta.gemm)", _simdgroup_matmul, inputs,
+                           lambda a, b, _c: a.astype("float64") @ b.astype("float64"), output=2,
+                           rtol=1e-4, atol=1e-4)
+    return [*sdk.KERNELS, extra]
 
 
-def demo_cases() -> list[DemoCase]:
+def demo_cases() -> list[sdk.DemoCase]:
     if runtime.is_available():
-        return [make_case(k, TARGET, backend="metal") for k in _kernels()]
+        return [sdk.make_case(k, TARGET, backend="metal") for k in _kernels()]
     if shutil.which("g++") is None and shutil.which("clang++") is None:
         return []  # neither a GPU nor the emulator's compiler: nothing to show
     return [_emulated_case(k) for k in _kernels()]
 
 
-def _emulated_case(kernel: Any) -> DemoCase:
-    def run() -> DemoResult:
+def _emulated_case(kernel: Any) -> sdk.DemoCase:
+    def run() -> sdk.DemoResult:
         import numpy as np
 
         rng = np.random.default_rng(0)
@@ -83,9 +83,9 @@ def _emulated_case(kernel: Any) -> DemoCase:
         got = np.asarray(args[kernel.output])
         err = float(np.max(np.abs(got.astype("float64") - expected))) if got.size else 0.0
         ok = bool(np.allclose(got, expected, rtol=kernel.rtol, atol=kernel.atol))
-        return DemoResult(ok, run_ms, err, note=f"emulated on the CPU (MSL shim-checked; "
+        return sdk.DemoResult(ok, run_ms, err, note=f"emulated on the CPU (MSL shim-checked; "
                                                  f"--show-source prints it); compile "
                                                  f"{compile_ms:.0f} ms",
-                          source=ex.inspect_source())
+                              source=ex.inspect_source())
 
-    return DemoCase(kernel.name, TARGET, run, backend="metal (emulated)", extra={"emulated": True})
+    return sdk.DemoCase(kernel.name, TARGET, run, backend="metal (emulated)", extra={"emulated": True})

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tvm.backend.sdk import PROBE_TIMEOUT_S, cache_enabled, cache_key, compile_cache, emu, run_tool
+from tvm.backend import sdk
 from tvm.error import CompileError
 
 from . import msl_check
@@ -169,14 +169,14 @@ def _shim_digest() -> str:
         if path.is_file():
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    h.update(emu.header_digest().encode())  # core's fiber runtime, which the shim includes
+    h.update(sdk.emu.header_digest().encode())  # core's fiber runtime, which the shim includes
     return h.hexdigest()
 
 
 @functools.cache
 def _compiler_id(cxx: str) -> str:
     try:
-        out = run_tool([cxx, "--version"], "asking for its version", PROBE_TIMEOUT_S, check=False)
+        out = sdk.run_tool([cxx, "--version"], "asking for its version", sdk.PROBE_TIMEOUT_S, check=False)
     except CompileError:
         return cxx
     return out.stdout.splitlines()[0] if out.stdout else cxx
@@ -325,7 +325,7 @@ class EmulatedKernel:
         )
         if rc == 1:
             raise RuntimeError(f"Metal emulator: kernel {self.name!r}: {err.value.decode()}")
-        emu.raise_for(rc, err.value.decode(), f"Metal emulator: kernel {self.name!r}: ")
+        sdk.emu.raise_for(rc, err.value.decode(), f"Metal emulator: kernel {self.name!r}: ")
 
     def _launch_forked(
         self,
@@ -346,7 +346,7 @@ class EmulatedKernel:
             ptrs = [pointers.get(i, 0) for i in range(n)]
             self._launch(ptrs, g, t, sizes, workers, stack_size)
 
-        emu.run_isolated(launch, bound, what=f"Metal emulator: kernel {self.name!r}")
+        sdk.emu.run_isolated(launch, bound, what=f"Metal emulator: kernel {self.name!r}")
 
 
 #: kernels compiled in this process, by (cache folder, cache on, entry key)
@@ -382,9 +382,9 @@ def compile_msl(
     launcher, tg_slots = _launcher_source(sig)
     text = prepared + launcher
     flags = ["-O2", "-shared", "-fPIC", "-pthread", *msl_check.shim_flags(), *extra_flags]
-    cache = compile_cache(CACHE_NAMESPACE)
-    key = cache_key(CACHE_NAMESPACE, text, _shim_digest(), _compiler_id(compiler), flags)
-    memo = (str(cache.directory), cache_enabled(), key)
+    cache = sdk.compile_cache(CACHE_NAMESPACE)
+    key = sdk.cache_key(CACHE_NAMESPACE, text, _shim_digest(), _compiler_id(compiler), flags)
+    memo = (str(cache.directory), sdk.cache_enabled(), key)
     kernel = _KERNEL_CACHE.get(memo)
     if kernel is not None and kernel.library_path.exists():
         return kernel

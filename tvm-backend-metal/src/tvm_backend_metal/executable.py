@@ -24,18 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import (
-    ARRAY,
-    Artifact,
-    Binary,
-    Builder,
-    LaunchStep,
-    Options,
-    PlanExecutable,
-    PlanFunction,
-    launch_plans,
-    option,
-)
+from tvm.backend import sdk
 from tvm.ir.function import IRModule
 
 from . import runtime
@@ -51,14 +40,14 @@ Launcher = Callable[[str, tuple[int, int, int], tuple[int, int, int], list[Any]]
 
 
 @dataclass(frozen=True)
-class MetalOptions(Options):
+class MetalOptions(sdk.Options):
     """Compile options of target kind ``metal`` (``tvm.compile(f, "apple/m1-gpu", check=True)``)."""
 
-    check: bool = option(False, "run the C++-shim syntax check (check_msl) on the MSL at build "
+    check: bool = sdk.option(False, "run the C++-shim syntax check (check_msl) on the MSL at build "
                                 "time")
 
 
-class MetalFunction(PlanFunction):
+class MetalFunction(sdk.PlanFunction):
     """One entry function; calling it checks the arguments and launches its kernels."""
 
     _exe: MetalExecutable
@@ -75,7 +64,7 @@ class MetalFunction(PlanFunction):
             launch(step.kernel, grid, block, buffers)
 
     def launches(self, args: Sequence[Any]
-                 ) -> list[tuple[LaunchStep, tuple[int, int, int], tuple[int, int, int],
+                 ) -> list[tuple[sdk.LaunchStep, tuple[int, int, int], tuple[int, int, int],
                                  list[Any]]]:
         """Every launch with its evaluated sizes and bound buffers (nothing runs): arrays as
         given, scalars as one-element arrays of the kernel parameter's dtype."""
@@ -83,19 +72,19 @@ class MetalFunction(PlanFunction):
 
         out = []
         for bound in self.bind(args):
-            buffers = [value if ref[0] == ARRAY else np.array([value], dtype=_np_dtype(ref[-1]))
+            buffers = [value if ref[0] == sdk.ARRAY else np.array([value], dtype=_np_dtype(ref[-1]))
                        for ref, value in zip(bound.step.args, bound.args)]
             out.append((bound.step, bound.grid, bound.block, buffers))
         return out
 
 
-class MetalExecutable(PlanExecutable[MetalFunction]):
+class MetalExecutable(sdk.PlanExecutable[MetalFunction]):
     """The MSL of a module's kernels (the binary) and the launch plans of its functions."""
 
     backend = "metal"
     function_type = MetalFunction
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
         super().__init__(target, binary, metadata)
         self.source = binary.data.decode("utf-8")
         self._gpu_kernels: dict[str, Any] = {}
@@ -141,7 +130,7 @@ class MetalExecutable(PlanExecutable[MetalFunction]):
         return launch
 
 
-class MetalBuilder(Builder):
+class MetalBuilder(sdk.Builder):
     """Kind ``metal``: MSL printed by :class:`~tvm_backend_metal.codegen.MetalCodegen`, compiled
     by the Metal driver when it first runs (so core caches nothing at the compile stage)."""
 
@@ -153,14 +142,14 @@ class MetalBuilder(Builder):
     cached = False
     executable_type = MetalExecutable
 
-    def codegen(self, mod: IRModule, target: Any, options: MetalOptions) -> Artifact:
+    def codegen(self, mod: IRModule, target: Any, options: MetalOptions) -> sdk.Artifact:
         source, _ = generate_msl(mod, target)
         # The arrays are host (numpy) arrays, copied to and from Metal buffers: device "cpu".
-        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
+        plans = sdk.launch_plans(mod, "cpu", target_name=KIND, handles=False)
         kernels = sorted({s.kernel for p in plans for s in p.steps})
-        return Artifact(source, {"plans": [p.to_dict() for p in plans], "kernels": kernels})
+        return sdk.Artifact(source, {"plans": [p.to_dict() for p in plans], "kernels": kernels})
 
-    def compile(self, artifact: Artifact, options: MetalOptions) -> bytes:
+    def compile(self, artifact: sdk.Artifact, options: MetalOptions) -> bytes:
         names = [p["signature"]["name"] for p in artifact.metadata["plans"]]
         return package_msl(artifact.source, check=options.check, name=names[0] if names else
                            "mod")

@@ -28,7 +28,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from tvm.backend.sdk import emu, run_tool, work_folder
+from tvm.backend import sdk
 from tvm.error import CompileError
 
 __all__ = ["KernelParam", "KernelSignature", "check_msl", "find_kernels", "prepare_source"]
@@ -345,7 +345,7 @@ def shim_flags() -> list[str]:
         "-include",
         str(SHIM_HEADER),
         f"-I{SHIM_DIR}",
-        f"-I{emu.HEADER_DIR}",  # core's fiber runtime, included by the shim
+        f"-I{sdk.emu.HEADER_DIR}",  # core's fiber runtime, included by the shim
         "-Wno-attributes",
         "-Wno-literal-suffix",
         "-fno-strict-aliasing",
@@ -356,7 +356,7 @@ def write_source(text: str, stem: str) -> Path:
     """Write ``text`` to ``<stem>.metal`` in a new private temporary folder. Callers remove the
     folder when the command that reads it succeeds and keep it when it fails, so that the
     command in the error can be re-run."""
-    folder = work_folder("tvm-metal-")
+    folder = sdk.work_folder("tvm-metal-")
     path = folder / f"{stem}.metal"
     path.write_text(text, encoding="utf-8")
     return path
@@ -366,7 +366,7 @@ def run_compiler(cmd: list[str], what: str) -> None:
     """Run a compiler command; a failure raises CompileError with its output and the command.
     The message names the first error line of the compiler's output."""
     try:
-        run_tool(cmd, f"running the {what}", _TIMEOUT_S, tool="the C++ compiler")
+        sdk.run_tool(cmd, f"running the {what}", _TIMEOUT_S, tool="the C++ compiler")
     except CompileError as exc:
         first = next((ln for ln in exc.log.splitlines() if "error" in ln), exc.log[:200])
         if not first:

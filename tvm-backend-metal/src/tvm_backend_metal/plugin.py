@@ -10,14 +10,14 @@ imported here (no numpy, no pyobjc): those load when a kernel runs.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import __version__, dispatch, op, runtime, tags
 from .script import MetalNamespace
 
 __all__ = ["SPEC", "register_backend"]
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     "metal", __version__, ">=2,<3", tags,
     description="Apple GPUs: Metal Shading Language (runs on macOS; checked and emulated "
                 "on the CPU elsewhere)",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import check_thread_counts
+from tvm.backend import sdk
 from tvm.target import Attr, TargetKind
 
 __all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS"]
@@ -44,7 +44,7 @@ KIND = "metal"
 
 
 def _validate(attrs: dict[str, Any]) -> None:
-    check_thread_counts(attrs, most=1024, device="Apple GPUs")
+    sdk.check_thread_counts(attrs, most=1024, device="Apple GPUs")
     if attrs["thread_warp_size"] != 32:
         raise ValueError(f"thread_warp_size must be 32 (the SIMD-group width of Apple GPUs), "
                          f"got {attrs['thread_warp_size']}")

@@ -22,18 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tvm.backend.sdk import (
-    ArgumentChecker,
-    Artifact,
-    Binary,
-    Builder,
-    Executable,
-    Options,
-    Signature,
-    bounds_check_enabled,
-    option,
-    signature_from_func,
-)
+from tvm.backend import sdk
 from tvm.error import OptionError, TVMError
 from tvm.ir.function import IRModule
 
@@ -50,12 +39,12 @@ DIALECTS = ("nki", "legacy")
 
 
 @dataclass(frozen=True)
-class TrnOptions(Options):
+class TrnOptions(sdk.Options):
     """Compile options of target kind ``trn`` (``tvm.compile(f, "aws/trn1/trn1.2xlarge",
     dialect="legacy")``)."""
 
-    dialect: str = option("nki", "the NKI dialect of the source: 'nki' (current) or 'legacy'",
-                          key=False)
+    dialect: str = sdk.option("nki", "the NKI dialect of the source: 'nki' (current) or 'legacy'",
+                              key=False)
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
@@ -64,13 +53,13 @@ class TrnOptions(Options):
 
 
 @dataclass
-class TrnArtifact(Artifact):
+class TrnArtifact(sdk.Artifact):
     """The source stage of a Trainium build, with the instruction form it was printed from."""
 
     kernels: dict[str, isa.Kernel] = field(default_factory=dict)
 
 
-class TrnBuilder(Builder):
+class TrnBuilder(sdk.Builder):
     """Kind ``trn``: NKI source for the reader, the instruction form for the simulator."""
 
     kind = KIND
@@ -84,32 +73,32 @@ class TrnBuilder(Builder):
         kernels = generate_kernels(mod)
         by_symbol = {str(f.attrs.get("global_symbol", n)): f for n, f in mod.functions.items()}
         # the simulator runs on host arrays: the device is the CPU
-        arguments = {n: signature_from_func(by_symbol[n], "cpu", name=n).to_dict()
+        arguments = {n: sdk.signature_from_func(by_symbol[n], "cpu", name=n).to_dict()
                      for n in kernels}
         return TrnArtifact(render_source(kernels, options.dialect),
                            {"arguments": arguments, "dialect": options.dialect,
-                            "kernels": list(kernels), "bounds_check": bounds_check_enabled()},
+                            "kernels": list(kernels), "bounds_check": sdk.bounds_check_enabled()},
                            kernels=kernels)
 
-    def compile(self, artifact: Artifact, options: TrnOptions) -> bytes:
+    def compile(self, artifact: sdk.Artifact, options: TrnOptions) -> bytes:
         if not isinstance(artifact, TrnArtifact):
             raise TypeError("TrnBuilder.compile needs the TrnArtifact of TrnBuilder.codegen")
         return encode_kernels(artifact.kernels)
 
-    def load(self, binary: Binary, metadata: Mapping[str, Any], target: Any) -> TrnExecutable:
+    def load(self, binary: sdk.Binary, metadata: Mapping[str, Any], target: Any) -> TrnExecutable:
         return TrnExecutable(target, binary, metadata)
 
 
 class TrnFunction:
     """One kernel, callable on arrays (simulated)."""
 
-    def __init__(self, kernel: isa.Kernel, target: Any, signature: Signature,
+    def __init__(self, kernel: isa.Kernel, target: Any, signature: sdk.Signature,
                  bounds_check: bool | None = None) -> None:
         self.kernel = kernel
         self.target = target
         self.signature = signature
         self.bounds_check = bounds_check  # None: TVM_BOUNDS_CHECK at run time decides
-        self._check = ArgumentChecker(signature)
+        self._check = sdk.ArgumentChecker(signature)
         self.stats: dict[str, int] = {}
 
     @property
@@ -127,12 +116,12 @@ class TrnFunction:
         return f"<TrnFunction {self.name}({params})>"
 
 
-class TrnExecutable(Executable):
+class TrnExecutable(sdk.Executable):
     """What ``tvm.compile(..., target="aws/trn1/...")`` returns."""
 
     backend = "trn"
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
         kernels = decode_kernels(binary.data)
         arguments = metadata.get("arguments") or {}
         missing = sorted(set(kernels) - set(arguments))
@@ -140,7 +129,7 @@ class TrnExecutable(Executable):
             raise TVMError(f"no argument signature for kernel(s) {missing}")
         super().__init__(target, list(kernels), binary=binary, metadata=metadata)
         self.kernels = kernels
-        self.signatures = {n: Signature.from_dict(arguments[n]) for n in kernels}
+        self.signatures = {n: sdk.Signature.from_dict(arguments[n]) for n in kernels}
         self.dialect = str(metadata.get("dialect", "nki"))
         self._functions: dict[str, TrnFunction] = {}
 

@@ -11,7 +11,7 @@ is simulated.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import __version__, dispatch, layout, op, tags
 from .script import NKINamespace
@@ -40,7 +40,7 @@ SEED_PATHS: dict[str, str | tuple[str, ...]] = {
        for family, module in _FAMILIES.items()},
 }
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     NAME, __version__, ">=2,<3", tags,
     description="AWS Trainium: NKI source, run in a numpy simulator of the NKI instructions",
     seed_tags=True,

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import BOUNDS_MESSAGE, bounds_check_enabled
+from tvm.backend import sdk
 from tvm.error import BoundsCheckError, TVMError
 
 from . import isa
@@ -95,7 +95,7 @@ def simulate(kernel: Kernel, inputs: Mapping[str, Any], *, hw: HardwareModel | N
     if hw is None:
         hw = HardwareModel.from_target(target) if target is not None else TRN1
     if bounds_check is None:
-        bounds_check = bounds_check_enabled()
+        bounds_check = sdk.bounds_check_enabled()
     machine = _Machine(kernel, hw, bounds_check)
     machine.load_inputs(inputs)
     machine.run(kernel.body, {})
@@ -126,7 +126,7 @@ def _check_dims(t: HbmTensor, ap: AP, offset: int) -> None:
             if not 0 <= last < ext:
                 index = ", ".join(f"{c}" if j != k else f"{c}..{last}"
                                   for j, c in enumerate(coords))
-                raise _OutOfBounds(f"{BOUNDS_MESSAGE} HBM tensor {ap.tensor!r} of shape "
+                raise _OutOfBounds(f"{sdk.BOUNDS_MESSAGE} HBM tensor {ap.tensor!r} of shape "
                                    f"{tuple(t.shape)}: index [{index}] leaves dimension {k} "
                                    f"(extent {ext})")
             break

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.backend.sdk import get_tir_pipeline
+from tvm.backend import sdk
 from tvm.error import TVMError
 from tvm.ir import PrimFunc
 from tvm.ir.function import IRModule
@@ -52,7 +52,7 @@ class AdrenoTextureScopes(PrimFuncPass):
 
 def adreno_pipeline(**kwargs: Any) -> Pipeline:
     """Core's default pipeline with :class:`AdrenoTextureScopes` before its main stages."""
-    default = get_tir_pipeline("default", **kwargs)
+    default = sdk.get_tir_pipeline("default", **kwargs)
     main = Sequential([AdrenoTextureScopes(), *([default.main] if default.main is not None else [])],
                       name="adreno")
     return dataclasses.replace(default, name="adreno", main=main)

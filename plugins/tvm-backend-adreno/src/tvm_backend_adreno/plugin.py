@@ -7,7 +7,7 @@ key. It needs the OpenCL and Vulkan backends (``requires``), which the loader lo
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 from tvm.target import Target
 
 from . import tags
@@ -24,7 +24,7 @@ def _default_pipeline(target: Target) -> str | None:
     return "adreno" if target.kind.name == "opencl" and tags.KEY in target.keys else None
 
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     "adreno", __version__, ">=2,<3", tags,
     requires=REQUIRES,
     description="Qualcomm Adreno GPUs: the seed's tags and the adreno pipeline, built by "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import FunctionInfo, HostCodegen
+from tvm.backend import sdk
 from tvm.ir.function import IRModule, PrimFunc
 
 from .tags import KIND
@@ -25,14 +25,14 @@ from .tags import KIND
 __all__ = ["ExampleCodegen", "generate_c"]
 
 
-class ExampleCodegen(HostCodegen):
+class ExampleCodegen(sdk.HostCodegen):
     """C for the example device: the host's C, printed with the ``example`` op rules."""
 
     target_kind = KIND
 
 
 def generate_c(mod: IRModule | PrimFunc, target: Any = None, *, float16: bool = False
-               ) -> tuple[str, list[FunctionInfo]]:
+               ) -> tuple[str, list[sdk.FunctionInfo]]:
     """(C source, the exported functions) of ``mod``."""
     cg = ExampleCodegen(target, openmp=False, float16=float16)
     return cg.generate(mod), cg.functions

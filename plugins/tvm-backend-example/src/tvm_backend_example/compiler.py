@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import Toolchain, get_toolchain
+from tvm.backend import sdk
 
 __all__ = ["compile_c", "compiler_info", "toolchain"]
 
 
-def toolchain(cc: str | None = None) -> Toolchain:
+def toolchain(cc: str | None = None) -> sdk.Toolchain:
     """The C compiler of ``cc`` (else ``$CC``, else ``cc``)."""
-    return get_toolchain(cc)
+    return sdk.get_toolchain(cc)
 
 
 def compiler_info(cc: str | None, opt_level: int) -> dict[str, Any]:

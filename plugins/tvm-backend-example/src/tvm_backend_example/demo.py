@@ -8,10 +8,10 @@ the demo runs, never at ``import tvm``.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import KERNELS, DemoCase, make_case
+from tvm.backend import sdk
 
 __all__ = ["demo_cases"]
 
 
-def demo_cases() -> list[DemoCase]:
-    return [make_case(kernel, "example/demo-board", backend="example") for kernel in KERNELS]
+def demo_cases() -> list[sdk.DemoCase]:
+    return [sdk.make_case(kernel, "example/demo-board", backend="example") for kernel in sdk.KERNELS]

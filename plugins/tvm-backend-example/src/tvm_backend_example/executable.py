@@ -22,56 +22,45 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import (
-    Artifact,
-    Binary,
-    Builder,
-    Executable,
-    FunctionInfo,
-    Options,
-    Signature,
-    exported_signatures,
-    option,
-)
+from tvm.backend import sdk
 from tvm.ir.function import IRModule
 
 from .codegen import generate_c
 from .compiler import compile_c, compiler_info, toolchain
-from .runtime import HostFunction, load_library
 from .tags import KIND
 
 __all__ = ["ExampleBuilder", "ExampleExecutable", "ExampleOptions"]
 
 
 @dataclass(frozen=True)
-class ExampleOptions(Options):
+class ExampleOptions(sdk.Options):
     """Compile options of kind ``example``: ``tvm.compile(f, "example", opt_level=3)``."""
 
-    opt_level: int = option(2, "optimisation level of the C compiler (-O<n>)")
-    cc: str | None = option(None, "the C compiler command (default: $CC, else cc)")
+    opt_level: int = sdk.option(2, "optimisation level of the C compiler (-O<n>)")
+    cc: str | None = sdk.option(None, "the C compiler command (default: $CC, else cc)")
 
 
-class ExampleExecutable(Executable):
+class ExampleExecutable(sdk.Executable):
     """A shared object of kind ``example``; ``ex(*args)`` or ``ex["name"](*args)`` calls it."""
 
     backend = "example"
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        infos = [FunctionInfo.from_dict(d) for d in metadata["functions"]]
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
+        infos = [sdk.FunctionInfo.from_dict(d) for d in metadata["functions"]]
         super().__init__(target, [f.name for f in infos], binary=binary, metadata=metadata)
-        library = load_library(str(binary.file()))  # dlopen needs a file: core provides one
+        library = sdk.load_library(str(binary.file()))  # dlopen needs a file: core provides one
         self.functions = {
-            f.name: HostFunction(library, f, Signature.from_dict(metadata["arguments"][f.name]))
+            f.name: sdk.HostFunction(library, f, sdk.Signature.from_dict(metadata["arguments"][f.name]))
             for f in infos
         }
 
-    def get_function(self, name: str) -> HostFunction:
+    def get_function(self, name: str) -> sdk.HostFunction:
         if name not in self.functions:
             raise self._no_function(name)
         return self.functions[name]
 
 
-class ExampleBuilder(Builder):
+class ExampleBuilder(sdk.Builder):
     """Kind ``example``: C from :mod:`.codegen`, a shared object from the system C compiler."""
 
     kind = KIND
@@ -81,19 +70,19 @@ class ExampleBuilder(Builder):
     format = 1  # bump when the generated code or the metadata changes incompatibly
     executable_type = ExampleExecutable  # what load() makes of the binary and its metadata
 
-    def codegen(self, mod: IRModule, target: Any, options: ExampleOptions) -> Artifact:
+    def codegen(self, mod: IRModule, target: Any, options: ExampleOptions) -> sdk.Artifact:
         source, functions = generate_c(mod, target, float16=toolchain(options.cc).has_float16)
-        return Artifact(source, {
+        return sdk.Artifact(source, {
             "functions": [f.to_dict() for f in functions],
             "arguments": {n: s.to_dict()
-                          for n, s in exported_signatures(mod, functions, "cpu").items()},
+                          for n, s in sdk.exported_signatures(mod, functions, "cpu").items()},
             "compiler": compiler_info(options.cc, options.opt_level),
         })
 
-    def compile_key(self, artifact: Artifact, options: ExampleOptions) -> Any:
+    def compile_key(self, artifact: sdk.Artifact, options: ExampleOptions) -> Any:
         return artifact.metadata["compiler"]  # a new compiler version means a new binary
 
-    def compile(self, artifact: Artifact, options: ExampleOptions) -> bytes:
+    def compile(self, artifact: sdk.Artifact, options: ExampleOptions) -> bytes:
         names = ", ".join(f["name"] for f in artifact.metadata["functions"]) or "no function"
         return compile_c(artifact.source, options.cc, artifact.metadata["compiler"]["flags"],
                          what=f"the C of {names}")

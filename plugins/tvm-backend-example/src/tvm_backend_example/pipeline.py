@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.backend.sdk import Pipeline, get_tir_pipeline
+from tvm.backend import sdk
 
 __all__ = ["example_pipeline"]
 
 
-def example_pipeline(**kwargs: Any) -> Pipeline:
+def example_pipeline(**kwargs: Any) -> sdk.Pipeline:
     """A :class:`~tvm.transform.Pipeline`: core's default one, renamed (``dataclasses.replace``
     also swaps a stage: ``main=Sequential([MyPass(), default.main])``)."""
-    return dataclasses.replace(get_tir_pipeline("default", **kwargs), name="example")
+    return dataclasses.replace(sdk.get_tir_pipeline("default", **kwargs), name="example")

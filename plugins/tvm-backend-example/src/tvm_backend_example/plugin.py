@@ -16,7 +16,7 @@ code that is only needed later as a ``"module:function"`` string, imported on fi
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import dispatch, op, tags
 from ._version import __version__
@@ -29,7 +29,7 @@ __all__ = ["SPEC", "register_backend"]
 # tvm-backend-example, the aliases tvm.backend.example and tvm.tirx.example, the kinds and tags
 # of tags.py, and the builder, named "tvm_backend_example.executable:ExampleBuilder" (not
 # imported: executable.py and the codegen it imports load on the first build)
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     # the plugin-API versions this backend was written against (core has 2)
     "example", __version__, ">=2,<3", tags,
     description="a minimal example backend (template): C for this CPU, run with ctypes",

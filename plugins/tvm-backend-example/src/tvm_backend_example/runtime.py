@@ -1,17 +1,15 @@
 """Device access of the example backend: its device is this CPU, reached through ctypes.
 
-It reuses core's host runtime: :func:`~tvm.host.runtime.load_library` opens a shared object and
-:class:`~tvm.host.runtime.HostFunction` calls one exported entry point, after checking the
-arguments against the function's signature (the error names the function and the parameter).
-A backend with a real device keeps its driver calls here (allocation, copies, launches) and
-nothing else.
+The calls themselves go through core's host runtime, which :mod:`.executable` names directly:
+``sdk.load_library`` opens a shared object and ``sdk.HostFunction`` calls one exported entry
+point, after checking the arguments against the function's signature (the error names the
+function and the parameter). A backend with a real device keeps its driver calls here
+(allocation, copies, launches) and nothing else.
 """
 
 from __future__ import annotations
 
-from tvm.backend.sdk import HostFunction, load_library
-
-__all__ = ["HostFunction", "device_unavailable_reason", "load_library"]
+__all__ = ["device_unavailable_reason"]
 
 
 def device_unavailable_reason() -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import FunctionInfo, HostCodegen
+from tvm.backend import sdk
 from tvm.ir.function import IRModule, PrimFunc
 
 from .tags import KIND
@@ -21,13 +21,13 @@ from .tags import KIND
 __all__ = ["HexagonCodegen", "generate_c"]
 
 
-class HexagonCodegen(HostCodegen):
+class HexagonCodegen(sdk.HostCodegen):
     """C for the Hexagon DSP: the host's C, printed with the ``hexagon`` op rules."""
 
     target_kind = KIND
 
 
-def generate_c(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[FunctionInfo]]:
+def generate_c(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[sdk.FunctionInfo]]:
     """(C source, the exported functions) of ``mod``."""
     cg = HexagonCodegen(target, openmp=False, float16=False)
     return cg.generate(mod), cg.functions

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tvm.backend.sdk import PROBE_TIMEOUT_S, compile_in_folder, run_tool
+from tvm.backend import sdk
 from tvm.error import CompileError
 
 __all__ = ["HexagonCompiler", "compile_object", "compiler_unavailable_reason", "find_compiler"]
@@ -62,22 +62,22 @@ def compiler_unavailable_reason() -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _find(tools_root: str, path: str) -> HexagonCompiler | None:
-    sdk = [os.path.join(tools_root, "bin", "hexagon-clang")] if tools_root else []
-    sdk.append(shutil.which("hexagon-clang", path=path) or "")
-    for exe in sdk:
+    sdk_paths = [os.path.join(tools_root, "bin", "hexagon-clang")] if tools_root else []
+    sdk_paths.append(shutil.which("hexagon-clang", path=path) or "")
+    for exe in sdk_paths:
         if exe and os.access(exe, os.X_OK):
-            return HexagonCompiler(exe, _version(exe), True, _cpus(exe, sdk=True))
+            return HexagonCompiler(exe, _version(exe), True, _cpus(exe, from_sdk=True))
     for name in _LLVM_NAMES:
         llvm = shutil.which(name, path=path)
         if llvm and "hexagon" in _run([llvm, "-print-targets"]).stdout:
-            return HexagonCompiler(llvm, _version(llvm), False, _cpus(llvm, sdk=False))
+            return HexagonCompiler(llvm, _version(llvm), False, _cpus(llvm, from_sdk=False))
     return None
 
 
 def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
     """A probe of a compiler: a tool that cannot be run reads as a failed run."""
     try:
-        return run_tool(command, "probing it", PROBE_TIMEOUT_S, check=False)
+        return sdk.run_tool(command, "probing it", sdk.PROBE_TIMEOUT_S, check=False)
     except CompileError as err:
         return subprocess.CompletedProcess(list(command), 127, "", str(err))
 
@@ -88,9 +88,9 @@ def _version(exe: str) -> str:
     return lines[0] if lines else "unknown"
 
 
-def _cpus(exe: str, *, sdk: bool) -> tuple[str, ...]:
+def _cpus(exe: str, *, from_sdk: bool) -> tuple[str, ...]:
     """The Hexagon versions the compiler knows (from its -mcpu error's list of valid values)."""
-    target = [] if sdk else ["--target=hexagon-unknown-none-elf"]
+    target = [] if from_sdk else ["--target=hexagon-unknown-none-elf"]
     out = _run([exe, *target, "-mcpu=hexagonv0", "-x", "c", "-c", os.devnull, "-o", os.devnull])
     return tuple(dict.fromkeys(re.findall(r"\bhexagonv[0-9]+t?\b", out.stderr)))
 
@@ -121,7 +121,7 @@ def compile_object(source: str, *, mcpu: str, mattr: Sequence[str] = (),
                            f"{', '.join(compiler.cpus)}; install the Hexagon SDK (or a newer "
                            "LLVM) for this version")
     options = flags(compiler, mcpu, mattr, llvm_options, opt_level)
-    return compile_in_folder(
+    return sdk.compile_in_folder(
         source, lambda src, out: [compiler.path, *options, "-c", str(src), "-o", str(out)],
         f"compiling {what} for {mcpu}", prefix="tvm-hexagon-", files=("module.c", "module.o"),
         output="object file")

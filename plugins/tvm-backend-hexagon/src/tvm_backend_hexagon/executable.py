@@ -17,17 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import (
-    Artifact,
-    Binary,
-    Builder,
-    Executable,
-    FunctionInfo,
-    Options,
-    Signature,
-    exported_signatures,
-    option,
-)
+from tvm.backend import sdk
 from tvm.ir.function import IRModule
 
 from . import runtime
@@ -39,23 +29,23 @@ __all__ = ["HexagonBuilder", "HexagonExecutable", "HexagonOptions"]
 
 
 @dataclass(frozen=True)
-class HexagonOptions(Options):
+class HexagonOptions(sdk.Options):
     """Compile options of kind ``hexagon`` (``tvm.compile(f, "qcom/hexagon-v68", opt_level=3)``)."""
 
-    opt_level: int = option(2, "the compiler's -O<n>")
+    opt_level: int = sdk.option(2, "the compiler's -O<n>")
 
 
-class HexagonExecutable(Executable):
+class HexagonExecutable(sdk.Executable):
     """A Hexagon object file, its C source and the argument signatures of its functions."""
 
     backend = "hexagon"
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        infos = [FunctionInfo.from_dict(d) for d in metadata["functions"]]
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
+        infos = [sdk.FunctionInfo.from_dict(d) for d in metadata["functions"]]
         super().__init__(target, [f.name for f in infos], binary=binary, metadata=metadata)
         self.source = str(metadata["source"])
         self.functions = {f.name: f for f in infos}
-        self.signatures = {name: Signature.from_dict(s)
+        self.signatures = {name: sdk.Signature.from_dict(s)
                            for name, s in metadata["arguments"].items()}
 
     @property
@@ -75,28 +65,27 @@ class HexagonExecutable(Executable):
         return run
 
 
-class HexagonBuilder(Builder):
+class HexagonBuilder(sdk.Builder):
     """Kind ``hexagon``: C from :mod:`.codegen`, an object file from a Hexagon compiler."""
 
     kind = KIND
     options_type = HexagonOptions
     language = "c"
     binary_suffix = "o"
-    format = 1
     executable_type = HexagonExecutable
 
-    def codegen(self, mod: IRModule, target: Any, options: HexagonOptions) -> Artifact:
+    def codegen(self, mod: IRModule, target: Any, options: HexagonOptions) -> sdk.Artifact:
         source, functions = generate_c(mod, target)
         attrs = target.attrs
-        return Artifact(source, {
+        return sdk.Artifact(source, {
             "functions": [f.to_dict() for f in functions],
             "arguments": {n: s.to_dict()
-                          for n, s in exported_signatures(mod, functions, KIND).items()},
+                          for n, s in sdk.exported_signatures(mod, functions, KIND).items()},
             "arch": {"mcpu": attrs["mcpu"], "mattr": list(attrs["mattr"]),
                      "llvm_options": list(attrs["llvm-options"])},
         })
 
-    def compile_key(self, artifact: Artifact, options: HexagonOptions) -> Any:
+    def compile_key(self, artifact: sdk.Artifact, options: HexagonOptions) -> Any:
         compiler = find_compiler()
         if compiler is None:
             return None
@@ -105,7 +94,7 @@ class HexagonBuilder(Builder):
                 "flags": flags(compiler, arch["mcpu"], arch["mattr"], arch["llvm_options"],
                                options.opt_level)}
 
-    def compile(self, artifact: Artifact, options: HexagonOptions
+    def compile(self, artifact: sdk.Artifact, options: HexagonOptions
                 ) -> tuple[bytes, dict[str, Any]]:
         arch = artifact.metadata["arch"]
         names = ", ".join(f["name"] for f in artifact.metadata["functions"]) or "the module"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tvm.backend.sdk import get_tir_pipeline
+from tvm.backend import sdk
 from tvm.transform import Pipeline
 
 __all__ = ["hexagon_pipeline"]
@@ -18,4 +18,4 @@ __all__ = ["hexagon_pipeline"]
 
 def hexagon_pipeline(**kwargs: Any) -> Pipeline:
     kwargs.setdefault("split_host_device", False)
-    return dataclasses.replace(get_tir_pipeline("tirx", **kwargs), name="hexagon")
+    return dataclasses.replace(sdk.get_tir_pipeline("tirx", **kwargs), name="hexagon")

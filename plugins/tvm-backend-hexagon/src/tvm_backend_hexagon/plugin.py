@@ -10,14 +10,14 @@ SDK).
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import dispatch, op, tags
 from ._version import __version__
 
 __all__ = ["SPEC", "register_backend"]
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     "hexagon", __version__, ">=2,<3", tags,
     description="Qualcomm Hexagon DSPs: C compiled to Hexagon objects (running needs the SDK)",
     seed_tags=True,  # the seed's hexagon.target_tags

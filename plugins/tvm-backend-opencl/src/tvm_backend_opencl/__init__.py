@@ -24,7 +24,7 @@ from typing import Any
 # tvm first: its autoload may import this package's plugin (an installed entry point),
 # which then finds the package half-imported; the plugin needs only _version from it.
 import tvm  # noqa: F401 - loads the installed backends before .plugin below
-from tvm.backend.sdk import lazy_package
+from tvm.backend import sdk
 
 from ._version import __version__ as __version__
 from .plugin import register_backend
@@ -49,4 +49,4 @@ def script_namespace(**kwargs: Any) -> Any:
     return script_namespaces(**kwargs)["opencl"]
 
 
-__getattr__ = lazy_package(__name__, _LAZY_SUBMODULES, {"OpenCLRuntimeUnavailable": "runtime"})
+__getattr__ = sdk.lazy_package(__name__, _LAZY_SUBMODULES, {"OpenCLRuntimeUnavailable": "runtime"})

@@ -32,15 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import (
-    CodegenCStyle,
-    FunctionInfo,
-    OpTemplate,
-    ParamInfo,
-    const_dims,
-    dyn_smem_layout,
-)
-from tvm.backend.sdk import const_numel as _const_numel
+from tvm.backend import sdk
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -64,7 +56,7 @@ def _cl_math(expr: str) -> dict[str, str]:
     return {"float": expr}
 
 
-_MATH: dict[str, OpTemplate] = {
+_MATH: dict[str, sdk.OpTemplate] = {
     f"tirx.{name}": _cl_math(f"{name}({{0}})")
     for name in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin",
                  "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "floor",
@@ -88,7 +80,7 @@ _MATH.update({
 })
 
 
-def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_reinterpret(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     src, dst = call.args[1].dtype, call.dtype
     if src.bits != dst.bits:
         raise CodegenError(f"reinterpret of {src} as {dst}: the sizes differ")
@@ -99,7 +91,7 @@ def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"{cg.from_storage_fn(dst)}({out})" if cg.is_emulated(dst) else out
 
 
-def _rule_abs(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_abs(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     dt = call.dtype
     if dt.is_float:
         return f"fabs({args[0]})"
@@ -108,16 +100,16 @@ def _rule_abs(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(({cg.c_type(dt)})abs({args[0]}))"  # abs() of a signed int is unsigned in OpenCL
 
 
-def _rule_popcount(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_popcount(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(({cg.c_type(call.dtype)})popcount({args[0]}))"
 
 
-def _rule_clz(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_clz(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(({cg.c_type(call.dtype)})clz({args[0]}))"
 
 
-_TEMPLATES: dict[str, OpTemplate] = {
-    **CodegenCStyle.op_templates,
+_TEMPLATES: dict[str, sdk.OpTemplate] = {
+    **sdk.CodegenCStyle.op_templates,
     **_MATH,
     "tirx.abs": _rule_abs,
     "tirx.popcount": _rule_popcount,
@@ -154,7 +146,7 @@ class KernelInfo:
     """A printed kernel: its C signature and whether it takes the dynamic ``__local`` buffer
     (an extra last argument whose size the launch gives)."""
 
-    info: FunctionInfo
+    info: sdk.FunctionInfo
     dyn_smem: bool = False
 
     @property
@@ -162,7 +154,7 @@ class KernelInfo:
         return self.info.symbol
 
 
-class OpenCLCodegen(CodegenCStyle):
+class OpenCLCodegen(sdk.CodegenCStyle):
     """OpenCL C kernels from lowered PrimFuncs (see the module docstring)."""
 
     target_kind: ClassVar[str] = "opencl"
@@ -190,7 +182,7 @@ class OpenCLCodegen(CodegenCStyle):
     barrier: ClassVar[str | None] = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
     unroll_pragma: ClassVar[str | None] = "__attribute__((opencl_unroll_hint({n})))"
     vectorize_pragma: ClassVar[str | None] = None
-    op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
+    op_templates: ClassVar[dict[str, sdk.OpTemplate]] = _TEMPLATES
     includes: ClassVar[tuple[str, ...]] = ()
     kernels_only: ClassVar[bool] = True
     int64_suffix: ClassVar[str | None] = "L"
@@ -212,10 +204,10 @@ class OpenCLCodegen(CodegenCStyle):
         self._uses_half = False
 
     # -- module ---------------------------------------------------------------------------
-    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+    def add_function(self, func: PrimFunc, name: str | None = None) -> sdk.FunctionInfo:
         self._func = func
         self._hoisted = set()
-        placed, total = dyn_smem_layout(func.body)
+        placed, total = sdk.dyn_smem_layout(func.body)
         self._dyn_offsets = {id(buf): off for buf, off in placed}
         info = super().add_function(func, name)
         if info.is_kernel:
@@ -232,7 +224,7 @@ class OpenCLCodegen(CodegenCStyle):
         return lines
 
     # -- kernel header ----------------------------------------------------------------------
-    def function_header(self, info: FunctionInfo) -> str:
+    def function_header(self, info: sdk.FunctionInfo) -> str:
         if not info.is_kernel:
             return super().function_header(info)
         params = [self.param_decl(p) for p in info.params]
@@ -242,9 +234,9 @@ class OpenCLCodegen(CodegenCStyle):
         head = f"{self.kernel_prefix}{self.kernel_return_type} {attrs}{info.symbol}"
         return f"{head}({', '.join(params) or 'void'})"
 
-    def _work_group_attribute(self, info: FunctionInfo) -> str:
+    def _work_group_attribute(self, info: sdk.FunctionInfo) -> str:
         launch = self._func.attrs.get("tirx.launch") if self._func is not None else None
-        block = const_dims(getattr(launch, "block", None))
+        block = sdk.const_dims(getattr(launch, "block", None))
         if block is None:
             return ""
         size = block[0] * block[1] * block[2]
@@ -255,13 +247,13 @@ class OpenCLCodegen(CodegenCStyle):
                 "use fewer threads per CTA (or a target with a larger limit)")
         return f"__attribute__((reqd_work_group_size({block[0]}, {block[1]}, {block[2]})))\n"
 
-    def _check_local_memory(self, info: FunctionInfo, func: PrimFunc, dyn_bytes: int) -> None:
+    def _check_local_memory(self, info: sdk.FunctionInfo, func: PrimFunc, dyn_bytes: int) -> None:
         static = 0
 
         def visit(n: Any) -> None:
             nonlocal static
             if isinstance(n, S.AllocBuffer) and n.buffer.scope == "shared":
-                count = _const_numel(n.buffer)
+                count = sdk.const_numel(n.buffer)
                 static += (count or 0) * n.buffer.dtype.bytes
 
         post_order_visit(func.body, visit)
@@ -272,7 +264,7 @@ class OpenCLCodegen(CodegenCStyle):
                 f"{self.max_local_bytes}")
 
     # -- parameters -------------------------------------------------------------------------
-    def param_decl(self, p: ParamInfo) -> str:
+    def param_decl(self, p: sdk.ParamInfo) -> str:
         self._note_type(DataType(p.dtype) if p.kind != "handle" else None)
         if p.kind == "scalar" and DataType(p.dtype).is_bool:
             return f"uchar {p.c_name}"  # bool is not a valid kernel argument type in OpenCL C
@@ -305,7 +297,7 @@ class OpenCLCodegen(CodegenCStyle):
             self.emit(f"__local {ctype}* {name} = (__local {ctype}*)({DYN_SMEM} + "
                       f"{self._dyn_offsets[id(buffer)]});")
             return
-        n = _const_numel(buffer)
+        n = sdk.const_numel(buffer)
         if n is None:
             raise CodegenError(f"target 'opencl': __local buffer `{buffer.name}` needs a constant "
                                f"shape, got {list(buffer.shape)}")
@@ -316,7 +308,7 @@ class OpenCLCodegen(CodegenCStyle):
         if id(buffer) in self._hoisted:
             return
         self._note_type(buffer.dtype)
-        n = _const_numel(buffer)
+        n = sdk.const_numel(buffer)
         if n is None or not (buffer.scope in self.stack_scopes or self._private_global(buffer)):
             raise CodegenError(
                 f"target 'opencl': a kernel cannot allocate buffer `{buffer.name}` in scope "
@@ -332,11 +324,11 @@ class OpenCLCodegen(CodegenCStyle):
         one CTA of one thread) is that work-item's private array: nobody else could see it."""
         launch = self._func.attrs.get("tirx.launch") if self._func is not None else None
         one = (1, 1, 1)
-        single = (const_dims(getattr(launch, "block", None)) == one
-                  and const_dims(getattr(launch, "grid", None)) == one)
-        n = _const_numel(buffer) or 0
+        single = (sdk.const_dims(getattr(launch, "block", None)) == one
+                  and sdk.const_dims(getattr(launch, "grid", None)) == one)
+        n = sdk.const_numel(buffer) or 0
         return (buffer.scope == "global" and single
-                and n * buffer.dtype.bytes <= CodegenCStyle.max_stack_bytes)
+                and n * buffer.dtype.bytes <= sdk.CodegenCStyle.max_stack_bytes)
 
     def assert_fail_lines(self, message: str) -> list[str]:
         # A work-item cannot report: a failed assert ends it (as Apache TVM's OpenCL codegen).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, no_type_check
 
-from tvm.backend.sdk import KERNELS, DemoCase, DemoKernel, make_case
+from tvm.backend import sdk
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 
@@ -37,15 +37,15 @@ def _kernels() -> list[Any]:
 
         return [rng.standard_normal((ROWS, COLS)).astype("float32"), np.zeros(ROWS, "float32")]
 
-    extra = DemoKernel("row sum (Tx.cta.sum, work-group tree)", _row_sum, inputs,
-                       lambda a, _s: a.astype("float64").sum(-1), output=1, rtol=1e-4,
-                       atol=1e-3)
-    return [*KERNELS, extra]
+    extra = sdk.DemoKernel("row sum (Tx.cta.sum, work-group tree)", _row_sum, inputs,
+                           lambda a, _s: a.astype("float64").sum(-1), output=1, rtol=1e-4,
+                           atol=1e-3)
+    return [*sdk.KERNELS, extra]
 
 
-def demo_cases() -> list[DemoCase]:
+def demo_cases() -> list[sdk.DemoCase]:
     reason = runtime.unavailable_reason()
     if reason is not None:
         return []  # no OpenCL device here: nothing to run
     backend = f"opencl ({runtime.device_for().device.name.strip()})"
-    return [make_case(k, TARGET, backend=backend, repeat=3) for k in _kernels()]
+    return [sdk.make_case(k, TARGET, backend=backend, repeat=3) for k in _kernels()]

@@ -23,18 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import (
-    ARRAY,
-    Artifact,
-    Binary,
-    BoundLaunch,
-    Builder,
-    Options,
-    PlanExecutable,
-    PlanFunction,
-    launch_plans,
-    option,
-)
+from tvm.backend import sdk
 from tvm.ir.function import IRModule
 
 from . import runtime
@@ -46,15 +35,15 @@ __all__ = ["OpenCLBuilder", "OpenCLExecutable", "OpenCLFunction", "OpenCLOptions
 
 
 @dataclass(frozen=True)
-class OpenCLOptions(Options):
+class OpenCLOptions(sdk.Options):
     """Compile options of kind ``opencl`` (``tvm.compile(f, "opencl", build_options="...")``)."""
 
-    build_options: str = option("", "options for clBuildProgram (e.g. -cl-fast-relaxed-math)")
-    check: bool = option(True, "build the program on this machine's device at compile time, "
+    build_options: str = sdk.option("", "options for clBuildProgram (e.g. -cl-fast-relaxed-math)")
+    check: bool = sdk.option(True, "build the program on this machine's device at compile time, "
                                "when there is one", key=False)
 
 
-class OpenCLFunction(PlanFunction):
+class OpenCLFunction(sdk.PlanFunction):
     """One entry function; calling it checks the arguments and launches its kernels."""
 
     _exe: OpenCLExecutable
@@ -81,7 +70,7 @@ class OpenCLFunction(PlanFunction):
                   ) -> Any:
         import numpy as np
 
-        if ref[0] == ARRAY:  # one device buffer per array, however often it is passed
+        if ref[0] == sdk.ARRAY:  # one device buffer per array, however often it is passed
             slot = slots.get(id(value))
             if slot is None:
                 slot = slots[id(value)] = len(arrays)
@@ -90,7 +79,7 @@ class OpenCLFunction(PlanFunction):
         dtype = "uint8" if ref[-1] == "bool" else ref[-1]
         return np.array(value, dtype=dtype)[()]
 
-    def _check_work_group(self, device: Any, program: Any, launch: BoundLaunch) -> None:
+    def _check_work_group(self, device: Any, program: Any, launch: sdk.BoundLaunch) -> None:
         size = launch.block[0] * launch.block[1] * launch.block[2]
         limit = device.kernel_work_group_limit(program, launch.step.kernel)
         if size > limit:
@@ -104,13 +93,13 @@ class OpenCLFunction(PlanFunction):
                 f"__local memory, and {device.name} has {device.local_mem_size}")
 
 
-class OpenCLExecutable(PlanExecutable[OpenCLFunction]):
+class OpenCLExecutable(sdk.PlanExecutable[OpenCLFunction]):
     """The OpenCL C of a module's kernels (the binary) and the launch plans of its functions."""
 
     backend = "opencl"
     function_type = OpenCLFunction
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
         super().__init__(target, binary, metadata)
         self.source = binary.data.decode("utf-8")
         self.kernels: dict[str, dict[str, Any]] = dict(metadata.get("kernels", {}))
@@ -139,7 +128,7 @@ class OpenCLExecutable(PlanExecutable[OpenCLFunction]):
                               what=f"the OpenCL C of {', '.join(self.entry_names)}")
 
 
-class OpenCLBuilder(Builder):
+class OpenCLBuilder(sdk.Builder):
     """Kind ``opencl``: OpenCL C from :class:`~tvm_backend_opencl.codegen.OpenCLCodegen`,
     built by the driver for the device it runs on (so core caches nothing)."""
 
@@ -147,15 +136,14 @@ class OpenCLBuilder(Builder):
     options_type = OpenCLOptions
     language = "cl"
     binary_suffix = "cl"
-    format = 1
     cached = False
     executable_type = OpenCLExecutable
 
-    def codegen(self, mod: IRModule, target: Any, options: OpenCLOptions) -> Artifact:
+    def codegen(self, mod: IRModule, target: Any, options: OpenCLOptions) -> sdk.Artifact:
         # The arrays are host (numpy) arrays, copied to and from device buffers: device "cpu".
-        plans = launch_plans(mod, "cpu", target_name=KIND, handles=False)
+        plans = sdk.launch_plans(mod, "cpu", target_name=KIND, handles=False)
         source, kernels = generate_opencl(mod, target)
-        return Artifact(source, {
+        return sdk.Artifact(source, {
             "plans": [p.to_dict() for p in plans],
             "kernels": {k.name: {"dyn_smem": k.dyn_smem} for k in kernels},
             "build_options": options.build_options,
@@ -164,7 +152,7 @@ class OpenCLBuilder(Builder):
                        "platform": target.attrs["platform"]},
         })
 
-    def compile(self, artifact: Artifact, options: OpenCLOptions) -> tuple[bytes, dict[str, Any]]:
+    def compile(self, artifact: sdk.Artifact, options: OpenCLOptions) -> tuple[bytes, dict[str, Any]]:
         built_on = None
         if options.check:
             target = artifact.metadata.get("device", {})

@@ -9,7 +9,7 @@ Executable), ``runtime`` (pyopencl). Nothing heavy is imported here (no numpy, n
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
@@ -17,7 +17,7 @@ from .script import OpenCLNamespace
 
 __all__ = ["SPEC", "register_backend"]
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     "opencl", __version__, ">=2,<3", tags,
     description="OpenCL devices: OpenCL C built by the driver (GPUs; CPUs through PoCL)",
     script_namespaces={"opencl": OpenCLNamespace},

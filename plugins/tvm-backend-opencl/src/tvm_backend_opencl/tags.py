@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import check_thread_counts
+from tvm.backend import sdk
 from tvm.target import Attr, TargetKind
 
 __all__ = ["DEVICE_TYPES", "KIND", "KINDS", "TAGS"]
@@ -32,7 +32,7 @@ def _validate(attrs: dict[str, Any]) -> None:
     if threads < 1:
         raise ValueError(f"max_threads_per_block (the largest work-group) must be positive, "
                          f"got {threads}")
-    check_thread_counts(attrs)
+    sdk.check_thread_counts(attrs)
     if attrs["max_shared_memory_per_block"] <= 0:
         raise ValueError("max_shared_memory_per_block (local memory in bytes) must be positive")
 

@@ -27,20 +27,13 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import (
-    DYN_SMEM,
-    CudaStyleCodegen,
-    FunctionInfo,
-    KernelCodegen,
-    const_dims,
-    storage_sync_rule,
-)
+from tvm.backend import sdk
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir.buffer import Buffer
 from tvm.ir.function import IRModule, PrimFunc
 
-__all__ = ["DYN_SMEM", "HipCodegen", "generate_hip"]
+__all__ = ["HipCodegen", "generate_hip"]
 
 MIN_BLOCKS_PER_SM = "tirx.launch_bounds_min_blocks_per_sm"
 MAX_BLOCKS_PER_CLUSTER = "tirx.launch_bounds_max_blocks_per_cluster"
@@ -48,7 +41,7 @@ SIMDS_PER_CU = 4
 
 
 # A wavefront runs in lock step: its barrier only orders the compiler's memory accesses.
-_rule_storage_sync = storage_sync_rule(
+_rule_storage_sync = sdk.storage_sync_rule(
     {"shared": "__syncthreads()", "shared.dyn": "__syncthreads()",
      "warp": "__builtin_amdgcn_wave_barrier()"},
     "HIP form (no barrier across workgroups); end the kernel there and launch another")
@@ -68,7 +61,7 @@ def _rule_shuffle(fn: str) -> Any:
     return rule
 
 
-class HipCodegen(KernelCodegen):
+class HipCodegen(sdk.KernelCodegen):
     """HIP C++ kernels from lowered PrimFuncs (see the module docstring): core's CUDA-style data,
     HIP's header, and typed kernel pointers."""
 
@@ -77,7 +70,7 @@ class HipCodegen(KernelCodegen):
     includes: ClassVar[tuple[str, ...]] = ("hip/hip_runtime.h",)
     typed_handles: ClassVar[bool] = True
     op_templates: ClassVar[dict[str, Any]] = {
-        **CudaStyleCodegen.op_templates,
+        **sdk.CudaStyleCodegen.op_templates,
         "tirx.tvm_storage_sync": _rule_storage_sync,
         "tirx.tvm_warp_shuffle": _rule_shuffle("__shfl"),
         "tirx.tvm_warp_shuffle_up": _rule_shuffle("__shfl_up"),
@@ -91,23 +84,23 @@ class HipCodegen(KernelCodegen):
         self.wave = int(attrs.get("thread_warp_size", 64))
         self.max_threads = int(attrs.get("max_threads_per_block", 1024))
         self.max_lds = int(attrs.get("max_shared_memory_per_block", 65536))
-        self.kernels: list[FunctionInfo] = []
+        self.kernels: list[sdk.FunctionInfo] = []
 
     # -- module ---------------------------------------------------------------------------
-    def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
+    def add_function(self, func: PrimFunc, name: str | None = None) -> sdk.FunctionInfo:
         info = super().add_function(func, name)  # lays out the dynamic shared memory
         if info.is_kernel:
             self.kernels.append(info)
         return info
 
     # -- kernel header (KernelCodegen puts the attributes before the name) -----------------
-    def kernel_attributes(self, info: FunctionInfo, func: PrimFunc) -> str:
+    def kernel_attributes(self, info: sdk.FunctionInfo, func: PrimFunc) -> str:
         launch = func.attrs.get("tirx.launch")
-        cluster = const_dims(getattr(launch, "cluster", None))
+        cluster = sdk.const_dims(getattr(launch, "cluster", None))
         if (cluster is not None and cluster != (1, 1, 1)) or func.attrs.get(MAX_BLOCKS_PER_CLUSTER):
             raise CodegenError(f"target 'rocm': kernel `{info.name}` runs in thread-block "
                                "clusters, which AMD GPUs do not have")
-        block = const_dims(getattr(launch, "block", None))
+        block = sdk.const_dims(getattr(launch, "block", None))
         min_blocks = func.attrs.get(MIN_BLOCKS_PER_SM)
         if isinstance(min_blocks, E.IntImm):
             min_blocks = min_blocks.value
@@ -135,7 +128,7 @@ class HipCodegen(KernelCodegen):
 
 
 
-def generate_hip(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[FunctionInfo]]:
+def generate_hip(mod: IRModule | PrimFunc, target: Any = None) -> tuple[str, list[sdk.FunctionInfo]]:
     """(HIP C++ source, the kernels in it) for a lowered module."""
     cg = HipCodegen(target)
     source = cg.generate(mod)

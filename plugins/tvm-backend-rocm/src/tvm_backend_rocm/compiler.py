@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tvm.backend.sdk import PROBE_TIMEOUT_S, compile_in_folder, run_tool
+from tvm.backend import sdk
 from tvm.error import CompileError
 
 __all__ = ["Hipcc", "compile_hip", "find_hipcc", "hipcc_unavailable_reason", "offload_arch"]
@@ -67,7 +67,7 @@ def hipcc_unavailable_reason() -> str | None:
 def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
     """A probe of hipcc: a tool that cannot be run reads as a failed run."""
     try:
-        return run_tool(command, "probing it", PROBE_TIMEOUT_S, env=_ENV, check=False)
+        return sdk.run_tool(command, "probing it", sdk.PROBE_TIMEOUT_S, env=_ENV, check=False)
     except CompileError as err:  # hipcc vanished, is not executable or hangs
         return subprocess.CompletedProcess(list(command), 127, "", str(err))
 
@@ -111,7 +111,7 @@ def compile_hip(source: str, *, mcpu: str, mattr: Sequence[str] = (), opt_level:
                            f"no device library for it; it compiles for {', '.join(hipcc.archs)}. "
                            "Install a newer ROCm for this architecture")
     options = [*flags(mcpu, mattr, opt_level), *extra]
-    return compile_in_folder(
+    return sdk.compile_in_folder(
         source, lambda src, out: [hipcc.path, *options, "-c", str(src), "-o", str(out)],
         f"compiling {what} for {offload_arch(mcpu, mattr)}", prefix="tvm-rocm-",
         files=("kernels.hip", "kernels.hsaco"), output="code object", env=_ENV, tool="hipcc")

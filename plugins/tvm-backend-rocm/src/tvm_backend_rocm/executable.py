@@ -18,16 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import (
-    Artifact,
-    Binary,
-    Builder,
-    Executable,
-    LaunchPlan,
-    Options,
-    launch_plans,
-    option,
-)
+from tvm.backend import sdk
 from tvm.ir.function import IRModule
 
 from . import runtime
@@ -39,20 +30,20 @@ __all__ = ["RocmBuilder", "RocmExecutable", "RocmOptions"]
 
 
 @dataclass(frozen=True)
-class RocmOptions(Options):
+class RocmOptions(sdk.Options):
     """Compile options of kind ``rocm`` (``tvm.compile(f, "rocm", opt_level=2)``)."""
 
-    opt_level: int = option(3, "hipcc's -O<n>")
-    hipcc_flags: tuple[str, ...] = option((), "more hipcc options, e.g. ('-ffast-math',)")
+    opt_level: int = sdk.option(3, "hipcc's -O<n>")
+    hipcc_flags: tuple[str, ...] = sdk.option((), "more hipcc options, e.g. ('-ffast-math',)")
 
 
-class RocmExecutable(Executable):
+class RocmExecutable(sdk.Executable):
     """The code object of a module's kernels and the launch plans of its functions."""
 
     backend = "rocm"
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
-        plans = [LaunchPlan.from_dict(p) for p in metadata["plans"]]
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
+        plans = [sdk.LaunchPlan.from_dict(p) for p in metadata["plans"]]
         super().__init__(target, [p.name for p in plans], binary=binary, metadata=metadata)
         self.source = str(metadata["source"])
         self.plans = {p.name: p for p in plans}
@@ -76,7 +67,7 @@ class RocmExecutable(Executable):
         return run
 
 
-class RocmBuilder(Builder):
+class RocmBuilder(sdk.Builder):
     """Kind ``rocm``: HIP from :class:`~tvm_backend_rocm.codegen.HipCodegen`, a code object from
     hipcc for the target's ``mcpu``."""
 
@@ -84,26 +75,25 @@ class RocmBuilder(Builder):
     options_type = RocmOptions
     language = "hip"
     binary_suffix = "hsaco"
-    format = 1
     executable_type = RocmExecutable
 
-    def codegen(self, mod: IRModule, target: Any, options: RocmOptions) -> Artifact:
+    def codegen(self, mod: IRModule, target: Any, options: RocmOptions) -> sdk.Artifact:
         source, kernels = generate_hip(mod, target)
-        plans = launch_plans(mod, "rocm", target_name=KIND)
+        plans = sdk.launch_plans(mod, "rocm", target_name=KIND)
         attrs = target.attrs
-        return Artifact(source, {
+        return sdk.Artifact(source, {
             "plans": [p.to_dict() for p in plans],
             "kernels": [k.symbol for k in kernels],
             "arch": {"mcpu": attrs["mcpu"], "mattr": list(attrs["mattr"])},
         })
 
-    def compile_key(self, artifact: Artifact, options: RocmOptions) -> Any:
+    def compile_key(self, artifact: sdk.Artifact, options: RocmOptions) -> Any:
         hipcc = find_hipcc()
         arch = artifact.metadata["arch"]
         return {"hipcc": hipcc.version if hipcc else None,
                 "flags": flags(arch["mcpu"], arch["mattr"], options.opt_level)}
 
-    def compile(self, artifact: Artifact, options: RocmOptions) -> tuple[bytes, dict[str, Any]]:
+    def compile(self, artifact: sdk.Artifact, options: RocmOptions) -> tuple[bytes, dict[str, Any]]:
         arch = artifact.metadata["arch"]
         names = ", ".join(p["signature"]["name"] for p in artifact.metadata["plans"])
         binary = compile_hip(artifact.source, mcpu=arch["mcpu"], mattr=arch["mattr"],

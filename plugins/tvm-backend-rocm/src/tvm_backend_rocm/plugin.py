@@ -9,14 +9,14 @@ layout every backend has): ``tags`` (the target kind and AMD GPU tags), ``script
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import dispatch, op, tags
 from ._version import __version__
 
 __all__ = ["SPEC", "register_backend"]
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     "rocm", __version__, ">=2,<3", tags,
     description="AMD GPUs: HIP C++ compiled to code objects by hipcc (no launcher yet)",
     seed_tags=True,  # the seed's rocm.target_tags

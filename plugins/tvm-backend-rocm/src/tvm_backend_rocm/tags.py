@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tvm.backend.sdk import check_thread_counts
+from tvm.backend import sdk
 from tvm.target import Attr, TargetKind
 
 __all__ = ["ARCHS", "EXTRA_TAGS", "FEATURES", "KIND", "KINDS", "SEED_TAGS", "TAGS", "wave_sizes"]
@@ -95,7 +95,7 @@ def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
         if not (isinstance(feature, str) and feature[:1] in "+-" and feature[1:] in FEATURES):
             raise ValueError(f"mattr entries are +feature or -feature with a feature of the "
                              f"target ID ({', '.join(FEATURES)}), got {feature!r}")
-    check_thread_counts(attrs, most=1024, device="AMD GPUs")
+    sdk.check_thread_counts(attrs, most=1024, device="AMD GPUs")
     return attrs
 
 

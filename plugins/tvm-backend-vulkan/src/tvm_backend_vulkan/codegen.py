@@ -32,17 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import (
-    KERNEL_MARKER,
-    BindingLayout,
-    CodegenCStyle,
-    FunctionInfo,
-    OpTemplate,
-    ShaderCodegen,
-    generate_shaders,
-    shader_templates,
-)
-from tvm.backend.sdk import split_kernels as split_shaders
+from tvm.backend import sdk
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -50,7 +40,10 @@ from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
 
-__all__ = ["KERNEL_MARKER", "GLSLCodegen", "KernelLayout", "generate_glsl", "split_shaders"]
+__all__ = ["GLSLCodegen", "KernelLayout", "generate_glsl", "split_shaders"]
+
+#: the shaders of a source, by kernel name (split on core's ``sdk.KERNEL_MARKER`` lines)
+split_shaders = sdk.split_kernels
 
 GLSL_VERSION = "#version 450"
 
@@ -84,17 +77,17 @@ _F32_F64 = {
 }
 
 
-def _rule_popcount(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_popcount(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     _require_32bit(cg, call)
     return f"{cg.c_type(call.dtype)}(bitCount({args[0]}))"
 
 
-def _rule_clz(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_clz(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     _require_32bit(cg, call)
     return f"{cg.c_type(call.dtype)}(31 - findMSB({args[0]}))"
 
 
-def _require_32bit(cg: CodegenCStyle, call: E.Call) -> None:
+def _require_32bit(cg: sdk.CodegenCStyle, call: E.Call) -> None:
     if call.dtype.bits != 32:
         raise CodegenError(f"op `{call.op.name}` on target {cg.target_kind!r} works on 32-bit "
                            f"integers only, got {call.dtype}")
@@ -105,7 +98,7 @@ _BITCASTS = {("float32", "int32"): "floatBitsToInt", ("float32", "uint32"): "flo
              ("int32", "uint32"): "uint", ("uint32", "int32"): "int"}
 
 
-def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_reinterpret(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     src, dst = str(call.args[1].dtype), str(call.dtype)
     fn = _BITCASTS.get((src, dst))
     if fn is None:
@@ -114,7 +107,7 @@ def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"{fn}({args[1]})"
 
 
-_TEMPLATES: dict[str, OpTemplate] = shader_templates(
+_TEMPLATES: dict[str, sdk.OpTemplate] = sdk.shader_templates(
     "GLSL",
     {name: {"float32": rule} for name, rule in _F32_ONLY.items()},
     {name: {"float32": rule, "float64": rule.replace("0.0f", "0.0").replace("1.0f", "1.0")}
@@ -146,7 +139,7 @@ _PUSH_ALIGN = {"int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "
 
 
 @dataclass
-class KernelLayout(BindingLayout):
+class KernelLayout(sdk.BindingLayout):
     """How one kernel's parameters are bound, in parameter order: ``("buffer", binding,
     dtype)`` or ``("push", offset, dtype)``; ``push_size`` bytes of push constants."""
 
@@ -157,7 +150,7 @@ class KernelLayout(BindingLayout):
         return sum(1 for p in self.params if p[0] == "buffer")
 
 
-class GLSLCodegen(ShaderCodegen):
+class GLSLCodegen(sdk.ShaderCodegen):
     """One GLSL compute shader for one kernel. See the module docstring."""
 
     target_kind: ClassVar[str] = "vulkan"
@@ -173,7 +166,7 @@ class GLSLCodegen(ShaderCodegen):
         "int32": "int", "uint32": "uint", "float32": "float", "float64": "double",
         "int64": "int64_t", "uint64": "uint64_t", "bool": "bool", "void": "void",
     }
-    op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
+    op_templates: ClassVar[dict[str, sdk.OpTemplate]] = _TEMPLATES
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)
@@ -190,11 +183,11 @@ class GLSLCodegen(ShaderCodegen):
             self._extensions.setdefault(ext)
 
     # -- structure ------------------------------------------------------------------------
-    def function_header(self, info: FunctionInfo) -> str:
+    def function_header(self, info: sdk.FunctionInfo) -> str:
         self.layout = self._layout(info)
         return "void main()"
 
-    def _layout(self, info: FunctionInfo) -> KernelLayout:
+    def _layout(self, info: sdk.FunctionInfo) -> KernelLayout:
         layout = KernelLayout(info.symbol)
         binding = offset = 0
         for p in info.params:
@@ -217,7 +210,7 @@ class GLSLCodegen(ShaderCodegen):
         self._check_limits(info, layout)
         return layout
 
-    def _check_limits(self, info: FunctionInfo, layout: KernelLayout) -> None:
+    def _check_limits(self, info: sdk.FunctionInfo, layout: KernelLayout) -> None:
         limit = self.target_attr("max_push_constants_size", 128)
         if layout.push_size > limit:
             raise CodegenError(f"target {self.target_kind!r}: the scalar arguments of kernel "
@@ -344,5 +337,5 @@ class GLSLCodegen(ShaderCodegen):
 def generate_glsl(mod: IRModule | PrimFunc, target: Any = None
                   ) -> tuple[str, list[KernelLayout]]:
     """(the GLSL of every kernel of ``mod``, joined; each kernel's parameter layout)."""
-    return generate_shaders(GLSLCodegen, mod, target, what="generate_glsl")
+    return sdk.generate_shaders(GLSLCodegen, mod, target, what="generate_glsl")
 

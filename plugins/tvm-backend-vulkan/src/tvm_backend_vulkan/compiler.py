@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tvm.backend.sdk import PROBE_TIMEOUT_S, run_tool, work_folder
+from tvm.backend import sdk
 from tvm.error import CompileError
 
 from .codegen import split_shaders
@@ -57,8 +57,8 @@ def tool_versions() -> dict[str, str]:
         if path is None:
             continue
         try:
-            proc = run_tool([path, "--version"], "asking for its version", PROBE_TIMEOUT_S,
-                            check=False)
+            proc = sdk.run_tool([path, "--version"], "asking for its version", sdk.PROBE_TIMEOUT_S,
+                                check=False)
         except CompileError:
             continue
         out[name] = (proc.stdout or proc.stderr).strip().splitlines()[0] if proc.stdout or \
@@ -67,7 +67,7 @@ def tool_versions() -> dict[str, str]:
 
 
 def _run(cmd: list[str], what: str, keep: Path) -> None:
-    run_tool(cmd, what, _TIMEOUT_S, keep=keep)
+    sdk.run_tool(cmd, what, _TIMEOUT_S, keep=keep)
 
 
 def compile_glsl(source: str, *, target_env: str = "vulkan1.1", validate: bool = True
@@ -90,7 +90,7 @@ def compile_glsl(source: str, *, target_env: str = "vulkan1.1", validate: bool =
 
 def _compile_one(glslang: str, spirv_val: str | None, name: str, shader: str,
                  target_env: str) -> bytes:
-    work = work_folder(f"tvm-vulkan-{name}-")
+    work = sdk.work_folder(f"tvm-vulkan-{name}-")
     comp, spv = work / f"{name}.comp", work / f"{name}.spv"
     comp.write_text(shader, encoding="utf-8")
     _run([glslang, "-V", "--target-env", target_env, "-o", str(spv), str(comp)],
@@ -106,7 +106,7 @@ def _compile_one(glslang: str, spirv_val: str | None, name: str, shader: str,
 def validate_spirv(blob: bytes, *, target_env: str = "vulkan1.1", name: str = "module") -> None:
     """Run spirv-val on one SPIR-V module (raises CompileError with its log)."""
     spirv_val = find_tool("spirv-val")
-    work = work_folder(f"tvm-vulkan-{name}-")
+    work = sdk.work_folder(f"tvm-vulkan-{name}-")
     spv = work / f"{name}.spv"
     spv.write_bytes(blob)
     _run([spirv_val, "--target-env", target_env, str(spv)],

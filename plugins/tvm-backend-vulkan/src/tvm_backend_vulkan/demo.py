@@ -5,8 +5,7 @@ device and the SPIR-V tools are present (lavapipe counts: the note says which de
 
 from __future__ import annotations
 
-from tvm.backend.sdk import DemoCase
-from tvm.backend.sdk import shader_demo_cases as workgroup_demo_cases
+from tvm.backend import sdk
 
 from . import runtime
 from .compiler import missing_tools
@@ -16,9 +15,9 @@ __all__ = ["TARGET", "demo_cases"]
 TARGET = "vulkan"
 
 
-def demo_cases() -> list[DemoCase]:
+def demo_cases() -> list[sdk.DemoCase]:
     """A row per kernel where kernels can run here (the tools on PATH, a device)."""
     if missing_tools() or not runtime.is_available():
         return []
     name = runtime.device_info()["name"].split(" (")[0]
-    return workgroup_demo_cases(TARGET, backend=f"vulkan ({name})")
+    return sdk.shader_demo_cases(TARGET, backend=f"vulkan ({name})")

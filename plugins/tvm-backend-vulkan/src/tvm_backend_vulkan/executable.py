@@ -21,17 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import (
-    Artifact,
-    Binary,
-    BoundLaunch,
-    Builder,
-    Options,
-    ShaderExecutable,
-    ShaderFunction,
-    option,
-    plan_artifact,
-)
+from tvm.backend import sdk
 from tvm.ir.function import IRModule
 
 from . import runtime
@@ -43,25 +33,25 @@ __all__ = ["VulkanBuilder", "VulkanExecutable", "VulkanFunction", "VulkanOptions
 
 
 @dataclass(frozen=True)
-class VulkanOptions(Options):
+class VulkanOptions(sdk.Options):
     """Compile options of target kind ``vulkan`` (``tvm.compile(f, "vulkan", validate=False)``)."""
 
-    validate: bool = option(True, "check every SPIR-V module with spirv-val")
-    target_env: str = option("vulkan1.1", "the Vulkan environment glslang and spirv-val target")
+    validate: bool = sdk.option(True, "check every SPIR-V module with spirv-val")
+    target_env: str = sdk.option("vulkan1.1", "the Vulkan environment glslang and spirv-val target")
 
 
-class VulkanFunction(ShaderFunction):
+class VulkanFunction(sdk.ShaderFunction):
     """One entry function; calling it checks the arguments and runs its kernels."""
 
 
-class VulkanExecutable(ShaderExecutable):
+class VulkanExecutable(sdk.ShaderExecutable):
     """The SPIR-V of a module's kernels (the binary), their GLSL, and the launch plans."""
 
     backend = "vulkan"
     layout_type = KernelLayout
     function_type = VulkanFunction
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
         super().__init__(target, binary, metadata)
         self._modules = spirv_modules(binary.data, metadata)
 
@@ -77,7 +67,7 @@ class VulkanExecutable(ShaderExecutable):
                            f"{sorted(self._modules)}")
         return found
 
-    def launch(self, bound: BoundLaunch) -> runtime.Launch:
+    def launch(self, bound: sdk.BoundLaunch) -> runtime.Launch:
         name = bound.step.kernel
         return runtime.Launch(self.spirv(name), self.layouts[name], bound.grid, bound.block,
                               list(bound.args))
@@ -86,7 +76,7 @@ class VulkanExecutable(ShaderExecutable):
         runtime.run(launches)
 
 
-class VulkanBuilder(Builder):
+class VulkanBuilder(sdk.Builder):
     """Kind ``vulkan``: GLSL printed by :class:`~tvm_backend_vulkan.codegen.GLSLCodegen`,
     compiled to SPIR-V by glslangValidator and checked by spirv-val."""
 
@@ -94,15 +84,14 @@ class VulkanBuilder(Builder):
     options_type = VulkanOptions
     language = "comp"
     binary_suffix = "spv"
-    format = 1
     executable_type = VulkanExecutable
 
-    def codegen(self, mod: IRModule, target: Any, options: VulkanOptions) -> Artifact:
-        return plan_artifact(mod, target, KIND, *generate_glsl(mod, target))
+    def codegen(self, mod: IRModule, target: Any, options: VulkanOptions) -> sdk.Artifact:
+        return sdk.plan_artifact(mod, target, KIND, *generate_glsl(mod, target))
 
-    def compile(self, artifact: Artifact, options: VulkanOptions) -> tuple[bytes, dict[str, Any]]:
+    def compile(self, artifact: sdk.Artifact, options: VulkanOptions) -> tuple[bytes, dict[str, Any]]:
         return compile_glsl(artifact.source, target_env=options.target_env,
                             validate=options.validate)
 
-    def compile_key(self, artifact: Artifact, options: VulkanOptions) -> Any:
+    def compile_key(self, artifact: sdk.Artifact, options: VulkanOptions) -> Any:
         return tool_versions()

@@ -10,14 +10,14 @@ heavy is imported here (no numpy, no vulkan): those load when a kernel compiles 
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import dispatch, runtime, tags
 from ._version import __version__
 
 __all__ = ["SPEC", "register_backend"]
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     "vulkan", __version__, ">=2,<3", tags,
     description="Vulkan compute: GLSL compiled to SPIR-V (glslang), checked by spirv-val, "
                 "run through the vulkan binding (lavapipe on a CPU)",

@@ -24,8 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tvm.backend.sdk import driver_noise_filtered
-from tvm.backend.sdk import probe_device as probe
+from tvm.backend import sdk
 from tvm.error import DeviceUnavailableError
 
 if TYPE_CHECKING:
@@ -61,8 +60,8 @@ class Launch:
 @functools.lru_cache(maxsize=1)
 def unavailable_reason() -> str | None:
     """None when Vulkan kernels can run here; otherwise why not (and how to fix it)."""
-    return probe("vulkan", "pip install vulkan; tvm-backend-vulkan depends on it", _device,
-                 VulkanRuntimeUnavailable, "Vulkan")
+    return sdk.probe_device("vulkan", "pip install vulkan; tvm-backend-vulkan depends on it", _device,
+                            VulkanRuntimeUnavailable, "Vulkan")
 
 
 def is_available() -> bool:
@@ -93,7 +92,7 @@ def _vk() -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _device() -> _Device:
-    with driver_noise_filtered():
+    with sdk.driver_noise_filtered():
         return _Device(_vk())
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import check_thread_counts
+from tvm.backend import sdk
 from tvm.target import Attr, TargetKind
 
 __all__ = ["KIND", "KINDS", "TAGS"]
@@ -27,7 +27,7 @@ def _validate(attrs: dict[str, Any]) -> None:
     threads = attrs["max_threads_per_block"]
     if threads < 1:
         raise ValueError(f"max_threads_per_block must be positive, got {threads}")
-    check_thread_counts(attrs)
+    sdk.check_thread_counts(attrs)
     if attrs["thread_warp_size"] < 1:
         raise ValueError(f"thread_warp_size must be positive, got {attrs['thread_warp_size']}")
     if attrs["max_push_constants_size"] < 0:

@@ -21,7 +21,7 @@ from __future__ import annotations
 # tvm first: its autoload may import this package's plugin (an installed entry point),
 # which then finds the package half-imported; the plugin needs only _version from it.
 import tvm  # noqa: F401 - loads the installed backends before .plugin below
-from tvm.backend.sdk import lazy_package
+from tvm.backend import sdk
 
 from ._version import __version__ as __version__
 from .plugin import register_backend
@@ -33,4 +33,4 @@ _LAZY_SUBMODULES = {"codegen", "compiler", "demo", "dispatch", "executable", "op
                     "runtime", "script", "tags"}
 
 
-__getattr__ = lazy_package(__name__, _LAZY_SUBMODULES, {"WebGPURuntimeUnavailable": "runtime"})
+__getattr__ = sdk.lazy_package(__name__, _LAZY_SUBMODULES, {"WebGPURuntimeUnavailable": "runtime"})

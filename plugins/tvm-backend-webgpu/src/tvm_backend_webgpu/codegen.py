@@ -36,18 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tvm.backend.sdk import (
-    KERNEL_MARKER,
-    BindingLayout,
-    CodegenCStyle,
-    FunctionInfo,
-    OpTemplate,
-    ShaderCodegen,
-    generate_shaders,
-    rule_unsupported,
-    shader_templates,
-)
-from tvm.backend.sdk import split_kernels as split_modules
+from tvm.backend import sdk
 from tvm.error import CodegenError
 from tvm.ir import expr as E
 from tvm.ir import stmt as S
@@ -55,7 +44,10 @@ from tvm.ir.buffer import Buffer
 from tvm.ir.dtype import DataType
 from tvm.ir.function import IRModule, PrimFunc
 
-__all__ = ["KERNEL_MARKER", "KernelLayout", "WGSLCodegen", "generate_wgsl", "split_modules"]
+__all__ = ["KernelLayout", "WGSLCodegen", "generate_wgsl", "split_modules"]
+
+#: the WGSL modules of a source, by kernel name (split on core's ``sdk.KERNEL_MARKER`` lines)
+split_modules = sdk.split_kernels
 
 BLOCK_CONSTANTS = ("tvm_block_x", "tvm_block_y", "tvm_block_z")
 INF_BITS = "bitcast<f32>(0x7f800000u)"
@@ -87,11 +79,11 @@ _F32 = {
 }
 
 
-def _rule_reinterpret(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+def _rule_reinterpret(cg: sdk.CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"bitcast<{cg.storage_type(call.dtype)}>({args[1]})"
 
 
-_TEMPLATES: dict[str, OpTemplate] = shader_templates(
+_TEMPLATES: dict[str, sdk.OpTemplate] = sdk.shader_templates(
     "WGSL",
     {name: {"float32": rule} for name, rule in _F32.items()},
     {"tirx.popcount": "countOneBits({0})",
@@ -100,12 +92,12 @@ _TEMPLATES: dict[str, OpTemplate] = shader_templates(
      "tirx.shift_left": "(({0}) << u32({1}))",
      "tirx.shift_right": "(({0}) >> u32({1}))",
      "tirx.if_then_else": "select({2}, {1}, {0})",
-     "tirx.address_of": rule_unsupported("WGSL has no pointers into storage buffers")},
+     "tirx.address_of": sdk.rule_unsupported("WGSL has no pointers into storage buffers")},
 )
 
 
 @dataclass
-class KernelLayout(BindingLayout):
+class KernelLayout(sdk.BindingLayout):
     """How one kernel's parameters are bound, in parameter order: ``("buffer", binding,
     dtype)`` or ``("uniform", offset, dtype)``; the uniform struct (``uniform_size`` bytes) is
     at binding ``uniform_binding``."""
@@ -114,7 +106,7 @@ class KernelLayout(BindingLayout):
     uniform_binding: int = 0
 
 
-class WGSLCodegen(ShaderCodegen):
+class WGSLCodegen(sdk.ShaderCodegen):
     """One WGSL module for one kernel. See the module docstring."""
 
     target_kind: ClassVar[str] = "webgpu"
@@ -128,7 +120,7 @@ class WGSLCodegen(ShaderCodegen):
     type_names: ClassVar[dict[str, str]] = {
         "int32": "i32", "uint32": "u32", "float32": "f32", "bool": "bool",
     }
-    op_templates: ClassVar[dict[str, OpTemplate]] = _TEMPLATES
+    op_templates: ClassVar[dict[str, sdk.OpTemplate]] = _TEMPLATES
 
     def __init__(self, target: Any = None) -> None:
         super().__init__(target)
@@ -149,14 +141,14 @@ class WGSLCodegen(ShaderCodegen):
         self.print_stmt(func.body)
         self._pop_scope()
 
-    def function_header(self, info: FunctionInfo) -> str:
+    def function_header(self, info: sdk.FunctionInfo) -> str:
         self.layout = self._layout(info)
         builtins = ("@builtin(workgroup_id) tvm_group: vec3<u32>, "
                     "@builtin(local_invocation_id) tvm_local: vec3<u32>")
         return (f"@compute @workgroup_size({', '.join(BLOCK_CONSTANTS)})\n"
                 f"fn {info.symbol}({builtins})")
 
-    def _layout(self, info: FunctionInfo) -> KernelLayout:
+    def _layout(self, info: sdk.FunctionInfo) -> KernelLayout:
         layout = KernelLayout(info.symbol)
         binding = offset = 0
         for p in info.params:
@@ -311,5 +303,5 @@ class WGSLCodegen(ShaderCodegen):
 def generate_wgsl(mod: IRModule | PrimFunc, target: Any = None
                   ) -> tuple[str, list[KernelLayout]]:
     """(the WGSL of every kernel of ``mod``, joined; each kernel's binding layout)."""
-    return generate_shaders(WGSLCodegen, mod, target, what="generate_wgsl")
+    return sdk.generate_shaders(WGSLCodegen, mod, target, what="generate_wgsl")
 

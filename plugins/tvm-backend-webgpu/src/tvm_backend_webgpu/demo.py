@@ -5,8 +5,7 @@ finds an adapter (lavapipe counts: the note says which adapter ran them).
 
 from __future__ import annotations
 
-from tvm.backend.sdk import DemoCase
-from tvm.backend.sdk import shader_demo_cases as workgroup_demo_cases
+from tvm.backend import sdk
 
 from . import runtime
 
@@ -15,9 +14,9 @@ __all__ = ["TARGET", "demo_cases"]
 TARGET = "webgpu"
 
 
-def demo_cases() -> list[DemoCase]:
+def demo_cases() -> list[sdk.DemoCase]:
     """A row per kernel where kernels can run here (wgpu installed and an adapter found)."""
     if not runtime.is_available():
         return []
     name = runtime.device_info()["name"].split(" (")[0]
-    return workgroup_demo_cases(TARGET, backend=f"webgpu ({name})")
+    return sdk.shader_demo_cases(TARGET, backend=f"webgpu ({name})")

@@ -18,17 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tvm.backend.sdk import (
-    Artifact,
-    Binary,
-    BoundLaunch,
-    Builder,
-    Options,
-    ShaderExecutable,
-    ShaderFunction,
-    option,
-    plan_artifact,
-)
+from tvm.backend import sdk
 from tvm.ir.function import IRModule
 
 from . import runtime
@@ -40,25 +30,25 @@ __all__ = ["WebGPUBuilder", "WebGPUExecutable", "WebGPUFunction", "WebGPUOptions
 
 
 @dataclass(frozen=True)
-class WebGPUOptions(Options):
+class WebGPUOptions(sdk.Options):
     """Compile options of target kind ``webgpu`` (``tvm.compile(f, "webgpu", check=True)``)."""
 
-    check: bool = option(False, "validate every WGSL module with wgpu-native at build time "
+    check: bool = sdk.option(False, "validate every WGSL module with wgpu-native at build time "
                                 "(needs a WebGPU adapter)")
 
 
-class WebGPUFunction(ShaderFunction):
+class WebGPUFunction(sdk.ShaderFunction):
     """One entry function; calling it checks the arguments and runs its kernels."""
 
 
-class WebGPUExecutable(ShaderExecutable):
+class WebGPUExecutable(sdk.ShaderExecutable):
     """The WGSL of a module's kernels (the binary) and the launch plans of its functions."""
 
     backend = "webgpu"
     layout_type = KernelLayout
     function_type = WebGPUFunction
 
-    def __init__(self, target: Any, binary: Binary, metadata: Mapping[str, Any]) -> None:
+    def __init__(self, target: Any, binary: sdk.Binary, metadata: Mapping[str, Any]) -> None:
         super().__init__(target, binary, metadata)
         self.source = binary.data.decode("utf-8")
         self.modules = split_modules(self.source)
@@ -74,7 +64,7 @@ class WebGPUExecutable(ShaderExecutable):
         """Validate every WGSL module with wgpu-native (raises CompileError)."""
         check_wgsl(self.source)
 
-    def launch(self, bound: BoundLaunch) -> runtime.Launch:
+    def launch(self, bound: sdk.BoundLaunch) -> runtime.Launch:
         name = bound.step.kernel
         return runtime.Launch(self.modules[name], self.layouts[name], bound.grid, bound.block,
                               list(bound.args))
@@ -83,7 +73,7 @@ class WebGPUExecutable(ShaderExecutable):
         runtime.run(launches)
 
 
-class WebGPUBuilder(Builder):
+class WebGPUBuilder(sdk.Builder):
     """Kind ``webgpu``: WGSL printed by :class:`~tvm_backend_webgpu.codegen.WGSLCodegen`,
     compiled by the WebGPU implementation when a pipeline is made (core caches nothing)."""
 
@@ -91,12 +81,11 @@ class WebGPUBuilder(Builder):
     options_type = WebGPUOptions
     language = "wgsl"
     binary_suffix = "wgsl"
-    format = 1
     cached = False
     executable_type = WebGPUExecutable
 
-    def codegen(self, mod: IRModule, target: Any, options: WebGPUOptions) -> Artifact:
-        return plan_artifact(mod, target, KIND, *generate_wgsl(mod, target))
+    def codegen(self, mod: IRModule, target: Any, options: WebGPUOptions) -> sdk.Artifact:
+        return sdk.plan_artifact(mod, target, KIND, *generate_wgsl(mod, target))
 
-    def compile(self, artifact: Artifact, options: WebGPUOptions) -> bytes:
+    def compile(self, artifact: sdk.Artifact, options: WebGPUOptions) -> bytes:
         return package_wgsl(artifact.source, check=options.check)

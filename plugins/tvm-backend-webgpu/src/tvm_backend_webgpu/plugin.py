@@ -11,14 +11,14 @@ those load when a kernel compiles or runs.
 
 from __future__ import annotations
 
-from tvm.backend.sdk import layout_spec
+from tvm.backend import sdk
 
 from . import dispatch, op, runtime, tags
 from ._version import __version__
 
 __all__ = ["SPEC", "register_backend"]
 
-SPEC = layout_spec(
+SPEC = sdk.layout_spec(
     "webgpu", __version__, ">=2,<3", tags,
     description="WebGPU: WGSL compute shaders, run through wgpu-py (lavapipe on a CPU)",
     register_ops=op.register_ops,

@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tvm.backend.sdk import driver_noise_filtered
-from tvm.backend.sdk import probe_device as probe
+from tvm.backend import sdk
 from tvm.error import CompileError, DeviceUnavailableError
 
 if TYPE_CHECKING:
@@ -62,8 +61,8 @@ class Launch:
 @functools.lru_cache(maxsize=1)
 def unavailable_reason() -> str | None:
     """None when WebGPU kernels can run here; otherwise why not (and how to fix it)."""
-    return probe("wgpu", "pip install wgpu; tvm-backend-webgpu depends on it", _device,
-                 WebGPURuntimeUnavailable, "WebGPU")
+    return sdk.probe_device("wgpu", "pip install wgpu; tvm-backend-webgpu depends on it", _device,
+                            WebGPURuntimeUnavailable, "WebGPU")
 
 
 def is_available() -> bool:
@@ -96,7 +95,7 @@ def _require() -> _Device:
 def _device() -> _Device:
     import wgpu
 
-    with driver_noise_filtered():
+    with sdk.driver_noise_filtered():
         return _Device(wgpu)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.backend.sdk import check_thread_counts
+from tvm.backend import sdk
 from tvm.target import Attr, TargetKind
 
 __all__ = ["KIND", "KINDS", "TAGS"]
@@ -26,7 +26,7 @@ def _validate(attrs: dict[str, Any]) -> dict[str, Any]:
     elif warp != 1 and not attrs["supports_subgroups"]:
         raise ValueError(f"WebGPU target with thread_warp_size={warp} requires "
                          "supports_subgroups=true")
-    check_thread_counts(attrs)
+    sdk.check_thread_counts(attrs)
     return attrs
 
 
