@@ -74,10 +74,24 @@ def _close(torch: Any, c: Any, a: Any, b: Any) -> None:
     assert err < 1e-2, err
 
 
-@runtime_only
-def test_target_cuda_is_this_gpu(torch: Any, gemm_ex: Any) -> None:
-    major, minor = torch.cuda.get_device_capability()
-    assert gemm_ex.arch == f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+def test_target_cuda_is_this_gpu(torch: Any, device: str, request: pytest.FixtureRequest,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Target ``cuda`` builds for the device's arch: the GPU's, or the emulated device's."""
+    if device == "cuda":
+        major, minor = torch.cuda.get_device_capability()
+    else:
+        from tvm_backend_cuda import emulator
+
+        major, minor = emulator.device_capability()
+    assert _gemm_for(device, request).arch == f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+    if device == "cpu":  # an emulated sm_80 device: target cuda builds and runs for sm_80
+        monkeypatch.setattr(emulator, "DEVICE_ARCH", "sm_80")
+        ex = tvm.compile(add_func(1024, "float32"), target="cuda")
+        assert ex.arch == "sm_80"
+        a, b = torch.randn(1024), torch.randn(1024)
+        c = torch.empty_like(a)
+        ex(a, b, c)
+        assert torch.equal(c, a + b)
 
 
 @runtime_only

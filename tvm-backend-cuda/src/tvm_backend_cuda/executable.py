@@ -178,14 +178,15 @@ EMULATED_ARCH = "sm_90a"
 
 
 def default_arch(target: Any, emulate: bool | None = None) -> str:
-    """The arch a build for ``target`` uses: the target's ``arch``, else :data:`EMULATED_ARCH`
-    for the emulator (``emulate``; None: ``$TVM_CUDA_EMULATE``), else device 0's (with the
-    arch-specific suffix: ``sm_90a``, ``sm_100a``), else :data:`DEFAULT_ARCH`."""
+    """The arch a build for ``target`` uses: the target's ``arch``, else the emulated device's
+    for the emulator (``emulate``; None: ``$TVM_CUDA_EMULATE``; :func:`.emulator.device_arch`,
+    :data:`EMULATED_ARCH` by default), else device 0's (with the arch-specific suffix:
+    ``sm_90a``, ``sm_100a``), else :data:`DEFAULT_ARCH`."""
     arch = target.attrs.get("arch")
     if arch:
         return str(arch)
     if emulating(CudaOptions()) if emulate is None else emulate:
-        return EMULATED_ARCH
+        return _emulator.device_arch()
     return _device_arch() or DEFAULT_ARCH
 
 
@@ -562,7 +563,8 @@ class EmulatedCudaExecutable(CudaExecutable):
 
     def module(self) -> Any:
         if self._module is None:
-            self._module = _emulator.EmulatedModule(self.binary.file(), self.meta["kernels"])
+            self._module = _emulator.EmulatedModule(self.binary.file(), self.meta["kernels"],
+                                                    arch=self.arch)
         return self._module
 
     def get_function(self, name: str) -> CudaFunction:
