@@ -39,6 +39,7 @@ from typing import Any
 from tvm.backend.sdk import cache_dir, emu, get_toolchain, run_tool, work_folder
 from tvm.error import CompileError, EmulatorError, NotModelledError
 
+from . import emulated_streams as _streams
 from . import emulator_asm as _asm
 from .emulated_tensor_map import (
     EmulatedTensorMap,
@@ -319,7 +320,9 @@ class EmulatedKernel:
     def launch(self, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
                stream: Any = None, on_device: Any = None, cluster: Any = None,
                cooperative: bool = False) -> None:
-        """Launch on CPU arrays (synchronous). ``grid`` counts blocks; ``cluster`` (a shape
+        """Launch on CPU arrays, on ``stream`` (:func:`.emulated_streams.launch_stream`: by
+        default the current emulated stream; the default stream runs it before this returns,
+        a side stream when it gets to it). ``grid`` counts blocks; ``cluster`` (a shape
         dividing it) runs the blocks in clusters, overriding the kernel's ``__cluster_dims__``;
         ``cooperative`` runs every block of the grid together (blocks may wait for each
         other), as many as :data:`EMULATED_SMS` SMs of :data:`THREADS_PER_SM` threads hold."""
@@ -415,12 +418,17 @@ class EmulatedKernel:
                     len(err))
             emu.raise_for(rc, err.value.decode(errors="replace"), "CUDA emulator: ")
 
-        if self.module.isolate:
-            emu.run_isolated(launch, arrays, what=f"CUDA emulator: kernel {self.name!r}")
-        else:
-            launch({i: int(a.ctypes.data) for i, a in arrays.items()})
-        for original, arr in copy_back:
-            original[...] = arr
+        isolate = self.module.isolate
+
+        def run() -> None:  # the launch, when its stream reaches it
+            if isolate:
+                emu.run_isolated(launch, arrays, what=f"CUDA emulator: kernel {self.name!r}")
+            else:
+                launch({i: int(a.ctypes.data) for i, a in arrays.items()})
+            for original, arr in copy_back:
+                original[...] = arr
+
+        _streams.launch_stream(stream).submit(run)
 
 
     @staticmethod
@@ -483,12 +491,14 @@ class EmulatedModule:
     def launch(self, name: str, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
                stream: Any = None, cluster: Any = None, cooperative: bool = False,
                **_: Any) -> None:
-        """Launch kernel ``name`` (as :meth:`CudaModule.launch`; synchronous)."""
+        """Launch kernel ``name`` (as :meth:`CudaModule.launch`), on ``stream``
+        (:func:`.emulated_streams.launch_stream`)."""
         self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream,
                                      cluster=cluster, cooperative=cooperative)
 
     def synchronize(self) -> None:
-        """Launches are synchronous: nothing to wait for."""
+        """Wait for the work of every emulated stream (:func:`.emulated_streams.synchronize`)."""
+        _streams.synchronize()
 
     def get_kernel(self, name: str) -> EmulatedKernel:
         if name not in self.kernels:
