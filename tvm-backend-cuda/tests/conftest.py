@@ -12,7 +12,9 @@ docs/guide/emulating-cuda.md). `nox -s emulate` runs the emulated ones."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -61,6 +63,77 @@ def device(monkeypatch: pytest.MonkeyPatch) -> str:
         return "cuda"
     monkeypatch.setenv("TVM_CUDA_EMULATE", "1")
     return "cpu"
+
+
+class _TorchCudaStreams:
+    """``torch.cuda``'s streams, events and graphs, with :meth:`host` and :meth:`busy`."""
+
+    def __init__(self, torch: Any) -> None:
+        self._cuda = torch.cuda
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cuda, name)
+
+    @staticmethod
+    def host(fn: Callable[[], Any]) -> None:
+        """torch's operations queue themselves on torch's current stream: run ``fn``."""
+        fn()
+
+    def busy(self) -> None:
+        """Keep the current stream busy for a while (a launch elsewhere would race)."""
+        self._cuda._sleep(2_000_000)
+
+
+class _EmulatedStreams:
+    """:mod:`tvm_backend_cuda.emulated_streams`, with :meth:`busy`."""
+
+    def __init__(self) -> None:
+        from tvm_backend_cuda import emulated_streams
+
+        self._streams = emulated_streams
+        self._gates: list[threading.Event] = []
+        outer = self
+
+        class Stream(emulated_streams.Stream):
+            def synchronize(self) -> None:
+                outer._open_gates()
+                super().synchronize()
+
+        self.Stream = Stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._streams, name)
+
+    def busy(self) -> None:
+        """Keep the current stream busy until the host waits for a stream (at most 10 s), as
+        a long GPU kernel keeps it busy while the host issues the work after it."""
+        gate = threading.Event()
+        self._gates.append(gate)
+        self._streams.host(lambda: gate.wait(10.0))
+
+    def synchronize(self) -> None:
+        self._open_gates()
+        self._streams.synchronize()
+
+    def _open_gates(self) -> None:
+        for gate in self._gates:
+            gate.set()
+
+
+@pytest.fixture
+def cuda_streams(device: str) -> Iterator[Any]:
+    """The device's streams, events and graphs, named as ``torch.cuda`` names them: on the GPU
+    ``torch.cuda``, under the emulator :mod:`tvm_backend_cuda.emulated_streams`; plus
+    ``host(fn)``, host work in order on the current stream (on the GPU ``fn()``: torch queues
+    its operations on its current stream itself; emulated, ``fn`` is queued there), and
+    ``busy()``, work that keeps the current stream busy a while. Each test takes the same steps
+    on either. Under the emulator, the work a test left on its streams is waited for after it."""
+    if device == "cuda":
+        yield _TorchCudaStreams(pytest.importorskip("torch"))
+        return
+    streams = _EmulatedStreams()
+    yield streams
+    streams.synchronize()
 
 
 @pytest.fixture(autouse=True)

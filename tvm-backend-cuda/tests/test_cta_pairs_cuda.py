@@ -59,8 +59,11 @@ def test_the_pair_index_is_the_cluster_rank_modulo_2() -> None:
 
 
 @pytest.mark.parametrize("cluster, grid", [((4, 2), (8, 4)), ((1, 2), (2, 4))])
-def test_pair_indices_match_numpy_when_emulated(cluster: tuple[int, int],
-                                                grid: tuple[int, int]) -> None:
+def test_pair_indices_match_numpy_when_emulated(cluster: tuple[int, int], grid: tuple[int, int],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from tvm_backend_cuda import emulator
+
+    monkeypatch.setattr(emulator, "DEVICE_ARCH", "sm_100a")  # an emulated device that has pairs
     ex = tvm.compile(_pairs(cluster, grid), target=SM100, emulate=True)
     out = np.full((grid[1], grid[0], 2), -1, "int32")
     ex(out)

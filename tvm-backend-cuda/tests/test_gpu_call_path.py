@@ -2,7 +2,9 @@
 current torch stream (ordered with the caller's work, captured by ``torch.cuda.graph``,
 bracketed by CUDA events), or on ``stream=``; tensor maps are derived from the arrays at
 launch; target ``cuda`` builds for this GPU's arch. Kernels: an elementwise add (array
-arguments), the row softmax and the TMA GEMM of ``tvm_backend_cuda.kernels`` (tensor maps only)."""
+arguments), the row softmax and the TMA GEMM of ``tvm_backend_cuda.kernels`` (tensor maps only).
+Under the CUDA emulator the same tests run at smaller sizes on CPU tensors, with the emulated
+device's arch and its streams, events and graphs (:mod:`tvm_backend_cuda.emulated_streams`)."""
 
 from __future__ import annotations
 
@@ -19,13 +21,10 @@ from tvm_backend_cuda.kernels import add_func, gemm_func, softmax_func  # noqa: 
 
 pytestmark = pytest.mark.gpu
 
-#: the tests of the CUDA runtime's own call path, which the emulator does not have
-runtime_only = pytest.mark.not_emulated(
-    "the CUDA runtime's call path: torch CUDA streams, CUDA graphs and events, and target "
-    "'cuda' resolving to the GPU's arch (emulated launches are synchronous, on CPU arrays)")
-#: the GEMM's size on the GPU, and under the emulator
+#: sizes on the GPU and under the emulator: the GEMM's (square), the add's, the softmax's rows
 GPU_SIZE, EMULATED_SIZE = 2048, 256
-
+ADD_SIZE = {"cuda": 1 << 22, "cpu": 1 << 16}
+SOFTMAX_ROWS = {"cuda": 4096, "cpu": 64}
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +34,7 @@ def torch() -> Any:
 
 @pytest.fixture(scope="module")
 def add_ex() -> Any:
-    return tvm.compile(add_func(1 << 22, "float32"), target="cuda")
+    return tvm.compile(add_func(ADD_SIZE["cuda"], "float32"), target="cuda")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +44,35 @@ def gemm_ex() -> Any:
 
 @pytest.fixture(scope="module")
 def softmax_ex() -> Any:
-    return tvm.compile(softmax_func(4096, 1024, "float32"), target="cuda")
+    return tvm.compile(softmax_func(SOFTMAX_ROWS["cuda"], 1024, "float32"), target="cuda")
+
+
+@pytest.fixture(scope="module")
+def emulated_add_ex() -> Any:
+    return tvm.compile(add_func(ADD_SIZE["cpu"], "float32"), target="cuda", emulate=True)
+
+
+@pytest.fixture(scope="module")
+def emulated_gemm_ex() -> Any:
+    return tvm.compile(gemm_func(EMULATED_SIZE, EMULATED_SIZE, EMULATED_SIZE), target="cuda",
+                       emulate=True)
+
+
+@pytest.fixture(scope="module")
+def emulated_softmax_ex() -> Any:
+    return tvm.compile(softmax_func(SOFTMAX_ROWS["cpu"], 1024, "float32"), target="cuda",
+                       emulate=True)
+
+
+def _ex_for(name: str, device: str, request: pytest.FixtureRequest) -> Any:
+    """The GPU's executable ``name`` (``add_ex``, ``gemm_ex``, ``softmax_ex``), or under the
+    emulator the same kernel at its emulated size."""
+    return request.getfixturevalue(name if device == "cuda" else f"emulated_{name}")
+
+
+def _gemm_for(device: str, request: pytest.FixtureRequest) -> Any:
+    """The GPU's 2048^3 GEMM, or under the emulator the same kernel at 256^3."""
+    return _ex_for("gemm_ex", device, request)
 
 
 def _gemm_inputs(torch: Any, seed: int = 0, device: str = "cuda") -> tuple[Any, Any, Any]:
@@ -56,17 +83,6 @@ def _gemm_inputs(torch: Any, seed: int = 0, device: str = "cuda") -> tuple[Any, 
     return a, b, torch.empty(size, size, device=device, dtype=torch.bfloat16)
 
 
-@pytest.fixture(scope="module")
-def emulated_gemm_ex() -> Any:
-    return tvm.compile(gemm_func(EMULATED_SIZE, EMULATED_SIZE, EMULATED_SIZE), target="cuda",
-                       emulate=True)
-
-
-def _gemm_for(device: str, request: pytest.FixtureRequest) -> Any:
-    """The GPU's 2048^3 GEMM, or under the emulator the same kernel at 256^3."""
-    return request.getfixturevalue("gemm_ex" if device == "cuda" else "emulated_gemm_ex")
-
-
 def _close(torch: Any, c: Any, a: Any, b: Any) -> None:
     assert not torch.isnan(c).any(), f"{int(torch.isnan(c).sum())} outputs unwritten (NaN)"
     ref = a.float() @ b.float().T
@@ -74,101 +90,134 @@ def _close(torch: Any, c: Any, a: Any, b: Any) -> None:
     assert err < 1e-2, err
 
 
-@runtime_only
-def test_target_cuda_is_this_gpu(torch: Any, gemm_ex: Any) -> None:
-    major, minor = torch.cuda.get_device_capability()
-    assert gemm_ex.arch == f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+def test_target_cuda_is_this_gpu(torch: Any, device: str, request: pytest.FixtureRequest,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Target ``cuda`` builds for the device's arch: the GPU's, or the emulated device's."""
+    if device == "cuda":
+        major, minor = torch.cuda.get_device_capability()
+    else:
+        from tvm_backend_cuda import emulator
+
+        major, minor = emulator.device_capability()
+    assert _gemm_for(device, request).arch == f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+    if device == "cpu":  # an emulated sm_80 device: target cuda builds and runs for sm_80
+        monkeypatch.setattr(emulator, "DEVICE_ARCH", "sm_80")
+        ex = tvm.compile(add_func(1024, "float32"), target="cuda")
+        assert ex.arch == "sm_80"
+        a, b = torch.randn(1024), torch.randn(1024)
+        c = torch.empty_like(a)
+        ex(a, b, c)
+        assert torch.equal(c, a + b)
 
 
-@runtime_only
-def test_array_kernel_on_a_side_stream(torch: Any, add_ex: Any) -> None:
-    a, b = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
-    c = torch.empty_like(a)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        c.fill_(float("nan"))
-        add_ex(a, b, c)  # on s: after the fill, before the clone
-        d = c.clone()
+# The stream tests take the device's streams from ``cuda_streams`` (conftest: torch.cuda on the
+# GPU, the emulator's otherwise). ``host(fn)`` is host work in order on the current stream and
+# ``busy()`` keeps the stream busy first, so that a launch on another stream would run before
+# the fill (or after the copy) and the check would see NaN.
+
+
+def test_array_kernel_on_a_side_stream(torch: Any, device: str, cuda_streams: Any,
+                                       request: pytest.FixtureRequest) -> None:
+    add_ex, n = _ex_for("add_ex", device, request), ADD_SIZE[device]
+    a, b = torch.randn(n, device=device), torch.randn(n, device=device)
+    c, d = torch.empty_like(a), torch.empty_like(a)
+    s = cuda_streams.Stream()
+    s.wait_stream(cuda_streams.current_stream())
+    with cuda_streams.stream(s):
+        cuda_streams.busy()
+        cuda_streams.host(lambda: c.fill_(float("nan")))
+        add_ex(a, b, c)  # on s: after the fill, before the copy
+        cuda_streams.host(lambda: d.copy_(c))
     s.synchronize()
     assert torch.equal(d, a + b)
 
 
-@runtime_only
-def test_tensor_map_kernel_on_a_side_stream(torch: Any, gemm_ex: Any) -> None:
-    a, b, c = _gemm_inputs(torch)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
+def test_tensor_map_kernel_on_a_side_stream(torch: Any, device: str, cuda_streams: Any,
+                                            request: pytest.FixtureRequest) -> None:
+    gemm_ex = _gemm_for(device, request)
+    a, b, c = _gemm_inputs(torch, device=device)
+    d = torch.empty_like(c)
+    s = cuda_streams.Stream()
+    s.wait_stream(cuda_streams.current_stream())
+    with cuda_streams.stream(s):
         for _ in range(3):  # the fast path too
-            c.fill_(float("nan"))
+            cuda_streams.busy()
+            cuda_streams.host(lambda: c.fill_(float("nan")))
             gemm_ex(a, b, c)
-            d = c.clone()
+            cuda_streams.host(lambda: d.copy_(c))
     s.synchronize()
     _close(torch, d, a, b)
 
 
-@runtime_only
-def test_stream_keyword(torch: Any, add_ex: Any, gemm_ex: Any) -> None:
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    a, b, c = _gemm_inputs(torch, 1)
-    x, y = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
+def test_stream_keyword(torch: Any, device: str, cuda_streams: Any,
+                        request: pytest.FixtureRequest) -> None:
+    gemm_ex, add_ex = _gemm_for(device, request), _ex_for("add_ex", device, request)
+    s = cuda_streams.Stream()
+    s.wait_stream(cuda_streams.current_stream())
+    a, b, c = _gemm_inputs(torch, 1, device)
+    n = ADD_SIZE[device]
+    x, y = torch.randn(n, device=device), torch.randn(n, device=device)
     z = torch.empty_like(x)
+    d, w = torch.empty_like(c), torch.empty_like(z)
     for _ in range(2):
-        with torch.cuda.stream(s):
-            c.fill_(float("nan"))
-            z.fill_(float("nan"))
+        with cuda_streams.stream(s):
+            cuda_streams.busy()
+            cuda_streams.host(lambda: (c.fill_(float("nan")), z.fill_(float("nan"))))
         gemm_ex(a, b, c, stream=s)  # the current stream is the default one: s is named
         add_ex(x, y, z, stream=s)
-        with torch.cuda.stream(s):
-            d, w = c.clone(), z.clone()
+        with cuda_streams.stream(s):
+            cuda_streams.host(lambda: (d.copy_(c), w.copy_(z)))
     s.synchronize()
     _close(torch, d, a, b)
     assert torch.equal(w, x + y)
 
 
-@runtime_only
-def test_cuda_graph_captures_softmax_and_gemm(torch: Any, softmax_ex: Any, gemm_ex: Any) -> None:
-    x = torch.randn(4096, 1024, device="cuda")
+def test_cuda_graph_captures_softmax_and_gemm(torch: Any, device: str, cuda_streams: Any,
+                                              request: pytest.FixtureRequest) -> None:
+    softmax_ex, gemm_ex = _ex_for("softmax_ex", device, request), _gemm_for(device, request)
+    rows = SOFTMAX_ROWS[device]
+    x = torch.randn(rows, 1024, device=device)
     y = torch.empty_like(x)
-    a, b, c = _gemm_inputs(torch, 2)
-    s = torch.cuda.Stream()  # warm up on a side stream, as torch.cuda.graph asks
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
+    a, b, c = _gemm_inputs(torch, 2, device)
+    s = cuda_streams.Stream()  # warm up on a side stream, as torch.cuda.graph asks
+    s.wait_stream(cuda_streams.current_stream())
+    with cuda_streams.stream(s):
         softmax_ex(x, y)
         gemm_ex(a, b, c)
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    cuda_streams.current_stream().wait_stream(s)
+    graph = cuda_streams.CUDAGraph()
+    with cuda_streams.graph(graph):
         softmax_ex(x, y)
         gemm_ex(a, b, c)
     for seed in (3, 4):
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        x.copy_(torch.randn(4096, 1024, device="cuda", generator=g))
-        a.copy_(torch.randn(2048, 2048, device="cuda", generator=g).to(torch.bfloat16))
+        g = torch.Generator(device=device).manual_seed(seed)
+        x.copy_(torch.randn(rows, 1024, device=device, generator=g))
+        a.copy_(torch.randn(*a.shape, device=device, generator=g).to(torch.bfloat16))
         y.fill_(float("nan"))
         c.fill_(float("nan"))
         graph.replay()
-        torch.cuda.synchronize()
+        cuda_streams.synchronize()
         torch.testing.assert_close(y, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
         _close(torch, c, a, b)
 
 
-@runtime_only
-def test_cuda_events_bracket_our_kernels(torch: Any, gemm_ex: Any) -> None:
-    a, b, c = _gemm_inputs(torch, 5)
+def test_cuda_events_bracket_our_kernels(torch: Any, device: str, cuda_streams: Any,
+                                         request: pytest.FixtureRequest) -> None:
+    gemm_ex = _gemm_for(device, request)
+    a, b, c = _gemm_inputs(torch, 5, device)
     gemm_ex(a, b, c)
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    cuda_streams.synchronize()
+    start = cuda_streams.Event(enable_timing=True)
+    end = cuda_streams.Event(enable_timing=True)
     c.fill_(float("nan"))
     start.record()
-    for _ in range(20):
+    for _ in range(20 if device == "cuda" else 2):
         gemm_ex(a, b, c)
     end.record()
     end.synchronize()  # no device-wide synchronisation: only what torch's stream holds
     _close(torch, c, a, b)
-    # 20 GEMMs of 2048^3 are 344 GFLOP: well over 0.1 ms at any speed an H200 reaches
+    # 20 GEMMs of 2048^3 are 344 GFLOP: well over 0.1 ms at any speed an H200 reaches (and
+    # two emulated 256^3 ones take far longer)
     assert start.elapsed_time(end) > 0.1
 
 

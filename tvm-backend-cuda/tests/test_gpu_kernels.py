@@ -93,16 +93,16 @@ def test_demo_rows_pass_on_gpu(device: str) -> None:
         assert result.ok, (case.name, result)
 
 
-@pytest.mark.not_emulated("torch CUDA streams (emulated launches are synchronous)")
-def test_runs_on_current_torch_stream() -> None:
-    import torch
-
+def test_runs_on_current_torch_stream(device: str, cuda_streams) -> None:
+    """On torch's current stream (emulated: the emulator's current stream)."""
+    torch = pytest.importorskip("torch")
     case = next(k for k in KERNELS if k.name == "vector_add")
     ex = tvm.compile(case.build(), target="cuda")
-    a, b, c = (torch.randn(1 << 20, device="cuda") for _ in range(3))
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(2_000_000)  # keeps the stream busy: a launch elsewhere would race
+    a, b, c = (torch.randn(1 << 20, device=device) for _ in range(3))
+    s = cuda_streams.Stream()
+    with cuda_streams.stream(s):
+        cuda_streams.busy()  # keeps the stream busy: a launch elsewhere would race
+        cuda_streams.host(lambda: c.fill_(float("nan")))
         ex(a, b, c)
     s.synchronize()
     torch.testing.assert_close(c, a + b)

@@ -202,17 +202,20 @@ def test_vadd_matches_torch(device: str, n: int) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.not_emulated("torch CUDA streams (emulated launches are synchronous)")
-def test_vadd_on_a_torch_side_stream(torch) -> None:
-    mod = CudaModule(compile_cuda(VADD, _arch_of_device()), VADD_SIG)
+def test_vadd_on_a_torch_side_stream(device: str, cuda_streams) -> None:
+    """On torch's current stream (emulated: the emulator's current stream), or ``stream=``."""
+    torch = pytest.importorskip("torch")
+    mod = _module(VADD, VADD_SIG, device)
     n = 1 << 16
-    a = torch.randn(n, device="cuda")
-    b = torch.randn(n, device="cuda")
+    a = torch.randn(n, device=device)
+    b = torch.randn(n, device=device)
     c = torch.zeros_like(a)
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):  # the current torch stream is taken when args are torch tensors
+    d = torch.empty_like(a)
+    s = cuda_streams.Stream()
+    with cuda_streams.stream(s):  # the current torch stream is taken when args are torch tensors
+        cuda_streams.busy()  # a launch elsewhere would run before the doubling is queued
         mod.launch("vadd", n // 256, 256, [a, b, c, n])
-        d = c * 2  # ordered after the launch on the same stream
+        cuda_streams.host(lambda: torch.mul(c, 2, out=d))  # ordered after the launch
     s.synchronize()
     assert torch.equal(d, (a + b) * 2)
     c2 = torch.zeros_like(a)
@@ -349,10 +352,17 @@ def test_hopper_kernels_run(device: str) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.not_emulated("loading a cubin on a CUDA device")
-def test_wrong_arch_cubin_is_refused_clearly(torch) -> None:
-    mod = CudaModule(compile_cuda(VADD, "sm_100a"), VADD_SIG)
-    a = torch.zeros(16, device="cuda")
+def test_wrong_arch_cubin_is_refused_clearly(device: str) -> None:
+    """Code built for another arch than the device's (the H200's sm_90a, or the emulated
+    device's) is refused when it loads, naming both."""
+    torch = pytest.importorskip("torch")
+    if device == "cuda":
+        mod = CudaModule(compile_cuda(VADD, "sm_100a"), VADD_SIG)
+    else:
+        from tvm_backend_cuda.emulator import load_source
+
+        mod = load_source(VADD, VADD_SIG, arch="sm_100a")
+    a = torch.zeros(16, device=device)
     with pytest.raises(RuntimeError, match=r"built for sm_100a and cannot run on device 0"):
         mod.launch("vadd", 1, 16, [a, a, a, 16])
 

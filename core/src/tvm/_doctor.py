@@ -44,6 +44,8 @@ ENV_VARS = {
     "TVM_CUDA_EMULATE": "1: every 'cuda' build runs on the CPU emulator (the emulate compile "
                         "option), taking CPU arrays",
     "TVM_CUDA_EMULATE_RACECHECK": "0: the CUDA emulator skips its shared-memory race check",
+    "TVM_CUDA_EMULATE_ARCH": "the CUDA emulator's device arch (default: sm_90a); target 'cuda' "
+                             "builds for it under the emulator",
     "CXX": "the C++ compiler of the CUDA emulator (default: g++)",
 }
 

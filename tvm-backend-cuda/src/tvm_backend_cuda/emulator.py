@@ -39,6 +39,7 @@ from typing import Any
 from tvm.backend.sdk import cache_dir, emu, get_toolchain, run_tool, work_folder
 from tvm.error import CompileError, EmulatorError, NotModelledError
 
+from . import emulated_streams as _streams
 from . import emulator_asm as _asm
 from .emulated_tensor_map import (
     EmulatedTensorMap,
@@ -46,13 +47,19 @@ from .emulated_tensor_map import (
     _encoded_map,
     encoded_tensor_map,
 )
-from .tags import OPTIN_SHARED_MEMORY
+from .runtime import check_arch
+from .tags import OPTIN_SHARED_MEMORY, parse_arch
 
-__all__ = ["EMU_DIR", "SHARED_OPTIN_BYTES", "EmulatedKernel", "EmulatedModule",
+__all__ = ["DEVICE_ARCH", "EMU_DIR", "SHARED_OPTIN_BYTES", "EmulatedKernel", "EmulatedModule",
            "EmulatedTensorMap", "TensorMapArg", "build", "check_resident", "encoded_tensor_map",
-           "load_source", "prepare"]
+           "device_arch", "device_capability", "load_source", "prepare", "shared_optin_bytes"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
+#: the emulated device's arch: ``$TVM_CUDA_EMULATE_ARCH``, else sm_90a (an H200's). Target
+#: ``cuda`` without an arch builds for it under the emulator, as it builds for the GPU's on a
+#: GPU, and code built for an arch it cannot run is refused as the GPU's loader refuses it.
+#: (The shim models Hopper: a later arch's instructions it lacks raise NotModelledError.)
+DEVICE_ARCH = os.environ.get("TVM_CUDA_EMULATE_ARCH") or "sm_90a"
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
 #: the emulated device's limit on dynamic shared memory per block, with the opt-in a launch over
 #: 48 KB makes (the GPU runtime opts in; the emulator refuses more, as the GPU's runtime does):
@@ -89,6 +96,24 @@ _SCALAR_CTYPES: dict[str, Any] = {
     "float32": ctypes.c_float, "float64": ctypes.c_double,
     "float16": ctypes.c_uint16, "bfloat16": ctypes.c_uint16,
 }
+
+
+def device_arch() -> str:
+    """The emulated device's arch (:data:`DEVICE_ARCH`, read at each call)."""
+    parse_arch(DEVICE_ARCH)  # a clear error for a malformed $TVM_CUDA_EMULATE_ARCH
+    return DEVICE_ARCH
+
+
+def device_capability() -> tuple[int, int]:
+    """The emulated device's compute capability, ``(9, 0)`` for sm_90a."""
+    num, _ = parse_arch(device_arch())
+    return num // 10, num % 10
+
+
+def shared_optin_bytes() -> int:
+    """The emulated device's dynamic shared memory per block with the opt-in (its arch's)."""
+    major, minor = device_capability()
+    return OPTIN_SHARED_MEMORY.get(major * 10 + minor, 48 * 1024)
 
 
 def prepare(source: str, kernels: Mapping[str, Sequence[Sequence[str]]]) -> str:
@@ -295,7 +320,9 @@ class EmulatedKernel:
     def launch(self, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
                stream: Any = None, on_device: Any = None, cluster: Any = None,
                cooperative: bool = False) -> None:
-        """Launch on CPU arrays (synchronous). ``grid`` counts blocks; ``cluster`` (a shape
+        """Launch on CPU arrays, on ``stream`` (:func:`.emulated_streams.launch_stream`: by
+        default the current emulated stream; the default stream runs it before this returns,
+        a side stream when it gets to it). ``grid`` counts blocks; ``cluster`` (a shape
         dividing it) runs the blocks in clusters, overriding the kernel's ``__cluster_dims__``;
         ``cooperative`` runs every block of the grid together (blocks may wait for each
         other), as many as :data:`EMULATED_SMS` SMs of :data:`THREADS_PER_SM` threads hold."""
@@ -305,10 +332,11 @@ class EmulatedKernel:
         c = (0, 0, 0) if cluster is None else _dim3(cluster, "cluster")
         if cooperative:
             check_resident(self.name, g, b)
-        if shmem > SHARED_OPTIN_BYTES:
+        optin = shared_optin_bytes()
+        if shmem > optin:
             raise ValueError(
                 f"kernel {self.name} asks for {shmem} bytes of dynamic shared memory; the CUDA "
-                f"emulator's device allows at most {SHARED_OPTIN_BYTES} per block")
+                f"emulator's device allows at most {optin} per block")
         if len(args) != len(self.params):
             raise TypeError(f"kernel {self.name!r} takes {len(self.params)} arguments, got "
                             f"{len(args)}")
@@ -390,12 +418,17 @@ class EmulatedKernel:
                     len(err))
             emu.raise_for(rc, err.value.decode(errors="replace"), "CUDA emulator: ")
 
-        if self.module.isolate:
-            emu.run_isolated(launch, arrays, what=f"CUDA emulator: kernel {self.name!r}")
-        else:
-            launch({i: int(a.ctypes.data) for i, a in arrays.items()})
-        for original, arr in copy_back:
-            original[...] = arr
+        isolate = self.module.isolate
+
+        def run() -> None:  # the launch, when its stream reaches it
+            if isolate:
+                emu.run_isolated(launch, arrays, what=f"CUDA emulator: kernel {self.name!r}")
+            else:
+                launch({i: int(a.ctypes.data) for i, a in arrays.items()})
+            for original, arr in copy_back:
+                original[...] = arr
+
+        _streams.launch_stream(stream).submit(run)
 
 
     @staticmethod
@@ -427,8 +460,12 @@ class EmulatedKernel:
 class EmulatedModule:
     """The emulator's shared object, with one :class:`EmulatedKernel` per kernel."""
 
-    def __init__(self, library: str | os.PathLike[str], kernels: Mapping[str, Any]) -> None:
+    def __init__(self, library: str | os.PathLike[str], kernels: Mapping[str, Any], *,
+                 arch: str | None = None) -> None:
         self.path = str(library)
+        #: the arch the code was built for (None: any), checked against the emulated device's
+        #: when the module loads, as :class:`~tvm_backend_cuda.runtime.CudaModule` checks it
+        self.arch = arch
         self.kernels = {name: [tuple(p) for p in k["params"]] for name, k in kernels.items()}
         self._lib: Any = None
         self._functions: dict[str, Any] = {}
@@ -441,6 +478,7 @@ class EmulatedModule:
         fn = self._functions.get(name)
         if fn is None:
             if self._lib is None:
+                check_arch(self.arch, 0, *device_capability())
                 self._lib = ctypes.CDLL(self.path)
             fn = getattr(self._lib, f"tvm_cuda_emu_launch_{name}")
             fn.restype = ctypes.c_int
@@ -453,12 +491,14 @@ class EmulatedModule:
     def launch(self, name: str, grid: Any, block: Any, args: Sequence[Any], *, shmem: int = 0,
                stream: Any = None, cluster: Any = None, cooperative: bool = False,
                **_: Any) -> None:
-        """Launch kernel ``name`` (as :meth:`CudaModule.launch`; synchronous)."""
+        """Launch kernel ``name`` (as :meth:`CudaModule.launch`), on ``stream``
+        (:func:`.emulated_streams.launch_stream`)."""
         self.get_kernel(name).launch(grid, block, args, shmem=shmem, stream=stream,
                                      cluster=cluster, cooperative=cooperative)
 
     def synchronize(self) -> None:
-        """Launches are synchronous: nothing to wait for."""
+        """Wait for the work of every emulated stream (:func:`.emulated_streams.synchronize`)."""
+        _streams.synchronize()
 
     def get_kernel(self, name: str) -> EmulatedKernel:
         if name not in self.kernels:
@@ -532,13 +572,15 @@ def _torch_bits(t: Any) -> Any:
     return t
 
 
-def load_source(source: str, signatures: Mapping[str, Sequence[Sequence[str]]]) -> EmulatedModule:
+def load_source(source: str, signatures: Mapping[str, Sequence[Sequence[str]]], *,
+                arch: str | None = None) -> EmulatedModule:
     """An :class:`EmulatedModule` of hand-written CUDA ``source`` (the emulator's counterpart of
     ``CudaModule(compile_cuda(source, arch), signatures)``): ``signatures`` maps each kernel to
-    its ``(name, type)`` parameters, type ``ptr`` or a scalar dtype."""
+    its ``(name, type)`` parameters, type ``ptr`` or a scalar dtype; ``arch``, the arch it is
+    built for (None: the emulated device's), is checked when it first launches."""
     data = build(source, signatures)
     folder = work_folder("tvm-cuda-emu-")
     path = folder / "module.so"
     path.write_bytes(data)
     return EmulatedModule(path, {k: {"params": [list(p) for p in v]}
-                                 for k, v in signatures.items()})
+                                 for k, v in signatures.items()}, arch=arch)

@@ -96,6 +96,10 @@ def emulating(options: CudaOptions) -> bool:
     return os.environ.get("TVM_CUDA_EMULATE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+#: targets whose arch :meth:`CudaBuilder.resolve_target` chose (by identity), not the caller
+_MACHINE_ARCH: dict[int, Any] = {}
+
+
 class CudaBuilder(Builder):
     """Kind ``cuda``: CUDA C++ compiled by NVRTC to a cubin, launched with cuda.core."""
 
@@ -107,7 +111,10 @@ class CudaBuilder(Builder):
 
     def codegen(self, mod: IRModule, target: Any, options: CudaOptions) -> Artifact:
         emulate = emulating(options)
-        arch = validate_arch(str(options.arch or default_arch(target, emulate)))
+        # the target's, settled by resolve_target (the same as options.arch, except where an
+        # emulated build replaced the arch resolved for this machine)
+        arch = validate_arch(str(target.attrs.get("arch") or options.arch
+                                 or default_arch(target, emulate)))
         source, kernels = generate_cuda(mod, target, emulate=emulate)
         plans = launch_plans(mod, "cuda", target_name="cuda")
         return Artifact(source, {
@@ -123,17 +130,36 @@ class CudaBuilder(Builder):
     def resolve_target(self, target: Any, options: CudaOptions | None = None) -> Any:
         """``target`` with its arch settled before lowering: ``arch=`` if given, else the
         target's, else the GPU's in this process (``sm_90a`` on compute capability 9.0), else
-        :data:`DEFAULT_ARCH`. Dispatch and codegen then see the same arch."""
+        :data:`DEFAULT_ARCH`; for the emulator, the emulated device's in place of the GPU's.
+        Dispatch and codegen then see the same arch."""
         emulate = emulating(options if options is not None else CudaOptions())
-        arch = validate_arch(str((options.arch if options is not None else None)
-                                 or default_arch(target, emulate)))
+        given = options.arch if options is not None else None
+        resolved_here = _MACHINE_ARCH.get(id(target)) is target
+        machine = emulate and resolved_here and given in (None, target.attrs.get("arch"))
+        if machine:
+            # its arch is the one resolved without the options (tvm.compile resolves "cuda"
+            # first; the options then read it from the target): ``emulate=True`` builds for
+            # the emulated device instead
+            given = None
+            arch = _emulator.device_arch()
+        else:
+            machine = False
+            arch = validate_arch(str(given or default_arch(target, emulate)))
         if target.attrs.get("arch") == arch:
             return target
         config = target.export()
+        if machine:  # what the machine's arch implied, implied by the emulated one instead
+            config.pop("max_dynamic_shared_memory_per_block", None)
+            config.pop("cta_pairs", None)
         if config.get("arch"):  # arch= overrides what the tag says: not that tag any more
             config.pop("tag", None)
         config["arch"] = arch
-        return Target(config)
+        resolved = Target(config)
+        if not given and not target.attrs.get("arch"):
+            _MACHINE_ARCH[id(resolved)] = resolved
+            while len(_MACHINE_ARCH) > 64:  # the latest few (held, so their ids stay theirs)
+                del _MACHINE_ARCH[next(iter(_MACHINE_ARCH))]
+        return resolved
 
     def compile_key(self, artifact: Artifact, options: CudaOptions) -> Any:
         if artifact.metadata.get("emulate"):
@@ -178,14 +204,15 @@ EMULATED_ARCH = "sm_90a"
 
 
 def default_arch(target: Any, emulate: bool | None = None) -> str:
-    """The arch a build for ``target`` uses: the target's ``arch``, else :data:`EMULATED_ARCH`
-    for the emulator (``emulate``; None: ``$TVM_CUDA_EMULATE``), else device 0's (with the
-    arch-specific suffix: ``sm_90a``, ``sm_100a``), else :data:`DEFAULT_ARCH`."""
+    """The arch a build for ``target`` uses: the target's ``arch``, else the emulated device's
+    for the emulator (``emulate``; None: ``$TVM_CUDA_EMULATE``; :func:`.emulator.device_arch`,
+    :data:`EMULATED_ARCH` by default), else device 0's (with the arch-specific suffix:
+    ``sm_90a``, ``sm_100a``), else :data:`DEFAULT_ARCH`."""
     arch = target.attrs.get("arch")
     if arch:
         return str(arch)
     if emulating(CudaOptions()) if emulate is None else emulate:
-        return EMULATED_ARCH
+        return _emulator.device_arch()
     return _device_arch() or DEFAULT_ARCH
 
 
@@ -562,7 +589,8 @@ class EmulatedCudaExecutable(CudaExecutable):
 
     def module(self) -> Any:
         if self._module is None:
-            self._module = _emulator.EmulatedModule(self.binary.file(), self.meta["kernels"])
+            self._module = _emulator.EmulatedModule(self.binary.file(), self.meta["kernels"],
+                                                    arch=self.arch)
         return self._module
 
     def inspect_source(self, kind: str = "") -> str:

@@ -581,14 +581,23 @@ class CudaModule:
         """Fail with a clear message before the driver's CUDA_ERROR_NO_BINARY_FOR_GPU."""
         if not self.arch:
             return
-        num, suffix = parse_arch(self.arch)
         major, minor = dev.compute_capability
-        dev_num = major * 10 + minor
-        # 'a' cubins run only on that exact chip; plain and 'f' ones on later minors of the major
-        ok = num == dev_num if suffix == "a" else (num // 10 == major and num <= dev_num)
-        if not ok:
-            raise RuntimeError(
-                f"this cubin was built for {self.arch} and cannot run on device {dev.device_id} "
-                f"(compute capability {major}.{minor}); compile for sm_{dev_num}"
-                + ("a" if dev_num >= 90 else "")
-            )
+        check_arch(self.arch, dev.device_id, major, minor)
+
+
+def check_arch(arch: str | None, device_id: int, major: int, minor: int) -> None:
+    """Refuse code built for ``arch`` on device ``device_id`` of compute capability
+    ``major.minor`` when that device cannot run it (the GPU's loader, and the CUDA emulator's
+    for its emulated device); None: built for whatever loads it."""
+    if not arch:
+        return
+    num, suffix = parse_arch(arch)
+    dev_num = major * 10 + minor
+    # 'a' cubins run only on that exact chip; plain and 'f' ones on later minors of the major
+    ok = num == dev_num if suffix == "a" else (num // 10 == major and num <= dev_num)
+    if not ok:
+        raise RuntimeError(
+            f"this cubin was built for {arch} and cannot run on device {device_id} "
+            f"(compute capability {major}.{minor}); compile for sm_{dev_num}"
+            + ("a" if dev_num >= 90 else "")
+        )
