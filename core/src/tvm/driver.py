@@ -48,9 +48,11 @@ def compile(  # noqa: A001 - the seed's name: tvm.compile
     ``PassContext``; every other keyword is a compiler option for the backend (host:
     ``opt_level``, ``cc``, ``cache``, ...).
     """
-    tgt = resolve_target(target)
+    tgt = _as_target(target)
     builder = contract.get_builder(tgt.kind.name)
     opts = builder.options_type.parse(tgt, options)  # a bad option fails before lowering
+    # resolved once, with the options: what the machine implies (cuda's arch) must not come
+    # back as if the caller had given it (an emulated build is for the emulated device)
     tgt = builder.resolve_target(tgt, opts)
     lowered = lower(func_or_mod, tgt, tir_pipeline, pass_config=pass_config)
     with _pass_context(pass_config, tgt), recursion_guard("tvm.compile"):
@@ -75,13 +77,18 @@ def resolve_target(target: Any) -> Any:
     """A :class:`~tvm.target.Target` from what ``tvm.compile`` accepts, as its builder
     resolves it on this machine (:meth:`~tvm.backend.contract.Builder.resolve_target`:
     ``"cuda"`` gets the arch of the GPU here)."""
-    ensure_builtin_backends()
-    if target is None:
-        tgt = Target.current() or Target("c")
-    else:
-        tgt = target if isinstance(target, Target) else Target(target)
+    tgt = _as_target(target)
     builder = contract.find_builder(tgt.kind.name)
     return tgt if builder is None else builder.resolve_target(tgt)
+
+
+def _as_target(target: Any) -> Any:
+    """The :class:`~tvm.target.Target` ``target`` names (the current one, else ``c``, for
+    None), not yet resolved by its builder."""
+    ensure_builtin_backends()
+    if target is None:
+        return Target.current() or Target("c")
+    return target if isinstance(target, Target) else Target(target)
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -96,10 +96,6 @@ def emulating(options: CudaOptions) -> bool:
     return os.environ.get("TVM_CUDA_EMULATE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-#: targets whose arch :meth:`CudaBuilder.resolve_target` chose (by identity), not the caller
-_MACHINE_ARCH: dict[int, Any] = {}
-
-
 class CudaBuilder(Builder):
     """Kind ``cuda``: CUDA C++ compiled by NVRTC to a cubin, launched with cuda.core."""
 
@@ -133,33 +129,15 @@ class CudaBuilder(Builder):
         :data:`DEFAULT_ARCH`; for the emulator, the emulated device's in place of the GPU's.
         Dispatch and codegen then see the same arch."""
         emulate = emulating(options if options is not None else CudaOptions())
-        given = options.arch if options is not None else None
-        resolved_here = _MACHINE_ARCH.get(id(target)) is target
-        machine = emulate and resolved_here and given in (None, target.attrs.get("arch"))
-        if machine:
-            # its arch is the one resolved without the options (tvm.compile resolves "cuda"
-            # first; the options then read it from the target): ``emulate=True`` builds for
-            # the emulated device instead
-            given = None
-            arch = _emulator.device_arch()
-        else:
-            machine = False
-            arch = validate_arch(str(given or default_arch(target, emulate)))
+        arch = validate_arch(str((options.arch if options is not None else None)
+                                 or default_arch(target, emulate)))
         if target.attrs.get("arch") == arch:
             return target
         config = target.export()
-        if machine:  # what the machine's arch implied, implied by the emulated one instead
-            config.pop("max_dynamic_shared_memory_per_block", None)
-            config.pop("cta_pairs", None)
         if config.get("arch"):  # arch= overrides what the tag says: not that tag any more
             config.pop("tag", None)
         config["arch"] = arch
-        resolved = Target(config)
-        if not given and not target.attrs.get("arch"):
-            _MACHINE_ARCH[id(resolved)] = resolved
-            while len(_MACHINE_ARCH) > 64:  # the latest few (held, so their ids stay theirs)
-                del _MACHINE_ARCH[next(iter(_MACHINE_ARCH))]
-        return resolved
+        return Target(config)
 
     def compile_key(self, artifact: Artifact, options: CudaOptions) -> Any:
         if artifact.metadata.get("emulate"):
