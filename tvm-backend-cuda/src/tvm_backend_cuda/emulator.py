@@ -47,8 +47,7 @@ from .emulated_tensor_map import (
     _encoded_map,
     encoded_tensor_map,
 )
-from .runtime import check_arch
-from .tags import OPTIN_SHARED_MEMORY, parse_arch
+from .tags import OPTIN_SHARED_MEMORY, check_arch, parse_arch
 
 __all__ = ["DEVICE_ARCH", "EMU_DIR", "SHARED_OPTIN_BYTES", "EmulatedKernel", "EmulatedModule",
            "EmulatedTensorMap", "TensorMapArg", "build", "check_resident", "encoded_tensor_map",

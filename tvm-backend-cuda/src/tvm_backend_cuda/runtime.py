@@ -28,7 +28,7 @@ from .streams import core_launch as core_launch
 from .streams import core_stream as core_stream
 from .streams import launch_stream as launch_stream
 from .streams import torch_raw_stream_getter as torch_raw_stream_getter
-from .tags import parse_arch
+from .tags import check_arch
 from .tensor_map import TENSOR_MAP, TENSOR_MAP_KIND, _RawParam, derived_tensor_map, tensor_map_arg
 from .tensor_map import TMA_DTYPES as TMA_DTYPES
 from .tensor_map import array_geometry as array_geometry
@@ -584,20 +584,3 @@ class CudaModule:
         major, minor = dev.compute_capability
         check_arch(self.arch, dev.device_id, major, minor)
 
-
-def check_arch(arch: str | None, device_id: int, major: int, minor: int) -> None:
-    """Refuse code built for ``arch`` on device ``device_id`` of compute capability
-    ``major.minor`` when that device cannot run it (the GPU's loader, and the CUDA emulator's
-    for its emulated device); None: built for whatever loads it."""
-    if not arch:
-        return
-    num, suffix = parse_arch(arch)
-    dev_num = major * 10 + minor
-    # 'a' cubins run only on that exact chip; plain and 'f' ones on later minors of the major
-    ok = num == dev_num if suffix == "a" else (num // 10 == major and num <= dev_num)
-    if not ok:
-        raise RuntimeError(
-            f"this cubin was built for {arch} and cannot run on device {device_id} "
-            f"(compute capability {major}.{minor}); compile for sm_{dev_num}"
-            + ("a" if dev_num >= 90 else "")
-        )

@@ -21,8 +21,8 @@ from tvm.backend.sdk import check_thread_counts
 from tvm.error import TargetError
 from tvm.target import Attr, TargetKind
 
-__all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS", "parse_arch", "sm_version",
-           "validate_arch"]
+__all__ = ["EXTRA_TAGS", "KIND", "KINDS", "SEED_TAGS", "TAGS", "check_arch", "parse_arch",
+           "sm_version", "validate_arch"]
 
 _CUDA: dict[str, Any] = {
     "kind": "cuda", "keys": ["cuda", "gpu"], "max_shared_memory_per_block": 49152,
@@ -463,3 +463,21 @@ KINDS = [
         arch_pattern=r"sm_\d{2,3}[af]?",
     )
 ]
+
+
+def check_arch(arch: str | None, device_id: int, major: int, minor: int) -> None:
+    """Refuse code built for ``arch`` on device ``device_id`` of compute capability
+    ``major.minor`` when that device cannot run it (the GPU's loader, and the CUDA emulator's
+    for its emulated device); None: built for whatever loads it."""
+    if not arch:
+        return
+    num, suffix = parse_arch(arch)
+    dev_num = major * 10 + minor
+    # 'a' cubins run only on that exact chip; plain and 'f' ones on later minors of the major
+    ok = num == dev_num if suffix == "a" else (num // 10 == major and num <= dev_num)
+    if not ok:
+        raise RuntimeError(
+            f"this cubin was built for {arch} and cannot run on device {device_id} "
+            f"(compute capability {major}.{minor}); compile for sm_{dev_num}"
+            + ("a" if dev_num >= 90 else "")
+        )
