@@ -199,6 +199,26 @@ def test_row_callables_against_torch(torch: Any, dtype: str, m: int, n: int, dev
     assert kernels.add(x, x, out=y) is y and torch.equal(y, (x.float() * 2).to(dt))
 
 
+def test_row_callables_build_for_the_emulated_devices_arch(torch: Any, device: str,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """Under the emulator the library builds for the emulated device's arch
+    (``$TVM_CUDA_EMULATE_ARCH``), as on a GPU for the GPU's: an sm_80 device runs the row
+    kernels built for sm_80 (code built for sm_90a would be refused at load)."""
+    if device != "cpu":
+        pytest.skip("the emulated device's arch; a GPU's is its own")
+    from tvm_backend_cuda import emulator
+    from tvm_backend_cuda.kernels import _call
+
+    monkeypatch.setattr(emulator, "DEVICE_ARCH", "sm_80")
+    x = torch.randn(3, 200)
+    w = torch.rand(200) + 0.5
+    want = torch.nn.functional.rms_norm(x.double(), (200,), w.double(), 1e-6)
+    assert _rel(torch, kernels.rms_norm(x, w), want) < 1e-5
+    built = [ex.arch for key, ex in _call._EXES.items() if "sm_80" in key]
+    assert built and set(built) == {"sm_80"}
+
+
 def test_torch_ops_under_compile_and_cuda_graphs(torch: Any, device: str) -> None:
     g = torch.Generator(device=device).manual_seed(9)
     x = torch.randn(256, 512, device=device, generator=g).to(torch.bfloat16)

@@ -49,16 +49,20 @@ from .emulated_tensor_map import (
 )
 from .tags import OPTIN_SHARED_MEMORY, check_arch, parse_arch
 
-__all__ = ["DEVICE_ARCH", "EMU_DIR", "SHARED_OPTIN_BYTES", "EmulatedKernel", "EmulatedModule",
-           "EmulatedTensorMap", "TensorMapArg", "build", "check_resident", "encoded_tensor_map",
-           "device_arch", "device_capability", "load_source", "prepare", "shared_optin_bytes"]
+__all__ = ["DEVICE_ARCH", "EMULATED_ARCH", "EMU_DIR", "SHARED_OPTIN_BYTES", "EmulatedKernel",
+           "EmulatedModule", "EmulatedTensorMap", "TensorMapArg", "build", "check_resident",
+           "device_arch", "device_capability", "encoded_tensor_map", "load_source", "prepare",
+           "shared_optin_bytes"]
 
 EMU_DIR = Path(__file__).resolve().parent / "emu"
-#: the emulated device's arch: ``$TVM_CUDA_EMULATE_ARCH``, else sm_90a (an H200's). Target
+#: the emulated device's default arch: the Hopper arch the shim models (an H200's, so that
+#: code written for the GPU builds the same kernels under TVM_CUDA_EMULATE=1)
+EMULATED_ARCH = "sm_90a"
+#: the emulated device's arch: ``$TVM_CUDA_EMULATE_ARCH``, else :data:`EMULATED_ARCH`. Target
 #: ``cuda`` without an arch builds for it under the emulator, as it builds for the GPU's on a
 #: GPU, and code built for an arch it cannot run is refused as the GPU's loader refuses it.
 #: (The shim models Hopper: a later arch's instructions it lacks raise NotModelledError.)
-DEVICE_ARCH = os.environ.get("TVM_CUDA_EMULATE_ARCH") or "sm_90a"
+DEVICE_ARCH = os.environ.get("TVM_CUDA_EMULATE_ARCH") or EMULATED_ARCH
 SHARED_STATIC_BYTES = 48 * 1024  # CUDA's limit on static shared memory per block
 #: the emulated device's limit on dynamic shared memory per block, with the opt-in a launch over
 #: 48 KB makes (the GPU runtime opts in; the emulator refuses more, as the GPU's runtime does):

@@ -176,9 +176,8 @@ def _device_arch() -> str | None:
 
 
 DEFAULT_ARCH = "sm_80"  # target "cuda" on a machine without a GPU
-#: target "cuda" built for the CUDA emulator: the Hopper arch it models (an H200's, so that code
-#: written for the GPU builds the same kernels under TVM_CUDA_EMULATE=1)
-EMULATED_ARCH = "sm_90a"
+#: the emulated device's arch unless ``$TVM_CUDA_EMULATE_ARCH`` says otherwise (the emulator's)
+EMULATED_ARCH = _emulator.EMULATED_ARCH
 
 
 def default_arch(target: Any, emulate: bool | None = None) -> str:

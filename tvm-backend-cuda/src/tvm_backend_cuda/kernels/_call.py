@@ -4,8 +4,8 @@ stream (the executable's stream rule).
 
 Where the kernels run is where the tensors are: CUDA tensors on their GPU; CPU tensors under the
 CUDA emulator when emulation is on (``TVM_CUDA_EMULATE=1``), the same generated CUDA built for
-:data:`EMULATED_ARCH` with the untuned defaults (docs/decisions.md, "The kernel library under
-the CUDA emulator")."""
+the emulated device's arch (``$TVM_CUDA_EMULATE_ARCH``, sm_90a by default) with the untuned
+defaults (docs/decisions.md, "The kernel library under the CUDA emulator")."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ import tvm
 from tvm import autotune
 
 from .. import __version__ as _backend_version
-from ..executable import EMULATED_ARCH, CudaOptions, emulating
+from .. import emulator as _emulator
+from ..executable import CudaOptions, emulating
 from ..plugin import register_backend
 
 #: executables by (kernel, factory arguments, options, arch)
@@ -231,7 +232,8 @@ def _emulated_executable(kernel: str, factory: Callable[..., Any], args: tuple[A
     """The kernel built for the CUDA emulator with the configuration an untuned GPU run uses
     (the first candidate, for :data:`EMULATED_SMS` SMs): an emulated run's time says nothing
     about the GPU's, so nothing is measured."""
-    key = (kernel, args, tuple(sorted(options.items())), "emulated")
+    arch = _emulator.device_arch()
+    key = (kernel, args, tuple(sorted(options.items())), "emulated", arch)
     ex = _EXES.get(key)
     if ex is not None:
         return ex
@@ -239,9 +241,9 @@ def _emulated_executable(kernel: str, factory: Callable[..., Any], args: tuple[A
         ex = _EXES.get(key)
         if ex is None:
             register_backend()
-            arch_kw = {"arch": EMULATED_ARCH} if arch_arg else {}
-            config = tuning.candidates(EMULATED_ARCH, EMULATED_SMS)[0] if tuning else {}
+            arch_kw = {"arch": arch} if arch_arg else {}
+            config = tuning.candidates(arch, EMULATED_SMS)[0] if tuning else {}
             ex = tvm.compile(factory(*args, **options, **arch_kw, **config),
-                             target={"kind": "cuda", "arch": EMULATED_ARCH}, emulate=True)
+                             target={"kind": "cuda", "arch": arch}, emulate=True)
             _EXES[key] = ex
     return ex
