@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import tvm
+from tvm.codegen.signature import _BINARY, _divide
 from tvm.ir import (
     AllocBuffer,
     Buffer,
@@ -49,7 +50,6 @@ from tvm.tirx.operator.tile_primitive.dispatcher import (
     lower_tile_primitives,
 )
 from tvm.tirx.operator.tile_primitive.ops import make_call
-from tvm.tirx.transform.signature import _BINARY, _divide
 from tvm_backend_cuda.dispatch.gemm_mma import VARIANT, mma_accumulator_layout, warp_split
 from tvm_backend_cuda.plugin import register_backend
 

@@ -164,7 +164,7 @@ def _arguments(func: Any) -> list[Any] | None:
     a handle parameter, or more than _MAX_WORK loop iterations."""
     import numpy as np
 
-    from tvm.tirx.transform.signature import evaluate
+    from tvm.codegen.signature import evaluate
 
     values: dict[Any, Any] = {}
     for p in func.params:

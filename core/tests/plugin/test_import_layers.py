@@ -58,9 +58,6 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("tvm.script.jit", "tvm.driver"):
         "calling a @T.jit function with its runtime arguments compiles and runs it (the seed's "
         "contract): the one script object that drives a build, on first call",
-    ("tvm.tirx.transform.signature", "tvm.runtime"):
-        "not moved yet: it builds the runtime's Signature and LaunchPlan from the IR (a codegen "
-        "job), and tvm.tirx.transform re-exports its functions (documented paths)",
 }
 
 #: function-local imports that work around an import cycle, reviewed (to remove, not to add):

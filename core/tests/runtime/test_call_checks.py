@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import tvm
+from tvm.codegen.signature import signature_from_func
 from tvm.runtime.arguments import ArgumentChecker, ParamSig, Signature
 from tvm.script import tirx as T
-from tvm.tirx.transform.signature import signature_from_func
 
 
 @T.prim_func

@@ -7,10 +7,15 @@ import json
 import numpy as np
 import pytest
 
+from tvm.codegen.signature import (
+    ParamSpec,
+    check_arguments,
+    evaluate,
+    function_signature,
+    signature_from_func,
+)
 from tvm.ir import Buffer, Evaluate, PrimFunc, Var
 from tvm.runtime.arguments import ArgumentChecker, Signature
-from tvm.tirx.transform import ParamSpec, check_arguments, evaluate, function_signature
-from tvm.tirx.transform.signature import signature_from_func
 
 
 def _func():

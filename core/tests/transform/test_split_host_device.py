@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tvm import ir
+from tvm.codegen.signature import evaluate
 from tvm.ir import (
     AllocBuffer,
     AttrStmt,
@@ -31,7 +32,6 @@ from tvm.tirx.transform import (
     LaunchParams,
     LowerKernelForm,
     SplitHostDevice,
-    evaluate,
     extract_launch_bounds,
 )
 from tvm.transform import PassContext, Sequential

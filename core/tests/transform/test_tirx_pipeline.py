@@ -7,6 +7,7 @@ import pytest
 
 import tvm.tirx.operator.tile_primitive  # noqa: F401 - registers the tile primitives
 from tvm import ir
+from tvm.codegen.signature import check_arguments, evaluate, function_signature
 from tvm.ir import (
     Buffer,
     BufferLoad,
@@ -24,7 +25,6 @@ from tvm.ir import (
 from tvm.tirx import op
 from tvm.tirx.compilation_pipeline import get_tir_pipeline
 from tvm.tirx.pipeline import default_pipeline, tirx_pipeline
-from tvm.tirx.transform import check_arguments, evaluate, function_signature
 from tvm.transform import PassContext, Sequential
 
 STAGES = ["TilePrimitiveDispatch", "FuseRowLoops", "LowerKernelForm", "StmtSimplify", "FlattenBuffer",

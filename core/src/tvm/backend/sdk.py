@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ParamInfo,
         const_dims,
     )
+    from ..codegen.signature import function_signature, launch_plans, signature_from_func
     from ..demo import KERNELS, DemoKernel, make_case, rand_f32, softmax_ref, zeros_f32
     from ..demo import matmul_demo as matmul_demo  # issue 25, round 7 (core duplicates)
     from ..demo import row_softmax_kernel as row_softmax_kernel
@@ -107,14 +108,8 @@ if TYPE_CHECKING:
     from ..tirx.operator.tile_primitive.ops import (  # issue 25, round 8 (dispatch)
         REDUCE_OPS as REDUCE_OPS,
     )
-    from ..tirx.transform import (
-        StmtSimplify,
-        TilePrimitiveDispatch,
-        dyn_smem_layout,
-        function_signature,
-    )
+    from ..tirx.transform import StmtSimplify, TilePrimitiveDispatch, dyn_smem_layout
     from ..tirx.transform._util import target_of
-    from ..tirx.transform.signature import launch_plans, signature_from_func
     from ..transform import Pipeline
 
 __all__ = [
@@ -269,12 +264,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Signature": ("..runtime.arguments", "Signature"),
     "evaluate_tree": ("..runtime.arguments", "evaluate_tree"),
     # signature helpers
-    "launch_plans": ("..tirx.transform.signature", "launch_plans"),
-    "signature_from_func": ("..tirx.transform.signature", "signature_from_func"),
+    "launch_plans": ("..codegen.signature", "launch_plans"),
+    "signature_from_func": ("..codegen.signature", "signature_from_func"),
     "StmtSimplify": ("..tirx.transform", "StmtSimplify"),
     "TilePrimitiveDispatch": ("..tirx.transform", "TilePrimitiveDispatch"),
     "dyn_smem_layout": ("..tirx.transform", "dyn_smem_layout"),
-    "function_signature": ("..tirx.transform", "function_signature"),
+    "function_signature": ("..codegen.signature", "function_signature"),
     "target_of": ("..tirx.transform._util", "target_of"),
     "get_tir_pipeline": ("..tirx.compilation_pipeline", "get_tir_pipeline"),
     "Pipeline": ("..transform", "Pipeline"),

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..codegen.c_base import FunctionInfo
+from ..codegen.signature import signature_from_func
 from ..ir.function import IRModule
 from ..runtime.arguments import Signature
-from ..tirx.transform.signature import signature_from_func
 
 __all__ = ["exported_signatures"]
 

@@ -1,7 +1,7 @@
 """The one argument check every executable runs before anything launches.
 
 A compiled function's parameters are described by a :class:`Signature`: plain data (JSON),
-derived from the IR at build time (:func:`tvm.tirx.transform.signature_from_func`), stored in
+derived from the IR at build time (:func:`tvm.codegen.signature.signature_from_func`), stored in
 the executable and in the file ``export_library`` writes, so a freshly compiled executable and
 one from ``tvm.runtime.load_module`` check their arguments with the same code and the same
 messages. :class:`ArgumentChecker` turns a signature into per-parameter checks once (at build or

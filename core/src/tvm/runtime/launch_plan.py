@@ -1,7 +1,7 @@
 """The launch plan: the host side of a device function as plain data, and its one evaluator.
 
 After ``SplitHostDevice`` the host part of a function for a GPU-like target is a sequence of
-``tirx.launch_kernel`` calls. At build time :func:`tvm.tirx.transform.launch_plans` turns each
+``tirx.launch_kernel`` calls. At build time :func:`tvm.codegen.signature.launch_plans` turns each
 such function into a :class:`LaunchPlan`: the function's argument :class:`Signature` and, per
 launch, the kernel's name, its grid, block and dynamic shared memory, and where each kernel
 argument comes from. Sizes are expression trees over the signature's variable names

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..backend.contract import Artifact, Binary
+from ..codegen.signature import launch_plans
 from ..ir.function import IRModule
 from ..runtime.launch_plan import BoundLaunch
 from ..runtime.plan_executable import PlanExecutable, PlanFunction
-from ..tirx.transform.signature import launch_plans
 
 __all__ = ["ShaderExecutable", "ShaderFunction", "plan_artifact"]
 

@@ -1,4 +1,4 @@
-"""The TIRx passes, one file each, and the argument-signature helpers runtimes use.
+"""The TIRx passes, one file each.
 
 - :class:`TilePrimitiveDispatch`: tile-primitive calls -> the chosen variants' bodies
 - :class:`FuseRowLoops`: neighbouring loops variants marked fusible -> one loop
@@ -7,8 +7,10 @@
 - :class:`VectorizeLoop`, :class:`UnrollLoop`: annotated loops
 - :class:`StmtSimplify` (alias ``Simplify``): arithmetic simplification and clean-up
 - :class:`SplitHostDevice`: device kernels + host launcher (with launch bounds)
-- :func:`function_signature`, :func:`check_arguments`: argument checking before a launch
-- :func:`launch_plans`: the host side of device functions as a list of kernel launches
+
+The argument signatures and launch plans built from the lowered IR (``function_signature``,
+``check_arguments``, ``launch_plans``) are :mod:`tvm.codegen.signature`'s: they make runtime
+objects, a layer above this one.
 """
 
 from __future__ import annotations
@@ -23,15 +25,6 @@ from .launch_bounds import (
 )
 from .lower_host_encodes import lower_host_encodes
 from .lower_kernel_form import CLUSTER_EXTENT, KernelFormError, LowerKernelForm
-from .signature import (
-    ParamSpec,
-    check_arguments,
-    evaluate,
-    function_signature,
-    launch_plan,
-    launch_plans,
-    signature_from_func,
-)
 from .simplify import Simplify, StmtSimplify, simplify_stmt
 from .split_host_device import LaunchParams, SplitHostDevice, dyn_smem_layout, kernel_params
 from .tile_primitive_dispatch import TilePrimitiveDispatch
@@ -49,25 +42,18 @@ __all__ = [
     "KernelFormError",
     "LaunchParams",
     "LowerKernelForm",
-    "ParamSpec",
     "Simplify",
     "SplitHostDevice",
     "StmtSimplify",
     "TilePrimitiveDispatch",
     "UnrollLoop",
     "VectorizeLoop",
-    "check_arguments",
     "dyn_smem_layout",
-    "evaluate",
     "extract_launch_bounds",
     "flat_index",
     "flatten_buffer",
     "fuse_row_loops",
-    "function_signature",
     "kernel_params",
-    "launch_plan",
-    "launch_plans",
     "lower_host_encodes",
-    "signature_from_func",
     "simplify_stmt",
 ]

@@ -21,16 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...error import CodegenError, TVMError
-from ...ir import expr as E
-from ...ir import stmt as S
-from ...ir.buffer import Buffer
-from ...ir.dtype import DataType
-from ...ir.function import IRModule, PrimFunc
-from ...ir.visitor import Visitor
-from ...runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
-from ...runtime.launch_plan import ARRAY, DERIVED, PARAM, SCALAR, LaunchPlan, LaunchStep
-from ..op import HostDerived
+from ..error import CodegenError, TVMError
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.buffer import Buffer
+from ..ir.dtype import DataType
+from ..ir.function import IRModule, PrimFunc
+from ..ir.visitor import Visitor
+from ..runtime.arguments import ArgumentChecker, Dim, ParamSig, Signature
+from ..runtime.launch_plan import ARRAY, DERIVED, PARAM, SCALAR, LaunchPlan, LaunchStep
+from ..tirx.op import HostDerived
 
 __all__ = ["ParamSpec", "VarNames", "check_arguments", "evaluate", "expr_tree",
            "function_signature", "launch_plan", "launch_plans", "signature_from_func",
