@@ -151,24 +151,33 @@ def test_export_load_runs_on_gpu(tmp_path, device: str) -> None:
     torch.testing.assert_close(b, torch.softmax(a, -1), rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.not_emulated("the fast path of calls on CUDA torch tensors")
-def test_repeated_calls_take_the_fast_path_and_still_check() -> None:
-    import torch
+def test_repeated_calls_take_the_fast_path_and_still_check(device: str) -> None:
+    """On the GPU, calls after the first take the fast path (prepared by the first) and it still
+    checks dtypes and contiguity. The emulated function has no fast path (it is for CUDA torch
+    tensors): its calls after the first reuse the launches the first prepared, with the same
+    checks."""
+    torch = pytest.importorskip("torch")
 
     case = next(k for k in KERNELS if k.name == "vector_add")
     ex = tvm.compile(case.build(), target="cuda")
     f = ex.get_function(ex.entry_name)
+    launches = []
     for _ in range(3):
-        a, b, c = (torch.randn(1 << 20, device="cuda") for _ in range(3))
+        a, b, c = (torch.randn(1 << 20, device=device) for _ in range(3))
         ex(a, b, c)
-        torch.cuda.synchronize()
+        _sync(device)
         torch.testing.assert_close(c, a + b)
-    assert f._fast_plan_torch  # prepared after the first call
-    assert f._fast_call((a, b, c), None) is True
+        launches.append(f._launches)
+    if device == "cuda":
+        assert f._fast_plan_torch  # prepared after the first call
+        assert f._fast_call((a, b, c), None) is True
+    else:
+        assert f._fast_plan_torch is False and f._fast_call is None
+        assert launches[0] is not None and all(x is launches[0] for x in launches)
     with pytest.raises(ValueError, match="dtype"):
         ex(a, b, c.double())
     with pytest.raises(ValueError, match="contiguous"):
-        ex(a, b, torch.randn(1 << 21, device="cuda")[::2])
+        ex(a, b, torch.randn(1 << 21, device=device)[::2])
 
 
 def test_scalar_parameters_on_gpu(device: str) -> None:
