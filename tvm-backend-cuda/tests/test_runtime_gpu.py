@@ -262,17 +262,46 @@ def test_dlpack_only_object(device: str) -> None:
     assert torch.equal(c, a + a)
 
 
+class _OnCudaDevice:
+    """A DLPack array that says it lives on CUDA device 0 (kDLCUDA); its memory is never
+    there to read."""
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0)
+
+    def __dlpack__(self, *args, **kwargs):
+        raise AssertionError("an array on a CUDA device was read on the host")
+
+
 @pytest.mark.gpu
-@pytest.mark.not_emulated("refusing host arrays for a GPU launch (the emulator takes host "
-                          "arrays and refuses CUDA tensors)")
-def test_device_checks(torch) -> None:
-    mod = CudaModule(compile_cuda(VADD, _arch_of_device()), VADD_SIG)
-    a = torch.randn(16, device="cuda")
-    host = torch.randn(16)
-    with pytest.raises(ValueError, match=r"'b' \(#1\) is a torch tensor on cpu"):
-        mod.launch("vadd", 1, 16, [a, host, a, 16])
-    with pytest.raises(ValueError, match=r"'c' \(#2\) is a host array \(numpy.ndarray\)"):
-        mod.launch("vadd", 1, 16, [a, a, np.zeros(16, np.float32), 16])
+def test_device_checks(device: str, request: pytest.FixtureRequest) -> None:
+    """Arrays where the kernel cannot read them are refused, naming the parameter, what it is
+    and what to pass: on the GPU host arrays beside CUDA tensors; under the emulator (which
+    takes host arrays) arrays on a CUDA device, before their memory is touched."""
+    if device == "cuda":
+        torch = request.getfixturevalue("torch")
+        mod = CudaModule(compile_cuda(VADD, _arch_of_device()), VADD_SIG)
+        a = torch.randn(16, device="cuda")
+        host = torch.randn(16)
+        with pytest.raises(ValueError, match=r"'b' \(#1\) is a torch tensor on cpu"):
+            mod.launch("vadd", 1, 16, [a, host, a, 16])
+        with pytest.raises(ValueError, match=r"'c' \(#2\) is a host array \(numpy.ndarray\)"):
+            mod.launch("vadd", 1, 16, [a, a, np.zeros(16, np.float32), 16])
+        return
+    torch = pytest.importorskip("torch")
+    mod = _module(VADD, VADD_SIG, device)
+    a = torch.randn(16)
+    c = torch.zeros(16)
+    instead = r"the CUDA emulator runs the kernel on the CPU; pass a host array instead \(numpy"
+    with pytest.raises(ValueError, match=r"kernel 'vadd': parameter 'b' \(#1\) is an array "
+                       r"\([\w.]*_OnCudaDevice\) on a CUDA device \(DLPack device "
+                       rf"type 2, device 0\), but {instead}"):
+        mod.launch("vadd", 1, 16, [a, _OnCudaDevice(), c, 16])
+    with pytest.raises(ValueError, match=r"kernel 'vadd': parameter 'c' \(#2\) is a torch "
+                       rf"tensor on meta, but {instead}"):
+        mod.launch("vadd", 1, 16, [a, a, torch.empty(16, device="meta"), 16])
+    mod.synchronize()
+    assert torch.equal(c, torch.zeros(16))  # nothing was launched
 
 
 @pytest.mark.gpu

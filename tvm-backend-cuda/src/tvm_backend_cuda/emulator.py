@@ -329,7 +329,6 @@ class EmulatedKernel:
         dividing it) runs the blocks in clusters, overriding the kernel's ``__cluster_dims__``;
         ``cooperative`` runs every block of the grid together (blocks may wait for each
         other), as many as :data:`EMULATED_SMS` SMs of :data:`THREADS_PER_SM` threads hold."""
-        import numpy as np
 
         g, b = _dim3(grid, "grid"), _dim3(block, "block")
         c = (0, 0, 0) if cluster is None else _dim3(cluster, "cluster")
@@ -372,16 +371,12 @@ class EmulatedKernel:
                 value.check_address(arr)
                 maps[i] = (key, value, arr)
             elif ptype == "ptr":
-                arr, back = _host_array(value, pname, self.name)
+                arr, back = _host_array(value, pname, self.name, i)
                 arrays[i] = arr
                 if back is not None:
                     copy_back.append((back, arr))
             elif ptype in _SCALAR_CTYPES:
-                if ptype in ("float16", "bfloat16"):
-                    bits = np.asarray(float(value), dtype=_np_dtype(ptype)).view(np.uint16)
-                    scalars[i] = ctypes.c_uint16(int(bits))
-                else:
-                    scalars[i] = _SCALAR_CTYPES[ptype](value)
+                scalars[i] = _scalar(ptype, value, pname, i, self.name)
             else:
                 raise NotModelledError(f"kernel {self.name!r}: parameter {pname!r} of type "
                                        f"{ptype!r} is not modelled by the CUDA emulator")
@@ -540,28 +535,80 @@ def _np_dtype(name: str) -> Any:
     return np.dtype(name)
 
 
-def _host_array(value: Any, pname: str, kernel: str) -> tuple[Any, Any]:
+def _scalar(ptype: str, value: Any, pname: str, index: int, kernel: str) -> Any:
+    """``value`` at the C type of a ``ptype`` parameter; out of its range or not a number, a
+    TypeError naming the parameter (numpy's conversion: the GPU's module makes the same)."""
+    import numpy as np
+
+    try:
+        if ptype in ("float16", "bfloat16"):
+            bits = np.asarray(float(value), dtype=_np_dtype(ptype)).view(np.uint16)
+            return ctypes.c_uint16(int(bits))
+        return _SCALAR_CTYPES[ptype](np.dtype(ptype).type(value))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"kernel {kernel!r}: parameter {pname!r} (#{index}) is a {ptype} "
+                        f"scalar; cannot convert {type(value).__name__} {value!r}: {e}") from None
+
+
+def _host_array(value: Any, pname: str, kernel: str, index: int | None = None
+                ) -> tuple[Any, Any]:
     """(a numpy array sharing ``value``'s memory or a contiguous copy, the array to copy the
-    result back into or None)."""
+    result back into or None). An array that lives on a device (a CUDA torch tensor, a CuPy
+    array, any DLPack array not in host memory) is refused before its memory is read."""
     import numpy as np
 
     if isinstance(value, np.ndarray):
         arr = value
     elif type(value).__module__.startswith("torch"):
         if value.device.type != "cpu":
-            raise ValueError(f"kernel {kernel!r}: argument {pname!r} is on {value.device}; the "
-                             "CUDA emulator runs on the CPU: pass CPU arrays")
+            raise _not_on_host(f"a torch tensor on {value.device}", pname, kernel, index)
         t = value.detach()
         arr = _torch_bits(t).numpy()
     elif hasattr(value, "__dlpack__"):
+        where = _dlpack_device(value)
+        if where is not None:
+            tp = type(value)
+            raise _not_on_host(f"an array ({tp.__module__}.{tp.__qualname__}) on {where}",
+                               pname, kernel, index)
         arr = np.from_dlpack(value)
     else:
-        raise TypeError(f"kernel {kernel!r}: argument {pname!r} must be a CPU array (numpy, "
-                        f"torch, DLPack), got {type(value).__name__}")
+        raise TypeError(f"kernel {kernel!r}: parameter {_param_name(pname, index)} expects a "
+                        "host array (numpy, a CPU torch tensor, DLPack), got "
+                        f"{type(value).__module__}.{type(value).__qualname__}")
     if arr.flags.c_contiguous and arr.flags.writeable:
         return arr, None
     tmp = np.ascontiguousarray(arr)
     return tmp, (arr if arr.flags.writeable else None)
+
+
+#: DLPack device types of memory the host reads: CPU, CUDA pinned host, CUDA managed, ROCm host
+_DL_HOST = frozenset({1, 3, 13, 11})
+_DL_DEVICES = {2: "a CUDA device", 4: "an OpenCL device", 7: "a Vulkan device",
+               8: "a Metal device", 10: "a ROCm device", 14: "a oneAPI device"}
+
+
+def _dlpack_device(value: Any) -> str | None:
+    """Where a DLPack array lives when the host cannot read it (None: host memory, or an
+    array that does not say, which ``numpy.from_dlpack`` then checks)."""
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None:
+        return None
+    kind, ordinal = device()
+    if int(kind) in _DL_HOST:
+        return None
+    return (f"{_DL_DEVICES.get(int(kind), 'a device')} (DLPack device type {int(kind)}, "
+            f"device {int(ordinal)})")
+
+
+def _param_name(pname: str, index: int | None) -> str:
+    return f"{pname!r}" if index is None else f"{pname!r} (#{index})"
+
+
+def _not_on_host(what: str, pname: str, kernel: str, index: int | None) -> ValueError:
+    return ValueError(
+        f"kernel {kernel!r}: parameter {_param_name(pname, index)} is {what}, but the CUDA emulator runs the kernel "
+        "on the CPU; pass a host array instead (numpy, a CPU torch tensor, e.g. tensor.cpu(), "
+        "or a DLPack array in host memory)")
 
 
 def _torch_bits(t: Any) -> Any:
