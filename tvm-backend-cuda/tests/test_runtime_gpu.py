@@ -225,18 +225,28 @@ def test_vadd_on_a_torch_side_stream(device: str, cuda_streams) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.not_emulated("CuPy arrays live on a CUDA device, and a CudaModule built without a "
-                          "signature has no parameter names or types for the emulator")
-def test_vadd_cupy_and_untyped() -> None:
-    cp = pytest.importorskip("cupy")
+def test_vadd_untyped_with_a_non_torch_array_library(device: str) -> None:
+    """A module given kernel names only (no signature), launched with another library's
+    arrays: CuPy's on the GPU; under the emulator numpy's (its host arrays), the parameters
+    read from the kernel's declaration in the source."""
     n = 4096
-    a = cp.arange(n, dtype=cp.float32)
-    b = cp.full(n, 0.5, dtype=cp.float32)
-    c = cp.zeros(n, dtype=cp.float32)
-    mod = CudaModule(compile_cuda(VADD, _arch_of_device()), ["vadd"])  # no signature
+    if device == "cuda":
+        xp = pytest.importorskip("cupy")
+    else:
+        xp = np
+    a = xp.arange(n, dtype=xp.float32)
+    b = xp.full(n, 0.5, dtype=xp.float32)
+    c = xp.zeros(n, dtype=xp.float32)
+    mod = _module(VADD, ["vadd"], device)  # no signature
     mod.launch("vadd", n // 128, 128, [a, b, c, np.int32(n)])
-    cp.cuda.get_current_stream().synchronize()
-    np.testing.assert_array_equal(cp.asnumpy(c), np.arange(n, dtype=np.float32) + 0.5)
+    if device == "cuda":
+        xp.cuda.get_current_stream().synchronize()
+        got = xp.asnumpy(c)
+    else:
+        mod.synchronize()
+        got = c
+        assert mod.get_kernel("vadd").params == [*VADD_SIG["vadd"]]
+    np.testing.assert_array_equal(got, np.arange(n, dtype=np.float32) + 0.5)
 
 
 @pytest.mark.gpu

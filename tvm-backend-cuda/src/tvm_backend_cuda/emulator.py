@@ -47,6 +47,7 @@ from .emulated_tensor_map import (
     _encoded_map,
     encoded_tensor_map,
 )
+from .emulator_params import source_params
 from .tags import OPTIN_SHARED_MEMORY, check_arch, parse_arch
 
 __all__ = ["DEVICE_ARCH", "EMULATED_ARCH", "EMU_DIR", "SHARED_OPTIN_BYTES", "EmulatedKernel",
@@ -622,15 +623,37 @@ def _torch_bits(t: Any) -> Any:
     return t
 
 
-def load_source(source: str, signatures: Mapping[str, Sequence[Sequence[str]]], *,
+def load_source(source: str,
+                signatures: Sequence[str] | Mapping[str, Sequence[Any] | None], *,
                 arch: str | None = None) -> EmulatedModule:
     """An :class:`EmulatedModule` of hand-written CUDA ``source`` (the emulator's counterpart of
     ``CudaModule(compile_cuda(source, arch), signatures)``): ``signatures`` maps each kernel to
-    its ``(name, type)`` parameters, type ``ptr`` or a scalar dtype; ``arch``, the arch it is
-    built for (None: the emulated device's), is checked when it first launches."""
-    data = build(source, signatures)
+    its parameters, ``(name, type)`` pairs or types alone, type ``ptr``, ``tensormap`` or a
+    scalar dtype; a kernel mapped to None, or given by name alone (a list of names, as
+    ``CudaModule`` takes), has the parameters of its declaration in ``source``
+    (:func:`.emulator_params.source_params`). ``arch``, the arch it is built for (None: the
+    emulated device's), is checked when it first launches."""
+    specs = _signatures(source, signatures)
+    data = build(source, specs)
     folder = work_folder("tvm-cuda-emu-")
     path = folder / "module.so"
     path.write_bytes(data)
-    return EmulatedModule(path, {k: {"params": [list(p) for p in v]}
-                                 for k, v in signatures.items()}, arch=arch)
+    return EmulatedModule(path, {k: {"params": [list(p) for p in v]} for k, v in specs.items()},
+                          arch=arch)
+
+
+def _signatures(source: str, kernels: Sequence[str] | Mapping[str, Sequence[Any] | None]
+                ) -> dict[str, list[tuple[str, str]]]:
+    """Each kernel's ``(name, type)`` parameters: as given (a type alone is named ``argI``, as
+    the GPU's module names it), else read from the source."""
+    if isinstance(kernels, str):
+        kernels = [kernels]
+    specs = kernels if isinstance(kernels, Mapping) else dict.fromkeys(kernels)
+    out = {}
+    for kernel, params in specs.items():
+        if params is None:
+            out[kernel] = source_params(source, kernel)
+            continue
+        out[kernel] = [(str(p[0]), str(p[1])) if isinstance(p, (tuple, list))
+                       else (f"arg{i}", str(p)) for i, p in enumerate(params)]
+    return out

@@ -100,16 +100,12 @@ class EmulatedNvshmemContext(_nv.NvshmemContext):
     def compile(  # type: ignore[override]  # returns the emulator's module, not a cubin's
             self, source: str, kernels: Sequence[str] | Mapping[str, Any], *,
             arch: str | None = None, options: Sequence[str] = ()) -> EmulatedModule:
-        """Build CUDA ``source`` for the emulator; ``kernels`` maps each kernel to its
-        parameter types (``"ptr"`` or a scalar dtype, or ``(name, type)`` pairs)."""
+        """Build CUDA ``source`` for the emulator; ``kernels`` as
+        :func:`~tvm_backend_cuda.emulator.load_source` takes them: each kernel's parameter types
+        (``"ptr"`` or a scalar dtype, or ``(name, type)`` pairs), or its name alone (its
+        parameters read from the source)."""
         self._check()
-        if not isinstance(kernels, Mapping):
-            raise TypeError("the CUDA emulator needs each kernel's parameter types: pass "
-                            "{kernel: [type, ...]}")
-        signatures = {name: [tuple(p) if isinstance(p, (tuple, list)) else (f"arg{i}", str(p))
-                             for i, p in enumerate(params)]
-                      for name, params in kernels.items()}
-        return load_source(source, signatures)
+        return load_source(source, kernels)
 
     def launch(self, kernel: Any, grid: int | Sequence[int], block: int | Sequence[int],
                args: Sequence[Any], *, collective: bool = False, shmem: int = 0,
