@@ -92,12 +92,12 @@ def test_a_template_kernel_or_a_missing_one_is_refused() -> None:
 def test_load_source_reads_what_it_is_not_given_before_building() -> None:
     """Names alone, or a kernel mapped to None, read the declaration; an unreadable one fails
     before the compiler runs; types alone are named as the GPU's module names them."""
-    from tvm_backend_cuda import emulator
+    from tvm_backend_cuda import emulator_params
 
     with pytest.raises(EmulatorError, match=r"kernel 'by_struct': parameter 'p' \(#1\)"):
         load_source(SOURCE, ["by_struct"])
-    assert emulator._signatures(SOURCE, ["vadd"]) == {
+    assert emulator_params.signatures(SOURCE, ["vadd"]) == {
         "vadd": [("a", "ptr"), ("b", "ptr"), ("c", "ptr"), ("n", "int32")]}
-    assert emulator._signatures(SOURCE, {"tma": None, "vadd": ["ptr", "ptr", "ptr", "int32"]}) \
+    assert emulator_params.signatures(SOURCE, {"tma": None, "vadd": ["ptr", "ptr", "ptr", "int32"]}) \
         == {"tma": [("map", "tensormap"), ("out", "ptr")],
             "vadd": [("arg0", "ptr"), ("arg1", "ptr"), ("arg2", "ptr"), ("arg3", "int32")]}

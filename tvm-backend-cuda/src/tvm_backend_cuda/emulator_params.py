@@ -15,10 +15,12 @@ a signature.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from tvm.error import EmulatorError
 
-__all__ = ["source_params"]
+__all__ = ["signatures", "source_params"]
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _ATTRIBUTE = r"(?:__\w+__\s*\([^)]*\)\s*)"  # __launch_bounds__(...), __cluster_dims__(...)
@@ -48,6 +50,23 @@ def source_params(source: str, kernel: str) -> list[tuple[str, str]]:
     if items in ([], ["void"]):
         return []
     return [_param(kernel, i, item) for i, item in enumerate(items)]
+
+
+def signatures(source: str, kernels: Sequence[str] | Mapping[str, Sequence[Any] | None]
+               ) -> dict[str, list[tuple[str, str]]]:
+    """Each kernel's ``(name, type)`` parameters: as given (a type alone is named ``argI``, as
+    the GPU's module names it), else read from the source."""
+    if isinstance(kernels, str):
+        kernels = [kernels]
+    specs = kernels if isinstance(kernels, Mapping) else dict.fromkeys(kernels)
+    out = {}
+    for kernel, params in specs.items():
+        if params is None:
+            out[kernel] = source_params(source, kernel)
+            continue
+        out[kernel] = [(str(p[0]), str(p[1])) if isinstance(p, (tuple, list))
+                       else (f"arg{i}", str(p)) for i, p in enumerate(params)]
+    return out
 
 
 def _param_text(text: str, kernel: str) -> str | None:
