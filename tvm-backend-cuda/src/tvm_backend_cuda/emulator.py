@@ -352,10 +352,15 @@ class EmulatedKernel:
                     continue
             if ptype == "tensormap":
                 if not isinstance(value, TensorMapArg):
+                    given = ("128 bytes that are not the emulator's record of a map (one the "
+                             "CUDA driver encoded?)" if hasattr(value, "buf")
+                             else f"a {type(value).__name__}")
                     raise NotModelledError(
-                        f"kernel {self.name!r}: parameter {pname!r} is given a tensor map "
-                        f"({type(value).__name__}); the CUDA emulator models the tensor maps a "
-                        "launch derives from arrays, not encoded ones")
+                        f"kernel {self.name!r}: parameter {pname!r} is given a tensor map: "
+                        f"{given}; the CUDA emulator runs the maps a launch derives from arrays "
+                        "and its own encoded ones: encode it for the CPU array with "
+                        "runtime.encode_tiled_tensor_map(..., emulated=True) and pass those "
+                        "bytes (as bytes, a numpy array or a CUtensorMap's opaque words)")
                 arr, back = _host_array(value.array, pname, self.name)
                 key = next((j for j, a in arrays.items() if a.ctypes.data == arr.ctypes.data
                             and a.nbytes == arr.nbytes), None)

@@ -6,8 +6,9 @@ checks (barrier divergence, deadlock) with the failure codes of :data:`FAILURES`
 shim includes it; its compiled launcher returns one of those codes and a message, which
 :func:`raise_for` turns into the exception.
 
-:func:`run_isolated` runs a launch in a forked child on shared memory, so a kernel that crashes
-(an access no check caught, a fiber stack overflow) raises in the caller instead of killing it.
+:func:`run_isolated` runs a launch in a forked child, which sends what the launch changed back
+through shared memory, so a kernel that crashes (an access no check caught, a fiber stack
+overflow) raises in the caller instead of killing it.
 
 Nothing here imports numpy at import time (``import tvm`` stays light).
 """
@@ -15,6 +16,7 @@ Nothing here imports numpy at import time (``import tvm`` stays light).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import faulthandler
 import functools
 import hashlib
@@ -60,30 +62,38 @@ def raise_for(code: int, message: str, prefix: str = "") -> None:
     raise cls(f"{prefix}{message}")
 
 
+#: bytes of an array the child sends back at once (one flag each: an all-zero piece is not sent)
+_PIECE = 1 << 20
+
+
 def run_isolated(launch: Callable[[dict[int, int]], None], arrays: Mapping[int, Any],
                  *, what: str = "the kernel") -> None:
-    """Run ``launch(pointers)`` in a forked child, on copies of ``arrays`` (numpy arrays by
-    argument index) in shared memory, then copy them back; ``pointers`` maps each index to the
-    address of its copy. A tvm error raised in the child is raised again here with its class
-    and message; a child killed by a signal raises :class:`~tvm.error.EmulatorError`, and the
-    arrays are unchanged. Without ``os.fork`` the launch runs in this process."""
+    """Run ``launch(pointers)`` in a forked child, on the child's copy-on-write view of
+    ``arrays`` (contiguous numpy arrays by argument index; ``pointers`` maps each index to its
+    address), and take back what the launch changed. A tvm error raised in the child is raised
+    again here with its class and message; a child killed by a signal raises
+    :class:`~tvm.error.EmulatorError`, and the arrays are unchanged. Without ``os.fork`` the
+    launch runs in this process.
+
+    The child sends each array back through shared memory in pieces of :data:`_PIECE` bytes,
+    skipping the all-zero ones, and this process writes only the pieces that differ: an input
+    the kernel only reads is neither copied nor dirtied, and zero pages stay unallocated (a
+    3 GiB zero-filled input costs no memory)."""
     import numpy as np
 
     if not hasattr(os, "fork"):
         launch({i: int(a.ctypes.data) for i, a in arrays.items()})
         return
+    views = {i: _bytes_of(a, i, what) for i, a in arrays.items()}
     layout, total = {}, 0
-    for index, arr in arrays.items():
+    for index, view in views.items():
         layout[index] = total
-        total += (arr.nbytes + 63) // 64 * 64
-    shm = mmap.mmap(-1, max(total, 64))  # MAP_SHARED | MAP_ANONYMOUS
-    staged: dict[int, Any] = {}
+        total += -(-view.size // _PIECE) * _PIECE
+    shm = mmap.mmap(-1, max(total, 1))  # MAP_SHARED | MAP_ANONYMOUS: untouched pages cost nothing
+    sent = mmap.mmap(-1, max(total // _PIECE, 1))  # a flag per piece: the child sent it
+    out = np.frombuffer(shm, dtype=np.uint8)
+    flags = np.frombuffer(sent, dtype=np.uint8)
     try:
-        for index, arr in arrays.items():
-            staged[index] = np.frombuffer(shm, dtype=arr.dtype, count=arr.size,
-                                          offset=layout[index])
-            staged[index][...] = arr.reshape(-1)
-        pointers = {i: int(a.ctypes.data) for i, a in staged.items()}
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # child: never returns into the caller's Python code
@@ -91,7 +101,8 @@ def run_isolated(launch: Callable[[dict[int, int]], None], arrays: Mapping[int, 
             faulthandler.disable()  # a crash is reported by the parent, not dumped here
             os.close(read_end)
             try:
-                launch(pointers)
+                launch({i: int(a.ctypes.data) for i, a in arrays.items()})
+                _send_back(views, layout, out, flags)
             except _error.TVMError as exc:  # the parent raises it again
                 os.write(write_end, f"{type(exc).__name__}\n{exc}".encode()[:65536])
                 code = 4
@@ -117,9 +128,47 @@ def run_isolated(launch: Callable[[dict[int, int]], None], arrays: Mapping[int, 
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             raise _error.EmulatorError(f"{what} failed in the worker process (exit status "
                                        f"{status}); its error is on stderr")
-        for index, arr in arrays.items():
-            arr.reshape(-1)[...] = staged[index]
+        _take_back(views, layout, out, flags)
     finally:
-        staged.clear()
-        with contextlib.suppress(BufferError):  # a view still alive: it keeps the mapping
-            shm.close()
+        del out, flags
+        for mapping in (shm, sent):
+            with contextlib.suppress(BufferError):  # a view still alive: it keeps the mapping
+                mapping.close()
+
+
+def _bytes_of(arr: Any, index: int, what: str) -> Any:
+    """The bytes of the contiguous numpy array ``arr``, as a writable uint8 view of its memory."""
+    import numpy as np
+
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"{what}: argument {index} is not a contiguous array")
+    return np.ctypeslib.as_array((ctypes.c_uint8 * max(arr.nbytes, 1)).from_address(
+        arr.ctypes.data))[:arr.nbytes]
+
+
+def _send_back(views: Mapping[int, Any], layout: Mapping[int, int], out: Any, flags: Any) -> None:
+    """In the child, after the launch: each array's pieces that are not all zero, into ``out``."""
+    for index, view in views.items():
+        base = layout[index]
+        for at in range(0, view.size, _PIECE):
+            piece = view[at:at + _PIECE]
+            if piece.any():
+                out[base + at:base + at + piece.size] = piece
+                flags[(base + at) // _PIECE] = 1
+
+
+def _take_back(views: Mapping[int, Any], layout: Mapping[int, int], out: Any,
+               flags: Any) -> None:
+    """Write into each array the pieces the child's differ in (a piece not sent is zeros)."""
+    import numpy as np
+
+    for index, view in views.items():
+        base = layout[index]
+        for at in range(0, view.size, _PIECE):
+            piece = view[at:at + _PIECE]
+            if flags[(base + at) // _PIECE]:
+                result = out[base + at:base + at + piece.size]
+                if not np.array_equal(piece, result):
+                    piece[...] = result
+            elif piece.any():
+                piece[...] = 0
