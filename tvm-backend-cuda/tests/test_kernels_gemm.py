@@ -352,3 +352,24 @@ def test_torch_ops_trace_without_a_gpu() -> None:
         for out in (torch.ops.tvm.rms_norm(x, w), torch.ops.tvm.softmax(x),
                     torch.ops.tvm.layer_norm(x, w, w, 1e-5)):
             assert tuple(out.shape) == (5, 64) and out.dtype == torch.bfloat16
+
+
+def test_the_factories_work_where_the_backend_was_not_loaded() -> None:
+    """Importing the library loads its backend: in a process where ``import tvm`` did not (a
+    source checkout has no entry point; here ``TVM_BACKENDS=-cuda``), a factory's TVMScript
+    still finds the backend's intrinsics."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import tvm, tvm.backend as b\n"
+            "assert not b.is_loaded('cuda')\n"
+            "from tvm_backend_cuda import kernels\n"
+            "kernels.gemm_func(256, 256, 256, 'bfloat16', arch='sm_90a')\n"
+            "kernels.softmax_func(64, 128, 'float32')\n"
+            "print('built')\n")
+    env = dict(os.environ, TVM_BACKENDS="-cuda")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "built"

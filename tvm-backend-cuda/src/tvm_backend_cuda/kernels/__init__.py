@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from .. import register_backend as _register_backend
 from ._add import add_func
 from ._api import (
     add,
@@ -65,5 +66,8 @@ __all__ = ["ACTIVATIONS", "Epilogue", "add", "add_func", "attention", "attention
            "gemm_candidates", "gemm_func", "layer_norm", "layer_norm_func", "padded_seq",
            "register_torch_ops", "rms_norm", "rms_norm_func", "softmax", "softmax_func"]
 
+# the factories parse TVMScript that uses this backend's intrinsics: loaded where it is not yet
+# (a source checkout has no entry point; TVM_BACKENDS may leave it out); idempotent
+_register_backend()
 if importlib.util.find_spec("torch") is not None:
     register_torch_ops()
