@@ -162,6 +162,41 @@ def test_accurate_fp8_half_width_scratch(torch: Any, device: str, m: int, n: int
     assert _rel(torch, out, ref) < 4e-3
 
 
+@pytest.mark.parametrize("m, n, k, dtype, block_n, store_n", [
+    (200, 328, 2176, "float8_e4m3fn", 192, 64),  # accurate; the last tile's third part: 8 columns
+    (130, 320, 512, "float8_e4m3fn", 192, 64),  # the last tile's third part wholly past n
+    (200, 328, 256, "bfloat16", 256, 128),  # the fused epilogue, part by part
+])
+def test_c_stored_in_parts(torch: Any, device: str, m: int, n: int, k: int, dtype: str,
+                           block_n: int, store_n: int) -> None:
+    """``store_n``: the tile's C staged and stored ``store_n`` columns at a time (the staging
+    buffer, read by one TMA store before the next part is written, is that much smaller), with
+    the epilogue's bias, activation and residual at each part's own columns."""
+    import tvm
+
+    arch = "sm_90a" if device == "cpu" else None
+    fp8 = dtype.startswith("float8")
+    if fp8:
+        A, B, sa, sb, ref = _fp8_operands(torch, device, m, n, k, seed=m + n)
+        f = kernels.gemm_func(m, n, k, dtype, arch=arch, accurate=True, block_n=block_n,
+                              store_n=store_n)
+        args: tuple[Any, ...] = (A, B, sa, sb)
+    else:
+        g = torch.Generator(device=device).manual_seed(n)
+        A = (torch.randn(m, k, device=device, generator=g) / math.sqrt(k)).to(torch.bfloat16)
+        B = torch.randn(n, k, device=device, generator=g).to(torch.bfloat16)
+        bias = torch.randn(n, device=device, generator=g).to(torch.bfloat16)
+        res = torch.randn(m, n, device=device, generator=g).to(torch.bfloat16)
+        f = kernels.gemm_func(m, n, k, dtype, arch=arch, bias=True, activation="silu",
+                              residual=True, block_n=block_n, store_n=store_n)
+        args = (A, B, bias, res)
+        ref = torch.nn.functional.silu(A.float() @ B.float().T + bias.float()) + res.float()
+    ex = tvm.compile(f, target="cuda")
+    out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
+    ex(*args, out)
+    assert _rel(torch, out, ref) < (4e-3 if fp8 else 1e-2)
+
+
 @pytest.mark.parametrize("k", [2048, 2176])  # 16 stages of 128: two whole blocks; 17: a tail
 def test_accurate_fp8_promoting_every_second_stage(torch: Any, device: str, k: int) -> None:
     """``promote_every=2``: two scratch accumulators taking turns (each group's MMAs run while

@@ -132,10 +132,11 @@ def _check(m: int, n: int, k: int, dtype: str, out_dtype: str) -> None:
                          f"16-byte multiple); pad N")
 
 
-def _stages(dtype: str, out_dtype: str, want: int | None, block_n: int) -> int:
+def _stages(dtype: str, out_dtype: str, want: int | None, block_n: int,
+            store_n: int | None = None) -> int:
     bk = tile_k(dtype)
     stage = (BM + block_n) * bk * DataType(dtype).bytes
-    staging = BM * block_n * DataType(out_dtype).bytes
+    staging = BM * (store_n or block_n) * DataType(out_dtype).bytes
     fit = (SMEM_BYTES - staging - 1024) // stage
     if want is None:
         return min(fit, 4 if block_n == 256 else 6)
@@ -154,13 +155,15 @@ class _Config:
     num_ctas: int
     accurate: bool
     promote_every: int
+    store_n: int
 
 
 def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | None = None, *,
               arch: str | None = None, bias: bool = False, activation: str | None = None,
               residual: bool = False, scaled: bool | None = None, accurate: bool = False,
               block_n: int | None = None, stages: int | None = None, group_m: int = 8,
-              num_ctas: int | None = None, promote_every: int = 1) -> Any:
+              num_ctas: int | None = None, promote_every: int = 1,
+              store_n: int | None = None) -> Any:
     """The GEMM PrimFunc (module docstring) for ``arch`` ``"sm_90a"`` or ``"sm_100a"`` (default:
     this machine's GPU, :func:`~tvm_backend_cuda.executable.default_arch`).
 
@@ -169,7 +172,9 @@ def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | 
     float8). ``accurate``: float8 accumulation promoted to float32 every ``promote_every``
     stages (``block_n`` 192, the default, promotes every stage). Tuning: ``block_n`` (128 or
     256; accurate on sm_90a: 128 or 192), ``stages``, ``group_m``,
-    ``num_ctas`` (the persistent grid; default the H200's 132 SMs)."""
+    ``num_ctas`` (the persistent grid; default the H200's 132 SMs), ``store_n`` (sm_90a: the
+    columns of C staged in shared memory per TMA store, a multiple of 64 dividing ``block_n``;
+    default ``block_n``: narrower parts leave room for more stages)."""
     out_dtype = out_dtype or ("float16" if dtype == "float16" else "bfloat16")
     _check(m, n, k, dtype, out_dtype)
     fp8 = dtype.startswith("float8")
@@ -197,8 +202,15 @@ def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | 
         raise ValueError(f"gemm: promote_every={promote_every!r} must be a positive int")
     if not isinstance(group_m, int) or group_m < 1:
         raise ValueError(f"gemm: group_m={group_m!r} must be a positive int")
-    cfg = _Config(block_n, _stages(dtype, out_dtype, stages, block_n), group_m,
-                  H200_SMS if num_ctas is None else int(num_ctas), accurate, promote_every)
+    store_n = block_n if store_n is None else store_n
+    if store_n != block_n and (arch != "sm_90a" or not isinstance(store_n, int)
+                               or store_n % 64 or block_n % store_n or store_n < 64):
+        raise ValueError(f"gemm: store_n={store_n!r}: the columns of C a TMA store takes from "
+                         f"shared memory must be a multiple of 64 that divides block_n="
+                         f"{block_n} (sm_90a only)")
+    cfg = _Config(block_n, _stages(dtype, out_dtype, stages, block_n, store_n), group_m,
+                  H200_SMS if num_ctas is None else int(num_ctas), accurate, promote_every,
+                  store_n)
     if arch == "sm_90a":
         func = _hopper(m, n, k, dtype, out_dtype, ep, cfg)
     elif arch.startswith("sm_10") and arch.endswith("a"):
@@ -373,6 +385,9 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
     stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
     regs = BN // 2  # accumulator registers per thread
     pairs = regs // 2
+    SN = cfg.store_n  # columns of C per TMA store: the tile's in BN // SN parts
+    parts = BN // SN
+    part_pairs = pairs // parts
     accurate, P = cfg.accurate, cfg.promote_every
     # accurate: stages per block of _accurate_block
     U = HALVES_BLOCK if accurate and BN == 192 else P * max(2, 8 // P)
@@ -400,9 +415,9 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
         pool = SMEMPool()
         As = pool.alloc_mma((stages, BM, bk), dtype)
         Bs = pool.alloc_mma((stages, BN, bk), dtype)
-        Cs = pool.alloc_mma((2, 64, BN), out_dtype)
-        Cw = T.decl_buffer((2, 64, BN // 2), "uint32", data=Cs.data, scope="shared.dyn",
-                           layout=_u32_view_layout((2, 64, BN // 2)),
+        Cs = pool.alloc_mma((2, 64, SN), out_dtype)
+        Cw = T.decl_buffer((2, 64, SN // 2), "uint32", data=Cs.data, scope="shared.dyn",
+                           layout=_u32_view_layout((2, 64, SN // 2)),
                            elem_offset=Cs.elem_offset // 2)
         pipe = Pipeline(pool, stages, producer="tma", consumer_count=256,
                         init_thread=wg * 128 + tid == 0)
@@ -465,21 +480,24 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                         T.ptx.wgmma.wait_group(0)
                         pipe.consumer_release(rel)
                         rel.advance()
-                    # the previous tile's store must have read the staging tile
-                    if tid == 0:
-                        T.ptx.cp_async.bulk.wait_group(0, True)
-                    T.cuda.warpgroup_sync(wg + 1)
                     src = T.meta_var(fin if accurate else accv)
-                    for p in T.unroll(pairs):
-                        Cw[cw, tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
-                           p // 2 * 4 + tid % 4] = epilogue_pair(
-                            ep, src[p * 2], src[p * 2 + 1],
-                            m0 + cw * 64 + tid // 32 * 16 + p % 2 * 8 + tid % 32 // 4,
-                            n0 + p // 2 * 8 + tid % 4 * 2, bias_w=bias_w,
-                            residual_w=residual_w, scale=sc[0], **epi)
-                    Tx.wg.copy_async(C[m0 + cw * 64:m0 + cw * 64 + 64, n0:n0 + BN],
-                                     Cs[cw, 0:64, 0:BN], dispatch="tma",
-                                     config={"wait": False})
+                    for j in T.unroll(parts):
+                        # the previous store must have read the staging tile
+                        if tid == 0:
+                            T.ptx.cp_async.bulk.wait_group(0, True)
+                        T.cuda.warpgroup_sync(wg + 1)
+                        for p in T.unroll(part_pairs):
+                            q = T.meta_var(j * part_pairs + p)
+                            Cw[cw, tid // 32 * 16 + q % 2 * 8 + tid % 32 // 4,
+                               (q // 2 - j * (SN // 8)) * 4 + tid % 4] = epilogue_pair(
+                                ep, src[q * 2], src[q * 2 + 1],
+                                m0 + cw * 64 + tid // 32 * 16 + q % 2 * 8 + tid % 32 // 4,
+                                n0 + q // 2 * 8 + tid % 4 * 2, bias_w=bias_w,
+                                residual_w=residual_w, scale=sc[0], **epi)
+                        Tx.wg.copy_async(C[m0 + cw * 64:m0 + cw * 64 + 64,
+                                           n0 + j * SN:n0 + j * SN + SN],
+                                         Cs[cw, 0:64, 0:SN], dispatch="tma",
+                                         config={"wait": False})
                 sched.advance()
             if tid == 0:
                 T.ptx.cp_async.bulk.wait_group(0, False)
