@@ -295,7 +295,14 @@ def test_gemm_candidates_fill_the_last_wave() -> None:
     # 8192^3 in 128 x 256 tiles: 2048 tiles are 15.5 waves on 132 SMs, 16 tiles each on 128
     big = kernels.gemm_candidates(8192, 8192, 8192, "float8_e4m3fn")("sm_90a", 132)
     assert {"block_n": 256, "group_m": 8, "num_ctas": 128} in big
-    assert [c["num_ctas"] for c in square if c["block_n"] == 256] == [132, 132, 128]
+    assert [c["num_ctas"] for c in square if c["block_n"] == 256] == [132, 132, 128, 132, 128]
+    # C stored in parts on sm_90a, for one more stage: 128-column parts of the 256-wide tile,
+    # 64-column parts of the accurate 192-wide one; none on sm_100a (one TMEM-staged store)
+    assert [c["num_ctas"] for c in square if c.get("store_n") == 128] == [132, 128]
+    assert [c for c in acc if "store_n" in c] == [
+        {"block_n": 192, "group_m": 16, "num_ctas": 132, "store_n": 64}]
+    assert not any("store_n" in c for c in kernels.gemm_candidates(
+        4096, 4096, 4096, "bfloat16")("sm_100a", 148))
     # 1280 x 3584 in 128 x 128 tiles: 280 tiles, 3 waves of 94 CTAs
     assert {"block_n": 128, "group_m": 8, "num_ctas": 94} in cands
     for c in cands + acc:  # every candidate is a valid configuration of the factory
@@ -309,7 +316,7 @@ def test_the_library_is_reachable_from_tvm() -> None:
     assert via_tvm is kernels and via_tvm.gemm_func is gemm_func
 
 
-@pytest.mark.parametrize("block_n", [128, 256])
+@pytest.mark.parametrize("block_n", [64, 128, 256])  # 64: a part of C stored in parts
 def test_the_staging_tiles_word_view_is_the_same_bytes(block_n: int) -> None:
     # the epilogue writes pairs through a uint32 view (Cw) of the 128B-swizzled bf16 staging
     # tile (Cs) that the TMA store reads: every pair must land on its two elements' bytes
