@@ -90,6 +90,28 @@ def _sets(make: Callable[[], Any], per_set: int) -> list[Any]:
     return [make() for _ in range(_gpu.n_sets(per_set, _gpu.l2_bytes()))]
 
 
+def _tuned(before: int) -> str:
+    """The GEMM configuration the calls since ``tvm.autotune.history[before]`` ran (the
+    tuner's answer: measured now or read from an earlier run's record); every candidate's time
+    from the record goes to stdout."""
+    import json
+
+    from tvm import autotune
+
+    new = [h for h in autotune.history[before:] if h["kernel"].endswith("gemm")]
+    if not new:
+        return "?"
+    h = new[-1]
+    try:
+        results = json.loads(h["record"].read_text())["results"] if h["record"] else []
+    except (OSError, ValueError, KeyError):
+        results = []
+    for r in results:
+        ms = f"{r['ms']:.3f} ms" if r.get("ms") is not None else r.get("error")
+        print(f"  candidate {r['config']}: {ms}", flush=True)
+    return ", ".join(f"{k}={v}" for k, v in h["config"].items() if k != "group_m" or v != 8)
+
+
 def gemm_rows(reps: int) -> list[dict[str, Any]]:
 
 
@@ -99,6 +121,7 @@ def gemm_rows(reps: int) -> list[dict[str, Any]]:
 def _gemm_row(label: str, m: int, n: int, k: int, reps: int) -> dict[str, Any]:
     import torch
 
+    from tvm import autotune
     from tvm_backend_cuda import kernels
 
     def make() -> tuple[Any, Any, Any]:
@@ -110,19 +133,23 @@ def _gemm_row(label: str, m: int, n: int, k: int, reps: int) -> dict[str, Any]:
     t = time.perf_counter()
     a, b, c = sets[0]
     c.fill_(float("nan"))
+    before = len(autotune.history)
     kernels.gemm(a, b, c)  # compiles (and tunes: an earlier run's record is reused)
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t
+    config = _tuned(before)
     err = _rel(c, a.float() @ b.float().T)
     tm = _gpu.gpu_compare_ms({
         "ours": lambda i: kernels.gemm(sets[i][0], sets[i][1], sets[i][2]),
         "cublas": lambda i: torch.matmul(sets[i][0], sets[i][1].T, out=sets[i][2])},
         len(sets), reps)
     row = {"label": label, "ours": tm["ours"], "cublas": tm["cublas"],
-           "err": err, "ok": err < 1e-2, "first_s": first_s, "tflops": 2 * m * n * k / 1e9}
+           "err": err, "ok": err < 1e-2, "first_s": first_s, "tflops": 2 * m * n * k / 1e9,
+           "config": config}
     row["ratio"] = row["cublas"] / row["ours"]
     print(f"gemm {label}: ours {row['ours']:.3f} ms cuBLAS {row['cublas']:.3f} ms "
-          f"ratio {row['ratio']:.3f} err {err:.1e} first call {first_s:.1f} s", flush=True)
+          f"ratio {row['ratio']:.3f} err {err:.1e} first call {first_s:.1f} s ({config})",
+          flush=True)
     sets.clear()
     torch.cuda.empty_cache()
     return row
@@ -137,6 +164,7 @@ def _fused_row(label: str, m: int, n: int, k: int, kw: dict[str, Any], reps: int
     import torch
     import torch.nn.functional as F  # noqa: N812
 
+    from tvm import autotune
     from tvm_backend_cuda import kernels
 
     def make() -> tuple[Any, ...]:
@@ -162,8 +190,10 @@ def _fused_row(label: str, m: int, n: int, k: int, kw: dict[str, Any], reps: int
     compiled = torch.compile(eager, fullgraph=True, dynamic=False)
     sets = _sets(make, (m * k + n * k + 2 * m * n) * 2)
     s0 = sets[0]
+    before = len(autotune.history)
     got = ours(s0)
     torch.cuda.synchronize()
+    config = _tuned(before)
     want = eager(*[x.float() for x in s0[:4]])
     err = _rel(got, want)
     err_c = _rel(compiled(*s0[:4]), want)
@@ -172,7 +202,8 @@ def _fused_row(label: str, m: int, n: int, k: int, kw: dict[str, Any], reps: int
                              "compiled": lambda i: compiled(*sets[i][:4])}, len(sets), reps)
     t_ours, t_eager, t_comp = t["ours"], t["eager"], t["compiled"]
     row = {"label": f"{label} {m}x{n}x{k}", "ours": t_ours, "eager": t_eager,
-           "compiled": t_comp, "err": err, "err_compiled": err_c, "ok": err < 2e-2}
+           "compiled": t_comp, "err": err, "err_compiled": err_c, "ok": err < 2e-2,
+           "config": config}
     print(f"fused {row['label']}: ours {t_ours:.3f} eager {t_eager:.3f} compile "
           f"{t_comp:.3f} ms, err {err:.1e}", flush=True)
     sets.clear()
@@ -183,6 +214,7 @@ def _fused_row(label: str, m: int, n: int, k: int, kw: dict[str, Any], reps: int
 def fp8_rows(reps: int) -> list[dict[str, Any]]:
     import torch
 
+    from tvm import autotune
     from tvm_backend_cuda import kernels
 
     m, n, k = FP8
@@ -208,11 +240,13 @@ def fp8_rows(reps: int) -> list[dict[str, Any]]:
     def ours(s: tuple[Any, ...], accurate: bool) -> Any:
         return kernels.gemm(s[0], s[1], s[4], scale_a=s[2], scale_b=s[3], accurate=accurate)
 
-    errs = {}
+    errs, configs = {}, {}
     for accurate in (False, True):  # checked (and tuned) before anything is timed
+        before = len(autotune.history)
         got = ours(sets[0], accurate)
         torch.cuda.synchronize()
         errs[accurate] = _rel(got, ref)
+        configs[accurate] = _tuned(before)
     t = _gpu.gpu_compare_ms({"fast": lambda i: ours(sets[i], False),
                              "accurate": lambda i: ours(sets[i], True),
                              "cublas": lambda i: scaled_mm(sets[i])}, len(sets), reps)
@@ -222,7 +256,7 @@ def fp8_rows(reps: int) -> list[dict[str, Any]]:
         err = errs[accurate]
         row = {"label": f"fp8 {mode} {m}x{n}x{k}", "ours": t[mode], "cublas": t["cublas"],
                "ratio": t["cublas"] / t[mode], "err": err, "err_cublas": err_cublas,
-               "ok": err < 3e-2}
+               "ok": err < 3e-2, "config": configs[accurate]}
         print(f"{row['label']}: ours {t[mode]:.3f} _scaled_mm {t['cublas']:.3f} ms ratio "
               f"{row['ratio']:.3f}, err {err:.3e} (_scaled_mm {err_cublas:.3e})", flush=True)
         rows.append(row)
@@ -301,29 +335,31 @@ def section(g: list[dict[str, Any]], fu: list[dict[str, Any]], f8: list[dict[str
         f"> 2.5x L2; a row's implementations timed in turns, {_gpu.ROUNDS} rounds after a "
         f"warm-up (`_gpu.gpu_compare_ms`). Every row checked first (relative error vs a float32 reference).", "",
         "| GEMM bf16 (m x n x k) | ours (ms) | cuBLAS `torch.matmul` (ms) | ours TFLOP/s | "
-        "cuBLAS / ours | err | target >= 0.95 |", "|---|---|---|---|---|---|---|"]
+        "cuBLAS / ours | err | target >= 0.95 | tuned config |",
+        "|---|---|---|---|---|---|---|---|"]
     for r in g:
         lines.append(f"| {r['label']} | {r['ours']:.3f} | {r['cublas']:.3f} | "
                      f"{r['tflops'] / r['ours']:.0f} | **{r['ratio']:.3f}** | {r['err']:.1e} | "
-                     f"{_met(r['ok'] and r['ratio'] >= 0.95)} |")
+                     f"{_met(r['ok'] and r['ratio'] >= 0.95)} | {r['config']} |")
     lines += ["", "| fused GEMM | ours (ms) | cuBLAS + eager epilogue (ms) | `torch.compile` "
-              "(ms) | vs eager (>= 1.15) | vs compile (>= 1.0) | err | target |",
-              "|---|---|---|---|---|---|---|---|"]
+              "(ms) | vs eager (>= 1.15) | vs compile (>= 1.0) | err | target | tuned config |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in fu:
         ve, vc = r["eager"] / r["ours"], r["compiled"] / r["ours"]
         goal = ve >= 1.15 and vc >= 1.0 if "SiLU" in r["label"] else ve >= 1.0
         lines.append(f"| {r['label']} | {r['ours']:.3f} | {r['eager']:.3f} | "
                      f"{r['compiled']:.3f} | {ve:.2f}x | {vc:.2f}x | {r['err']:.1e} | "
-                     f"{_met(r['ok'] and goal)} |")
+                     f"{_met(r['ok'] and goal)} | {r['config']} |")
     lines += ["", "| fp8 e4m3 | ours (ms) | `torch._scaled_mm` (ms) | _scaled_mm / ours | "
-              "err ours | err _scaled_mm | target |", "|---|---|---|---|---|---|---|"]
+              "err ours | err _scaled_mm | target | tuned config |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in f8:
         goal = r["ratio"] >= (0.9 if "accurate" in r["label"] else 1.0)
         if "accurate" in r["label"]:
             goal = goal and r["err"] <= r["err_cublas"]
         lines.append(f"| {r['label']} | {r['ours']:.3f} | {r['cublas']:.3f} | "
                      f"{r['ratio']:.3f} | {r['err']:.3e} | {r['err_cublas']:.3e} | "
-                     f"{_met(r['ok'] and goal)} |")
+                     f"{_met(r['ok'] and goal)} | {r['config']} |")
     ve, vc = mlp["eager"] / mlp["ours"], mlp["compiled"] / mlp["ours"]
     lines += ["", "| block | `torch.ops.tvm.*` under `torch.compile` (ms) | eager (ms) | "
               "`torch.compile` (ms) | vs eager | vs compile | graph breaks | err vs eager | "

@@ -197,6 +197,46 @@ def test_c_stored_in_parts(torch: Any, device: str, m: int, n: int, k: int, dtyp
     assert _rel(torch, out, ref) < (4e-3 if fp8 else 1e-2)
 
 
+@pytest.mark.parametrize("m, n, k, dtype, cluster, opts", [
+    # 3 tile rows padded to 2 clusters: the fourth tile is all past m (loads zeros, stores
+    # nothing) and its CTA still multicasts its half of B to its partner
+    (300, 264, 256, "bfloat16", (2, 1), {"bias": True, "activation": "silu",
+                                         "residual": True}),
+    (200, 600, 256, "float8_e4m3fn", (1, 2), {}),  # A shared; 3 tile columns padded to 4
+    (300, 520, 128, "bfloat16", (2, 2), {"num_ctas": 4}),  # one cluster, 4 tiles in turn
+    (200, 328, 2176, "float8_e4m3fn", (2, 1), {"accurate": True}),  # 128 x 192, promoted
+])
+def test_gemm_in_clusters(torch: Any, device: str, m: int, n: int, k: int, dtype: str,
+                          cluster: tuple[int, int], opts: dict[str, Any]) -> None:
+    """``cluster=(cluster_m, cluster_n)``: CTAs in clusters share their A and B tiles by TMA
+    multicast (each loads a part and sends it to the cluster row or column), and each stage is
+    loaded again only once every CTA reading it released it (remote mbarrier arrivals)."""
+    import tvm
+
+    arch = "sm_90a" if device == "cpu" else None
+    if dtype.startswith("float8"):
+        A, B, sa, sb, ref = _fp8_operands(torch, device, m, n, k, seed=m + n)
+        args: tuple[Any, ...] = (A, B, sa, sb)
+        tol = 4e-3 if opts.get("accurate") else 2e-2
+    else:
+        g = torch.Generator(device=device).manual_seed(n)
+        A = (torch.randn(m, k, device=device, generator=g) / math.sqrt(k)).to(torch.bfloat16)
+        B = torch.randn(n, k, device=device, generator=g).to(torch.bfloat16)
+        ref = A.double() @ B.double().T
+        args, tol = (A, B), 1e-2
+        if opts.get("bias"):
+            bias = torch.randn(n, device=device, generator=g).to(torch.bfloat16)
+            res = torch.randn(m, n, device=device, generator=g).to(torch.bfloat16)
+            args = (A, B, bias, res)
+            ref = torch.nn.functional.silu(ref + bias.double()) + res.double()
+    f = kernels.gemm_func(m, n, k, dtype, arch=arch, cluster=cluster, **opts)
+    ex = tvm.compile(f, target="cuda")
+    assert f"__cluster_dims__({cluster[0] * cluster[1]}, 1, 1)" in ex.inspect_source()
+    out = torch.full((m, n), float("nan"), device=device, dtype=torch.bfloat16)
+    ex(*args, out)
+    assert _rel(torch, out, ref) < tol
+
+
 @pytest.mark.parametrize("k", [2048, 2176])  # 16 stages of 128: two whole blocks; 17: a tail
 def test_accurate_fp8_promoting_every_second_stage(torch: Any, device: str, k: int) -> None:
     """``promote_every=2``: two scratch accumulators taking turns (each group's MMAs run while

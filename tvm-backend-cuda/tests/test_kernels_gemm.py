@@ -128,6 +128,29 @@ def test_accurate_fp8_promotes_into_float32_registers() -> None:
     assert wide.count("fin[95] = (fin[95] + acc2[47]);") == HALVES_BLOCK
 
 
+@pytest.mark.parametrize("cluster, multicasts, peers", [((2, 1), 1, 2), ((1, 2), 1, 2),
+                                                     ((2, 2), 2, 3)])
+def test_clusters_multicast_and_release_to_every_reader(cluster: tuple[int, int],
+                                                        multicasts: int, peers: int) -> None:
+    """In a cluster each CTA loads its part of the tiles it shares and multicasts it; a
+    consumer warpgroup arrives once on the empty barrier of each CTA whose multicasts it read
+    (``peers``: its cluster row and column), so the barriers count 2 warpgroups x peers."""
+    import re
+
+    f = gemm_func(300, 520, 256, arch="sm_90a", cluster=cluster)
+    src = _compile(f, "sm_90a").inspect_source()
+    size = cluster[0] * cluster[1]
+    assert f"__cluster_dims__({size}, 1, 1)" in src
+    assert src.count(".multicast::cluster") == multicasts
+    empty_counts = re.findall(r"pipe_empty\[\d+\]\)\)\), \"r\"\(\(unsigned\)\((\d+)\)\)", src)
+    assert empty_counts and set(empty_counts) == {str(2 * peers)}
+    assert "mbarrier.arrive.release.cluster.shared::cluster.b64" in src  # the remote arrivals
+    # one cluster barrier after the barriers' set-up, one before the CTAs leave
+    assert src.count("barrier.cluster.arrive") == 2
+    plain = _compile(gemm_func(300, 520, 256, arch="sm_90a"), "sm_90a").inspect_source()
+    assert "__cluster_dims__" not in plain and ".multicast::cluster" not in plain
+
+
 def test_accurate_on_blackwell_is_the_float32_accumulator() -> None:
     a = gemm_func(256, 256, 512, "float8_e4m3fn", arch="sm_100a", accurate=True)
     b = gemm_func(256, 256, 512, "float8_e4m3fn", arch="sm_100a", block_n=128)
@@ -147,6 +170,11 @@ def test_factory_errors_say_what_to_change() -> None:
          "block_n must be one of (128, 192), got 256"),
         (dict(m=64, n=64, k=64, activation="tanh"), "activation 'tanh' is not one of"),
         (dict(m=64, n=64, k=64, arch="sm_80"), "arch 'sm_80': the kernel is written for"),
+        (dict(m=64, n=64, k=64, cluster=(4, 1)), "cluster=(4, 1) must be (cluster_m, "
+                                                 "cluster_n), each 1 or 2"),
+        (dict(m=64, n=64, k=64, cluster=2), "cluster=2 must be (cluster_m, cluster_n)"),
+        (dict(m=64, n=64, k=64, cluster=(2, 1), arch="sm_100a"),
+         "cluster=(2, 1) (TMA multicast) is built for sm_90a; on sm_100a use cluster=(1, 1)"),
     ]
     for kwargs, message in cases:
         kwargs.setdefault("arch", "sm_90a")
@@ -295,14 +323,17 @@ def test_gemm_candidates_fill_the_last_wave() -> None:
     # 8192^3 in 128 x 256 tiles: 2048 tiles are 15.5 waves on 132 SMs, 16 tiles each on 128
     big = kernels.gemm_candidates(8192, 8192, 8192, "float8_e4m3fn")("sm_90a", 132)
     assert {"block_n": 256, "group_m": 8, "num_ctas": 128} in big
-    assert [c["num_ctas"] for c in square if c["block_n"] == 256] == [132, 132, 128, 132, 128]
-    # C stored in parts on sm_90a, for one more stage: 128-column parts of the 256-wide tile,
-    # 64-column parts of the accurate 192-wide one; none on sm_100a (one TMEM-staged store)
-    assert [c["num_ctas"] for c in square if c.get("store_n") == 128] == [132, 128]
-    assert [c for c in acc if "store_n" in c] == [
-        {"block_n": 192, "group_m": 16, "num_ctas": 132, "store_n": 64}]
-    assert not any("store_n" in c for c in kernels.gemm_candidates(
+    assert [c["num_ctas"] for c in square if c["block_n"] == 256] == [132, 132, 128, 132]
+    # on sm_90a, pairs of CTAs sharing B's tile by multicast, one candidate a tile width (the
+    # accurate tiles with their group); none on sm_100a (tcgen05's 2-CTA MMA is another kernel)
+    assert [c for c in square if "cluster" in c] == [
+        {"block_n": bn, "group_m": 8, "num_ctas": 132, "cluster": (2, 1)} for bn in (256, 128)]
+    assert [c for c in acc if "cluster" in c] == [
+        {"block_n": bn, "group_m": 16, "num_ctas": 132, "cluster": (2, 1)} for bn in (192, 128)]
+    assert not any("cluster" in c for c in kernels.gemm_candidates(
         4096, 4096, 4096, "bfloat16")("sm_100a", 148))
+    # C in parts (``store_n``) measured slower on the H200: not a candidate
+    assert not any("store_n" in c for c in square + acc)
     # 1280 x 3584 in 128 x 128 tiles: 280 tiles, 3 waves of 94 CTAs
     assert {"block_n": 128, "group_m": 8, "num_ctas": 94} in cands
     for c in cands + acc:  # every candidate is a valid configuration of the factory

@@ -46,8 +46,8 @@ from .runtime.cache import _atomic_write, _make_dirs, _read_json, cache_dir, cac
 from .runtime.executable import load_module
 from .target import Target
 
-__all__ = ["RECORD_FORMAT", "TuneResult", "enabled", "host_device", "lookup", "record_path",
-           "stats", "tune", "wall_timer"]
+__all__ = ["RECORD_FORMAT", "TuneResult", "enabled", "history", "host_device", "lookup",
+           "record_path", "stats", "tune", "wall_timer"]
 
 RECORD_FORMAT = 1
 #: searches longer than this (seconds) show a progress line
@@ -56,6 +56,10 @@ PROGRESS_AFTER_S = 2.0
 ROUNDS = 3
 #: what this process did: searches measured, records reused, candidates compiled
 stats = {"measured": 0, "reused": 0, "compiled": 0}
+#: every configuration :func:`tune` returned in this process, in order: ``kernel``, ``args``,
+#: ``config``, ``measured`` and ``record`` (its path, or None), for a benchmark to report what
+#: it ran
+history: list[dict[str, Any]] = []
 
 
 @dataclass
@@ -198,7 +202,7 @@ def tune(kernel: str, factory: Callable[..., Any], args: Sequence[Any],
         raise AutotuneError(f"autotune {kernel}: no candidates to choose from")
     first = dict(candidates[0])
     if not enabled():
-        return TuneResult(first, measured=False)
+        return _remember(kernel, args, TuneResult(first, measured=False))
     device = dict(device or host_device())
     versions = _versions(versions)
     fixed = dict(fixed or {})
@@ -207,7 +211,7 @@ def tune(kernel: str, factory: Callable[..., Any], args: Sequence[Any],
     found = lookup(kernel, args, device, versions, fixed)
     if found is not None:
         stats["reused"] += 1
-        return TuneResult(found, measured=False, record=path)
+        return _remember(kernel, key_args, TuneResult(found, measured=False, record=path))
     progress = _Progress(kernel, args, len(candidates))
     try:
         merged = [{**fixed, **c} for c in candidates]
@@ -223,8 +227,14 @@ def tune(kernel: str, factory: Callable[..., Any], args: Sequence[Any],
                             f"right answer:\n{lines}")
     config = dict(candidates[best])
     written = _write_record(path, _key(kernel, key_args, device, versions), config, results)
-    return TuneResult(config, measured=True, record=written, executable=exes[best][0],
-                      results=results)
+    return _remember(kernel, key_args, TuneResult(config, measured=True, record=written,
+                                                  executable=exes[best][0], results=results))
+
+
+def _remember(kernel: str, args: Sequence[Any], result: TuneResult) -> TuneResult:
+    history.append({"kernel": kernel, "args": _jsonable(list(args)), "config": result.config,
+                    "measured": result.measured, "record": result.record})
+    return result
 
 
 def _compile_all(factory: Callable[..., Any], args: Sequence[Any],

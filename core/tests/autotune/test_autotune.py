@@ -79,6 +79,11 @@ def test_the_fastest_correct_candidate_wins_and_is_recorded(cache: Path) -> None
     assert not again.measured and again.config == {"unroll": 4} and again.executable is None
     assert autotune.stats["compiled"] == before["compiled"]
     assert autotune.stats["reused"] == before["reused"] + 1
+    # both answers are in the process's history, for a benchmark to say what it ran
+    assert [(h["kernel"], h["args"], h["config"], h["measured"], h["record"])
+            for h in autotune.history[-2:]] == [
+        ("scale", [N, "float32"], {"unroll": 4}, True, res.record),
+        ("scale", [N, "float32"], {"unroll": 4}, False, res.record)]
 
 
 def test_autotune_off_returns_the_default(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

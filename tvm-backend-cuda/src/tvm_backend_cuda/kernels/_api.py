@@ -57,16 +57,14 @@ def balanced_grid(m: int, n: int, block_n: int, sms: int) -> int:
     return -(-tiles // -(-tiles // sms))
 
 
-#: (block_n, accurate float8) -> the ``store_n`` of the tuner's C-in-parts candidates
-_STORE_PARTS = {(256, False): 128, (192, True): 64}
-
-
 def gemm_candidates(m: int, n: int, k: int, dtype: str, accurate: bool = False
                     ) -> Callable[[str, int], list[dict[str, Any]]]:
     """The GEMM's tuning candidates for an arch and SM count: tile width (``block_n``),
-    pipeline depth (``stages``), raster group (``group_m``) and persistent grid (``num_ctas``:
-    every SM, or the balanced grid of as many waves where the last wave is partial). The first,
-    used untuned, is the tile width whose tiles fill the last wave best (256 on a tie)."""
+    pipeline depth (``stages``), raster group (``group_m``), persistent grid (``num_ctas``:
+    every SM, or the balanced grid of as many waves where the last wave is partial) and, on
+    sm_90a, clusters of 2 CTAs along M that share B's tile by TMA multicast
+    (``cluster=(2, 1)``). The first, used untuned, is the tile width whose tiles fill the last
+    wave best (256 on a tie)."""
 
     def candidates(arch: str, sms: int) -> list[dict[str, Any]]:
         fp8_acc = accurate and dtype.startswith("float8")
@@ -79,13 +77,10 @@ def gemm_candidates(m: int, n: int, k: int, dtype: str, accurate: bool = False
             balanced = balanced_grid(m, n, bn, sms)
             if balanced < sms:
                 out.append({"block_n": bn, "group_m": 8, "num_ctas": balanced})
-            # C stored in parts: the smaller staging buffer leaves room for one more stage
-            # (4 instead of 3 at 256 wide; 5 instead of 4 for the accurate 192-wide tile)
-            part = _STORE_PARTS.get((bn, fp8_acc)) if arch == "sm_90a" else None
-            if part:
+            if arch == "sm_90a":  # half of B's tile from each CTA of a pair, multicast
                 group = 16 if fp8_acc else 8  # the accurate tile's best group on the H200
-                out += [{"block_n": bn, "group_m": group, "num_ctas": c, "store_n": part}
-                        for c in sorted({sms, balanced}, reverse=True)]
+                out.append({"block_n": bn, "group_m": group, "num_ctas": sms // 2 * 2,
+                            "cluster": (2, 1)})
         out.append({"block_n": 128, "group_m": 8, "stages": 4, "num_ctas": sms})  # 6 by default
         return out
 

@@ -63,6 +63,7 @@ from tvm_backend_cuda.dispatch.gemm_wgmma import register_barrier, wgmma_accumul
 from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
 from tvm_backend_cuda.executable import default_arch
 from tvm_backend_cuda.lang import (
+    ClusterPersistentScheduler2D,
     MBarrier,
     PersistentTileScheduler2D,
     Pipeline,
@@ -156,6 +157,7 @@ class _Config:
     accurate: bool
     promote_every: int
     store_n: int
+    cluster: tuple[int, int] = (1, 1)
 
 
 def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | None = None, *,
@@ -163,7 +165,7 @@ def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | 
               residual: bool = False, scaled: bool | None = None, accurate: bool = False,
               block_n: int | None = None, stages: int | None = None, group_m: int = 8,
               num_ctas: int | None = None, promote_every: int = 1,
-              store_n: int | None = None) -> Any:
+              store_n: int | None = None, cluster: tuple[int, int] = (1, 1)) -> Any:
     """The GEMM PrimFunc (module docstring) for ``arch`` ``"sm_90a"`` or ``"sm_100a"`` (default:
     this machine's GPU, :func:`~tvm_backend_cuda.executable.default_arch`).
 
@@ -174,7 +176,9 @@ def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | 
     256; accurate on sm_90a: 128 or 192), ``stages``, ``group_m``,
     ``num_ctas`` (the persistent grid; default the H200's 132 SMs), ``store_n`` (sm_90a: the
     columns of C staged in shared memory per TMA store, a multiple of 64 dividing ``block_n``;
-    default ``block_n``: narrower parts leave room for more stages)."""
+    default ``block_n``: narrower parts leave room for more stages), ``cluster`` (sm_90a:
+    ``(cluster_m, cluster_n)``, each 1 or 2: the CTAs of a cluster share their A and B tiles
+    by TMA multicast, :func:`_multicast_parts`)."""
     out_dtype = out_dtype or ("float16" if dtype == "float16" else "bfloat16")
     _check(m, n, k, dtype, out_dtype)
     fp8 = dtype.startswith("float8")
@@ -208,9 +212,10 @@ def gemm_func(m: int, n: int, k: int, dtype: str = "bfloat16", out_dtype: str | 
         raise ValueError(f"gemm: store_n={store_n!r}: the columns of C a TMA store takes from "
                          f"shared memory must be a multiple of 64 that divides block_n="
                          f"{block_n} (sm_90a only)")
+    cluster = _check_cluster(cluster, arch)
     cfg = _Config(block_n, _stages(dtype, out_dtype, stages, block_n, store_n), group_m,
                   H200_SMS if num_ctas is None else int(num_ctas), accurate, promote_every,
-                  store_n)
+                  store_n, cluster)
     if arch == "sm_90a":
         func = _hopper(m, n, k, dtype, out_dtype, ep, cfg)
     elif arch.startswith("sm_10") and arch.endswith("a"):
@@ -296,19 +301,84 @@ def epilogue_pair(ep: Epilogue, v0: Any, v1: Any, row: Any, col: Any, *, shape: 
 
 
 def _load_stage(pipe: Any, state: Any, smem: tuple[Any, Any], glob: tuple[Any, Any],
-                origin: tuple[Any, Any], kb: Any, nbytes: int) -> Any:
+                origin: tuple[Any, Any], kb: Any, nbytes: int, parts: Any = None) -> Any:
     """The producer's work for K block ``kb``: wait for a free stage, announce its bytes on the
-    stage's full barrier, and issue the TMA loads of A's and B's tiles into it."""
+    stage's full barrier, and issue the TMA loads of A's and B's tiles into it. ``parts`` (a
+    cluster's, :func:`_multicast_parts`): per operand, the rows of the tile this CTA loads and
+    the CTAs it multicasts them to."""
     (As, Bs), (A, B) = smem, glob
     bk = As.shape[2].value
     k0 = kb * bk
     full = pipe.full[state.index]
-    loads = [Tx.copy_async(S[state.index, 0:S.shape[1].value, 0:bk],
-                           G[o:o + S.shape[1].value, k0:k0 + bk], dispatch="tma",
-                           config={"mbar": full})
-             for S, G, o in ((As, A, origin[0]), (Bs, B, origin[1]))]
+    parts = parts or ((0, As.shape[1].value, 0), (0, Bs.shape[1].value, 0))
+    loads = [Tx.copy_async(S[state.index, at:at + rows, 0:bk],
+                           G[o + at:o + at + rows, k0:k0 + bk], dispatch="tma",
+                           config={"mbar": full, **({} if _no_mask(mask) else
+                                                    {"cta_mask": mask})})
+             for S, G, o, (at, rows, mask) in zip((As, Bs), (A, B), origin, parts)]
     return seq([pipe.producer_acquire(state), pipe.producer_commit(state, nbytes), *loads,
                 state.advance()])
+
+
+# -- clusters: A and B tiles shared by TMA multicast ---------------------------------------------
+
+
+def _check_cluster(cluster: Any, arch: str) -> tuple[int, int]:
+    ok = (isinstance(cluster, tuple | list) and len(cluster) == 2
+          and all(type(c) is int and c in (1, 2) for c in cluster))
+    if not ok:
+        raise ValueError(f"gemm: cluster={cluster!r} must be (cluster_m, cluster_n), each 1 or "
+                         f"2")
+    cm, cn = cluster
+    if cm * cn > 1 and arch != "sm_90a":
+        raise ValueError(f"gemm: cluster={tuple(cluster)} (TMA multicast) is built for sm_90a; "
+                         f"on {arch} use cluster=(1, 1)")
+    return cm, cn
+
+
+def _no_mask(mask: Any) -> bool:
+    return isinstance(mask, int) and mask == 0
+
+
+def _cluster_coords(cid: Any, cluster: tuple[int, int]) -> tuple[Any, Any]:
+    """CTA ``cid``'s row and column in its cluster (Python 0 along a dimension of 1)."""
+    cm, cn = cluster
+    return (cid // cn if cm > 1 else 0), (cid % cn if cn > 1 else 0)
+
+
+def _multicast_parts(cid: Any, cluster: tuple[int, int], bm: int, bn: int) -> Any:
+    """What CTA ``cid`` of a ``cluster_m x cluster_n`` cluster loads (row-major ranks, as
+    :class:`~tvm_backend_cuda.lang.ClusterPersistentScheduler2D` places the tiles): the
+    ``cluster_n`` CTAs of a cluster row compute the same rows of C, so each loads
+    ``1/cluster_n`` of their A tile and multicasts it to the row; likewise B down a cluster
+    column. Per operand ``(first row in the tile, rows, CTA mask)``; mask 0: a plain load."""
+    rm, rn = _cluster_coords(cid, cluster)
+    cm, cn = cluster
+    row_mask = ((1 << cn) - 1) << (rm * cn)  # the CTAs of my cluster row
+    col_mask = sum(1 << (i * cn) for i in range(cm)) << rn  # those of my cluster column
+    a = (rn * (bm // cn), bm // cn, row_mask) if cn > 1 else (0, bm, 0)
+    b = (rm * (bn // cm), bn // cm, col_mask) if cm > 1 else (0, bn, 0)
+    return a, b
+
+
+def _peers(cid: Any, cluster: tuple[int, int]) -> list[Any]:
+    """The CTAs whose multicasts write into CTA ``cid``'s stages (its cluster row and column,
+    itself included): all of them must have read a stage before it is loaded again."""
+    rm, rn = _cluster_coords(cid, cluster)
+    cm, cn = cluster
+    return [rm * cn + j for j in range(cn)] + [(rm + i) % cm * cn + rn for i in range(1, cm)]
+
+
+def _release(pipe: Any, state: Any, signal: Any) -> Any:
+    """Hand stage ``state.index`` back: every consumer thread arrives on its own CTA's empty
+    barrier, or (``signal = (tid, peers)``, in a cluster) lane 0 of warp ``w`` of each consumer
+    warpgroup arrives on that of peer ``w``, once the warpgroup's MMAs reading the stage are
+    complete (wgmma is one operation of the warpgroup)."""
+    if signal is None:
+        return pipe.consumer_release(state)
+    tid, peers = signal
+    return seq([pipe.empty.arrive(state.index, cta_id=p, pred=tid == 32 * w)
+                for w, p in enumerate(peers)])
 
 
 def _u32_view_layout(shape: tuple[int, ...]) -> Any:
@@ -321,7 +391,8 @@ def _promote(fin: Any, acc: Any, count: int, at: int = 0) -> Any:
 
 
 def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], fin: Any,
-                    count: int, P: int, tiles: tuple[Any, Any], cw: Any, regs: int) -> Any:
+                    count: int, P: int, tiles: tuple[Any, Any], cw: Any, regs: int,
+                    signal: Any = None) -> Any:
     """``count`` K stages of the accurate float8 main loop, complete in themselves (every stage
     released and every product added into ``fin`` at the end). ``accs`` are the two scratch
     accumulators and their register views; they take turns, a *group* of MMAs each. Once a
@@ -329,7 +400,7 @@ def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], f
     previous group, whose scratch is then added into ``fin`` while this group runs on the
     tensor cores; the block's last group is waited for with nothing behind it. No scratch is
     read across blocks, so the blocks can be a loop (ptxas serializes every wgmma when a
-    scratch read crosses a loop's back edge: its C7514).
+    scratch read crosses a loop's back edge: its C7514). ``signal``: :func:`_release`'s.
 
     Scratch accumulators as wide as the tile (``regs`` registers each): a group is ``P``
     stages. Half as wide (the 192-wide tile, whose 96 float32 sums leave room for two of 48):
@@ -356,7 +427,7 @@ def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], f
         if ends_stage:
             body.append(cons.advance())
         # the stage before this one is read (with halves: once its second half is added)
-        release = [pipe.consumer_release(rel), rel.advance()] if j > 0 and h == 0 else []
+        release = [_release(pipe, rel, signal), rel.advance()] if j > 0 and h == 0 else []
         if first and prev_done is not None:  # the previous group is complete: add it
             view, pat = prev_done
             add = [*register_barrier(view, part), _promote(fin, view, part, pat)]
@@ -367,7 +438,7 @@ def _accurate_block(pipe: Any, states: tuple[Any, Any], accs: tuple[Any, ...], f
             prev_done = ((view0, view1)[g], at)
     assert prev_done is not None  # count >= 1
     view, pat = prev_done
-    release = [pipe.consumer_release(rel), rel.advance()]
+    release = [_release(pipe, rel, signal), rel.advance()]
     add = [*register_barrier(view, part), _promote(fin, view, part, pat)]
     return seq(body + (add + release if halves else release + add))
 
@@ -379,9 +450,13 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
     BN, stages = cfg.block_n, cfg.stages
     bk = tile_k(dtype)
     kb_count = -(-k // bk)
-    m_tiles, n_tiles = -(-m // BM), -(-n // BN)
-    ctas = min(cfg.num_ctas, m_tiles * n_tiles)
-    group_m = cfg.group_m
+    cm, cn = cfg.cluster
+    cs = cm * cn  # CTAs a cluster
+    # a cluster's tiles: the grid of tiles padded to whole clusters (a tile past C's edge is
+    # computed from zeros and its store clipped away: its CTA still loads its share of the
+    # tiles its cluster multicasts)
+    m_tiles, n_tiles = -(-m // (BM * cm)) * cm, -(-n // (BN * cn)) * cn
+    ctas = max(cs, min(cfg.num_ctas, m_tiles * n_tiles) // cs * cs)
     stage_bytes = (BM + BN) * bk * DataType(dtype).bytes
     regs = BN // 2  # accumulator registers per thread
     pairs = regs // 2
@@ -408,7 +483,8 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
         T.device_entry()
         bias_w = T.decl_buffer((n // 2,), "uint32", data=bias.data)
         residual_w = T.decl_buffer((m, n // 2), "uint32", data=residual.data)
-        bx = T.cta_id([ctas])
+        cl = T.cluster_id([ctas // cs])
+        cid = T.cta_id_in_cluster([cs])
         wg = T.warpgroup_id([3])
         tid = T.thread_id_in_wg([128])
         T.attr({"tirx.launch_bounds_min_blocks_per_sm": 1})
@@ -419,11 +495,16 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
         Cw = T.decl_buffer((2, 64, SN // 2), "uint32", data=Cs.data, scope="shared.dyn",
                            layout=_u32_view_layout((2, 64, SN // 2)),
                            elem_offset=Cs.elem_offset // 2)
-        pipe = Pipeline(pool, stages, producer="tma", consumer_count=256,
+        # in a cluster, each consumer warpgroup arrives once on each peer's empty barrier
+        pipe = Pipeline(pool, stages, producer="tma",
+                        consumer_count=256 if cs == 1 else 2 * (cm + cn - 1),
                         init_thread=wg * 128 + tid == 0)
         role = WarpgroupRole(wg, producer=0, consumer=[1, 2], regs=nregs)
-        sched = PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=ctas, cta_id=bx,
-                                          group_m=group_m)
+        sched = _scheduler(cfg, m_tiles, n_tiles, ctas, cl, cid)
+        shares = T.meta_var(_multicast_parts(cid, cfg.cluster, BM, BN) if cs > 1 else None)
+        signal = T.meta_var((tid, _peers(cid, cfg.cluster)) if cs > 1 else None)
+        if cs > 1:
+            T.cuda.cluster_sync()  # every barrier of the cluster is initialised
         if role.producer:
             role.setmaxnreg("producer")
             if tid == 0:
@@ -432,7 +513,8 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                     if sched.valid:
                         for kb in T.serial(kb_count):
                             _load_stage(pipe, prod, (As, Bs), (A, B),
-                                        (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes)
+                                        (sched.m_idx * BM, sched.n_idx * BN), kb, stage_bytes,
+                                        shares)
                     sched.advance()
         else:
             role.setmaxnreg("consumer")
@@ -463,10 +545,10 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                         # two scratch accumulators in turn, in blocks of U stages
                         for _kbb in T.serial(kb_count // U):
                             _accurate_block(pipe, (cons, rel), (acc, acc2, accv, acc2v), fin, U,
-                                            P, (As, Bs), cw, regs)
+                                            P, (As, Bs), cw, regs, signal)
                         if kb_count % U:
                             _accurate_block(pipe, (cons, rel), (acc, acc2, accv, acc2v), fin,
-                                            kb_count % U, P, (As, Bs), cw, regs)
+                                            kb_count % U, P, (As, Bs), cw, regs, signal)
                     else:
                         for kb in T.serial(kb_count):
                             pipe.consumer_wait(cons)
@@ -474,11 +556,11 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                                              Bs[cons.index, 0:BN, 0:bk], accum=kb > 0,
                                              config={"wait": 1})
                             if kb > 0:
-                                pipe.consumer_release(rel)
+                                _release(pipe, rel, signal)
                                 rel.advance()
                             cons.advance()
                         T.ptx.wgmma.wait_group(0)
-                        pipe.consumer_release(rel)
+                        _release(pipe, rel, signal)
                         rel.advance()
                     src = T.meta_var(fin if accurate else accv)
                     for j in T.unroll(parts):
@@ -501,8 +583,23 @@ def _hopper(m: int, n: int, k: int, dtype: str, out_dtype: str, ep: Epilogue, cf
                 sched.advance()
             if tid == 0:
                 T.ptx.cp_async.bulk.wait_group(0, False)
+        if cs > 1:
+            # no CTA leaves while a peer may still arrive on its barriers
+            T.cuda.cluster_sync()
     # fmt: on
     return gemm_sm90
+
+
+def _scheduler(cfg: _Config, m_tiles: int, n_tiles: int, ctas: int, cluster_id: Any,
+               cid: Any) -> Any:
+    cm, cn = cfg.cluster
+    if cm * cn == 1:
+        return PersistentTileScheduler2D(m_tiles, n_tiles, num_ctas=ctas, cta_id=cluster_id,
+                                         group_m=cfg.group_m)
+    return ClusterPersistentScheduler2D(m_tiles, n_tiles, num_clusters=ctas // (cm * cn),
+                                        cluster_id=cluster_id, cta_in_cluster=cid,
+                                        cluster_m=cm, cluster_n=cn,
+                                        group_m=max(1, cfg.group_m // cm))
 
 
 def _tmem_load(addr: Any, lane: Any, col: Any, regs: Any, count: int) -> Any:
