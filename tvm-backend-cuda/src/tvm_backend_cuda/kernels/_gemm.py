@@ -41,6 +41,16 @@ rows share L2), 384 threads:
   shared tile (conflict-free 4-byte stores) once the previous TMA store has read it, and
   ``Tx.wg.copy_async`` to C with TMA (clipped at the edges); the store drains while the next
   tile's main loop runs.
+- *clusters* (``cluster=(cluster_m, cluster_n)``, each 1 or 2): the CTAs of a cluster take a
+  ``cluster_m x cluster_n`` block of tiles each step. The CTAs of a cluster row need the same A
+  tile, those of a cluster column the same B tile: each CTA loads its ``1/cluster_n`` of A's
+  rows and ``1/cluster_m`` of B's and multicasts them (``.multicast::cluster``) into the same
+  stage of every CTA that needs them, so each stage still completes on each CTA's own *full*
+  barrier with the whole stage's bytes. A stage is loaded again only when every CTA that reads
+  it released it: lane 0 of warp ``w`` of each consumer warpgroup arrives on the *empty*
+  barrier of peer ``w`` (``mapa``; the barriers count 2 warpgroups x peers). The tile grid is
+  padded to whole clusters: a tile past C's edge is computed from zero-filled loads and its
+  store clipped away, its CTA still loading its share for its peers.
 
 **sm_100a** (Blackwell, compiled on CI only): the same tiles and ring with ``tcgen05``: warp 0
 issues the TMA loads, warp 1 issues ``Tx.gemm_async`` (``tcgen05.mma``, accumulators in tensor
