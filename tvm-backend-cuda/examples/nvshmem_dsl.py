@@ -10,6 +10,13 @@ compares every result with torch.distributed's (NCCL) and ``--bench`` times the 
 all-reduce beside NCCL's (bus bandwidth as nccl-tests defines it). NVLink multicast stays off
 (NVSHMEM_DISABLE_NVLS=1, NCCL_NVLS_ENABLE=0), set before anything initialises.
 
+Under the CUDA emulator (``--emulate``, or ``TVM_CUDA_EMULATE=1``), one PE runs in this process
+on CPU tensors (:mod:`tvm_backend_cuda.nvshmem_emu`), and the reference is torch.distributed over
+``gloo`` with world size 1 (NCCL runs on CUDA devices only); ``--bench`` then times wall-clock
+calls of the emulator, which say nothing of a GPU's speed:
+
+    python examples/nvshmem_dsl.py --emulate --check --bench --size 1
+
 The kernels (all sizes are compile-time constants; ``npes`` is the number of PEs the kernel is
 built for, checked against ``nvshmem_n_pes()`` by the host):
 
@@ -36,6 +43,7 @@ import argparse
 import os
 import socket
 import sys
+import time
 from typing import Any, no_type_check
 
 SAFETY_ENV = {"NVSHMEM_DISABLE_NVLS": "1", "NCCL_NVLS_ENABLE": "0",
@@ -215,6 +223,13 @@ def gather_gemm_kernel(m: int, n: int, k_per_pe: int, npes: int, tile_n: int = 3
 # -- host side: compile for this PE's GPU, keep the symmetric state, launch ------------------------
 
 
+def _emulating() -> bool:
+    """Whether ``cuda`` builds go to the CUDA emulator here (``TVM_CUDA_EMULATE``)."""
+    from tvm_backend_cuda.executable import CudaOptions, emulating
+
+    return emulating(CudaOptions())
+
+
 def _compile(func: Any, arch: str | None = None) -> Any:
     import tvm
 
@@ -298,13 +313,37 @@ class GatherGemm:
         self.ctx.run(self.ex, c, a, b_shard, self.gathered, collective=True)
 
 
-# -- several PEs, one process each, against torch.distributed (NCCL) -------------------------------
+# -- several PEs, one process each, against torch.distributed (NCCL; gloo under the emulator) ------
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _reference(dist: Any) -> str:
+    """The torch.distributed backend the results are compared with, as the output names it."""
+    backend = str(dist.get_backend())
+    return "NCCL" if backend == "nccl" else backend
+
+
+def _sync(ctx: Any) -> None:
+    """Wait for the GPU (the emulator's launches on the default stream are synchronous)."""
+    if ctx.torch_device != "cpu":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def _timeit_emulated(fn: Any, dist: Any, iters: int = 2) -> float:
+    """Wall-clock seconds per call on the emulator: one warm-up, then ``iters`` calls."""
+    fn()
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return (time.perf_counter() - start) / iters
 
 
 def _timeit(fn: Any, dist: Any, iters: int = 20) -> float:
@@ -323,13 +362,14 @@ def _timeit(fn: Any, dist: Any, iters: int = 20) -> float:
     return a.elapsed_time(b) / iters / 1e3  # seconds
 
 
-def run_checks(ctx: Any, dist: Any, say: Any) -> None:
-    """Each kernel once, compared with NCCL's collective on the same data (exact: integers)."""
+def run_checks(ctx: Any, dist: Any, say: Any, n: int = 1 << 18) -> None:
+    """Each kernel once, compared with torch.distributed's collective (NCCL on the GPU) on the
+    same data (exact: integers). ``n``: elements per PE of the all-gather and all-reduce."""
     import torch
 
     rank, npes = ctx.my_pe(), ctx.n_pes()
-    dev = f"cuda:{ctx.device}"
-    n = 1 << 18
+    dev = ctx.torch_device  # cuda:N, or cpu under the emulator
+    ref_name = _reference(dist)
     ag = AllGather(ctx, n)
     src = ctx.zeros(n, "float32")
     dst = ctx.zeros(npes * n, "float32")
@@ -337,8 +377,8 @@ def run_checks(ctx: Any, dist: Any, say: Any) -> None:
     ag(dst, src)
     ref = torch.empty(npes * n, device=dev)
     dist.all_gather_into_tensor(ref, src.clone())
-    torch.cuda.synchronize()
-    assert torch.equal(dst, ref), f"PE {rank}: allgather differs from NCCL"
+    _sync(ctx)
+    assert torch.equal(dst, ref), f"PE {rank}: allgather differs from {ref_name}"
     say("allgather OK")
 
     g = torch.Generator(device=dev).manual_seed(rank)
@@ -351,8 +391,8 @@ def run_checks(ctx: Any, dist: Any, say: Any) -> None:
     for _ in range(3):  # the rounds hand over through the signals, no host barrier
         out.zero_()
         ar(out, x)
-    torch.cuda.synchronize()
-    assert torch.equal(out, ref), f"PE {rank}: allreduce differs from NCCL"
+    _sync(ctx)
+    assert torch.equal(out, ref), f"PE {rank}: allreduce differs from {ref_name}"
     say("allreduce OK")
 
     m = 1 << 14
@@ -363,8 +403,8 @@ def run_checks(ctx: Any, dist: Any, say: Any) -> None:
     arb(out2, y)
     ref2 = y.clone()
     dist.all_reduce(ref2)
-    torch.cuda.synchronize()
-    assert torch.equal(out2, ref2), f"PE {rank}: allreduce_barrier differs from NCCL"
+    _sync(ctx)
+    assert torch.equal(out2, ref2), f"PE {rank}: allreduce_barrier differs from {ref_name}"
     say("allreduce_barrier OK")
 
     mm, nn, kp = 128, 256, 64
@@ -377,8 +417,8 @@ def run_checks(ctx: Any, dist: Any, say: Any) -> None:
     gg(c, a, shard)
     full = torch.empty((npes * kp, nn), device=dev)
     dist.all_gather_into_tensor(full, shard.clone())
-    torch.cuda.synchronize()
-    assert torch.equal(gg.gathered, full), f"PE {rank}: gathered B differs from NCCL's"
+    _sync(ctx)
+    assert torch.equal(gg.gathered, full), f"PE {rank}: gathered B differs from {ref_name}'s"
     assert torch.equal(c, a @ full), f"PE {rank}: gather_gemm differs from A @ all_gather(B)"
     say("gather_gemm OK")
     ctx.barrier_all()
@@ -389,13 +429,21 @@ def run_checks(ctx: Any, dist: Any, say: Any) -> None:
 
 
 def run_bench(ctx: Any, dist: Any, say: Any, mib: int) -> list[str]:
-    """All-gather and all-reduce of ``mib`` MiB per PE: ours beside NCCL's, as bus GB/s."""
+    """All-gather and all-reduce of ``mib`` MiB per PE: ours beside NCCL's (gloo's under the
+    emulator, timed by the wall clock), as bus GB/s."""
     import torch
 
     npes = ctx.n_pes()
-    dev = f"cuda:{ctx.device}"
+    dev = ctx.torch_device  # cuda:N, or cpu under the emulator
+    ref_name = _reference(dist)
     n = (mib << 20) // F32
-    sms = torch.cuda.get_device_properties(ctx.device).multi_processor_count
+    timeit = _timeit
+    if dev == "cpu":
+        from tvm_backend_cuda.emulator import EMULATED_SMS as sms
+
+        timeit = _timeit_emulated
+    else:
+        sms = torch.cuda.get_device_properties(ctx.device).multi_processor_count
     blocks = max(b for b in (sms, 128, 64, 32, 16, 8) if n % (b * 512) == 0 and b <= sms)
     lines = []
 
@@ -404,24 +452,24 @@ def run_bench(ctx: Any, dist: Any, say: Any, mib: int) -> list[str]:
     dst = ctx.zeros(npes * n, "float32")
     ref = torch.empty(npes * n, device=dev)
     plain = src.clone()
-    t_ours = _timeit(lambda: ag(dst, src), dist)
-    t_nccl = _timeit(lambda: dist.all_gather_into_tensor(ref, plain), dist)
+    t_ours = timeit(lambda: ag(dst, src), dist)
+    t_nccl = timeit(lambda: dist.all_gather_into_tensor(ref, plain), dist)
     size = npes * n * F32
     bus = (npes - 1) / npes if npes > 1 else 1.0  # nccl-tests' busbw factor for all-gather
     lines.append(f"allgather {mib} MiB/PE, {npes} PEs: NVSHMEM DSL {t_ours * 1e6:.1f} us "
-                 f"({size / t_ours / 1e9 * bus:.1f} GB/s bus), NCCL {t_nccl * 1e6:.1f} us "
+                 f"({size / t_ours / 1e9 * bus:.1f} GB/s bus), {ref_name} {t_nccl * 1e6:.1f} us "
                  f"({size / t_nccl / 1e9 * bus:.1f} GB/s bus)")
 
     ar = AllReduce(ctx, n, blocks=blocks)
     x = ctx.zeros(n, "float32")
     out = torch.empty(n, device=dev)
     y = torch.zeros(n, device=dev)
-    t_ours = _timeit(lambda: ar(out, x), dist)
-    t_nccl = _timeit(lambda: dist.all_reduce(y), dist)
+    t_ours = timeit(lambda: ar(out, x), dist)
+    t_nccl = timeit(lambda: dist.all_reduce(y), dist)
     size = n * F32
     bus = 2 * (npes - 1) / npes if npes > 1 else 1.0  # all-reduce: 2 (n - 1) / n
     lines.append(f"allreduce {mib} MiB/PE, {npes} PEs: NVSHMEM DSL {t_ours * 1e6:.1f} us "
-                 f"({size / t_ours / 1e9 * bus:.1f} GB/s bus), NCCL {t_nccl * 1e6:.1f} us "
+                 f"({size / t_ours / 1e9 * bus:.1f} GB/s bus), {ref_name} {t_nccl * 1e6:.1f} us "
                  f"({size / t_nccl / 1e9 * bus:.1f} GB/s bus)")
     ctx.barrier_all()
     ag.free()
@@ -431,6 +479,27 @@ def run_bench(ctx: Any, dist: Any, say: Any, mib: int) -> list[str]:
     for line in lines:
         say(line)
     return lines
+
+
+def emulated_worker(args: argparse.Namespace, port: int) -> None:
+    """The one PE of the CUDA emulator, in this process, against torch.distributed over gloo."""
+    import torch.distributed as dist
+
+    from tvm_backend_cuda.nvshmem import NvshmemContext
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    ctx = NvshmemContext.init(0, 1)  # the emulator's one-PE context (CPU tensors)
+    print(repr(ctx), flush=True)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    if args.check:
+        run_checks(ctx, dist, say, n=args.check_size)
+    if args.bench:
+        run_bench(ctx, dist, say, args.size)
+    ctx.finalize()
+    dist.destroy_process_group()
 
 
 def worker(rank: int, nprocs: int, args: argparse.Namespace, port: int) -> None:
@@ -447,7 +516,7 @@ def worker(rank: int, nprocs: int, args: argparse.Namespace, port: int) -> None:
     say = print if rank == 0 else (lambda *a, **k: None)
     say(f"{ctx!r}; {torch.cuda.get_device_name(rank)}", flush=True)
     if args.check:
-        run_checks(ctx, dist, lambda s: say(s, flush=True))
+        run_checks(ctx, dist, lambda s: say(s, flush=True), n=args.check_size)
     if args.bench:
         run_bench(ctx, dist, lambda s: say(s, flush=True), args.size)
     ctx.finalize()
@@ -461,7 +530,21 @@ def main() -> int:
     p.add_argument("--bench", action="store_true", help="time all-gather and all-reduce vs NCCL")
     p.add_argument("--size", type=int, default=64, help="MiB per PE for --bench")
     p.add_argument("--heap", type=int, default=2048, help="symmetric heap in MiB")
+    p.add_argument("--check-size", type=int, default=1 << 18,
+                   help="elements per PE of the checked all-gather and all-reduce")
+    p.add_argument("--emulate", action="store_true",
+                   help="one PE on the CUDA emulator (as TVM_CUDA_EMULATE=1), against gloo")
     args = p.parse_args()
+    if args.emulate:
+        os.environ["TVM_CUDA_EMULATE"] = "1"
+    if not (args.check or args.bench):
+        args.check = True
+    if _emulating():
+        if args.nprocs > 1:
+            print(f"asked for {args.nprocs} PEs but the CUDA emulator runs one", file=sys.stderr)
+            return 2
+        emulated_worker(args, _free_port())
+        return 0
     import torch
     import torch.multiprocessing as mp
 
@@ -469,8 +552,6 @@ def main() -> int:
     if nprocs > torch.cuda.device_count():
         print(f"asked for {nprocs} PEs but only {torch.cuda.device_count()} GPUs", file=sys.stderr)
         return 2
-    if not (args.check or args.bench):
-        args.check = True
     mp.spawn(worker, args=(nprocs, args, _free_port()), nprocs=nprocs, join=True)
     return 0
 

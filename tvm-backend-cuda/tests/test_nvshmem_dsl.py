@@ -4,8 +4,9 @@ written with ``T.nvshmem`` ops and compiled by ``tvm.compile``.
 
 CI (no GPU): the generated source, NVRTC + nvJitLink into a linked cubin holding NVSHMEM's device
 state, the put-with-signal shim, and the missing-wheel error. ``gpu``: one PE, checked against
-torch; and, with 2+ GPUs, the example with one process per GPU against torch.distributed (NCCL),
-with bandwidth beside NCCL's.
+torch; the example with one PE against torch.distributed (NCCL on the GPU, gloo under the CUDA
+emulator); and, with 2+ GPUs, the example with one process per GPU against NCCL, with bandwidth
+beside NCCL's.
 """
 
 from __future__ import annotations
@@ -269,7 +270,7 @@ def test_gather_gemm_single_pe_matches_torch(ctx) -> None:
     ctx.free(shard)
 
 
-# -- the example, one process per GPU, against torch.distributed (NCCL) ----------------------------
+# -- the example, one process per GPU, against torch.distributed (NCCL; gloo when emulated) -------
 
 
 def _run_example(nprocs: int, *extra: str) -> str:
@@ -284,13 +285,23 @@ def _run_example(nprocs: int, *extra: str) -> str:
 
 
 @pytest.mark.gpu
-@pytest.mark.not_emulated("compares with torch.distributed over NCCL in a subprocess, and NCCL "
-                          "runs on CUDA devices only")
-@needs_nvshmem
-def test_example_one_pe_against_nccl() -> None:
+def test_example_one_pe_against_nccl(device: str) -> None:
+    """On the GPU against NCCL; under the emulator (the subprocess inherits TVM_CUDA_EMULATE=1)
+    against gloo (NCCL runs on CUDA devices only), at a small size."""
     pytest.importorskip("torch")
-    out = _run_example(1, "--bench", "--size", "16", "--heap", "512")
-    assert "allgather 16 MiB/PE, 1 PEs: NVSHMEM DSL" in out and "NCCL" in out
+    if device == "cuda":
+        if not nvshmem.is_available():
+            pytest.skip(f"NVSHMEM wheel not installed: {nvshmem.unavailable_reason()}")
+        size, ref = 16, "NCCL"
+        out = _run_example(1, "--bench", "--size", str(size), "--heap", "512")
+    else:
+        size, ref = 1, "gloo"
+        out = _run_example(1, "--bench", "--size", str(size), "--heap", "16",
+                           "--check-size", str(N))
+    for what in ("allgather", "allreduce"):
+        line = next(x for x in out.splitlines() if x.startswith(f"{what} {size} MiB/PE"))
+        assert line.startswith(f"{what} {size} MiB/PE, 1 PEs: NVSHMEM DSL"), line
+        assert f" bus), {ref} " in line, line
 
 
 @pytest.mark.gpu

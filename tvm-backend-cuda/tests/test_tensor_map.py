@@ -239,11 +239,16 @@ def _descriptor(kind: str, a: Any) -> Any:
     return words.tobytes() if kind == "bytes" else words
 
 
-#: cuda.core makes a TensorMapDescriptor only through StridedMemoryView.as_tensor_map (it cannot
-#: be instantiated), which refuses host memory ("The tensor must be device-accessible") and
-#: encodes through the CUDA driver (cuTensorMapEncodeTiled)
-_CUDA_CORE_NOT_EMULATED = ("cuda.core encodes a TensorMapDescriptor only for device memory, "
-                           "through the CUDA driver")
+#: cuda.core (1.2.2) makes a TensorMapDescriptor only through StridedMemoryView.as_tensor_map
+#: (TensorMapDescriptor._from_tiled; its __init__ raises), which refuses memory that is not
+#: device-accessible ("The tensor must be device-accessible"), asks the driver for the current
+#: context and device (cuCtxGetCurrent, cuCtxGetDevice) and encodes with the driver's
+#: cuTensorMapEncodeTiled (through CCCL's make_tma_descriptor, or directly); cuda.bindings finds
+#: the driver only by a system search. Its 128 bytes are not readable from Python either. Without
+#: a driver there is none short of a fake (docs/decisions.md, issue 24).
+_CUDA_CORE_NOT_EMULATED = ("cuda.core builds a TensorMapDescriptor only for device-accessible "
+                           "memory, in a current CUDA context, with the driver's "
+                           "cuTensorMapEncodeTiled")
 
 
 @pytest.mark.gpu
