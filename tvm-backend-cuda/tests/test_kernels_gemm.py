@@ -144,8 +144,7 @@ def test_clusters_multicast_and_release_to_every_reader(cluster: tuple[int, int]
     assert src.count(".multicast::cluster") == multicasts
     empty_counts = re.findall(r"pipe_empty\[\d+\]\)\)\), \"r\"\(\(unsigned\)\((\d+)\)\)", src)
     assert empty_counts and set(empty_counts) == {str(2 * peers)}
-    # the remote arrivals, in the seed's form (release at CTA scope)
-    assert "mapa.shared::cluster.u32" in src and "mbarrier.arrive.shared::cluster.b64" in src
+    assert "mbarrier.arrive.release.cluster.shared::cluster.b64" in src  # the remote arrivals
     # one cluster barrier after the barriers' set-up, one before the CTAs leave
     assert src.count("barrier.cluster.arrive") == 2
     plain = _compile(gemm_func(300, 520, 256, arch="sm_90a"), "sm_90a").inspect_source()

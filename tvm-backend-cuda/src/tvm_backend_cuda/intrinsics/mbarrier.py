@@ -105,13 +105,9 @@ def _remote(text_local: str, text_remote: str, call: Call, emit: Emit, extra: li
 @intrin("ptx.mbarrier.arrive", _arrive_operands, nargs=(1, 3), min_arch=80,
         emulate=_emu_arrive)
 def _arrive(call: Call, emit: Emit) -> str:
-    # a peer's barrier: the seed's form (release at CTA scope, the default), enough to hand a
-    # stage back once the data it held was read by the async proxy (TMA, wgmma); the GEMM's
-    # ring in clusters arrives this way (docs/decisions.md). A thread that wrote the peer's
-    # shared memory itself fences first (``fence.acq_rel.cluster``)
     return _remote(
         "mbarrier.arrive.shared::cta.b64 _, [%0];",
-        "mbarrier.arrive.shared::cluster.b64 _, [remote];",
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];",
         call,
         emit,
         [],
