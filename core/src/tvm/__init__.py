@@ -17,8 +17,9 @@ from .ir import DataType, IRModule
 from .ir import node as _ir_node
 from .ir import op as _ir_op
 
-__all__ = ["DataType", "IRModule", "autotune", "backend", "compile", "error", "ir", "runtime",
-           "script", "target", "tirx", "torch", "transform"]
+__all__ = ["DataType", "IRModule", "autotune", "backend", "compile", "cpu", "cuda", "device",
+           "error", "ir", "metal", "opencl", "rocm", "runtime", "script", "target", "tirx", "torch",
+           "transform", "vulkan"]
 
 if TYPE_CHECKING:
     # What __getattr__ below hands out lazily, spelled out for type checkers and IDEs; at run
@@ -30,12 +31,21 @@ if TYPE_CHECKING:
     from . import testing as testing
     from . import torch as torch
     from .driver import compile
+    from .runtime.devices import cpu, cuda, device, metal, opencl, rocm, vulkan
 
 _LAZY_MODULES = {"tirx", "script", "target", "transform", "runtime", "backend", "plugin", "testing",
                  "driver", "host", "autotune", "torch"}
 
 
+#: the seed's device constructors (``tvm.cuda(0)``), from tvm.runtime.device
+_DEVICES = {"device", "cpu", "cuda", "rocm", "metal", "vulkan", "opencl"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEVICES:
+        from .runtime import devices as _devices  # noqa: PLC0415 - the runtime loads on first use
+
+        return getattr(_devices, name)
     if name == "compile":
         from .driver import compile as _compile  # noqa: PLC0415 - the driver (targets, pipelines, passes) loads on first use
 

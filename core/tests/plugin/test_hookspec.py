@@ -23,6 +23,7 @@ EXPECTED = {
     "tvm_builders",
     "tvm_default_pipeline",
     "tvm_device_probes",
+    "tvm_device_memory",
     "tvm_demo_cases",
 }
 FIRSTRESULT = {

@@ -85,6 +85,7 @@ SPEC = layout_spec(
     builder="CudaBuilder",
     default_pipeline={KIND: "tirx"},
     device_probes={"gpu": _gpu_probe},
+    device_memory={"cuda": "tvm_backend_cuda.runtime:MEMORY"},
     # the demo's kernels are TVMScript and it brings tvm.demo: named, loaded when the demo runs
     demo_cases="tvm_backend_cuda.demo:demo_cases",
 )

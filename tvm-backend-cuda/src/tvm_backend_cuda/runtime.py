@@ -584,3 +584,95 @@ class CudaModule:
         major, minor = dev.compute_capability
         check_arch(self.arch, dev.device_id, major, minor)
 
+
+
+# -- tensor memory (tvm.runtime.tensor(a, tvm.cuda(i)); hook tvm_device_memory) ---------------
+
+
+class _DeviceArray:
+    """Device memory holding one C-contiguous array, read by executables through
+    ``__cuda_array_interface__``; freed with the object."""
+
+    def __init__(self, buffer: Any, shape: tuple[int, ...], typestr: str, device_id: int) -> None:
+        self._buffer = buffer  # a cuda.core Buffer: owns the allocation
+        self.device_id = device_id
+        self.nbytes = int(buffer.size)
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": None,
+                                         "data": (int(buffer.handle), False), "version": 3}
+
+    @property
+    def ptr(self) -> int:
+        data = self.__cuda_array_interface__["data"]
+        assert isinstance(data, tuple)
+        return int(data[0])
+
+
+def _check(result: Any, what: str) -> None:
+    from cuda.bindings import driver
+
+    err = result[0] if isinstance(result, tuple) else result
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"{what} failed with {err.name}")
+
+
+class CudaMemory:
+    """Tensors on ``tvm.cuda(i)``: device memory on a GPU (cuda.core), host memory (numpy)
+    while every ``cuda`` build runs on the emulator (``TVM_CUDA_EMULATE=1``)."""
+
+    @staticmethod
+    def _emulated() -> bool:
+        from .executable import CudaOptions, emulating  # noqa: PLC0415 - executable imports this module
+
+        return emulating(CudaOptions())
+
+    def unavailable(self, index: int) -> str | None:
+        if self._emulated():
+            return None if index == 0 else (f"the CUDA emulator has one device (0), not {index}")
+        count, reason = _probe()
+        if count == 0:
+            return (f"no CUDA device: {reason}; set TVM_CUDA_EMULATE=1 to run cuda kernels and "
+                    "tensors on the CPU emulator")
+        if index >= count:
+            return f"CUDA device {index} does not exist ({count} device(s) present)"
+        return None
+
+    def compute_version(self, index: int) -> str | None:
+        if self._emulated():
+            from .emulator import device_capability  # noqa: PLC0415 - the emulator loads when it is used
+
+            major, minor = device_capability()
+        else:
+            from cuda.core import Device
+
+            major, minor = Device(index).compute_capability
+        return f"{major}.{minor}"
+
+    def upload(self, host: Any, index: int) -> Any:
+        if self._emulated():
+            return host  # the emulator runs kernels on host arrays
+        from cuda.bindings import driver
+        from cuda.core import Device
+
+        dev = Device(index)
+        dev.set_current()
+        buf = dev.allocate(max(int(host.nbytes), 1))
+        if host.nbytes:
+            _check(driver.cuMemcpyHtoD(int(buf.handle), host.ctypes.data, host.nbytes),
+                   "cuMemcpyHtoD")
+        return _DeviceArray(buf, tuple(host.shape), host.dtype.str, index)
+
+    def download(self, data: Any, out: Any) -> None:
+        if not isinstance(data, _DeviceArray):
+            out[...] = data
+            return
+        from cuda.bindings import driver
+        from cuda.core import Device
+
+        Device(data.device_id).set_current()
+        # kernels may be queued on any stream of the context: wait for all of them
+        _check(driver.cuCtxSynchronize(), "cuCtxSynchronize")
+        if out.nbytes:
+            _check(driver.cuMemcpyDtoH(out.ctypes.data, data.ptr, out.nbytes), "cuMemcpyDtoH")
+
+
+MEMORY = CudaMemory()

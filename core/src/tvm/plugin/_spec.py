@@ -131,6 +131,7 @@ class BackendSpec:
     ``default_pipeline``    ``tvm_default_pipeline``: kind -> pipeline name, or a function of
                             the target returning a name or ``None``
     ``device_probes``       ``tvm_device_probes``: pytest marker -> probe (or reference)
+    ``device_memory``       ``tvm_device_memory``: device kind -> its memory (or reference)
     ``demo_cases``          ``tvm_demo_cases``: the function (or reference) returning them
     ======================  ==================================================================
 
@@ -157,6 +158,7 @@ class BackendSpec:
     pipelines: Mapping[str, Ref] | None = None
     default_pipeline: Mapping[str, str] | Callable[[Any], str | None] | None = None
     device_probes: Mapping[str, Ref] | None = None
+    device_memory: Mapping[str, Any] | None = None
     demo_cases: Ref | None = None
     delegates: Mapping[str, str] | None = None
     #: the BackendInfo made from the identity fields (checked when the spec is made)
@@ -213,6 +215,8 @@ class BackendSpec:
             probes = {k: _lazy(v, self.name, f"device_probes[{k!r}]")
                       for k, v in self.device_probes.items()}
             hooks["tvm_device_probes"] = lambda: dict(probes)
+        if self.device_memory is not None:
+            hooks["tvm_device_memory"] = lambda: dict(self.device_memory or {})
         if self.demo_cases is not None:
             hooks["tvm_demo_cases"] = _lazy(self.demo_cases, self.name, "demo_cases")
         return {name: _as_hook(name, fn, self.name) for name, fn in hooks.items()}

@@ -217,6 +217,19 @@ def tvm_device_probes() -> dict[str, Any]:
     """
 
 
+@hookspec
+def tvm_device_memory() -> dict[str, Any]:
+    """Return the device kinds this backend gives tensor memory on: ``{"cuda": memory}``.
+
+    Called by :func:`tvm.runtime.tensor` for a device that is not the CPU (``tvm.cuda(0)``);
+    the first backend naming the kind serves it. Each value (or a ``"module:attr"`` reference
+    to it, imported on first use) has the methods of :class:`tvm.runtime.devices.DeviceMemory`:
+    ``unavailable(index)`` (None, or why not), ``upload(host, index)`` (a device copy of a
+    numpy array that the backend's executables take as an argument) and ``download(data,
+    out)``. Not ``firstresult``.
+    """
+
+
 # =============================================================================================
 # Main job (broadcast to every loaded backend)
 # =============================================================================================

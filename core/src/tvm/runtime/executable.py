@@ -121,6 +121,12 @@ class Executable:
         """The generated source (C, CUDA C++, ...)."""
         return str(self.metadata.get("source", ""))
 
+    @property
+    def mod(self) -> _ModuleView:
+        """The seed's runtime module: ``ex.mod.imports[0].inspect_source()`` is the generated
+        source, as ``ex.inspect_source()``."""
+        return _ModuleView(self)
+
     # -- saving -----------------------------------------------------------------------------------
     def export_library(self, path: str | os.PathLike[str]) -> str:
         """Write this executable to ``path`` (one self-describing file); returns the path."""
@@ -146,6 +152,24 @@ class Executable:
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} backend={self.backend!r} target={str(self.target)!r} "
                 f"functions={self.entry_names}>")
+
+
+class _ModuleView:
+    """``ex.mod``: the executable seen as the seed's runtime module, whose one import is the
+    executable itself (its ``inspect_source``)."""
+
+    def __init__(self, ex: Executable) -> None:
+        self.imports = [ex]
+        self._ex = ex
+
+    def inspect_source(self, kind: str = "") -> str:
+        return self._ex.inspect_source(kind)
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        return self._ex.get_function(name)
+
+    def __call__(self, *args: Any) -> Any:
+        return self._ex(*args)
 
 
 def max_executable_bytes() -> int:

@@ -4,9 +4,22 @@ and the conformance kit (:mod:`tvm.testing.conformance`) that backends run again
 from __future__ import annotations
 
 from .conformance import BackendConformance, run_backend_conformance
-from .utils import assert_allclose, installed_backends, random_array, skip_if_installed
+from .utils import (
+    assert_allclose,
+    cuda_unavailable,
+    installed_backends,
+    np_dtype_from_str,
+    numpy_dtype,
+    random_array,
+    requires_cuda,
+    requires_cuda_compute_version,
+    requires_gpu,
+    skip_if_installed,
+)
 
 __all__ = [
-    "BackendConformance", "assert_allclose", "installed_backends", "random_array",
-    "run_backend_conformance", "skip_if_installed",
+    "BackendConformance", "assert_allclose", "cuda_unavailable", "installed_backends",
+    "np_dtype_from_str", "numpy_dtype", "random_array", "requires_cuda",
+    "requires_cuda_compute_version", "requires_gpu", "run_backend_conformance",
+    "skip_if_installed",
 ]

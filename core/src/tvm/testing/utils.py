@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from ..backend import is_loaded
 from ..backend._discovery import scan_entry_points
+from ..runtime.devices import cuda, numpy_dtype
 
 __all__ = ["assert_allclose", "installed_backends", "present_backends", "random_array",
            "skip_if_installed", "tolerance"]
@@ -66,3 +69,58 @@ def skip_if_installed(*names: str) -> Any:
 def present_backends(names: tuple[str, ...]) -> list[str]:
     """Those of ``names`` installed here (entry points) or loaded in this process."""
     return sorted(n for n in names if n in installed_backends() or is_loaded(n))
+
+
+np_dtype_from_str = numpy_dtype
+
+
+def cuda_unavailable(major: int = 0, minor: int = 0, exact: bool = False) -> str | None:
+    """None when ``tvm.cuda(0)`` can run kernels of compute capability ``major.minor`` here
+    (at least, or exactly), else why not."""
+    dev = cuda(0)
+    reason = dev.unavailable()
+    if reason is not None:
+        return reason
+    have = dev.compute_version
+    if have is None:
+        return "the CUDA device's compute capability is unknown"
+    got = tuple(int(p) for p in have.split("."))
+    want = (major, minor)
+    if exact and got[0] != major:
+        return f"needs a CUDA device of compute capability {major}.x; this one is {have}"
+    if not exact and got < want:
+        return f"needs a CUDA device of compute capability {major}.{minor} or later; this one is {have}"
+    return None
+
+
+def requires_cuda_compute_version(major: int, minor: int = 0, exact: bool = False
+                                  ) -> Callable[[Any], Any]:
+    """Skip the test (function or class) unless ``tvm.cuda(0)`` is there, of compute capability
+    ``major.minor`` or later (``exact``: of major version ``major``); decided when the test runs.
+    Under ``TVM_CUDA_EMULATE=1`` the emulated device counts, with its arch
+    (``TVM_CUDA_EMULATE_ARCH``)."""
+
+    def mark(test: Any) -> Any:
+        import pytest  # noqa: PLC0415 - only test code uses this
+
+        if isinstance(test, type):
+            condition = (f"__import__('tvm.testing.utils', fromlist=['_'])"
+                         f".cuda_unavailable({major}, {minor}, {exact}) is not None")
+            return pytest.mark.skipif(condition, reason=f"needs CUDA compute capability "
+                                      f"{major}.{minor}{'' if exact else '+'}")(test)
+
+        @functools.wraps(test)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            reason = cuda_unavailable(major, minor, exact)
+            if reason is not None:
+                pytest.skip(reason)
+            return test(*args, **kwargs)
+
+        return run
+
+    return mark
+
+
+#: skip the test unless tvm.cuda(0) is there (a GPU, or the emulator under TVM_CUDA_EMULATE=1)
+requires_cuda = requires_cuda_compute_version(0)
+requires_gpu = requires_cuda
