@@ -103,7 +103,7 @@ def test_error_table_lists_every_variant_with_its_reason(fakegpu: Target) -> Non
         "TIRx schedule dispatch failed: op=tirx.tile.copy target=fakegpu",
         "scope: cta",
         "+-------------+----------+---------+----------+-------------------------------------------------------------------+",
-        "| variant     | priority | target  | status   | reason                                                            |",
+        "| Variant     | Priority | Target  | Status   | Reason                                                            |",
         "+-------------+----------+---------+----------+-------------------------------------------------------------------+",
         "| pred_bool   | 4        | fakegpu | rejected | predicate 'is_shared'                                             |",
         "| pred_reason | 3        | fakegpu | rejected | predicate 'dtype': needs float16                                  |",

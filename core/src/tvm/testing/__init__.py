@@ -7,6 +7,7 @@ from .conformance import BackendConformance, run_backend_conformance
 from .utils import (
     assert_allclose,
     cuda_unavailable,
+    generate_random_array,
     installed_backends,
     np_dtype_from_str,
     numpy_dtype,
@@ -18,7 +19,7 @@ from .utils import (
 )
 
 __all__ = [
-    "BackendConformance", "assert_allclose", "cuda_unavailable", "installed_backends",
+    "BackendConformance", "assert_allclose", "cuda_unavailable", "generate_random_array", "installed_backends",
     "np_dtype_from_str", "numpy_dtype", "random_array", "requires_cuda",
     "requires_cuda_compute_version", "requires_gpu", "run_backend_conformance",
     "skip_if_installed",

@@ -124,3 +124,22 @@ def requires_cuda_compute_version(major: int, minor: int = 0, exact: bool = Fals
 #: skip the test unless tvm.cuda(0) is there (a GPU, or the emulator under TVM_CUDA_EMULATE=1)
 requires_cuda = requires_cuda_compute_version(0)
 requires_gpu = requires_cuda
+
+
+def generate_random_array(dtype: str, shape: Any, *, seed: int | None = None) -> Any:
+    """A random numpy array of tvm dtype ``dtype`` (the seed's helper): floats uniform in
+    [-1, 1) (bfloat16/float8 through ml_dtypes), integers in their range up to +-64, bools
+    half true. ``seed`` None draws from numpy's global generator, as the seed does."""
+    import numpy as np  # noqa: PLC0415 - numpy is not needed at import tvm
+
+    shape = tuple(shape) if isinstance(shape, (list, tuple)) else (int(shape),)
+    npdt = numpy_dtype(dtype)
+    rng: Any = np.random if seed is None else np.random.default_rng(seed)
+    if npdt == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(npdt, np.integer):
+        info = np.iinfo(npdt)
+        lo, hi = max(int(info.min), -64), min(int(info.max), 64)
+        draw = rng.randint if seed is None else rng.integers
+        return np.asarray(draw(lo, hi + 1, size=shape)).astype(npdt)
+    return (rng.random(shape) * 2 - 1).astype("float32").astype(npdt)

@@ -27,7 +27,7 @@ from .lower_host_encodes import lower_host_encodes
 from .lower_kernel_form import CLUSTER_EXTENT, KernelFormError, LowerKernelForm
 from .simplify import Simplify, StmtSimplify, simplify_stmt
 from .split_host_device import LaunchParams, SplitHostDevice, dyn_smem_layout, kernel_params
-from .tile_primitive_dispatch import TilePrimitiveDispatch
+from .tile_primitive_dispatch import LowerTIRx, TilePrimitiveDispatch
 from .unroll_loop import UnrollLoop
 from .vectorize_loop import VectorizeLoop
 
@@ -42,6 +42,7 @@ __all__ = [
     "KernelFormError",
     "LaunchParams",
     "LowerKernelForm",
+    "LowerTIRx",
     "Simplify",
     "SplitHostDevice",
     "StmtSimplify",

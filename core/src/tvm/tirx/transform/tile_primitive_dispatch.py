@@ -9,7 +9,7 @@ from ...ir.function import IRModule, PrimFunc
 from ...transform import PassContext, PrimFuncPass
 from ._util import contains, target_of
 
-__all__ = ["TilePrimitiveDispatch"]
+__all__ = ["LowerTIRx", "TilePrimitiveDispatch"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,3 +35,12 @@ class TilePrimitiveDispatch(PrimFuncPass):
         from ..operator.tile_primitive.dispatcher import lower_tile_primitives  # noqa: PLC0415 - the tile-primitive machinery (~15 ms) loads when the first kernel that calls one is lowered
 
         return lower_tile_primitives(func, target)
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerTIRx(TilePrimitiveDispatch):
+    """The seed's name for the first pass of the ``tirx`` pipeline, which lowers the tile
+    primitives (here, :class:`TilePrimitiveDispatch`; the kernel form, layouts and allocations
+    are lowered by the passes after it)."""
+
+    name = "LowerTIRx"

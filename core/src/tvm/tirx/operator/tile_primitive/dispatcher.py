@@ -40,7 +40,7 @@ from .dispatch_context import DispatchCallbacks, DispatchContext, ThreadInfo
 __all__ = [
     "DISPATCH_REGISTRY", "DispatchCase", "DispatchOutcome", "Predicate", "dispatch",
     "fail", "get_variants", "list_registered_schedules", "lower_tile_primitives", "predicate",
-    "register_dispatch",
+    "register_dispatch", "run_dispatch",
 ]
 
 ANY_TARGET = "*"
@@ -212,7 +212,7 @@ class _Failure:
         if self.note:
             lines.append(self.note)
         if self.attempts:
-            lines.append(_table(["variant", "priority", "target", "status", "reason"],
+            lines.append(_table(["Variant", "Priority", "Target", "Status", "Reason"],
                                 [[a.case.variant, str(a.case.priority), a.case.target_kind,
                                   a.status, a.reason] for a in self.attempts]))
         fixes = dict.fromkeys(a.fix for a in self.attempts if a.fix)
@@ -262,14 +262,16 @@ def _try(case: DispatchCase, op_call: ir.TilePrimitiveCall, sctx: DispatchContex
 def dispatch(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> DispatchOutcome:
     """Choose the variant for ``op_call``; :class:`~tvm.error.DispatchError` with the table of
     attempts if none applies."""
-    kind = sctx.target_kind
+    kind = getattr(sctx, "target_kind", None) or sctx.target.kind.name
     cases = get_variants(op_call.op, kind)
-    failure = _Failure(op_call.op.name, kind, op_call.scope)
-    if op_call.dispatch:
-        forced = [c for c in cases if c.variant == op_call.dispatch]
+    forced_variant = getattr(op_call, "dispatch", None)
+    failure = _Failure(op_call.op.name, kind,
+                       str(getattr(op_call, "scope", None) or getattr(sctx, "scope_kind", "")))
+    if forced_variant:
+        forced = [c for c in cases if c.variant == forced_variant]
         if not forced:
             known = ", ".join(c.variant for c in cases) or "none"
-            failure.note = (f"no variant named '{op_call.dispatch}' is registered "
+            failure.note = (f"no variant named '{forced_variant}' is registered "
                             f"(registered for this op/target: {known})")
             raise DispatchError(failure.message())
         cases = forced
@@ -282,6 +284,11 @@ def dispatch(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> DispatchOu
             return DispatchOutcome(case, got)
         failure.attempts.append(got)
     raise DispatchError(failure.message())
+
+
+def run_dispatch(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
+    """The seed's name: the PrimFunc of the variant :func:`dispatch` chooses."""
+    return dispatch(op_call, sctx).func
 
 
 # -- binding a variant's PrimFunc to the call -----------------------------------------------------
