@@ -45,6 +45,30 @@ from ..ir import (
     const,
     decl_buffer,
 )
+from ..ir.expr import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    Broadcast,
+    Div,
+    FloorDiv,
+    FloorMod,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    Ramp,
+    Select,
+    Sub,
+)
 from . import op
 from .compilation_pipeline import get_tir_pipeline, register_tir_pipeline
 from .op import *  # noqa: F403 - the builtin math builders are part of this facade
@@ -56,9 +80,13 @@ __all__ = [
     "SeqStmt", "SizeVar", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "While", "const", "decl_buffer",
     "op",
     "register_tir_pipeline", "get_tir_pipeline",
+    # the expression classes, as the seed's tvm.tirx has them
+    "EQ", "GE", "GT", "LE", "LT", "NE", "Add", "And", "Broadcast", "Div", "FloorDiv", "FloorMod",
+    "Let", "Max", "Min", "Mod", "Mul", "Not", "Or", "Ramp", "Select", "Sub",
 ] + list(op.__all__)
 
-_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope"}
+_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "stmt_functor",
+         "stmt", "expr", "function", "buffer"}
 # module paths a backend may declare here (the cuda backend: tvm.tirx.lang.<module>)
 _DECLARED = {"lang"}
 

@@ -1,0 +1,172 @@
+"""The seed's statement functors (``tvm.tirx.stmt_functor``), over :mod:`tvm.ir.visitor`.
+
+``StmtExprVisitor`` / ``StmtExprMutator`` (and the statement-only ``StmtVisitor`` /
+``StmtMutator``) dispatch a node to ``visit_<name>_`` with the seed's names (``visit_for_``,
+``visit_buffer_store_``, ``visit_add_``, ``visit_seqstmt_``, ...); the default of each walks
+(or rebuilds) the node's children, so an override calls ``super().visit_for_(op)`` to go on.
+``visit_stmt`` and ``visit_expr`` dispatch any node. ``ir_transform``, ``post_order_visit``
+and ``substitute`` are the seed's free functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.buffer import BufferRegion
+from ..ir.node import Node
+from ..ir.visitor import Mutator, Visitor, post_order_visit, substitute
+
+__all__ = ["ExprMutator", "ExprVisitor", "StmtExprMutator", "StmtExprVisitor", "StmtMutator",
+           "StmtVisitor", "ir_transform", "post_order_visit", "substitute"]
+
+#: our node classes whose seed method name is not the snake case of the class name
+_SEED_NAMES = {"SeqStmt": "seqstmt", "AttrStmt": "attr", "AssertStmt": "assert",
+               "LetStmt": "bind", "TilePrimitiveCall": "op_call", "FloorDiv": "floordiv",
+               "FloorMod": "floormod", "EQ": "eq", "NE": "ne", "LT": "lt", "LE": "le",
+               "GT": "gt", "GE": "ge"}
+
+
+def _snake(name: str) -> str:
+    return _SEED_NAMES.get(name) or re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _node_classes() -> list[type]:
+    out: list[type] = []
+    for module in (S, E):
+        for value in vars(module).values():
+            if (isinstance(value, type) and issubclass(value, Node) and value.__module__ == module.__name__
+                    and value.__name__ not in ("Stmt", "PrimExpr", "BinaryOp", "CmpOp")):
+                out.append(value)
+    return [*out, BufferRegion]
+
+
+_METHODS = {cls.__name__: f"visit_{_snake(cls.__name__)}_" for cls in _node_classes()}
+
+
+def _method(node: Any) -> str | None:
+    for cls in type(node).__mro__:
+        name = _METHODS.get(cls.__name__)
+        if name is not None:
+            return name
+    return None
+
+
+def _with_defaults(cls: type, default: Callable[[Any, Any], Any]) -> type:
+    """Give ``cls`` a ``visit_<name>_`` for every node (``default``), for overrides to extend."""
+    for name in _METHODS.values():
+        if name not in vars(cls):
+            setattr(cls, name, default)
+    return cls
+
+
+class StmtExprVisitor(Visitor):
+    """Visits statements and expressions; override ``visit_<name>_(self, op)``."""
+
+    _skip: tuple[type, ...] = ()
+
+    def visit(self, node: Any) -> None:
+        if isinstance(node, self._skip):
+            return
+        name = _method(node) if isinstance(node, Node) else None
+        if name is None:
+            super().visit(node)
+        else:
+            getattr(self, name)(node)
+
+    def visit_stmt(self, stmt: Any) -> None:
+        self.visit(stmt)
+
+    def visit_expr(self, expr: Any) -> None:
+        self.visit(expr)
+
+    def _children(self, op: Any) -> None:
+        self.generic_visit(op)
+
+
+class StmtExprMutator(Mutator):
+    """Rewrites statements and expressions; override ``visit_<name>_(self, op)`` to return the
+    replacement (``super().visit_<name>_(op)`` rebuilds the node from its visited children)."""
+
+    _skip: tuple[type, ...] = ()
+
+    def visit(self, node: Any) -> Any:
+        if isinstance(node, self._skip):
+            return node
+        name = _method(node) if isinstance(node, Node) else None
+        if name is None:
+            return super().visit(node)
+        return getattr(self, name)(node)
+
+    def visit_stmt(self, stmt: Any) -> Any:
+        return self.visit(stmt)
+
+    def visit_expr(self, expr: Any) -> Any:
+        return self.visit(expr)
+
+    def _children(self, op: Any) -> Any:
+        return self.generic_visit(op)
+
+
+class StmtVisitor(StmtExprVisitor):
+    """Visits statements only (expressions are not entered)."""
+
+    _skip = (E.PrimExpr,)
+
+
+class StmtMutator(StmtExprMutator):
+    """Rewrites statements only (expressions are kept as they are)."""
+
+    _skip = (E.PrimExpr,)
+
+
+class ExprVisitor(StmtExprVisitor):
+    """Visits expressions (a statement given to it is walked for its expressions)."""
+
+
+class ExprMutator(StmtExprMutator):
+    """Rewrites expressions."""
+
+
+for _cls in (StmtExprVisitor, StmtExprMutator):
+    _with_defaults(_cls, _cls._children)  # type: ignore[attr-defined]
+
+
+def _type_names(only_enable: Sequence[str] | None) -> set[str] | None:
+    """``["tirx.AttrStmt", "tir.For"]`` -> {"AttrStmt", "For"} (None: every node)."""
+    if only_enable is None:
+        return None
+    return {str(key).rsplit(".", 1)[-1] for key in only_enable}
+
+
+def ir_transform(stmt: Any, preorder: Callable[[Any], Any] | None,
+                 postorder: Callable[[Any], Any] | None,
+                 only_enable: Sequence[str] | None = None) -> Any:
+    """Rewrite ``stmt`` bottom up: ``preorder(node)`` first (a non-None result replaces the node
+    and its children are not visited), then the children, then ``postorder(node)`` on the node
+    with its new children (a non-None result replaces it). ``only_enable``: the type keys
+    (``"tirx.AttrStmt"``) the callbacks see; None, all."""
+    enabled = _type_names(only_enable)
+
+    def wanted(node: Any) -> bool:
+        return enabled is None or any(c.__name__ in enabled for c in type(node).__mro__)
+
+    class _Transform(Mutator):
+        def visit(self, node: Any) -> Any:
+            if not isinstance(node, Node):
+                return super().visit(node)
+            if preorder is not None and wanted(node):
+                early = preorder(node)
+                if early is not None:
+                    return early
+            new = self.generic_visit(node)
+            if postorder is not None and wanted(new):
+                late = postorder(new)
+                if late is not None:
+                    return late
+            return new
+
+    return _Transform().visit(stmt)

@@ -1,0 +1,100 @@
+"""tvm.tirx.stmt_functor: the seed's visitor/mutator names over our IR, and the seed's module
+paths tvm.tirx.stmt / expr / function / buffer and tvm.ir.base."""
+
+from __future__ import annotations
+
+import pytest
+
+import tvm
+from tvm.ir.base import assert_structural_equal
+from tvm.script import tirx as T
+from tvm.tirx import stmt_functor as F
+from tvm.tirx.expr import Add, IntImm, Mul, Var
+from tvm.tirx.function import PrimFunc
+from tvm.tirx.stmt import AttrStmt, BufferRegion, BufferStore, For
+
+
+@T.prim_func
+def _kernel(A: T.Buffer((16,), "float32")):
+    for i in range(4):
+        for j in range(4):
+            A[i * 4 + j] = A[i * 4 + j] + T.float32(1)
+
+
+def test_seed_module_paths_are_the_ir_classes():
+    assert isinstance(_kernel, PrimFunc)
+    assert BufferRegion is tvm.ir.BufferRegion and For is tvm.ir.For
+    assert tvm.tirx.Add is Add and tvm.tirx.Mul is Mul and tvm.tirx.stmt_functor is F
+    from tvm.tirx.buffer import decl_buffer
+
+    assert int(decl_buffer((4,), "int32").shape[0]) == 4
+
+
+def test_visitor_dispatches_seed_names_and_super_goes_on():
+    class Count(F.StmtExprVisitor):
+        def __init__(self):
+            super().__init__()
+            self.extents, self.stores, self.adds = [], 0, 0
+
+        def visit_for_(self, op):
+            self.extents.append(int(op.extent))
+            super().visit_for_(op)
+
+        def visit_buffer_store_(self, op):
+            self.stores += 1
+            super().visit_buffer_store_(op)
+
+        def visit_add_(self, op):
+            self.adds += 1
+            super().visit_add_(op)
+
+    v = Count()
+    v.visit_stmt(_kernel.body)
+    # i * 4 + j twice, plus the load + 1
+    assert v.extents == [4, 4] and v.stores == 1 and v.adds == 3
+
+    class StmtsOnly(F.StmtVisitor):
+        def __init__(self):
+            super().__init__()
+            self.adds = 0
+
+        def visit_add_(self, op):
+            self.adds += 1
+
+    s = StmtsOnly()
+    s.visit_stmt(_kernel.body)
+    assert s.adds == 0  # a StmtVisitor does not enter expressions
+
+
+def test_mutator_rebuilds_from_the_overridden_nodes():
+    class TimesTwo(F.StmtExprMutator):
+        def visit_int_imm_(self, op):
+            return IntImm(op.dtype, int(op.value) * 2) if int(op.value) == 4 else op
+
+    body = TimesTwo().visit_stmt(_kernel.body)
+    text = tvm.ir.PrimFunc(_kernel.params, body, buffer_map=_kernel.buffer_map).script()
+    assert "A[i * 8 + j] = A[i * 8 + j]" in text and "T.grid(8, 8)" in text
+    assert "i * 4" in _kernel.script()  # the input is unchanged
+
+
+def test_ir_transform_preorder_postorder_and_only_enable():
+    stores: list[str] = []
+
+    def post(node):
+        if isinstance(node, For):
+            return node.body  # unwrap every loop
+        stores.append(type(node).__name__)
+        return None
+
+    out = F.ir_transform(_kernel.body, None, post, only_enable=["tirx.For", "tir.BufferStore"])
+    assert isinstance(out, BufferStore) and stores == ["BufferStore"]
+    seen = []
+    kept = F.ir_transform(_kernel.body, lambda n: seen.append(type(n).__name__) or n, None)
+    assert kept is _kernel.body and seen == ["For"]  # preorder replaced the root: no descent
+    assert_structural_equal(F.substitute(Var("x", "int32") + 1, {}), Var("y", "int32") + 1,
+                            map_free_vars=True)
+    found: list[str] = []
+    F.post_order_visit(_kernel.body, lambda n: found.append(type(n).__name__))
+    assert found[-1] == "For" and "BufferStore" in found
+    with pytest.raises(AssertionError):
+        assert isinstance(out, AttrStmt)
