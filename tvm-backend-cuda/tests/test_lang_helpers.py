@@ -230,3 +230,43 @@ def test_tmem_and_scheduler_errors() -> None:
         ClusterPersistentScheduler2D(5, 4, num_clusters=2, cluster_id=0, cta_in_cluster=0)
     with pytest.raises(ValueError, match="TMABar: depth must be at least 1, got 0"):
         TMABar(pool, 0)
+
+
+# -- the seed's scoped role form: `with WarpgroupRole(wg, i, regs=n, increase=...):` -----------
+
+
+def test_scoped_roles_guard_the_block_and_set_registers() -> None:
+    from tvm.tirx.lang.warp_role import WarpgroupRole, WarpRole
+
+    @T.prim_func
+    def roles(A: T.Buffer((256,), "float32")):
+        T.device_entry()
+        wg = T.warpgroup_id([3])
+        w = T.warp_id_in_wg([4])
+        tx = T.thread_id_in_wg([128])  # noqa: F841 - shapes the launch
+        with WarpgroupRole(wg, 0, regs=40):
+            A[0] = T.float32(1)
+        with WarpgroupRole(wg, [1, 2], regs=232, increase=True):  # noqa: SIM117 - a script `with` takes one item
+            with WarpRole(w, 3):
+                A[1] = T.float32(2)
+
+    text = roles.script()
+    assert "if wg == 0:\n        T.ptx.setmaxnreg(T.bool(False), 40)\n        A[0] = T.float32(1.0)" in text
+    assert "if wg >= 1 and wg <= 2:\n        T.ptx.setmaxnreg(T.bool(True), 232)" in text
+    assert "if w == 3:\n            A[1] = T.float32(2.0)" in text
+    assert from_source(text).script() == text
+    src = tvm.compile(roles, target={"kind": "cuda", "arch": "sm_90a"}).inspect_source()
+    assert "setmaxnreg.dec.sync.aligned.u32" in src and "setmaxnreg.inc.sync.aligned.u32" in src
+
+
+def test_scoped_role_form_errors() -> None:
+    from tvm.tirx.lang.warp_role import WarpgroupRole
+
+    wg = tvm.ir.Var("wg", "int32")
+    with pytest.raises(TypeError, match="named roles \\['consumer'\\] do not go with the one-role"):
+        WarpgroupRole(wg, 0, consumer=1)
+    with pytest.raises(TypeError, match="regs is a dict role -> registers here"):
+        WarpgroupRole(wg, producer=0, regs=40)
+    named = WarpgroupRole(wg, producer=0, consumer=1)
+    with pytest.raises(ValueError, match="takes the one-role form"):
+        named.__tvm_scope__(tvm.ir.Evaluate(0))

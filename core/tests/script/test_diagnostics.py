@@ -44,8 +44,8 @@ CASES = [
      "unsupported Python in TVMScript: `try` statements"),
     ("foreign_with", '    with open("never-opened") as fh:\n        pass\n', 3, 9,
      "unsupported Python in TVMScript: `with` statements other than `with T.attr({...}):`, "
-     "`with T.let(v) as x:`, `with T.launch_thread(axis, n) as x:` and "
-     "`with Tx.compose_op(...):`"),
+     "`with T.let(v) as x:`, `with T.launch_thread(axis, n) [as x]:`, `with "
+     "Tx.compose_op(...):` and scope builders (classes with __tvm_scope__, e.g. WarpRole)"),
     ("while_else", "    while n < 3:\n        pass\n    else:\n        pass\n", 3, 4,
      "unsupported Python in TVMScript: `while ... else`"),
     ("while_int_condition", "    while n:\n        pass\n", 3, 10,

@@ -740,9 +740,6 @@ def test_launch_thread_is_a_thread_bound_loop() -> None:
                                          "one of blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, "
                                          "threadIdx.y, threadIdx.z"),
     ('x, y = T.launch_thread("blockIdx.x", 4)', "T.launch_thread defines one thread index"),
-    ('T.launch_thread("blockIdx.x", 4)', "T.launch_thread defines a thread index: assign it to a "
-                                         "name (`tx = T.launch_thread('blockIdx.x', n)`) or use "
-                                         "`with T.launch_thread(...) as tx:`"),
     ('x = T.launch_thread("blockIdx.x", 2.5)', "loop extent must be an integer, got a float "
                                                "value"),
 ])
@@ -750,6 +747,32 @@ def test_launch_thread_errors(stmt: str, message: str) -> None:
     with pytest.raises(DiagnosticError) as info:
         from_source(f"@T.prim_func\ndef f():\n    {stmt}\n    T.evaluate(0)\n")
     assert info.value.message == message and info.value.lineno == 3
+
+
+def test_unnamed_launch_thread_forms_bind_the_axis_over_the_block() -> None:
+    """The seed's bare `T.launch_thread(axis, n)` and `with T.launch_thread(axis, n):` (no
+    `as`): the thread loop over the rest of the block / the with-block, named after the axis."""
+    text = ('@T.prim_func\ndef f(A: T.Buffer((64,), "float32")):\n'
+            '    with T.launch_thread("blockIdx.x", 2):\n'
+            '        T.launch_thread("threadIdx.x", 32)\n'
+            '        A[3] = T.float32(1.0)\n'
+            '    A[0] = T.float32(2.0)\n')
+    func = from_source(text)
+    printed = func.script()
+    assert ('    for blockIdx_x in T.thread_binding(2, thread="blockIdx.x"):\n'
+            '        for threadIdx_x in T.thread_binding(32, thread="threadIdx.x"):\n'
+            '            A[3] = T.float32(1.0)\n'
+            '    A[0] = T.float32(2.0)\n') in printed
+    assert from_source(printed).script() == printed
+
+
+def test_with_accepts_only_scope_builders() -> None:
+    class NotAScope:
+        pass
+
+    text = "@T.prim_func\ndef f():\n    with NotAScope():\n        T.evaluate(0)\n"
+    with pytest.raises(DiagnosticError, match="scope builders \\(classes with __tvm_scope__"):
+        from_source(text, extra_vars={"NotAScope": NotAScope})
 
 
 # -- item 5: comprehensions and lambda are evaluated in Python -------------------------------

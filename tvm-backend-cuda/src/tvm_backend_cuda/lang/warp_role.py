@@ -22,10 +22,10 @@ multiple of 8, at most 255) increases, one below it decreases.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tvm.ir import PrimExpr, Stmt, const
+from tvm.ir import IfThenElse, PrimExpr, SeqStmt, Stmt, const
 from tvm.ir import expr as E
 
 from .. import op as _op
@@ -40,12 +40,27 @@ class _Roles:
     unit = "warp"
     threads = 32
 
-    def __init__(self, ident: Any, roles: Mapping[str, Any] | None = None, *,
-                 regs: Mapping[str, int] | None = None, **kw_roles: Any) -> None:
+    def __init__(self, ident: Any, roles: Mapping[str, Any] | int | Sequence[int] | None = None,
+                 *, regs: Mapping[str, int] | int | None = None, increase: bool = False,
+                 **kw_roles: Any) -> None:
         if not isinstance(ident, PrimExpr):
             raise TypeError(f"{type(self).__name__}: the first argument is the {self.unit} index "
                             f"(e.g. T.{self.unit}_id([n])), got {ident!r}")
-        table = dict(roles or {})
+        # the seed's scoped form: `with WarpgroupRole(wg, 2, regs=200, increase=True):`
+        self._scoped = roles is not None and not isinstance(roles, Mapping)
+        self._increase = increase
+        if self._scoped:
+            if kw_roles:
+                raise TypeError(f"{type(self).__name__}({self.unit} ids, ...): named roles "
+                                f"{sorted(kw_roles)} do not go with the one-role form")
+            roles = {"role": roles}
+            if regs is not None and not isinstance(regs, Mapping):
+                regs = {"role": regs}
+        elif regs is not None and not isinstance(regs, Mapping):
+            raise TypeError(f"{type(self).__name__}: regs is a dict role -> registers here "
+                            f"(regs={{'producer': 40}}); an int goes with the one-role form "
+                            f"{type(self).__name__}(ident, {self.unit}_ids, regs=n)")
+        table: dict[str, Any] = dict(roles) if isinstance(roles, Mapping) else {}
         table.update(kw_roles)
         if not table:
             raise ValueError(f"{type(self).__name__}: give at least one role, e.g. producer=0")
@@ -133,6 +148,19 @@ class _Roles:
                                  f"{sorted(self.roles)}")
         return ids
 
+    # -- the seed's scoped form ------------------------------------------------------------------
+    def __tvm_scope__(self, body: Stmt) -> Stmt:
+        """``with WarpgroupRole(wg, 2, regs=200, increase=True): body`` in a script: ``if wg ==
+        2:`` with ``setmaxnreg`` (inc with ``increase``, else dec) before the body."""
+        if not self._scoped:
+            raise ValueError(f"`with {type(self).__name__}(...)` takes the one-role form "
+                             f"{type(self).__name__}(ident, {self.unit}_ids, regs=n, "
+                             f"increase=False); with named roles write `if role.<name>:`")
+        stmts = [body]
+        if "role" in self.regs:
+            stmts.insert(0, evaluate(_op.ptx_setmaxnreg(self._increase, self.regs["role"])))
+        return IfThenElse(self.is_("role"), SeqStmt(stmts) if len(stmts) > 1 else body)
+
     def __getattr__(self, name: str) -> PrimExpr:
         if name.startswith("_") or name in ("roles", "regs", "ident", "count"):
             raise AttributeError(name)
@@ -148,7 +176,9 @@ class WarpRole(_Roles):
     threads = 32
 
     def setmaxnreg(self, role: str) -> Stmt:
-        raise ValueError("WarpRole: setmaxnreg applies to whole warpgroups; use WarpgroupRole")
+        raise ValueError("WarpRole: setmaxnreg applies to whole warpgroups; use WarpgroupRole "
+                         "(the one-role scoped form `with WarpRole(w, i, regs=n):` emits it as "
+                         "the seed does: every warp of the warpgroup must run the same count)")
 
 
 class WarpgroupRole(_Roles):

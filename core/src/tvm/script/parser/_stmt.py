@@ -115,9 +115,10 @@ class StmtParser(ParserBase):
                 [f"{value.kind}_{axis}" for axis in "xyz"[: len(value.extents or [])]]
             return self._scope_ids(value, names, bind=False)
         if isinstance(value, _T.LaunchThreadSpec):
-            raise self.err(node, f"T.launch_thread defines a thread index: assign it to a name "
-                                 f"(`tx = T.launch_thread({value.thread!r}, n)`) or use `with "
-                                 f"T.launch_thread(...) as tx:`")
+            # the seed's bare `T.launch_thread("threadIdx.x", n)`: the axis over the rest of the
+            # block, its index unnamed in the script (the IR names it after the axis)
+            var = self._thread_var(_axis_name(value), value, node)
+            self._rest(stmts, i, lambda body: _thread_loop(var, value, body))
         if isinstance(value, (_T.BufferSpec, _T.VarDecl)):
             raise self.err(node, "assign this to a name, e.g. `x = ...`")
         raise self.err(node, f"this expression statement builds no IR (it evaluates to "
@@ -151,7 +152,8 @@ class StmtParser(ParserBase):
 
     def _s_With(self, node: ast.With, stmts: list[ast.stmt], i: int) -> S.Stmt:
         what = ("`with` statements other than `with T.attr({...}):`, `with T.let(v) as x:`, "
-                "`with T.launch_thread(axis, n) as x:` and `with Tx.compose_op(...):`")
+                "`with T.launch_thread(axis, n) [as x]:`, `with Tx.compose_op(...):` and "
+                "scope builders (classes with __tvm_scope__, e.g. WarpRole)")
         if len(node.items) != 1:
             raise self.err(node, _unsupported(what))
         item = node.items[0]
@@ -160,6 +162,11 @@ class StmtParser(ParserBase):
         if not (isinstance(expr, ast.Call) and _is_with_builder(self.eval(expr.func))):
             raise self.err(expr, _unsupported(what))
         ctx = self.eval(expr)
+        if hasattr(type(ctx), "__tvm_scope__") and item.optional_vars is None:
+            return ctx.__tvm_scope__(self.block(node.body))  # type: ignore[no-any-return]
+        if isinstance(ctx, _T.LaunchThreadSpec) and item.optional_vars is None:
+            var = self._thread_var(_axis_name(ctx), ctx, expr)
+            return _thread_loop(var, ctx, self.block(node.body))
         if isinstance(ctx, _tile.ComposeOpSpec) and item.optional_vars is None:
             return self._compose_op(ctx, node)
         if isinstance(ctx, _T.AttrSpec) and item.optional_vars is None:
@@ -478,3 +485,7 @@ class StmtParser(ParserBase):
         init.span = span
         return S.SeqStmt([define, init])
 
+
+def _axis_name(spec: _T.LaunchThreadSpec) -> str:
+    """The IR name of a thread index the script leaves unnamed: its axis (``threadIdx_x``)."""
+    return spec.thread.replace(".", "_")

@@ -313,9 +313,12 @@ def _loop_dtype(start: Any, ext: Any) -> DataType:
 
 
 def _is_with_builder(callee: Any) -> bool:
-    """The builders a `with` statement may call: T.attr, T.hint, T.let, Tx[.<scope>].compose_op."""
+    """The builders a `with` statement may call: T.attr, T.hint, T.let, T.launch_thread,
+    Tx[.<scope>].compose_op, and scope builders: classes whose instances wrap the block
+    (``__tvm_scope__(body) -> Stmt``, e.g. the cuda backend's ``WarpRole``)."""
     return (callee is _T.attr or callee is _T.hint or callee is _T.let
-            or callee is _T.launch_thread or isinstance(callee, _tile.ComposeOpBuilder))
+            or callee is _T.launch_thread or isinstance(callee, _tile.ComposeOpBuilder)
+            or (isinstance(callee, type) and hasattr(callee, "__tvm_scope__")))
 
 
 def _is_param_type_call(p: ParserBase, node: ast.Call) -> bool:
