@@ -98,3 +98,35 @@ def test_ir_transform_preorder_postorder_and_only_enable():
     assert found[-1] == "For" and "BufferStore" in found
     with pytest.raises(AssertionError):
         assert isinstance(out, AttrStmt)
+
+
+def test_verify_tirx_well_formed_raises_on_a_broken_rule():
+    from tvm.error import IRVerifyError
+    from tvm.tirx.analysis import verify_tirx_well_formed
+
+    assert verify_tirx_well_formed(_kernel) is True
+    i = Var("i", "int32")
+    bad = tvm.ir.PrimFunc([], tvm.ir.Evaluate(i + 1))  # i is never defined
+    with pytest.raises(IRVerifyError, match="IR verification failed"):
+        verify_tirx_well_formed(bad, device_func=True)
+
+
+def test_seed_op_classes_build_tile_primitive_calls():
+    from tvm.tirx.operator.tile_primitive import ops
+
+    A = tvm.ir.decl_buffer((8, 8), "float32", "A")
+    S = tvm.ir.decl_buffer((8, 8), "float32", "S", scope="shared")
+    call = ops.CopyAsync(S[0:8, 0:8], A[0:8, 0:8], config={"cta_group": 1})
+    assert call.op.name == "tirx.tile.copy_async" and call.config == {"cta_group": 1}
+    assert ops.CopyAsync.__name__ == "CopyAsync"
+    assert ops.Fill(S[0:8, 0:8], 1.0).op.name == "tirx.tile.fill"
+    with pytest.raises(AttributeError, match="has no attribute 'CopyAsinc'"):
+        ops.CopyAsinc  # noqa: B018
+
+
+def test_shape_tuple():
+    from tvm.runtime import ShapeTuple
+
+    assert ShapeTuple([2, 3]) == (2, 3) and ShapeTuple(4) == (4,)
+    with pytest.raises(TypeError, match="a dimension must be an int, got 2.5"):
+        ShapeTuple([2.5])

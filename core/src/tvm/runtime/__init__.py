@@ -17,10 +17,11 @@ from .executable import Executable, load_module, read_container, write_container
 from .launch_plan import BoundLaunch, LaunchPlan, LaunchStep
 
 if TYPE_CHECKING:
-    from .devices import Device, DeviceTensor, Tensor, cpu, cuda, device, tensor
+    from .devices import Device, DeviceTensor, ShapeTuple, Tensor, cpu, cuda, device, tensor
 
 #: devices and tensors (tvm.runtime.devices), loaded when first named
-_DEVICE_NAMES = {"Device", "DeviceTensor", "Tensor", "cpu", "cuda", "device", "tensor"}
+_DEVICE_NAMES = {"Device", "DeviceTensor", "ShapeTuple", "Tensor", "cpu", "cuda", "device",
+                 "tensor"}
 
 
 def __getattr__(name: str) -> Any:
@@ -39,6 +40,7 @@ __all__ = [
     "Executable",
     "LaunchPlan",
     "LaunchStep",
+    "ShapeTuple",
     "Tensor",
     "cache_dir",
     "cache_enabled",

@@ -26,7 +26,7 @@ from ..plugin._spec import resolve_ref
 from ..plugin.manager import get_plugin_manager
 
 __all__ = ["DEVICE_TYPES", "Device", "DeviceMemory", "DeviceTensor", "Tensor", "cpu", "cuda",
-           "device", "metal", "numpy_dtype", "opencl", "rocm", "tensor", "vulkan"]
+           "ShapeTuple", "device", "metal", "numpy_dtype", "opencl", "rocm", "tensor", "vulkan"]
 
 #: device kind -> DLPack device type code (dlpack.h), as the seed numbers them
 DEVICE_TYPES: dict[str, int] = {"cpu": 1, "cuda": 2, "opencl": 4, "vulkan": 7, "metal": 8,
@@ -337,3 +337,14 @@ def _dtype_name(npdt: Any) -> str:
         return str(DataType(str(npdt)))
     except ValueError:  # a numpy dtype tvm has no name for (float4 from ml_dtypes): numpy's
         return str(npdt)
+
+
+class ShapeTuple(tuple):  # type: ignore[type-arg]
+    """The seed's ``tvm.runtime.ShapeTuple``: a shape, a tuple of ints."""
+
+    def __new__(cls, shape: Any = ()) -> ShapeTuple:
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        for d in dims:
+            if isinstance(d, bool) or not isinstance(d, int) and not hasattr(d, "__index__"):
+                raise TypeError(f"ShapeTuple: a dimension must be an int, got {d!r}")
+        return super().__new__(cls, (int(d) for d in dims))

@@ -22,7 +22,8 @@ from ....ir import Buffer, BufferRegion, TilePrimitiveCall
 from ....ir.op import CallEffect, Op, OpCategory
 
 __all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
-           "OP_SYNONYMS", "core_registration", "get_spec", "make_call", "make_compose_op", "op_summary", "reference_markdown",
+           "OP_SYNONYMS", "core_registration", "get_spec", "make_call", "make_compose_op", "op_class",
+           "op_summary", "reference_markdown",
            "registered_specs", "suggest_op"]
 
 # Script spellings of the execution scopes (``Tx.wg.copy`` is ``Tx.warpgroup.copy``).
@@ -379,3 +380,32 @@ def make_compose_op(calls: list[Any], *, scope: str = "thread", dispatch: str | 
     scope = EXEC_SCOPE_ALIASES.get(scope, scope)
     return TilePrimitiveCall(Op.get(f"tirx.tile.{COMPOSE_OP}"), list(calls), scope=scope,
                              dispatch=dispatch, workspace=workspace, config=config)
+
+
+def _snake(camel: str) -> str:
+    out = []
+    for i, ch in enumerate(camel):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def op_class(name: str) -> Any:
+    """The seed's per-op constructor of tile primitive ``name`` (``ops.CopyAsync(dst, src,
+    config={...})`` is ``make_call("copy_async", dst, src, config={...})``)."""
+    spec = get_spec(name)
+
+    def construct(*args: Any, **kwargs: Any) -> Any:
+        return make_call(spec.name, *args, **kwargs)
+
+    construct.__name__ = construct.__qualname__ = "".join(p.title() for p in spec.name.split("_"))
+    construct.__doc__ = f"A TilePrimitiveCall of Tx.{spec.name} (make_call({spec.name!r}, ...))."
+    return construct
+
+
+def __getattr__(name: str) -> Any:
+    # the seed's op classes by their CamelCase names: Copy, CopyAsync, BinaryReduce, ...
+    if name[:1].isupper() and _snake(name) in TILE_OPS:
+        return op_class(_snake(name))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
