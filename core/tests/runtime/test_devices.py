@@ -126,3 +126,4 @@ def test_cuda_compute_version_rule(monkeypatch, have, want, exact, expected):
     assert reason is None if expected is None else expected in reason
     monkeypatch.setattr(tvm.testing.utils, "cuda", lambda i: _FakeCuda("no driver", None))
     assert tvm.testing.cuda_unavailable(*want) == "no driver"
+

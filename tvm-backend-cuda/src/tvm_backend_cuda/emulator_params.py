@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tvm.backend.sdk import emu
 from tvm.error import EmulatorError
 
 __all__ = ["signatures", "source_params"]
@@ -99,19 +100,8 @@ def _not_declared(text: str, kernel: str) -> EmulatorError:
 
 def _split(params: str) -> list[str]:
     """The comma-separated parameters, commas inside <>, () or [] kept."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(params):
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(params[start:i].strip())
-            start = i + 1
-    last = params[start:].strip()
-    if out or last:
-        out.append(last)
-    return out
+    parts = [piece.strip() for _, piece in emu.split_top_level(params, ",", "<([", ">)]")]
+    return [] if parts == [""] else parts
 
 
 def _param(kernel: str, index: int, decl: str) -> tuple[str, str]:

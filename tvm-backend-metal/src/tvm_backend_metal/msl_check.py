@@ -139,21 +139,6 @@ def _mask(source: str) -> str:
     return "".join(out)
 
 
-def _split_top(text: str, sep: str = ",") -> list[tuple[int, str]]:
-    """Split at top-level separators; returns (offset, piece) pairs."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        elif c == sep and depth == 0:
-            parts.append((start, text[start:i]))
-            start = i + 1
-    parts.append((start, text[start:]))
-    return parts
-
-
 _ATTR_RE = re.compile(r"\[\[(.*?)\]\]", re.S)
 _ATTR_ITEM_RE = re.compile(r"\s*([A-Za-z_]\w*)\s*(\(.*\))?\s*$", re.S)
 
@@ -164,7 +149,7 @@ def _rewrite_attributes(source: str) -> str:
     for m in _ATTR_RE.finditer(masked):
         # Split on the masked text (string arguments cannot confuse it), read the original.
         original = source[m.start(1) : m.end(1)]
-        spans = _split_top(m.group(1))
+        spans = sdk.emu.split_top_level(m.group(1))
         items = [original[off : off + len(piece)] for off, piece in spans]
         names = [_ATTR_ITEM_RE.match(item) for item in items]
         if any("::" in item for item in items) or all(
@@ -280,7 +265,7 @@ def find_kernels(prepared: str) -> dict[str, KernelSignature]:
         inner = masked[m.end() : close]
         params: list[KernelParam] = []
         next_buffer = 0
-        for _, raw in _split_top(inner):
+        for _, raw in sdk.emu.split_top_level(inner):
             if not raw.strip() or raw.strip() == "void":
                 continue
             attrs = list(_PARAM_ATTR_RE.finditer(raw))

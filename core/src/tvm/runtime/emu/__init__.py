@@ -29,7 +29,8 @@ from typing import Any
 
 from ... import error as _error
 
-__all__ = ["FAILURES", "HEADER_DIR", "header_digest", "raise_for", "run_isolated"]
+__all__ = ["FAILURES", "HEADER_DIR", "header_digest", "raise_for", "run_isolated",
+           "split_top_level"]
 
 HEADER_DIR = Path(__file__).resolve().parent
 
@@ -172,3 +173,21 @@ def _take_back(views: Mapping[int, Any], layout: Mapping[int, int], out: Any,
                     piece[...] = result
             elif piece.any():
                 piece[...] = 0
+
+
+def split_top_level(text: str, sep: str = ",", opening: str = "([{<", closing: str = ")]}>"
+                    ) -> list[tuple[int, str]]:
+    """``text`` split at the ``sep`` characters outside brackets (C++ parameter lists,
+    attribute lists, template arguments), as ``(offset, piece)`` pairs; one piece when there is
+    no top-level ``sep``. The emulators read the declarations of generated source with it."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in opening:
+            depth += 1
+        elif ch in closing:
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append((start, text[start:i]))
+            start = i + 1
+    parts.append((start, text[start:]))
+    return parts
