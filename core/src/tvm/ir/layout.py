@@ -43,6 +43,21 @@ __all__ = ["AXES", "LAYOUT_NAMES", "SCOPE_LAYOUTS", "Axis", "ComposeLayout", "It
 
 
 
+def _apply_args(layout: TileLayout, coords: tuple[Any, ...], shape: Sequence[Any] | None
+                ) -> tuple[Sequence[Any], Sequence[Any]]:
+    """``apply``'s two spellings: ``(indices, shape)`` and the seed's ``(*indices, shape=)``."""
+    if len(coords) == 2 and shape is None and all(isinstance(c, (list, tuple)) for c in coords):
+        return coords[0], coords[1]
+    if len(coords) == 1 and isinstance(coords[0], (list, tuple)):
+        coords = tuple(coords[0])
+    if shape is None:
+        shape = [it.extent for it in layout.shard]
+    if len(coords) != len(shape):
+        raise ValueError(f"apply: {len(coords)} indices for a shape of {len(shape)} dimensions "
+                         f"({list(shape)}); give one index per dimension, or shape=")
+    return coords, shape
+
+
 class TileLayout(Node):
     _fields = ("shard", "replica")
 
@@ -96,8 +111,11 @@ class TileLayout(Node):
     def is_memory_only(self) -> bool:
         return all(it.axis.is_memory for it in self.shard) and not self.replica
 
-    def apply(self, indices: Sequence[Any], shape: Sequence[Any]) -> dict[str, PrimExpr]:
-        """Coordinates on each axis of the logical element at ``indices`` of ``shape``."""
+    def apply(self, *args: Any, shape: Sequence[Any] | None = None) -> dict[str, PrimExpr]:
+        """Coordinates on each axis of the logical element at ``indices`` of ``shape``:
+        ``apply(indices, shape)``, or the seed's ``apply(i, j, k, shape=None)`` (``shape``
+        defaults to the layout's own, its iterators' extents)."""
+        indices, shape = _apply_args(self, args, shape)
         flat: PrimExpr = convert(0)
         for idx, ext in zip(indices, shape):
             flat = _add(_mul(flat, ext), convert(idx))
@@ -288,8 +306,9 @@ class ComposeLayout(Node):
     def is_memory_only(self) -> bool:
         return self.layout_B.is_memory_only()
 
-    def apply(self, indices: Sequence[Any], shape: Sequence[Any]) -> dict[str, PrimExpr]:
-        coords = self.layout_B.apply(indices, shape)
+    def apply(self, *args: Any, shape: Sequence[Any] | None = None) -> dict[str, PrimExpr]:
+        indices, full_shape = _apply_args(self.layout_B, args, shape)
+        coords = self.layout_B.apply(indices, full_shape)
         if "m" in coords:
             coords["m"] = self.layout_A.swizzle(coords["m"])
         return coords

@@ -1,0 +1,36 @@
+"""TileLayout.apply: the (indices, shape) form and the seed's (*indices, shape=None) form."""
+
+from __future__ import annotations
+
+import pytest
+
+from tvm.ir.expr import Var
+from tvm.tirx.layout import ComposeLayout, S, SwizzleLayout, TileLayout
+
+
+def _value(e):
+    return int(e) if not isinstance(e, int) else e
+
+
+def test_apply_both_spellings_agree():
+    lay = TileLayout(S[(128, 4, 8) : (32, 8, 1)])
+    assert _value(lay.apply(3, 1, 2)["m"]) == 3 * 32 + 8 + 2
+    assert _value(lay.apply([3, 1, 2], [128, 4, 8])["m"]) == 106
+    assert _value(lay.apply((3, 1, 2))["m"]) == 106
+    # another shape over the same layout: element (0, 10, 0) of (1, 128, 4) is flat 40
+    assert _value(lay.apply(0, 10, 0, shape=[1, 128, 4])["m"]) == 40
+    tid = Var("tid", "int32")
+    assert "tid" in str(lay.apply(tid, 0, 0)["m"])
+
+
+def test_apply_index_count_is_checked():
+    lay = TileLayout(S[(128, 4, 8) : (32, 8, 1)])
+    with pytest.raises(ValueError, match=r"apply: 2 indices for a shape of 3 dimensions "
+                                         r"\(\[128, 4, 8\]\); give one index per dimension"):
+        lay.apply(1, 2)
+
+
+def test_compose_layout_apply_swizzles_the_seed_form_too():
+    inner = TileLayout(S[(8, 64) : (64, 1)])
+    sw = ComposeLayout(SwizzleLayout(3, 3, 3), inner)
+    assert _value(sw.apply(1, 0)["m"]) == _value(sw.apply([1, 0], [8, 64])["m"]) == 72
