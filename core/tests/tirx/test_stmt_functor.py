@@ -130,3 +130,10 @@ def test_shape_tuple():
     assert ShapeTuple([2, 3]) == (2, 3) and ShapeTuple(4) == (4,)
     with pytest.raises(TypeError, match="a dimension must be an int, got 2.5"):
         ShapeTuple([2.5])
+
+
+def test_show_prints_the_script(capsys):
+    _kernel.show()
+    tvm.IRModule({"main": _kernel}).show()
+    out = capsys.readouterr().out
+    assert out.startswith(_kernel.script()) and "@I.ir_module" in out

@@ -62,6 +62,10 @@ class Node:
             raise RuntimeError("no TVMScript printer is installed (import tvm installs one)")
         return _PRINTER[0](self, **kwargs)
 
+    def show(self, **kwargs: Any) -> None:
+        """Print this node's TVMScript (the seed's ``mod.show()``)."""
+        print(self.script(**kwargs))
+
     def __repr__(self) -> str:
         try:
             return self.script()
