@@ -189,10 +189,36 @@ def test_hint_is_an_attribute_statement():
         A[1] = T.float32(2)
 
     text = _roundtrip(f)
-    assert 'with T.attr({"tirx.hint": "vectorize this", "tirx.hint.width": 4}):' in text
+    assert 'with T.hint("vectorize this", width=4):\n        A[0] = T.float32(1.0)\n' in text
+    assert '    T.hint("rest")\n    A[1] = T.float32(2.0)' in text
+    hints: list[tuple[str, object]] = []
+    tvm.tirx.stmt_functor.post_order_visit(
+        f.body, lambda n: hints.append((n.attr_key, n.node)) if isinstance(n, tvm.tirx.AttrStmt)
+        else None)
+    assert hints == [("tirx_hint", {"message": "vectorize this", "width": 4}),
+                     ("tirx_hint", {"message": "rest"})]
+    assert isinstance(hints[0][1], tvm.ir.Map)
     a = np.zeros(4, "float32")
     tvm.compile(f, target="c")(a)  # codegen ignores hints
     np.testing.assert_array_equal(a, [1, 2, 0, 0])
+    with pytest.raises(TypeError, match=r"attribute mode=\[1\] must be a str, int, float, bool, "
+                                        r"an expression or a buffer region, not list"):
+        T.hint("x", mode=[1])
+    with pytest.raises(TypeError, match="T.hint needs a message or at least one keyword"):
+        T.hint()
+
+
+def test_hint_without_message_holds_a_region():
+    @T.prim_func
+    def f(A: T.Buffer((128,), "float32")):
+        T.hint(access=A[0:64])
+        A[1] = T.float32(2)
+
+    text = f.script()
+    assert "    T.hint(access=A[0:64])\n" in text
+    tvm.ir.assert_structural_equal(from_source(text), f)
+    node = f.body.node
+    assert "message" not in node and isinstance(node["access"], tvm.ir.BufferRegion)
 
 
 # -- names of the IR ---------------------------------------------------------------------------------

@@ -72,10 +72,14 @@ from .type import PointerType, PrimType, TensorMapType, Type
 from .verify import verify, verify_errors
 from .visitor import Mutator, Visitor, post_order_visit, substitute
 
+#: the seed's map container: a dict here (an attribute's node, e.g. T.hint's)
+Map = dict
+
 __all__ = [
     "AXES", "EQ", "EXEC_SCOPES", "GE", "GT", "LE", "LT", "NE", "OP_REGISTRY", "SCOPE_ID_KINDS",
     "Add", "AllocBuffer", "And", "AssertStmt", "AttrStmt", "Axis", "BinaryOp", "Broadcast",
     "Buffer", "BufferLoad", "BufferRegion", "BufferStore", "Call", "CallEffect", "Cast", "CmpOp",
+    "Map",
     "ComposeLayout", "SwizzleLayout",
     "DataType", "DeclBuffer", "Div", "Evaluate", "FloatImm", "FloorDiv", "FloorMod", "For",
     "ForKind", "IRModule", "IfThenElse", "IntImm", "Iter", "Let", "LetStmt", "Max", "Min", "Mod",

@@ -56,6 +56,7 @@ from ..ir.function import IRModule, PrimFunc
 from ..ir.visitor import Visitor
 from .printer_expr import _ADD, _SCOPE_PREFIX, _ExprPrinter, _plain
 from .printer_names import _free_vars, _identifier, _uses
+from .tirx import HINT as _HINT
 from .tirx import PARAM_TYPES
 
 __all__ = ["to_script"]
@@ -386,6 +387,17 @@ class _Printer(_ExprPrinter):
         self.scoped(body)
 
     def s_AttrStmt(self, s: S.AttrStmt, last: bool) -> None:
+        if s.attr_key == _HINT and isinstance(s.node, dict):
+            message = [json.dumps(str(s.node["message"]))] if "message" in s.node else []
+            args = ", ".join([*message, *(f"{k}={self.value(v)}" for k, v in s.node.items()
+                                          if k != "message")])
+            if last:
+                self.line(f"T.hint({args})")
+                self.stmt(s.body, last=True)
+            else:
+                self.line(f"with T.hint({args}):")
+                self.scoped(lambda: self.block(s.body))
+            return
         items: list[tuple[str, Any]] = [(s.attr_key, s.value)]
         body = s.body
         while isinstance(body, S.AttrStmt) and body.node is s.node \

@@ -25,6 +25,7 @@ from ..._hints import find_provider, install_hint
 from ..._suggest import did_you_mean
 from ...ir import expr as _E
 from ...ir import stmt as _S
+from ...ir.buffer import BufferRegion as _BufferRegion
 from ...ir.dtype import DataType
 
 # the arithmetic nodes themselves (T.Add(a, b) builds the node, never folded; the printer uses
@@ -293,18 +294,30 @@ def _attr_node(node: Any) -> Any:
     return node
 
 
-HINT = "tirx.hint"
+#: the attribute key of T.hint, as the seed names it
+HINT = "tirx_hint"
 
 
-def hint(message: str = "", **attrs: Any) -> AttrSpec:
+def hint(message: str | None = None, **attrs: Any) -> AttrSpec:
     """``T.hint("message", key=value, ...)``: a directive for whoever reads the program (a tool,
-    an agent), over the rest of the block or a ``with`` block. It is the attribute statement
-    ``tirx.hint`` (and ``tirx.hint.<key>`` per keyword), which code generation ignores."""
-    if not isinstance(message, str):
+    an agent), over the rest of the block or a ``with`` block. It is one attribute statement
+    ``tirx_hint`` whose node is the map ``{"message": message, key: value, ...}`` (no
+    ``"message"`` when none is given: ``T.hint(access=A[0:64])``) and whose value is the
+    message; values are Python scalars, expressions or buffer regions. Printed back as
+    ``T.hint``; code generation ignores it."""
+    if message is not None and not isinstance(message, builtins.str):
         raise TypeError(f"T.hint expects a message string, got {type(message).__name__}")
-    items: dict[str, Any] = {HINT: message}
-    items.update({f"{HINT}.{k}": v for k, v in attrs.items()})
-    return AttrSpec(items)
+    if "message" in attrs:
+        raise TypeError("T.hint: 'message' is the first argument, not a keyword attribute")
+    if message is None and not attrs:
+        raise TypeError("T.hint needs a message or at least one keyword attribute")
+    for key, value in attrs.items():
+        if not isinstance(value, (builtins.str, builtins.int, builtins.float, builtins.bool,
+                                  _E.PrimExpr, _BufferRegion)):
+            raise TypeError(f"T.hint: attribute {key}={value!r} must be a str, int, float, bool, "
+                            f"an expression or a buffer region, not {type(value).__name__}")
+    node = ({} if message is None else {"message": message}) | attrs
+    return AttrSpec({HINT: message or ""}, node=node)
 
 
 @dataclass
