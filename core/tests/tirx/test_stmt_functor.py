@@ -137,3 +137,19 @@ def test_show_prints_the_script(capsys):
     tvm.IRModule({"main": _kernel}).show()
     out = capsys.readouterr().out
     assert out.startswith(_kernel.script()) and "@I.ir_module" in out
+
+
+def test_tile_primitive_call_takes_the_seed_constructor_form():
+    from tvm.ir import Op, TilePrimitiveCall
+
+    A = tvm.ir.decl_buffer((4,), "float32", "A")
+    seed_form = TilePrimitiveCall(A[0:4], 1.0, op=Op.get("tirx.tile.fill"), workspace={},
+                                  config={})
+    ours = TilePrimitiveCall("tirx.tile.fill", [A[0:4], 1.0])
+    assert_structural_equal(seed_form, ours)
+    assert TilePrimitiveCall(op="tirx.tile.fill", args=[A[0:4], 1.0], scope="cta").scope == "cta"
+    with pytest.raises(TypeError, match=r"TilePrimitiveCall\(op, args, ...\) or "
+                                        r"TilePrimitiveCall\(\*args, op=op, ...\)"):
+        TilePrimitiveCall("tirx.tile.fill")
+    with pytest.raises(TypeError, match="positionally or as args=, not both"):
+        TilePrimitiveCall(A[0:4], op="tirx.tile.fill", args=[A[0:4], 1.0])

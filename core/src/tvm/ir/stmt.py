@@ -291,9 +291,22 @@ class TilePrimitiveCall(Stmt):
 
     _fields = ("op", "args", "scope", "dispatch", "workspace", "config")
 
-    def __init__(self, op: Any, args: Sequence[Any], *, scope: str = "thread",
-                 dispatch: str | None = None, workspace: dict[str, Any] | None = None,
+    def __init__(self, *positional: Any, op: Any = None, args: Sequence[Any] | None = None,
+                 scope: str = "thread", dispatch: str | None = None,
+                 workspace: dict[str, Any] | None = None,
                  config: dict[str, Any] | None = None) -> None:
+        # TilePrimitiveCall(op, args, ...), or the seed's TilePrimitiveCall(*args, op=op, ...)
+        if op is None:
+            if not positional or len(positional) > 2 or (len(positional) == 1) == (args is None):
+                raise TypeError("TilePrimitiveCall(op, args, ...) or TilePrimitiveCall(*args, "
+                                "op=op, ...)")
+            op, args = positional[0], positional[1] if len(positional) == 2 else args
+        elif args is None:
+            args = positional
+        elif positional:
+            raise TypeError("TilePrimitiveCall: give the arguments positionally or as args=, "
+                            "not both")
+        assert args is not None
         if scope not in EXEC_SCOPES:
             raise ValueError(f"unknown execution scope {scope!r}; expected one of {EXEC_SCOPES}")
         self.op = Op.get(op) if isinstance(op, str) else op
