@@ -110,6 +110,17 @@ def test_serial_unroll_annotations():
     assert loop_on.annotations == {"pragma_unroll": True}
     assert loop_off.annotations == {"disable_unroll": True}
 
+    @T.prim_func
+    def f(A: T.Buffer((8,), "float32")):
+        for i in T.serial(4, unroll=True):
+            A[i] = T.float32(1)
+        for i in T.serial(4, 8, unroll=False, annotations={"note": 1}):
+            A[i] = T.float32(2)
+
+    text = _roundtrip(f)  # printed back as the seed writes it
+    assert "for i in T.serial(4, unroll=True):" in text
+    assert 'for i in T.serial(4, 8, unroll=False, annotations={"note": 1}):' in text
+
 
 def test_break_and_continue_in_loops():
     @T.prim_func

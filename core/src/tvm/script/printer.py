@@ -358,8 +358,14 @@ class _Printer(_ExprPrinter):
         args = self.range_args(s.min, s.extent)
         if s.kind is S.ForKind.THREAD_BINDING or s.thread_tag:
             args.append(f"thread={json.dumps(s.thread_tag or '')}")
-        if s.annotations:
-            args.append(f"annotations={self.raw(s.annotations)}")
+        annotations = dict(s.annotations)
+        if s.kind is S.ForKind.SERIAL:  # T.serial(n, unroll=...): the seed's spelling
+            on, off = annotations.get("pragma_unroll") is True, annotations.get("disable_unroll") is True
+            if on != off:
+                del annotations["pragma_unroll" if on else "disable_unroll"]
+                args.append(f"unroll={on}")
+        if annotations:
+            args.append(f"annotations={self.raw(annotations)}")
         return f"{func}({', '.join(args)})"
 
     def range_args(self, lo: Any, ext: Any) -> list[str]:
