@@ -174,11 +174,13 @@ def test_alloc_mma_shape_errors() -> None:
     pool = SMEMPool()
     with pytest.raises(ValueError, match=r"alloc_mma shape=\(64,\) has fewer than 2 dimensions"):
         pool.alloc_mma((64,), "float16")
-    with pytest.raises(ValueError, match=r"a row of 32 elements is 64 bytes, not a multiple of "
-                                         r"the SWIZZLE_128B_ATOM atom row \(128 bytes = 64 "
-                                         r"elements\)\. Use swizzle_mode='SWIZZLE_64B_ATOM'"):
+    with pytest.raises(ValueError, match=r"64B rows \(32 elements\) are not a multiple of the "
+                                         r"128B swizzle atom \(SWIZZLE_128B_ATOM, rows of 64 "
+                                         r"elements\)\. Use swizzle_mode='SWIZZLE_64B_ATOM', or "
+                                         r"make the last dim a multiple of 64 elements"):
         pool.alloc_mma((128, 32), "bfloat16")
-    with pytest.raises(ValueError, match=r"12 rows is not a multiple of 8.*Pad the rows to 16"):
+    with pytest.raises(ValueError, match=r"shape\[-2\]=12 rows is not a multiple of 8.*Pad the "
+                                         r"rows to 16"):
         pool.alloc_mma((12, 64), "bfloat16")
     with pytest.raises(ValueError, match="every dim must be at least 1"):
         pool.alloc((0, 4), "float32")

@@ -102,6 +102,7 @@ def test_error_table_lists_every_variant_with_its_reason(fakegpu: Target) -> Non
     assert str(info.value) == "\n".join([
         "TIRx schedule dispatch failed: op=tirx.tile.copy target=fakegpu",
         "scope: cta",
+        "opcall: T.cta.copy(A, B)",
         "+-------------+----------+---------+----------+-------------------------------------------------------------------+",
         "| Variant     | Priority | Target  | Status   | Reason                                                            |",
         "+-------------+----------+---------+----------+-------------------------------------------------------------------+",

@@ -80,16 +80,16 @@ def _validate_mma_alloc_shape(shape: Sequence[int], dtype: Any, mode: SwizzleMod
     row_bytes = cols * dt.bits // 8
     atom = swizzle_bytes(mode)
     if row_bytes < atom or row_bytes % atom:
+        per_row = mma_atom_shape(dt, mode)[1]
         raise ValueError(
-            f"alloc_mma shape={tuple(shape)} dtype={dt}: a row of {cols} elements is "
-            f"{row_bytes} bytes, not a multiple of the {mode.name} atom row ({atom} bytes = "
-            f"{mma_atom_shape(dt, mode)[1]} elements). Use "
-            f"swizzle_mode='{_suggest_swizzle_for_row_bytes(row_bytes)}' or make the last dim a "
-            f"multiple of {mma_atom_shape(dt, mode)[1]}.")
+            f"alloc_mma shape={tuple(shape)} dtype={dt}: {row_bytes}B rows ({cols} elements) "
+            f"are not a multiple of the {atom}B swizzle atom ({mode.name}, rows of {per_row} "
+            f"elements). Use swizzle_mode='{_suggest_swizzle_for_row_bytes(row_bytes)}', or "
+            f"make the last dim a multiple of {per_row} elements.")
     if rows % 8:
-        raise ValueError(f"alloc_mma shape={tuple(shape)} dtype={dt}: {rows} rows is not a "
-                         f"multiple of 8, the rows of one {mode.name} atom. Pad the rows to "
-                         f"{(rows + 7) // 8 * 8}.")
+        raise ValueError(f"alloc_mma shape={tuple(shape)} dtype={dt}: shape[-2]={rows} rows is "
+                         f"not a multiple of 8, the rows of one {mode.name} atom. Pad the rows "
+                         f"to {(rows + 7) // 8 * 8}.")
 
 
 def _parse_mode(mode: Any, dtype: Any) -> SwizzleMode:

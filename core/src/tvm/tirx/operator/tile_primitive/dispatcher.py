@@ -205,10 +205,13 @@ class _Failure:
     scope: str
     attempts: list[_Attempt] = field(default_factory=list)
     note: str = ""
+    call_text: str = ""  # the call as TVMScript, where it prints
 
     def message(self) -> str:
         lines = [f"TIRx schedule dispatch failed: op={self.op_name} target={self.target_kind}",
                  f"scope: {self.scope}"]
+        if self.call_text:
+            lines.append(f"opcall: {self.call_text}")
         if self.note:
             lines.append(self.note)
         if self.attempts:
@@ -266,7 +269,8 @@ def dispatch(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> DispatchOu
     cases = get_variants(op_call.op, kind)
     forced_variant = getattr(op_call, "dispatch", None)
     failure = _Failure(op_call.op.name, kind,
-                       str(getattr(op_call, "scope", None) or getattr(sctx, "scope_kind", "")))
+                       str(getattr(op_call, "scope", None) or getattr(sctx, "scope_kind", "")),
+                       call_text=_call_text(op_call))
     if forced_variant:
         forced = [c for c in cases if c.variant == forced_variant]
         if not forced:
@@ -284,6 +288,16 @@ def dispatch(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> DispatchOu
             return DispatchOutcome(case, got)
         failure.attempts.append(got)
     raise DispatchError(failure.message())
+
+
+def _call_text(op_call: Any) -> str:
+    """The call as TVMScript for the failure message ('' where it cannot print)."""
+    if not isinstance(op_call, ir.TilePrimitiveCall):
+        return ""
+    try:
+        return _one_line(op_call.script())
+    except Exception:  # a call whose arguments do not print: the message goes without it
+        return ""
 
 
 def run_dispatch(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
