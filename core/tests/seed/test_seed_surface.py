@@ -333,3 +333,20 @@ def test_constant_folding_of_immediates():
     assert not isinstance(T.int32(1) // 0, IntImm)
     x = tvm.tirx.Var("x")
     assert not isinstance(x + 4, IntImm)
+
+
+def test_persistent_decorator_round_trips_as_a_recorded_flag():
+    @T.prim_func(persistent=True)
+    def f(A: T.Buffer((4,), "float32")):
+        A[0] = T.float32(1)
+
+    @T.prim_func(private=True, persistent=True)
+    def g(A: T.Buffer((4,), "float32")):
+        A[0] = T.float32(1)
+
+    text = _roundtrip(f)
+    assert text.splitlines()[2] == "@T.prim_func(persistent=True)"
+    assert "tirx.persistent_kernel" not in text and f.attrs["tirx.persistent_kernel"] is True
+    assert _roundtrip(g).splitlines()[2] == "@T.prim_func(private=True, persistent=True)"
+    # a record only: the launch bounds still come from tirx.launch_bounds_min_blocks_per_sm
+    assert "persistent" not in tvm.compile(f, target="c").inspect_source()

@@ -57,7 +57,7 @@ from ..ir.visitor import Visitor
 from .printer_expr import _ADD, _SCOPE_PREFIX, _ExprPrinter, _plain
 from .printer_names import _free_vars, _identifier, _uses
 from .tirx import HINT as _HINT
-from .tirx import PARAM_TYPES
+from .tirx import PARAM_TYPES, PERSISTENT_KERNEL
 
 __all__ = ["to_script"]
 
@@ -144,7 +144,11 @@ class _Printer(_ExprPrinter):
         free, handle_form = _free_vars(f)
         handle_bufs = self.name_params(f, free, handle_form)
         params_txt = [self.param_text(f, p, handle_form) for p in f.params]
-        head = ["@T.prim_func(private=True)" if private else "@T.prim_func",
+        flags = ["private=True"] if private else []
+        if attrs.get(PERSISTENT_KERNEL) is True:
+            del attrs[PERSISTENT_KERNEL]
+            flags.append("persistent=True")
+        head = [f"@T.prim_func({', '.join(flags)})" if flags else "@T.prim_func",
                 f"def {_identifier(def_name)}({', '.join(params_txt)}){self.returns(f)}:"]
         self.indent = 1
         if attrs:

@@ -148,15 +148,16 @@ class Parser(ExprParser, StmtParser):
 
 
 
-def _decorator_private(p: Parser, fdef: ast.FunctionDef) -> bool | None:
-    """``True``/``False`` for ``@T.prim_func(private=...)``/``@T.prim_func``; None if absent."""
+def _decorator_flag(p: Parser, fdef: ast.FunctionDef, flag: str = "private") -> bool | None:
+    """The value of ``@T.prim_func(<flag>=...)`` (False when not given); None without
+    ``@T.prim_func``."""
     for dec in fdef.decorator_list:
         target = dec.func if isinstance(dec, ast.Call) else dec
         if p.eval(target) is not _T.prim_func:
             continue
         if isinstance(dec, ast.Call):
             for kw in dec.keywords:
-                if kw.arg == "private":
+                if kw.arg == flag:
                     return bool(p.eval(kw.value))
         return False
     return None
@@ -200,10 +201,11 @@ def _parse_def(source: Source, lookups: list[dict[str, Any]], node: ast.Function
                name: str | None) -> PrimFunc:
     probe = Parser(source, lookups)
     probe.scopes.append({})
-    private = _decorator_private(probe, node)
+    private = _decorator_flag(probe, node)
     if private is None:
         raise source.error(node, f"function {node.name} is not decorated with @T.prim_func")
-    return Parser(source, lookups).function(node, private=private, name=name)
+    func = Parser(source, lookups).function(node, private=private, name=name)
+    return _T.mark_persistent(func) if _decorator_flag(probe, node, "persistent") else func
 
 
 def _parse_module(source: Source, lookups: list[dict[str, Any]], node: ast.ClassDef) -> IRModule:

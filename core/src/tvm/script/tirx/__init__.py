@@ -442,11 +442,23 @@ def inline(fn: Any = None) -> Any:
 
 
 
+#: the function attribute of ``@T.prim_func(persistent=True)``
+PERSISTENT_KERNEL = "tirx.persistent_kernel"
+
+
+def mark_persistent(func: PrimFunc) -> PrimFunc:
+    """``func`` with the seed's persistent-kernel flag (``@T.prim_func(persistent=True)``)."""
+    return func.with_attr(PERSISTENT_KERNEL, True)
+
+
 def prim_func(func: Any = None, *, private: bool = False, check_well_formed: bool = True,
-              s_tir: bool = False) -> Any:
+              s_tir: bool = False, persistent: bool = False) -> Any:
     """Decorator: parse the function's source into a :class:`~tvm.ir.PrimFunc`.
 
     ``@T.prim_func`` or ``@T.prim_func(private=True)`` (no ``global_symbol`` attribute).
+    ``persistent=True`` marks a persistent kernel (attribute ``tirx.persistent_kernel``,
+    printed back as the decorator's keyword). As in the seed, it is a record for tools and
+    schedules: the launch bounds come from ``tirx.launch_bounds_min_blocks_per_sm`` only.
     ``s_tir=True`` is the seed's flag for its schedulable-TIR dialect: there is one dialect
     here, so the function is parsed as usual; ``check_well_formed`` is accepted likewise (the
     IR is always verified where it is lowered).
@@ -458,7 +470,8 @@ def prim_func(func: Any = None, *, private: bool = False, check_well_formed: boo
     del frame, caller
 
     def wrap(fn: Any) -> PrimFunc:
-        return parse_function(fn, private=private, extra_vars=outer)
+        parsed = parse_function(fn, private=private, extra_vars=outer)
+        return mark_persistent(parsed) if persistent else parsed
 
     if func is None:
         return wrap
