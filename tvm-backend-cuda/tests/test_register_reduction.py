@@ -289,3 +289,47 @@ def test_replica_over_lanes_src_does_not_reduce() -> None:
 
     assert "dst is replicated over 8:4@laneid, but src is not reduced over those threads " \
         "(it is over none)" in _dispatch_error(k)
+
+
+@no_type_check
+def _looped_two_level_kernel() -> Any:
+    # per iteration: each warp's max by shuffles, the warp maxima through a T.SMEMPool buffer,
+    # then warp 0 reduces those (lanes past the warp count contribute -inf)
+    lane_src = T.TileLayout(T.S[32:1 @ T.laneid])
+    lane_dst = T.TileLayout(T.S[1:1] + R[32:1 @ T.laneid])
+
+    @T.prim_func
+    def k(A: T.Buffer((3, 64), "float32"), B: T.Buffer((3,), "float32")):
+        T.device_entry()
+        w = T.warp_id([2])
+        lane = T.lane_id([32])
+        pool = T.SMEMPool()
+        partial = pool.alloc([2], "float32")
+        pool.commit()
+        x = T.alloc_buffer((1,), "float32", scope="local")
+        y = T.alloc_buffer((1,), "float32", scope="local")
+        for it in T.serial(3):
+            x[0] = A[it, w * 32 + lane]
+            src = x.view(32, layout=lane_src)
+            dst = y.view(1, layout=lane_dst)
+            Tx.warp.max(dst, src)
+            partial[w] = y[0]
+            T.cuda.cta_sync()
+            if w == 0:
+                x[0] = T.if_then_else(lane < 2, partial[lane % 2], T.float32("-inf"))
+                Tx.warp.max(dst, src)
+                if lane == 0:
+                    B[it] = y[0]
+            T.cuda.cta_sync()
+
+    return k
+
+
+@pytest.mark.gpu
+def test_a_looped_two_level_reduction_in_a_shared_memory_pool(device: str) -> None:
+    func = _looped_two_level_kernel()
+    text = func.script()
+    assert 'pool = T.alloc_buffer((8,), "uint8", scope="shared.dyn", align=1024)' in text
+    a = np.random.default_rng(5).standard_normal((3, 64)).astype(np.float32)
+    _, b = _run(func, a, np.zeros(3, np.float32))
+    np.testing.assert_array_equal(b, a.max(axis=1))
