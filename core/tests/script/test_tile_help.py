@@ -27,7 +27,8 @@ def _squeeze(text: str) -> str:
 def test_help_of_sum_shows_the_real_signature():
     # It used to show `sum(*args, dispatch=None, workspace=None, config=None, **kwargs)`.
     text = _help(Tx.sum)
-    assert _squeeze("sum(dst, src, axes=-1, accum=False, *, dispatch=None, workspace=None, "
+    assert _squeeze("sum(dst, src, axes=-1, accum=False, thread_reduce=False, *, dispatch=None, "
+                    "workspace=None, "
                     "config=None)") in _squeeze(text)
     assert "*args" not in text
     assert "dst = sum of src over axes (dst keeps the other axes); accum adds to dst" in text

@@ -134,7 +134,29 @@ def test_function_without_kernel_form_is_untouched():
     assert _lower(func) is func
 
 
+@pytest.mark.parametrize("with_wg", [False, True])
+@pytest.mark.parametrize("warps", [1, 2])
+def test_a_warpgroup_of_fewer_warps(warps, with_wg):
+    # as the seed allows: T.warp_id_in_wg([k]) with k < 4 in a CTA of one warpgroup is k warps
+    A = Buffer("A", [warps * 32], "float32")
+    wi, lane = Var("wi"), Var("lane")
+    defs = [ScopeIdDef("warp_id_in_wg", [wi], [warps]), ScopeIdDef("lane_id", [lane], [32])]
+    if with_wg:
+        defs.insert(0, ScopeIdDef("warpgroup_id", [Var("g")], [1]))
+    out = _lower(_kernel(defs, BufferStore(A, FloatImm("float32", 0.0), [wi * 32 + lane]), A))
+    loops, _ = _loops(out.body)
+    assert loops[0].thread_tag == "threadIdx.x" and loops[0].extent.value == warps * 32
+    lets = {lt.var.name: lt.value for lt in loops[1:]}
+    assert_structural_equal(lets["wi"], FloorDiv(FloorMod(loops[0].loop_var, 128), 32))
+
+
 @pytest.mark.parametrize("defs, message", [
+    (lambda: [ScopeIdDef("warpgroup_id", [Var("g")], [2]), ScopeIdDef("warp_id_in_wg", [Var("w")], [2])],
+     r"T.warp_id_in_wg extent must be 4 \(fewer warps, 1 to 3, only in a CTA of one warpgroup\), "
+     "got 2"),
+    (lambda: [ScopeIdDef("thread_id", [Var("t")], [128]), ScopeIdDef("warp_id_in_wg", [Var("w")], [2])],
+     r"inconsistent thread counts: T.thread_id\(\[128\]\) gives 128 threads but "
+     r"T.warp_id_in_wg\(\[2\]\) \* 32 gives 64"),
     (lambda: [ScopeIdDef("thread_id", [Var("t")], [128]), ScopeIdDef("warp_id", [Var("w")], [8])],
      r"inconsistent thread counts: T.thread_id\(\[128\]\) gives 128 threads but T.warp_id\(\[8\]\) \* 32 gives 256"),
     (lambda: [ScopeIdDef("lane_id", [Var("l")], [16])], "T.lane_id extent must be 32, got 16"),

@@ -24,6 +24,13 @@ NAME = "cuda"
 KIND = tags.KIND
 
 
+def _smem_pool() -> type:
+    """``T.SMEMPool``: the seed's script name of :class:`tvm_backend_cuda.lang.SMEMPool`."""
+    from .lang.alloc_pool import SMEMPool  # noqa: PLC0415 - the helpers load when the backend does
+
+    return SMEMPool
+
+
 def _gpu_probe() -> str | None:
     return None if runtime.has_cuda_device() else f"no CUDA device: {runtime.no_device_reason()}"
 
@@ -78,7 +85,7 @@ SPEC = layout_spec(
     seed_tags=True,
     aliases=SEED_PATHS,
     script_namespaces={"cuda": script.CUDANamespace, "ptx": script.PTXNamespace,
-                       "nvshmem": script.NVSHMEMNamespace},
+                       "nvshmem": script.NVSHMEMNamespace, "SMEMPool": _smem_pool},
     layout_names=layout_names,
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,

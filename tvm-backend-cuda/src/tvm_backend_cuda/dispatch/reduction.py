@@ -19,7 +19,9 @@ registered.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tvm import ir
@@ -42,7 +44,7 @@ from tvm.backend.sdk import (
     static_bool,
 )
 
-from ._tiles import flat_view, is_distributed, owned
+from ._tiles import THREAD_AXES, flat_view, is_distributed
 
 __all__ = ["LOCAL_VARIANT", "SHARED_VARIANT", "VARIANT", "local_reduce", "register",
            "warp_shuffle_reduce"]
@@ -246,11 +248,15 @@ def _shared_src(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool
 
 
 def local_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
-    """Registers: each thread combines its own elements (unrolled), then, for a region spread
-    over the scope's threads, the threads combine: a butterfly of warp shuffles, and across
-    warps one partial per warp through shared memory, every thread reading them all. A
-    ``local`` dst receives the total in every thread; a shared or global dst is written by
-    thread 0 of the scope (then a barrier)."""
+    """Registers spread over threads, as their layouts say (see :class:`_RegisterPlan`).
+
+    Each thread combines its own registers into one accumulator per destination element it
+    needs (unrolled loops over the reduced register digits, the accumulators innermost:
+    independent chains), then the threads combine: a butterfly of warp shuffles over the lane
+    bits of the reduced thread digits, and across warps every thread's partials through
+    shared memory (one barrier; a second before the scratch is written again when the call
+    sits in a loop). A ``local`` dst receives its registers' results in every thread; a shared
+    or global dst is written by thread 0 of the scope (then a barrier)."""
     a = bound_args(call)
     kind = ReduceOpType.parse(call.op_name)
     dst, src = a["dst"], a["src"]
@@ -258,14 +264,10 @@ def local_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
         fail("dst must be a buffer or buffer region")
     dst, src = region_of(dst), region_of(src)
     accum = static_bool(a["accum"], "accum")
+    thread_reduce = static_bool(a["thread_reduce"], "thread_reduce")
     if not is_distributed(src):
         fail("src is private to each thread (the core fallback reduces it per thread)")
     axes = normalize_axes(a["axes"], len(src.region))
-    kept = [d for d in range(len(src.region)) if d not in axes and not is_one(src.region[d].extent)]
-    if kept:
-        fail("a register tile spread over threads is reduced as a whole (all its axes)")
-    if not all(is_one(r.extent) for r in dst.region):
-        fail("dst must be one element")
     acc_dt = _shuffle_accumulator(kind, src, dst)
     n = sctx.thread_extent()
     if not isinstance(n, ir.IntImm):
@@ -275,71 +277,446 @@ def local_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
         fail(f"the scope has {nthreads} threads, not a multiple of 32")
     if nthreads < 32 and nthreads & (nthreads - 1):
         fail(f"the scope has {nthreads} threads, not a power of two")
+    plan = _RegisterPlan(src, dst, axes, thread_reduce, nthreads)
 
-    own = owned(src, sctx)
-    view = flat_view(src.buffer, "regs")
-    # one partial per vector lane: independent chains the core can overlap, then a tree
-    parts = own.lanes if own.lanes & (own.lanes - 1) == 0 else 1
-    acc = ir.Buffer("red_acc", [parts], acc_dt, scope="local")
-    zero = ir.const(0, "int32")
-    slot = own.lane if parts > 1 else zero
-    load = cast_to(ir.BufferLoad(view, [fold_add(own.m, own.lane)]), acc_dt)
-    update = ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [slot]), load), [slot])
-    partial = own.wrap(update, vectorize=False)
-    stmts: list[ir.Stmt] = [ir.AllocBuffer(acc)]
-    stmts += [ir.BufferStore(acc, kind.identity(acc_dt), [ir.const(i, "int32")])
-              for i in range(parts)]
-    stmts += [_decl(view), partial]
-    step = parts // 2
-    while step >= 1:
-        for i in range(step):
-            a_i, b_i = ir.const(i, "int32"), ir.const(i + step, "int32")
-            stmts.append(ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [a_i]),
-                                                          ir.BufferLoad(acc, [b_i])), [a_i]))
-        step //= 2
+    i32 = "int32"
+    slots = len(plan.slots)
+    acc = ir.Buffer("red_acc", [slots], acc_dt, scope="local")
+    src_view = flat_view(src.buffer, "regs")
+    stmts: list[ir.Stmt] = [ir.AllocBuffer(acc), ir.DeclBuffer(src_view)]
+    # per thread: every slot's registers, the reduced digits as unrolled loops around the slots
+    loop_vars = [ir.Var(f"red_r{k}", i32) for k in range(len(plan.reduced))]
+    offset: ir.PrimExpr = ir.const(0, i32)
+    for v, (digit, _) in zip(loop_vars, plan.reduced):
+        offset = fold_add(offset, fold_mul(v, ir.const(digit.stride, i32)))
+
+    def load(base: int) -> ir.PrimExpr:
+        return cast_to(ir.BufferLoad(src_view, [fold_add(ir.const(base, i32), offset)]), acc_dt)
+
+    if loop_vars:
+        stmts += [ir.BufferStore(acc, kind.identity(acc_dt), [ir.const(k, i32)])
+                  for k in range(slots)]
+        body: ir.Stmt = ir.seq([
+            ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [ir.const(k, i32)]), load(base)),
+                           [ir.const(k, i32)])
+            for k, (_, base) in enumerate(plan.slots)])
+        guard = plan.reduced_guard(loop_vars)
+        if guard is not None:
+            body = ir.IfThenElse(guard, body)
+        for v, (digit, _) in reversed(list(zip(loop_vars, plan.reduced))):
+            body = ir.For(v, ir.const(0, i32), ir.const(digit.ext, i32), ir.ForKind.UNROLLED, body)
+        stmts.append(body)
+    else:
+        stmts += [ir.BufferStore(acc, load(base), [ir.const(k, i32)])
+                  for k, (_, base) in enumerate(plan.slots)]
+
     shfl = ir.Op.get(SHFL_OP)
     mask = ir.IntImm("uint32", 0xFFFFFFFF)
-    width = min(nthreads, 32)
-    m = width // 2
-    while m >= 1:
-        stmts.append(ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [zero]), shfl(
-            mask, ir.BufferLoad(acc, [zero]), ir.const(m, "int32"), ir.const(32, "int32"))),
-            [zero]))
-        m //= 2
-    nwarps = max(1, nthreads // 32)
+    k_var = ir.Var("red_slot", i32)
+    for m in plan.lane_masks:
+        at = ir.BufferLoad(acc, [k_var])
+        stmts.append(ir.For(k_var, ir.const(0, i32), ir.const(slots, i32), ir.ForKind.UNROLLED,
+                            ir.BufferStore(acc, kind.combine(at, shfl(
+                                mask, at, ir.const(m, i32), ir.const(32, i32))), [k_var])))
     tid = sctx.thread_index()
-    if nwarps > 1:
-        scratch = _scratch(sctx, acc_dt, nwarps)
-        lane = tid % 32
-        warp = tid // 32
-        stmts.append(ir.IfThenElse(lane == 0,
-                                   ir.BufferStore(scratch, ir.BufferLoad(acc, [zero]), [warp])))
-        barrier = sctx.barrier()
-        if barrier is not None:
-            stmts.append(barrier)
-        total: ir.PrimExpr = ir.BufferLoad(scratch, [zero])
-        for w in range(1, nwarps):
-            total = kind.combine(total, ir.BufferLoad(scratch, [ir.const(w, "int32")]))
-        stmts.append(ir.BufferStore(acc, total, [zero]))
-        if barrier is not None and sctx.threads.loops:
-            # in a loop the call runs again and rewrites its scratch: wait for every reader
-            stmts.append(barrier)
-    dst_idx = [r.min for r in dst.region]
-    result: ir.PrimExpr = ir.BufferLoad(acc, [zero])
-    if accum:
-        result = kind.combine(cast_to(ir.BufferLoad(dst.buffer, dst_idx), acc_dt), result)
-    write: ir.Stmt = ir.BufferStore(dst.buffer, cast_to(result, dst.buffer.dtype), dst_idx)
-    if dst.buffer.scope != "local":
-        write = ir.IfThenElse(tid == 0, write)
+    if plan.warp_digits:
+        stmts += _across_warps(sctx, kind, acc, acc_dt, slots, nthreads, tid, plan.warp_digits)
+
+    stores: list[ir.Stmt] = []
+    entries = plan.dst_entries(dst)
+    for slot, target in entries:
+        result: ir.PrimExpr = ir.BufferLoad(acc, [ir.const(slot, i32)])
+        if accum:
+            result = kind.combine(cast_to(ir.BufferLoad(target.buffer, target.indices), acc_dt),
+                                  result)
+        stores.append(ir.BufferStore(target.buffer, cast_to(result, dst.buffer.dtype),
+                                     target.indices))
+    if dst.buffer.scope == "local":
+        if entries:
+            stmts.append(ir.DeclBuffer(entries[0][1].buffer))
+        stmts += stores
+    else:
+        write = ir.IfThenElse(tid == 0, ir.seq(stores))
         barrier = sctx.barrier()
         stmts.append(write if barrier is None else ir.seq([write, barrier]))
-    else:
-        stmts.append(write)
     return ir.PrimFunc([], ir.seq(stmts))
 
 
-def _decl(view: ir.Buffer) -> ir.Stmt:
-    return ir.DeclBuffer(view)
+def _across_warps(sctx: DispatchContext, kind: ReduceOpType, acc: ir.Buffer, acc_dt: Any,
+                  slots: int, nthreads: int, tid: ir.PrimExpr,
+                  warp_digits: list[tuple[int, int]]) -> list[ir.Stmt]:
+    """Every thread's partials through shared memory; each thread then combines those of the
+    threads that differ from it only in the reduced warp-level digits (``(thread stride,
+    extent)``, strides multiples of 32)."""
+    i32 = "int32"
+    scratch = _scratch(sctx, acc_dt, nthreads * slots)
+    k_var = ir.Var("red_slot", i32)
+    base = fold_mul(tid, ir.const(slots, i32))
+    out: list[ir.Stmt] = [ir.For(k_var, ir.const(0, i32), ir.const(slots, i32),
+                                 ir.ForKind.UNROLLED,
+                                 ir.BufferStore(scratch, ir.BufferLoad(acc, [k_var]),
+                                                [fold_add(base, k_var)]))]
+    barrier = sctx.barrier()
+    if barrier is not None:
+        out.append(barrier)
+    # the partner with digit values ks: tid + sum((k - digit(tid)) * stride)
+    own = [(tid // stride) % ext for stride, ext in warp_digits]
+    total: ir.PrimExpr | None = None
+    for ks in itertools.product(*(range(ext) for _, ext in warp_digits)):
+        partner: ir.PrimExpr = tid
+        for k, d, (stride, _) in zip(ks, own, warp_digits):
+            partner = partner + (ir.const(k, i32) - d) * ir.const(stride, i32)
+        value = ir.BufferLoad(scratch, [fold_add(fold_mul(partner, ir.const(slots, i32)), k_var)])
+        total = value if total is None else kind.combine(total, value)
+    assert total is not None
+    out.append(ir.For(k_var, ir.const(0, i32), ir.const(slots, i32), ir.ForKind.UNROLLED,
+                      ir.BufferStore(acc, total, [k_var])))
+    if barrier is not None and sctx.threads.loops:
+        # in a loop the call runs again and rewrites its scratch: wait for every reader
+        out.append(barrier)
+    return out
+
+
+@dataclass(frozen=True)
+class _Digit:
+    """One iterator of a register tile's layout within one logical dimension: ``ext`` values
+    ``stride`` apart on ``axis`` (``m``: registers; else a thread axis), adding ``value *
+    weight`` to the dimension's index."""
+
+    ext: int
+    stride: int
+    axis: str
+    weight: int
+
+    @property
+    def on_threads(self) -> bool:
+        return self.axis != "m"
+
+    def same_threads(self, other: _Digit) -> bool:
+        return (self.axis, self.stride, self.ext) == (other.axis, other.stride, other.ext)
+
+    def thread_stride(self) -> int:
+        """The digit's stride in thread indices of the scope."""
+        return self.stride * {"tid": 1, "laneid": 1, "warpid": 32, "wid_in_wg": 32,
+                              "wgid": 128}[self.axis]
+
+
+def _digits(buf: ir.Buffer) -> tuple[list[list[_Digit]], list[_Digit]]:
+    """``buf``'s layout iterators by logical dimension (extent-1 ones left out; a buffer
+    without a layout is row-major registers), and its replica iterators."""
+    shape = [_int(s, f"the shape of {buf.name}") for s in buf.shape]
+    lay = buf.layout if buf.layout is not None else ir.TileLayout.row_major(shape)
+    if not isinstance(lay, ir.TileLayout):
+        fail(f"{buf.name} has a swizzled layout; registers are reduced through a TileLayout")
+    try:
+        grouped, seps = lay.group(shape)
+    except ValueError as err:
+        fail(f"the layout {lay} of {buf.name} does not split along its dimensions {shape}: {err}")
+    dims: list[list[_Digit]] = []
+    for d in range(len(shape)):
+        out: list[_Digit] = []
+        weight = 1
+        for it in reversed(grouped.shard[seps[d]:seps[d + 1]]):
+            ext = _int(it.extent, f"an extent of {buf.name}'s layout")
+            if ext > 1:
+                name = it.axis.name
+                if name != "m" and name not in THREAD_AXES:
+                    fail(f"the layout of {buf.name} uses axis {name!r}; registers use m and "
+                         f"thread axes ({', '.join(THREAD_AXES)})")
+                out.append(_Digit(ext, _int(it.stride, f"a stride of {buf.name}'s layout"),
+                                  name, weight))
+            weight *= ext
+        dims.append(out[::-1])
+    replica = [_Digit(_int(it.extent, "a replica extent"), _int(it.stride, "a replica stride"),
+                      it.axis.name, 0) for it in lay.replica]
+    return dims, [r for r in replica if r.ext > 1]
+
+
+def _int(e: Any, what: str) -> int:
+    if isinstance(e, int):
+        return e
+    if not isinstance(e, ir.IntImm):
+        fail(f"{what} must be a constant, got {e}")
+    return int(e.value)
+
+
+@dataclass
+class _Target:
+    buffer: ir.Buffer
+    indices: list[ir.PrimExpr]
+
+
+class _RegisterPlan:
+    """How a reduction of a register tile spread over threads runs, from the two layouts.
+
+    Each dimension of src is split into the digits of its layout. On a kept dimension, dst
+    has the same extent and the same thread digits (the threads that hold a row of src hold
+    its result). On a reduced dimension dst has extent 1 (or drops it), or keeps some of
+    src's digits there, each matched by one of dst's: a thread digit by axis, stride and
+    extent, a register digit by extent (dst ``[16, 4]`` of src ``[16, 128]`` spread with 4
+    threads to a row keeps those 4 threads: one partial each). Reduced register digits are
+    combined within each thread; reduced thread digits across threads: those dst does not
+    keep always, those it keeps only with ``thread_reduce``. Threads that dst replicates its
+    result over (``R[32 : 1 @ laneid]``) must be among the combined ones.
+
+    ``slots``: the thread's results, as (key, register offset of its first element);
+    ``reduced``: the reduced register digits, with their dimension (loops over them add to
+    that offset); ``lane_masks``: the shuffle masks; ``warp_digits``: the reduced thread
+    digits above a warp, as (thread stride, extent).
+    """
+
+    def __init__(self, src: ir.BufferRegion, dst: ir.BufferRegion, axes: Sequence[int],
+                 thread_reduce: bool, nthreads: int) -> None:
+        self.src, self.dst = src, dst
+        nd = len(src.region)
+        self.kept = [d for d in range(nd) if d not in axes]
+        if len(dst.region) == nd:
+            self.dmap: list[int | None] = list(range(nd))
+        elif len(dst.region) == len(self.kept):
+            self.dmap = [self.kept.index(d) if d in self.kept else None for d in range(nd)]
+        else:
+            fail(f"dst has {len(dst.region)} dimensions; for src's {nd} reduced over "
+                 f"{list(axes)} it needs {nd} (reduced ones of extent 1) or {len(self.kept)}")
+        self.src_box = _box(src, "src")
+        self.dst_box = _box(dst, "dst")
+        self.local_dst = dst.buffer.scope == "local"
+        src_dims, _ = _digits(src.buffer)
+        if self.local_dst:
+            self.dst_dims, dst_replica = _digits(dst.buffer)
+        else:
+            lay = dst.buffer.layout
+            if isinstance(lay, ir.TileLayout) and any(it.axis.is_thread
+                                                      for it in [*lay.shard, *lay.replica]):
+                fail(f"dst {dst.buffer.name} is in '{dst.buffer.scope}' memory with thread axes "
+                     "in its layout")
+            self.dst_dims, dst_replica = [[] for _ in dst.region], []
+        for k, digits in enumerate(self.dst_dims):
+            if any(g.on_threads for g in digits) and not _whole(dst, k):
+                fail(f"the dst region cuts dimension {k} of {dst.buffer.name}, which is spread "
+                     "over threads")
+        # per src dimension, the register digits that stay, with their weight in the key
+        self.key_digits: list[list[tuple[_Digit, int]]] = []
+        self.reduced: list[tuple[_Digit, int]] = []
+        shuffled: list[_Digit] = []
+        for d in range(nd):
+            digits = src_dims[d]
+            if any(g.on_threads for g in digits) and not _whole(src, d):
+                fail(f"the src region cuts dimension {d} of {src.buffer.name}, which is spread "
+                     "over threads; reduce the whole of it")
+            dd = self.dmap[d]
+            if d in self.kept:
+                assert dd is not None
+                self._check_kept(d, dd, digits)
+                self.key_digits.append([(g, g.weight) for g in digits if not g.on_threads])
+                continue
+            matched = self._match(d, dd, digits)
+            keys: list[tuple[_Digit, int]] = []
+            for k, g in enumerate(digits):
+                if g.on_threads:
+                    if k not in matched or thread_reduce:
+                        shuffled.append(g)
+                elif k in matched:
+                    keys.append((g, matched[k].weight))
+                else:
+                    self.reduced.append((g, d))
+            self.key_digits.append(keys)
+        self.lane_masks, self.warp_digits = _thread_steps(shuffled, nthreads)
+        for r in dst_replica:
+            if r.on_threads and not _covers(shuffled, r):
+                fail(f"dst is replicated over {_text([r])}, but src is not reduced over those "
+                     f"threads (it is over {_text(shuffled) or 'none'}); they would hold "
+                     "different values")
+        self.slots = self._slots()
+
+    def _check_kept(self, d: int, dd: int, digits: list[_Digit]) -> None:
+        ext = self.src_box[d][1]
+        if self.dst_box[dd][1] != ext:
+            fail(f"dst extent {self.dst_box[dd][1]} on dimension {dd} differs from src's {ext} "
+                 f"on its kept dimension {d}")
+        mine = [g for g in digits if g.on_threads]
+        if not self.local_dst:
+            if mine:
+                fail(f"dst {self.dst.buffer.name} is in '{self.dst.buffer.scope}' memory but "
+                     f"kept dimension {d} of src is spread over threads ({_text(mine)}); "
+                     "reduce into registers laid out the same way")
+            return
+        theirs = [g for g in self.dst_dims[dd] if g.on_threads]
+        if [(g.axis, g.stride, g.ext, g.weight) for g in mine] != \
+                [(g.axis, g.stride, g.ext, g.weight) for g in theirs]:
+            fail(f"kept dimension {d} is spread over other threads in dst "
+                 f"({_text(theirs) or 'none'}) than in src ({_text(mine) or 'none'}); each "
+                 "thread must hold the results of its own rows")
+
+    def _match(self, d: int, dd: int | None, digits: list[_Digit]) -> dict[int, _Digit]:
+        """The src digits of reduced dimension ``d`` that dst keeps (position -> dst digit)."""
+        matched: dict[int, _Digit] = {}
+        if dd is None or self.dst_box[dd][1] == 1:
+            return matched
+        if not self.local_dst:
+            scope = self.dst.buffer.scope
+            fail(f"dst extent {self.dst_box[dd][1]} on reduced dimension {d}: a '{scope}' dst "
+                 "has extent 1 there (or drops it)")
+        if not (_whole(self.src, d) and _whole(self.dst, dd)):
+            fail(f"dst keeps part of reduced dimension {d} (extent {self.dst_box[dd][1]}); "
+                 "then src and dst must cover that dimension whole")
+        for g in self.dst_dims[dd]:
+            pos = next((k for k, s_g in enumerate(digits) if k not in matched and (
+                s_g.same_threads(g) if g.on_threads else
+                not s_g.on_threads and s_g.ext == g.ext)), None)
+            if pos is None:
+                fail(f"dst keeps {_text([g])} of reduced dimension {d}, which src does not "
+                     f"have ({_text(digits)})")
+            matched[pos] = g
+        return matched
+
+    def _slots(self) -> list[tuple[tuple[int, ...], int]]:
+        """(key, register offset) of each result of the thread: its register digits that
+        stay, inside the src region; the key is the result's index in dst's terms, less the
+        thread digits (the same on both sides)."""
+        flat = [(d, g, w) for d, keys in enumerate(self.key_digits) for g, w in keys]
+        out = []
+        for values in itertools.product(*(range(g.ext) for _, g, _ in flat)):
+            key = [0] * len(self.key_digits)
+            offset = 0
+            for (d, g, w), v in zip(flat, values):
+                offset += v * g.stride
+                key[d] += v * w
+            inside = True
+            for d in self.kept:
+                lo, ext = self.src_box[d]
+                inside = inside and lo <= key[d] < lo + ext
+                key[d] -= lo
+            if inside:
+                out.append((tuple(key), offset))
+        return out
+
+    def dst_entries(self, dst: ir.BufferRegion) -> list[tuple[int, _Target]]:
+        """(slot, where it goes) for each dst element the thread writes."""
+        index = {key: k for k, (key, _) in enumerate(self.slots)}
+        out: list[tuple[int, _Target]] = []
+        if self.local_dst:
+            view = flat_view(dst.buffer, "out")
+            flat = [(dd, g) for dd, digits in enumerate(self.dst_dims) for g in digits
+                    if not g.on_threads]
+            for values in itertools.product(*(range(g.ext) for _, g in flat)):
+                coord = [0] * len(self.dst_dims)
+                offset = 0
+                for (dd, g), v in zip(flat, values):
+                    coord[dd] += v * g.weight
+                    offset += v * g.stride
+                key = self._key_of(coord)
+                if key is not None:
+                    out.append((self._slot(index, key), _Target(
+                        view, [ir.const(offset, "int32")])))
+            return out
+        for rel in itertools.product(*(range(ext) for _, ext in self.dst_box)):
+            key = tuple(rel[dd] if d in self.kept and dd is not None else 0
+                        for d, dd in enumerate(self.dmap))
+            out.append((self._slot(index, key), _Target(
+                dst.buffer, [ir.const(lo + r, "int32") for (lo, _), r in zip(self.dst_box, rel)])))
+        return out
+
+    def _key_of(self, coord: list[int]) -> tuple[int, ...] | None:
+        """The key of the dst element at register index part ``coord`` (None: outside the
+        dst region)."""
+        for dd, (lo, ext) in enumerate(self.dst_box):
+            if not any(g.on_threads for g in self.dst_dims[dd]) and not lo <= coord[dd] < lo + ext:
+                return None
+        return tuple(0 if dd is None else coord[dd] - self.dst_box[dd][0]
+                     for dd in self.dmap)
+
+    @staticmethod
+    def _slot(index: dict[tuple[int, ...], int], key: tuple[int, ...]) -> int:
+        if key not in index:
+            fail(f"no src element reduces into dst element {list(key)} (relative to the "
+                 "regions); the layouts do not pair up")
+        return index[key]
+
+    def reduced_guard(self, loop_vars: Sequence[ir.Var]) -> ir.PrimExpr | None:
+        """Whether the element at the reduced digits ``loop_vars`` is inside the src region
+        (on the reduced dimensions it cuts)."""
+        conds: list[ir.PrimExpr] = []
+        for d, (lo, ext) in enumerate(self.src_box):
+            terms = [(v, g) for v, (g, dim) in zip(loop_vars, self.reduced) if dim == d]
+            if _whole(self.src, d) or not terms:
+                continue
+            index: ir.PrimExpr = ir.const(0, "int32")
+            for v, g in terms:
+                index = fold_add(index, fold_mul(v, ir.const(g.weight, "int32")))
+            conds += [index >= ir.const(lo, "int32"), index < ir.const(lo + ext, "int32")]
+        if not conds:
+            return None
+        out = conds[0]
+        for c in conds[1:]:
+            out = ir.And(out, c)
+        return out
+
+
+def _box(region: ir.BufferRegion, what: str) -> list[tuple[int, int]]:
+    return [(_int(r.min, f"the start of the {what} region"),
+             _int(r.extent, f"the extent of the {what} region")) for r in region.region]
+
+
+def _whole(region: ir.BufferRegion, d: int) -> bool:
+    r = region.region[d]
+    return (isinstance(r.min, ir.IntImm) and r.min.value == 0
+            and _int(r.extent, "a region extent") == _int(region.buffer.shape[d], "an extent"))
+
+
+def _text(digits: Sequence[_Digit]) -> str:
+    return ", ".join(f"{g.ext}:{g.stride}@{g.axis}" for g in digits)
+
+
+def _thread_bits(g: _Digit) -> tuple[int, int]:
+    """(thread stride, extent) of a thread digit; a ``laneid`` one stays within a warp."""
+    if g.axis == "laneid" and g.stride * g.ext > 32:
+        fail(f"the lane digit {_text([g])} reaches past 32 lanes")
+    return g.thread_stride(), g.ext
+
+
+def _thread_steps(shuffled: list[_Digit], nthreads: int) -> tuple[list[int], list[tuple[int, int]]]:
+    """The shuffle masks (within a warp) and the warp-level (thread stride, extent) digits that
+    combine the threads of the ``shuffled`` digits."""
+    masks: list[int] = []
+    warps: list[tuple[int, int]] = []
+    for g in shuffled:
+        stride, ext = _thread_bits(g)
+        if stride * ext > max(nthreads, 1) and nthreads >= 32:
+            fail(f"the thread digit {_text([g])} reaches past the scope's {nthreads} threads")
+        if stride < 32:
+            lanes = min(ext, 32 // stride) if 32 % stride == 0 else 0
+            if lanes == 0 or stride & (stride - 1) or lanes & (lanes - 1) or ext % lanes:
+                fail(f"the threads of digit {_text([g])} are not a power-of-two group of lanes "
+                     "a shuffle butterfly combines")
+            m = stride
+            while m < stride * lanes:
+                masks.append(m)
+                m *= 2
+            if ext > lanes:
+                warps.append((32, ext // lanes))
+        else:
+            if stride % 32:
+                fail(f"the thread digit {_text([g])} splits warps")
+            warps.append((stride, ext))
+    if nthreads < 32 and any(m >= nthreads for m in masks):
+        fail(f"the scope has {nthreads} threads; shuffles over {masks} reach past it")
+    return sorted(masks, reverse=True), warps
+
+
+def _covers(shuffled: list[_Digit], r: _Digit) -> bool:
+    """Whether the threads of replica digit ``r`` are among those ``shuffled`` combines."""
+    if any(r.same_threads(g) for g in shuffled):
+        return True
+    bits: set[int] = set()
+    for g in shuffled:
+        stride, ext = g.thread_stride(), g.ext
+        if stride & (stride - 1) or ext & (ext - 1):
+            continue
+        bits |= {stride << k for k in range(ext.bit_length() - 1)}
+    stride, ext = r.thread_stride(), r.ext
+    if stride & (stride - 1) or ext & (ext - 1):
+        return False
+    return all(stride << k in bits for k in range(ext.bit_length() - 1))
 
 
 def _scratch(sctx: DispatchContext, dtype: Any, nwarps: int) -> ir.Buffer:

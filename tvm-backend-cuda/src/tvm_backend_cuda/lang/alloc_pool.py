@@ -16,6 +16,8 @@ pool past ``max_bytes`` (a CTA's shared memory: 227 KB on sm_90 and sm_100) fail
 that names it and says what to shrink.
 
 ``SMEMPool(buf)`` carves an existing ``shared.dyn`` buffer instead (its size is the limit).
+The seed's spellings work too: ``pool = T.SMEMPool()`` (registered with the backend), and
+``pool.commit()`` after the allocations, which emits nothing (the size is always up to date).
 """
 
 from __future__ import annotations
@@ -199,6 +201,11 @@ class SMEMPool:
     def move_base_to(self, offset: int) -> None:
         """Continue carving at byte ``offset`` (reuse memory whose buffers are dead)."""
         self.offset = static_int(offset, "SMEMPool.move_base_to: offset", minimum=0)
+
+    def commit(self) -> Stmt:
+        """The seed's end of carving (``pool.commit()``): no statement here, where the pool's
+        buffer is always as large as what has been carved from it."""
+        return seq_of([])
 
     def __repr__(self) -> str:
         return f"SMEMPool({self.buffer.name}, {self.offset}/{self.capacity} bytes)"

@@ -44,7 +44,8 @@ class _TileOpCaller:
 
     The instances are only the implementation: :func:`_make_caller` wraps each in a plain
     function carrying the op's real signature and help text, so ``help(Tx.sum)`` and
-    ``inspect.signature(Tx.sum)`` show ``sum(dst, src, axes=-1, accum=False, *, ...)``.
+    ``inspect.signature(Tx.sum)`` show
+    ``sum(dst, src, axes=-1, accum=False, thread_reduce=False, *, ...)``.
     """
 
     __slots__ = ("op", "scope")

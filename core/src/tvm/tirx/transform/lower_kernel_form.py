@@ -371,20 +371,39 @@ class _Kernel:
             self.thread_lets.append((self.ids[k].vars[0], _derived_value(k, tx)))
         return loops
 
+    def _partial_warpgroup(self) -> int:
+        """The warp count of ``T.warp_id_in_wg([k])`` with k of 1 to 3 in a CTA of one
+        warpgroup (no ``T.warpgroup_id``, or ``T.warpgroup_id([1])``), as the seed allows: the
+        CTA is then those k warps; 0 otherwise."""
+        if "warp_id_in_wg" not in self.ids or "thread_id_in_wg" in self.ids:
+            return 0
+        k = _const_int(self.ids["warp_id_in_wg"].extents[0])
+        if k is None or not 1 <= k < _WG // _WARP:
+            return 0
+        if "warpgroup_id" in self.ids and _const_int(self.ids["warpgroup_id"].extents[0]) != 1:
+            return 0
+        return k
+
     def _block_size(self, tid: S.ScopeIdDef | None, derived: Sequence[str]) -> E.PrimExpr | None:
         """The number of threads, from every id that implies it; they must agree."""
         claims: list[tuple[str, E.PrimExpr]] = []
         if tid is not None and len(tid.extents) == 1:
             claims.append((f"T.thread_id([{tid.extents[0]}])", tid.extents[0]))
+        partial = self._partial_warpgroup()
         for k, unit in (("warp_id", _WARP), ("warpgroup_id", _WG)):
-            if k in self.ids:
+            if k in self.ids and not (k == "warpgroup_id" and partial):
                 ext = self.ids[k].extents[0]
                 claims.append((f"T.{k}([{ext}]) * {unit}", self.ana.simplify(E.Mul(ext, unit))))
+        if partial:
+            claims.append((f"T.warp_id_in_wg([{partial}]) * {_WARP}",
+                           E.IntImm("int32", partial * _WARP)))
         for k, fixed in (("lane_id", _WARP), ("thread_id_in_wg", _WG), ("warp_id_in_wg", _WG // _WARP)):
-            if k in self.ids:
+            if k in self.ids and not (k == "warp_id_in_wg" and partial):
                 ext = self.ids[k].extents[0]
                 if not self.ana.can_prove_equal(ext, fixed):
-                    raise self.error(f"T.{k} extent must be {fixed}, got {ext}")
+                    hint = (" (fewer warps, 1 to 3, only in a CTA of one warpgroup)"
+                            if k == "warp_id_in_wg" else "")
+                    raise self.error(f"T.{k} extent must be {fixed}{hint}, got {ext}")
         if not claims:
             if any(k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg")):
                 return E.IntImm("int32", _WG)
@@ -396,12 +415,17 @@ class _Kernel:
             if not self.ana.can_prove_equal(first, value):
                 raise self.error(f"inconsistent thread counts: {first_what} gives {first} threads "
                                  f"but {what} gives {value}")
-        needs_wg = any(k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg", "warpgroup_id"))
+        needs_wg = not partial and any(
+            k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg", "warpgroup_id"))
         unit = _WG if needs_wg else (_WARP if "lane_id" in self.ids or "warp_id" in self.ids else 1)
         if unit > 1 and not self.ana.can_prove_equal(E.FloorMod(first, unit), 0):
             raise self.error(f"{first_what} gives {first} threads, not a multiple of {unit} "
                              f"as the warp/warpgroup ids need")
         return first
+
+
+def _const_int(e: E.PrimExpr) -> int | None:
+    return int(e.value) if isinstance(e, E.IntImm) else None
 
 
 def _derived_value(kind: str, tx: E.Var) -> E.PrimExpr:

@@ -145,7 +145,16 @@ def _linear_tid(by_kind: dict[str, ScopeIdDef]) -> tuple[PrimExpr, PrimExpr] | N
         g, w, lane = by_kind["warpgroup_id"], by_kind["warp_id_in_wg"], by_kind["lane_id"]
         tid = fold_add(fold_add(fold_mul(g.vars[0], WARPGROUP_SIZE), fold_mul(w.vars[0], WARP_SIZE)),
                        lane.vars[0])
+        warps = w.extents[0]
+        if isinstance(g.extents[0], IntImm) and g.extents[0].value == 1 and \
+                isinstance(warps, IntImm) and warps.value < WARPGROUP_SIZE // WARP_SIZE:
+            # one warpgroup of fewer warps (T.warp_id_in_wg([1])): the CTA is those warps
+            return tid, fold_mul(warps, WARP_SIZE)
         return tid, fold_mul(g.extents[0], WARPGROUP_SIZE)
+    if {"warp_id_in_wg", "lane_id"} <= set(by_kind):  # one warpgroup, of these warps
+        w, lane = by_kind["warp_id_in_wg"], by_kind["lane_id"]
+        return (fold_add(fold_mul(w.vars[0], WARP_SIZE), lane.vars[0]),
+                fold_mul(w.extents[0], WARP_SIZE))
     for kind in ("lane_id", "thread_id_in_wg"):
         if kind in by_kind:
             d = by_kind[kind]

@@ -2,8 +2,9 @@
 
 Signatures are destination first, as in the seed: ``copy(dst, src)``, ``fill(dst, value)``,
 ``exp(dst, src, bias=None, scale=None)``, ``add(dst, src1, src2)``,
-``sum(dst, src, axes=-1, accum=False)``, ``gemm(D, A, B, C, transpose_A=False,
-transpose_B=False, alpha=1.0, beta=0.0)``, ``select(dst, true_value, false_value, pred)``.
+``sum(dst, src, axes=-1, accum=False, thread_reduce=False)``,
+``gemm(D, A, B, C, transpose_A=False, transpose_B=False, alpha=1.0, beta=0.0)``,
+``select(dst, true_value, false_value, pred)``.
 Every op also takes ``workspace=`` and ``dispatch=`` (and ``config=``) keywords.
 """
 
@@ -187,13 +188,20 @@ _add(TileOpSpec("select", ("dst", "true_value", "false_value", "pred"), "select"
                         "expression, or a Python callable of dst's element indices "
                         "(lambda i, j: i >= j). The values are scalars or broadcast buffers."))
 for _r in REDUCE_OPS:
-    _add(TileOpSpec(_r, ("dst", "src", "axes", "accum"), "reduce", ("dst", "src"),
-                    {"axes": -1, "accum": False},
+    _add(TileOpSpec(_r, ("dst", "src", "axes", "accum", "thread_reduce"), "reduce", ("dst", "src"),
+                    {"axes": -1, "accum": False, "thread_reduce": False},
                     doc=f"dst = {_r} of src over axes (dst keeps the other axes); accum adds to dst",
                     details="axes is an axis or a list of axes of src (negative ones count from "
                             "the end). dst has src's other axes, either dropped ([M, N] -> [M]) or "
                             "kept with extent 1 ([M, N] -> [M, 1]). With accum=True the old value "
-                            f"of dst takes part in the reduction. {_FLOAT16}"))
+                            f"of dst takes part in the reduction. {_FLOAT16} thread_reduce "
+                            "matters only for a register tile spread over threads (a local "
+                            "buffer whose layout has thread axes) whose dst keeps, on a reduced "
+                            "axis, the threads that src spreads it over (dst [16, 4] for src "
+                            "[16, 128] with 4 threads to a row): False leaves each of them its "
+                            "own partial, True also combines them (warp shuffles), so all hold "
+                            "the whole reduction. Threads that dst does not keep are always "
+                            "combined."))
 _add(TileOpSpec("gemm", ("D", "A", "B", "C", "transpose_A", "transpose_B", "alpha", "beta"), "gemm",
                 ("D", "A", "B"), {"C": None, "transpose_A": False, "transpose_B": False, "alpha": 1.0, "beta": 0.0},
                 doc="D = alpha * op(A) @ op(B) + beta * C",
