@@ -210,7 +210,7 @@ def test_local_reduction_declines_a_private_source() -> None:
 
 
 @no_type_check
-def test_ldstmatrix_needs_its_fragment_layout_and_a_warp() -> None:
+def test_ldstmatrix_needs_registers_spread_over_threads() -> None:
     @T.prim_func
     def k(A: T.Buffer((16, 16), "float16")):
         T.device_entry()
@@ -220,7 +220,7 @@ def test_ldstmatrix_needs_its_fragment_layout_and_a_warp() -> None:
         Tx.warp.copy(r, S, dispatch="ldstmatrix")
         A[0, 0] = r[0, 0]
 
-    assert "the registers are not in the ldmatrix fragment layout" in _dispatch_error(k)
+    assert "r is not spread over the threads by its layout" in _dispatch_error(k)
 
 
 @no_type_check

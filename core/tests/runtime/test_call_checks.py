@@ -154,3 +154,15 @@ def test_the_c_fast_path_refuses_what_the_full_checker_refuses() -> None:
         ex(np.ones(4, "float32"), _read_only_frozen())
     with pytest.raises(ValueError, match="does not fit in float32"):
         tvm.compile(fill, target="c")(np.zeros(4, "float32"), 1e300)
+
+
+@pytest.mark.parametrize("name", ["float8_e5m2", "float8_e4m3fn", "bfloat16"])
+def test_ml_dtypes_arrays_are_read_by_their_own_dtype(name: str) -> None:
+    # ml_dtypes' float8_e5m2 writes the typestr "<f1", which np.dtype() cannot parse back
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from tvm.runtime.arrays import _read_array
+
+    info = _read_array(np.zeros((2, 3), getattr(ml_dtypes, name)))
+    assert info is not None
+    assert info.shape == (2, 3)
+    assert info.dtype == {"float8_e4m3fn": "float8_e4m3"}.get(name, name)

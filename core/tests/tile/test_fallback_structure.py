@@ -202,3 +202,19 @@ def test_fallback_impl_returns_a_paramless_primfunc(host_target: Target) -> None
     c = call("add", X, X, Y)
     f = fallback_impl("add")(c, DispatchContext.for_call(host_target, c))
     assert isinstance(f, PrimFunc) and f.params == []
+
+
+def test_fallback_copy_declines_registers_spread_over_threads(fakegpu: Target) -> None:
+    from tvm.ir import Iter, TileLayout
+    from tvm.ir.layout import Axis
+
+    lay = TileLayout([Iter(32, 1, Axis.get("laneid")), Iter(2, 1, "m")])
+    regs = Buffer("Rg", [32, 2], "float32", scope="local", layout=lay)
+    src = Buffer("G", [32, 2], "float32")
+    f, _ = kernel_of([src], 32, call("copy", regs, src, scope="warp"))
+    with pytest.raises(RuntimeError) as info:
+        lower_tile_primitives(f, fakegpu)
+    assert "Rg's registers are spread over the threads by its layout" in str(info.value)
+    # one thread holding all of them: the plain loops are right
+    g, _ = kernel_of([src], 32, call("copy", regs, src))
+    lower_tile_primitives(g, fakegpu)

@@ -113,7 +113,13 @@ class CudaBuilder(Builder):
                                  or default_arch(target, emulate)))
         source, kernels = generate_cuda(mod, target, emulate=emulate)
         plans = launch_plans(mod, "cuda", target_name="cuda")
+        extra: dict[str, Any] = {}
+        if emulate:  # what inspect_source() shows: the CUDA a GPU build would compile
+            gpu = _gpu_source(mod, target)
+            if gpu is not None:
+                extra["gpu_source"] = gpu
         return Artifact(source, {
+            **extra,
             "format": self.format,
             "emulate": emulate,
             "arch": arch,
@@ -160,6 +166,15 @@ class CudaBuilder(Builder):
         if metadata.get("emulate"):
             return EmulatedCudaExecutable(target, binary, metadata)
         return CudaExecutable(target, binary, metadata)
+
+
+def _gpu_source(mod: IRModule, target: Any) -> str | None:
+    """The CUDA C++ of ``mod`` for a GPU, for an emulated build's :meth:`inspect_source`; None
+    where only the emulator's form can be generated."""
+    try:
+        return generate_cuda(mod, target, emulate=False)[0]
+    except Exception:  # noqa: BLE001 - the emulated build goes on; its source is shown instead
+        return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -570,8 +585,24 @@ class EmulatedCudaExecutable(CudaExecutable):
                                                     arch=self.arch)
         return self._module
 
+    @property
+    def source(self) -> str:
+        """The generated source the emulator compiles (intrinsics in their emulated form)."""
+        return str(self.metadata.get("source", ""))
+
     def inspect_source(self, kind: str = "") -> str:
+        """``""``/``"cuda"``: the CUDA C++ a GPU build of the same module compiles (inline PTX
+        and all); ``"emulated"``: the source generated for the emulator; ``"emulator"``: that
+        source as the emulator compiles it; ``"ptx"``: PTX of the GPU source."""
         if kind == "emulator":
             kernels = {k: v["params"] for k, v in self.meta["kernels"].items()}
             return _emulator.prepare(self.source, kernels)
-        return super().inspect_source(kind)
+        if kind == "emulated":
+            return self.source
+        gpu = self.metadata.get("gpu_source")
+        if kind in ("", "cuda", "cu"):
+            return str(gpu) if gpu is not None else self.source
+        if kind == "ptx":
+            return _compiler.compile_ptx(str(gpu) if gpu is not None else self.source, self.arch)
+        raise ValueError(f"unknown source kind {kind!r}: use 'cuda', 'ptx', 'emulated' or "
+                         "'emulator'")

@@ -69,16 +69,26 @@ def _interface(x: Any, name: str) -> dict[str, Any] | None:
 
 
 def _from_interface(x: Any, iface: dict[str, Any], device: str) -> _Array:
-    import numpy as np
 
     shape = tuple(int(s) for s in iface["shape"])
-    npdt = np.dtype(iface["typestr"])
+    npdt = _np_dtype(x, iface)
     strides = iface.get("strides")
     itemsize = npdt.itemsize or 1
     elem = None if strides is None else tuple(int(s) // itemsize for s in strides)
     data = iface.get("data")
     readonly = bool(data[1]) if isinstance(data, tuple) and len(data) > 1 else False
     return _Array(shape, _dtype_of(x, npdt), elem, device, device, readonly, _foreign_order(npdt))
+
+
+def _np_dtype(x: Any, iface: dict[str, Any]) -> Any:
+    """The numpy dtype of an interface array. The array's own ``dtype`` first: ml_dtypes'
+    float8_e5m2 writes the typestr ``<f1``, which numpy cannot parse back."""
+    import numpy as np
+
+    own = getattr(x, "dtype", None)
+    if isinstance(own, np.dtype):
+        return own
+    return np.dtype(iface["typestr"])
 
 
 def _foreign_order(npdt: Any) -> str:

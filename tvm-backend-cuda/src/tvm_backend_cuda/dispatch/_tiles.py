@@ -3,8 +3,8 @@
 **Registers spread over threads.** A ``local`` buffer whose layout has thread axes
 (``T.TileLayout(T.S[(C, 128, 8):(8, 1 @ T.tid, 1)])``) holds one logical tile spread over the
 threads of the call's scope: the layout's iterators split the logical (row-major) index into
-digits; a digit on a thread axis (``tid``: the thread's index in the scope; ``laneid``,
-``warpid``, ``wid_in_wg``, ``wgid``) is fixed by the calling thread, a digit on the memory axis
+digits; a digit on a thread axis (``tid``: the thread's index in the scope; ``tx``: in the CTA;
+``tid_in_wg``: in the warpgroup; ``laneid``, ``warpid``, ``wid_in_wg``, ``wgid``) is fixed by the calling thread, a digit on the memory axis
 ``m`` is a register offset. :func:`owned` lists, for the calling thread, its registers as
 loops over the memory digits, with the register offset and the element's position in the
 region. A ``local`` buffer without thread axes is private to each thread: every thread holds
@@ -58,7 +58,7 @@ __all__ = [
     "unflatten",
 ]
 
-THREAD_AXES = ("tid", "laneid", "warpid", "wid_in_wg", "wgid")
+THREAD_AXES = ("tid", "laneid", "warpid", "wid_in_wg", "wgid", "tid_in_wg", "tx")
 MAX_VECTOR = 16  # elements in one vectorized loop at most
 
 
@@ -119,6 +119,10 @@ def _thread_axis_value(name: str, sctx: DispatchContext) -> PrimExpr:
     tid = sctx.thread_index()
     if name == "tid":
         return tid
+    if name == "tx":  # the thread's index in the CTA, whatever the call's scope
+        return sctx.thread_index("cta")
+    if name == "tid_in_wg":
+        return sctx.thread_index("warpgroup")
     if name == "laneid":
         return tid if sctx.scope_kind == "warp" else tid % 32
     if name == "warpid":
@@ -129,7 +133,7 @@ def _thread_axis_value(name: str, sctx: DispatchContext) -> PrimExpr:
 
 
 def _axis_threads(name: str, n: int) -> int:
-    return {"tid": n, "laneid": min(n, 32), "warpid": max(1, n // 32),
+    return {"tid": n, "tx": n, "tid_in_wg": min(n, 128), "laneid": min(n, 32), "warpid": max(1, n // 32),
             "wid_in_wg": max(1, min(n, 128) // 32), "wgid": max(1, n // 128)}[name]
 
 

@@ -5,7 +5,7 @@
 |---|---|---|
 | ``reg`` | 10 | one side in registers (``local``): spread over the scope's threads by its layout (see :mod:`._tiles`) or private to each thread; the other side global, shared or registers laid out alike. Each thread moves its own elements; the innermost register group is one vectorized access (16 bytes: 4 float32, 8 bfloat16). No barrier: registers are private. |
 | ``gmem_smem`` | 10 | global <-> shared, same dtype: the scope's threads take 16-byte chunks round-robin (8- or 4-byte when the rows are narrower); a swizzled shared layout is applied per chunk (a chunk never straddles a swizzle unit); a barrier of the scope follows. |
-| ``ldstmatrix`` | 10 | shared <-> registers of 16-bit elements at warp scope, registers in the ``ldmatrix`` fragment layout (:func:`ldmatrix_layout`): ``ldmatrix``/``stmatrix`` ``.x4`` (``.x2``, ``.x1`` for the rest). |
+| ``ldstmatrix`` | 20 | shared <-> registers of 16-bit elements at warp, warpgroup or cta scope, when the register layout puts each warp's registers in 8x8 ``ldmatrix`` fragments of 16-byte shared rows (swizzled or not; ``.trans`` when the rows run the other way): ``ldmatrix``/``stmatrix`` ``.x4`` (``.x2``, ``.x1`` for the rest). See :mod:`.ldstmatrix`; :func:`ldmatrix_layout` is one such layout. Preferred to ``reg`` where it applies. |
 
 Each declines with its reason (``DispatchFail``) and the core ``fallback`` (plain loops) takes
 what none of them can.
@@ -19,7 +19,6 @@ from tvm import ir
 from tvm.backend.sdk import DispatchContext, cast_to, fail, fold_add, predicate, register_dispatch
 from tvm.ir.layout import Axis, Iter
 
-from .. import op as _op
 from ._tiles import (
     declare,
     flat_view,
@@ -36,9 +35,9 @@ from .common import (
     is_cuda,
     match_scope,
     region_numel,
-    sm_version_ok,
     thread_to_cta_scope,
 )
+from .ldstmatrix import copy_ldstmatrix, ldstmatrix_operands
 
 __all__ = ["copy_gmem_smem", "copy_reg", "ldmatrix_layout", "register"]
 
@@ -227,77 +226,11 @@ def ldmatrix_layout(rows: int, cols: int) -> ir.TileLayout:
                           Iter(2, 1)])
 
 
-def _ldst_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    dst, src = dst_src(call)
-    reg, smem = (dst, src) if is_local(dst) else (src, dst)
-    if not (is_local(reg) and match_scope(smem.buffer.scope, "shared*")):
-        return False, "ldstmatrix moves shared <-> registers"
-    if reg.buffer.dtype.bits != 16 or smem.buffer.dtype != reg.buffer.dtype:
-        return False, "ldstmatrix moves 16-bit elements without converting"
-    shape = reg.buffer.static_shape()
-    if shape is None or len(shape) != 2 or shape[0] % 8 or shape[1] % 8:
-        return False, "the registers must be a whole 2-D tile of 8x8 blocks"
-    if not ir.structural_equal(reg.buffer.layout, ldmatrix_layout(*shape)):
-        return False, "the registers are not in the ldmatrix fragment layout (ldmatrix_layout)"
-    if [r.extent for r in smem.region][-2:] != [ir.const(s, "int32") for s in shape] and not all(
-            isinstance(e, ir.IntImm) and e.value == s
-            for e, s in zip([r.extent for r in smem.region][-2:], shape)):
-        return False, "the shared region is not the register tile's shape"
-    if smem.buffer.layout is not None and not _contiguous(smem.buffer.layout, 8):
-        return False, "the shared rows are not 16-byte contiguous runs"
-    if reg is src:
-        ok, why = sm_version_ok(sctx, 90)
-        if not ok:
-            return False, f"stmatrix {why}"
-    return True, ""
-
-
 def _ldst_scope(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
-    if sctx.scope_kind != "warp":
-        return False, f"scope {sctx.scope_kind} (ldstmatrix runs per warp: Tx.warp.copy)"
+    if sctx.scope_kind not in ("warp", "warpgroup", "cta"):
+        return False, (f"scope {sctx.scope_kind} (ldmatrix/stmatrix run per warp: a warp, "
+                       "warpgroup or cta copy)")
     return True, ""
-
-
-def copy_ldstmatrix(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
-    dst, src = dst_src(call)
-    load = is_local(dst)
-    reg, smem = (dst, src) if load else (src, dst)
-    shape = reg.buffer.static_shape()
-    assert shape is not None
-    rows, cols = shape
-    blocks = (rows // 8) * (cols // 8)
-    view = flat_view(reg.buffer, "regs")
-    lane = sctx.thread_index()
-    views = [view]
-    stmts: list[ir.Stmt] = []
-    b = 0
-    while b < blocks:
-        num = 4 if blocks - b >= 4 else (2 if blocks - b >= 2 else 1)
-        # lane l gives the address of row l % 8 of block b + l // 8 (lanes past num*8 repeat)
-        blk = b + (lane // 8) % num if num > 1 else ir.const(b, "int32")
-        r0 = (blk // (cols // 8)) * 8 + lane % 8
-        c0 = (blk % (cols // 8)) * 8
-        base = [x.min for x in smem.region]
-        idx = list(base)
-        idx[-2] = fold_add(idx[-2], r0)
-        idx[-1] = fold_add(idx[-1], c0)
-        addr = _element(smem.buffer, idx, views)
-        regs = [ir.BufferLoad(view, [ir.const(2 * (b + q), "int32")]) for q in range(num)]
-        if load:
-            stmts.append(ir.Evaluate(_op.ptx_ldmatrix(False, num, ".b16", addr, *regs)))
-        else:
-            stmts.append(ir.Evaluate(_op.ptx_stmatrix(False, num, ".b16", addr, *regs)))
-        b += num
-    return ir.PrimFunc([], declare(views, ir.seq(stmts)))
-
-
-def _element(buf: ir.Buffer, idx: list[ir.PrimExpr], views: list[ir.Buffer]) -> ir.BufferLoad:
-    """The element ``buf[idx]`` (through a flat view when ``buf`` has a layout)."""
-    if buf.layout is None:
-        return ir.BufferLoad(buf, idx)
-    view = flat_view(buf, "flat")
-    views.append(view)
-    return ir.BufferLoad(view, [layout_offset(buf, idx)])
 
 
 def register() -> None:
@@ -307,6 +240,6 @@ def register() -> None:
                           when=[*base, predicate("operands", _reg_operands)])(copy_reg)
     register_dispatch("copy", "cuda", variant="gmem_smem", priority=10,
                       when=[*base, predicate("operands", _gmem_smem_operands)])(copy_gmem_smem)
-    register_dispatch("copy", "cuda", variant="ldstmatrix", priority=10,
+    register_dispatch("copy", "cuda", variant="ldstmatrix", priority=20,
                       when=[predicate("target", is_cuda), predicate("scope", _ldst_scope),
-                            predicate("operands", _ldst_operands)])(copy_ldstmatrix)
+                            predicate("operands", ldstmatrix_operands)])(copy_ldstmatrix)

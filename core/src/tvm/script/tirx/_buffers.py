@@ -13,7 +13,7 @@ from ...ir import expr as _E
 from ...ir.buffer import Buffer as _Buffer
 from ...ir.dtype import DataType
 from ...ir.expr import Var
-from ...ir.layout import ComposeLayout, TileLayout, layout_from_string
+from ...ir.layout import ComposeLayout, SwizzleLayout, TileLayout, layout_from_string
 
 
 @dataclass
@@ -71,10 +71,13 @@ def _buffer_kwargs(strides: Any, scope: str, layout: Any, elem_offset: Any, alig
         kw["strides"] = list(_shape(strides))
     if isinstance(layout, str):  # "default", or a string the scope's backend reads ("PF")
         layout = layout_from_string(layout, shape, scope)
+    if isinstance(layout, SwizzleLayout) and shape:  # the swizzle of the row-major offsets
+        layout = ComposeLayout(layout, TileLayout.row_major(list(shape)))
     if layout is not None:
         if not isinstance(layout, (TileLayout, ComposeLayout)):
-            raise TypeError(f"layout must be a T.TileLayout (or a T.ComposeLayout of a "
-                            f"T.SwizzleLayout and a T.TileLayout), got {type(layout).__name__}")
+            raise TypeError(f"layout must be a T.TileLayout, a T.SwizzleLayout (of the row-major "
+                            f"offsets) or a T.ComposeLayout of a T.SwizzleLayout and a "
+                            f"T.TileLayout, got {type(layout).__name__}")
         kw["layout"] = layout
     if elem_offset is not None and not (isinstance(elem_offset, int) and elem_offset == 0):
         kw["elem_offset"] = elem_offset

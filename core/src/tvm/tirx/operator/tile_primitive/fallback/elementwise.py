@@ -124,7 +124,24 @@ def lower_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     a = bound_args(call)
     dst = dst_region(a["dst"])
     (src,) = _operands(a, ("src",), dst)
+    for region in (dst, src.region):
+        _own_elements_only(region, sctx)
     return _func(sctx, dst, src.load)
+
+
+def _own_elements_only(region: BufferRegion | None, sctx: DispatchContext) -> None:
+    """Decline registers spread over threads by their layout when several threads run the
+    call: the loops deal elements to threads round-robin, not to the threads that hold them."""
+    if region is None or sctx.is_thread or sctx.is_single_thread():
+        return
+    buf = region.buffer
+    shard = getattr(buf.layout, "shard", None) or []
+    if buf.scope == "local" and any(it.axis.is_thread for it in shard):
+        raise DispatchFail(
+            f"{buf.name}'s registers are spread over the threads by its layout; the fallback "
+            f"deals elements to the {sctx.scope_kind}'s threads round-robin, not to the threads "
+            "that hold them (a backend variant copies such registers; at thread scope each "
+            f"thread can copy its own part, {buf.name}.local())")
 
 
 def lower_fill(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
