@@ -221,6 +221,8 @@ def _with(**changes: str) -> str:
                          "will be <= 32."),
     (_with(swizzle="2"), "CU_TENSOR_MAP_SWIZZLE_64B implies the bounding box inner dimension "
                          "will be <= 64."),
+    (_with(interleave="1"),
+     "tensorRank must be greater than or equal to 3 when interleave is not NONE"),
 ])
 def test_encode_errors_carry_the_seed_runtimes_sentence(args: str, seed_message: str) -> None:
     """The seed's runtime refuses these encodes with these sentences; we refuse them at the
@@ -229,6 +231,46 @@ def test_encode_errors_carry_the_seed_runtimes_sentence(args: str, seed_message:
         tvm.compile(_one_map(args), target=H100)
     assert seed_message in str(info.value)
     assert "<string>:5:" in str(info.value)
+    assert isinstance(info.value, tvm.error.InternalError)  # what the seed's tests catch
+
+
+@pytest.mark.parametrize(("dtype", "tail", "seed_message"), [
+    # a 32-byte interleave over int32 rows of 12 bytes: the 48-byte stride is no multiple of 32
+    ("int32", "1, 1, 1, 2, 0, 0, 0", "globalStrides[0] must be a multiple of 32"),
+    # a NaN out-of-bounds fill of an integer array
+    ("int32", "1, 1, 1, 0, 0, 0, 1", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA requires "
+                                     "a floating-point tensorDataType"),
+])
+def test_interleave_and_fill_rules_of_a_rank_3_encode(dtype: str, tail: str,
+                                                      seed_message: str) -> None:
+    src = f'''
+@T.prim_func
+def k(A: T.Buffer((5, 7, 12), "{dtype}")):
+    TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+    T.call_packed("{_ENC}", TA, "{dtype}", 3, A.data, 12, 7, 5, 48, 336, 4, 7, 5, {tail})
+    T.device_entry()
+    tx = T.thread_id([32])
+    A[0, 0, tx % 12] = A[0, 0, 0]
+'''
+    with pytest.raises(tvm.error.InternalError) as info:
+        tvm.compile(tvm.script.from_source(src), target=H100)
+    assert seed_message in str(info.value)
+    assert "<string>:5:" in str(info.value)
+
+
+def test_a_data_type_object_names_the_element_type() -> None:
+    """The seed's scripts pass ``tvm.DataType(dtype)`` as often as the string."""
+    f16 = tvm.DataType("float16")
+
+    @T.prim_func
+    def k(A: T.Buffer((128, 64), "float16")):
+        TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed(_ENC, TA, f16, 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 3, 2, 0)
+        T.device_entry()
+        tx = T.thread_id([32])
+        A[tx, 0] = A[tx, 1]
+
+    tvm.compile(k, target=H100)
 
 
 def test_a_valid_encode_with_the_128b_swizzle_compiles() -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tvm.ir import IntImm, StringImm
+from tvm.error import TensorMapEncodeError
+from tvm.ir import DataType, IntImm, StringImm
 from tvm.ir.structural import structural_equal
 from tvm.tirx.op import HOST_ENCODERS
 
@@ -31,14 +32,14 @@ def _int(x: Any, what: str) -> int:
         return x
     if isinstance(x, IntImm):
         return int(x.value)
-    raise ValueError(f"{_CALL}: {what} must be a constant integer, got {x}")
+    raise TensorMapEncodeError(f"{_CALL}: {what} must be a constant integer, got {x}")
 
 
 def _check(ok: bool, seed: str, ours: str = "") -> None:
     """Refuse with the seed runtime's sentence for this rule (what its tests match), then ours
     (what the value was, what to write instead)."""
     if not ok:
-        raise ValueError(f"{_CALL}: {seed}" + (f" ({ours})" if ours else ""))
+        raise TensorMapEncodeError(f"{_CALL}: {seed}" + (f" ({ours})" if ours else ""))
 
 
 def encode_tiled(args: Sequence[Any], buffers: dict[int, Any]) -> Any:
@@ -60,13 +61,13 @@ def encode_tiled(args: Sequence[Any], buffers: dict[int, Any]) -> Any:
            f"L2 promotion, OOB fill), got {len(args)}")
     buf = buffers.get(id(args[2]))
     if buf is None:
-        raise ValueError(f"{_CALL}: the address must be a buffer argument's data (`A.data` "
+        raise TensorMapEncodeError(f"{_CALL}: the address must be a buffer argument's data (`A.data` "
                          f"of a parameter A), got {args[2]}")
     if str(buf.dtype) != dtype:
-        raise ValueError(f"{_CALL}: the element type {dtype} is not {buf.name}'s "
+        raise TensorMapEncodeError(f"{_CALL}: the element type {dtype} is not {buf.name}'s "
                          f"({buf.dtype})")
     if len(buf.shape) != rank:
-        raise ValueError(f"{_CALL}: rank {rank} but {buf.name} has {len(buf.shape)} "
+        raise TensorMapEncodeError(f"{_CALL}: rank {rank} but {buf.name} has {len(buf.shape)} "
                          "dimension(s)")
     pos = 3
     dims, pos = list(args[pos:pos + rank]), pos + rank
@@ -88,6 +89,13 @@ def encode_tiled(args: Sequence[Any], buffers: dict[int, Any]) -> Any:
            f"element strides {elem} are not supported (all 1): the launch-time encode "
            f"steps through every element")
     _check(0 <= interleave <= 2, f"Unsupported interleave enum value: {interleave}")
+    _check(interleave == 0 or rank >= 3,
+           "tensorRank must be greater than or equal to 3 when interleave is not NONE")
+    if interleave == 2:  # CU_TENSOR_MAP_INTERLEAVE_32B
+        for d, st in enumerate(strides):
+            _check(not isinstance(st, IntImm) or st.value % 32 == 0,
+                   f"globalStrides[{d}] must be a multiple of 32",
+                   "a 32-byte interleave needs 32-byte global strides")
     _check(interleave == 0, "interleave is not supported here",
            f"interleave {interleave} is not supported (0, none)")
     _check(0 <= swizzle <= 3, f"Unsupported swizzle enum value: {swizzle}",
@@ -95,6 +103,9 @@ def encode_tiled(args: Sequence[Any], buffers: dict[int, Any]) -> Any:
     _check(0 <= l2 <= 3, f"Unsupported l2Promotion enum value: {l2}",
            f"L2 promotion is 0 to 3 (none, 64B, 128B, 256B), got {l2}")
     _check(oob in (0, 1), f"Unsupported oobFill enum value: {oob}")
+    _check(oob == 0 or buf.dtype.is_float,
+           "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA requires a floating-point "
+           "tensorDataType", f"{buf.name} is {buf.dtype}")
     _check(oob == 0, "an OOB NaN fill is not supported here",
            f"OOB fill {oob} is not supported (0: out-of-bounds elements read as zero)")
     inner = box[0] * buf.dtype.bytes
@@ -110,6 +121,8 @@ def encode_tiled(args: Sequence[Any], buffers: dict[int, Any]) -> Any:
 
 def _element_type(arg: Any) -> str:
     dtype = arg.value if isinstance(arg, StringImm) else arg
+    if isinstance(dtype, DataType):  # the script's tvm.DataType("float16")
+        dtype = str(dtype)
     if isinstance(dtype, str) and dtype in TMA_DTYPES:
         return dtype
     if isinstance(dtype, str) and "x" in dtype:

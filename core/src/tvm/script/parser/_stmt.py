@@ -31,6 +31,7 @@ from ._support import (
     _Stop,
     _thread_loop,
     _unsupported,
+    stored_value,
 )
 
 
@@ -258,7 +259,7 @@ class StmtParser(ParserBase):
         if not isinstance(load, E.BufferLoad):
             raise self._region_error(load, target)
         value = _BINOPS[type(node.op)](load, self.eval(node.value))
-        return S.BufferStore(load.buffer, value, load.indices)
+        return S.BufferStore(load.buffer, stored_value(load.buffer, value), load.indices)
 
     def _s_AnnAssign(self, node: ast.AnnAssign, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         if not isinstance(node.target, ast.Name):
@@ -425,7 +426,7 @@ class StmtParser(ParserBase):
                         if got == 1 else "")
                 raise self.err(value_node, f"{ast.unparse(target)} stores {lanes} lanes but the "
                                            f"value has {got}{hint}")
-        return S.BufferStore(buf, value, load.indices)
+        return S.BufferStore(buf, stored_value(buf, value), load.indices)
 
     def _view_def(self, target: ast.expr, view: Buffer) -> S.Stmt:
         if not isinstance(target, ast.Name):
