@@ -113,7 +113,11 @@ class CudaBuilder(Builder):
                                  or default_arch(target, emulate)))
         source, kernels = generate_cuda(mod, target, emulate=emulate)
         plans = launch_plans(mod, "cuda", target_name="cuda")
+        extra: dict[str, Any] = {}
+        if emulate:  # what inspect_source() shows: the kernels as a GPU build would have them
+            extra["gpu_source"] = generate_cuda(mod, target)[0]
         return Artifact(source, {
+            **extra,
             "format": self.format,
             "emulate": emulate,
             "arch": arch,
@@ -571,7 +575,20 @@ class EmulatedCudaExecutable(CudaExecutable):
         return self._module
 
     def inspect_source(self, kind: str = "") -> str:
+        """``""``/``"cuda"``: the CUDA C++ a GPU build of the same module compiles (inline PTX,
+        as on the device); ``"emulated"``: the CUDA C++ the emulator compiles (intrinsics as
+        their emulation bodies); ``"emulator"``: that source as the emulator rewrites it
+        (checked pointers; its line numbers are those of the emulator's reports); ``"ptx"``:
+        the PTX of the GPU source."""
+        emulated = str(self.metadata.get("source", ""))  # what the emulator compiled
         if kind == "emulator":
             kernels = {k: v["params"] for k, v in self.meta["kernels"].items()}
-            return _emulator.prepare(self.source, kernels)
+            return _emulator.prepare(emulated, kernels)
+        if kind == "emulated":
+            return emulated
+        gpu = self.metadata.get("gpu_source")
+        if kind in ("", "cuda", "cu") and gpu is not None:
+            return str(gpu)
+        if kind == "ptx" and gpu is not None:
+            return _compiler.compile_ptx(str(gpu), self.arch)
         return super().inspect_source(kind)

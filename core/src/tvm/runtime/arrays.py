@@ -72,7 +72,12 @@ def _from_interface(x: Any, iface: dict[str, Any], device: str) -> _Array:
     import numpy as np
 
     shape = tuple(int(s) for s in iface["shape"])
-    npdt = np.dtype(iface["typestr"])
+    try:
+        npdt = np.dtype(iface["typestr"])
+    except TypeError:  # ml_dtypes' float8/bfloat16 publish a typestr numpy cannot read ('<f1')
+        npdt = getattr(x, "dtype", None)
+        if not isinstance(npdt, np.dtype):
+            raise
     strides = iface.get("strides")
     itemsize = npdt.itemsize or 1
     elem = None if strides is None else tuple(int(s) // itemsize for s in strides)

@@ -191,6 +191,10 @@ class StmtParser(ParserBase):
         if not isinstance(cond, E.PrimExpr):  # a Python value: choose the branch now
             chosen = node.body if cond else node.orelse
             return self.block(chosen) if chosen else None
+        if cond.dtype.lanes == 1 and cond.dtype.is_integer:
+            # `if T.ptx.elect_sync():` (a uint32): an integer is true when non-zero, as in Python
+            # and C. (A while loop's condition must still be a comparison: docs/decisions.md.)
+            cond = E.NE(cond, E.const(0, cond.dtype))
         then = self.block(node.body)
         other = self.block(node.orelse) if node.orelse else None
         return S.IfThenElse(cond, then, other)
