@@ -186,3 +186,57 @@ def test_access_ptr_takes_the_buffer_masks() -> None:
     assert (Buffer.READ, Buffer.WRITE) == (1, 2)
     assert tvm.ir.structural_equal(A.access_ptr(Buffer.WRITE, offset=4), A.access_ptr("w", offset=4))
     assert tvm.ir.structural_equal(A.access_ptr(Buffer.READ | Buffer.WRITE), A.access_ptr("rw"))
+
+
+def test_the_address_of_a_tensor_map_parameter() -> None:
+    @T.prim_func
+    def k(M: T.TensorMap(), A: T.Buffer((1,), "uint64")):
+        T.device_entry()
+        tx = T.thread_id([32])
+        if tx == 0:
+            A[0] = T.address_of(M)
+
+    src = tvm.compile(k, target=H100).inspect_source()
+    assert "const __grid_constant__ CUtensorMap M" in src
+    assert "A[0] = ((unsigned long long)(&(M)));" in src
+
+
+def test_pointer_and_integer_reinterpret_as_cpp_casts() -> None:
+    @T.prim_func
+    def k(A: T.Buffer((3,), "uint64"), B: T.Buffer((1,), "int64")):
+        T.device_entry()
+        tx = T.thread_id([32])
+        if tx == 0:
+            p = T.reinterpret("handle", A[0])
+            A[1] = T.reinterpret("uint64", p) + T.uint64(16)
+            B[0] = T.reinterpret("int64", T.reinterpret("handle", B[0])) - T.int64(1)
+            A[2] = T.reinterpret("uint64", T.float64(1.0))  # not a pointer: the bits copied
+
+    ex = _emulated(k)
+    src = ex.inspect_source()
+    assert "reinterpret_cast<void*>(A[0])" in src and "reinterpret_cast<uint64_t>(p)" in src
+    assert "reinterpret_cast<int64_t>(" in src
+    assert tvm.compile(k, target=H100).cubin[:4] == b"\x7fELF"
+    a, b = np.array([4096, 0, 0], "uint64"), np.array([-5], "int64")
+    ex(a, b)
+    assert a[1] == 4112 and b[0] == -6
+    assert a[2] == np.float64(1.0).view("uint64")
+
+
+def test_warp_shuffle_xor_is_a_butterfly() -> None:
+    @T.prim_func
+    def k(A: T.Buffer((64,), "int32")):
+        T.device_entry()
+        tx = T.thread_id([64])
+        v = T.alloc_local([1], "int32")
+        v[0] = tx * tx
+        for s in range(5):
+            v[0] = v[0] + T.tvm_warp_shuffle_xor(T.uint32(0xFFFFFFFF), v[0], 16 >> s, 32, 32)
+        A[tx] = v[0]
+
+    ex = _emulated(k)
+    assert "__shfl_xor_sync(" in ex.inspect_source()
+    a = np.zeros(64, "int32")
+    ex(a)
+    sums = [sum(t * t for t in range(w * 32, w * 32 + 32)) for w in range(2)]
+    np.testing.assert_array_equal(a, np.repeat(sums, 32))
