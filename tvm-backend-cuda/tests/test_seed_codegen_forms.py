@@ -240,3 +240,23 @@ def test_warp_shuffle_xor_is_a_butterfly() -> None:
     ex(a)
     sums = [sum(t * t for t in range(w * 32, w * 32 + 32)) for w in range(2)]
     np.testing.assert_array_equal(a, np.repeat(sums, 32))
+
+
+def test_a_declared_scalar_whose_address_is_taken_lives_in_memory() -> None:
+    """``d: T.uint64`` without a value, then ``T.address_of(d)`` (an intrinsic fills it through
+    the pointer): a local scalar, read after it is filled."""
+
+    @T.prim_func
+    def k(A: T.Buffer((1,), "uint64")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        S = T.alloc_buffer((8, 64), "float16", scope="shared", align=1024)
+        d: T.uint64
+        T.ptx.wgmma.encode_matrix_descriptor(T.address_of(d), S.data, 16, 1024, 3)
+        if tx == 0:
+            A[0] = d
+
+    a = np.zeros(1, "uint64")
+    _emulated(k)(a)
+    # leading 16 and stride 1024 bytes (>> 4) at bits 16 and 32, the 128B swizzle at bit 62
+    assert int(a[0]) >> 16 == (1 | 64 << 16 | 1 << 46)

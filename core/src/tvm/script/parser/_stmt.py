@@ -35,6 +35,17 @@ from ._support import (
 )
 
 
+def _address_taken(name: str, stmts: list[ast.stmt]) -> bool:
+    """Whether ``T.address_of(name)`` appears in ``stmts``."""
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "address_of" and n.args
+                    and isinstance(n.args[0], ast.Name) and n.args[0].id == name):
+                return True
+    return False
+
+
 class StmtParser(ParserBase):
     """Parses statements (``_s_<node>``) for :class:`~tvm.script.parser.Parser`."""
 
@@ -293,6 +304,11 @@ class StmtParser(ParserBase):
                                             "e.g. `x: T.int32 = ...`")
         dtype = DataType(str(ann))
         if node.value is None:
+            if _address_taken(node.target.id, stmts[i + 1:]):
+                # `d: T.uint64` then T.address_of(d) (an intrinsic fills it through the
+                # pointer): the value lives in memory, a local scalar
+                spec = _T.local_scalar(str(dtype))
+                return self._scalar_def(node, spec.make(node.target.id), spec)
             self.bind(node.target.id, E.Var(node.target.id, dtype))
             return None
         value = self._operand(node.value)
@@ -467,7 +483,7 @@ class StmtParser(ParserBase):
         self.buffer_map[handle] = buf
         return None
 
-    def _scalar_def(self, node: ast.Assign, buf: Buffer, spec: _T.BufferSpec) -> S.Stmt:
+    def _scalar_def(self, node: ast.stmt, buf: Buffer, spec: _T.BufferSpec) -> S.Stmt:
         """``x = T.local_scalar(...)`` / ``T.shared_scalar`` / ``T.decl_scalar``: the 0-d
         buffer, with ``x`` bound to its element (a :class:`ScalarCell`)."""
         span = self.src.span(node)
