@@ -252,9 +252,9 @@ def test_a_declared_scalar_whose_address_is_taken_lives_in_memory() -> None:
         tx = T.thread_id([128])
         S = T.alloc_buffer((8, 64), "float16", scope="shared", align=1024)
         d: T.uint64
-        T.ptx.wgmma.encode_matrix_descriptor(T.address_of(d), S.data, 16, 1024, 3)
+        T.ptx.wgmma.encode_matrix_descriptor(T.address_of(d), S.data, 16, 1024, 3)  # noqa: F821
         if tx == 0:
-            A[0] = d
+            A[0] = d  # noqa: F821
 
     a = np.zeros(1, "uint64")
     _emulated(k)(a)
