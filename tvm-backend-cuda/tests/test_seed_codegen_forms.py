@@ -260,3 +260,33 @@ def test_a_declared_scalar_whose_address_is_taken_lives_in_memory() -> None:
     _emulated(k)(a)
     # leading 16 and stride 1024 bytes (>> 4) at bits 16 and 32, the 128B swizzle at bit 62
     assert int(a[0]) >> 16 == (1 | 64 << 16 | 1 << 46)
+
+
+def test_non_tensor_bulk_copies_are_helpers_with_a_cache_policy() -> None:
+    @T.prim_func
+    def k(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
+          P: T.Buffer((1,), "uint64")):
+        T.device_entry()
+        tx = T.thread_id([32])
+        if tx == 0:
+            S = T.alloc_shared([128], "float32")
+            bar = T.alloc_shared([1], "uint64")
+            T.ptx.cp_async_bulk_g2s_cta(S.ptr_to([0]), A.data, T.uint32(512), bar.ptr_to([0]),
+                                        cache_policy=P[0])
+            T.ptx.cp_async_bulk_g2s_cluster(S.ptr_to([0]), A.data, T.uint32(512),
+                                            bar.ptr_to([0]), multicast=True, cta_mask=1)
+            T.ptx.cp_async_bulk_s2g(B.data, S.ptr_to([0]), T.uint32(512), cache_policy=P[0])
+
+    ex = tvm.compile(k, target=H100)
+    src = ex.inspect_source()
+    for text in (
+        "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint",
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster ",
+        "cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint",
+        "unsigned long long cache_policy",
+        "tvm_builtin_ptx_cp_async_bulk_g2s_cta_cache_hint(",
+        "tvm_builtin_ptx_cp_async_bulk_g2s_cluster_multicast(",
+        "tvm_builtin_ptx_cp_async_bulk_s2g_cache_hint(",
+    ):
+        assert text in src, text
+    assert ex.cubin[:4] == b"\x7fELF"
