@@ -275,3 +275,26 @@ def test_nan_inf_and_int64_literals() -> None:
     assert "__int_as_float(0x7f800000)" in src and "__int_as_float(0x7fc00000)" in src
     assert "(-1099511627776LL)" in src
     tvm.compile(k, target={"kind": "cuda", "arch": "sm_80"})  # NVRTC accepts it
+
+
+def test_a_variable_named_like_a_cuda_builtin_is_renamed() -> None:
+    """``for blockIdx in T.thread_binding(...)`` (the seed's scripts name their loops so) must
+    not declare ``const int blockIdx = (int)blockIdx.x;``, which hides CUDA's blockIdx."""
+    import numpy as np
+
+    @T.prim_func
+    def k(A: T.Buffer((96,), "int32")):
+        T.device_entry()
+        for blockIdx in T.thread_binding(3, thread="blockIdx.x"):
+            for threadIdx in T.thread_binding(32, thread="threadIdx.x"):
+                warpSize = blockIdx * 100 + threadIdx
+                A[blockIdx * 32 + threadIdx] = warpSize
+
+    ex = tvm.compile(k, target="nvidia/nvidia-h100", emulate=True)
+    src = ex.inspect_source()
+    assert "const int blockIdx_ = (int)blockIdx.x;" in src
+    assert "const int threadIdx_ = (int)threadIdx.x;" in src
+    assert " warpSize =" not in src
+    a = np.zeros(96, "int32")
+    ex(a)
+    np.testing.assert_array_equal(a, [b * 100 + t for b in range(3) for t in range(32)])

@@ -118,10 +118,12 @@ def k(A: T.Buffer((128, 64), "float16"), B: T.Buffer((128, 64), "float16")):
      r"rank 2 takes 14 arguments after the map .*, got 13"),
     ('"float32", 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 0, 0, 0',
      r"the element type float32 is not A's \(float16\)"),
-    ('"float16", 2, A.data, 64, 100, 128, 64, 64, 1, 1, 0, 0, 0, 0',
-     r"global dim 1 \(innermost first\) is 100 but A's is 128"),
+    # constant dims and strides other than A's: a view of A's memory, which must fit in it
+    ('"float16", 2, A.data, 64, 200, 128, 64, 64, 1, 1, 0, 0, 0, 0',
+     r"the map does not fit in A \(its dims \[64, 200\] \(innermost first\) and byte "
+     r"strides \[128\] reach 25600 bytes, but A has 16384\)"),
     ('"float16", 2, A.data, 64, 128, 256, 64, 64, 1, 1, 0, 0, 0, 0',
-     r"global stride 0 is 256 bytes, but A is row-major with 128"),
+     r"reach 32640 bytes, but A has 16384"),
     ('"float16", 2, A.data, 64, 128, 128, 64, 512, 1, 1, 0, 0, 0, 0',
      r"box dim 1 is 512; each is 1 to 256 elements"),
     ('"float16", 2, A.data, 64, 128, 128, 64, 64, 2, 1, 0, 0, 0, 0',
@@ -221,6 +223,8 @@ def _with(**changes: str) -> str:
                          "will be <= 32."),
     (_with(swizzle="2"), "CU_TENSOR_MAP_SWIZZLE_64B implies the bounding box inner dimension "
                          "will be <= 64."),
+    (_with(interleave="1"),
+     "tensorRank must be greater than or equal to 3 when interleave is not NONE"),
 ])
 def test_encode_errors_carry_the_seed_runtimes_sentence(args: str, seed_message: str) -> None:
     """The seed's runtime refuses these encodes with these sentences; we refuse them at the
@@ -229,7 +233,91 @@ def test_encode_errors_carry_the_seed_runtimes_sentence(args: str, seed_message:
         tvm.compile(_one_map(args), target=H100)
     assert seed_message in str(info.value)
     assert "<string>:5:" in str(info.value)
+    assert isinstance(info.value, tvm.error.InternalError)  # what the seed's tests catch
+
+
+@pytest.mark.parametrize(("dtype", "tail", "seed_message"), [
+    # a 32-byte interleave over int32 rows of 12 bytes: the 48-byte stride is no multiple of 32
+    ("int32", "1, 1, 1, 2, 0, 0, 0", "globalStrides[0] must be a multiple of 32"),
+    # a NaN out-of-bounds fill of an integer array
+    ("int32", "1, 1, 1, 0, 0, 0, 1", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA requires "
+                                     "a floating-point tensorDataType"),
+])
+def test_interleave_and_fill_rules_of_a_rank_3_encode(dtype: str, tail: str,
+                                                      seed_message: str) -> None:
+    src = f'''
+@T.prim_func
+def k(A: T.Buffer((5, 7, 12), "{dtype}")):
+    TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+    T.call_packed("{_ENC}", TA, "{dtype}", 3, A.data, 12, 7, 5, 48, 336, 4, 7, 5, {tail})
+    T.device_entry()
+    tx = T.thread_id([32])
+    A[0, 0, tx % 12] = A[0, 0, 0]
+'''
+    with pytest.raises(tvm.error.InternalError) as info:
+        tvm.compile(tvm.script.from_source(src), target=H100)
+    assert seed_message in str(info.value)
+    assert "<string>:5:" in str(info.value)
+
+
+def test_a_data_type_object_names_the_element_type() -> None:
+    """The seed's scripts pass ``tvm.DataType(dtype)`` as often as the string."""
+    f16 = tvm.DataType("float16")
+
+    @T.prim_func
+    def k(A: T.Buffer((128, 64), "float16")):
+        TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed(_ENC, TA, f16, 2, A.data, 64, 128, 128, 64, 64, 1, 1, 0, 3, 2, 0)
+        T.device_entry()
+        tx = T.thread_id([32])
+        A[tx, 0] = A[tx, 1]
+
+    tvm.compile(k, target=H100)
 
 
 def test_a_valid_encode_with_the_128b_swizzle_compiles() -> None:
     tvm.compile(_one_map(_with(swizzle="3")), target=H100)
+
+
+def test_an_encode_of_its_own_geometry_views_the_array() -> None:
+    """The seed encodes the dims and strides it is given, over the array's memory: a 2-D map
+    of a 1-D buffer (rows of 32 float32, the second half of each row skipped by a 256-byte
+    stride), and a 16 x 8 buffer written as 8 x 16, copied through shared memory."""
+    import numpy as np
+
+    @T.prim_func
+    def k(A: T.Buffer((512,), "float32"), B: T.Buffer((8, 16), "float32"),
+          D: T.Buffer((16, 8), "float32")):
+        TA: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed(_ENC, TA, "float32", 2, A.data, 16, 8, 256, 16, 8, 1, 1, 0, 0, 0, 0)
+        TB: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed(_ENC, TB, "float32", 2, B.data, 16, 8, 64, 16, 8, 1, 1, 0, 0, 0, 0)
+        TD: T.handle("tensormap") = T.tvm_stack_alloca("tensormap", 1)  # D as 8 x 16
+        T.call_packed(_ENC, TD, "float32", 2, D.data, 16, 8, 64, 16, 8, 1, 1, 0, 0, 0, 0)
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([32])
+        S = T.alloc_buffer((8, 16), "float32", scope="shared", align=128)
+        bar = T.shared_scalar("uint64")
+        if tx == 0:
+            T.ptx.mbarrier.init(T.address_of(bar), 1)
+            T.ptx.fence.proxy_async("shared::cta")
+            T.ptx.cp_async.bulk.tensor.g2c(2, S.data, T.address_of(bar), T.address_of(TA), 0,
+                                           1, "", 0, 0)
+            T.ptx.mbarrier.arrive.expect_tx(T.address_of(bar), 512)
+        T.ptx.mbarrier.try_wait(T.address_of(bar), 0)
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.cp_async.bulk.tensor.s2g(2, S.data, T.address_of(TB), "", 0, 0)
+            T.ptx.cp_async.bulk.commit_group()
+            T.ptx.cp_async.bulk.wait_group(0)
+            T.ptx.cp_async.bulk.tensor.s2g(2, S.data, T.address_of(TD), "", 0, 0)
+            T.ptx.cp_async.bulk.commit_group()
+            T.ptx.cp_async.bulk.wait_group(0)
+
+    ex = tvm.compile(k, target=H100, emulate=True)
+    a = np.arange(512, dtype="float32")
+    b, d = np.zeros((8, 16), "float32"), np.zeros((16, 8), "float32")
+    ex(a, b, d)
+    np.testing.assert_array_equal(b, a.reshape(8, 64)[:, :16])
+    np.testing.assert_array_equal(d.reshape(8, 16), b)  # D's 16 x 8 memory written as 8 x 16

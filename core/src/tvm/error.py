@@ -41,6 +41,7 @@ __all__ = [
     "LoweringError",
     "LoweringTypeError",
     "LoweringValueError",
+    "TensorMapEncodeError",
     "NotModelledError",
     "OptionError",
     "PerformanceWarning",
@@ -187,6 +188,13 @@ class LoweringTypeError(LoweringError, TypeError):
 class LoweringValueError(LoweringError, ValueError):
     """A ``ValueError`` (a shape or data type that does not fit) raised while lowering a call,
     reported at the call's span."""
+
+
+class TensorMapEncodeError(LoweringValueError, InternalError):
+    """The arguments of a host-side tensor-map encode (``T.call_packed(
+    "runtime.cuTensorMapEncodeTiled", ...)``) break one of the encode's rules; the message
+    gives the rule in the driver's words, then the value and what to write instead. A kind of
+    :class:`InternalError`, as the seed's runtime check is."""
 
 
 class DispatchError(LoweringError):

@@ -38,9 +38,9 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from tvm.backend.sdk import CudaStyleCodegen, FunctionInfo, KernelCodegen, ParamInfo, const_dims
 from tvm.error import NotModelledError, TVMError
@@ -68,6 +68,9 @@ CU_TENSOR_MAP_DECL = """\
 typedef struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; } CUtensorMap;
 #endif"""
 
+# the C dialects' rules, which the two CUDA rules below fall back to (both are callables)
+_ADDRESS_OF = cast(Callable[..., str], KernelCodegen.op_templates["tirx.address_of"])
+_REINTERPRET = cast(Callable[..., str], KernelCodegen.op_templates["tirx.reinterpret"])
 _VECTOR_NAMES = {"float32": "float", "int32": "int", "uint32": "uint"}
 _LANE_FIELDS = "xyzw"
 _CHUNK_TYPES = {16: "uint4", 8: "uint2", 4: "unsigned int"}
@@ -159,6 +162,11 @@ class CudaCodegen(KernelCodegen):
     type_names: ClassVar[dict[str, str]] = {
         **CudaStyleCodegen.type_names,
         "float8_e4m3fn": "__nv_fp8_e4m3", "float8_e5m2": "__nv_fp8_e5m2",
+    }
+    op_templates: ClassVar[dict[str, Any]] = {
+        **KernelCodegen.op_templates,
+        "tirx.address_of": lambda cg, call, args: cg._address_of(call, args),
+        "tirx.reinterpret": lambda cg, call, args: cg._reinterpret(call, args),
     }
     # A failed run-time bounds check prints its message, then traps (assert_fail_lines).
     bounds_report: ClassVar[str] = 'printf("tvm: %s (block %d, thread %d)\\n", message, ' \
@@ -452,6 +460,25 @@ class CudaCodegen(KernelCodegen):
         if self.emulate and self._intrin is not None and _INLINE_ASM.search(code):
             raise _not_emulated(self._intrin)
         return super().add_helper(name, code)
+
+    def _address_of(self, call: E.Call, args: list[str]) -> str:
+        """``T.address_of(m)`` of a ``T.TensorMap`` parameter: the map's address as the seed
+        prints it (``(unsigned long long)(&(m))``); a buffer element's as the C dialects do."""
+        arg = call.args[0] if call.args else None
+        if isinstance(arg, E.Var) and id(arg) in self._grid_constants:
+            return f"((unsigned long long)(&({self.var_name(arg)})))"
+        return _ADDRESS_OF(self, call, args)
+
+    def _reinterpret(self, call: E.Call, args: list[str]) -> str:
+        """``T.reinterpret`` between a pointer and a 64-bit integer: C++'s
+        ``reinterpret_cast`` (as the seed prints it); other pairs through the C dialects' copy
+        of the bits."""
+        src, dst = call.args[1].dtype, call.dtype
+        if src.is_handle and dst.bits == 64 and dst.is_integer and dst.lanes == 1:
+            return f"reinterpret_cast<{dst}_t>({args[1]})"
+        if dst.is_handle and src.bits == 64 and src.is_integer and src.lanes == 1:
+            return f"reinterpret_cast<void*>({args[1]})"
+        return _REINTERPRET(self, call, args)
 
     def expr_Var(self, v: E.Var) -> str:
         name = self._names.get(id(v))

@@ -9,7 +9,11 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["EmulatedTensorMap", "TensorMapArg", "encoded_tensor_map"]
+__all__ = ["VIEW", "EmulatedTensorMap", "MapParams", "TensorMapArg", "encoded_tensor_map",
+           "map_params"]
+
+#: the marker in a derived map's params after which its view geometry follows (map_params)
+VIEW = "view"
 
 # the element sizes of the dtypes a tensor map has (runtime.TMA_DTYPES)
 _TMA_ELEM_BYTES = {"bool": 1, "uint8": 1, "int8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
@@ -22,6 +26,47 @@ _MAP_HEAD = struct.Struct("<4I2Q")  # magic, rank, element bytes, swizzle bytes,
 #: tvm_cuda_emu::TmaDtype: the element types a TMA reduction computes in (others: 0, raw bytes)
 _TMA_DTYPE_CODES = {"float16": 1, "bfloat16": 2, "float32": 3, "float64": 4, "int32": 5,
                     "uint32": 6, "int64": 7, "uint64": 8}
+
+
+class MapParams:
+    """The params of a tensor map a launch derives from an array (``cuda.tensor_map``):
+    ``[dtype, swizzle mode, l2 promotion, *box]`` (box outermost first) for a map of the array
+    as it is, then optionally ``"view", *dims, *strides`` for a map of another geometry over
+    the array's memory from its first element (the seed's host-side encode with its own dims:
+    dims outermost first, strides in bytes of all dims but the innermost, outermost first)."""
+
+    __slots__ = ("box", "dims", "dtype", "l2", "strides", "swizzle")
+
+    def __init__(self, params: Sequence[Any]) -> None:
+        params = list(params)
+        self.dtype, self.swizzle, self.l2 = str(params[0]), int(params[1]), int(params[2])
+        rest = params[3:]
+        cut = next((i for i, p in enumerate(rest) if isinstance(p, str) and p == VIEW), None)
+        self.dims: list[int] | None = None
+        self.strides: list[int] | None = None
+        if cut is None:
+            self.box = [int(b) for b in rest]
+            return
+        self.box = [int(b) for b in rest[:cut]]
+        geometry = [int(x) for x in rest[cut + 1:]]
+        rank = len(self.box)
+        if len(geometry) != 2 * rank - 1:
+            raise ValueError(f"a tensor map view of rank {rank} has {rank} dims and {rank - 1} "
+                             f"strides, got {geometry}")
+        self.dims, self.strides = geometry[:rank], geometry[rank:]
+
+    def view_bytes(self, elem: int) -> int:
+        """The bytes from the array's start that the view reaches (0 for an empty one)."""
+        assert self.dims is not None and self.strides is not None
+        if any(d == 0 for d in self.dims):
+            return 0
+        return (sum((d - 1) * s for d, s in zip(self.dims[:-1], self.strides))
+                + self.dims[-1] * elem)
+
+
+def map_params(params: Sequence[Any]) -> MapParams:
+    """The parsed params of a derived tensor map (:class:`MapParams`)."""
+    return MapParams(params)
 
 
 def _map_record(base: int, extent: int, dtype: str, swizzle: int, dims: Sequence[int],
@@ -92,9 +137,11 @@ class TensorMapArg:
 
     def record(self, arr: Any, base: int) -> bytes:
         """The map's 128-byte record for the staged numpy array ``arr`` at address ``base``."""
-        dtype, mode = str(self.params[0]), int(self.params[1])
-        box = [int(b) for b in self.params[3:]]
+        mp = map_params(self.params)
+        dtype, mode, box = mp.dtype, mp.swizzle, mp.box
         elem = _TMA_ELEM_BYTES.get(dtype)
+        if mp.dims is not None:
+            return self._view_record(arr, base, mp, elem)
         rank = arr.ndim
         if elem is None or elem != arr.itemsize:
             raise ValueError(f"{self.what}: a {dtype} tensor map of an array of "
@@ -117,6 +164,27 @@ class TensorMapArg:
             raise ValueError(f"{self.what}: TMA needs every stride but the innermost to be a "
                              f"multiple of 16 bytes; the array has strides {list(arr.strides)}")
         dims = [int(x) for x in reversed(arr.shape)]
-        name = self.what.rpartition("'")[0].rpartition("'")[2] or "tensor map"
         return _map_record(base, arr.nbytes, dtype, swizzle, dims, list(reversed(box)),
-                           strides, name)
+                           strides, self._name())
+
+    def _name(self) -> str:
+        return self.what.rpartition("'")[0].rpartition("'")[2] or "tensor map"
+
+    def _view_record(self, arr: Any, base: int, mp: MapParams, elem: int | None) -> bytes:
+        """The record of a map of its own geometry over the array's memory, checked to stay
+        inside the array (the compiler checked the encode's rules)."""
+        assert mp.dims is not None and mp.strides is not None
+        if elem is None or elem != arr.itemsize:
+            raise ValueError(f"{self.what}: a {mp.dtype} tensor map of an array of "
+                             f"{arr.itemsize}-byte elements")
+        if not arr.flags.c_contiguous:
+            raise ValueError(f"{self.what}: a tensor map with its own dims and strides views "
+                             "a contiguous array (pass a .contiguous() one)")
+        reach = mp.view_bytes(elem)
+        if reach > arr.nbytes:
+            raise ValueError(f"{self.what}: the tensor map's dims {mp.dims} and byte strides "
+                             f"{mp.strides} reach {reach} bytes, but the array has "
+                             f"{arr.nbytes}")
+        swizzle = (0, 32, 64, 128)[mp.swizzle]
+        return _map_record(base, arr.nbytes, mp.dtype, swizzle, list(reversed(mp.dims)),
+                           list(reversed(mp.box)), list(reversed(mp.strides)), self._name())

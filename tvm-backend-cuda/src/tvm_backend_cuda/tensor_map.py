@@ -9,6 +9,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from .emulated_tensor_map import map_params
 from .pointers import _TORCH_TYPES
 
 TENSOR_MAP = "tensormap"  # a kernel parameter type: ``const __grid_constant__ CUtensorMap``
@@ -136,6 +137,25 @@ def array_geometry(a: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
     return int(view.ptr), shape, tuple(int(x) for x in strides), int(view.device_id)
 
 
+def _view_geometry(mp: Any, shape: Sequence[int], strides: Sequence[int], what: str
+                   ) -> tuple[list[int], list[int]]:
+    """(shape, strides in elements) of a map's own geometry over a contiguous array, checked to
+    stay inside it."""
+    elem = _DTYPE_BYTES[mp.dtype]
+    acc, contiguous = 1, True
+    for n, st in zip(reversed(shape), reversed(strides)):
+        contiguous = contiguous and (n == 1 or st == acc)
+        acc *= n
+    if not contiguous:
+        raise ValueError(f"{what}: a tensor map with its own dims and strides views a "
+                         "contiguous array (pass a .contiguous() one)")
+    reach, have = mp.view_bytes(elem), acc * elem
+    if reach > have:
+        raise ValueError(f"{what}: the tensor map's dims {mp.dims} and byte strides "
+                         f"{mp.strides} reach {reach} bytes, but the array has {have}")
+    return list(mp.dims), [s // elem for s in mp.strides] + [1]
+
+
 TENSOR_MAP_KIND = "cuda.tensor_map"  # the launch plan's derived-argument kind (copy_async)
 _MAP_CACHE: dict[tuple[Any, ...], _RawParam] = {}
 _MAP_CACHE_SIZE = 512
@@ -143,15 +163,18 @@ _MAP_CACHE_SIZE = 512
 
 def derived_tensor_map(array: Any, params: Sequence[Any], *, what: str = "the array") -> Any:
     """The tensor map a launch derives from ``array`` (:data:`TENSOR_MAP_KIND`, params
-    ``[dtype, swizzle, l2 promotion, *box]``) as a by-value kernel argument; encoded once per
+    ``[dtype, swizzle, l2 promotion, *box]``, then optionally ``"view", *dims, *strides``:
+    :class:`~.emulated_tensor_map.MapParams`) as a by-value kernel argument; encoded once per
     address, shape, strides and params, and reused while those are unchanged."""
     ptr, shape, strides, _ = array_geometry(array)
     key = (ptr, shape, strides, tuple(params))
     raw = _MAP_CACHE.get(key)
     if raw is None:
-        dtype, swizzle, l2 = str(params[0]), int(params[1]), int(params[2])
-        tmap = encode_tiled_tensor_map(ptr, shape, strides, dtype, [int(b) for b in params[3:]],
-                                       swizzle, l2, what=what)
+        mp = map_params(params)
+        dims, steps = (_view_geometry(mp, shape, strides, what) if mp.dims is not None
+                       else (list(shape), list(strides)))
+        tmap = encode_tiled_tensor_map(ptr, dims, steps, mp.dtype, mp.box, mp.swizzle,
+                                       mp.l2, what=what)
         if len(_MAP_CACHE) >= _MAP_CACHE_SIZE:
             _MAP_CACHE.pop(next(iter(_MAP_CACHE)))
         raw = _MAP_CACHE[key] = tensor_map_arg(tmap)

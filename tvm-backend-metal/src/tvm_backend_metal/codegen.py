@@ -137,6 +137,7 @@ _TEMPLATES: dict[str, sdk.OpTemplate] = {
     "tirx.tvm_warp_shuffle": _rule_shuffle("simd_shuffle"),
     "tirx.tvm_warp_shuffle_up": _rule_shuffle("simd_shuffle_up"),
     "tirx.tvm_warp_shuffle_down": _rule_shuffle("simd_shuffle_down"),
+    "tirx.tvm_warp_shuffle_xor": _rule_shuffle("simd_shuffle_xor"),
 }
 
 

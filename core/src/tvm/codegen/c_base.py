@@ -97,6 +97,9 @@ class CBase:
     stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "shared.dyn"})
     max_stack_bytes: ClassVar[int] = 16 * 1024
     thread_index_names: ClassVar[dict[str, str]] = {}
+    # Names the dialect predefines (CUDA's ``blockIdx``, ``warpSize``): a variable so named is
+    # renamed (``blockIdx_``), as a C keyword is, so it cannot hide the builtin.
+    reserved_names: ClassVar[frozenset[str]] = frozenset()
     type_names: ClassVar[dict[str, str]] = {
         "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
         "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
@@ -241,11 +244,14 @@ class CBase:
         name = re.sub(r"\W", "_", hint) or "v"
         if name[0].isdigit():
             name = "v_" + name
-        if name in _C_KEYWORDS or name.startswith("tvm_") or name.startswith("__"):
+        if self._reserved(name) or name.startswith("tvm_") or name.startswith("__"):
             name = name.lstrip("_") + "_"
-            if name in _C_KEYWORDS or name.startswith("tvm_"):
+            if self._reserved(name) or name.startswith("tvm_"):
                 name = "v_" + name
         return name
+
+    def _reserved(self, name: str) -> bool:
+        return name in _C_KEYWORDS or name in self.reserved_names
 
     def _fresh(self, hint: str) -> str:
         return self._fresh_internal(self._sanitize(hint))

@@ -92,6 +92,7 @@ CUDA_STYLE_TEMPLATES: dict[str, OpRule] = {
     "tirx.tvm_warp_shuffle": _rule_shuffle("__shfl_sync"),
     "tirx.tvm_warp_shuffle_up": _rule_shuffle("__shfl_up_sync"),
     "tirx.tvm_warp_shuffle_down": _rule_shuffle("__shfl_down_sync"),
+    "tirx.tvm_warp_shuffle_xor": _rule_shuffle("__shfl_xor_sync"),
 }
 
 

@@ -69,6 +69,8 @@ class CStmtPrinter(CExprPrinter):
         if builtin is None:
             raise CodegenError(f"target {self.target_kind!r} has no thread index {tag!r} "
                            f"(loop over `{loop.loop_var.name}`)")
+        if "{extent}" in builtin:
+            builtin = builtin.format(extent=self.print_expr(loop.extent))
         name = self.var_name(loop.loop_var)
         self._nonneg_vars.add(id(loop.loop_var))
         self.emit(self.thread_index_line(name, self.c_type(loop.loop_var.dtype), builtin))

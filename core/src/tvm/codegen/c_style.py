@@ -18,7 +18,9 @@ Subclass :class:`CodegenCStyle` and change *data* first:
   ``{"shared": "__shared__ "}`` or Metal's ``{"global": "device "}``), ``align_attribute``.
 * ``thread_index_names``: thread tag -> the builtin that reads it (``"threadIdx.x"`` ->
   ``"threadIdx.x"``, or Metal's ``"thread_position_in_threadgroup.x"``); a thread-bound loop
-  whose tag is here becomes ``const int tx = <builtin>;``.
+  whose tag is here becomes ``const int tx = <builtin>;`` (``{extent}`` in it is the loop's
+  extent). ``reserved_names``: the dialect's
+  predefined names (``blockIdx``), which a variable so named is renamed around.
 * ``type_names``, ``half_type`` / ``bfloat16_type`` (``None`` = no native type: values are
   computed in ``float`` and stored as ``uint16_t`` through conversion helpers), ``barrier``.
 * ``unroll_pragma``, ``vectorize_pragma``.
@@ -116,8 +118,14 @@ class CudaStyleCodegen(CodegenCStyle):
     max_stack_bytes: ClassVar[int] = 0  # no heap in kernels: only the scopes below are arrays
     stack_scopes: ClassVar[frozenset[str]] = frozenset({"local", "shared", "warp"})
     thread_index_names: ClassVar[dict[str, str]] = {
-        f"{kind}.{axis}": f"{kind}.{axis}" for kind in ("threadIdx", "blockIdx") for axis in "xyz"
+        **{f"{kind}.{axis}": f"{kind}.{axis}" for kind in ("threadIdx", "blockIdx")
+           for axis in "xyz"},
+        # the CTA's index in its cluster (the loop's extent is the cluster's size on that axis;
+        # clusters tile the grid, so it is the block index modulo that size)
+        **{f"clusterCtaIdx.{axis}": f"(blockIdx.{axis} % {{extent}})" for axis in "xyz"},
     }
+    reserved_names: ClassVar[frozenset[str]] = frozenset(
+        {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"})
     type_names: ClassVar[dict[str, str]] = {
         "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
         "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .dtype import DataType
 from .expr import (
@@ -64,6 +64,9 @@ class Buffer(Node):
 
     _fields = ("data", "dtype", "shape", "strides", "elem_offset", "scope", "layout", "align",
                "axis_separators", "offset_factor")
+    #: the access masks of :meth:`access_ptr` (``A.access_ptr(Buffer.WRITE)`` = ``"w"``)
+    READ: ClassVar[int] = 1
+    WRITE: ClassVar[int] = 2
     _buffer_def_fields = frozenset({"shape", "strides", "elem_offset"})
     span: Span | None = None  # where the parser read its declaration (not part of the structure)
     # a view (view/local/permute) the script declares where it is assigned; cleared once it is

@@ -255,6 +255,20 @@ class SwizzleLayout(Node):
         e = convert(offset)
         return e ^ (((e >> shift) & mask) << self.per_element)
 
+    def apply(self, indices: Any, shape: Sequence[Any] | None = None) -> dict[str, PrimExpr]:
+        """``{"m": swizzled offset}`` of the element at ``indices`` (an offset, or indices of
+        the row-major ``shape``), as :meth:`TileLayout.apply` gives coordinates: the seed's
+        ``layout.apply(i)["m"]``."""
+        if isinstance(indices, (list, tuple)):
+            if shape is None and len(indices) != 1:
+                raise ValueError(f"SwizzleLayout.apply: {len(indices)} indices need the shape "
+                                 "they index")
+            flat: Any = convert(0)
+            for idx, ext in zip(indices, shape if shape is not None else [1]):
+                flat = _add(_mul(flat, ext), convert(idx))
+            indices = flat
+        return {"m": self.swizzle(indices)}
+
     def is_memory_only(self) -> bool:
         return True
 

@@ -69,7 +69,6 @@ def _interface(x: Any, name: str) -> dict[str, Any] | None:
 
 
 def _from_interface(x: Any, iface: dict[str, Any], device: str) -> _Array:
-
     shape = tuple(int(s) for s in iface["shape"])
     npdt = _np_dtype(x, iface)
     strides = iface.get("strides")

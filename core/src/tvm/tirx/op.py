@@ -33,7 +33,7 @@ __all__ = [
     "HostDerived", "host_derived", "tvm_stack_alloca", "call_packed", "HOST_ENCODERS",
     # the classic thread intrinsics (barriers, warp shuffles, access pointers)
     "tvm_storage_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down",
-    "tvm_access_ptr", "STORAGE_SYNC_SCOPES",
+    "tvm_warp_shuffle_xor", "tvm_access_ptr", "STORAGE_SYNC_SCOPES",
     # markers and annotations
     "assume", "undef", "selector", "isnullptr", "tvm_tuple", "type_annotation", "dp4a",
     # wmma fragments (kept in core, as in the seed)
@@ -45,7 +45,8 @@ __all__ = [
     # the table of core's intrinsics (backends give them rules with INTRINSICS.add_rule)
     "INTRINSICS", "WebGPUNamespace",
 ]
-WARP_SHUFFLE_OPS = ("tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down")
+WARP_SHUFFLE_OPS = ("tvm_warp_shuffle", "tvm_warp_shuffle_up", "tvm_warp_shuffle_down",
+                    "tvm_warp_shuffle_xor")
 #: what ``T.tvm_storage_sync(scope)`` may wait for (the seed's scopes; "global" is a grid barrier)
 STORAGE_SYNC_SCOPES = ("shared", "shared.dyn", "warp", "global")
 
@@ -407,6 +408,7 @@ def _shuffle(name: str, third: str) -> Callable[..., E.Call]:
 tvm_warp_shuffle = _shuffle("tvm_warp_shuffle", "lane")
 tvm_warp_shuffle_up = _shuffle("tvm_warp_shuffle_up", "delta")
 tvm_warp_shuffle_down = _shuffle("tvm_warp_shuffle_down", "delta")
+tvm_warp_shuffle_xor = _shuffle("tvm_warp_shuffle_xor", "lane_mask")
 
 
 def tvm_access_ptr(ptype: Any, data: Any, offset: Any, extent: Any, rw_mask: Any) -> E.Call:

@@ -75,6 +75,7 @@ class HipCodegen(sdk.KernelCodegen):
         "tirx.tvm_warp_shuffle": _rule_shuffle("__shfl"),
         "tirx.tvm_warp_shuffle_up": _rule_shuffle("__shfl_up"),
         "tirx.tvm_warp_shuffle_down": _rule_shuffle("__shfl_down"),
+        "tirx.tvm_warp_shuffle_xor": _rule_shuffle("__shfl_xor"),
     }
 
     def __init__(self, target: Any = None) -> None:

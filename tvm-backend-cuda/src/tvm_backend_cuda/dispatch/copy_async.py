@@ -37,6 +37,7 @@ from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register
 from tvm.tirx.op import HostDerived, address_of, host_derived
 
 from .. import op as _op
+from ..emulated_tensor_map import VIEW
 from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a TMA copy
 from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, sm_version_ok
@@ -50,13 +51,18 @@ DEFAULT_L2_PROMOTION = 2  # CU_TENSOR_MAP_L2_PROMOTION_L2_128B
 
 
 def derived_tensor_map(buffer: ir.Buffer, box: list[int], swizzle: SwizzleMode,
-                       l2_promotion: int = DEFAULT_L2_PROMOTION) -> Any:
+                       l2_promotion: int = DEFAULT_L2_PROMOTION,
+                       view: tuple[list[int], list[int]] | None = None) -> Any:
     """The tensor map of global ``buffer`` (a parameter of the kernel's function) with box
     ``box`` (outermost first) and ``swizzle``, encoded on the host at launch from the array
     passed for it (``tirx.host_derived`` of kind ``cuda.tensor_map``; the runtime reads the
-    params ``[element dtype, swizzle, l2 promotion, *box]``)."""
-    return host_derived(TENSOR_MAP_KIND, GRID_CONSTANT, buffer,
-                        [str(buffer.dtype), int(swizzle), int(l2_promotion), *box])
+    params ``[element dtype, swizzle, l2 promotion, *box]``). ``view``: (dims, byte strides
+    but the innermost), outermost first, of a map of its own geometry over the array's memory
+    instead of the array's (``MapParams``)."""
+    params: list[int | str] = [str(buffer.dtype), int(swizzle), int(l2_promotion), *box]
+    if view is not None:
+        params += [VIEW, *view[0], *view[1]]
+    return host_derived(TENSOR_MAP_KIND, GRID_CONSTANT, buffer, params)
 
 
 

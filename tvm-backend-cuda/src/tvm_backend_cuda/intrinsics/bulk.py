@@ -24,6 +24,7 @@ from ._base import (
     ctype,
     fail,
     gaddr,
+    helper,
     int_arg,
     is_const,
     ptr,
@@ -206,7 +207,7 @@ def _g2s_cta(call: Call, emit: Emit) -> str:
     dst, src, n, ign_l, ign_r, bar, policy, _, _ = call.args
     if bool_arg(call, 8) or not (is_const(ign_l, 0) and is_const(ign_r, 0)):
         raise fail(call, "ignore_oob copies are not generated")
-    return _g2s(call, emit, dst, src, n, bar, policy, bool_arg(call, 7), None)
+    return _g2s(call, emit, dst, src, n, bar, policy, bool_arg(call, 7), None, "shared::cta")
 
 
 def _g2s_cluster_operands(
@@ -228,30 +229,43 @@ def _g2s_cluster(call: Call, emit: Emit) -> str:
     )
 
 
+def _bulk_helper(emit: Emit, name: str, instr: str, operands: str,
+                 params: list[tuple[str, str, str]]) -> str:
+    """A helper ``name`` running ``instr operands`` with ``params`` (C type, name, asm
+    constraint) as its inputs in order: the seed's form of the non-tensor bulk copies (its tests
+    read the helpers' ``unsigned long long cache_policy``)."""
+    decl = ", ".join(f"{t} {n}" for t, n, _ in params)
+    ins = ", ".join(f'"{c}"({n})' for _, n, c in params)
+    return helper(emit, name, (
+        f"__device__ __forceinline__ void {name}({decl}) {{\n"
+        f'  asm volatile("{instr} {operands};" : : {ins} : "memory");\n}}'))
+
+
 def _g2s(
     call: Call, emit: Emit, dst: Any, src: Any, n: Any, bar: Any, policy: Any, hint: bool,
-    mask: Any,
+    mask: Any, space: str = "shared::cluster",
 ) -> str:
+    """``cp.async.bulk.<space>.global.mbarrier::complete_tx::bytes`` (into this CTA's shared
+    memory with ``space`` ``shared::cta``, PTX 8.6), multicast to ``mask``'s CTAs, with an L2
+    cache policy when ``hint``."""
     mods = ".multicast::cluster" if mask is not None else ""
     mods += ".L2::cache_hint" if hint else ""
-    ins = [
-        f'"r"({smem_addr(emit, dst)})',
-        f'"l"({gaddr(emit, src)})',
-        f'"r"((unsigned)({emit(n)}))',
-        f'"r"({smem_addr(emit, bar)})',
-    ]
-    tail = ""
+    params = [("unsigned", "dst", "r"), ("unsigned long long", "src", "l"),
+              ("unsigned", "num_bytes", "r"), ("unsigned", "mbar", "r")]
+    args = [smem_addr(emit, dst), gaddr(emit, src), f"(unsigned)({emit(n)})",
+            smem_addr(emit, bar)]
     if mask is not None:
-        ins.append(f'"h"((unsigned short)({emit(mask)}))')
-        tail += f", %{len(ins) - 1}"
+        params.append(("unsigned short", "cta_mask", "h"))
+        args.append(f"(unsigned short)({emit(mask)})")
     if hint:
-        ins.append(_u64(emit, policy))
-        tail += f", %{len(ins) - 1}"
-    return asm(
-        f"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{mods} "
-        f"[%0], [%1], %2, [%3]{tail};",
-        inputs=ins,
-    )
+        params.append(("unsigned long long", "cache_policy", "l"))
+        args.append(f"(unsigned long long)({emit(policy)})")
+    tail = "".join(f", %{k}" for k in range(4, len(params)))
+    name = ("tvm_builtin_ptx_cp_async_bulk_g2s_" + space.split("::")[1]
+            + ("_multicast" if mask is not None else "") + ("_cache_hint" if hint else ""))
+    fn = _bulk_helper(emit, name, f"cp.async.bulk.{space}.global.mbarrier::complete_tx::bytes"
+                      f"{mods}", f"[%0], [%1], %2, [%3]{tail}", params)
+    return f"{fn}({', '.join(args)})"
 
 
 def _s2g_operands(
@@ -269,20 +283,17 @@ def _bulk_s2g(call: Call, emit: Emit) -> str:
     if bool_arg(call, 6):
         raise fail(call, "cp_mask copies are not generated")
     hint = bool_arg(call, 5)
-    ins = [
-        f'"l"({gaddr(emit, dst)})',
-        f'"r"({smem_addr(emit, src)})',
-        f'"r"((unsigned)({emit(n)}))',
-    ]
-    tail = ""
+    params = [("unsigned long long", "dst", "l"), ("unsigned", "src", "r"),
+              ("unsigned", "num_bytes", "r")]
+    args = [gaddr(emit, dst), smem_addr(emit, src), f"(unsigned)({emit(n)})"]
     if hint:
-        ins.append(_u64(emit, policy))
-        tail = ", %3"
-    return asm(
-        f"cp.async.bulk.global.shared::cta.bulk_group{'.L2::cache_hint' if hint else ''} "
-        f"[%0], [%1], %2{tail};",
-        inputs=ins,
-    )
+        params.append(("unsigned long long", "cache_policy", "l"))
+        args.append(f"(unsigned long long)({emit(policy)})")
+    fn = _bulk_helper(emit, "tvm_builtin_ptx_cp_async_bulk_s2g" + ("_cache_hint" if hint else ""),
+                      f"cp.async.bulk.global.shared::cta.bulk_group"
+                      f"{'.L2::cache_hint' if hint else ''}",
+                      "[%0], [%1], %2" + (", %3" if hint else ""), params)
+    return f"{fn}({', '.join(args)})"
 
 
 # -- tensor (TMA) copies ---------------------------------------------------------------------------

@@ -18,9 +18,17 @@ from ._spec import PURE, UPDATE, DTypeRule, Typed, build, intrin, sugar
 # -- synchronisation ---------------------------------------------------------------------------
 
 
+# The seed's helper names (its tests read the source for them): tvm_builtin_cuda_<op>, each a
+# one-line wrapper of the CUDA builtin, defined once before the kernels.
+_THREAD_FENCE = """\
+__device__ __forceinline__ void tvm_builtin_cuda_thread_fence() {
+  __threadfence();
+}"""
+
+
 @intrin("cuda.thread_fence")
 def _thread_fence(call: Call, emit: Emit) -> str:
-    return "__threadfence()"
+    return helper(emit, "tvm_builtin_cuda_thread_fence", _THREAD_FENCE) + "()"
 
 
 @intrin("cuda.warp_sync")
@@ -94,9 +102,16 @@ def _syncthreads_count(call: Call, emit: Emit) -> str:
     return f"__syncthreads_count({emit(call.args[0])})"
 
 
+_NANO_SLEEP = """\
+__device__ __forceinline__ void tvm_builtin_cuda_nano_sleep(unsigned ns) {
+  __nanosleep(ns);
+}"""
+
+
 @intrin("cuda.nano_sleep", "time", min_arch=70)
 def _nano_sleep(call: Call, emit: Emit) -> str:
-    return f"__nanosleep((unsigned)({emit(call.args[0])}))"
+    fn = helper(emit, "tvm_builtin_cuda_nano_sleep", _NANO_SLEEP)
+    return f"{fn}((unsigned)({emit(call.args[0])}))"
 
 
 @intrin("cuda.trap_when_assert_failed", "cond")
@@ -109,16 +124,33 @@ def _typed_ptr(emit: Emit, a: Any, dtype: Any) -> str:
     return ptr(emit, a, ctype(emit, dtype))
 
 
+_ATOMIC_ADD = """\
+template <typename T>
+__device__ __forceinline__ T tvm_builtin_cuda_atomic_add(T* address, T value) {
+  return atomicAdd(address, value);
+}"""
+
+_ATOMIC_CAS = """\
+template <typename T>
+__device__ __forceinline__ T tvm_builtin_cuda_atomic_cas(T* address, T compare, T value) {
+  return atomicCAS(address, compare, value);
+}"""
+
+
 @intrin("cuda.atomic_add", "res_addr, value", dtype=arg_dtype(1))
 def _atomic_add(call: Call, emit: Emit) -> str:
     addr, value = call.args
-    return f"atomicAdd({_typed_ptr(emit, addr, value.dtype)}, {emit(value)})"
+    fn = helper(emit, "tvm_builtin_cuda_atomic_add", _ATOMIC_ADD)
+    ct = ctype(emit, value.dtype)
+    return f"{fn}<{ct}>({_typed_ptr(emit, addr, value.dtype)}, {emit(value)})"
 
 
 @intrin("cuda.atomic_cas", "ptr, old_val, new_val", dtype=arg_dtype(1))
 def _atomic_cas(call: Call, emit: Emit) -> str:
     addr, old, new = call.args
-    return f"atomicCAS({_typed_ptr(emit, addr, old.dtype)}, {emit(old)}, {emit(new)})"
+    fn = helper(emit, "tvm_builtin_cuda_atomic_cas", _ATOMIC_CAS)
+    ct = ctype(emit, old.dtype)
+    return f"{fn}<{ct}>({_typed_ptr(emit, addr, old.dtype)}, {emit(old)}, {emit(new)})"
 
 
 @intrin("cuda.ldg", "addr, dtype", strings=("dtype",), dtype=arg_str(1), effect=PURE)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from tvm.ir import expr as E
 from tvm.ir.expr import Call
 
-from ._base import Emit, asm, bool_arg, ctype, fail, int_arg, lvalue, ptr, smem_addr
+from ._base import Emit, asm, bool_arg, ctype, fail, helper, int_arg, lvalue, ptr, smem_addr
 from ._base import str_arg as S
 from ._spec import intrin
 
@@ -110,11 +112,24 @@ def _emu_stmatrix(call: Call, emit: Emit) -> str:
 def _stmatrix(call: Call, emit: Emit) -> str:
     dtype, shape, space = S(call, 2).lstrip("."), S(call, 3), S(call, 4)
     t, num, smem, src = _warp_matrix(call, 5, "source")
-    return asm(
-        f"stmatrix.sync.aligned.{shape}.x{num}{t}.{space}.{dtype} [%0], {_regs(num, 1)};",
-        inputs=[f'"r"({smem_addr(emit, smem)})']
-        + [f'"r"({lvalue(emit, s, "unsigned")})' for s in src],
-    )
+    instr = f"stmatrix.sync.aligned.{shape}.x{num}{t}.{space}.{dtype}"
+    # the seed's form: a helper taking the shared address and one pointer per source register,
+    # each register read as *(uint32_t*)src<k> (the fragments need not be contiguous)
+    fn = "tvm_builtin_ptx_stmatrix_" + re.sub(r"\W+", "_", instr.removeprefix("stmatrix.sync.aligned."))
+    params = ", ".join(["unsigned smem_addr"] + [f"void* src{k}" for k in range(num)])
+    ins = ", ".join(['"r"(smem_addr)'] + [f'"r"(*(uint32_t*)src{k})' for k in range(num)])
+    helper(emit, fn, (
+        f"__device__ __forceinline__ void {fn}({params}) {{\n"
+        f'  asm volatile("{instr} [%0], {_regs(num, 1)};" : : {ins} : "memory");\n}}'))
+    args = [smem_addr(emit, smem)] + [_register_ptr(emit, r) for r in src]
+    return f"{fn}({', '.join(args)})"
+
+
+def _register_ptr(emit: Emit, a: Any) -> str:
+    """A ``void*`` to a register operand: the address of a buffer element, or a pointer."""
+    if isinstance(a, E.BufferLoad):
+        return f"(void*)(&({emit(a)}))"
+    return f"(void*)({emit(a)})"
 
 
 @intrin(

@@ -89,11 +89,16 @@ def _ldg32(call: Call, emit: Emit) -> str:
     return value if call.dtype.bits == 32 else f"(({ctype(emit, call.dtype)}){value})"
 
 
+# elect.sync over the full warp: 1 in the elected lane, else 0 (the seed's register names, %%rx
+# and %%px, which its tests read)
 _ELECT = """\
 __device__ __forceinline__ unsigned tvm_elect_sync() {
   unsigned pred = 0;
-  asm volatile("{\\n\\t.reg .pred p;\\n\\telect.sync _|p, 0xffffffff;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}"
-               : "=r"(pred));
+  unsigned lane = 0;
+  asm volatile("{\\n\\t.reg .b32 %%rx;\\n\\t.reg .pred %%px;\\n\\t"
+               "elect.sync %%rx|%%px, %2;\\n\\t@%%px mov.s32 %1, 1;\\n\\tmov.s32 %0, %%rx;\\n\\t}"
+               : "+r"(lane), "+r"(pred)
+               : "r"(0xffffffffu));
   return pred;
 }"""
 
@@ -235,14 +240,35 @@ _ld_ordered("acquire", "addr, return_type, ptx_type, *, scope='gpu', space='glob
 _ld_ordered("volatile", "addr, return_type, ptx_type, *, space='global'", 3)
 
 
-@intrin("ptx.ld_global_acquire", "res, addr", min_arch=70)
+def _ld_global_acquire_helper(call: Call, emit: Emit) -> str:
+    """The seed's helper, named by the result's type (``tvm_builtin_ptx_ld_global_acquire_int32``):
+    the 32 bits at a global address, loaded with acquire semantics at gpu scope."""
+    _ld_global_acquire_check(call)
+    fn = f"tvm_builtin_ptx_ld_global_acquire_{call.args[0].dtype}"
+    _value_helper(emit, fn, "unsigned", "r", "ld.global.acquire.gpu.b32 %0, [%1];",
+                  [("addr", ("unsigned long long", "l"))])
+    return fn
+
+
+def _emu_ld_global_acquire(call: Call, emit: Emit) -> str:
+    # the emulator's memory is coherent: a plain 32-bit load (the helper is not printed)
+    res, addr = call.args
+    _ld_global_acquire_check(call)
+    return f"({lvalue(emit, res, 'unsigned')} = *(const unsigned*){gaddr(emit, addr)})"
+
+
+def _ld_global_acquire_check(call: Call) -> None:
+    res = call.args[0]
+    dtype = res.dtype if isinstance(res, E.PrimExpr) else None
+    if dtype is None or dtype.bits != 32 or dtype.lanes != 1:
+        raise fail(call, f"ld_global_acquire loads 32 bits: res must be a 32-bit scalar, got {dtype}")
+
+
+@intrin("ptx.ld_global_acquire", "res, addr", min_arch=70, emulate=_emu_ld_global_acquire)
 def _ld_global_acquire(call: Call, emit: Emit) -> str:
     res, addr = call.args
-    return asm(
-        "ld.global.acquire.gpu.b32 %0, [%1];",
-        [f'"=r"({lvalue(emit, res, "unsigned")})'],
-        [f'"l"({gaddr(emit, addr)})'],
-    )
+    fn = _ld_global_acquire_helper(call, emit)
+    return f"({lvalue(emit, res, 'unsigned')} = {fn}({gaddr(emit, addr)}))"
 
 
 def _red_atom_operands(
@@ -264,7 +290,32 @@ def _red_atom(call: Call, emit: Emit, what: str) -> tuple[str, str, bool, str, A
     return ct, con, hint, mods, address, value, policy
 
 
-@intrin("ptx.red_scalar", _red_atom_operands, nargs=9)
+# what ``op`` makes of the old value ``o`` and the operand ``v`` (the emulator's read-modify-write)
+_RED_ATOM_OPS = {
+    "add": "o + v", "min": "(o < v ? o : v)", "max": "(o > v ? o : v)", "and": "o & v",
+    "or": "o | v", "xor": "o ^ v", "exch": "v", "inc": "(o >= v ? 0 : o + 1)",
+    "dec": "((o == 0 || o > v) ? v : o - 1)",
+}
+
+
+def _emu_red_atom(call: Call, emit: Emit) -> str:
+    """``red``/``atom`` on the emulator: one atomic read-modify-write of the element at the
+    address (``tvm_cuda_emu::atomic_update``), returning the old value. The lambda's names
+    start with ``tvm_``, which no kernel variable does (the code generator renames those)."""
+    ct = _t(call, 7)[0]
+    op = S(call, 6)
+    update = _RED_ATOM_OPS.get(op)
+    if update is None:
+        raise fail(call, f"the emulator has no {op!r} reduction (it runs "
+                         f"{', '.join(_RED_ATOM_OPS)})")
+    update = re.sub(r"\b([ov])\b", r"tvm_emu_\1", update)
+    at = _emu_addr(emit, call.args[0], S(call, 5), f"sizeof({ct})")
+    return (f"[&] {{ {ct} tvm_emu_v = ({ct})({emit(call.args[1])}); "
+            f"return tvm_cuda_emu::atomic_update(({ct}*){at}, "
+            f"[&]({ct} tvm_emu_o) {{ return ({ct})({update}); }}); }}()")
+
+
+@intrin("ptx.red_scalar", _red_atom_operands, nargs=9, emulate=_emu_red_atom)
 def _red_scalar(call: Call, emit: Emit) -> str:
     ct, con, hint, mods, address, value, policy = _red_atom(call, emit, "red")
     acon, _, aval = _addr(emit, address, S(call, 5))
@@ -274,7 +325,8 @@ def _red_scalar(call: Call, emit: Emit) -> str:
     return asm(f"red{mods} [%0], %1" + (", %2;" if hint else ";"), inputs=ins)
 
 
-@intrin("ptx.atom_scalar", _red_atom_operands, nargs=9, dtype=arg_str(7, _ATOM_RET))
+@intrin("ptx.atom_scalar", _red_atom_operands, nargs=9, dtype=arg_str(7, _ATOM_RET),
+        emulate=_emu_red_atom)
 def _atom_scalar(call: Call, emit: Emit) -> str:
     ct, con, hint, mods, address, value, policy = _red_atom(call, emit, "atom")
     fn = "tvm_ptx_atom_" + _mangle(mods)
@@ -438,21 +490,27 @@ def _emu_mapa(call: Call, emit: Emit) -> str:
 def _mapa(call: Call, emit: Emit) -> str:
     p, rank = call.args[:2]
     space, ptype = S(call, 2), S(call, 3)
-    if ptype == "u32":
-        src, c, ct = f"(unsigned)({emit(p)})", "r", "unsigned"
+    mods = _dot(space, ptype)
+    fn = "tvm_builtin_ptx_mapa_" + _mangle(space, ptype) if space else f"tvm_builtin_ptx_mapa_{ptype}"
+    if ptype == "u32":  # a 32-bit shared address in, one out
+        src = f"(unsigned)({emit(p)})"
         if isinstance(p, E.PrimExpr) and p.dtype.is_handle:
             src = f"(unsigned)__cvta_generic_to_shared((void*)({emit(p)}))"
-    else:
-        src, c, ct = gaddr(emit, p), "l", "unsigned long long"
-    fn = "tvm_ptx_mapa" + _mangle(_dot(space, ptype))
-    _value_helper(
-        emit,
-        fn,
-        ct,
-        c,
-        f"mapa{_dot(space, ptype)} %0, %1, %2;",
-        [("addr", (ct, c)), ("rank", ("unsigned", "r"))],
-    )
+        _value_helper(emit, fn, "unsigned", "r", f"mapa{mods} %0, %1, %2;",
+                      [("addr", ("unsigned", "r")), ("rank", ("unsigned", "r"))])
+    else:  # the seed's form: the pointer itself in (tvm_builtin_ptx_mapa_u64(A_smem, rank))
+        if isinstance(p, E.BufferLoad):
+            src = f"(&({emit(p)}))"
+        elif isinstance(p, E.PrimExpr) and p.dtype.is_handle:
+            src = emit(p)
+        else:
+            src = f"(const void*)({emit(p)})"
+        helper(emit, fn, (
+            f"__device__ __forceinline__ unsigned long long {fn}(const void* addr, unsigned rank) {{\n"
+            f"  unsigned long long v;\n"
+            f'  asm volatile("mapa{mods} %0, %1, %2;" : "=l"(v) : "l"((unsigned long long)addr), '
+            f'"r"(rank) : "memory");\n'
+            f"  return v;\n}}"))
     out = f"{fn}({src}, (unsigned)({emit(rank)}))"
     rt = call.dtype
     return out if rt.is_void else f"(({ctype(emit, rt)}){out})"

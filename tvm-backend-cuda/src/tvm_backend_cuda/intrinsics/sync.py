@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from tvm.ir.expr import Call
+from typing import Any
+
+from tvm.ir.expr import Call, PrimExpr
 
 from ._base import Emit, asm, bool_arg, fail, helper
 from ._base import str_arg as S
@@ -15,6 +17,14 @@ PROXY_ASYNC_SPACE = ("", "global", "shared::cta", "shared::cluster")
 CLUSTER_ARRIVE_SEM = ("", "release", "relaxed")
 
 
+def _int_operand(emit: Emit, a: Any) -> str:
+    """``a`` as a C ``int`` argument: an int32 value as printed, anything else cast."""
+    text = emit(a)
+    if isinstance(a, PrimExpr) and str(a.dtype) == "int32":
+        return text
+    return f"(int)({text})"
+
+
 def _named_barrier(instr: str) -> None:
     # a helper of the seed's name (tvm_builtin_ptx_bar_sync: its tests read the source for it)
     name = "tvm_builtin_ptx_" + instr.replace(".", "_")
@@ -23,8 +33,8 @@ def _named_barrier(instr: str) -> None:
               f"  {body};\n}}")
 
     def rule(call: Call, emit: Emit) -> str:
-        bid, count = (emit(a) for a in call.args)
-        return f"{helper(emit, name, source)}((int)({bid}), (int)({count}))"
+        bid, count = (_int_operand(emit, a) for a in call.args)
+        return f"{helper(emit, name, source)}({bid}, {count})"
 
     def emulate(call: Call, emit: Emit) -> str:
         bid, count = (emit(a) for a in call.args)

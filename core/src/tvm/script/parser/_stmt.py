@@ -31,7 +31,19 @@ from ._support import (
     _Stop,
     _thread_loop,
     _unsupported,
+    stored_value,
 )
+
+
+def _address_taken(name: str, stmts: list[ast.stmt]) -> bool:
+    """Whether ``T.address_of(name)`` appears in ``stmts``."""
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "address_of" and n.args
+                    and isinstance(n.args[0], ast.Name) and n.args[0].id == name):
+                return True
+    return False
 
 
 class StmtParser(ParserBase):
@@ -197,6 +209,10 @@ class StmtParser(ParserBase):
         if not isinstance(cond, E.PrimExpr):  # a Python value: choose the branch now
             chosen = node.body if cond else node.orelse
             return self.block(chosen) if chosen else None
+        if cond.dtype.lanes == 1 and cond.dtype.is_integer:
+            # `if T.ptx.elect_sync():` (a uint32): an integer is true when non-zero, as in Python
+            # and C. (A while loop's condition must still be a comparison: docs/decisions.md.)
+            cond = E.NE(cond, E.const(0, cond.dtype))
         then = self.block(node.body)
         other = self.block(node.orelse) if node.orelse else None
         return S.IfThenElse(cond, then, other)
@@ -265,7 +281,7 @@ class StmtParser(ParserBase):
         if not isinstance(load, E.BufferLoad):
             raise self._region_error(load, target)
         value = _BINOPS[type(node.op)](load, self.eval(node.value))
-        return S.BufferStore(load.buffer, value, load.indices)
+        return S.BufferStore(load.buffer, stored_value(load.buffer, value), load.indices)
 
     def _s_AnnAssign(self, node: ast.AnnAssign, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         if not isinstance(node.target, ast.Name):
@@ -295,6 +311,11 @@ class StmtParser(ParserBase):
                                             "e.g. `x: T.int32 = ...`")
         dtype = DataType(str(ann))
         if node.value is None:
+            if _address_taken(node.target.id, stmts[i + 1:]):
+                # `d: T.uint64` then T.address_of(d) (an intrinsic fills it through the
+                # pointer): the value lives in memory, a local scalar
+                spec = _T.local_scalar(str(dtype))
+                return self._scalar_def(node, spec.make(node.target.id), spec)
             self.bind(node.target.id, E.Var(node.target.id, dtype))
             return None
         value = self._operand(node.value)
@@ -432,7 +453,7 @@ class StmtParser(ParserBase):
                         if got == 1 else "")
                 raise self.err(value_node, f"{ast.unparse(target)} stores {lanes} lanes but the "
                                            f"value has {got}{hint}")
-        return S.BufferStore(buf, value, load.indices)
+        return S.BufferStore(buf, stored_value(buf, value), load.indices)
 
     def _view_def(self, target: ast.expr, view: Buffer) -> S.Stmt:
         if not isinstance(target, ast.Name):
@@ -469,7 +490,7 @@ class StmtParser(ParserBase):
         self.buffer_map[handle] = buf
         return None
 
-    def _scalar_def(self, node: ast.Assign, buf: Buffer, spec: _T.BufferSpec) -> S.Stmt:
+    def _scalar_def(self, node: ast.stmt, buf: Buffer, spec: _T.BufferSpec) -> S.Stmt:
         """``x = T.local_scalar(...)`` / ``T.shared_scalar`` / ``T.decl_scalar``: the 0-d
         buffer, with ``x`` bound to its element (a :class:`ScalarCell`)."""
         span = self.src.span(node)

@@ -213,6 +213,16 @@ class ParserBase:
 _MAX_HELPER_DEPTH = 32
 
 
+def stored_value(buf: Buffer, value: Any) -> Any:
+    """``value`` as ``buf[...] = value`` stores it: a value of another element type is cast to
+    the buffer's (``reg[i] = tx * 8`` into a float16 buffer stores ``T.float16(tx * 8)``), as
+    the script's assignment converts; lanes are kept. IR built directly is not converted: the
+    verifier rejects a mismatched store there."""
+    if isinstance(value, E.PrimExpr) and value.dtype.element_of() != buf.dtype.element_of():
+        return E.Cast(buf.dtype.element_of().with_lanes(value.dtype.lanes), value)
+    return value
+
+
 class ScalarCell:
     """A script name bound by ``T.local_scalar`` / ``T.shared_scalar`` / ``T.alloc_scalar`` /
     ``T.decl_scalar``: the one element of a 0-d buffer. Read, it is the load ``x[()]``;
@@ -229,7 +239,7 @@ class ScalarCell:
         return E.BufferLoad(self.buffer, [])
 
     def store(self, value: Any) -> S.BufferStore:
-        return S.BufferStore(self.buffer, value, [])
+        return S.BufferStore(self.buffer, stored_value(self.buffer, value), [])
 
     def attribute(self, name: str) -> Any:
         return self.buffer.data if name == "data" else self.buffer

@@ -324,6 +324,15 @@ def _launch_params(func_name: str, body: S.Stmt) -> LaunchParams:
     one = E.IntImm("int32", 1)
     grid = [extents.get(f"blockIdx.{a}", one) for a in _AXES]
     block = [extents.get(f"threadIdx.{a}", one) for a in _AXES]
+    for a in _AXES:  # the seed's `for c in T.thread_binding(n, thread="clusterCtaIdx.x")`
+        size = extents.get(f"clusterCtaIdx.{a}")
+        if size is None:
+            continue
+        old = cluster.get(f"blockIdx.{a}")
+        if old is not None and not ana.can_prove_equal(old, size):
+            raise ValueError(f"function {func_name}: clusterCtaIdx.{a} has extent {size} but "
+                             f"the clusters are {old} CTAs along {a}")
+        cluster[f"blockIdx.{a}"] = size
     clus = [cluster.get(f"blockIdx.{a}", one) for a in _AXES]
     _, smem = dyn_smem_layout(body)
     return LaunchParams(grid, block, clus, smem)
