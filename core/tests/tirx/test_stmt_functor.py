@@ -153,3 +153,18 @@ def test_tile_primitive_call_takes_the_seed_constructor_form():
         TilePrimitiveCall("tirx.tile.fill")
     with pytest.raises(TypeError, match="positionally or as args=, not both"):
         TilePrimitiveCall(A[0:4], op="tirx.tile.fill", args=[A[0:4], 1.0])
+
+
+def test_seed_op_attributes_and_scope_names():
+    from tvm.ir import Op, TilePrimitiveCall
+    from tvm.tirx.exec_scope import ExecScope
+
+    assert Op.get("tirx.ptx.elect_sync").get_attr("TIRxOpCategory") == "device_intrin"
+    assert Op.get("tirx.ptx.elect_sync").get_attr("TDeviceIntrinsicNamespace") == "ptx"
+    assert Op.get("tirx.tile.copy").get_attr("TIRxOpCategory") == "tile_primitive"
+    assert Op.get("tirx.tile.copy").get_attr("TDeviceIntrinsicNamespace") is None
+    assert "tirx.tile.copy" in Op.list_op_names()
+    A = tvm.ir.decl_buffer((4,), "float32", "A")
+    call = TilePrimitiveCall("tirx.tile.fill", [A[0:4], 1.0], scope="warpgroup")
+    assert isinstance(call.scope, ExecScope) and call.scope.name == "warpgroup"
+    assert call.scope == "warpgroup" and call.scope.kind == 4

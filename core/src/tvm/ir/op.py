@@ -149,12 +149,24 @@ class Op:
         return _lookup(name) is not None
 
     @staticmethod
+    def list_op_names() -> list[str]:
+        """The names of every registered op (the seed's name)."""
+        _ensure_core_ops()
+        return list(OP_REGISTRY)
+
+    @staticmethod
     def list(prefix: str = "") -> list[Op]:
         _ensure_core_ops()
         return [op for key, op in OP_REGISTRY.items() if key.startswith(prefix)]
 
     # -- attributes ------------------------------------------------------------------------
     def get_attr(self, key: str, default: Any = None) -> Any:
+        """An attribute; the seed's ``TIRxOpCategory`` and ``TDeviceIntrinsicNamespace`` read
+        the op's ``category`` and (device intrinsics') ``namespace``."""
+        if key == "TIRxOpCategory":
+            return self.category.value
+        if key == "TDeviceIntrinsicNamespace":
+            return self.namespace if self.category is OpCategory.DEVICE_INTRIN else default
         return self.attrs.get(key, default)
 
     def set_attr(self, key: str, value: Any) -> None:

@@ -14,7 +14,7 @@ from .span import Span
 
 __all__ = [
     "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
-    "Evaluate", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
+    "Evaluate", "ExecScope", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
     "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "resolve_scope_ids", "seq",
 ]
 
@@ -281,6 +281,31 @@ def _from_siblings(kind: str, known: dict[str, list[PrimExpr]]) -> PrimExpr | No
 EXEC_SCOPES = ("thread", "warp", "warpgroup", "cta", "cluster")
 
 
+# The seed's numbering (its ScopeKind enum): the scope's ``kind``.
+_KIND = {"cluster": 2, "cta": 3, "warpgroup": 4, "warp": 5, "thread": 6}
+
+
+class ExecScope(str):
+    """One of ``cluster``, ``cta``, ``warpgroup``, ``warp``, ``thread``."""
+
+    def __new__(cls, name: str) -> ExecScope:
+        if name not in _KIND:
+            raise ValueError(f"Unknown scope kind name {name!r}; expected one of "
+                             f"{', '.join(EXEC_SCOPES)}")
+        return super().__new__(cls, name)
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    @property
+    def kind(self) -> int:
+        return _KIND[str(self)]
+
+    def __repr__(self) -> str:
+        return f"ExecScope({str(self)!r})"
+
+
 class TilePrimitiveCall(Stmt):
     """A call of a tile primitive (``tirx.tile.<op>``) at one execution scope.
 
@@ -312,7 +337,7 @@ class TilePrimitiveCall(Stmt):
         self.op = Op.get(op) if isinstance(op, str) else op
         self.args = [a if isinstance(a, (Buffer, BufferRegion, PrimExpr, Node)) or a is None
                      else _const_arg(a) for a in args]
-        self.scope = scope
+        self.scope = ExecScope(scope)
         self.dispatch = dispatch
         self.workspace = dict(workspace or {})
         self.config = dict(config or {})
