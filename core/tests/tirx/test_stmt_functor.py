@@ -168,3 +168,13 @@ def test_seed_op_attributes_and_scope_names():
     call = TilePrimitiveCall("tirx.tile.fill", [A[0:4], 1.0], scope="warpgroup")
     assert isinstance(call.scope, ExecScope) and call.scope.name == "warpgroup"
     assert call.scope == "warpgroup" and call.scope.kind == 4
+
+
+def test_script_namespaces_on_the_seed_builder_and_parser_paths():
+    from tvm.script import tirx as T
+    from tvm.tirx.script import builder, parser
+    from tvm.tirx.script.builder import ir
+
+    assert parser.cuda is builder.cuda is ir.cuda is T.cuda
+    with pytest.raises(AttributeError, match="module 'tvm.tirx.script.parser' has no attribute"):
+        parser.no_such_namespace  # noqa: B018

@@ -12,8 +12,14 @@ from ....script.namespace import NAMESPACES, register_script_namespace
 __all__ = ["register_script_namespace"]
 
 
-def __getattr__(name: str) -> Any:
+def namespace_attribute(module: str, name: str) -> Any:
+    """The script namespace ``name`` (``cuda``, ``ptx``, ...), as an attribute of ``module``
+    (the seed's builder and parser modules all show them)."""
     ns = NAMESPACES.get(name)
     if ns is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
     return ns
+
+
+def __getattr__(name: str) -> Any:
+    return namespace_attribute(__name__, name)
