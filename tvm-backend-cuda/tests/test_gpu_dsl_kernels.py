@@ -393,9 +393,10 @@ def test_kernel_for_an_arch_without_the_instruction_fails_naming_it(
 
 
 def test_wgmma_descriptor_fields() -> None:
-    """The no-swizzle descriptors: LBO 128 B (next core matrix along K), SBO (K/8) * 128 B."""
+    """The no-swizzle descriptors: LBO 128 B (next core matrix along K), SBO (K/8) * 128 B, in
+    the 16-byte units the encode takes (8 and 32)."""
     src = tvm.compile(wgmma_tile(), target={"kind": "cuda", "arch": "sm_90a"}).inspect_source()
-    assert src.count("(unsigned)(128), (unsigned)(512), (int)(0))") == 4  # A and B, 2 k-steps
+    assert src.count("(unsigned)(8), (unsigned)(32), (int)(0))") == 4  # A and B, 2 k-steps
 
 
 # -- GPU: run and compare with numpy ---------------------------------------------------------------
