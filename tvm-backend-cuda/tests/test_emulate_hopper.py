@@ -324,8 +324,8 @@ def _wgmma_reading(order: str, out: str, k: int = 32) -> Any:
         T.cuda.cta_sync()
         T.ptx.wgmma.fence()
         for kk in T.unroll(k // 16):
-            T.ptx.wgmma.encode_matrix_descriptor(desc[0], As[kk * 128], 128, kc * 128, 0)
-            T.ptx.wgmma.encode_matrix_descriptor(desc[1], Bs[kk * 128], 128, kc * 128, 0)
+            T.ptx.wgmma.encode_matrix_descriptor(desc[0], As[kk * 128], 8, kc * 8, 0)
+            T.ptx.wgmma.encode_matrix_descriptor(desc[1], Bs[kk * 128], 8, kc * 8, 0)
             T.ptx.wgmma.mma_async.ss(desc[0], desc[1], acc[0], acc[1], acc[2], acc[3],
                                      M=64, N=8, K=16, in_dtype="f16", out_dtype="f32",
                                      transA=False, transB=False, scaleA=1.0, scaleB=1.0,

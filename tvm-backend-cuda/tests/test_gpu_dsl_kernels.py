@@ -212,8 +212,8 @@ def wgmma_tile(k: int = 32) -> Any:
         T.cuda.cta_sync()
         T.ptx.wgmma.fence()
         for kk in T.unroll(k // 16):
-            T.ptx.wgmma.encode_matrix_descriptor(desc[0], As[kk * 128], 128, kc * 128, 0)
-            T.ptx.wgmma.encode_matrix_descriptor(desc[1], Bs[kk * 128], 128, kc * 128, 0)
+            T.ptx.wgmma.encode_matrix_descriptor(desc[0], As[kk * 128], 8, kc * 8, 0)
+            T.ptx.wgmma.encode_matrix_descriptor(desc[1], Bs[kk * 128], 8, kc * 8, 0)
             T.ptx.wgmma.mma_async.ss(desc[0], desc[1], acc[0], acc[1], acc[2], acc[3],
                                      M=64, N=8, K=16, in_dtype="f16", out_dtype="f32",
                                      transA=False, transB=False, scaleA=1.0, scaleB=1.0,
@@ -393,9 +393,10 @@ def test_kernel_for_an_arch_without_the_instruction_fails_naming_it(
 
 
 def test_wgmma_descriptor_fields() -> None:
-    """The no-swizzle descriptors: LBO 128 B (next core matrix along K), SBO (K/8) * 128 B."""
+    """The no-swizzle descriptors: LBO 128 B (next core matrix along K), SBO (K/8) * 128 B, in
+    the 16-byte units the encode takes (8 and 32)."""
     src = tvm.compile(wgmma_tile(), target={"kind": "cuda", "arch": "sm_90a"}).inspect_source()
-    assert src.count("(unsigned)(128), (unsigned)(512), (int)(0))") == 4  # A and B, 2 k-steps
+    assert src.count("(unsigned)(8), (unsigned)(32), (int)(0))") == 4  # A and B, 2 k-steps
 
 
 # -- GPU: run and compare with numpy ---------------------------------------------------------------

@@ -55,7 +55,7 @@ def test_golden_simple_statements(cuda_ns: None) -> None:
     )
     # named barriers call a helper of the seed's name (issue 28), which holds the asm
     text, helpers, _ = render(T.ptx.bar.sync(1, 128))
-    assert text == "tvm_builtin_ptx_bar_sync((int)(1), (int)(128))"
+    assert text == "tvm_builtin_ptx_bar_sync(1, 128)"
     assert 'asm volatile("bar.sync %0, %1;" : : "r"(name_bar_id), "r"(thread_count) : "memory")' \
         in helpers["tvm_builtin_ptx_bar_sync"]
     assert render(T.cuda.__shfl_xor_sync(u, x, 16, 32))[0] == "__shfl_xor_sync(u, x, 16, 32)"
@@ -597,9 +597,13 @@ def _kernel(calls: list[Call], arch: int, extra_prelude: str = "") -> str:
             lines.append(f"  {text};")
         else:
             lines.append(f"  sink += (unsigned long long)({text});")
+    from tvm_backend_cuda.codegen import FIXED_WIDTH_INT_TYPEDEFS, uses_undeclared_int_types
+
     includes = "".join(f"#include <{h}>\n" for h in emit.ctx.headers)
     helpers = "\n".join(emit.ctx.helpers.values())
     body = _KERNEL.replace("BODY", "\n".join(lines))
+    if uses_undeclared_int_types(helpers, list(emit.ctx.headers)):  # as the code generator
+        includes += FIXED_WIDTH_INT_TYPEDEFS + "\n"
     return f"{includes}{extra_prelude}{_PRELUDE}{helpers}\n{body}"
 
 

@@ -252,13 +252,14 @@ def test_a_declared_scalar_whose_address_is_taken_lives_in_memory() -> None:
         tx = T.thread_id([128])
         S = T.alloc_buffer((8, 64), "float16", scope="shared", align=1024)
         d: T.uint64
-        T.ptx.wgmma.encode_matrix_descriptor(T.address_of(d), S.data, 16, 1024, 3)  # noqa: F821
+        T.ptx.wgmma.encode_matrix_descriptor(T.address_of(d), S.data, 1, 64, 3)  # noqa: F821
         if tx == 0:
             A[0] = d  # noqa: F821
 
     a = np.zeros(1, "uint64")
     _emulated(k)(a)
-    # leading 16 and stride 1024 bytes (>> 4) at bits 16 and 32, the 128B swizzle at bit 62
+    # leading 16 and stride 1024 bytes (in 16-byte units: the seed's ldo=1, sdo=64) at bits 16
+    # and 32, the 128B swizzle at bit 62
     assert int(a[0]) >> 16 == (1 | 64 << 16 | 1 << 46)
 
 

@@ -28,6 +28,7 @@ def _kernel(warp_size: int):
         T.tvm_storage_sync("shared")
         B[tx] = T.tvm_warp_shuffle_down(T.uint64(0xFFFFFFFFFFFFFFFF), S[tx], 1, 64, warp_size)
         T.tvm_storage_sync("warp")
+        A[tx] = T.tvm_warp_shuffle_xor(T.uint64(0xFFFFFFFFFFFFFFFF), B[tx], 5, 64, warp_size)
 
     return rotate
 
@@ -36,6 +37,7 @@ def test_barriers_and_shuffles_in_hip() -> None:
     src = _hip(_kernel(64))
     assert "__syncthreads();" in src and "__builtin_amdgcn_wave_barrier();" in src
     assert "B[tx] = __shfl_down(S[tx], 1, 64);" in src
+    assert "A[tx] = __shfl_xor(B[tx], 5, 64);" in src
 
 
 def test_a_shuffle_of_another_width_than_the_wavefront_is_refused() -> None:

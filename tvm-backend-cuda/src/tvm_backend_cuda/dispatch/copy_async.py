@@ -419,10 +419,10 @@ def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
         idx = [r.min for r in src.region]
         idx[-1] = fold_add(idx[-1], ir.const(j * 32 // eb, "int32"))
         addr = ir.BufferLoad(src.buffer, idx)
-        # leading byte offset: to the next core matrix along K (128 rows x 16 bytes further);
-        # stride byte offset: to the next 8-row group (8 x 16 bytes)
+        # leading offset: to the next core matrix along K (128 rows x 16 bytes further);
+        # stride offset: to the next 8-row group (8 x 16 bytes); both in 16-byte units
         stmts.append(ir.Evaluate(_op.ptx_tcgen05_encode_matrix_descriptor(
-            ir.BufferLoad(desc, [ir.const(0, "int32")]), addr, 128 * 16, 8 * 16, 0)))
+            ir.BufferLoad(desc, [ir.const(0, "int32")]), addr, 128, 8, 0)))
         stmts.append(ir.Evaluate(_op.ptx_tcgen05_cp(
             base, ir.BufferLoad(desc, [ir.const(0, "int32")]), shape="128x256b", col=j * 8)))
     del per_row

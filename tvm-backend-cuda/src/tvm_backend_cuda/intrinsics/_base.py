@@ -214,19 +214,20 @@ def matrix_descriptor_rule(
     helper_name: str, what: str, layout_doc: str, decl: str, bits: str
 ) -> Rule:
     """The rule of an ``encode_matrix_descriptor(desc, addr, ldo, sdo, swizzle)``: a helper packs
-    the start address and the leading/stride byte offsets (each ``>> 4``) at bits 0, 16 and 32,
-    ORed with ``bits`` (the layout from ``swizzle``, after the C declaration ``decl``;
+    the start address (``>> 4``) and the leading/stride offsets, given in 16-byte units as the
+    seed takes them (``ldo=1, sdo=64``: 16 and 1024 bytes), at bits 0, 16 and 32, ORed with
+    ``bits`` (the layout from ``swizzle``, after the C declaration ``decl``;
     ``layout_doc`` says where the bits go)."""
     head = f"__device__ __forceinline__ unsigned long long {helper_name}("
     source = (
-        f"// {what}: start address, leading and stride byte offsets (>> 4),\n"
+        f"// {what}: start address (>> 4), leading and stride offsets in 16-byte units,\n"
         f"// {layout_doc}.\n"
         f"{head}unsigned addr, unsigned ldo,\n"
         f"{' ' * len(head)}unsigned sdo, int swizzle) {{\n"
         f"  {decl}\n"
         "  return (unsigned long long)((addr & 0x3FFFFu) >> 4)\n"
-        "         | ((unsigned long long)((ldo & 0x3FFFFu) >> 4) << 16)\n"
-        f"         | ((unsigned long long)((sdo & 0x3FFFFu) >> 4) << 32) | {bits};\n"
+        "         | ((unsigned long long)(ldo & 0x3FFFu) << 16)\n"
+        f"         | ((unsigned long long)(sdo & 0x3FFFu) << 32) | {bits};\n"
         "}"
     )
 

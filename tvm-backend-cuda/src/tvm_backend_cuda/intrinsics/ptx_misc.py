@@ -240,11 +240,25 @@ _ld_ordered("acquire", "addr, return_type, ptx_type, *, scope='gpu', space='glob
 _ld_ordered("volatile", "addr, return_type, ptx_type, *, space='global'", 3)
 
 
+def _ld_global_acquire_type(call: Call) -> str:
+    """The type that names the helper: ``res``'s (a 32-bit value, or what a pointer ``res``
+    points to), else ``b32``; anything not 32 bits wide is an error."""
+    res = call.args[0]
+    dtype = res.dtype if isinstance(res, E.PrimExpr) else None
+    if dtype is not None and dtype.is_handle:
+        dtype = getattr(res, "ptr_dtype", None)
+        if dtype is None:
+            return "b32"
+    if dtype is None or dtype.bits != 32 or dtype.lanes != 1:
+        raise fail(call, f"ld_global_acquire loads 32 bits: res must be a 32-bit scalar or a "
+                         f"pointer to one, got {dtype}")
+    return str(dtype)
+
+
 def _ld_global_acquire_helper(call: Call, emit: Emit) -> str:
     """The seed's helper, named by the result's type (``tvm_builtin_ptx_ld_global_acquire_int32``):
     the 32 bits at a global address, loaded with acquire semantics at gpu scope."""
-    _ld_global_acquire_check(call)
-    fn = f"tvm_builtin_ptx_ld_global_acquire_{call.args[0].dtype}"
+    fn = f"tvm_builtin_ptx_ld_global_acquire_{_ld_global_acquire_type(call)}"
     _value_helper(emit, fn, "unsigned", "r", "ld.global.acquire.gpu.b32 %0, [%1];",
                   [("addr", ("unsigned long long", "l"))])
     return fn
@@ -253,15 +267,8 @@ def _ld_global_acquire_helper(call: Call, emit: Emit) -> str:
 def _emu_ld_global_acquire(call: Call, emit: Emit) -> str:
     # the emulator's memory is coherent: a plain 32-bit load (the helper is not printed)
     res, addr = call.args
-    _ld_global_acquire_check(call)
+    _ld_global_acquire_type(call)
     return f"({lvalue(emit, res, 'unsigned')} = *(const unsigned*){gaddr(emit, addr)})"
-
-
-def _ld_global_acquire_check(call: Call) -> None:
-    res = call.args[0]
-    dtype = res.dtype if isinstance(res, E.PrimExpr) else None
-    if dtype is None or dtype.bits != 32 or dtype.lanes != 1:
-        raise fail(call, f"ld_global_acquire loads 32 bits: res must be a 32-bit scalar, got {dtype}")
 
 
 @intrin("ptx.ld_global_acquire", "res, addr", min_arch=70, emulate=_emu_ld_global_acquire)
