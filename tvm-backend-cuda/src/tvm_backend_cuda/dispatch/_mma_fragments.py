@@ -189,9 +189,9 @@ def gemm_fragments(x: dict[str, Any], ta: bool, tb: bool, sctx: DispatchContext,
         fail(f"dtypes A={in_dt}, B={b_dt}, C={c_dt}, D={d_dt}: the register mma.sync is "
              "generated for float16 x float16 or bfloat16 x bfloat16 with float32 C and D only")
     if alpha != 1.0:
-        fail(f"alpha is {x['alpha']}; mma.sync has no scale, only alpha = 1 is generated")
+        fail(f"alpha is {alpha}; mma.sync has no scale, only alpha = 1 is generated")
     if use_c and beta != 1.0:
-        fail(f"beta is {x['beta']}; mma.sync accumulates 1 * C, only beta = 0 or 1 is generated")
+        fail(f"beta is {beta}; mma.sync accumulates 1 * C, only beta = 0 or 1 is generated")
     am, ak = (int(s) for s in a.buf.shape)  # type: ignore[call-overload]
     bk, bn = (int(s) for s in b.buf.shape)  # type: ignore[call-overload]
     M, K = (ak, am) if ta else (am, ak)
