@@ -1,5 +1,5 @@
 """A tiled f16 GEMM on the tensor cores, written with tile primitives: ``Tx.cta.gemm`` lowered by
-the CUDA backend's ``mma.m16n8k16`` variant (ldmatrix + mma.sync).
+the CUDA backend's ``mma.m16n8k*`` variant (ldmatrix + mma.sync).
 
     C (f32, [m, n]) = A (f16/bf16, [m, k]) @ B (f16/bf16, [k, n])
 

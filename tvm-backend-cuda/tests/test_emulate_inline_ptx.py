@@ -48,13 +48,24 @@ def test_wgmma_with_its_scale_predicate() -> None:
             "(unsigned long long)((da)), (unsigned long long)((db)), *(float*)&(d0)") in out
 
 
+def test_mma_k8_is_translated() -> None:
+    # m16n8k8 reads a0, a1 and b0 only: the emulator's m16n8k<In, 8> gets zeros for the rest
+    out = translate('asm("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, '
+                    '{%4,%5}, {%6}, {%7,%8,%9,%10};" : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3) : '
+                    '"r"(a0), "r"(a1), "r"(b0), "f"(c0), "f"(c1), "f"(c2), "f"(c3));')
+    assert "mma_m16n8k<__nv_bfloat16, 8>((float*)&(d0), (float*)&(d1), (float*)&(d2), " \
+        "(float*)&(d3), (unsigned)((a0)), (unsigned)((a1)), 0u, 0u, (unsigned)((b0)), 0u, " \
+        "(float)((c0))" in out
+
+
 @pytest.mark.parametrize("asm, what", [
     ('asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;" '
      ':: "r"(a));', "`tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32`"),
     ('asm("mov.u32 %0, %%smid;" : "=r"(s));', "special register %smid"),
-    ('asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, '
-     '{%0,%1,%2,%3};" : "+f"(a), "+f"(b), "+f"(c), "+f"(d) : "r"(e), "r"(f), "r"(g));',
-     "mma.sync.aligned.m16n8k8"),
+    ('asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, '
+     '{%8,%9}, {%0,%1,%2,%3};" : "+f"(a), "+f"(b), "+f"(c), "+f"(d) : "r"(e), "r"(f), "r"(g), '
+     '"r"(h), "r"(i), "r"(j));',
+     "mma.sync.aligned.m16n8k8.row.col.f32.tf32"),
 ])
 def test_what_is_not_modelled_is_named(asm: str, what: str) -> None:
     with pytest.raises(NotModelledError) as info:

@@ -1,4 +1,4 @@
-"""The CUDA ``gemm`` variant ``mma.m16n8k16`` (ldmatrix + mma.sync on the tensor cores).
+"""The CUDA ``gemm`` variant ``mma.m16n8k*`` (ldmatrix + mma.sync on the tensor cores).
 
 - chosen for warp- and CTA-scope ``Tx.gemm`` on f16/bf16 shared operands (the generated source
   holds ``mma.sync.aligned.m16n8k16`` and the right ``ldmatrix`` forms), compiled by NVRTC for
@@ -62,6 +62,14 @@ from matmul_mma import matmul_mma_kernel  # noqa: E402
 SM80 = {"kind": "cuda", "arch": "sm_80"}
 MMA_F16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
 MMA_BF16 = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+
+
+def _mma_issues(src: str, mnemonic: str) -> int:
+    """How many times the kernel issues ``mnemonic``: the instruction sits once in its
+    ``__device__`` helper (``ptx_mma_m16n8k16_row_col_...``), called once per issue."""
+    assert src.count(mnemonic) == 1
+    name = "ptx_mma_" + mnemonic.removeprefix("mma.sync.aligned.").replace(".", "_") + "("
+    return src.count(name) - 1
 
 
 # -- kernels ---------------------------------------------------------------------------------------
@@ -399,7 +407,7 @@ def test_warp_gemm_compiles_with_mma(arch: str, ta: bool, tb: bool, x4: str, x4_
     assert ex.arch == arch and ex.cubin[:4] == b"\x7fELF"
     src = ex.inspect_source()
     # 2 m-tiles x 2 n-tiles per k step, 2 k steps in a loop
-    assert src.count(MMA_F16) == 4
+    assert _mma_issues(src, MMA_F16) == 4
     assert x4 in src and x4_b in src
 
 
@@ -409,7 +417,7 @@ def test_cta_gemm_bf16_odd_n_tiles_uses_x2(arch: str) -> None:
     target = {"kind": "cuda", "arch": arch}
     assert _trace(func, target) == [("tirx.tile.gemm", "cta", VARIANT)]
     src = tvm.compile(func, target=target).inspect_source()
-    assert src.count(MMA_BF16) == 3  # 4 warps x (1 m-tile x 3 n-tiles): 16x24 each
+    assert _mma_issues(src, MMA_BF16) == 3  # 4 warps x (1 m-tile x 3 n-tiles): 16x24 each
     assert "ldmatrix.sync.aligned.m8n8.x2.shared.b16" in src
     assert "const int mma_warp = (tx / 32);" in src
     assert src.count("__syncthreads()") >= 4  # after each copy, and after the gemm (shared D)
@@ -426,7 +434,7 @@ def test_register_accumulator_gemm_compiles(arch: str, warps_m: int, warps_n: in
     src = tvm.compile(func, target=target).inspect_source()
     assert MMA_F16 in src
     assert "mma_acc" not in src  # accumulates in D's own registers
-    assert "\"=f\"((*(float*)(&(D[0]))))" in src
+    assert "ptx_mma_m16n8k16_row_col_f32_f16_f16_f32((*(float*)(&(D[0]))), " in src
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
@@ -437,7 +445,7 @@ def test_example_tiled_matmul_compiles(arch: str) -> None:
     ex = tvm.compile(func, target=target)
     src = ex.inspect_source()
     # a 64x64 warp tile: 4 x 8 mma per 16-wide k step, 2 k steps per 32-wide K tile
-    assert src.count(MMA_F16) == 32
+    assert _mma_issues(src, MMA_F16) == 32
     assert src.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4
     assert src.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 4
     assert "float D[128]" in src

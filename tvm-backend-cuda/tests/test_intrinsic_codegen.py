@@ -77,9 +77,16 @@ def test_golden_ldmatrix_mma_cp_async(cuda_ns: None) -> None:
     mma = T.ptx.mma(
         "m16n8k16", "row", "col", "fp32", "fp16", "fp16", "fp32", [d] * 4, [r] * 4, [r] * 2, [d] * 4
     )
-    assert render(mma)[0].startswith(
-        'asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, '
-        '{%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"((*(float*)(d)))'
+    # one __device__ helper per instruction form holds the PTX; D's registers by reference
+    text, helpers, _ = render(mma)
+    name = "ptx_mma_m16n8k16_row_col_f32_f16_f16_f32"
+    assert text.startswith(f"{name}((*(float*)(d)), ")
+    assert helpers[name].startswith(
+        f"__device__ __forceinline__ void {name}(float &d0, float &d1, float &d2, float &d3, "
+        "unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, "
+        "float c1, float c2, float c3) {\n"
+        '  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, '
+        '{%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};" : "=f"(d0)'
     )
     assert render(T.ptx.cp_async(sh, gl, 16))[0] == (
         'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : '

@@ -260,16 +260,18 @@ def _ldmatrix(ops: _Ops, opcode: str) -> str:
 
 
 def _mma(ops: _Ops, opcode: str) -> str:
-    m = re.fullmatch(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(f16|bf16)\.(f16|bf16)\.f32",
-                     opcode)
-    if m is None or m.group(1) != m.group(2) or len(ops) != 4:
+    m = re.fullmatch(
+        r"mma\.sync\.aligned\.m16n8k(16|8)\.row\.col\.f32\.(f16|bf16)\.(f16|bf16)\.f32", opcode)
+    if m is None or m.group(2) != m.group(3) or len(ops) != 4:
         raise ops.stmt.fail(f"`{ops.ins}`")
+    k = int(m.group(1))
     d, a, b, c = (ops.vector(i) for i in range(4))
-    if (len(d), len(a), len(b), len(c)) != (4, 4, 2, 4):
+    if (len(d), len(a), len(b), len(c)) != (4, k // 4, k // 8, 4):
         raise ops.stmt.fail(f"`{ops.ins}`")
-    args = [f"(float*)&{x}" for x in d] + [f"(unsigned)({x})" for x in a + b] + \
-        [f"(float)({x})" for x in c]
-    return f"{_EMU}mma_m16n8k16<{_MMA_IN[m.group(1)]}>({', '.join(args)})"
+    pad_a, pad_b = ["0u"] * (4 - len(a)), ["0u"] * (2 - len(b))
+    args = [f"(float*)&{x}" for x in d] + [f"(unsigned)({x})" for x in a] + pad_a + \
+        [f"(unsigned)({x})" for x in b] + pad_b + [f"(float)({x})" for x in c]
+    return f"{_EMU}mma_m16n8k<{_MMA_IN[m.group(2)]}, {k}>({', '.join(args)})"
 
 
 def _mbarrier(ops: _Ops, opcode: str) -> str:

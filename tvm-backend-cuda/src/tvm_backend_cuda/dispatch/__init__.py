@@ -6,8 +6,8 @@ registration transaction, so everything registered here is owned by ``tvm-backen
 - :mod:`.barriers`: the barrier of every multi-thread scope (warp, warpgroup, cta, cluster), so
   core's generic fallback works at those scopes on CUDA;
 - :mod:`.reduction`: ``sum``/``max``/``min`` through warp shuffles (variant ``warp_shuffle``);
-- :mod:`.gemm_mma`: ``gemm`` on the tensor cores, ``ldmatrix`` + ``mma.sync.m16n8k16``
-  (variant ``mma.m16n8k16``, sm_80+);
+- :mod:`.gemm_mma`: ``gemm`` on the tensor cores, ``mma.sync.m16n8k16/k8`` on register fragments or after ``ldmatrix``
+  (variant ``mma.m16n8k*``, sm_80+);
 - :mod:`.copy`: ``copy``/``cast`` variants ``reg``, ``gmem_smem``, ``ldstmatrix``;
 - :mod:`.copy_async`: ``tma``, ``ldgsts``, ``dsmem``, ``smem->tmem``, ``tmem<->local``;
 - :mod:`.elementwise`: unary/binary/``fma``/fill variants ``reg`` and ``smem``;

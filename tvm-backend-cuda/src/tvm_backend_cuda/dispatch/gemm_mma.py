@@ -1,7 +1,15 @@
-"""``gemm`` on the tensor cores: ``ldmatrix`` + ``mma.sync.aligned.m16n8k16`` (sm_80+).
+"""``gemm`` on the tensor cores: ``mma.sync.aligned.m16n8k16`` / ``m16n8k8`` (sm_80+).
 
-Variant ``mma.m16n8k16`` (priority 10, above core's ``fallback`` at -100) for
+Variant ``mma.m16n8k*`` (priority 10, above core's ``fallback`` at -100) for
 ``Tx.warp.gemm`` and ``Tx.cta.gemm``: ``D = op(A) @ op(B)`` (``+ C`` with ``beta == 1``), alpha 1.
+Two operand forms:
+
+- register fragments: A, B, C and D ``local`` buffers laid out over the warp's lanes as PTX's
+  m16n8 fragments, any tiling (``m16n8k16``, or ``m16n8k8`` when 16 does not divide K): the mma
+  runs straight on the registers, see :mod:`._mma_fragments`;
+- A and B in shared memory, read with ``ldmatrix`` (below).
+
+The shared-memory form:
 
 - A and B: ``float16`` or ``bfloat16`` (the same type), plain row-major 2-D regions of ``shared``
   / ``shared.dyn`` buffers (no layout, rows a multiple of 8 elements so every ``ldmatrix`` row
@@ -51,12 +59,13 @@ from tvm.backend.sdk import (
 from tvm.error import DispatchFail
 from tvm.ir.layout import Iter, TileLayout
 
+from ._mma_fragments import gemm_fragments, is_fragment
 from .common import sm_version
 
 __all__ = ["PRIORITY", "VARIANT", "gemm_mma", "mma_accumulator_layout", "register",
            "warp_split"]
 
-VARIANT = "mma.m16n8k16"
+VARIANT = "mma.m16n8k*"
 PRIORITY = 10
 MMA_OP = "tirx.ptx.mma"
 LDMATRIX_OP = "tirx.ptx.ldmatrix"
@@ -201,6 +210,8 @@ def _local_split(d: ir.BufferRegion, m: int, n: int, warps: int) -> tuple[int, i
 # -- the variant ----------------------------------------------------------------------------------
 def gemm_mma(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     x, ta, tb = gemm_args(call)
+    if is_fragment(x["A"]) or is_fragment(x["B"]):
+        return gemm_fragments(x, ta, tb, sctx, MMA_OP)
     a_arg = x["A"]
     if not isinstance(a_arg, (ir.Buffer, ir.BufferRegion)):
         fail("A must be a buffer or a buffer region")

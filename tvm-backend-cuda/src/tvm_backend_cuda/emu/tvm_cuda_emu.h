@@ -1167,11 +1167,13 @@ struct MmaIn {
   unsigned a[4], b[2];
   float c[4];
 };
-// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (the PTX fragment layouts)
-template <class In>
-inline void mma_m16n8k16(float* d0, float* d1, float* d2, float* d3, unsigned a0, unsigned a1,
-                         unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1,
-                         float c2, float c3, unsigned line = __builtin_LINE()) {
+// mma.sync.aligned.m16n8k{16,8}.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (the PTX fragment layouts;
+// for K = 8 only a0, a1 and b0 are read: the callers pass 0 for a2, a3, b1)
+template <class In, int K = 16>
+inline void mma_m16n8k(float* d0, float* d1, float* d2, float* d3, unsigned a0, unsigned a1,
+                       unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1,
+                       float c2, float c3, unsigned line = __builtin_LINE()) {
+  static_assert(K == 16 || K == 8, "mma.sync m16n8k16 or m16n8k8");
   MmaIn mine{{a0, a1, a2, a3}, {b0, b1}, {c0, c1, c2, c3}};
   auto& s = warp_exchange(mine, 0xffffffffu, kShfl, site_of(line, 3), "mma.sync");
   const MmaIn zero{};
@@ -1191,7 +1193,7 @@ inline void mma_m16n8k16(float* d0, float* d1, float* d2, float* d3, unsigned a0
   for (int e = 0; e < 4; ++e) {
     int r = g + (e >= 2 ? 8 : 0), n = 2 * t + (e % 2);
     float acc = cin[e];
-    for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);
+    for (int k = 0; k < K; ++k) acc += A(r, k) * B(k, n);
     *out[e] = acc;
   }
 }

@@ -8,7 +8,7 @@ from typing import Any
 from tvm.error import NotModelledError
 from tvm.ir.expr import Call
 
-from ._base import Emit, asm, bool_arg, fail, int_arg, lvalue, ptr, table_arg
+from ._base import Emit, asm, bool_arg, fail, helper, int_arg, lvalue, ptr, table_arg
 from ._base import str_arg as S
 from ._spec import build, intrin, sugar
 
@@ -51,19 +51,24 @@ def _reg(t: str) -> tuple[str, str]:
     return {"f32": ("f", "float"), "f64": ("d", "double")}.get(t, ("r", "unsigned"))
 
 
-def _mma_asm(
-    shape: str, a_layout: str, b_layout: str, d_t: str, a_t: str, b_t: str, c_t: str,
-    d_regs: list[str], a_regs: list[str], b_regs: list[str], c_regs: list[str],
-    satfinite: bool, bit_op: str,
-) -> str:
-    """``mma.sync`` with its operands given as C lvalues (d) and values (a, b, c)."""
+def _mnemonic(shape: str, a_layout: str, b_layout: str, d_t: str, a_t: str, b_t: str, c_t: str,
+              satfinite: bool, bit_op: str) -> str:
     kind = f".{bit_op}.popc" if bit_op else ""
     sat = ".satfinite" if satfinite else ""
     if a_t in ("f16", "bf16", "tf32", "e4m3", "e5m2") or shape == "m8n8k4":
         layouts = f".{a_layout}.{b_layout}"
     else:
         layouts = ".row.col"
-    mnemonic = f"mma.sync.aligned.{shape}{layouts}{sat}.{d_t}.{a_t}.{b_t}.{c_t}{kind}"
+    return f"mma.sync.aligned.{shape}{layouts}{sat}.{d_t}.{a_t}.{b_t}.{c_t}{kind}"
+
+
+def _mma_asm(
+    shape: str, a_layout: str, b_layout: str, d_t: str, a_t: str, b_t: str, c_t: str,
+    d_regs: list[str], a_regs: list[str], b_regs: list[str], c_regs: list[str],
+    satfinite: bool, bit_op: str,
+) -> str:
+    """``mma.sync`` with its operands given as C lvalues (d) and values (a, b, c)."""
+    mnemonic = _mnemonic(shape, a_layout, b_layout, d_t, a_t, b_t, c_t, satfinite, bit_op)
     k = 0
     groups: list[str] = []
     for regs in (d_regs, a_regs, b_regs, c_regs):
@@ -74,6 +79,16 @@ def _mma_asm(
     ins = [f'"{_reg(a_t)[0]}"({r})' for r in a_regs] + [f'"{_reg(b_t)[0]}"({r})' for r in b_regs]
     ins += [f'"{_reg(c_t)[0]}"({r})' for r in c_regs]
     return asm(f"{mnemonic} {', '.join(groups)};", outs, ins, memory=False)
+
+
+def _helper_name(mnemonic: str) -> str:
+    """``ptx_mma_m16n8k16_row_col_f32_f16_f16_f32``: the ``__device__`` function that issues
+    ``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`` (one per instruction form)."""
+    return "ptx_mma_" + mnemonic.removeprefix("mma.sync.aligned.").replace(".", "_")
+
+
+def _params(prefix: str, ctype: str, n: int) -> list[str]:
+    return [f"{ctype} {prefix}{i}" for i in range(n)]
 
 
 def _mma_operands(
@@ -92,27 +107,41 @@ def _mma_operands(
 
 
 def _emu_mma(call: Call, emit: Emit) -> str:
-    """m16n8k16, row.col, f16 or bf16 inputs, f32 accumulators; other forms are named as not
-    modelled."""
+    """m16n8k16 and m16n8k8, row.col, f16 or bf16 inputs, f32 accumulators, through a helper of
+    the real rule's name (``tvm_cuda_emu::mma_m16n8k``); other forms are named as not modelled."""
     shape, a_layout, b_layout = S(call, 0), S(call, 1), S(call, 2)
     d_t, a_t, b_t, c_t = (_ptx_type(call, i) for i in range(3, 7))
     nd, na, nb, nc = (int_arg(call, i) for i in range(7, 11))
-    if (shape, a_layout, b_layout, d_t, c_t) != ("m16n8k16", "row", "col", "f32", "f32") or \
-            a_t != b_t or a_t not in ("f16", "bf16") or (nd, na, nb) != (4, 4, 2):
+    k = {"m16n8k16": 16, "m16n8k8": 8}.get(shape)
+    if k is None or (a_layout, b_layout, d_t, c_t) != ("row", "col", "f32", "f32") or \
+            a_t != b_t or a_t not in ("f16", "bf16") or (nd, na, nb) != (4, k // 4, k // 8):
         raise NotModelledError(
             f"intrinsic ptx.mma {shape}.{a_layout}.{b_layout}.{d_t}.{a_t}.{b_t}.{c_t}: the CUDA "
-            "emulator models m16n8k16.row.col.f32 with f16 or bf16 inputs only")
+            "emulator models m16n8k16 and m16n8k8 .row.col.f32 with f16 or bf16 inputs only")
     ptrs = call.args[12 : 12 + nd + na + nb + nc]
     d = [f"&{lvalue(emit, p, 'float')}" for p in ptrs[:4]]
-    a = [lvalue(emit, p, "unsigned") for p in ptrs[4:8]]
-    b = [lvalue(emit, p, "unsigned") for p in ptrs[8:10]]
-    c = ["0.0f"] * 4 if bool_arg(call, 11) else [lvalue(emit, p, "float") for p in ptrs[10:14]]
+    a = [lvalue(emit, p, "unsigned") for p in ptrs[4 : 4 + na]]
+    b = [lvalue(emit, p, "unsigned") for p in ptrs[4 + na : 4 + na + nb]]
+    c = ["0.0f"] * 4 if bool_arg(call, 11) else [lvalue(emit, p, "float") for p in ptrs[-4:]]
+    mnemonic = _mnemonic(shape, a_layout, b_layout, d_t, a_t, b_t, c_t, False, "")
+    name = _helper_name(mnemonic)
+    params = _params("*d", "float", 4) + _params("a", "unsigned", na) + \
+        _params("b", "unsigned", nb) + _params("c", "float", 4)
+    args = [f"d{i}" for i in range(4)] + [f"a{i}" for i in range(na)] + ["0u"] * (4 - na) + \
+        [f"b{i}" for i in range(nb)] + ["0u"] * (2 - nb) + [f"c{i}" for i in range(4)]
     kind = "__half" if a_t == "f16" else "__nv_bfloat16"
-    return f"tvm_cuda_emu::mma_m16n8k16<{kind}>({', '.join(d + a + b + c)})"
+    helper(emit, name, (
+        f"// {mnemonic}, run on the CPU (the warp's fragments are exchanged, then multiplied)\n"
+        f"__device__ __forceinline__ void {name}({', '.join(params)}, "
+        "unsigned line = __builtin_LINE()) {\n"
+        f"  tvm_cuda_emu::mma_m16n8k<{kind}, {k}>({', '.join(args)}, line);\n}}\n"))
+    return f"{name}({', '.join(d + a + b + c)})"
 
 
 @intrin("ptx.mma", _mma_operands, nargs=(14, None), min_arch=80, emulate=_emu_mma)
 def _mma(call: Call, emit: Emit) -> str:
+    """A ``__device__`` helper per instruction form (:func:`_helper_name`) holding the inline
+    PTX; the call passes D's registers by reference."""
     shape, a_layout, b_layout = S(call, 0), S(call, 1), S(call, 2)
     d_t, a_t, b_t, c_t = (_ptx_type(call, i) for i in range(3, 7))
     nd, na, nb, nc = (int_arg(call, i) for i in range(7, 11))
@@ -131,7 +160,16 @@ def _mma(call: Call, emit: Emit) -> str:
         c = ["0.0f" if cct == "float" else f"({cct})0" for _ in d]
     else:
         c = [lvalue(emit, p, cct) for p in ptrs[nd + na + nb :]]
-    return _mma_asm(shape, a_layout, b_layout, d_t, a_t, b_t, c_t, d, a, b, c, saturate, bit_op)
+    mnemonic = _mnemonic(shape, a_layout, b_layout, d_t, a_t, b_t, c_t, saturate, bit_op)
+    name = _helper_name(mnemonic)
+    params = _params("&d", dct, nd) + _params("a", act, na) + _params("b", bct, nb) + \
+        _params("c", cct, len(c))
+    body = _mma_asm(shape, a_layout, b_layout, d_t, a_t, b_t, c_t, [f"d{i}" for i in range(nd)],
+                    [f"a{i}" for i in range(na)], [f"b{i}" for i in range(nb)],
+                    [f"c{i}" for i in range(len(c))], saturate, bit_op)
+    helper(emit, name, f"__device__ __forceinline__ void {name}({', '.join(params)}) {{\n"
+                       f"  {body};\n}}\n")
+    return f"{name}({', '.join(d + a + b + c)})"
 
 
 # registers per thread of (A, B, C) for the shapes the legacy and sparse forms generate

@@ -40,6 +40,13 @@ class _Matrix:
         if not all(is_one(e) for e in shape[:-2]):
             raise DispatchFail(f"{name}: batched gemm is not supported (leading extents "
                                f"{[str(e) for e in shape[:-2]]} must be 1)")
+        buf = self.region.buffer
+        lay = getattr(buf, "layout", None)
+        if buf.scope == "local" and any(it.axis.is_thread for it in getattr(lay, "shard", ())):
+            raise DispatchFail(f"{name} is a register fragment spread over threads (layout "
+                               f"{lay}); the generic gemm computes each element of D in one "
+                               "thread, which cannot read other threads' registers (a target "
+                               "variant, e.g. CUDA's mma.m16n8k*, takes fragments)")
         self.name = name
         self.transpose = transpose
         rows, cols = shape[-2], shape[-1]
