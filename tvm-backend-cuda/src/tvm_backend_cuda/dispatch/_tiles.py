@@ -55,7 +55,6 @@ __all__ = [
     "is_local",
     "layout_offset",
     "owned",
-    "thread_axis_value",
     "unflatten",
 ]
 
@@ -116,8 +115,7 @@ def layout_offset(buf: Buffer, idx: Sequence[PrimExpr]) -> PrimExpr:
     return coords.get("m", const(0, "int32"))
 
 
-def thread_axis_value(name: str, sctx: DispatchContext) -> PrimExpr:
-    """The calling thread's coordinate on thread axis ``name``, within the call's scope."""
+def _thread_axis_value(name: str, sctx: DispatchContext) -> PrimExpr:
     tid = sctx.thread_index()
     if name == "tid":
         return tid
@@ -222,7 +220,7 @@ def owned(region: BufferRegion, sctx: DispatchContext, *, max_vec: int = MAX_VEC
         if ext == 1:
             continue
         if axis in THREAD_AXES:
-            value = thread_axis_value(axis, sctx)
+            value = _thread_axis_value(axis, sctx)
             digit = value if stride == 1 else value // stride
             top = stride * ext
             if n is None or _axis_threads(axis, n) > top:
@@ -245,7 +243,7 @@ def owned(region: BufferRegion, sctx: DispatchContext, *, max_vec: int = MAX_VEC
     if n is not None:
         for axis, top in coverage.items():
             if _axis_threads(axis, n) > top:
-                guards.append(E.LT(thread_axis_value(axis, sctx), const(top, "int32")))
+                guards.append(E.LT(_thread_axis_value(axis, sctx), const(top, "int32")))
     thread_guard = _guard(guards)
     r, elem_guard = _region_position(region, shape, j, vec)
     return Owned(loops, vec, m, r, thread_guard, elem_guard, buf, _key(lay))

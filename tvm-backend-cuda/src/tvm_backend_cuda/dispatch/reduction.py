@@ -44,7 +44,7 @@ from tvm.backend.sdk import (
     static_bool,
 )
 
-from ._tiles import THREAD_AXES, flat_view, is_distributed, thread_axis_value
+from ._tiles import THREAD_AXES, _thread_axis_value, flat_view, is_distributed
 
 __all__ = ["LOCAL_VARIANT", "SHARED_VARIANT", "VARIANT", "local_reduce", "register",
            "warp_shuffle_reduce"]
@@ -296,7 +296,7 @@ def local_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
         return cast_to(ir.BufferLoad(src_view, [fold_add(ir.const(base, i32), offset)]), acc_dt)
 
     def digit_value(g: _Digit) -> ir.PrimExpr:
-        value = thread_axis_value(g.axis, sctx)
+        value = _thread_axis_value(g.axis, sctx)
         return (value if g.stride == 1 else value // g.stride) % g.ext
 
     guard = plan.reduced_guard(loop_vars, digit_value)
