@@ -333,3 +333,44 @@ def test_a_looped_two_level_reduction_in_a_shared_memory_pool(device: str) -> No
     a = np.random.default_rng(5).standard_normal((3, 64)).astype(np.float32)
     _, b = _run(func, a, np.zeros(3, np.float32))
     np.testing.assert_array_equal(b, a.max(axis=1))
+
+
+@no_type_check
+def _row_prefix_kernel(n: int) -> Any:
+    # a row of 256 on a warp (4-element vectors, lanes in between), the first n reduced
+    lay = T.TileLayout(T.S[(2, 32, 4):(4, 1 @ T.laneid, 1)])
+
+    @T.prim_func
+    def k(A: T.Buffer((256,), "float32"), B: T.Buffer((32, 2), "float32")):
+        T.device_entry()
+        lane = T.lane_id([32])
+        regs = T.alloc_buffer((8,), "float32", scope="local")
+        out = T.alloc_buffer((2,), "float32", scope="local")
+        for c in T.serial(2):
+            for e in T.serial(4):
+                regs[c * 4 + e] = A[c * 128 + lane * 4 + e]
+        x = regs.view(256, layout=lay)
+        Tx.warp.sum(out[0:1], x[0:n])
+        Tx.warp.min(out[1:2], x[0:n])
+        B[lane, 0] = out[0]
+        B[lane, 1] = out[1]
+
+    return k
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [256, 200, 3])
+def test_a_prefix_of_a_row_spread_over_lanes(n: int, device: str) -> None:
+    a = np.random.default_rng(6).standard_normal(256).astype(np.float32)
+    _, b = _run(_row_prefix_kernel(n), a, np.zeros((32, 2), np.float32))
+    np.testing.assert_allclose(b[:, 0], np.full(32, a[:n].sum()), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(b[:, 1], np.full(32, a[:n].min()))
+
+
+def test_a_thread_keeps_independent_partials() -> None:
+    text = tvm.compile(_row_prefix_kernel(200), target="cuda").inspect_source()
+    # one partial per element of the 4-vector, combined by a tree before the shuffles
+    assert "red_part[3] = (red_part[3] + regs[3]);" in text
+    # the second chunk is guarded element by element: lane * 4 + 128 + e < 200
+    assert "if (((lane * 4) + 131) < 200) {" in text
+    assert text.index("red_part[0] = (red_part[0] + red_part[1]);") < text.index("__shfl_xor_sync")

@@ -20,7 +20,7 @@ registered.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,7 @@ from tvm.backend.sdk import (
     static_bool,
 )
 
-from ._tiles import THREAD_AXES, flat_view, is_distributed
+from ._tiles import THREAD_AXES, _thread_axis_value, flat_view, is_distributed
 
 __all__ = ["LOCAL_VARIANT", "SHARED_VARIANT", "VARIANT", "local_reduce", "register",
            "warp_shuffle_reduce"]
@@ -54,6 +54,8 @@ PRIORITY = 10
 SHFL_OP = "tirx.cuda.__shfl_xor_sync"
 _SHUFFLE_TYPES = frozenset({"float32", "float64", "int32", "uint32", "int64", "uint64"})
 _READABLE_BY_ALL = ("global", "shared", "shared.dyn")
+#: independent partial accumulators a thread keeps at most (results x partials each)
+MAX_PARTIALS = 16
 
 
 def _shuffle_accumulator(kind: ReduceOpType, src: ir.BufferRegion, dst: ir.BufferRegion
@@ -293,19 +295,47 @@ def local_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
     def load(base: int) -> ir.PrimExpr:
         return cast_to(ir.BufferLoad(src_view, [fold_add(ir.const(base, i32), offset)]), acc_dt)
 
-    if loop_vars:
-        stmts += [ir.BufferStore(acc, kind.identity(acc_dt), [ir.const(k, i32)])
-                  for k in range(slots)]
+    def digit_value(g: _Digit) -> ir.PrimExpr:
+        value = _thread_axis_value(g.axis, sctx)
+        return (value if g.stride == 1 else value // g.stride) % g.ext
+
+    guard = plan.reduced_guard(loop_vars, digit_value)
+    if loop_vars or guard is not None:
+        # `parts` partials a result (by the innermost reduced digit): independent chains
+        inner = plan.reduced[-1][0].ext if plan.reduced else 1
+        parts = inner if 1 < inner <= 8 and inner & (inner - 1) == 0 and \
+            slots * inner <= MAX_PARTIALS else 1
+        part = acc if parts == 1 else ir.Buffer("red_part", [slots * parts], acc_dt,
+                                                 scope="local")
+        if parts > 1:
+            stmts.append(ir.AllocBuffer(part))
+        lane: ir.PrimExpr = loop_vars[-1] if parts > 1 else ir.const(0, i32)
+
+        def at(k: int, i: ir.PrimExpr) -> ir.PrimExpr:
+            return fold_add(ir.const(k * parts, i32), i)
+
+        stmts += [ir.BufferStore(part, kind.identity(acc_dt), [ir.const(k, i32)])
+                  for k in range(slots * parts)]
         body: ir.Stmt = ir.seq([
-            ir.BufferStore(acc, kind.combine(ir.BufferLoad(acc, [ir.const(k, i32)]), load(base)),
-                           [ir.const(k, i32)])
+            ir.BufferStore(part, kind.combine(ir.BufferLoad(part, [at(k, lane)]), load(base)),
+                           [at(k, lane)])
             for k, (_, base) in enumerate(plan.slots)])
-        guard = plan.reduced_guard(loop_vars)
         if guard is not None:
             body = ir.IfThenElse(guard, body)
         for v, (digit, _) in reversed(list(zip(loop_vars, plan.reduced))):
             body = ir.For(v, ir.const(0, i32), ir.const(digit.ext, i32), ir.ForKind.UNROLLED, body)
         stmts.append(body)
+        step = parts // 2
+        while step >= 1:  # a tree over each result's partials
+            for k in range(slots):
+                for i in range(step):
+                    a_i, b_i = at(k, ir.const(i, i32)), at(k, ir.const(i + step, i32))
+                    stmts.append(ir.BufferStore(part, kind.combine(
+                        ir.BufferLoad(part, [a_i]), ir.BufferLoad(part, [b_i])), [a_i]))
+            step //= 2
+        if parts > 1:
+            stmts += [ir.BufferStore(acc, ir.BufferLoad(part, [at(k, ir.const(0, i32))]),
+                                     [ir.const(k, i32)]) for k in range(slots)]
     else:
         stmts += [ir.BufferStore(acc, load(base), [ir.const(k, i32)])
                   for k, (_, base) in enumerate(plan.slots)]
@@ -314,10 +344,10 @@ def local_reduce(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
     mask = ir.IntImm("uint32", 0xFFFFFFFF)
     k_var = ir.Var("red_slot", i32)
     for m in plan.lane_masks:
-        at = ir.BufferLoad(acc, [k_var])
+        cur = ir.BufferLoad(acc, [k_var])
         stmts.append(ir.For(k_var, ir.const(0, i32), ir.const(slots, i32), ir.ForKind.UNROLLED,
-                            ir.BufferStore(acc, kind.combine(at, shfl(
-                                mask, at, ir.const(m, i32), ir.const(32, i32))), [k_var])))
+                            ir.BufferStore(acc, kind.combine(cur, shfl(
+                                mask, cur, ir.const(m, i32), ir.const(32, i32))), [k_var])))
     tid = sctx.thread_index()
     if plan.warp_digits:
         stmts += _across_warps(sctx, kind, acc, acc_dt, slots, nthreads, tid, plan.warp_digits)
@@ -496,13 +526,18 @@ class _RegisterPlan:
                      "over threads")
         # per src dimension, the register digits that stay, with their weight in the key
         self.key_digits: list[list[tuple[_Digit, int]]] = []
+        # reduced dimensions spread over threads that the src region cuts: their thread digits
+        self.cut_thread_digits: dict[int, list[_Digit]] = {}
         self.reduced: list[tuple[_Digit, int]] = []
         shuffled: list[_Digit] = []
         for d in range(nd):
             digits = src_dims[d]
-            if any(g.on_threads for g in digits) and not _whole(src, d):
-                fail(f"the src region cuts dimension {d} of {src.buffer.name}, which is spread "
-                     "over threads; reduce the whole of it")
+            cut_threads = any(g.on_threads for g in digits) and not _whole(src, d)
+            if cut_threads and d in self.kept:
+                fail(f"the src region cuts kept dimension {d} of {src.buffer.name}, which is "
+                     "spread over threads; keep the whole of it")
+            if cut_threads:  # each element is checked against the region
+                self.cut_thread_digits[d] = [g for g in digits if g.on_threads]
             dd = self.dmap[d]
             if d in self.kept:
                 assert dd is not None
@@ -632,12 +667,16 @@ class _RegisterPlan:
                  "regions); the layouts do not pair up")
         return index[key]
 
-    def reduced_guard(self, loop_vars: Sequence[ir.Var]) -> ir.PrimExpr | None:
-        """Whether the element at the reduced digits ``loop_vars`` is inside the src region
-        (on the reduced dimensions it cuts)."""
+    def reduced_guard(self, loop_vars: Sequence[ir.Var],
+                      digit_value: Callable[[_Digit], ir.PrimExpr]) -> ir.PrimExpr | None:
+        """Whether the element at the reduced digits ``loop_vars`` (and the calling thread's
+        digits, ``digit_value``) is inside the src region, on the reduced dimensions it
+        cuts."""
         conds: list[ir.PrimExpr] = []
         for d, (lo, ext) in enumerate(self.src_box):
-            terms = [(v, g) for v, (g, dim) in zip(loop_vars, self.reduced) if dim == d]
+            terms: list[tuple[ir.PrimExpr, _Digit]] = [
+                (v, g) for v, (g, dim) in zip(loop_vars, self.reduced) if dim == d]
+            terms += [(digit_value(g), g) for g in self.cut_thread_digits.get(d, [])]
             if _whole(self.src, d) or not terms:
                 continue
             index: ir.PrimExpr = ir.const(0, "int32")
