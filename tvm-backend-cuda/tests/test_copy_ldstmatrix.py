@@ -22,9 +22,9 @@ from tvm.tirx.operator.tile_primitive.dispatcher import lower_tile_primitives
 SM90 = {"kind": "cuda", "arch": "sm_90a"}
 
 
-def _variants(func: Any) -> list[str]:
+def _variants(func: Any, arch: str = "sm_90a") -> list[str]:
     trace: list[tuple[str, str, str]] = []
-    lower_tile_primitives(func, tvm.target.Target(SM90), trace=trace)
+    lower_tile_primitives(func, tvm.target.Target({"kind": "cuda", "arch": arch}), trace=trace)
     return [v for op, _, v in trace if op == "tirx.tile.copy"]
 
 
@@ -78,6 +78,9 @@ def _warpgroup_kernel() -> Any:
 def test_warpgroup_tile_picks_ldmatrix_and_stmatrix_trans() -> None:
     assert _variants(_warpgroup_kernel()) == ["gmem_smem", "ldstmatrix", "ldstmatrix",
                                               "gmem_smem"]
+    # stmatrix is sm_90's: on sm_80 the store goes through registers one by one
+    assert _variants(_warpgroup_kernel(), "sm_80") == ["gmem_smem", "ldstmatrix", "reg",
+                                                       "gmem_smem"]
 
 
 @pytest.mark.gpu

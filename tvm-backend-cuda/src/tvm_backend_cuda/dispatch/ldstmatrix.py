@@ -135,10 +135,9 @@ def _analyse(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan:
         raise _NoPlan("ldstmatrix moves shared <-> registers")
     if reg.buffer.dtype.bits != 16 or smem.buffer.dtype != reg.buffer.dtype:
         raise _NoPlan("ldstmatrix moves 16-bit elements without converting")
-    if not load:
-        ok, why = sm_version_ok(sctx, 90)
-        if not ok:
-            raise _NoPlan(f"stmatrix {why}")
+    ok, why = sm_version_ok(sctx, 75 if load else 90)
+    if not ok:
+        raise _NoPlan(f"{'ldmatrix' if load else 'stmatrix'} {why}")
     n = sctx.thread_extent()
     if not isinstance(n, ir.IntImm) or n.value % _WARP:
         raise _NoPlan(f"the scope runs {n} threads; ldmatrix/stmatrix need whole warps")
