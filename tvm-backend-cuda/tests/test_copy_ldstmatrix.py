@@ -168,22 +168,51 @@ def _misaligned_kernel() -> Any:
     return k
 
 
-def test_misaligned_rows_decline_with_the_offset() -> None:
-    from tvm_backend_cuda.dispatch.ldstmatrix import ldst_plan
-
-    func = _misaligned_kernel()
-    assert _variants(func) == ["gmem_smem", "reg", "reg", "gmem_smem"]
+def _plan_of(func: Any, scope: str, threads: int) -> Any:
+    """ldstmatrix's plan (or reason) for the first copy into registers of ``func``."""
     from tvm.tirx.operator.tile_primitive.common import region_of, simplify_regions
     from tvm.tirx.operator.tile_primitive.dispatch_context import DispatchContext, ThreadInfo
+    from tvm_backend_cuda.dispatch.ldstmatrix import ldst_plan
 
     call = next(simplify_regions(c) for c in _calls(func)
                 if region_of(c.args[0]).buffer.scope == "local")
+    info = ThreadInfo(cta_threads=tvm.ir.const(threads, "int32"))
+    return ldst_plan(call, DispatchContext(tvm.target.Target(SM90), scope, op_call=call,
+                                           threads=info))
 
-    info = ThreadInfo(cta_threads=tvm.ir.const(32, "int32"))
-    sctx = DispatchContext(tvm.target.Target(SM90), "warp", op_call=call, threads=info)
-    why = ldst_plan(call, sctx)
+
+def test_misaligned_rows_decline_with_the_offset() -> None:
+    func = _misaligned_kernel()
+    assert _variants(func) == ["gmem_smem", "reg", "reg", "gmem_smem"]
+    why = _plan_of(func, "warp", 32)
     assert isinstance(why, str)
     assert "starts at shared offset 3, not 16-byte aligned" in why
+
+
+@no_type_check
+def test_lane_only_registers_in_a_warpgroup_copy_decline() -> None:
+    # every warp would hold the same registers: not a tile of the warpgroup
+    lay = TileLayout(S[(8, 4, 2):(4 @ laneid, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def k(A: T.Buffer((8, 8), "float16")):
+        T.device_entry()
+        T.thread_id([128])
+        As = T.alloc_buffer((8, 8), "float16", scope="shared")
+        R = T.alloc_buffer((8, 4, 2), "float16", scope="local", layout=lay)
+        Tx.wg.copy(R[:, :, :], As[:, :])
+        A[0, 0] = As[0, 0]
+
+    why = _plan_of(k, "warpgroup", 128)
+    assert isinstance(why, str)
+    assert "threads 0 and 32 hold the same registers of R" in why
+
+
+def test_plan_of_the_warpgroup_tile() -> None:
+    from tvm_backend_cuda.dispatch.ldstmatrix import LdStPlan
+
+    plan = _plan_of(_warpgroup_kernel(), "warpgroup", 128)
+    assert plan == LdStPlan(trans=False, pairs=list(range(8)), load=True)
 
 
 @pytest.mark.gpu
