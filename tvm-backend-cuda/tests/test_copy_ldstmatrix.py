@@ -315,3 +315,63 @@ def _alloc_layouts(func: Any) -> list[Any]:
 
     V().visit(func.body)
     return found
+
+
+# -- a shared region starting at a variable: every start it can have is checked -----------------
+
+
+@no_type_check
+def _staged_kernel() -> Any:
+    from tvm_backend_cuda.dispatch.copy import ldmatrix_layout
+
+    lay = ldmatrix_layout(16, 16)
+
+    @T.prim_func
+    def k(A_ptr: T.handle, B_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (3, 16, 16), "float16")
+        B = T.match_buffer(B_ptr, (3, 16, 16), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        As = T.alloc_buffer((3, 16, 16), "float16", scope="shared")
+        Bs = T.alloc_buffer((3, 16, 16), "float16", scope="shared")
+        R = T.alloc_buffer((16, 16), "float16", scope="local", layout=lay)
+        Tx.warp.copy(As, A)
+        for s in range(3):
+            Tx.warp.copy(R[:, :], As[s, 0:16, 0:16])
+            Tx.warp.copy(Bs[2 - s, 0:16, 0:16], R[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(B, Bs)
+
+    return k
+
+
+@pytest.mark.gpu
+def test_stage_index_start_uses_ldmatrix(device: str) -> None:
+    func = _staged_kernel()
+    assert _variants(func) == ["gmem_smem", "ldstmatrix", "ldstmatrix", "gmem_smem"]
+    ex = _compile(func)
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ex.inspect_source()
+    a = np.arange(3 * 16 * 16, dtype="float16").reshape(3, 16, 16)
+    np.testing.assert_array_equal(_run(ex, a), a[::-1])
+
+
+@no_type_check
+def test_column_start_at_a_variable_declines_when_one_start_is_misaligned() -> None:
+    lay = TileLayout(S[(8, 4, 2):(4 @ laneid, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def k(A: T.Buffer((8, 24), "float16")):
+        T.device_entry()
+        T.thread_id([32])
+        As = T.alloc_buffer((8, 24), "float16", scope="shared")
+        R = T.alloc_buffer((8, 4, 2), "float16", scope="local", layout=lay)
+        for c in range(3):
+            Tx.warp.copy(R[:, :, :], As[0:8, c * 8:c * 8 + 8])
+        A[0, 0] = As[0, 0]
+
+    why = _plan_of(k, "warp", 32)
+    assert isinstance(why, str)
+    # c * 8 is always aligned, but the check knows only that the start lies in [0, 16]
+    assert "not 16-byte aligned (the shared region starting at [0, 1])" in why

@@ -19,13 +19,17 @@ that the lane named above holds, written from the layouts (so a swizzle is appli
 address), by inverting the register layout digit by digit. That inversion is checked on every
 element before the variant accepts.
 
-The check runs on constant extents and constant region starts (a few thousand elements at
-most in practice); anything it cannot prove declines with the first element that breaks the
-pattern, and the ``reg`` variant takes the copy.
+The check runs on constant extents (numpy, tens of milliseconds for a 128x256 tile) and on
+every start the shared region can have: its own, or, where it starts at a variable
+(``As[stage, 0:64, 0:32]``), each start that keeps it inside the buffer (the address is the
+layout's expression of the variable, so one instruction sequence must suit them all).
+Anything it cannot prove declines with the first element that breaks the pattern, and the
+``reg`` variant takes the copy.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -161,7 +165,8 @@ def _analyse(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan:
     r_shape = [_ints(s, f"the shape of {reg.buffer.name}") for s in reg.buffer.shape]
     s_shape = [_ints(s, f"the shape of {smem.buffer.name}") for s in smem.buffer.shape]
     r_min, r_ext = _consts(reg, "register")
-    s_min, s_ext = _consts(smem, "shared")
+    s_ext = [_ints(r.extent, "the extent of the shared region") for r in smem.region]
+    s_starts = _starts(smem, s_shape, s_ext)
     total = math.prod(r_ext)
     if total != math.prod(s_ext):
         raise _NoPlan("the two regions hold different numbers of elements")
@@ -208,9 +213,8 @@ def _analyse(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan:
         k = bad[0]
         raise _NoPlan(f"{reg.buffer.name}'s layout is not a plain mixed radix (register "
                       f"{int(m[k])} of thread {int(t[k])})")
-    regs = np.full((threads, span), -1, dtype=np.int64)
-    regs[t, m] = base_off + _smem_offsets(smem.buffer, _flat(pos, s_min, s_ext, s_shape))
-    held = regs >= 0
+    held = np.zeros((threads, span), dtype=bool)
+    held[t, m] = True
     differ = np.nonzero((held != held[0]).any(axis=1))[0]
     if differ.size:
         raise _NoPlan(f"threads 0 and {int(differ[0])} hold different register offsets")
@@ -220,11 +224,39 @@ def _analyse(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan:
     pairs = sorted({x // 2 for x in ms})
     why = ""
     for trans in (False, True):
-        bad_why = _check(regs, pairs, threads, trans)
-        if bad_why is None:
+        # every start the shared region can have (one, unless it starts at a variable)
+        for s_min in s_starts:
+            regs = np.full((threads, span), -1, dtype=np.int64)
+            regs[t, m] = base_off + _smem_offsets(smem.buffer, _flat(pos, s_min, s_ext, s_shape))
+            bad_why = _check(regs, pairs, threads, trans)
+            if bad_why is not None:
+                if len(s_starts) > 1:
+                    bad_why += f" (the shared region starting at {s_min})"
+                why = why or bad_why
+                break
+        else:
             return LdStPlan(trans, pairs, load)
-        why = why or bad_why
     raise _NoPlan(f"the registers are not 8x8 ldmatrix fragments of shared memory: {why}")
+
+
+#: at most this many starts of a shared region at a variable are checked
+MAX_STARTS = 64
+
+
+def _starts(region: ir.BufferRegion, shape: list[int], exts: list[int]) -> list[list[int]]:
+    """The starts the region can have: its own if constant; where a start is a variable
+    (``As[stage, 0:64, 0:32]``), every start that keeps the region inside the buffer."""
+    choices: list[list[int]] = []
+    for r, dim, ext in zip(region.region, shape, exts):
+        if isinstance(r.min, ir.IntImm):
+            choices.append([r.min.value])
+        else:
+            choices.append(list(range(dim - ext + 1)))
+    count = math.prod(len(c) for c in choices)
+    if count > MAX_STARTS:
+        raise _NoPlan(f"the shared region of {region.buffer.name} starts at a variable with "
+                      f"{count} possible values (at most {MAX_STARTS} are checked)")
+    return [list(c) for c in itertools.product(*choices)]
 
 
 def _weights(iters: list[tuple[int, int, str]]) -> list[int]:
