@@ -22,9 +22,9 @@ from tvm.tirx.operator.tile_primitive.dispatcher import lower_tile_primitives
 SM90 = {"kind": "cuda", "arch": "sm_90a"}
 
 
-def _variants(func: Any) -> list[str]:
+def _variants(func: Any, arch: str = "sm_90a") -> list[str]:
     trace: list[tuple[str, str, str]] = []
-    lower_tile_primitives(func, tvm.target.Target(SM90), trace=trace)
+    lower_tile_primitives(func, tvm.target.Target({"kind": "cuda", "arch": arch}), trace=trace)
     return [v for op, _, v in trace if op == "tirx.tile.copy"]
 
 
@@ -78,6 +78,9 @@ def _warpgroup_kernel() -> Any:
 def test_warpgroup_tile_picks_ldmatrix_and_stmatrix_trans() -> None:
     assert _variants(_warpgroup_kernel()) == ["gmem_smem", "ldstmatrix", "ldstmatrix",
                                               "gmem_smem"]
+    # stmatrix is sm_90's: on sm_80 the store goes through registers one by one
+    assert _variants(_warpgroup_kernel(), "sm_80") == ["gmem_smem", "ldstmatrix", "reg",
+                                                       "gmem_smem"]
 
 
 @pytest.mark.gpu
@@ -165,22 +168,51 @@ def _misaligned_kernel() -> Any:
     return k
 
 
-def test_misaligned_rows_decline_with_the_offset() -> None:
-    from tvm_backend_cuda.dispatch.ldstmatrix import ldst_plan
-
-    func = _misaligned_kernel()
-    assert _variants(func) == ["gmem_smem", "reg", "reg", "gmem_smem"]
+def _plan_of(func: Any, scope: str, threads: int) -> Any:
+    """ldstmatrix's plan (or reason) for the first copy into registers of ``func``."""
     from tvm.tirx.operator.tile_primitive.common import region_of, simplify_regions
     from tvm.tirx.operator.tile_primitive.dispatch_context import DispatchContext, ThreadInfo
+    from tvm_backend_cuda.dispatch.ldstmatrix import ldst_plan
 
     call = next(simplify_regions(c) for c in _calls(func)
                 if region_of(c.args[0]).buffer.scope == "local")
+    info = ThreadInfo(cta_threads=tvm.ir.const(threads, "int32"))
+    return ldst_plan(call, DispatchContext(tvm.target.Target(SM90), scope, op_call=call,
+                                           threads=info))
 
-    info = ThreadInfo(cta_threads=tvm.ir.const(32, "int32"))
-    sctx = DispatchContext(tvm.target.Target(SM90), "warp", op_call=call, threads=info)
-    why = ldst_plan(call, sctx)
+
+def test_misaligned_rows_decline_with_the_offset() -> None:
+    func = _misaligned_kernel()
+    assert _variants(func) == ["gmem_smem", "reg", "reg", "gmem_smem"]
+    why = _plan_of(func, "warp", 32)
     assert isinstance(why, str)
     assert "starts at shared offset 3, not 16-byte aligned" in why
+
+
+@no_type_check
+def test_lane_only_registers_in_a_warpgroup_copy_decline() -> None:
+    # every warp would hold the same registers: not a tile of the warpgroup
+    lay = TileLayout(S[(8, 4, 2):(4 @ laneid, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def k(A: T.Buffer((8, 8), "float16")):
+        T.device_entry()
+        T.thread_id([128])
+        As = T.alloc_buffer((8, 8), "float16", scope="shared")
+        R = T.alloc_buffer((8, 4, 2), "float16", scope="local", layout=lay)
+        Tx.wg.copy(R[:, :, :], As[:, :])
+        A[0, 0] = As[0, 0]
+
+    why = _plan_of(k, "warpgroup", 128)
+    assert isinstance(why, str)
+    assert "threads 0 and 32 hold the same registers of R" in why
+
+
+def test_plan_of_the_warpgroup_tile() -> None:
+    from tvm_backend_cuda.dispatch.ldstmatrix import LdStPlan
+
+    plan = _plan_of(_warpgroup_kernel(), "warpgroup", 128)
+    assert plan == LdStPlan(trans=False, pairs=list(range(8)), load=True)
 
 
 @pytest.mark.gpu
@@ -283,3 +315,63 @@ def _alloc_layouts(func: Any) -> list[Any]:
 
     V().visit(func.body)
     return found
+
+
+# -- a shared region starting at a variable: every start it can have is checked -----------------
+
+
+@no_type_check
+def _staged_kernel() -> Any:
+    from tvm_backend_cuda.dispatch.copy import ldmatrix_layout
+
+    lay = ldmatrix_layout(16, 16)
+
+    @T.prim_func
+    def k(A_ptr: T.handle, B_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (3, 16, 16), "float16")
+        B = T.match_buffer(B_ptr, (3, 16, 16), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        As = T.alloc_buffer((3, 16, 16), "float16", scope="shared")
+        Bs = T.alloc_buffer((3, 16, 16), "float16", scope="shared")
+        R = T.alloc_buffer((16, 16), "float16", scope="local", layout=lay)
+        Tx.warp.copy(As, A)
+        for s in range(3):
+            Tx.warp.copy(R[:, :], As[s, 0:16, 0:16])
+            Tx.warp.copy(Bs[2 - s, 0:16, 0:16], R[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(B, Bs)
+
+    return k
+
+
+@pytest.mark.gpu
+def test_stage_index_start_uses_ldmatrix(device: str) -> None:
+    func = _staged_kernel()
+    assert _variants(func) == ["gmem_smem", "ldstmatrix", "ldstmatrix", "gmem_smem"]
+    ex = _compile(func)
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ex.inspect_source()
+    a = np.arange(3 * 16 * 16, dtype="float16").reshape(3, 16, 16)
+    np.testing.assert_array_equal(_run(ex, a), a[::-1])
+
+
+@no_type_check
+def test_column_start_at_a_variable_declines_when_one_start_is_misaligned() -> None:
+    lay = TileLayout(S[(8, 4, 2):(4 @ laneid, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def k(A: T.Buffer((8, 24), "float16")):
+        T.device_entry()
+        T.thread_id([32])
+        As = T.alloc_buffer((8, 24), "float16", scope="shared")
+        R = T.alloc_buffer((8, 4, 2), "float16", scope="local", layout=lay)
+        for c in range(3):
+            Tx.warp.copy(R[:, :, :], As[0:8, c * 8:c * 8 + 8])
+        A[0, 0] = As[0, 0]
+
+    why = _plan_of(k, "warp", 32)
+    assert isinstance(why, str)
+    # c * 8 is always aligned, but the check knows only that the start lies in [0, 16]
+    assert "not 16-byte aligned (the shared region starting at [0, 1])" in why

@@ -19,13 +19,17 @@ that the lane named above holds, written from the layouts (so a swizzle is appli
 address), by inverting the register layout digit by digit. That inversion is checked on every
 element before the variant accepts.
 
-The check runs on constant extents and constant region starts (a few thousand elements at
-most in practice); anything it cannot prove declines with the first element that breaks the
-pattern, and the ``reg`` variant takes the copy.
+The check runs on constant extents (numpy, tens of milliseconds for a 128x256 tile) and on
+every start the shared region can have: its own, or, where it starts at a variable
+(``As[stage, 0:64, 0:32]``), each start that keeps it inside the buffer (the address is the
+layout's expression of the variable, so one instruction sequence must suit them all).
+Anything it cannot prove declines with the first element that breaks the pattern, and the
+``reg`` variant takes the copy.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -71,32 +75,30 @@ def _iters(layout: ir.TileLayout, name: str) -> list[tuple[int, int, str]]:
             for it in layout.shard]
 
 
-def _digits(flat: int, iters: list[tuple[int, int, str]]) -> dict[str, int]:
-    coords: dict[str, int] = {}
+def _digits(flat: Any, iters: list[tuple[int, int, str]]) -> dict[str, Any]:
+    """The coordinate on each axis of the logical elements ``flat`` (a numpy array)."""
+    coords: dict[str, Any] = {}
     rest = flat
     for ext, stride, axis in reversed(iters):
         coords[axis] = coords.get(axis, 0) + (rest % ext) * stride
-        rest //= ext
+        rest = rest // ext
     return coords
 
 
-def _row_major(idx: list[int], shape: list[int]) -> int:
-    flat = 0
-    for i, e in zip(idx, shape):
-        flat = flat * e + i
+def _flat(pos: Any, mins: list[int], exts: list[int], shape: list[int]) -> Any:
+    """Row-major buffer index of the elements at row-major positions ``pos`` of a region."""
+    flat = pos * 0
+    rest = pos
+    weight = 1
+    for lo, ext, dim in zip(reversed(mins), reversed(exts), reversed(shape)):
+        flat = flat + (lo + rest % ext) * weight
+        rest = rest // ext
+        weight *= dim
     return flat
 
 
-def _unrow(flat: int, shape: list[int]) -> list[int]:
-    out = []
-    for e in reversed(shape):
-        out.append(flat % e)
-        flat //= e
-    return list(reversed(out))
-
-
-def _thread_values(t: int, scope: str) -> dict[str, int]:
-    """The value of each thread axis for thread ``t`` of the scope (``_tiles`` semantics)."""
+def _thread_values(t: Any, scope: str) -> dict[str, Any]:
+    """The value of each thread axis for threads ``t`` of the scope (``_tiles`` semantics)."""
     vals = {"tid": t, "laneid": t % _WARP, "warpid": t // _WARP,
             "wid_in_wg": (t // _WARP) % 4, "wgid": t // 128}
     if scope in ("warpgroup", "cta"):
@@ -106,19 +108,23 @@ def _thread_values(t: int, scope: str) -> dict[str, int]:
     return vals
 
 
-def _smem_offset(buf: ir.Buffer, idx: list[int], shape: list[int]) -> int:
+def _smem_offsets(buf: ir.Buffer, flat: Any) -> Any:
+    """Shared offsets (swizzled) of the row-major buffer indices ``flat``."""
     lay = buf.layout
     if lay is None:
-        return _row_major(idx, shape)
+        return flat
     tile = lay.layout_B if isinstance(lay, ir.ComposeLayout) else lay
     if not isinstance(tile, ir.TileLayout):
         raise _NoPlan(f"the layout of {buf.name} is a {type(lay).__name__}")
     iters = _iters(tile, buf.name)
     if any(a != "m" for _, _, a in iters):
         raise _NoPlan(f"the layout of {buf.name} has thread axes")
-    m = _digits(_row_major(idx, shape), iters).get("m", 0)
+    m = _digits(flat, iters).get("m", flat * 0)
     if isinstance(lay, ir.ComposeLayout):
-        m = int(lay.layout_A.swizzle(m))
+        sw = lay.layout_A
+        if sw.swizzle_len:
+            mask = (1 << sw.swizzle_len) - 1
+            m = m ^ (((m >> (sw.per_element + sw.atom_len)) & mask) << sw.per_element)
     return m
 
 
@@ -128,6 +134,8 @@ def _consts(region: ir.BufferRegion, what: str) -> tuple[list[int], list[int]]:
 
 
 def _analyse(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan:
+    import numpy as np
+
     dst, src = dst_src(call)
     load = is_local(dst)
     reg, smem = (dst, src) if load else (src, dst)
@@ -135,10 +143,9 @@ def _analyse(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan:
         raise _NoPlan("ldstmatrix moves shared <-> registers")
     if reg.buffer.dtype.bits != 16 or smem.buffer.dtype != reg.buffer.dtype:
         raise _NoPlan("ldstmatrix moves 16-bit elements without converting")
-    if not load:
-        ok, why = sm_version_ok(sctx, 90)
-        if not ok:
-            raise _NoPlan(f"stmatrix {why}")
+    ok, why = sm_version_ok(sctx, 75 if load else 90)
+    if not ok:
+        raise _NoPlan(f"{'ldmatrix' if load else 'stmatrix'} {why}")
     n = sctx.thread_extent()
     if not isinstance(n, ir.IntImm) or n.value % _WARP:
         raise _NoPlan(f"the scope runs {n} threads; ldmatrix/stmatrix need whole warps")
@@ -149,68 +156,107 @@ def _analyse(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan:
                       "TileLayout with thread axes)")
     r_iters = _iters(lay, reg.buffer.name)
     t_axes = sorted({a for _, _, a in r_iters if a != "m"})
-    owners: dict[tuple[int, ...], int] = {}
-    for t in range(threads):
-        vals = _thread_values(t, sctx.scope_kind)
-        missing = [a for a in t_axes if a not in vals]
-        if missing:
-            raise _NoPlan(f"thread axis {missing[0]!r} of {reg.buffer.name}'s layout is not "
-                          f"known inside a {sctx.scope_kind}-scope copy")
-        key = tuple(vals[a] for a in t_axes)
-        if key in owners:
-            raise _NoPlan(f"threads {owners[key]} and {t} hold the same registers of "
-                          f"{reg.buffer.name} (its layout does not cover the scope's threads)")
-        owners[key] = t
+    tids = np.arange(threads, dtype=np.int64)
+    tvals = _thread_values(tids, sctx.scope_kind)
+    missing = [a for a in t_axes if a not in tvals]
+    if missing:
+        raise _NoPlan(f"thread axis {missing[0]!r} of {reg.buffer.name}'s layout is not known "
+                      f"inside a {sctx.scope_kind}-scope copy")
     r_shape = [_ints(s, f"the shape of {reg.buffer.name}") for s in reg.buffer.shape]
     s_shape = [_ints(s, f"the shape of {smem.buffer.name}") for s in smem.buffer.shape]
     r_min, r_ext = _consts(reg, "register")
-    s_min, s_ext = _consts(smem, "shared")
+    s_ext = [_ints(r.extent, "the extent of the shared region") for r in smem.region]
+    s_starts = _starts(smem, s_shape, s_ext)
     total = math.prod(r_ext)
     if total != math.prod(s_ext):
         raise _NoPlan("the two regions hold different numbers of elements")
     base = smem.buffer.elem_offset
     base_off = 0 if base is None else _ints(base, f"the element offset of {smem.buffer.name}")
-    regs: dict[int, dict[int, int]] = {t: {} for t in range(threads)}
-    for i in range(total):
-        r_idx = [lo + d for lo, d in zip(r_min, _unrow(i, r_ext))]
-        flat = _row_major(r_idx, r_shape)
-        coords = _digits(flat, r_iters)
-        key = tuple(coords.get(a, 0) for a in t_axes)
-        owner = owners.get(key)
-        if owner is None:
-            raise _NoPlan(f"element {r_idx} of {reg.buffer.name} is on a thread outside the "
-                          f"{sctx.scope_kind}")
-        t = owner
-        m = coords.get("m", 0)
-        if m in regs[t]:
-            raise _NoPlan(f"two elements share register {m} of thread {t}")
-        # the digit-by-digit inverse that the emitted addresses use must give this element
-        if _invert(t, m, r_iters, sctx.scope_kind) != flat:
-            raise _NoPlan(f"{reg.buffer.name}'s layout is not a plain mixed radix (register "
-                          f"{m} of thread {t})")
-        s_idx = [lo + d for lo, d in zip(s_min, _unrow(i, s_ext))]
-        regs[t][m] = base_off + _smem_offset(smem.buffer, s_idx, s_shape)
-    ms = set(regs[0])
-    for t in range(threads):
-        if set(regs[t]) != ms:
-            raise _NoPlan(f"threads 0 and {t} hold different register offsets")
-    if not ms or any(m ^ 1 not in ms for m in ms):
+    pos = np.arange(total, dtype=np.int64)
+    r_flat = _flat(pos, r_min, r_ext, r_shape)
+    coords = _digits(r_flat, r_iters)
+    # the thread holding each element: its thread-axis values, as one mixed-radix key
+    zero = pos * 0
+    tkey, ekey, radix = tids * 0, zero, 1
+    for a in t_axes:
+        c = coords.get(a, zero)
+        tkey, ekey = tkey + tvals[a] * radix, ekey + c * radix
+        radix *= int(max(tvals[a].max(), c.max())) + 1
+    order = np.argsort(tkey, kind="stable")
+    sorted_keys = tkey[order]
+    dup = np.nonzero(sorted_keys[1:] == sorted_keys[:-1])[0]
+    if dup.size:
+        t0, t1 = sorted(int(x) for x in order[dup[0]:dup[0] + 2])
+        raise _NoPlan(f"threads {t0} and {t1} hold the same registers of {reg.buffer.name} "
+                      "(its layout does not cover the scope's threads)")
+    at = np.minimum(np.searchsorted(sorted_keys, ekey), threads - 1)
+    outside = np.nonzero(sorted_keys[at] != ekey)[0]
+    if outside.size:
+        raise _NoPlan(f"element {int(r_flat[outside[0]])} of {reg.buffer.name} (row-major) is "
+                      f"on a thread outside the {sctx.scope_kind}")
+    t = order[at]
+    m = coords.get("m", zero)
+    if int(m.min()) < 0:
+        raise _NoPlan(f"{reg.buffer.name}'s layout has a negative register offset")
+    span = int(m.max()) + 1
+    slot = t * span + m
+    if np.unique(slot).size != total:
+        raise _NoPlan(f"two elements of {reg.buffer.name} share a register")
+    # the digit-by-digit inverse that the emitted addresses use must give each element back
+    vals = _thread_values(t, sctx.scope_kind)
+    vals["m"] = m
+    inv = zero
+    for (e, st, a), w in zip(r_iters, _weights(r_iters)):
+        inv = inv + (vals[a] // st) % e * w
+    bad = np.nonzero(inv != r_flat)[0]
+    if bad.size:
+        k = bad[0]
+        raise _NoPlan(f"{reg.buffer.name}'s layout is not a plain mixed radix (register "
+                      f"{int(m[k])} of thread {int(t[k])})")
+    held = np.zeros((threads, span), dtype=bool)
+    held[t, m] = True
+    differ = np.nonzero((held != held[0]).any(axis=1))[0]
+    if differ.size:
+        raise _NoPlan(f"threads 0 and {int(differ[0])} hold different register offsets")
+    ms = [int(x) for x in np.nonzero(held[0])[0]]
+    if any(x ^ 1 >= span or not held[0, x ^ 1] for x in ms):
         raise _NoPlan("the registers do not pair up into 32-bit registers (offsets 2p, 2p+1)")
-    pairs = sorted({m // 2 for m in ms})
+    pairs = sorted({x // 2 for x in ms})
     why = ""
     for trans in (False, True):
-        bad = _check(regs, pairs, threads, trans)
-        if bad is None:
+        # every start the shared region can have (one, unless it starts at a variable)
+        for s_min in s_starts:
+            regs = np.full((threads, span), -1, dtype=np.int64)
+            regs[t, m] = base_off + _smem_offsets(smem.buffer, _flat(pos, s_min, s_ext, s_shape))
+            bad_why = _check(regs, pairs, threads, trans)
+            if bad_why is not None:
+                if len(s_starts) > 1:
+                    bad_why += f" (the shared region starting at {s_min})"
+                why = why or bad_why
+                break
+        else:
             return LdStPlan(trans, pairs, load)
-        why = why or bad
     raise _NoPlan(f"the registers are not 8x8 ldmatrix fragments of shared memory: {why}")
 
 
-def _invert(t: int, m: int, iters: list[tuple[int, int, str]], scope: str) -> int:
-    vals = _thread_values(t, scope)
-    vals["m"] = m
-    weights = _weights(iters)
-    return sum((vals[a] // s) % e * w for (e, s, a), w in zip(iters, weights))
+#: at most this many starts of a shared region at a variable are checked
+MAX_STARTS = 64
+
+
+def _starts(region: ir.BufferRegion, shape: list[int], exts: list[int]) -> list[list[int]]:
+    """The starts the region can have: its own if constant; where a start is a variable
+    (``As[stage, 0:64, 0:32]``), every start that keeps the region inside the buffer."""
+    choices: list[list[int]] = []
+    for r, dim, ext in zip(region.region, shape, exts):
+        if isinstance(r.min, ir.IntImm):
+            choices.append([r.min.value])
+        else:
+            choices.append(list(range(dim - ext + 1)))
+    count = math.prod(len(c) for c in choices)
+    if count > MAX_STARTS:
+        raise _NoPlan(f"the shared region of {region.buffer.name} starts at a variable with "
+                      f"{count} possible values (at most {MAX_STARTS} are checked)")
+    return [list(c) for c in itertools.product(*choices)]
 
 
 def _weights(iters: list[tuple[int, int, str]]) -> list[int]:
@@ -221,36 +267,48 @@ def _weights(iters: list[tuple[int, int, str]]) -> list[int]:
     return list(reversed(out))
 
 
-def _check(regs: dict[int, dict[int, int]], pairs: list[int], threads: int,
-           trans: bool) -> str | None:
-    """None when every pair of every warp is one 8x8 matrix (``.trans`` or not), else why."""
-    for w0 in range(0, threads, _WARP):
-        for p in pairs:
-            for lane in range(_WARP):
-                for k in (0, 1):
-                    got = regs[w0 + lane][2 * p + k]
-                    if trans:
-                        row = 2 * (lane % 4) + k
-                        start = regs[w0 + row // 2][2 * p + row % 2]
-                        want = start + lane // 4
-                    else:
-                        start = regs[w0 + 4 * (lane // 4)][2 * p]
-                        want = start + 2 * (lane % 4) + k
-                    if start % 8:
-                        return (f"a row of register pair {p} starts at shared offset {start}, "
-                                "not 16-byte aligned")
-                    if got != want:
-                        return (f"thread {w0 + lane} register {2 * p + k} is at shared offset "
-                                f"{got}, the pattern needs {want}")
+def _check(regs: Any, pairs: list[int], threads: int, trans: bool) -> str | None:
+    """None when every pair of every warp is one 8x8 matrix (``.trans`` or not), else why.
+    ``regs[t, m]``: the shared offset of thread ``t``'s register ``m``."""
+    import numpy as np
+
+    warps = regs.reshape(threads // _WARP, _WARP, -1)
+    lanes = np.arange(_WARP)[:, None]
+    p2 = 2 * np.asarray(pairs)[None, :]
+    for k in (0, 1):
+        got = warps[:, lanes, p2 + k]
+        if trans:
+            row = 2 * (lanes % 4) + k
+            start = warps[:, row // 2, p2 + row % 2]
+            want = start + lanes // 4
+        else:
+            start = warps[:, 4 * (lanes // 4), p2]
+            want = start + 2 * (lanes % 4) + k
+        bad = np.argwhere(start % 8 != 0)
+        if bad.size:
+            w, _, j = (int(x) for x in bad[0])
+            return (f"a row of register pair {pairs[j]} (warp {w}) starts at shared offset "
+                    f"{int(start[tuple(bad[0])])}, not 16-byte aligned")
+        bad = np.argwhere(got != want)
+        if bad.size:
+            w, lane, j = (int(x) for x in bad[0])
+            return (f"thread {w * _WARP + lane} register {2 * pairs[j] + k} is at shared offset "
+                    f"{int(got[w, lane, j])}, the pattern needs {int(want[w, lane, j])}")
     return None
 
 
 def ldst_plan(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> LdStPlan | str:
-    """The plan for ``call``, or why ldmatrix/stmatrix cannot do it."""
+    """The plan for ``call``, or why ldmatrix/stmatrix cannot do it (kept on ``sctx``, which
+    the predicate and the variant share, so that the check runs once)."""
+    cached = sctx.shared_state.get("ldstmatrix")
+    if cached is not None and cached[0] is call:
+        return cached[1]
     try:
-        return _analyse(call, sctx)
+        plan: LdStPlan | str = _analyse(call, sctx)
     except _NoPlan as err:
-        return str(err)
+        plan = str(err)
+    sctx.shared_state["ldstmatrix"] = (call, plan)
+    return plan
 
 
 def ldstmatrix_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
