@@ -619,3 +619,20 @@ def test_script_kernel_with_several_intrinsics(cuda_ns: None) -> None:
     assert back.script() == text
     assert "T.cuda.atomic_add(A.data, T.float32(1.0))" in text
     assert isinstance(k.body, SeqStmt)
+
+
+def test_device_intrinsics_carry_the_seed_op_attributes():
+    from tvm.ir import Op
+
+    assert Op.get("tirx.ptx.elect_sync").get_attr("TIRxOpCategory") == "device_intrin"
+    assert Op.get("tirx.ptx.elect_sync").get_attr("TDeviceIntrinsicNamespace") == "ptx"
+
+
+def test_script_namespaces_on_the_seed_builder_and_parser_paths():
+    from tvm.script import tirx as T
+    from tvm.tirx.script import builder, parser
+    from tvm.tirx.script.builder import ir
+
+    assert parser.cuda is builder.cuda is ir.cuda is T.cuda
+    with pytest.raises(AttributeError, match="module 'tvm.tirx.script.parser' has no attribute"):
+        parser.no_such_namespace  # noqa: B018

@@ -159,22 +159,11 @@ def test_seed_op_attributes_and_scope_names():
     from tvm.ir import Op, TilePrimitiveCall
     from tvm.tirx.exec_scope import ExecScope
 
-    assert Op.get("tirx.ptx.elect_sync").get_attr("TIRxOpCategory") == "device_intrin"
-    assert Op.get("tirx.ptx.elect_sync").get_attr("TDeviceIntrinsicNamespace") == "ptx"
     assert Op.get("tirx.tile.copy").get_attr("TIRxOpCategory") == "tile_primitive"
     assert Op.get("tirx.tile.copy").get_attr("TDeviceIntrinsicNamespace") is None
+    assert Op.get("tirx.sqrt").get_attr("TIRxOpCategory") == "builtin"
     assert "tirx.tile.copy" in Op.list_op_names()
     A = tvm.ir.decl_buffer((4,), "float32", "A")
     call = TilePrimitiveCall("tirx.tile.fill", [A[0:4], 1.0], scope="warpgroup")
     assert isinstance(call.scope, ExecScope) and call.scope.name == "warpgroup"
     assert call.scope == "warpgroup" and call.scope.kind == 4
-
-
-def test_script_namespaces_on_the_seed_builder_and_parser_paths():
-    from tvm.script import tirx as T
-    from tvm.tirx.script import builder, parser
-    from tvm.tirx.script.builder import ir
-
-    assert parser.cuda is builder.cuda is ir.cuda is T.cuda
-    with pytest.raises(AttributeError, match="module 'tvm.tirx.script.parser' has no attribute"):
-        parser.no_such_namespace  # noqa: B018

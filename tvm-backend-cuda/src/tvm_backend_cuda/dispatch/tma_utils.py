@@ -27,7 +27,7 @@ from typing import Any
 from tvm.ir import ComposeLayout, DataType, IntImm, SwizzleLayout, TileLayout
 from tvm.ir.layout import Iter
 
-from ..runtime import array_geometry, encode_tiled_tensor_map
+from ..tensor_map import array_geometry, encode_tiled_tensor_map
 
 __all__ = [
     "box_columns",
