@@ -264,6 +264,10 @@ def main() -> int:
     }
     guard = tensor_guard((a, b, c))
     notes.append(f"torch's C++ tensor guard available: {guard is not None}")
+    from tvm_backend_cuda import c_launcher
+
+    notes.append(f"the C launcher of the hot call (tvm_backend_cuda/c_launcher.py): "
+                 f"{c_launcher.status()}")
     raw_stream = rt.torch_raw_stream_getter()
     dptr = torch.Tensor.data_ptr
     pieces: dict[str, Callable[[], Any]] = {

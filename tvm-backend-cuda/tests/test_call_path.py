@@ -366,3 +366,57 @@ def test_hot_call_of_a_tensor_map_kernel(monkeypatch: pytest.MonkeyPatch) -> Non
     assert seen["cu"][0][-2] == seen["cu"][1][-2] != seen["cu"][2][-2]
     fn, *dims, stream, _, extra = seen["cu"][1]
     assert int(fn) == 4242 and dims[3:6] == [384, 1, 1] and stream == 7 and extra == 0
+
+
+@pytest.fixture
+def c_recorder(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The C launcher, built, calling a recorder instead of the driver's cuLaunchKernel."""
+    from test_c_launcher import Recorder
+
+    from tvm_backend_cuda import c_launcher
+
+    if c_launcher.launcher_type() is None:
+        pytest.skip(f"the C launcher cannot be built here: {c_launcher.status()}")
+    rec = Recorder(3)
+    monkeypatch.setattr(c_launcher, "cu_launch_kernel_address", lambda: rec.address)
+    return rec
+
+
+def test_hot_call_launches_through_the_c_launcher(monkeypatch: pytest.MonkeyPatch,
+                                                  c_recorder: Any) -> None:
+    torch = pytest.importorskip("torch")
+    ex = tvm.compile(add_func(4096, "float32"), target={"kind": "cuda", "arch": "sm_80"})
+    fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
+    t = [_FakeTensor(torch, (4096,), torch.float32, 0x1000 * (i + 1)) for i in range(3)]
+    fast.guard[:] = [lambda *a: all(isinstance(x, _FakeTensor) for x in a), 0]
+    call = fast.hot(tuple(t))
+    assert call(*t) is None and not seen["core"] and not seen["cu"]
+    (launch,) = c_recorder.calls
+    launches = ex.get_function(ex.entry_name)._launches
+    assert launch["f"] == 4242 and launch["stream"] == 7  # torch's raw stream, no lookup
+    assert launch["values"] == [0x1000, 0x2000, 0x3000]
+    assert launch["grid"] == rt._dim3(launches[0].grid, "grid") and launch["block"][0] > 0
+    # what the hot call does not take goes to the general call, as before
+    odd = _FakeTensor(torch, (4096,), torch.float32, 0x3004)
+    assert call(t[0], t[1], odd) is None and seen["full"] == [((t[0], t[1], odd), None)]
+    # the driver's error, named
+    c_recorder.result = 1  # CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(RuntimeError, match="cuLaunchKernel of .* failed: CUDA_ERROR_INVALID_VALUE"):
+        call(*t)
+
+
+def test_hot_call_of_a_tensor_map_kernel_through_the_c_launcher(
+        monkeypatch: pytest.MonkeyPatch, c_recorder: Any) -> None:
+    torch = pytest.importorskip("torch")
+    fast, seen, (a, b, c1, c2) = _gemm_fast_call(torch, monkeypatch)
+    fast.guard[:] = [lambda *x: all(isinstance(y, _FakeTensor) for y in x), 0]
+    call = fast.hot((a, b, c1))
+    c_recorder.nread = 0  # the parameters are 128-byte tensor maps
+    assert call(a, b, c1) is None and call(a, b, c1) is None and call(a, b, c2) is None
+    # the first call of a pointer set encodes its maps (the general call, through the driver
+    # binding); a known set launches its cached parameter block through the C launcher
+    assert [m[0] for m in seen["maps"]] == [0x10000, 0x20000, 0x30000, 0x10000, 0x20000, 0x40000]
+    assert len(seen["cu"]) == 2 and len(c_recorder.calls) == 1
+    (launch,) = c_recorder.calls
+    assert launch["params"] == int(seen["cu"][0][-2]) and launch["stream"] == 7
+    assert launch["f"] == 4242 and launch["block"] == (384, 1, 1)

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, cast
 
 from tvm.backend.sdk import DERIVED, SCALAR, LaunchStep, evaluate_tree
 
+from . import c_launcher as _c
 from . import runtime as rt
 from . import streams as _streams
 
@@ -490,6 +491,17 @@ _HOT_RAW = """found = blocks.get(({ptrs},))
             if err == success:
                 return None
             raw.fail(err)"""
+# the same launches through the C launcher (c_launcher.py): the raw stream handle, no lookup
+_HOT_C_CORE = """err = c_launch(raw_stream({dev}), {ptrs})
+        if not err:
+            return None
+        launch_failed(err)"""
+_HOT_C_RAW = """found = blocks.get(({ptrs},))
+        if found is not None:
+            err = c_launch(raw_stream({dev}), found[0])
+            if not err:
+                return None
+            launch_failed(err)"""
 
 
 def _hot_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | None, align: str,
@@ -507,7 +519,11 @@ def _hot_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | None, align: 
     align = align.replace("\n    if", "\n        if").replace(
         "\n        return False", "\n            return slow(" + names + ", stream=stream)")
     hot_env = dict(env, check=check, slow=slow, MISSING=_MISSING)
-    if raw is None:
+    c_launch = _c_launcher(single, kernel, -1 if raw is not None else nargs)
+    if c_launch is not None:
+        hot_env.update(c_launch=c_launch, launch_failed=_launch_failed(single.launch.name))
+        body = (_HOT_C_CORE if raw is None else _HOT_C_RAW).format(dev=dev, ptrs=ptrs)
+    elif raw is None:
         hot_env.update(kernel=kernel)
         body = _HOT_CORE.format(dev=dev, ptrs=ptrs)
     else:
@@ -520,3 +536,27 @@ def _hot_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | None, align: 
     exec(compile(source, f"<tvm_backend_cuda hot call of {single.launch.name}>", "exec"),
          hot_env)
     return cast(Callable[..., None], hot_env["call"])
+
+
+def _c_launcher(single: _FastLaunch, kernel: Any, nptrs: int) -> Any:
+    """The C launcher (:mod:`.c_launcher`) of ``kernel`` with the launch's constant sizes and
+    ``nptrs`` pointers (-1: a parameter array), or None (the extension is unavailable)."""
+    launch = single.launch
+    grid, block = rt._dim3(launch.grid, "grid"), rt._dim3(launch.block, "block")
+    try:
+        return _c.make_launcher(int(kernel.handle), grid, block, int(launch.smem), nptrs)
+    except OSError:  # no driver library to take cuLaunchKernel from: cuda.core launches
+        return None
+
+
+def _launch_failed(kernel: str) -> Callable[[int], None]:
+    def fail(err: int) -> None:
+        from cuda.bindings import driver
+
+        try:
+            name = driver.CUresult(err).name
+        except ValueError:
+            name = f"CUresult {err}"
+        raise RuntimeError(f"cuLaunchKernel of {kernel} failed: {name}")
+
+    return fail
