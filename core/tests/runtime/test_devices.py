@@ -35,6 +35,8 @@ def test_bad_device_names_say_what_is_known(bad, message):
         tvm.device(bad)
     with pytest.raises(ValueError, match="non-negative int"):
         tvm.cuda(-1)
+    with pytest.raises(ValueError, match="non-negative int"):
+        tvm.cpu(-1)
 
 
 def test_cpu_tensor_is_a_numpy_copy():

@@ -125,7 +125,7 @@ def device(kind: str | Device, index: int = 0) -> Device:
 
 
 def cpu(index: int = 0) -> Device:
-    return Device("cpu", index)
+    return device("cpu", index)
 
 
 def cuda(index: int = 0) -> Device:
@@ -202,10 +202,7 @@ class DeviceTensor(Tensor):
         return out
 
     def copyfrom(self, source: Any) -> Tensor:
-        host = _host_copy(source, self.dtype)
-        if host.shape != self.shape:
-            raise ValueError(f"copyfrom: the source has shape {host.shape}, the tensor "
-                             f"{self.shape}")
+        host = _host_copy(source, self.dtype, self.shape)
         self.data = _require(self.device).upload(host, self.device.index)
         return self
 
@@ -240,10 +237,7 @@ def _host_tensor_type() -> type:
         return np.array(self, copy=True).view(np.ndarray)
 
     def copyfrom(self: Any, source: Any) -> Any:
-        host = _host_copy(source, str(self.dtype))
-        if host.shape != self.shape:
-            raise ValueError(f"copyfrom: the source has shape {host.shape}, the tensor "
-                             f"{self.shape}")
+        host = _host_copy(source, str(self.dtype), self.shape)
         np.copyto(self, host, casting="unsafe")
         return self
 
@@ -267,10 +261,16 @@ def _host_tensor_type() -> type:
         "device": property(get_device, set_device, doc="The tvm Device the tensor is on.")})
 
 
-def _host_copy(source: Any, dtype: str) -> Any:
+def _host_copy(source: Any, dtype: str, shape: tuple[int, ...] | None = None) -> Any:
+    """``source`` as a contiguous numpy array of ``dtype``; with ``shape`` (a ``copyfrom``),
+    one of exactly that shape."""
     import numpy as np  # noqa: PLC0415
 
-    return np.ascontiguousarray(np.asarray(source), dtype=_numpy_dtype(dtype))
+    host = np.ascontiguousarray(np.asarray(source), dtype=_numpy_dtype(dtype))
+    if shape is not None and host.shape != tuple(shape):
+        raise ValueError(f"copyfrom: the source has shape {host.shape}, the tensor "
+                         f"{tuple(shape)}")
+    return host
 
 
 def _require(dev: Device) -> DeviceMemory:
