@@ -47,6 +47,8 @@ ENV_VARS = {
     "TVM_CUDA_EMULATE_ARCH": "the CUDA emulator's device arch (default: sm_90a); target 'cuda' "
                              "builds for it under the emulator",
     "CXX": "the C++ compiler of the CUDA emulator (default: g++)",
+    "TVM_CUDA_C_LAUNCHER": "0: CUDA kernels launch with cuda.core, not the C launcher of the "
+                           "hot call (built with CC on first launch)",
 }
 
 _COMPILERS = ("cc", "gcc", "clang", "g++", "clang++")

@@ -12,8 +12,9 @@ It is compiled on first use with the system C compiler (``$CC``, as the host bac
 this interpreter's headers, and cached in the compile cache (namespace ``cuda-launcher``) keyed
 by its source, the interpreter's ABI and the compiler. Where that cannot be done (no compiler,
 no ``Python.h``, a failed build, ``TVM_CUDA_C_LAUNCHER=0``), :func:`launcher_type` is None and
-the hot call launches with ``cuda.core.launch`` as before; the reason is logged once and
-:func:`status` tells it (``python -m tvm doctor``)."""
+the hot call launches with ``cuda.core.launch`` as before; the reason is logged once (logger
+``tvm_backend_cuda.c_launcher``, INFO) and :func:`status` tells it
+(``bench/cuda_launch_overhead.py`` prints it)."""
 
 from __future__ import annotations
 
