@@ -272,3 +272,26 @@ def test_scoped_role_form_errors() -> None:
     named = WarpgroupRole(wg, producer=0, consumer=1)
     with pytest.raises(ValueError, match="takes the one-role form"):
         named.__tvm_scope__(tvm.ir.Evaluate(0))
+
+
+def test_a_pool_over_a_byte_pointer_outside_a_parse() -> None:
+    """The seed's form: ``T.SMEMPool(<uint8 pointer var>)`` in an ``IRBuilder`` block, its
+    allocations read as buffers (their layouts) without a parse."""
+    from tvm.ir.type import PointerType, PrimType
+    from tvm.script.ir_builder import IRBuilder
+    from tvm.script.ir_builder import tirx as Tb
+    from tvm.tirx import Var
+    from tvm_backend_cuda.dispatch.tma_utils import SwizzleMode, mma_shared_layout
+
+    ptr = Var("smem_ptr", PointerType(PrimType("uint8")))
+    with IRBuilder(), Tb.prim_func():
+        pool = SMEMPool(ptr)
+        a = pool.alloc_mma((3, 64, 256), "float16")
+        b = pool.alloc_mma((64, 64), "float32", swizzle_mode=SwizzleMode.SWIZZLE_64B_ATOM)
+    assert structural_equal(a.layout, mma_shared_layout("float16", SwizzleMode.SWIZZLE_128B_ATOM,
+                                                        (3, 64, 256)))
+    assert structural_equal(b.layout, mma_shared_layout("float32", SwizzleMode.SWIZZLE_64B_ATOM,
+                                                        (64, 64)))
+    assert pool.buffer.data is ptr and pool.offset >= 3 * 64 * 256 * 2 + 64 * 64 * 4
+    with pytest.raises(TypeError, match="expected a shared-memory T.alloc_buffer, got q"):
+        SMEMPool(Var("q", PointerType(PrimType("float32"))))  # not a byte pointer

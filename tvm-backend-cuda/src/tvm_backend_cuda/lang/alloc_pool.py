@@ -110,7 +110,13 @@ class SMEMPool:
 
     def __init__(self, buffer: Buffer | None = None, *, max_bytes: int = MAX_DYN_SMEM_BYTES,
                  align: int = 1024, name: str = "smem_pool") -> None:
-        if buffer is not None:
+        if isinstance(buffer, Var) and _is_byte_pointer(buffer):
+            # the seed's form: a pool over a uint8 shared-memory pointer variable
+            self.capacity = static_int(max_bytes, "SMEMPool: max_bytes", minimum=1)
+            self.buffer = Buffer(buffer.name, [0], "uint8", scope="shared.dyn", data=buffer,
+                                 align=align)
+            self._own = False
+        elif buffer is not None:
             if not isinstance(buffer, Buffer) or buffer.scope not in ("shared.dyn", "shared"):
                 raise TypeError(f"SMEMPool(buffer): expected a shared-memory T.alloc_buffer, got "
                                 f"{buffer!r}")
@@ -320,3 +326,9 @@ class TMEMStages:
 
     def address(self, stage: Any) -> PrimExpr:
         return self.tmem.addr + (self.base + stage * self.cols)
+
+
+def _is_byte_pointer(var: Var) -> bool:
+    """A handle variable to uint8 (or untyped) memory: the base of a pool."""
+    return var.dtype.is_handle and (var.ptr_dtype is None or str(var.ptr_dtype) == "uint8") \
+        and var.ptr_scope in (None, "shared", "shared.dyn")

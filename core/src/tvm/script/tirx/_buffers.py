@@ -32,6 +32,19 @@ class BufferSpec:
     def make(self, name: str) -> _Buffer:
         return _Buffer(name, self.shape, self.dtype, **self.kwargs)
 
+    def __getattr__(self, name: str) -> Any:
+        """Outside a parse (the seed's ``IRBuilder`` blocks), a spec reads as the buffer it
+        describes: ``pool.alloc_mma(shape, dtype).layout``."""
+        kwargs = self.__dict__.get("kwargs")
+        if name.startswith("_") or kwargs is None or name not in _BUFFER_ATTRS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self.make("buffer"), name)
+
+
+# what a spec reads of the buffer it describes outside a parse (BufferSpec.__getattr__)
+_BUFFER_ATTRS = frozenset(("layout", "strides", "scope", "data", "elem_offset", "ndim",
+                           "static_shape", "allocated_addr", "name", "align"))
+
 
 def _shape(shape: Any) -> tuple[Any, ...]:
     if isinstance(shape, (list, tuple)):
