@@ -85,8 +85,8 @@ __all__ = [
     "Let", "Max", "Min", "Mod", "Mul", "Not", "Or", "Ramp", "Select", "Sub",
 ] + list(op.__all__)
 
-_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "stmt_functor",
-         "stmt", "expr", "function", "buffer", "analysis"}
+_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "exec_context",
+         "stmt_functor", "stmt", "expr", "function", "buffer", "analysis"}
 # module paths a backend may declare here (the cuda backend: tvm.tirx.lang.<module>)
 _DECLARED = {"lang"}
 
