@@ -91,8 +91,8 @@ __all__ = [
     "ProducerLoad", "Ramp", "Reduce", "Select", "Shuffle", "Sub",
 ] + list(op.__all__)
 
-_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "stmt_functor",
-         "expr_functor", "stmt", "expr", "function", "buffer", "analysis"}
+_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "exec_context",
+         "stmt_functor", "expr_functor", "stmt", "expr", "function", "buffer", "analysis"}
 # module paths a backend may declare here (the cuda backend: tvm.tirx.lang.<module>)
 _DECLARED = {"lang"}
 

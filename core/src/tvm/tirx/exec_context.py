@@ -1,0 +1,395 @@
+"""``tvm.tirx.exec_context``: which threads are active at a point of a kernel, and how the
+current execution scope groups them.
+
+A kernel starts with every thread active. Filters (``if`` conditions on a thread id such as
+``warp_id < 8``) narrow that set; a scope change (``with T.warpgroup():``) does not change which
+threads run, only how they are grouped: into *inter* axes (which instance of the scope, e.g. the
+warpgroup index) and *intra* axes (which thread inside one instance, e.g. the lane and the warp
+within the warpgroup).
+
+The active set is a box: one arithmetic progression (:class:`AxisRange`) on each of the three
+hardware axes ``laneid``, ``warpid`` and ``cta_id``. A filter whose result is not a box (half of
+one warp and all of the next) is an :class:`~tvm.error.ExecContextError`, as is a warpgroup
+scope over warps that are not whole warpgroups or parts of one.
+
+Everything here is an immutable value: a filter or a scope change returns a new context and
+leaves the one it came from as it was, so a walker over the IR keeps a stack of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from ..error import ExecContextError
+from ..ir.stmt import EXEC_SCOPES, ExecScope
+from .operator.tile_primitive.dispatch_context import WARP_SIZE, WARPGROUP_SIZE
+
+__all__ = [
+    "AXES", "CLUSTER", "CTA", "KERNEL", "LANE_CTA_THREAD", "LANE_FLAT", "LANE_KINDS",
+    "LANE_WG_OUTER", "LANE_WG_THREAD", "LANE_W_INNER", "SCOPE_KINDS", "THREAD", "WARP",
+    "WARPGROUP", "WG_SIZE", "ActiveSet", "AxisRange", "ExecContext", "ExecContextError",
+    "LaneBinding", "Split", "filter_modulo", "filter_narrow", "initial_A", "scope_switch",
+]
+
+#: warps in a warpgroup
+WG_SIZE = WARPGROUP_SIZE // WARP_SIZE
+
+THREAD = ExecScope("thread")
+WARP = ExecScope("warp")
+WARPGROUP = ExecScope("warpgroup")
+CTA = ExecScope("cta")
+CLUSTER = ExecScope("cluster")
+#: the whole kernel, the scope at its entry (not a scope a tile primitive call can name)
+KERNEL = "kernel"
+#: widest first
+SCOPE_KINDS: tuple[str, ...] = (KERNEL, *sorted(EXEC_SCOPES, key=lambda s: ExecScope(s).kind))
+
+#: the hardware axes of the active set, innermost first
+AXES = ("laneid", "warpid", "cta_id")
+
+#: a filter on one axis of the active set, by its own index
+LANE_FLAT = "flat"
+#: a filter on the warpgroup index (``warpid // WG_SIZE``)
+LANE_WG_OUTER = "wg_outer"
+#: a filter on the warp index within its warpgroup (``warpid % WG_SIZE``)
+LANE_W_INNER = "w_inner"
+#: a filter on the thread index in the CTA (``warpid * 32 + laneid``)
+LANE_CTA_THREAD = "cta_thread"
+#: a filter on the thread index in the warpgroup (``(warpid % WG_SIZE) * 32 + laneid``)
+LANE_WG_THREAD = "wg_thread"
+LANE_KINDS = (LANE_FLAT, LANE_WG_OUTER, LANE_W_INNER, LANE_CTA_THREAD, LANE_WG_THREAD)
+
+
+def _check_int(what: str, value: object, least: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ExecContextError(f"{what} must be an int, got {value!r}")
+    if least is not None and value < least:
+        raise ExecContextError(f"{what} must be at least {least}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class AxisRange:
+    """The active values of one axis: ``offset + stride * i`` for ``i`` in ``[0, extent)``."""
+
+    extent: int
+    offset: int = 0
+    stride: int = 1
+
+    def __post_init__(self) -> None:
+        _check_int("AxisRange extent", self.extent, 1)
+        _check_int("AxisRange offset", self.offset, 0)
+        _check_int("AxisRange stride", self.stride, 1)
+
+    @property
+    def last(self) -> int:
+        return self.offset + self.stride * (self.extent - 1)
+
+    def as_range(self) -> range:
+        return range(self.offset, self.last + 1, self.stride)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.as_range()
+
+    def __str__(self) -> str:
+        if self.extent == 1:
+            return f"{{{self.offset}}}"
+        if self.stride == 1:
+            return f"[{self.offset}, {self.last + 1})"
+        if self.extent <= 3:
+            return "{" + ", ".join(map(str, self.as_range())) + "}"
+        return f"{{{self.offset}, {self.offset + self.stride}, ..., {self.last}}}"
+
+    def clip(self, lo: int, hi: int) -> AxisRange | None:
+        """The active values in ``[lo, hi)``, or None when there are none."""
+        first = max(0, -((self.offset - lo) // self.stride))  # ceil((lo - offset) / stride)
+        stop = min(self.extent, -((self.offset - hi) // self.stride))
+        return _from_range(self.as_range()[first:stop]) if first < stop else None
+
+    def intersect(self, lo: int, hi: int) -> AxisRange:
+        """The active values in ``[lo, hi)``; an error if there are none."""
+        kept = self.clip(lo, hi)
+        if kept is None:
+            raise ExecContextError(f"the filter [{lo}, {hi}) leaves an empty range of the active "
+                                   f"values {self}; filter to a range that overlaps them")
+        return kept
+
+    def modulo(self, modulus: int, residue: int) -> AxisRange:
+        """The active values congruent to ``residue`` modulo ``modulus``; an error if none."""
+        _check_int("modulus", modulus, 1)
+        empty = (f"no active value of {self} is {residue} modulo {modulus} (the modulo filter "
+                 f"leaves an empty range); pick a residue that some active value has")
+        # offset + stride * i == residue (mod modulus): solvable iff gcd(stride, modulus)
+        # divides the difference; then i runs over one residue class modulo modulus / gcd.
+        g = math.gcd(self.stride, modulus)
+        diff = (residue - self.offset) % modulus
+        if diff % g:
+            raise ExecContextError(empty)
+        period = modulus // g
+        first = (diff // g) * pow(self.stride // g, -1, period) % period
+        if first >= self.extent:
+            raise ExecContextError(empty)
+        return _from_range(self.as_range()[first::period])
+
+
+def _from_range(values: range) -> AxisRange:
+    return AxisRange(len(values), values.start, values.step)
+
+
+@dataclass(frozen=True)
+class ActiveSet:
+    """The active threads: every combination of the active lanes, warps and CTAs."""
+
+    laneid: AxisRange
+    warpid: AxisRange
+    cta_id: AxisRange
+
+    @property
+    def size(self) -> int:
+        return self.laneid.extent * self.warpid.extent * self.cta_id.extent
+
+    @property
+    def axis_names(self) -> list[str]:
+        return list(AXES)
+
+    def axis(self, name: str) -> AxisRange:
+        return getattr(self, _check_axis(name))
+
+    def replace_axis(self, name: str, axis_range: AxisRange) -> ActiveSet:
+        return replace(self, **{_check_axis(name): axis_range})
+
+
+def _check_axis(name: str) -> str:
+    if name not in AXES:
+        raise ExecContextError(f"unknown active-set axis {name!r}; expected one of {AXES}")
+    return name
+
+
+@dataclass(frozen=True)
+class LaneBinding:
+    """What a user's thread-id variable (a ``ScopeIdDef`` var) indexes, so that a filter on it
+    can narrow the active set: ``axis`` is one of :data:`AXES` for :data:`LANE_FLAT`, ``warpid``
+    for the warpgroup-factor kinds, and a free label (e.g. ``"thread"``) for the flat thread
+    kinds; ``declared_extent`` is the extent the kernel declared for the variable."""
+
+    axis: str
+    kind: str
+    declared_extent: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in LANE_KINDS:
+            raise ExecContextError(f"unknown lane binding kind {self.kind!r}; expected one of "
+                                   f"{LANE_KINDS}")
+        if self.kind == LANE_FLAT:
+            _check_axis(self.axis)
+        if self.kind in (LANE_WG_OUTER, LANE_W_INNER) and self.axis != "warpid":
+            raise ExecContextError(f"a {self.kind!r} binding indexes warps: its axis must be "
+                                   f"'warpid', got {self.axis!r}")
+        _check_int("LaneBinding declared_extent", self.declared_extent, 1)
+
+
+def initial_A(*, lane_ext: int = WARP_SIZE, warp_ext: int, cta_ext: int = 1) -> ActiveSet:
+    """The active set at the kernel's entry: every lane of every warp of every CTA."""
+    _check_int("initial_A: warp_ext", warp_ext, 1)
+    _check_int("initial_A: cta_ext", cta_ext, 1)
+    if _check_int("initial_A: lane_ext", lane_ext, 1) > WARP_SIZE:
+        raise ExecContextError(f"initial_A: lane_ext must be at most the warp size {WARP_SIZE}, "
+                               f"got {lane_ext}; count the extra threads in warp_ext")
+    return ActiveSet(AxisRange(lane_ext), AxisRange(warp_ext), AxisRange(cta_ext))
+
+
+# -- warpgroups --------------------------------------------------------------------------------
+
+def _split_warps(warps: AxisRange) -> tuple[AxisRange, AxisRange] | None:
+    """``(warp in warpgroup, warpgroup)`` whose product is ``warps``, or None when the warps are
+    no such product (they take different warps of different warpgroups)."""
+    group, first = divmod(warps.offset, WG_SIZE)
+    if warps.last // WG_SIZE == group:  # all in one warpgroup
+        return AxisRange(warps.extent, first, warps.stride), AxisRange(1, group)
+    if warps.stride % WG_SIZE == 0:  # the same warp of several warpgroups
+        return AxisRange(1, first), AxisRange(warps.extent, group, warps.stride // WG_SIZE)
+    # the same warps of consecutive warpgroups, starting at the first of them
+    per_group = WG_SIZE // warps.stride
+    if WG_SIZE % warps.stride or first >= warps.stride or warps.extent % per_group:
+        return None
+    return (AxisRange(per_group, first, warps.stride),
+            AxisRange(warps.extent // per_group, group))
+
+
+def _join_warps(in_group: AxisRange, group: int) -> AxisRange:
+    """The warps ``in_group`` of warpgroup ``group``."""
+    return AxisRange(in_group.extent, group * WG_SIZE + in_group.offset, in_group.stride)
+
+
+def _narrow_threads(warps: AxisRange, lanes: AxisRange, lo: int, hi: int,
+                    what: str) -> tuple[AxisRange, AxisRange]:
+    """Narrow ``warps x lanes`` to the threads ``warp * WARP_SIZE + lane`` in ``[lo, hi)``."""
+    # a warp has an active thread in [lo, hi) only if its last lane is >= lo and its first < hi
+    w_lo = -((lanes.last - lo) // WARP_SIZE)
+    w_hi = -((lanes.offset - hi) // WARP_SIZE)
+    hit = warps.clip(w_lo, w_hi)
+    if hit is None:
+        raise ExecContextError(f"the {what} filter [{lo}, {hi}) selects no active thread "
+                               f"(warps {warps}, lanes {lanes})")
+    if hit.extent == 1:
+        base = hit.offset * WARP_SIZE
+        return hit, lanes.intersect(lo - base, hi - base)
+    # several warps: a box only if each keeps all its active lanes; the first and the last
+    # warps are the ones that could lose some
+    if hit.offset * WARP_SIZE + lanes.offset >= lo and hit.last * WARP_SIZE + lanes.last < hi:
+        return hit, lanes
+    raise ExecContextError(
+        f"the {what} filter [{lo}, {hi}) over warps {warps} and lanes {lanes} would keep part of "
+        f"a warp beside whole warps, a non-rectangular active set; split it into a filter on "
+        f"whole warps and one on the lanes of a single warp")
+
+
+def _filter_flat(A: ActiveSet, binding: LaneBinding, lo: int, hi: int) -> ActiveSet:
+    return A.replace_axis(binding.axis, A.axis(binding.axis).intersect(lo, hi))
+
+
+def _filter_cta_thread(A: ActiveSet, binding: LaneBinding, lo: int, hi: int) -> ActiveSet:
+    warps, lanes = _narrow_threads(A.warpid, A.laneid, lo, hi, "CTA thread")
+    return replace(A, warpid=warps, laneid=lanes)
+
+
+def _filter_wg_thread(A: ActiveSet, binding: LaneBinding, lo: int, hi: int) -> ActiveSet:
+    parts = _split_warps(A.warpid)
+    if parts is None:
+        raise ExecContextError(
+            f"a filter on the thread index in the warpgroup needs the active warps {A.warpid} "
+            f"to be the same warps of each warpgroup; filter them to whole warpgroups or to one "
+            f"warpgroup first")
+    in_group, groups = parts
+    warps, lanes = _narrow_threads(in_group, A.laneid, lo, hi, "warpgroup thread")
+    if (warps, lanes) == (in_group, A.laneid):
+        return A
+    if groups.extent == 1:
+        return replace(A, warpid=_join_warps(warps, groups.offset), laneid=lanes)
+    if warps.extent == 1:  # the same warp of each warpgroup: warps a whole warpgroup apart
+        first = groups.offset * WG_SIZE + warps.offset
+        return replace(A, warpid=AxisRange(groups.extent, first, WG_SIZE), laneid=lanes)
+    raise ExecContextError(
+        f"the warpgroup thread filter [{lo}, {hi}) keeps warps {warps} of each of multiple "
+        f"warpgroups {groups}, which the active set cannot represent; filter on one warpgroup "
+        f"first (a wg_outer binding)")
+
+
+def _filter_wg_outer(A: ActiveSet, binding: LaneBinding, lo: int, hi: int) -> ActiveSet:
+    parts = _split_warps(A.warpid)
+    if parts is None or parts[0] != AxisRange(WG_SIZE):
+        raise ExecContextError(
+            f"a filter on the warpgroup index needs the active warps aligned to WG_SIZE="
+            f"{WG_SIZE} (whole warpgroups); the active warps are {A.warpid}")
+    groups = parts[1].intersect(lo, hi)
+    return A.replace_axis("warpid", AxisRange(groups.extent * WG_SIZE, groups.offset * WG_SIZE))
+
+
+def _filter_w_inner(A: ActiveSet, binding: LaneBinding, lo: int, hi: int) -> ActiveSet:
+    parts = _split_warps(A.warpid)
+    if parts is None or parts[1].extent != 1:
+        raise ExecContextError(
+            f"a filter on the warp index in the warpgroup needs the active warps in one "
+            f"warpgroup, but {A.warpid} spans multiple warpgroups; filter on the warpgroup "
+            f"first (a wg_outer binding)")
+    in_group, group = parts
+    return A.replace_axis("warpid", _join_warps(in_group.intersect(lo, hi), group.offset))
+
+
+_FILTERS: dict[str, Callable[[ActiveSet, LaneBinding, int, int], ActiveSet]] = {
+    LANE_FLAT: _filter_flat,
+    LANE_CTA_THREAD: _filter_cta_thread,
+    LANE_WG_THREAD: _filter_wg_thread,
+    LANE_WG_OUTER: _filter_wg_outer,
+    LANE_W_INNER: _filter_w_inner,
+}
+
+
+def filter_narrow(A: ActiveSet, binding: LaneBinding, lo: int, hi: int) -> ActiveSet:
+    """The threads of ``A`` whose ``binding`` index lies in ``[lo, hi)``."""
+    if _check_int("filter_narrow: hi", hi) <= _check_int("filter_narrow: lo", lo):
+        raise ExecContextError(f"the filter range [{lo}, {hi}) is empty or inverted; "
+                               f"give lo < hi")
+    return _FILTERS[binding.kind](A, binding, lo, hi)
+
+
+def filter_modulo(A: ActiveSet, axis: str, modulus: int, residue: int) -> ActiveSet:
+    """The threads of ``A`` whose index on ``axis`` is ``residue`` modulo ``modulus``."""
+    _check_int("filter_modulo: modulus", modulus, 1)
+    return A.replace_axis(axis, A.axis(axis).modulo(modulus, residue))
+
+
+# -- scopes ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Split:
+    """The active axes as one scope sees them: ``inter`` picks an instance of the scope,
+    ``intra`` a thread inside it."""
+
+    inter: dict[str, AxisRange] = field(default_factory=dict)
+    intra: dict[str, AxisRange] = field(default_factory=dict)
+
+
+# the axes inside one instance of each scope (the rest pick the instance)
+_INTRA: dict[str, tuple[str, ...]] = {
+    KERNEL: (), THREAD: (), WARP: ("laneid",), CTA: ("laneid", "warpid"), CLUSTER: AXES,
+}
+
+
+def scope_switch(A: ActiveSet, scope_kind: str) -> Split:
+    """Group the threads of ``A`` by the scope ``scope_kind`` (one of :data:`SCOPE_KINDS`)."""
+    if scope_kind == WARPGROUP:
+        return _warpgroup_split(A)
+    if scope_kind not in _INTRA:
+        raise ExecContextError(f"unknown scope kind {scope_kind!r}; expected one of "
+                               f"{SCOPE_KINDS}")
+    intra = _INTRA[scope_kind]
+    return Split(inter={a: A.axis(a) for a in AXES if a not in intra},
+                 intra={a: A.axis(a) for a in intra})
+
+
+def _warpgroup_split(A: ActiveSet) -> Split:
+    parts = _split_warps(A.warpid)
+    if parts is None:
+        boundary = (A.warpid.offset // WG_SIZE + 1) * WG_SIZE
+        raise ExecContextError(
+            f"cannot enter warpgroup scope: the active warps {A.warpid} take different warps of "
+            f"different warpgroups (the range crosses warpgroup boundary {boundary} unaligned, "
+            f"WG_SIZE={WG_SIZE}); filter the warps to whole warpgroups or to one of them")
+    in_group, groups = parts
+    return Split(inter={"wgid": groups, "cta_id": A.cta_id},
+                 intra={"laneid": A.laneid, "wid_in_wg": in_group})
+
+
+@dataclass(frozen=True)
+class ExecContext:
+    """The state at one point of a kernel: the active threads ``A``, the current scope and how
+    that scope groups ``A`` (``inter``, ``intra``, as :func:`scope_switch` gives them)."""
+
+    A: ActiveSet
+    scope_kind: str
+    inter: dict[str, AxisRange]
+    intra: dict[str, AxisRange]
+
+    @staticmethod
+    def at(A: ActiveSet, scope_kind: str) -> ExecContext:
+        """The context of the threads ``A`` in scope ``scope_kind``."""
+        split = scope_switch(A, scope_kind)
+        return ExecContext(A, scope_kind, split.inter, split.intra)
+
+    @staticmethod
+    def at_kernel_entry(*, lane_ext: int = WARP_SIZE, warp_ext: int,
+                        cta_ext: int = 1) -> ExecContext:
+        return ExecContext.at(initial_A(lane_ext=lane_ext, warp_ext=warp_ext, cta_ext=cta_ext),
+                              KERNEL)
+
+    def with_filter(self, binding: LaneBinding, lo: int, hi: int) -> ExecContext:
+        return ExecContext.at(filter_narrow(self.A, binding, lo, hi), self.scope_kind)
+
+    def with_cta_axis_modulo(self, axis: str, modulus: int, residue: int) -> ExecContext:
+        return ExecContext.at(filter_modulo(self.A, axis, modulus, residue), self.scope_kind)
+
+    def with_scope_switch(self, scope_kind: str) -> ExecContext:
+        return ExecContext.at(self.A, scope_kind)
