@@ -164,10 +164,11 @@ def compare_ms(fns: Mapping[str, Callable[[int], Any]], nsets: int, reps: int,
     return {name: statistics.median(v) for name, v in times.items()}
 
 
-def _warm(fns: Mapping[str, Callable[[int], Any]], nsets: int, calls: int, seconds: float) -> None:
-    """Each of ``fns`` runs ``calls`` times in turn, passes repeated until ``seconds`` passed.
-    The calls take the last sets (set ``-calls`` on): the timed runs start at set 0, which the
-    warm-up then touched longest ago (or not at all)."""
+def _warm(fns: Mapping[str, Callable[[int], Any]], nsets: int, calls: int, seconds: float,
+          before: Callable[[], Any] | None = None) -> None:
+    """Each of ``fns`` runs ``calls`` times in turn (``before()`` ahead of each call), passes
+    repeated until ``seconds`` passed. The calls take the last sets (set ``-calls`` on): the
+    timed runs start at set 0, which the warm-up then touched longest ago (or not at all)."""
     if calls <= 0:
         return
     torch = _torch()
@@ -175,6 +176,8 @@ def _warm(fns: Mapping[str, Callable[[int], Any]], nsets: int, calls: int, secon
     while True:
         for fn in fns.values():
             for i in range(calls):
+                if before is not None:
+                    before()
                 fn((i - calls) % nsets)
         torch.cuda.synchronize()
         if time.perf_counter() - t0 >= seconds:
@@ -253,8 +256,9 @@ def bench(funcs: Mapping[str, Callable[[Any], Any]] | Callable[[], Any],
     "benchmark_protocol": {...}}``; an implementation that raises during warm-up is reported in
     ``errors`` and not timed.
 
-    ``bench(fn)`` (no factory) times ``fn()`` alone and returns its time in ms; before each run
-    ``flush_l2_size`` int32 of GPU memory are zeroed to empty the L2 (0: no flush).
+    ``bench(fn)`` (no factory) times ``fn()`` alone and returns its median CUDA-event time in
+    ms, whatever ``timer`` says (as the seed's returns its event time); before each run, outside
+    its events, ``flush_l2_size`` int32 of GPU memory are zeroed to empty the L2 (0: no flush).
 
     ``timer="event"``: the median of per-run CUDA-event times. ``timer="proton"``: each
     implementation's average kernel time from triton's proton profiler (the slowest kernel an
@@ -265,9 +269,9 @@ def bench(funcs: Mapping[str, Callable[[Any], Any]] | Callable[[], Any],
     _check_counts(warmup, repeat, cooldown_s)
     if timer not in _TIMERS:
         raise ValueError(f"bench: timer must be 'event' or 'proton', not {timer!r}")
-    use_proton = timer == "proton" and not (debug or nsight)
     if callable(funcs) and not isinstance(funcs, Mapping) and input_factory is None:
-        return _bench_one(funcs, warmup, repeat, use_proton, proton_name, flush_l2_size)
+        return _bench_one(funcs, warmup, repeat, flush_l2_size)
+    use_proton = timer == "proton" and not (debug or nsight)
     impls = _check_funcs(funcs, input_factory)
     if use_proton:
         _proton()
@@ -291,32 +295,19 @@ def bench(funcs: Mapping[str, Callable[[Any], Any]] | Callable[[], Any],
                                    "order": list(impls)}}
 
 
-def _bench_one(fn: Callable[[], Any], warmup: int, repeat: int, use_proton: bool,
-               proton_name: str, flush_l2_size: int) -> float:
-    """``bench(fn)``: the time (ms) of ``fn()``, the L2 flushed before every run."""
+def _bench_one(fn: Callable[[], Any], warmup: int, repeat: int, flush_l2_size: int) -> float:
+    """``bench(fn)``: the median CUDA-event time (ms) of ``fn()``, the L2 flushed before every
+    run (outside its events)."""
     if isinstance(flush_l2_size, bool) or not isinstance(flush_l2_size, int) or flush_l2_size < 0:
         raise ValueError(f"bench: flush_l2_size must be a number of int32 elements >= 0 "
                          f"(0: no flush), not {flush_l2_size!r}")
-    if use_proton:
-        _proton()
     torch = _require_gpu()
     flush = None
     if flush_l2_size:
-        scratch = torch.empty(flush_l2_size, dtype=torch.int32, device="cuda")
-        flush = scratch.zero_
-    fns = {proton_name: lambda i: fn()}
-    if flush is not None:
-        for _ in range(warmup):
-            flush()
-            fn()
-    else:
-        _warm(fns, 1, warmup, 0.0)
-    if use_proton:
-        times, errors = _proton_ms(fns, 1, repeat, 1, 0.0, proton_name, flush)
-        if proton_name not in times:
-            raise RuntimeError(f"bench: {errors.get(proton_name, 'no time recorded')}")
-        return times[proton_name]
-    return compare_ms(fns, 1, repeat, 1, 0.0, warmup_calls=0, before=flush)[proton_name]
+        flush = torch.empty(flush_l2_size, dtype=torch.int32, device="cuda").zero_
+    fns = {"fn": lambda i: fn()}
+    _warm(fns, 1, warmup, 0.0, flush)
+    return compare_ms(fns, 1, repeat, 1, 0.0, warmup_calls=0, before=flush)["fn"]
 
 
 def _on_groups(fn: Callable[[Any], Any], groups: list[Any]) -> Callable[[int], Any]:
@@ -402,8 +393,7 @@ def _proton() -> Any:
 
 
 def _proton_ms(fns: Mapping[str, Callable[[int], Any]], nsets: int, repeat: int, rounds: int,
-               cooldown_s: float, session_name: str, before: Callable[[], Any] | None = None
-               ) -> tuple[dict[str, float], dict[str, str]]:
+               cooldown_s: float, session_name: str) -> tuple[dict[str, float], dict[str, str]]:
     """Time ``fns`` (warmed up already) in turns under one proton session, each batch inside a
     scope of its implementation's name; read the times back from proton's tree."""
     proton = _proton()
@@ -417,8 +407,6 @@ def _proton_ms(fns: Mapping[str, Callable[[int], Any]], nsets: int, repeat: int,
         proton.activate(session)
         with proton.scope(name):
             for k in range(count):
-                if before is not None:
-                    before()
                 fns[name]((start + k) % nsets)
             torch.cuda.synchronize()
         proton.deactivate(session)
