@@ -92,7 +92,7 @@ __all__ = [
 ] + list(op.__all__)
 
 _LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "exec_context",
-         "stmt_functor", "expr_functor", "stmt", "expr", "function", "buffer", "analysis"}
+         "stmt_functor", "expr_functor", "stmt", "expr", "function", "buffer", "analysis", "bench"}
 # module paths a backend may declare here (the cuda backend: tvm.tirx.lang.<module>)
 _DECLARED = {"lang"}
 
