@@ -18,6 +18,21 @@ from .utils import (
     skip_if_installed,
 )
 
+
+def _register_numpy_dtype_names() -> None:
+    """Make numpy read the names ``"bfloat16"``, ``"float8_e4m3fn"``, ... as the seed's tests
+    write them (``np.zeros(shape, dtype="bfloat16")``): importing ml_dtypes registers them. Done
+    by ``import tvm.testing`` (test code), never by ``import tvm``; nothing happens without
+    ml_dtypes."""
+    import contextlib
+    import importlib
+
+    with contextlib.suppress(ImportError):
+        importlib.import_module("ml_dtypes")
+
+
+_register_numpy_dtype_names()
+
 __all__ = [
     "BackendConformance", "assert_allclose", "cuda_unavailable", "generate_random_array", "installed_backends",
     "np_dtype_from_str", "numpy_dtype", "random_array", "requires_cuda",
