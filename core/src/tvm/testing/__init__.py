@@ -3,6 +3,9 @@ and the conformance kit (:mod:`tvm.testing.conformance`) that backends run again
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+
 from .conformance import BackendConformance, run_backend_conformance
 from .utils import (
     assert_allclose,
@@ -24,9 +27,6 @@ def _register_numpy_dtype_names() -> None:
     write them (``np.zeros(shape, dtype="bfloat16")``): importing ml_dtypes registers them. Done
     by ``import tvm.testing`` (test code), never by ``import tvm``; nothing happens without
     ml_dtypes."""
-    import contextlib
-    import importlib
-
     with contextlib.suppress(ImportError):
         importlib.import_module("ml_dtypes")
 
