@@ -19,10 +19,13 @@ leaves the one it came from as it was, so a walker over the IR keeps a stack of 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
 
 from ..error import ExecContextError
+from ..ir.expr import EQ, GE, GT, LE, LT, NE, And, Call, Cast, FloorMod, IntImm, Mod, Var
 from ..ir.stmt import EXEC_SCOPES, ExecScope
 from .operator.tile_primitive.dispatch_context import WARP_SIZE, WARPGROUP_SIZE
 
@@ -31,6 +34,7 @@ __all__ = [
     "LANE_WG_OUTER", "LANE_WG_THREAD", "LANE_W_INNER", "SCOPE_KINDS", "THREAD", "WARP",
     "WARPGROUP", "WG_SIZE", "ActiveSet", "AxisRange", "ExecContext", "ExecContextError",
     "LaneBinding", "Split", "filter_modulo", "filter_narrow", "initial_A", "scope_switch",
+    "split_at_call",
 ]
 
 #: warps in a warpgroup
@@ -393,3 +397,182 @@ class ExecContext:
 
     def with_scope_switch(self, scope_kind: str) -> ExecContext:
         return ExecContext.at(self.A, scope_kind)
+
+
+# -- a call's context, read from the kernel ----------------------------------------------------
+
+# what a filter on each single-variable thread id narrows
+_ID_BINDINGS: dict[str, tuple[str, str]] = {
+    "lane_id": ("laneid", LANE_FLAT),
+    "warp_id": ("warpid", LANE_FLAT),
+    "warpgroup_id": ("warpid", LANE_WG_OUTER),
+    "warp_id_in_wg": ("warpid", LANE_W_INNER),
+    "thread_id": ("thread", LANE_CTA_THREAD),
+    "thread_id_in_wg": ("thread", LANE_WG_THREAD),
+    "cta_id_in_cluster": ("cta_id", LANE_FLAT),  # the active set's CTAs are a cluster's
+}
+#: the CTA pair: ``cta_id_in_pair == r`` keeps the CTAs of rank ``r`` modulo 2 in the cluster
+_PAIR = "cta_id_in_pair"
+
+
+def split_at_call(defs: Sequence[Any], guards: Sequence[Any], scope_kind: str,
+                  cta_threads: Any, cluster_ctas: Any) -> Split | None:
+    """The (inter, intra) split of a tile primitive call at ``scope_kind``, inside the
+    ``if`` conditions ``guards`` (outermost first), in a kernel whose thread ids are ``defs``
+    (resolved ``ScopeIdDef``s) with ``cta_threads`` threads a CTA and ``cluster_ctas`` CTAs a
+    cluster. None when those counts are not constants or the scope cannot group the active
+    threads. A condition, or a part of a conjunction, that is not a filter the model represents
+    (not on a thread id, ``!=``, ``or``, an empty range ...) leaves the active set as it was:
+    the result then covers more threads than run, never fewer."""
+    n_threads, n_ctas = _cta_threads(defs, cta_threads), _const_int(cluster_ctas)
+    if n_threads is None or n_ctas is None or n_threads < 1 or n_ctas < 1:
+        return None
+    try:
+        A = initial_A(lane_ext=min(n_threads, WARP_SIZE),
+                      warp_ext=-(-n_threads // WARP_SIZE), cta_ext=n_ctas)
+    except ExecContextError:
+        return None
+    bindings = _bindings(defs)
+    for guard in guards:
+        A = _apply_guard(A, guard, bindings)
+    try:
+        return scope_switch(A, scope_kind)
+    except ExecContextError:
+        return None
+
+
+def _cta_threads(defs: Sequence[Any], counted: Any) -> int | None:
+    """The CTA's thread count: ``counted`` (from the thread and lane ids), or what the warp or
+    warpgroup ids imply where the kernel declared only those."""
+    n = _const_int(counted)
+    for d in defs:
+        size = {"warp_id": WARP_SIZE, "warpgroup_id": WARPGROUP_SIZE}.get(d.kind)
+        if size is not None and len(d.extents) == 1:
+            extent = _const_int(d.extents[0])
+            if extent is None:
+                return None
+            n = None if n is None else max(n, extent * size)
+    return n
+
+
+def _const_int(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return value.value if isinstance(value, IntImm) else None
+
+
+def _bindings(defs: Sequence[Any]) -> dict[Var, LaneBinding | str]:
+    out: dict[Var, LaneBinding | str] = {}
+    for d in defs:
+        if d.kind == _PAIR and len(d.vars) == 1:
+            out[d.vars[0]] = _PAIR
+        if d.kind not in _ID_BINDINGS or len(d.vars) != 1 or len(d.extents) != 1:
+            continue  # several variables (bx, by = T.cta_id_in_cluster([2, 3])): not modelled
+        extent = _const_int(d.extents[0])
+        if extent is not None and extent >= 1:
+            axis, kind = _ID_BINDINGS[d.kind]
+            out[d.vars[0]] = LaneBinding(axis, kind, extent)
+    return out
+
+
+def _conjuncts(cond: Any) -> list[Any]:
+    """The parts of a conjunction: ``a & b`` of two conditions, and of a condition with an
+    integer such as ``T.ptx.elect_sync()``, which reads ``bitwise_and(uint32(a), b) != 0``."""
+    if isinstance(cond, Cast) and cond.value.dtype.is_bool:
+        return _conjuncts(cond.value)
+    if isinstance(cond, And):
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    if isinstance(cond, NE) and _const_int(cond.b) == 0 and isinstance(cond.a, Call) \
+            and getattr(cond.a.op, "name", None) == "tirx.bitwise_and":
+        return [part for arg in cond.a.args for part in _conjuncts(arg)]
+    return [cond]
+
+
+# ``c < x`` is ``x > c``
+_FLIPPED = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ}
+
+
+def _atom(cond: Any, bindings: dict[Var, LaneBinding | str]) -> tuple[Any, ...] | None:
+    """``("range", var, lo, hi)`` for ``var`` compared with a constant, ``("mod", var, m, r)``
+    for ``var % m == r``; None for anything else."""
+    op = type(cond)
+    if op not in _FLIPPED:
+        return None
+    lhs, rhs = cond.a, cond.b
+    if _const_int(lhs) is not None and _const_int(rhs) is None:
+        lhs, rhs, op = rhs, lhs, _FLIPPED[op]
+    c = _const_int(rhs)
+    if c is None:
+        return None
+    if op is EQ and isinstance(lhs, (FloorMod, Mod)) and lhs.a in bindings:
+        m = _const_int(lhs.b)
+        return ("mod", lhs.a, m, c) if m is not None and m >= 1 and 0 <= c < m else None
+    if not isinstance(lhs, Var) or lhs not in bindings:
+        return None
+    lo, hi = {EQ: (c, c + 1), LT: (None, c), LE: (None, c + 1), GT: (c + 1, None),
+              GE: (c, None)}[op]
+    return ("range", lhs, lo, hi)
+
+
+def _apply_guard(A: ActiveSet, guard: Any, bindings: dict[Var, LaneBinding | str]) -> ActiveSet:
+    # bounds on one variable are merged first: the two halves of ``lo <= tid < hi`` alone
+    # can each be a shape the active set cannot hold
+    ranges: dict[Var, tuple[int | None, int | None]] = {}
+    mods: list[tuple[Var, int, int]] = []
+    for part in _conjuncts(guard):
+        atom = _atom(part, bindings)
+        if atom is None:
+            continue
+        if atom[0] == "mod":
+            mods.append(atom[1:])
+            continue
+        _, var, lo, hi = atom
+        old_lo, old_hi = ranges.get(var, (None, None))
+        ranges[var] = (_tighter(old_lo, lo, max), _tighter(old_hi, hi, min))
+    # coarse filters first (a thread range in a warpgroup fits once the warpgroup is one), and
+    # a filter the current set cannot take is tried again while another one succeeds
+    order = sorted([*((_coarseness(bindings[var]), i, partial(_narrow, binding=bindings[var],
+                                                               lo=lo, hi=hi))
+                      for i, (var, (lo, hi)) in enumerate(ranges.items())),
+                    *((_coarseness(bindings[var]), len(ranges) + i,
+                       partial(_modulo, binding=bindings[var], m=m, r=r))
+                      for i, (var, m, r) in enumerate(mods))], key=lambda t: t[:2])
+    steps: list[Callable[[ActiveSet], ActiveSet]] = [step for *_, step in order]
+    while steps:
+        left = []
+        for step in steps:
+            try:
+                A = step(A)
+            except ExecContextError:
+                left.append(step)
+        if len(left) == len(steps):
+            break
+        steps = left
+    return A
+
+
+def _coarseness(binding: LaneBinding | str) -> int:
+    if not isinstance(binding, LaneBinding):
+        return 0  # the CTA pair
+    if binding.kind == LANE_FLAT:
+        return AXES[::-1].index(binding.axis) * 2  # cta_id 0, warpid 2, laneid 4
+    return {LANE_WG_OUTER: 1, LANE_W_INNER: 3}.get(binding.kind, 4)
+
+
+def _tighter(old: int | None, new: int | None, pick: Callable[[int, int], int]) -> int | None:
+    return new if old is None else old if new is None else pick(old, new)
+
+
+def _narrow(A: ActiveSet, binding: LaneBinding | str, lo: int | None, hi: int | None) -> ActiveSet:
+    if binding == _PAIR:  # cta_id_in_pair is in [0, 2): a range is one residue or both
+        lo, hi = max(lo or 0, 0), min(2 if hi is None else hi, 2)
+        return filter_modulo(A, "cta_id", 2, lo) if hi - lo == 1 else A
+    assert isinstance(binding, LaneBinding)
+    lo, hi = max(lo or 0, 0), binding.declared_extent if hi is None else hi
+    return filter_narrow(A, binding, lo, min(hi, binding.declared_extent))
+
+
+def _modulo(A: ActiveSet, binding: LaneBinding | str, m: int, r: int) -> ActiveSet:
+    if isinstance(binding, LaneBinding) and binding.kind == LANE_FLAT:
+        return filter_modulo(A, binding.axis, m, r)
+    return A
