@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 import tvm.tirx.exec_context as exec_context
-from tvm.ir import IntImm, PrimFunc
+from tvm import ir
+from tvm.ir import IntImm, Op, PrimFunc
+from tvm.ir.op import ELECTS_ONE_LANE
 from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.target import Target
@@ -54,10 +56,10 @@ def test_whole_cta_without_conditions(fakegpu: Target, seen: list[Any]) -> None:
         Tx.warp.copy(B[0:8], A[0:8], dispatch=PROBE)
 
     lower_tile_primitives(k, fakegpu)
-    assert seen == [
-        ("thread", {"laneid": (32, 0), "warpid": (8, 0), "cta_id": (1, 0)}, {}),
-        ("cta", {"cta_id": (1, 0)}, {"laneid": (32, 0), "warpid": (8, 0)}),
-        ("warp", {"warpid": (8, 0), "cta_id": (1, 0)}, {"laneid": (32, 0)}),
+    assert seen == [  # without clusters, the CTAs are the grid's
+        ("thread", {"laneid": (32, 0), "warpid": (8, 0), "cta_id": (3, 0)}, {}),
+        ("cta", {"cta_id": (3, 0)}, {"laneid": (32, 0), "warpid": (8, 0)}),
+        ("warp", {"warpid": (8, 0), "cta_id": (3, 0)}, {"laneid": (32, 0)}),
     ]
 
 
@@ -135,6 +137,76 @@ def test_cluster_ctas_modulo_and_pair(fakegpu: Target, seen: list[Any]) -> None:
 
     lower_tile_primitives(k, fakegpu)
     assert [s[1]["cta_id"] for s in seen] == [(2, 1, 2), (2, 0, 2), (4, 0)]
+
+
+def test_cta_ids_of_several_dimensions_keep_an_axis_each(fakegpu: Target,
+                                                         seen: list[Any]) -> None:
+    @T.prim_func(private=True)
+    def k(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        T.device_entry()
+        bx, by = T.cta_id([6, 5])
+        T.thread_id([64])
+        if (bx == 4) & (by % 2 == 1):
+            Tx.cta.copy(B[0:8], A[0:8], dispatch=PROBE)
+
+    lower_tile_primitives(k, fakegpu)
+    assert seen == [("cta", {"bx": (1, 4), "by": (2, 1, 2)}, {"laneid": (32, 0), "warpid": (2, 0)})]
+
+
+def test_cta_pair_follows_the_axis_that_moves_the_rank_parity(fakegpu: Target,
+                                                              seen: list[Any]) -> None:
+    @T.prim_func(private=True)
+    def k(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        T.device_entry()
+        cx, cy = T.cta_id_in_cluster([3, 4])
+        pair = T.cta_id_in_pair()
+        T.thread_id([32])
+        if cx == 1:  # rank 1 + 3 * cy: odd where cy is even
+            if pair == 1:
+                Tx.copy(B[0:1], A[0:1], dispatch=PROBE)
+        if pair == 0:  # cx and cy both move the parity: not modelled
+            Tx.copy(B[0:1], A[0:1], dispatch=PROBE)
+        if (cx == 2) & (cy < 1):  # rank 2 only: pair 1 keeps no CTA, left unfiltered
+            if pair == 1:
+                Tx.copy(B[0:1], A[0:1], dispatch=PROBE)
+
+    lower_tile_primitives(k, fakegpu)
+    assert [(s[1]["cbx"], s[1]["cby"]) for s in seen] == [
+        ((1, 1), (2, 0, 2)), ((3, 0), (4, 0)), ((1, 2), (1, 0))]
+
+
+def test_an_electing_op_picks_one_lane_by_selector(fakegpu: Target) -> None:
+    elect = Op.register("tirx.test_elect_one", dtype="uint32", **{ELECTS_ONE_LANE: True})
+    got = []
+
+    def probe(call: Any, sctx: Any) -> PrimFunc:
+        got.append(sctx.inter)
+        return _empty()
+
+    register_dispatch("copy", "*", variant="raw_probe", priority=10_000)(probe)
+
+    @T.prim_func(private=True)
+    def k(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        w = T.warp_id([4])
+        lane = T.lane_id([32])
+        if (w == 2) & (lane == 31):  # lane == 31 stands for the election, put in below
+            Tx.copy(B[0:1], A[0:1], dispatch="raw_probe")
+            if lane < 8:  # which lane was elected is not known here: not a filter
+                Tx.copy(B[0:1], A[0:1], dispatch="raw_probe")
+
+    class Elect(ir.Mutator):
+        def visit_EQ(self, node: ir.EQ) -> Any:
+            return ir.NE(elect(), ir.const(0, "uint32")) if int(node.b) == 31 else node
+
+    lower_tile_primitives(k.with_body(Elect().visit(k.body)), fakegpu)
+    for inter in got:
+        assert [int(v) for v in inter["warpid"]] == [1, 2]
+        extent, offset = inter["laneid"]
+        assert int(extent) == 1
+        assert str(offset) == \
+            'T.selector(lane, T.call_intrin("uint32", "tirx.test_elect_one") != T.uint32(0))'
 
 
 def test_else_branch_and_unmodelled_conditions_leave_the_set_whole(fakegpu: Target,

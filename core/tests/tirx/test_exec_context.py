@@ -348,3 +348,39 @@ def test_import_tvm_does_not_load_the_model():
     code = "import sys, tvm; print('tvm.tirx.exec_context' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cta_ids_of_several_dimensions_have_an_axis_each() -> None:
+    A = initial_A(warp_ext=4, cta_ext=6, cta_axes=[("cbx", 2), ("cby", 3)])
+    assert A.axis_names == ["laneid", "warpid", "cbx", "cby"] and A.size == 6 * 128
+    B = filter_modulo(filter_narrow(A, LaneBinding("cbx", LANE_FLAT, 2), 1, 2), "cby", 2, 0)
+    assert (B.axis("cbx"), B.axis("cby"), B.size) == (AxisRange(1, 1), AxisRange(2, 0, 2), 256)
+    assert scope_switch(B, CTA).inter == {"cbx": AxisRange(1, 1), "cby": AxisRange(2, 0, 2)}
+    assert set(scope_switch(B, CLUSTER).intra) == {"laneid", "warpid", "cbx", "cby"}
+    assert scope_switch(B, WARPGROUP).inter == {"wgid": AxisRange(1), "cbx": AxisRange(1, 1),
+                                                "cby": AxisRange(2, 0, 2)}
+    with pytest.raises(ExecContextError, match=r"no axis 'cta_id'.*'cbx', 'cby'"):
+        B.axis("cta_id")
+    with pytest.raises(ExecContextError, match=r"no axis 'cbx'"):
+        initial_A(warp_ext=1).axis("cbx")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"cta_ext": 5, "cta_axes": [("bx", 2), ("by", 3)]}, r"make 6 CTAs, not cta_ext=5"),
+    ({"cta_ext": 2, "cta_axes": [("cta_id", 2)]}, r"names the CTA dimensions"),
+    ({"cta_ext": 2, "cta_axes": [("blk", 2)]}, r"unknown active-set axis 'blk'"),
+])
+def test_bad_cta_axes_say_what_is_wrong(kwargs: dict, message: str) -> None:
+    with pytest.raises(ExecContextError, match=message):
+        initial_A(warp_ext=1, **kwargs)
+
+
+def test_a_selected_lane_is_one_lane_that_takes_no_filter() -> None:
+    lane = AxisRange(1, selector="sel")
+    A = initial_A(warp_ext=2).replace_axis("laneid", lane)
+    assert A.size == 2 and str(lane) == "{sel}"
+    assert scope_switch(A, WARP).intra == {"laneid": lane}
+    with pytest.raises(ExecContextError, match=r"chosen at run time \(sel\)"):
+        filter_narrow(A, LaneBinding("laneid", LANE_FLAT, 32), 0, 4)
+    with pytest.raises(ExecContextError, match=r"has one value \(extent 1\), got extent 4"):
+        AxisRange(4, selector="sel")

@@ -8,8 +8,9 @@ warpgroup index) and *intra* axes (which thread inside one instance, e.g. the la
 within the warpgroup).
 
 The active set is a box: one arithmetic progression (:class:`AxisRange`) on each of the three
-hardware axes ``laneid``, ``warpid`` and ``cta_id``. A filter whose result is not a box (half of
-one warp and all of the next) is an :class:`~tvm.error.ExecContextError`, as is a warpgroup
+hardware axes ``laneid``, ``warpid`` and ``cta_id`` (a CTA id of several dimensions has one axis
+a dimension in place of ``cta_id``: :data:`CTA_AXES`). A filter whose result is not a box (half
+of one warp and all of the next) is an :class:`~tvm.error.ExecContextError`, as is a warpgroup
 scope over warps that are not whole warpgroups or parts of one.
 
 Everything here is an immutable value: a filter or a scope change returns a new context and
@@ -26,11 +27,12 @@ from typing import Any
 
 from ..error import ExecContextError
 from ..ir.expr import EQ, GE, GT, LE, LT, NE, And, Call, Cast, FloorMod, IntImm, Mod, Var
+from ..ir.op import ELECTS_ONE_LANE, Op
 from ..ir.stmt import EXEC_SCOPES, ExecScope
 from .operator.tile_primitive.dispatch_context import WARP_SIZE, WARPGROUP_SIZE
 
 __all__ = [
-    "AXES", "CLUSTER", "CTA", "KERNEL", "LANE_CTA_THREAD", "LANE_FLAT", "LANE_KINDS",
+    "AXES", "CLUSTER", "CTA", "CTA_AXES", "KERNEL", "LANE_CTA_THREAD", "LANE_FLAT", "LANE_KINDS",
     "LANE_WG_OUTER", "LANE_WG_THREAD", "LANE_W_INNER", "SCOPE_KINDS", "THREAD", "WARP",
     "WARPGROUP", "WG_SIZE", "ActiveSet", "AxisRange", "ExecContext", "ExecContextError",
     "LaneBinding", "Split", "filter_modulo", "filter_narrow", "initial_A", "scope_switch",
@@ -52,6 +54,9 @@ SCOPE_KINDS: tuple[str, ...] = (KERNEL, *sorted(EXEC_SCOPES, key=lambda s: ExecS
 
 #: the hardware axes of the active set, innermost first
 AXES = ("laneid", "warpid", "cta_id")
+#: the axes that replace ``cta_id`` for a CTA id of several dimensions, fastest first: the CTA
+#: in the grid (``bx, by = T.cta_id([4, 2])``) and the CTA in its cluster
+CTA_AXES = (("bx", "by", "bz"), ("cbx", "cby", "cbz"))
 
 #: a filter on one axis of the active set, by its own index
 LANE_FLAT = "flat"
@@ -76,28 +81,45 @@ def _check_int(what: str, value: object, least: int | None = None) -> int:
 
 @dataclass(frozen=True)
 class AxisRange:
-    """The active values of one axis: ``offset + stride * i`` for ``i`` in ``[0, extent)``."""
+    """The active values of one axis: ``offset + stride * i`` for ``i`` in ``[0, extent)``.
+
+    With a ``selector`` (a ``T.selector(var, pred)`` expression) the axis has one active value
+    that the program picks at run time (the lane ``T.ptx.elect_sync()`` elects): ``selector``
+    stands for the offset, which is not known here, so such an axis takes no further filter.
+    """
 
     extent: int
     offset: int = 0
     stride: int = 1
+    selector: Any = None
 
     def __post_init__(self) -> None:
         _check_int("AxisRange extent", self.extent, 1)
         _check_int("AxisRange offset", self.offset, 0)
         _check_int("AxisRange stride", self.stride, 1)
+        if self.selector is not None and self.extent != 1:
+            raise ExecContextError(f"an AxisRange with a selector has one value (extent 1), "
+                                   f"got extent {self.extent}")
+
+    def _known(self, what: str) -> None:
+        if self.selector is not None:
+            raise ExecContextError(f"cannot {what} an axis whose one active value is chosen at "
+                                   f"run time ({self.selector}); filter before the selection")
 
     @property
     def last(self) -> int:
         return self.offset + self.stride * (self.extent - 1)
 
     def as_range(self) -> range:
+        self._known("list the values of")
         return range(self.offset, self.last + 1, self.stride)
 
     def __contains__(self, value: object) -> bool:
         return value in self.as_range()
 
     def __str__(self) -> str:
+        if self.selector is not None:
+            return f"{{{self.selector}}}"
         if self.extent == 1:
             return f"{{{self.offset}}}"
         if self.stride == 1:
@@ -108,6 +130,7 @@ class AxisRange:
 
     def clip(self, lo: int, hi: int) -> AxisRange | None:
         """The active values in ``[lo, hi)``, or None when there are none."""
+        self._known("filter")
         first = max(0, -((self.offset - lo) // self.stride))  # ceil((lo - offset) / stride)
         stop = min(self.extent, -((self.offset - hi) // self.stride))
         return _from_range(self.as_range()[first:stop]) if first < stop else None
@@ -122,6 +145,7 @@ class AxisRange:
 
     def modulo(self, modulus: int, residue: int) -> AxisRange:
         """The active values congruent to ``residue`` modulo ``modulus``; an error if none."""
+        self._known("filter")
         _check_int("modulus", modulus, 1)
         empty = (f"no active value of {self} is {residue} modulo {modulus} (the modulo filter "
                  f"leaves an empty range); pick a residue that some active value has")
@@ -149,25 +173,46 @@ class ActiveSet:
     laneid: AxisRange
     warpid: AxisRange
     cta_id: AxisRange
+    #: a CTA id of several dimensions: one ``(name, range)`` a dimension (names from
+    #: :data:`CTA_AXES`), which then stand for ``cta_id`` (that field is the whole product)
+    cta_axes: tuple[tuple[str, AxisRange], ...] = ()
 
     @property
     def size(self) -> int:
-        return self.laneid.extent * self.warpid.extent * self.cta_id.extent
+        return self.laneid.extent * self.warpid.extent * math.prod(
+            self.axis(a).extent for a in self.cta_names)
+
+    @property
+    def cta_names(self) -> list[str]:
+        """The axes that say which CTA: ``["cta_id"]``, or one per dimension of the CTA id."""
+        return [name for name, _ in self.cta_axes] or ["cta_id"]
 
     @property
     def axis_names(self) -> list[str]:
-        return list(AXES)
+        return ["laneid", "warpid", *self.cta_names]
 
     def axis(self, name: str) -> AxisRange:
-        return getattr(self, _check_axis(name))
+        if self.cta_axes and name in self.axis_names[2:]:
+            return dict(self.cta_axes)[name]
+        return getattr(self, self._check(name))
 
     def replace_axis(self, name: str, axis_range: AxisRange) -> ActiveSet:
-        return replace(self, **{_check_axis(name): axis_range})
+        if self.cta_axes and name in self.axis_names[2:]:
+            axes = tuple((a, axis_range if a == name else r) for a, r in self.cta_axes)
+            return replace(self, cta_axes=axes)
+        return replace(self, **{self._check(name): axis_range})  # type: ignore[arg-type]
+
+    def _check(self, name: str) -> str:
+        if _check_axis(name) not in self.axis_names:
+            raise ExecContextError(f"this active set has no axis {name!r}; its axes are "
+                                   f"{self.axis_names}")
+        return name
 
 
 def _check_axis(name: str) -> str:
-    if name not in AXES:
-        raise ExecContextError(f"unknown active-set axis {name!r}; expected one of {AXES}")
+    if name not in AXES and not any(name in names for names in CTA_AXES):
+        raise ExecContextError(f"unknown active-set axis {name!r}; expected one of {AXES} or, "
+                               f"for a CTA id of several dimensions, of {CTA_AXES}")
     return name
 
 
@@ -194,14 +239,26 @@ class LaneBinding:
         _check_int("LaneBinding declared_extent", self.declared_extent, 1)
 
 
-def initial_A(*, lane_ext: int = WARP_SIZE, warp_ext: int, cta_ext: int = 1) -> ActiveSet:
-    """The active set at the kernel's entry: every lane of every warp of every CTA."""
+def initial_A(*, lane_ext: int = WARP_SIZE, warp_ext: int, cta_ext: int = 1,
+              cta_axes: Sequence[tuple[str, int]] = ()) -> ActiveSet:
+    """The active set at the kernel's entry: every lane of every warp of every CTA. ``cta_axes``
+    (``[("cbx", 2), ("cby", 3)]``) splits the CTAs into one axis a dimension; their extents
+    multiply to ``cta_ext``."""
     _check_int("initial_A: warp_ext", warp_ext, 1)
     _check_int("initial_A: cta_ext", cta_ext, 1)
     if _check_int("initial_A: lane_ext", lane_ext, 1) > WARP_SIZE:
         raise ExecContextError(f"initial_A: lane_ext must be at most the warp size {WARP_SIZE}, "
                                f"got {lane_ext}; count the extra threads in warp_ext")
-    return ActiveSet(AxisRange(lane_ext), AxisRange(warp_ext), AxisRange(cta_ext))
+    axes = tuple((_check_axis(name), AxisRange(_check_int(f"initial_A: {name} extent", ext, 1)))
+                 for name, ext in cta_axes)
+    if axes and math.prod(r.extent for _, r in axes) != cta_ext:
+        raise ExecContextError(f"initial_A: the CTA axes {list(cta_axes)} make "
+                               f"{math.prod(r.extent for _, r in axes)} CTAs, not cta_ext="
+                               f"{cta_ext}; give cta_ext as their product")
+    if any(name in ("laneid", "warpid", "cta_id") for name, _ in axes):
+        raise ExecContextError(f"initial_A: cta_axes names the CTA dimensions, one of "
+                               f"{CTA_AXES}; got {[name for name, _ in axes]}")
+    return ActiveSet(AxisRange(lane_ext), AxisRange(warp_ext), AxisRange(cta_ext), axes)
 
 
 # -- warpgroups --------------------------------------------------------------------------------
@@ -349,8 +406,8 @@ def scope_switch(A: ActiveSet, scope_kind: str) -> Split:
     if scope_kind not in _INTRA:
         raise ExecContextError(f"unknown scope kind {scope_kind!r}; expected one of "
                                f"{SCOPE_KINDS}")
-    intra = _INTRA[scope_kind]
-    return Split(inter={a: A.axis(a) for a in AXES if a not in intra},
+    intra = [n for a in _INTRA[scope_kind] for n in (A.cta_names if a == "cta_id" else [a])]
+    return Split(inter={a: A.axis(a) for a in A.axis_names if a not in intra},
                  intra={a: A.axis(a) for a in intra})
 
 
@@ -363,7 +420,7 @@ def _warpgroup_split(A: ActiveSet) -> Split:
             f"different warpgroups (the range crosses warpgroup boundary {boundary} unaligned, "
             f"WG_SIZE={WG_SIZE}); filter the warps to whole warpgroups or to one of them")
     in_group, groups = parts
-    return Split(inter={"wgid": groups, "cta_id": A.cta_id},
+    return Split(inter={"wgid": groups, **{a: A.axis(a) for a in A.cta_names}},
                  intra={"laneid": A.laneid, "wid_in_wg": in_group})
 
 
@@ -384,10 +441,10 @@ class ExecContext:
         return ExecContext(A, scope_kind, split.inter, split.intra)
 
     @staticmethod
-    def at_kernel_entry(*, lane_ext: int = WARP_SIZE, warp_ext: int,
-                        cta_ext: int = 1) -> ExecContext:
-        return ExecContext.at(initial_A(lane_ext=lane_ext, warp_ext=warp_ext, cta_ext=cta_ext),
-                              KERNEL)
+    def at_kernel_entry(*, lane_ext: int = WARP_SIZE, warp_ext: int, cta_ext: int = 1,
+                        cta_axes: Sequence[tuple[str, int]] = ()) -> ExecContext:
+        return ExecContext.at(initial_A(lane_ext=lane_ext, warp_ext=warp_ext, cta_ext=cta_ext,
+                                        cta_axes=cta_axes), KERNEL)
 
     def with_filter(self, binding: LaneBinding, lo: int, hi: int) -> ExecContext:
         return ExecContext.at(filter_narrow(self.A, binding, lo, hi), self.scope_kind)
@@ -409,32 +466,72 @@ _ID_BINDINGS: dict[str, tuple[str, str]] = {
     "warp_id_in_wg": ("warpid", LANE_W_INNER),
     "thread_id": ("thread", LANE_CTA_THREAD),
     "thread_id_in_wg": ("thread", LANE_WG_THREAD),
-    "cta_id_in_cluster": ("cta_id", LANE_FLAT),  # the active set's CTAs are a cluster's
 }
 #: the CTA pair: ``cta_id_in_pair == r`` keeps the CTAs of rank ``r`` modulo 2 in the cluster
 _PAIR = "cta_id_in_pair"
+_Binding = LaneBinding | str  # a LaneBinding, or _PAIR
+
+
+@dataclass
+class _Kernel:
+    """What the kernel's thread ids say: the CTA axes and what a filter on each id narrows."""
+
+    cta_axes: list[tuple[str, int]]  # (name, extent), fastest first
+    bindings: dict[Var, _Binding]
+    in_cluster: bool  # the CTA axes are a cluster's (so cta_id_in_pair filters them)
+    lane_var: Var | None  # T.lane_id(), what a lane selector names
+
+    @staticmethod
+    def read(defs: Sequence[Any]) -> _Kernel:
+        by_kind = {d.kind: d for d in defs}
+        cta_axes: list[tuple[str, int]] = []
+        bindings: dict[Var, _Binding] = {}
+        in_cluster = False
+        # the active set's CTAs are a cluster's where the kernel has clusters, else the grid's;
+        # the others' ids are not filters (a grid CTA filter does not pick CTAs of a cluster)
+        for kind, names in (("cta_id_in_cluster", CTA_AXES[1]), ("cta_id", CTA_AXES[0])):
+            d = by_kind.get(kind)
+            extents = [] if d is None else [_const_int(e) for e in d.extents]
+            if not extents or len(extents) > len(names) or \
+                    any(e is None or e < 1 for e in extents):
+                continue  # absent, or not constant: counted as one CTA
+            axis_names = ["cta_id"] if len(extents) == 1 else names[: len(extents)]
+            cta_axes = list(zip(axis_names, extents))  # type: ignore[arg-type]
+            bindings = {v: LaneBinding(a, LANE_FLAT, e)
+                        for v, (a, e) in zip(d.vars, cta_axes)}  # type: ignore[union-attr]
+            in_cluster = kind == "cta_id_in_cluster"
+            break
+        for d in defs:
+            if d.kind == _PAIR and len(d.vars) == 1:
+                bindings[d.vars[0]] = _PAIR
+            if d.kind in _ID_BINDINGS and len(d.vars) == len(d.extents) == 1:
+                extent = _const_int(d.extents[0])
+                if extent is not None and extent >= 1:
+                    axis, kind = _ID_BINDINGS[d.kind]
+                    bindings[d.vars[0]] = LaneBinding(axis, kind, extent)
+        lane = by_kind.get("lane_id")
+        lane_var = lane.vars[0] if lane is not None and len(lane.vars) == 1 else None
+        return _Kernel(cta_axes, bindings, in_cluster, lane_var)
 
 
 def split_at_call(defs: Sequence[Any], guards: Sequence[Any], scope_kind: str,
-                  cta_threads: Any, cluster_ctas: Any) -> Split | None:
+                  cta_threads: Any) -> Split | None:
     """The (inter, intra) split of a tile primitive call at ``scope_kind``, inside the
     ``if`` conditions ``guards`` (outermost first), in a kernel whose thread ids are ``defs``
-    (resolved ``ScopeIdDef``s) with ``cta_threads`` threads a CTA and ``cluster_ctas`` CTAs a
-    cluster. None when those counts are not constants or the scope cannot group the active
-    threads. A condition, or a part of a conjunction, that is not a filter the model represents
-    (not on a thread id, ``!=``, ``or``, an empty range ...) leaves the active set as it was:
-    the result then covers more threads than run, never fewer."""
-    n_threads, n_ctas = _cta_threads(defs, cta_threads), _const_int(cluster_ctas)
-    if n_threads is None or n_ctas is None or n_threads < 1 or n_ctas < 1:
+    (resolved ``ScopeIdDef``s) with ``cta_threads`` threads a CTA. None when the thread count
+    is not a constant or the scope cannot group the active threads. A condition, or a part of a
+    conjunction, that is not a filter the model represents (not on a thread id, ``!=``, ``or``,
+    a range that keeps no thread or is not a box ...) leaves the active set as it was: the
+    result then covers more threads than run, never fewer."""
+    n_threads = _cta_threads(defs, cta_threads)
+    if n_threads is None or n_threads < 1:
         return None
-    try:
-        A = initial_A(lane_ext=min(n_threads, WARP_SIZE),
-                      warp_ext=-(-n_threads // WARP_SIZE), cta_ext=n_ctas)
-    except ExecContextError:
-        return None
-    bindings = _bindings(defs)
+    kernel = _Kernel.read(defs)
+    cta_axes = kernel.cta_axes if len(kernel.cta_axes) > 1 else []
+    A = initial_A(lane_ext=min(n_threads, WARP_SIZE), warp_ext=-(-n_threads // WARP_SIZE),
+                  cta_ext=math.prod(e for _, e in kernel.cta_axes), cta_axes=cta_axes)
     for guard in guards:
-        A = _apply_guard(A, guard, bindings)
+        A = _apply_guard(A, guard, kernel)
     try:
         return scope_switch(A, scope_kind)
     except ExecContextError:
@@ -461,20 +558,6 @@ def _const_int(value: Any) -> int | None:
     return value.value if isinstance(value, IntImm) else None
 
 
-def _bindings(defs: Sequence[Any]) -> dict[Var, LaneBinding | str]:
-    out: dict[Var, LaneBinding | str] = {}
-    for d in defs:
-        if d.kind == _PAIR and len(d.vars) == 1:
-            out[d.vars[0]] = _PAIR
-        if d.kind not in _ID_BINDINGS or len(d.vars) != 1 or len(d.extents) != 1:
-            continue  # several variables (bx, by = T.cta_id_in_cluster([2, 3])): not modelled
-        extent = _const_int(d.extents[0])
-        if extent is not None and extent >= 1:
-            axis, kind = _ID_BINDINGS[d.kind]
-            out[d.vars[0]] = LaneBinding(axis, kind, extent)
-    return out
-
-
 def _conjuncts(cond: Any) -> list[Any]:
     """The parts of a conjunction: ``a & b`` of two conditions, and of a condition with an
     integer such as ``T.ptx.elect_sync()``, which reads ``bitwise_and(uint32(a), b) != 0``."""
@@ -492,7 +575,7 @@ def _conjuncts(cond: Any) -> list[Any]:
 _FLIPPED = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ}
 
 
-def _atom(cond: Any, bindings: dict[Var, LaneBinding | str]) -> tuple[Any, ...] | None:
+def _atom(cond: Any, bindings: dict[Var, _Binding]) -> tuple[Any, ...] | None:
     """``("range", var, lo, hi)`` for ``var`` compared with a constant, ``("mod", var, m, r)``
     for ``var % m == r``; None for anything else."""
     op = type(cond)
@@ -514,12 +597,17 @@ def _atom(cond: Any, bindings: dict[Var, LaneBinding | str]) -> tuple[Any, ...] 
     return ("range", lhs, lo, hi)
 
 
-def _apply_guard(A: ActiveSet, guard: Any, bindings: dict[Var, LaneBinding | str]) -> ActiveSet:
+def _apply_guard(A: ActiveSet, guard: Any, kernel: _Kernel) -> ActiveSet:
+    bindings = kernel.bindings
     # bounds on one variable are merged first: the two halves of ``lo <= tid < hi`` alone
     # can each be a shape the active set cannot hold
     ranges: dict[Var, tuple[int | None, int | None]] = {}
     mods: list[tuple[Var, int, int]] = []
+    elects: list[Any] = []
     for part in _conjuncts(guard):
+        if _elects_one_lane(part):
+            elects.append(part)
+            continue
         atom = _atom(part, bindings)
         if atom is None:
             continue
@@ -531,8 +619,8 @@ def _apply_guard(A: ActiveSet, guard: Any, bindings: dict[Var, LaneBinding | str
         ranges[var] = (_tighter(old_lo, lo, max), _tighter(old_hi, hi, min))
     # coarse filters first (a thread range in a warpgroup fits once the warpgroup is one), and
     # a filter the current set cannot take is tried again while another one succeeds
-    order = sorted([*((_coarseness(bindings[var]), i, partial(_narrow, binding=bindings[var],
-                                                               lo=lo, hi=hi))
+    order = sorted([*((_coarseness(bindings[var]), i,
+                       partial(_narrow, kernel=kernel, binding=bindings[var], lo=lo, hi=hi))
                       for i, (var, (lo, hi)) in enumerate(ranges.items())),
                     *((_coarseness(bindings[var]), len(ranges) + i,
                        partial(_modulo, binding=bindings[var], m=m, r=r))
@@ -548,14 +636,27 @@ def _apply_guard(A: ActiveSet, guard: Any, bindings: dict[Var, LaneBinding | str
         if len(left) == len(steps):
             break
         steps = left
+    if elects and kernel.lane_var is not None and A.laneid.extent > 1:
+        # one lane of those active: which one, the program finds out at run time
+        selector = Call(kernel.lane_var.dtype, Op.get("tirx.selector"),
+                        [kernel.lane_var, elects[0]])
+        A = A.replace_axis("laneid", AxisRange(1, selector=selector))
     return A
 
 
-def _coarseness(binding: LaneBinding | str) -> int:
+def _elects_one_lane(cond: Any) -> bool:
+    """``elect()`` or ``elect() != 0`` of an op that elects one lane (:data:`ELECTS_ONE_LANE`)."""
+    if isinstance(cond, NE) and _const_int(cond.b) == 0:
+        cond = cond.a
+    op = getattr(cond, "op", None) if isinstance(cond, Call) else None
+    return isinstance(op, Op) and bool(op.get_attr(ELECTS_ONE_LANE))
+
+
+def _coarseness(binding: _Binding) -> int:
     if not isinstance(binding, LaneBinding):
         return 0  # the CTA pair
     if binding.kind == LANE_FLAT:
-        return AXES[::-1].index(binding.axis) * 2  # cta_id 0, warpid 2, laneid 4
+        return {"laneid": 4, "warpid": 2}.get(binding.axis, 0)  # the CTA axes 0
     return {LANE_WG_OUTER: 1, LANE_W_INNER: 3}.get(binding.kind, 4)
 
 
@@ -563,16 +664,39 @@ def _tighter(old: int | None, new: int | None, pick: Callable[[int, int], int]) 
     return new if old is None else old if new is None else pick(old, new)
 
 
-def _narrow(A: ActiveSet, binding: LaneBinding | str, lo: int | None, hi: int | None) -> ActiveSet:
-    if binding == _PAIR:  # cta_id_in_pair is in [0, 2): a range is one residue or both
+def _narrow(A: ActiveSet, *, kernel: _Kernel, binding: _Binding, lo: int | None,
+            hi: int | None) -> ActiveSet:
+    if binding == _PAIR:  # cta_id_in_pair is in [0, 2): a range is one value or both
         lo, hi = max(lo or 0, 0), min(2 if hi is None else hi, 2)
-        return filter_modulo(A, "cta_id", 2, lo) if hi - lo == 1 else A
+        return _pair(A, kernel, lo) if hi - lo == 1 else A
     assert isinstance(binding, LaneBinding)
     lo, hi = max(lo or 0, 0), binding.declared_extent if hi is None else hi
     return filter_narrow(A, binding, lo, min(hi, binding.declared_extent))
 
 
-def _modulo(A: ActiveSet, binding: LaneBinding | str, m: int, r: int) -> ActiveSet:
+def _modulo(A: ActiveSet, *, binding: _Binding, m: int, r: int) -> ActiveSet:
     if isinstance(binding, LaneBinding) and binding.kind == LANE_FLAT:
         return filter_modulo(A, binding.axis, m, r)
     return A
+
+
+def _pair(A: ActiveSet, kernel: _Kernel, value: int) -> ActiveSet:
+    """The CTAs whose rank in the cluster (``x + X * y + X * Y * z``) is ``value`` modulo 2.
+    The rank's parity follows one axis when that axis alone moves it (its active values step
+    by an odd amount with an odd weight): the filter keeps that axis's values of one parity.
+    Any other shape (no cluster, several such axes) is not filtered."""
+    if not kernel.in_cluster:
+        return A
+    moving: list[str] = []
+    parity = value  # what the moving axis must make up, modulo 2
+    weight = 1
+    for name, extent in kernel.cta_axes:
+        r = A.axis(name)
+        if r.extent > 1 and weight % 2 and r.stride % 2:
+            moving.append(name)
+        else:
+            parity -= weight * r.offset  # the same for every active value, modulo 2
+        weight *= extent
+    if len(moving) != 1:
+        return A  # constant parity (the filter keeps all or none) or several axes move it
+    return filter_modulo(A, moving[0], 2, parity % 2)

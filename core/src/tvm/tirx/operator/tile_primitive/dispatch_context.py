@@ -192,10 +192,12 @@ class DispatchContext:
 
     ``inter`` and ``intra`` describe the threads that run the call, as the kernel's ``if``
     conditions on its thread ids narrow them (:mod:`tvm.tirx.exec_context`): ``inter`` says which
-    instances of the call's scope are active, ``intra`` which threads inside one instance; each
-    maps an axis (``laneid``, ``warpid``, ``cta_id``, ``wgid``, ``wid_in_wg``) to ``(extent,
-    offset)``, or ``(extent, offset, stride)`` for a strided range, in ``IntImm`` values. Both are
-    empty outside a kernel of constant size or when the scope cannot group the active threads.
+    instances of the call's scope are active, ``intra`` which threads inside one instance. Each
+    maps an axis (``laneid``, ``warpid``, ``cta_id`` or ``cbx``/``cby``/..., ``wgid``,
+    ``wid_in_wg``) to ``(extent, offset)``, or ``(extent, offset, stride)`` for a strided range,
+    in ``IntImm`` values; the offset of the lane ``T.ptx.elect_sync()`` picks is
+    ``T.selector(lane_id, <condition>)``. Both are empty outside a kernel of constant thread
+    count or when the scope cannot group the active threads.
     They are information only (computed when first read) and never make lowering fail.
     """
 
@@ -212,7 +214,7 @@ class DispatchContext:
         self.callbacks = callbacks if callbacks is not None else DispatchCallbacks()
         self.shared_state = shared_state if shared_state is not None else {}
         self.alloc_only = False
-        self._split: tuple[dict[str, tuple[IntImm, ...]], dict[str, tuple[IntImm, ...]]] | None
+        self._split: tuple[dict[str, tuple[PrimExpr, ...]], dict[str, tuple[PrimExpr, ...]]] | None
         self._split = None
 
     @classmethod
@@ -245,22 +247,22 @@ class DispatchContext:
         return self.threads.var_ranges
 
     @property
-    def inter(self) -> dict[str, tuple[IntImm, ...]]:
+    def inter(self) -> dict[str, tuple[PrimExpr, ...]]:
         """The active instances of the call's scope, per axis (see the class docs)."""
         return self._exec_split()[0]
 
     @property
-    def intra(self) -> dict[str, tuple[IntImm, ...]]:
+    def intra(self) -> dict[str, tuple[PrimExpr, ...]]:
         """The active threads inside one instance of the call's scope, per axis."""
         return self._exec_split()[1]
 
-    def _exec_split(self) -> tuple[dict[str, tuple[IntImm, ...]], dict[str, tuple[IntImm, ...]]]:
+    def _exec_split(self) -> tuple[dict[str, tuple[PrimExpr, ...]], dict[str, tuple[PrimExpr, ...]]]:
         if self._split is None:
             from ...exec_context import split_at_call  # noqa: PLC0415 - loads when first read
 
             t = self.threads
-            split = split_at_call(t.defs, t.guards, self.scope_kind, t.cta_threads,
-                                  t.cluster_ctas) if t.in_kernel else None
+            split = split_at_call(t.defs, t.guards, self.scope_kind,
+                                  t.cta_threads) if t.in_kernel else None
             self._split = ({}, {}) if split is None else (_encode(split.inter),
                                                            _encode(split.intra))
         return self._split
@@ -373,10 +375,13 @@ def _mod_capped(tid: PrimExpr, cta_threads: PrimExpr, size: int) -> PrimExpr:
 
 
 
-def _encode(side: dict[str, Any]) -> dict[str, tuple[IntImm, ...]]:
-    """The seed's form of one side of a split: ``(extent, offset)``, the stride only if not 1."""
-    out: dict[str, tuple[IntImm, ...]] = {}
+def _encode(side: dict[str, Any]) -> dict[str, tuple[PrimExpr, ...]]:
+    """The seed's form of one side of a split: ``(extent, offset)``, the stride only if not 1;
+    a lane chosen at run time has its ``T.selector(...)`` for the offset."""
+    out: dict[str, tuple[PrimExpr, ...]] = {}
     for axis, r in side.items():
-        values = (r.extent, r.offset) if r.stride == 1 else (r.extent, r.offset, r.stride)
-        out[axis] = tuple(IntImm("int32", v) for v in values)
+        offset = r.selector if r.selector is not None else IntImm("int32", r.offset)
+        out[axis] = (IntImm("int32", r.extent), offset)
+        if r.stride != 1:
+            out[axis] += (IntImm("int32", r.stride),)
     return out
