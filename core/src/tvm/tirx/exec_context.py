@@ -101,6 +101,10 @@ class AxisRange:
             raise ExecContextError(f"an AxisRange with a selector has one value (extent 1), "
                                    f"got extent {self.extent}")
 
+    def __repr__(self) -> str:
+        chosen = "" if self.selector is None else f", selector={self.selector!r}"
+        return f"AxisRange(extent={self.extent}, offset={self.offset}, stride={self.stride}{chosen})"
+
     def _known(self, what: str) -> None:
         if self.selector is not None:
             raise ExecContextError(f"cannot {what} an axis whose one active value is chosen at "
@@ -492,13 +496,12 @@ class _Kernel:
         for kind, names in (("cta_id_in_cluster", CTA_AXES[1]), ("cta_id", CTA_AXES[0])):
             d = by_kind.get(kind)
             extents = [] if d is None else [_const_int(e) for e in d.extents]
-            if not extents or len(extents) > len(names) or \
-                    any(e is None or e < 1 for e in extents):
+            known = [e for e in extents if e is not None and e >= 1]
+            if d is None or not known or len(known) < len(extents) or len(known) > len(names):
                 continue  # absent, or not constant: counted as one CTA
-            axis_names = ["cta_id"] if len(extents) == 1 else names[: len(extents)]
-            cta_axes = list(zip(axis_names, extents))  # type: ignore[arg-type]
-            bindings = {v: LaneBinding(a, LANE_FLAT, e)
-                        for v, (a, e) in zip(d.vars, cta_axes)}  # type: ignore[union-attr]
+            axis_names = ["cta_id"] if len(known) == 1 else list(names[: len(known)])
+            cta_axes = list(zip(axis_names, known))
+            bindings = {v: LaneBinding(a, LANE_FLAT, e) for v, (a, e) in zip(d.vars, cta_axes)}
             in_cluster = kind == "cta_id_in_cluster"
             break
         for d in defs:
@@ -598,6 +601,30 @@ def _atom(cond: Any, bindings: dict[Var, _Binding]) -> tuple[Any, ...] | None:
 
 
 def _apply_guard(A: ActiveSet, guard: Any, kernel: _Kernel) -> ActiveSet:
+    steps, elects = _filters(guard, kernel)
+    # a filter the current set cannot take is tried again while another one succeeds
+    while steps:
+        left = []
+        for step in steps:
+            try:
+                A = step(A)
+            except ExecContextError:
+                left.append(step)
+        if len(left) == len(steps):
+            break
+        steps = left
+    if elects and kernel.lane_var is not None and A.laneid.extent > 1:
+        # one lane of those active: which one, the program finds out at run time
+        selector = Call(kernel.lane_var.dtype, Op.get("tirx.selector"),
+                        [kernel.lane_var, elects[0]])
+        A = A.replace_axis("laneid", AxisRange(1, selector=selector))
+    return A
+
+
+def _filters(guard: Any, kernel: _Kernel) -> tuple[list[Callable[[ActiveSet], ActiveSet]],
+                                                   list[Any]]:
+    """The filters of ``guard`` on thread ids, coarsest first (a thread range in a warpgroup
+    fits once the warpgroup is one), and its parts that elect one lane."""
     bindings = kernel.bindings
     # bounds on one variable are merged first: the two halves of ``lo <= tid < hi`` alone
     # can each be a shape the active set cannot hold
@@ -617,31 +644,13 @@ def _apply_guard(A: ActiveSet, guard: Any, kernel: _Kernel) -> ActiveSet:
         _, var, lo, hi = atom
         old_lo, old_hi = ranges.get(var, (None, None))
         ranges[var] = (_tighter(old_lo, lo, max), _tighter(old_hi, hi, min))
-    # coarse filters first (a thread range in a warpgroup fits once the warpgroup is one), and
-    # a filter the current set cannot take is tried again while another one succeeds
     order = sorted([*((_coarseness(bindings[var]), i,
                        partial(_narrow, kernel=kernel, binding=bindings[var], lo=lo, hi=hi))
                       for i, (var, (lo, hi)) in enumerate(ranges.items())),
                     *((_coarseness(bindings[var]), len(ranges) + i,
                        partial(_modulo, binding=bindings[var], m=m, r=r))
                       for i, (var, m, r) in enumerate(mods))], key=lambda t: t[:2])
-    steps: list[Callable[[ActiveSet], ActiveSet]] = [step for *_, step in order]
-    while steps:
-        left = []
-        for step in steps:
-            try:
-                A = step(A)
-            except ExecContextError:
-                left.append(step)
-        if len(left) == len(steps):
-            break
-        steps = left
-    if elects and kernel.lane_var is not None and A.laneid.extent > 1:
-        # one lane of those active: which one, the program finds out at run time
-        selector = Call(kernel.lane_var.dtype, Op.get("tirx.selector"),
-                        [kernel.lane_var, elects[0]])
-        A = A.replace_axis("laneid", AxisRange(1, selector=selector))
-    return A
+    return [step for *_, step in order], elects
 
 
 def _elects_one_lane(cond: Any) -> bool:
