@@ -30,8 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tvm.host.compiler import get_toolchain
-from tvm.runtime.cache import cache_key, compile_cache
+from tvm.backend.sdk import cache_key, compile_cache, get_toolchain
 
 __all__ = ["cu_launch_kernel_address", "launcher_type", "make_launcher", "status"]
 
