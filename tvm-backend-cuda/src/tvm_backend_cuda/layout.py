@@ -15,7 +15,24 @@ from tvm.ir.layout import Axis, Iter, TileLayout
 
 __all__ = ["THREAD_AXES", "TMEM_AXES", "layout_names", "tcgen05_atom_layout", "wg_local_layout"]
 
-THREAD_AXES = ("tx", "tid_in_wg", "bx", "by", "bz", "cbx", "cby", "cbz")
+#: CUDA's thread axes: name -> (scope, subscope), the units it counts and within what
+THREAD_AXES = {"tx": ("cta", "thread"), "tid_in_wg": ("warpgroup", "thread"),
+               "bx": ("thread", "cta"), "by": ("thread", "cta"), "bz": ("thread", "cta"),
+               "cbx": ("cluster", "cta"), "cby": ("cluster", "cta"), "cbz": ("cluster", "cta")}
+
+# How a layout's thread iterators fuse onto one axis when the layout spans threads within a
+# wider scope (32 lanes a warp, 4 warps a warpgroup, 128 threads a warpgroup):
+# axis -> {(subscope, scope) of the layout: (axis it becomes, stride factor)}.
+_FUSIONS: dict[str, dict[tuple[str, str], tuple[str, int]]] = {
+    "laneid": {("thread", "warpgroup"): ("tid_in_wg", 1), ("thread", "cta"): ("tx", 1)},
+    "warpid": {("thread", "cta"): ("tx", 32)},
+    "wgid": {("thread", "cta"): ("tx", 128), ("warp", "cta"): ("warpid", 4)},
+    "tid_in_wg": {("thread", "cta"): ("tx", 1)},
+    "wid_in_wg": {("thread", "warpgroup"): ("tid_in_wg", 32), ("thread", "cta"): ("tx", 32),
+                  ("warp", "cta"): ("warpid", 1)},
+}
+_GENERIC_SCOPES = {"laneid": ("warp", "thread"), "warpid": ("cta", "warp"),
+                   "wgid": ("cta", "warpgroup"), "wid_in_wg": ("warpgroup", "warp")}
 TMEM_AXES = ("TLane", "TCol")
 
 
@@ -102,7 +119,11 @@ def tcgen05_atom_layout(instr_shape: str, tensor_shape: Any, dtype: Any) -> Tile
 
 def layout_names() -> dict[str, Any]:
     """What the ``tvm_layout_names`` hook returns: the axes above and the layout functions."""
-    names: dict[str, Any] = {n: Axis(n, "thread") for n in THREAD_AXES}
+    scopes = {**_GENERIC_SCOPES, **THREAD_AXES}
+    names: dict[str, Any] = {
+        n: Axis(n, "thread", scope=scope, subscope=sub,
+                fusions={"cuda": _FUSIONS[n]} if n in _FUSIONS else None)
+        for n, (scope, sub) in scopes.items()}
     names.update({n: Axis(n, "memory") for n in TMEM_AXES})
     names["wg_local_layout"] = wg_local_layout
     names["tcgen05_atom_layout"] = tcgen05_atom_layout

@@ -19,6 +19,15 @@ from typing import Any
 
 from .._registry import Registry
 from .expr import PrimExpr, convert
+from .layout_algebra import (
+    add_offset,
+    fuse_by_scope,
+    fuse_contiguous,
+    layout_scope,
+    remove_units,
+    slice_group,
+    sort_replica,
+)
 from .layout_axes import (
     AXES,
     Axis,
@@ -27,6 +36,7 @@ from .layout_axes import (
     S,
     _add,
     _div,
+    _exec_scope,
     _mod,
     _mul,
     _ShardSpec,
@@ -50,6 +60,8 @@ def _apply_args(layout: TileLayout, coords: tuple[Any, ...], shape: Sequence[Any
         return coords[0], coords[1]
     if len(coords) == 1 and isinstance(coords[0], (list, tuple)):
         coords = tuple(coords[0])
+    if len(coords) == 1 and shape is None:  # one index: the element's flat position
+        return coords, [layout.size()]
     if shape is None:
         shape = [it.extent for it in layout.shard]
     if len(coords) != len(shape):
@@ -59,25 +71,31 @@ def _apply_args(layout: TileLayout, coords: tuple[Any, ...], shape: Sequence[Any
 
 
 class TileLayout(Node):
-    _fields = ("shard", "replica")
+    _fields = ("shard", "replica", "offset")
 
-    def __init__(self, shard: Sequence[Iter] | _ShardSpec,
-                 replica: Sequence[Iter] | _ShardSpec = ()) -> None:
+    def __init__(self, shard: Sequence[Iter] | _ShardSpec = (),
+                 replica: Sequence[Iter] | _ShardSpec = (),
+                 offset: dict[Any, Any] | None = None) -> None:
         if isinstance(shard, _ShardSpec):
-            # S[...] + R[...]: one spec carries both
+            # S[...] + R[...] + 1 @ laneid: one spec carries all three
             replica = getattr(shard, "replica_iters", None) or replica
+            offset = {**getattr(shard, "offset", {}), **(offset or {})}
             shard = shard.iters
         if isinstance(replica, _ShardSpec):
             replica = replica.iters
         self.shard = list(shard)
         self.replica = list(replica)
+        self.offset: dict[Axis, PrimExpr] = {
+            (k if isinstance(k, Axis) else Axis.get(k)): convert(v)
+            for k, v in (offset or {}).items()}
         for it in self.replica:
             if not it.axis.is_thread:
                 raise ValueError(f"replica iterator {it!r} must be on a thread axis")
 
     @staticmethod
-    def from_iters(shard: Sequence[Iter], replica: Sequence[Iter] = (), exclude: Any = None) -> TileLayout:
-        return TileLayout(shard, replica)
+    def from_iters(shard: Sequence[Iter] = (), replica: Sequence[Iter] = (),
+                   offset: dict[Any, Any] | None = None) -> TileLayout:
+        return TileLayout(shard, replica, offset)
 
     @staticmethod
     def row_major(shape: Sequence[Any], axis: Axis | str = "m") -> TileLayout:
@@ -103,9 +121,12 @@ class TileLayout(Node):
     def span(self, axis: str = "m") -> PrimExpr:
         """One past the largest coordinate reached on ``axis``."""
         total: PrimExpr = convert(1)
-        for it in self.shard:
+        for it in self.shard + self.replica:
             if it.axis.name == axis:
                 total = _add(total, _mul(_sub(it.extent, 1), it.stride))
+        for ax, off in self.offset.items():
+            if ax.name == axis:
+                total = _add(total, off)
         return total
 
     def is_memory_only(self) -> bool:
@@ -114,21 +135,110 @@ class TileLayout(Node):
     def apply(self, *args: Any, shape: Sequence[Any] | None = None) -> dict[str, PrimExpr]:
         """Coordinates on each axis of the logical element at ``indices`` of ``shape``:
         ``apply(indices, shape)``, or the seed's ``apply(i, j, k, shape=None)`` (``shape``
-        defaults to the layout's own, its iterators' extents)."""
+        defaults to the layout's own, its iterators' extents); one index alone is the
+        element's flat position."""
         indices, shape = _apply_args(self, args, shape)
         flat: PrimExpr = convert(0)
         for idx, ext in zip(indices, shape):
             flat = _add(_mul(flat, ext), convert(idx))
         coords: dict[str, PrimExpr] = {}
-        rest = flat
-        for pos in range(len(self.shard) - 1, -1, -1):
-            it = self.shard[pos]
-            digit = _mod(rest, it.extent) if pos > 0 else rest
-            rest = _div(rest, it.extent)
-            term = _mul(digit, it.stride)
-            name = it.axis.name
-            coords[name] = _add(coords[name], term) if name in coords else term
+        for it in self.shard:  # every axis gets a coordinate, an extent-1 one's too
+            coords.setdefault(it.axis.name, convert(0))
+        # contiguous iterators fused first: the same map, with fewer digits to split off
+        shard = fuse_contiguous(remove_units(self.shard))
+        for it, digit in zip(shard, _split_digits(flat, [it.extent for it in shard])):
+            _accumulate(coords, it.axis.name, _mul(digit, it.stride))
+        for axis, off in self.offset.items():
+            _accumulate(coords, axis.name, off)
         return coords
+
+    def apply_to_shape(self, coord: Sequence[Any], shape: Sequence[Any]) -> list[PrimExpr]:
+        """The digit of each shard iterator for the element at ``coord`` of ``shape``: split
+        per dimension where the iterators group by ``shape`` (each dimension's index split
+        over its own iterators), else from the flat position."""
+        if len(coord) != len(shape):
+            raise ValueError(f"apply_to_shape: {len(coord)} indices for a shape of "
+                             f"{len(shape)} dimensions ({list(shape)})")
+        try:
+            grouped, seps = self.group(shape)
+        except ValueError:
+            flat: Any = convert(0)
+            for idx, ext in zip(coord, shape):
+                flat = _add(_mul(flat, ext), convert(idx))
+            return _split_digits(flat, [it.extent for it in self.shard])
+        digits: list[PrimExpr] = []
+        for d in range(len(shape)):
+            digits += _split_digits(convert(coord[d]),
+                                    [it.extent for it in grouped.shard[seps[d]:seps[d + 1]]])
+        return digits
+
+    # -- canonical form and scopes -----------------------------------------------------------
+    def get_scope(self) -> tuple[Any, Any] | None:
+        """``(subscope, scope)`` (``ExecScope``s) of the threads this layout spreads over:
+        ``laneid`` alone is threads within a warp, with ``warpid`` threads within a CTA.
+        None for a layout of memory axes only; ``ValueError`` when its thread axes do not
+        form one chain of scopes."""
+        found = layout_scope(self._all_axes())
+        if found is None:
+            return None
+        return _exec_scope(found[0]), _exec_scope(found[1])
+
+    def verify_well_formed(self) -> bool:
+        """True if the layout's thread axes form one chain of scopes (see :meth:`get_scope`);
+        ``ValueError`` saying what is wrong otherwise."""
+        layout_scope(self._all_axes())
+        return True
+
+    def _all_axes(self) -> list[Axis]:
+        return [it.axis for it in self.shard + self.replica] + list(self.offset)
+
+    def canonicalize(self) -> TileLayout:
+        """The same map in one normal form: extent-1 iterators and zero offsets dropped; under
+        a target (``with Target(...)``), thread iterators moved onto the axis the target fuses
+        them to for this layout's scopes (``warpid`` and ``laneid`` of a CTA-wide layout onto
+        ``tx``); neighbouring iterators on one axis that step contiguously merged; replica
+        iterators in one order."""
+        shard = remove_units(self.shard)
+        replica = list(self.replica)
+        offset = {ax: v for ax, v in self.offset.items() if _val(v) != 0}
+        shard, replica, offset = self._fuse_scopes(shard, replica, offset)
+        return TileLayout(fuse_contiguous(shard), sort_replica(replica), offset)
+
+    def _fuse_scopes(self, shard: list[Iter], replica: list[Iter], offset: dict[Axis, Any]
+                     ) -> tuple[list[Iter], list[Iter], dict[Axis, Any]]:
+        target = _current_target()
+        found = layout_scope(self._all_axes()) if target is not None else None
+        if target is None or found is None:
+            return shard, replica, offset
+        kind = target.kind.name
+        moved: dict[Axis, Any] = {}
+        for it in fuse_by_scope([Iter(1, v, ax) for ax, v in offset.items()], kind, *found):
+            add_offset(moved, it.axis, it.stride)
+        return (fuse_by_scope(shard, kind, *found), fuse_by_scope(replica, kind, *found),
+                moved)
+
+    def slice(self, shape: Sequence[Any], region: Sequence[Any]) -> TileLayout | None:
+        """The layout of the sub-tile ``region`` (per dimension a ``(begin, end)`` pair or a
+        :class:`~tvm.ir.Range`) of this layout over ``shape``: element ``i`` of the region
+        sits where element ``begin + i`` of the whole does (the difference goes into the
+        result's offset). None when a dimension's run is no single strided pattern of the
+        iterators covering it."""
+        if len(region) != len(shape):
+            raise ValueError(f"slice: the region has {len(region)} dimensions, the shape "
+                             f"{list(shape)} has {len(shape)}; give one range per dimension")
+        grouped, seps = self.group(shape)
+        shard: list[Iter] = []
+        offset: dict[Axis, Any] = dict(self.offset)
+        for d, r in enumerate(region):
+            begin, extent = _region_bounds(r, d)
+            group = fuse_contiguous(remove_units(grouped.shard[seps[d]:seps[d + 1]]))
+            part = slice_group(group, begin, extent)
+            if part is None:
+                return None
+            shard += part[0]
+            for ax, v in part[1].items():
+                add_offset(offset, ax, v)
+        return TileLayout(shard, grouped.replica, offset)
 
     # -- building layouts from layouts ------------------------------------------------------
     def tile(self, outer: TileLayout, outer_shape: Sequence[Any],
@@ -149,7 +259,8 @@ class TileLayout(Node):
     def storage(self) -> TileLayout:
         """The memory part of this layout: its iterators on thread axes dropped (what one thread
         holds of a distributed tile)."""
-        return TileLayout([it for it in self.shard if not it.axis.is_thread])
+        return TileLayout([it for it in self.shard if not it.axis.is_thread], (),
+                          {ax: v for ax, v in self.offset.items() if not ax.is_thread})
 
     def group(self, shape: Sequence[Any]) -> tuple[TileLayout, list[int]]:
         """This layout with its iterators split so that consecutive runs of them cover the
@@ -206,7 +317,8 @@ class TileLayout(Node):
         ext = ", ".join(str(it.extent) for it in self.shard)
         strides = ", ".join(str(it.stride) if it.axis.name == "m" else f"{it.stride}@{it.axis.name}"
                             for it in self.shard)
-        return f"TileLayout(S[({ext}):({strides})])"
+        offset = "".join(f" + {v}@{ax.name}" for ax, v in self.offset.items())
+        return f"TileLayout(S[({ext}):({strides})]{offset})"
 
 
 class SwizzleLayout(Node):
@@ -223,10 +335,13 @@ class SwizzleLayout(Node):
     It acts on memory offsets only; :class:`ComposeLayout` applies it after a TileLayout.
     """
 
-    _fields = ("per_element", "swizzle_len", "atom_len")
+    _fields = ("per_element", "swizzle_len", "atom_len", "swizzle_inner")
     __script_ctor__ = "SwizzleLayout"
+    #: fields the printer leaves out at these values
+    __script_defaults__ = {"swizzle_inner": True}
 
-    def __init__(self, per_element: int, swizzle_len: int, atom_len: int) -> None:
+    def __init__(self, per_element: int, swizzle_len: int, atom_len: int,
+                 swizzle_inner: bool = True) -> None:
         for name, v in (("per_element", per_element), ("swizzle_len", swizzle_len),
                         ("atom_len", atom_len)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -234,9 +349,15 @@ class SwizzleLayout(Node):
         if swizzle_len > atom_len:
             raise ValueError(f"SwizzleLayout: swizzle_len ({swizzle_len}) must not exceed "
                              f"atom_len ({atom_len}); the XORed bit ranges would overlap")
+        if not isinstance(swizzle_inner, bool):
+            raise ValueError(f"SwizzleLayout: swizzle_inner must be a bool, got "
+                             f"{swizzle_inner!r}")
         self.per_element = per_element
         self.swizzle_len = swizzle_len
         self.atom_len = atom_len
+        #: True: the low bit range (the chunk within a row) is XORed with the row bits (the
+        #: tensor-core and TMA swizzles); False: the row bits are XORed with the chunk bits
+        self.swizzle_inner = swizzle_inner
 
     @property
     def block(self) -> int:
@@ -248,12 +369,45 @@ class SwizzleLayout(Node):
         if self.swizzle_len == 0:
             return offset
         mask = (1 << self.swizzle_len) - 1
-        shift = self.per_element + self.atom_len
+        low, high = self.per_element, self.per_element + self.atom_len
+        src, dst = (high, low) if self.swizzle_inner else (low, high)
         value = _val(offset)
         if isinstance(value, int):
-            return convert(value ^ (((value >> shift) & mask) << self.per_element))
+            return convert(value ^ (((value >> src) & mask) << dst))
         e = convert(offset)
-        return e ^ (((e >> shift) & mask) << self.per_element)
+        return e ^ (((e >> src) & mask) << dst)
+
+    def size(self, axis: str | None = None) -> PrimExpr:
+        """Elements in one block (a swizzle has no axes but memory)."""
+        _memory_only_axis("size", axis)
+        return convert(self.block)
+
+    def span(self, axis: str | None = None) -> PrimExpr:
+        _memory_only_axis("span", axis)
+        return convert(self.block)
+
+    def storage(self) -> SwizzleLayout:
+        return self
+
+    def canonicalize(self) -> SwizzleLayout:
+        return self
+
+    def unpack(self, num: int) -> SwizzleLayout:
+        return _swizzle_scaled(self, num, +1)
+
+    def pack(self, num: int) -> SwizzleLayout:
+        return _swizzle_scaled(self, num, -1)
+
+    def tile(self, outer: TileLayout, outer_shape: Sequence[Any],
+             inner_shape: Sequence[Any]) -> ComposeLayout:
+        """This swizzle over the row-major ``inner_shape``, repeated as ``outer`` says."""
+        return ComposeLayout(self, TileLayout.row_major(inner_shape)).tile(
+            outer, outer_shape, inner_shape)
+
+    def slice(self, shape: Sequence[Any], region: Sequence[Any]) -> ComposeLayout | None:
+        """The region of this swizzle over the row-major ``shape`` (see
+        :meth:`TileLayout.slice`)."""
+        return ComposeLayout(self, TileLayout.row_major(shape)).slice(shape, region)
 
     def apply(self, indices: Any, shape: Sequence[Any] | None = None) -> dict[str, PrimExpr]:
         """``{"m": swizzled offset}`` of the element at ``indices`` (an offset, or indices of
@@ -273,8 +427,9 @@ class SwizzleLayout(Node):
         return True
 
     def __repr__(self) -> str:
+        inner = "" if self.swizzle_inner else ", swizzle_inner=False"
         return (f"SwizzleLayout(per_element={self.per_element}, swizzle_len={self.swizzle_len}, "
-                f"atom_len={self.atom_len})")
+                f"atom_len={self.atom_len}{inner})")
 
 
 class ComposeLayout(Node):
@@ -346,6 +501,19 @@ class ComposeLayout(Node):
     def storage(self) -> ComposeLayout:
         return ComposeLayout(self.layout_A, self.layout_B.storage())
 
+    def canonicalize(self) -> ComposeLayout | SwizzleLayout:
+        """The swizzle alone when the canonical tile layout is the identity (one contiguous
+        run), else the swizzle over the canonical tile layout."""
+        tile = self.layout_B.canonicalize()
+        if _is_identity(tile):
+            return self.layout_A
+        return ComposeLayout(self.layout_A, tile)
+
+    def slice(self, shape: Sequence[Any], region: Sequence[Any]) -> ComposeLayout | None:
+        """The swizzle over the region of the tile layout (see :meth:`TileLayout.slice`)."""
+        sliced = self.layout_B.slice(shape, region)
+        return None if sliced is None else ComposeLayout(self.layout_A, sliced)
+
     def group(self, shape: Sequence[Any]) -> tuple[ComposeLayout, list[int]]:
         grouped, seps = self.layout_B.group(shape)
         return ComposeLayout(self.layout_A, grouped), seps
@@ -363,6 +531,19 @@ class ComposeLayout(Node):
         return f"ComposeLayout({self.layout_A!r}, {self.layout_B!r})"
 
 
+def _is_identity(layout: TileLayout) -> bool:
+    """One iterator of stride 1 on a memory axis, nothing else."""
+    if len(layout.shard) > 1 or layout.replica or layout.offset:
+        return False
+    return not layout.shard or (layout.shard[0].axis.is_memory and
+                                _val(layout.shard[0].stride) == 1)
+
+
+def _memory_only_axis(what: str, axis: str | None) -> None:
+    if axis is not None and axis != "m":
+        raise ValueError(f"{what}: a swizzle layout has only the memory axis m, not {axis!r}")
+
+
 def _swizzle_scaled(sw: SwizzleLayout, num: int, sign: int) -> SwizzleLayout:
     """The swizzle of the same bytes counted in elements ``num`` times narrower (``sign`` +1)
     or wider (-1): ``per_element`` moves by log2(num)."""
@@ -373,7 +554,7 @@ def _swizzle_scaled(sw: SwizzleLayout, num: int, sign: int) -> SwizzleLayout:
     if per_element < 0:
         raise ValueError(f"{sw!r} keeps {1 << sw.per_element} element(s) together; it cannot "
                          f"pack {num}")
-    return SwizzleLayout(per_element, sw.swizzle_len, sw.atom_len)
+    return SwizzleLayout(per_element, sw.swizzle_len, sw.atom_len, sw.swizzle_inner)
 
 
 def _static_dims(shape: Sequence[Any], what: str) -> list[int]:
@@ -433,6 +614,37 @@ def _group(layout: TileLayout, shape: Sequence[Any]) -> tuple[TileLayout, list[i
     if any(e != 1 for e in exts[pos + 1:]) or (pos < len(iters) and left != 1):
         raise ValueError(f"group: {layout!r} covers more elements than the shape {sizes}")
     return TileLayout(out, layout.replica), seps
+
+
+def _split_digits(flat: Any, extents: Sequence[Any]) -> list[Any]:
+    """``flat`` as mixed-radix digits over ``extents`` (outermost first); the outermost digit
+    is not wrapped, so positions past the end keep stepping by its stride."""
+    digits: list[Any] = []
+    rest = flat
+    for pos in range(len(extents) - 1, -1, -1):
+        digits.append(_mod(rest, extents[pos]) if pos > 0 else rest)
+        rest = _div(rest, extents[pos])
+    return digits[::-1]
+
+
+def _accumulate(coords: dict[str, Any], name: str, term: Any) -> None:
+    coords[name] = _add(coords[name], term) if name in coords else convert(term)
+
+
+def _region_bounds(r: Any, d: int) -> tuple[Any, Any]:
+    """``(begin, extent)`` of one dimension of a slice's region."""
+    if hasattr(r, "min") and hasattr(r, "extent"):  # a Range (ir.buffer imports this module)
+        return r.min, r.extent
+    if isinstance(r, (tuple, list)) and len(r) == 2:
+        return convert(r[0]), _sub(r[1], r[0])
+    raise TypeError(f"slice: dimension {d} of the region must be a (begin, end) pair or a "
+                    f"Range, got {r!r}")
+
+
+def _current_target() -> Any:
+    from ..target import Target  # noqa: PLC0415 - tvm.target is not part of import tvm
+
+    return Target.current()
 
 
 def _same(a: Any, b: Any) -> bool:

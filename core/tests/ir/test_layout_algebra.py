@@ -1,0 +1,283 @@
+"""TileLayout's algebra: canonical form, scopes, offsets, slicing, per-iterator digits; and the
+swizzle and compose layouts' share of it. Expected layouts are worked out by hand; every
+canonical form and slice is also checked element by element against the layout it came from."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import tvm
+import tvm.driver
+from tvm.ir import Buffer, Evaluate, IntImm, PrimFunc, Var, assert_structural_equal, convert
+from tvm.ir.layout import ComposeLayout, SwizzleLayout
+from tvm.script import from_source
+from tvm.tirx.layout import Axis, Iter, R, S, TileLayout
+
+laneid, warpid, wgid, wid_in_wg, m = (Axis.get(n) for n in ("laneid", "warpid", "wgid",
+                                                             "wid_in_wg", "m"))
+
+
+def _coords(layout, p):
+    return {k: int(v) for k, v in layout.apply(p).items() if int(v) != 0}
+
+
+def _reference(layout, p):
+    """Element ``p``'s coordinates worked out directly from the iterators as written."""
+    coords: dict[str, int] = {}
+    for it in reversed(layout.shard):
+        p, digit = divmod(p, int(it.extent))
+        coords[it.axis.name] = coords.get(it.axis.name, 0) + digit * int(it.stride)
+    for ax, v in layout.offset.items():
+        coords[ax.name] = coords.get(ax.name, 0) + int(v)
+    return {k: v for k, v in coords.items() if v != 0}
+
+
+def _same_map(a, b, size):
+    """``b`` puts each of the first ``size`` elements where ``a``, read directly, does."""
+    for p in range(size):
+        assert _coords(b, p) == _reference(a, p), p
+
+
+# -- canonicalize ----------------------------------------------------------------------------
+CANONICAL = [
+    # (layout, its canonical form)
+    (S[(4, 2, 3) : (6, 3, 1)], S[24:1]),  # one contiguous run
+    (S[(4, 1, 3, 1) : (3, 99, 1, 7)], S[12:1]),  # extent-1 iterators step nowhere
+    (S[(4, 2, 3) : (6, 4, 1)], S[(4, 2, 3) : (6, 4, 1)]),  # 2:4 then 3:1 overlap: kept
+    (S[(2, 4, 2, 3) : (5, 6, 3, 1)], S[(2, 24) : (5, 1)]),
+    (S[(5, 2, 2) : (1, 2, 1)], S[(5, 4) : (1, 1)]),
+    (S[(3, 3, 2) : (1, 4, 2)], S[(3, 6) : (1, 2)]),
+    # thread and memory iterators fuse only with their own axis
+    (S[(2, 16, 3) : (16 @ laneid, 1 @ laneid, 1)], S[(32, 3) : (1 @ laneid, 1)]),
+    (S[(4, 2, 2) : (2 @ laneid, 1, 1 @ laneid)], S[(4, 2, 2) : (2 @ laneid, 1, 1 @ laneid)]),
+    (S[(1, 1) : (1, 1)], S[1:1]),
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), CANONICAL)
+def test_canonicalize_form_and_map(spec, expected):
+    layout = TileLayout(spec)
+    canon = layout.canonicalize()
+    assert_structural_equal(canon, TileLayout(expected))
+    size = int(layout.size())
+    _same_map(layout, canon, size)
+    assert_structural_equal(canon.canonicalize(), canon)  # a fixed point
+
+
+def test_canonicalize_drops_zero_offsets_and_orders_replicas():
+    a = TileLayout(S[4:1] + R[(2, 4) : (4 @ laneid, 1 @ laneid)] + 0 @ warpid + 3)
+    b = TileLayout(S[4:1] + R[(4, 2) : (1 @ laneid, 4 @ laneid)] + 3)
+    assert_structural_equal(a.canonicalize(), b.canonicalize())
+    assert a.canonicalize().offset == {m: a.offset[m]}
+
+
+def test_canonicalize_of_replicas_only_keeps_an_empty_shard():
+    lay = TileLayout(R[8 : 1 @ laneid])
+    assert lay.canonicalize().shard == []
+
+
+def test_canonicalize_fuses_thread_axes_by_the_target_rules():
+    # a made-up hierarchy on the host target: 'tpu_lane' (threads of a 'warp'), 'tpu_warp'
+    # (warps of a 'cta') fuse onto 'tpu_t' (threads of a 'cta'), 16 lanes a warp
+    rules = {"c": {("thread", "cta"): ("tpu_t", 1)}}
+    lane = Axis.register("tpu_lane", "thread", scope="warp", subscope="thread", fusions=rules)
+    warp = Axis.register("tpu_warp", "thread", scope="cta", subscope="warp",
+                         fusions={"c": {("thread", "cta"): ("tpu_t", 16)}})
+    t = Axis.register("tpu_t", "thread", scope="cta", subscope="thread")
+    lay = TileLayout(S[(2, 2, 4, 4) : (1 @ warp, 2 @ warp, 4 @ lane, 1 @ lane)] + 1 @ warp)
+    # without a target the hierarchy's sizes are unknown: only contiguity fuses
+    assert_structural_equal(lay.canonicalize(), TileLayout(
+        S[(2, 2, 16) : (1 @ warp, 2 @ warp, 1 @ lane)] + 1 @ warp))
+    tvm.driver.ensure_builtin_backends()
+    with tvm.target.Target("c"):
+        got = lay.canonicalize()
+    # warps step 16 threads: (2:16, 2:32, 16:1) on tpu_t, the offset of one warp 16
+    assert_structural_equal(got, TileLayout(S[(2, 2, 16) : (16 @ t, 32 @ t, 1 @ t)] + 16 @ t))
+    _same_map(TileLayout(S[(2, 2, 4, 4) : (16 @ t, 32 @ t, 4 @ t, 1 @ t)] + 16 @ t), got, 64)
+
+
+# -- scopes ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("spec", "sub", "scope"), [
+    (S[(8, 4) : (4 @ laneid, 1)], "thread", "warp"),
+    (S[(2, 32) : (1 @ warpid, 1 @ laneid)], "thread", "cta"),
+    (S[(2, 4) : (1 @ wgid, 1 @ wid_in_wg)], "warp", "cta"),
+    (S[4 : 1 @ wid_in_wg], "warp", "warpgroup"),
+])
+def test_get_scope(spec, sub, scope):
+    got = TileLayout(spec).get_scope()
+    assert (got[0].name, got[1].name) == (sub, scope)
+    assert TileLayout(spec).verify_well_formed()
+
+
+def test_get_scope_of_memory_only_layout_is_none():
+    assert TileLayout(S[(4, 4) : (4, 1)]).get_scope() is None
+
+
+def test_disconnected_scopes_are_an_error():
+    lay = TileLayout(S[(2, 32) : (1 @ wgid, 1 @ laneid)])
+    with pytest.raises(ValueError, match="do not form one chain of scopes from thread"):
+        lay.verify_well_formed()
+
+
+def test_axis_class_attributes_and_scopes():
+    assert Axis.laneid is Axis.get("laneid")
+    assert Axis.laneid.is_thread() and Axis.laneid.is_thread
+    assert not Axis.m.is_thread() and Axis.m.is_memory
+    assert (Axis.warpid.get_subscope().name, Axis.warpid.get_scope().name) == ("warp", "cta")
+    assert Axis.m.get_scope() is None
+    with pytest.raises(AttributeError, match="no layout axis of that name"):
+        _ = Axis.no_such_axis
+
+
+def test_register_merges_scopes_and_rejects_a_conflict():
+    ax = Axis.register("test_algebra_ax", "thread", scope="cta")
+    assert Axis.register("test_algebra_ax", "thread", subscope="warp") is ax
+    assert (ax.scope, ax.subscope) == ("cta", "warp")
+    with pytest.raises(ValueError, match="has scope 'cta'"):
+        Axis.register("test_algebra_ax", "thread", scope="cluster")
+
+
+# -- offsets ---------------------------------------------------------------------------------
+def test_offset_spec_terms_merge():
+    lay = TileLayout(S[8 : 4 @ laneid] + 1 @ laneid + 2 @ warpid + 64 + 1 @ laneid)
+    assert {k.name: int(v) for k, v in lay.offset.items()} == {"laneid": 2, "warpid": 2,
+                                                              "m": 64}
+    grouped = TileLayout(S[8 : 4 @ laneid] + (1 @ laneid + 2 @ warpid + 64))
+    assert {k.name: int(v) for k, v in grouped.offset.items()} == {"laneid": 1, "warpid": 2,
+                                                                  "m": 64}
+    front = TileLayout(64 + S[8:1])
+    assert {k.name: int(v) for k, v in front.offset.items()} == {"m": 64}
+
+
+def test_offset_spec_rejects_other_terms():
+    with pytest.raises(TypeError, match="sum of `value @ axis` terms"):
+        S[8:1] + "x"
+
+
+def test_offset_moves_apply_span_and_storage():
+    lay = TileLayout(S[(4, 2) : (1 @ laneid, 1)] + 3 @ laneid + 10)
+    assert _coords(lay, 5) == {"laneid": 2 + 3, "m": 1 + 10}
+    assert int(lay.span()) == 2 + 10
+    assert_structural_equal(lay.storage(), TileLayout(S[2:1] + 10))
+
+
+def test_offset_layout_prints_and_parses_back():
+    lay = TileLayout(S[(4, 2) : (1 @ laneid, 1)] + 3 @ laneid)
+    A = Buffer("A", (8,), "float32", layout=lay)
+    a = Var("A", "handle")
+    f = PrimFunc([a], Evaluate(0), {a: A}, name="f")
+    text = f.script()
+    assert "T.TileLayout(T.S[(4, 2):(1 @ T.laneid, 1)], offset={T.laneid: 3})" in text
+    assert_structural_equal(from_source(text), f)
+
+
+# -- apply -----------------------------------------------------------------------------------
+def test_apply_of_one_index_is_the_flat_position():
+    lay = TileLayout(S[(3, 4) : (10, 1)])
+    for i, j in itertools.product(range(3), range(4)):
+        assert int(lay.apply(i * 4 + j)["m"]) == 10 * i + j
+    v = Var("v", "int32")
+    assert TileLayout(S[(8, 8) : (8, 1)]).apply(v)["m"] is v  # contiguous: no digits split
+
+
+def test_constant_comparison_has_a_truth_value():
+    assert TileLayout(S[(8, 8) : (8, 1)]).size() == 64
+    assert (convert(3) == 4) is not None and not bool(convert(3) == 4)
+    assert convert(3) != 4
+    assert IntImm("bool", 1)
+
+
+def test_apply_to_shape_splits_each_dimension_over_its_iterators():
+    lay = TileLayout.from_iters([Iter(4, 64), Iter(4, 16), Iter(4, 4), Iter(4, 1)])
+    assert [int(x) for x in lay.apply_to_shape([13, 9], [16, 16])] == [3, 1, 2, 1]
+    # a shape the iterators do not group by: the flat position's digits
+    odd = TileLayout(S[(6, 4) : (4, 1)])
+    assert [int(x) for x in odd.apply_to_shape([2, 1], [4, 6])] == [3, 1]  # flat 13
+    with pytest.raises(ValueError, match="2 indices for a shape of 1 dimensions"):
+        odd.apply_to_shape([1, 2], [24])
+
+
+# -- slice -----------------------------------------------------------------------------------
+def _check_slice(layout, shape, region, sliced):
+    sub = [e - b for b, e in region]
+    for idx in itertools.product(*(range(n) for n in sub)):
+        full = [b + i for (b, _), i in zip(region, idx)]
+        assert int(sliced.apply(list(idx), sub)["m"]) == int(layout.apply(full, shape)["m"])
+
+
+@pytest.mark.parametrize(("spec", "shape", "region", "expected"), [
+    # a run inside one iterator: cut to its length, the start in the offset
+    (S[(8, 8) : (8, 1)], [64], [(5, 8)], S[3:1] + 5),
+    # whole inner iterators kept, the outer one cut
+    (S[(4, 4) : (1, 4)], [16], [(8, 16)], S[(2, 4) : (1, 4)] + 2),
+    # rows 2..3, columns 8..15 of a column-blocked 16x16
+    (S[(16, 2, 8) : (8, 128, 1)], [16, 16], [(2, 4), (8, 16)], S[16:1] + 144),
+    # a run straddling an iterator's end by half: two halves
+    (S[(4, 4) : (16, 1)], [16], [(2, 6)], S[(2, 2) : (14, 1)] + 2),
+])
+def test_slice(spec, shape, region, expected):
+    layout = TileLayout(spec)
+    sliced = layout.slice(shape, region)
+    assert_structural_equal(sliced.canonicalize(), TileLayout(expected))
+    _check_slice(layout, shape, region, sliced)
+
+
+def test_slice_that_is_no_strided_pattern_is_none():
+    assert TileLayout(S[(4, 4) : (16, 1)]).slice([16], [(3, 8)]) is None
+
+
+def test_slice_with_a_symbolic_start_in_one_iterator_keeps_it_unwrapped():
+    stage = Var("stage", "int32")
+    lay = TileLayout(S[(3, 8) : (8, 1)])
+    sliced = lay.slice([3, 8], [(stage, stage + 1), (0, 8)])
+    assert "%" not in str(sliced.offset[m]) and "stage" in str(sliced.offset[m])
+
+
+def test_slice_region_is_checked():
+    lay = TileLayout(S[(4, 4) : (4, 1)])
+    with pytest.raises(ValueError, match="the region has 1 dimensions"):
+        lay.slice([4, 4], [(0, 2)])
+    with pytest.raises(TypeError, match=r"a \(begin, end\) pair or a Range"):
+        lay.slice([16], [3])
+
+
+# -- swizzle and compose ---------------------------------------------------------------------
+def test_swizzle_inner_and_outer():
+    inner = SwizzleLayout(0, 3, 3)
+    outer = SwizzleLayout(0, 3, 3, swizzle_inner=False)
+    for i, j in itertools.product(range(8), range(8)):
+        assert int(inner.apply(8 * i + j)["m"]) == 8 * i + (i ^ j)
+        assert int(outer.apply(8 * i + j)["m"]) == 8 * (i ^ j) + j
+    assert int(SwizzleLayout(3, 3, 3).size()) == 512 == int(SwizzleLayout(3, 3, 3).span())
+    assert "swizzle_inner=False" in repr(outer)
+    with pytest.raises(ValueError, match="only the memory axis m"):
+        inner.size("laneid")
+
+
+def test_swizzle_views():
+    sw = SwizzleLayout(3, 3, 3)
+    assert sw.canonicalize() is sw and sw.storage() is sw
+    assert_structural_equal(sw.unpack(2), SwizzleLayout(4, 3, 3))
+    assert_structural_equal(SwizzleLayout(4, 3, 3, swizzle_inner=False).pack(2),
+                            SwizzleLayout(3, 3, 3, swizzle_inner=False))
+
+
+def test_compose_canonicalize():
+    sw = SwizzleLayout(3, 3, 3)
+    assert ComposeLayout(sw, TileLayout(S[(8, 64) : (64, 1)])).canonicalize() is sw
+    kept = ComposeLayout(sw, TileLayout(S[(64, 4, 1, 64) : (64, 4096, 5, 1)]))
+    assert_structural_equal(kept.canonicalize(),
+                            ComposeLayout(sw, TileLayout(S[(64, 4, 64) : (64, 4096, 1)])))
+
+
+def test_swizzle_and_compose_slice():
+    sw = SwizzleLayout(3, 3, 3)
+    sliced = sw.slice([512], [(64, 128)])
+    for i in range(64):
+        assert int(sliced.apply(i)["m"]) == int(sw.apply(64 + i)["m"])
+    comp = ComposeLayout(sw, TileLayout(S[(8, 64) : (64, 1)]))
+    rows = comp.slice([8, 64], [(2, 4), (0, 64)])
+    for i, j in itertools.product(range(2), range(64)):
+        assert int(rows.apply([i, j], [2, 64])["m"]) == int(comp.apply([2 + i, j], [8, 64])["m"])

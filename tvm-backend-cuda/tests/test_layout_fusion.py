@@ -1,0 +1,54 @@
+"""CUDA's thread hierarchy in layouts: the scopes of its axes and how a layout's thread
+iterators fuse onto ``tx`` / ``tid_in_wg`` under a CUDA target (32 lanes a warp, 4 warps a
+warpgroup, 128 threads a warpgroup)."""
+
+from __future__ import annotations
+
+import pytest
+
+import tvm
+from tvm.ir import assert_structural_equal
+from tvm.tirx.layout import Axis, S, TileLayout
+
+pytest.importorskip("tvm_backend_cuda")
+
+
+@pytest.fixture(autouse=True)
+def _cuda_loaded() -> None:
+    tvm.backend.load("cuda")
+
+
+def _fused(layout: TileLayout) -> TileLayout:
+    with tvm.target.Target("cuda"):
+        return layout.canonicalize()
+
+
+def test_cuda_axes_have_scopes():
+    assert (Axis.tx.get_subscope().name, Axis.tx.get_scope().name) == ("thread", "cta")
+    assert (Axis.tid_in_wg.get_subscope().name, Axis.tid_in_wg.get_scope().name) == \
+        ("thread", "warpgroup")
+    assert (Axis.cbx.get_subscope().name, Axis.cbx.get_scope().name) == ("cta", "cluster")
+
+
+def test_warps_and_lanes_of_a_cta_fuse_onto_tx():
+    warpid, laneid, tx = Axis.warpid, Axis.laneid, Axis.tx
+    lay = TileLayout(S[(2, 2, 4, 8) : (1 @ warpid, 2 @ warpid, 8 @ laneid, 1 @ laneid)])
+    # warp w is threads 32w..32w+31: (2:32, 2:64) on tx; the lanes 4:8, 8:1 are one run 32:1
+    assert_structural_equal(_fused(lay), TileLayout(S[(2, 2, 32) : (32 @ tx, 64 @ tx, 1 @ tx)]))
+
+
+def test_warps_and_lanes_of_a_warpgroup_fuse_onto_tid_in_wg():
+    lay = TileLayout(S[(4, 32) : (1 @ Axis.wid_in_wg, 1 @ Axis.laneid)] + 2 @ Axis.laneid)
+    tid = Axis.tid_in_wg
+    assert_structural_equal(_fused(lay), TileLayout(S[128 : 1 @ tid] + 2 @ tid))
+
+
+def test_warpgroups_of_warps_fuse_onto_warpid():
+    lay = TileLayout(S[(2, 4) : (1 @ Axis.wgid, 1 @ Axis.wid_in_wg)])
+    # warpgroup g is warps 4g..4g+3: (2:4, 4:1) on warpid, one run
+    assert_structural_equal(_fused(lay), TileLayout(S[8 : 1 @ Axis.warpid]))
+
+
+def test_without_a_target_nothing_moves():
+    lay = TileLayout(S[(2, 32) : (1 @ Axis.warpid, 1 @ Axis.laneid)])
+    assert_structural_equal(lay.canonicalize(), lay)
