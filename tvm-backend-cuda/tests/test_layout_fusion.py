@@ -1,6 +1,6 @@
-"""CUDA's thread hierarchy in layouts: the scopes of its axes and how a layout's thread
-iterators fuse onto ``tx`` / ``tid_in_wg`` under a CUDA target (32 lanes a warp, 4 warps a
-warpgroup, 128 threads a warpgroup)."""
+"""CUDA's layouts: the scopes of its thread axes and how a layout's thread iterators fuse onto
+``tx`` / ``tid_in_wg`` under a CUDA target (32 lanes a warp, 4 warps a warpgroup, 128 threads a
+warpgroup); the swizzled shared-memory layouts of narrow element types."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 import tvm
 from tvm.ir import assert_structural_equal
+from tvm.ir.layout import ComposeLayout, SwizzleLayout
 from tvm.tirx.layout import Axis, S, TileLayout
 
 pytest.importorskip("tvm_backend_cuda")
@@ -52,3 +53,12 @@ def test_warpgroups_of_warps_fuse_onto_warpid():
 def test_without_a_target_nothing_moves():
     lay = TileLayout(S[(2, 32) : (1 @ Axis.warpid, 1 @ Axis.laneid)])
     assert_structural_equal(lay.canonicalize(), lay)
+
+
+def test_float4_shared_layout_keeps_a_16_byte_chunk_together():
+    from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
+
+    # 128-byte rows hold 256 four-bit elements; a 16-byte chunk is 32 of them (2 ** 5)
+    got = mma_shared_layout("float4_e2m1fn", "128B", (64, 512))
+    want = ComposeLayout(SwizzleLayout(5, 3, 3), TileLayout(S[(64, 2, 256) : (256, 16384, 1)]))
+    assert_structural_equal(got, want)

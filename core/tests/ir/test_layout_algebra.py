@@ -281,3 +281,21 @@ def test_swizzle_and_compose_slice():
     rows = comp.slice([8, 64], [(2, 4), (0, 64)])
     for i, j in itertools.product(range(2), range(64)):
         assert int(rows.apply([i, j], [2, 64])["m"]) == int(comp.apply([2 + i, j], [8, 64])["m"])
+
+
+# -- errors and replicas ---------------------------------------------------------------------
+def test_a_bad_permutation_is_a_layout_error():
+    from tvm.error import LayoutError
+
+    lay = TileLayout(S[(4, 4, 2) : (8, 2, 1)])
+    with pytest.raises(LayoutError, match=r"\[0, 0\] is not a permutation of the 2 groups"):
+        lay.permute_by_groups([0, 1, 3], [0, 0])
+    # the seed checks with assertions: its callers catch either
+    assert issubclass(LayoutError, ValueError) and issubclass(LayoutError, AssertionError)
+
+
+def test_replicas_on_a_memory_axis_broadcast():
+    tlane = Axis.register("test_algebra_lane", "memory")
+    lay = TileLayout(S[(4, 2) : (1 @ tlane, 1)] + R[4 : 32 @ tlane])
+    assert _coords(lay, 5) == {"test_algebra_lane": 2, "m": 1}
+    assert int(lay.span("test_algebra_lane")) == 4 + 3 * 32

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._registry import Registry
+from ..error import LayoutError
 from .expr import PrimExpr, convert
 from .layout_algebra import (
     add_offset,
@@ -88,9 +89,6 @@ class TileLayout(Node):
         self.offset: dict[Axis, PrimExpr] = {
             (k if isinstance(k, Axis) else Axis.get(k)): convert(v)
             for k, v in (offset or {}).items()}
-        for it in self.replica:
-            if not it.axis.is_thread:
-                raise ValueError(f"replica iterator {it!r} must be on a thread axis")
 
     @staticmethod
     def from_iters(shard: Sequence[Iter] = (), replica: Sequence[Iter] = (),
@@ -271,14 +269,14 @@ class TileLayout(Node):
     def permute_dims(self, perm: Sequence[int]) -> TileLayout:
         """The shard iterators in the order ``perm`` gives."""
         if sorted(perm) != list(range(len(self.shard))):
-            raise ValueError(f"permute_dims: {list(perm)} is not a permutation of the "
+            raise LayoutError(f"permute_dims: {list(perm)} is not a permutation of the "
                              f"{len(self.shard)} shard iterators of {self!r}")
         return TileLayout([self.shard[i] for i in perm], self.replica)
 
     def permute_by_groups(self, seps: Sequence[int], perm: Sequence[int]) -> TileLayout:
         """Runs of iterators (``seps`` as :meth:`group` returns them) in the order ``perm``."""
         if sorted(perm) != list(range(len(seps) - 1)):
-            raise ValueError(f"permute_by_groups: {list(perm)} is not a permutation of the "
+            raise LayoutError(f"permute_by_groups: {list(perm)} is not a permutation of the "
                              f"{len(seps) - 1} groups")
         order = [k for g in perm for k in range(seps[g], seps[g + 1])]
         return self.permute_dims(order)
@@ -306,12 +304,13 @@ class TileLayout(Node):
     def to_psum(self) -> TileLayout:
         """The Trainium PSUM form of this SBUF layout (its free axis onto banks): the
         ``to_psum_layout`` a loaded backend provides."""
-        convert_fn = LAYOUT_NAMES.get("to_psum_layout")
-        if convert_fn is None:
-            raise AttributeError("TileLayout.to_psum needs the Trainium backend (it provides "
-                                 "to_psum_layout); install it with 'pip install "
-                                 "tvm-backend-trn'")
-        return convert_fn(self)
+        return _trainium_fn("to_psum", "to_psum_layout")(self)
+
+    @staticmethod
+    def trainium(annotation: str, shape: Sequence[Any], is_psum: bool = False) -> TileLayout:
+        """A Trainium layout from a ``P``/``F`` annotation per dimension of ``shape`` (the
+        ``trainium_layout`` a loaded Trainium backend provides)."""
+        return _trainium_fn("trainium", "trainium_layout")(annotation, shape, is_psum)
 
     def __repr__(self) -> str:
         ext = ", ".join(str(it.extent) for it in self.shard)
@@ -614,6 +613,14 @@ def _group(layout: TileLayout, shape: Sequence[Any]) -> tuple[TileLayout, list[i
     if any(e != 1 for e in exts[pos + 1:]) or (pos < len(iters) and left != 1):
         raise ValueError(f"group: {layout!r} covers more elements than the shape {sizes}")
     return TileLayout(out, layout.replica), seps
+
+
+def _trainium_fn(method: str, name: str) -> Any:
+    fn = LAYOUT_NAMES.get(name)
+    if fn is None:
+        raise AttributeError(f"TileLayout.{method} needs the Trainium backend (it provides "
+                             f"{name}); install it with 'pip install tvm-backend-trn'")
+    return fn
 
 
 def _split_digits(flat: Any, extents: Sequence[Any]) -> list[Any]:
