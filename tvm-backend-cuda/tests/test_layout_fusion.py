@@ -62,3 +62,15 @@ def test_float4_shared_layout_keeps_a_16_byte_chunk_together():
     got = mma_shared_layout("float4_e2m1fn", "128B", (64, 512))
     want = ComposeLayout(SwizzleLayout(5, 3, 3), TileLayout(S[(64, 2, 256) : (256, 16384, 1)]))
     assert_structural_equal(got, want)
+
+
+def test_a_warp_layout_is_the_inner_tile_of_a_cta_layout_on_tx():
+    tx, laneid, warpid = Axis.tx, Axis.laneid, Axis.warpid
+    # 64 threads, each two adjacent elements of a 16x8 tile: warp w takes rows 8w..8w+7
+    cta = TileLayout(S[(2, 8, 4, 2) : (32 @ tx, 4 @ tx, 1 @ tx, 1)])
+    warp = TileLayout(S[(8, 4, 2) : (4 @ laneid, 1 @ laneid, 1)])
+    with tvm.target.Target("cuda"):
+        outer = warp.is_tile_inner(cta, [16, 8], [8, 8])
+        assert_structural_equal(outer, TileLayout(S[2 : 1 @ warpid]))
+        inner = TileLayout(S[(2, 1) : (1 @ warpid, 1)]).is_tile_outer(cta, [16, 8], [2, 1])
+        assert_structural_equal(inner.canonicalize(), TileLayout(S[(32, 2) : (1 @ laneid, 1)]))

@@ -299,3 +299,90 @@ def test_replicas_on_a_memory_axis_broadcast():
     lay = TileLayout(S[(4, 2) : (1 @ tlane, 1)] + R[4 : 32 @ tlane])
     assert _coords(lay, 5) == {"test_algebra_lane": 2, "m": 1}
     assert int(lay.span("test_algebra_lane")) == 4 + 3 * 32
+
+
+# -- tile and its inverses -------------------------------------------------------------------
+def test_tile_result_is_canonical_and_carries_offsets():
+    inner = TileLayout(S[(2, 4) : (4, 1)] + 1)
+    outer = TileLayout(S[(3, 2) : (2, 1)] + 2 @ laneid)
+    got = inner.tile(outer, [3, 2], [2, 4])
+    # outer strides count whole inner spans, 9 (the inner layout reaches 7, its offset 1
+    # further): rows 3:18, inner rows 2:4, columns 2:9, 4:1
+    assert_structural_equal(got, TileLayout(S[(3, 2, 2, 4) : (18, 4, 9, 1)] + 1 + 2 @ laneid))
+    for i, j in itertools.product(range(6), range(8)):  # tile (i // 2, j // 4)
+        assert int(got.apply([i, j], [6, 8])["m"]) == \
+            9 * (2 * (i // 2) + j // 4) + 4 * (i % 2) + j % 4 + 1
+
+
+@pytest.mark.parametrize(("inner", "outer", "outer_shape", "inner_shape"), [
+    (S[(2, 4) : (1, 2)], S[(8, 8) : (8, 1)], [8, 8], [2, 4]),
+    (S[(1, 2) : (2, 1)], S[(8, 4) : (4 @ laneid, 1 @ laneid)], [8, 4], [1, 2]),
+    (S[(4, 2) : (2, 1)], S[(2, 3) : (1, 2)], [2, 3], [4, 2]),
+])
+def test_is_tile_inner_and_outer_invert_tile(inner, outer, outer_shape, inner_shape):
+    inner, outer = TileLayout(inner), TileLayout(outer)
+    tiled = inner.tile(outer, outer_shape, inner_shape)
+    shape = [o * i for o, i in zip(outer_shape, inner_shape)]
+    found_outer = inner.is_tile_inner(tiled, shape, inner_shape)
+    assert_structural_equal(found_outer.canonicalize(), outer.canonicalize())
+    found_inner = outer.is_tile_outer(tiled, shape, outer_shape)
+    assert_structural_equal(found_inner.canonicalize(), inner.canonicalize())
+
+
+def test_is_tile_inner_and_outer_say_none_when_it_is_not_a_tiling():
+    inner, outer = TileLayout(S[(2, 4) : (1, 2)]), TileLayout(S[(8, 8) : (8, 1)])
+    tiled = inner.tile(outer, [8, 8], [2, 4])
+    assert outer.is_tile_inner(tiled, [16, 32], [8, 8]) is None  # the roles swapped
+    assert inner.is_tile_outer(tiled, [16, 32], [2, 4]) is None
+    assert inner.is_tile_inner(tiled, [16, 32], [3, 4]) is None  # 3 does not divide 16
+    assert inner.is_tile_inner(SwizzleLayout(3, 3, 3), [16, 32], [2, 4]) is None
+    with pytest.raises(ValueError, match="different ranks"):
+        inner.is_tile_inner(tiled, [16, 32], [2])
+
+
+def test_swizzled_tiles():
+    sw = SwizzleLayout(3, 3, 3)
+    outer = TileLayout(S[(2, 3) : (3, 1)])
+    tiled = sw.tile(outer, [2, 3], [8, 64])
+    assert_structural_equal(tiled, ComposeLayout(sw, TileLayout.row_major([8, 64]).tile(
+        outer, [2, 3], [8, 64])))
+    assert_structural_equal(sw.is_tile_inner(tiled, [16, 192], [8, 64]).canonicalize(),
+                            outer.canonicalize())
+    inner = outer.is_tile_outer(tiled, [16, 192], [2, 3])
+    assert_structural_equal(inner.canonicalize(), sw)  # the swizzle over one 512-element run
+    comp = ComposeLayout(sw, TileLayout.row_major([8, 64]))
+    assert_structural_equal(comp.is_tile_inner(tiled, [16, 192], [8, 64]).canonicalize(),
+                            outer.canonicalize())
+    assert sw.is_tile_outer(tiled, [16, 192], [2, 3]) is None
+    assert comp.is_tile_inner(TileLayout(S[4:1]), [4], [4]) is None
+
+
+def test_is_tile_inner_splits_thread_axes_by_the_target_rules():
+    rules = {"c": {"warp": ("tpu_warp", "tpu_lane", 16)}}
+    t = Axis.register("tpu_t", "thread", scope="cta", subscope="thread", splits=rules)
+    lane = Axis.get("tpu_lane")
+    # 32 threads of a CTA holding a 4x16 tile, two elements each: threads run down the rows
+    tiled = TileLayout(S[(4, 8, 2) : (8 @ t, 1 @ t, 1)])
+    lanes = TileLayout(S[(2, 8, 2) : (8 @ lane, 1 @ lane, 1)])  # a warp's 2x16 part
+    assert lanes.is_tile_inner(tiled, [4, 16], [2, 16]) is None  # tpu_t is not split
+    tvm.driver.ensure_builtin_backends()
+    with tvm.target.Target("c"):
+        got = lanes.is_tile_inner(tiled, [4, 16], [2, 16])
+    assert_structural_equal(got, TileLayout(S[2 : 1 @ Axis.get("tpu_warp")]))
+
+
+# -- direct sum ------------------------------------------------------------------------------
+def test_direct_sum_adds_without_scaling():
+    left = TileLayout(S[(3, 2) : (20, 2)])
+    right = TileLayout(S[(2, 2) : (5, 1)] + 100)
+    total = right.direct_sum(left, [3, 2], [2, 2])
+    for a0, b0, a1, b1 in itertools.product(range(3), range(2), range(2), range(2)):
+        want = 20 * a0 + 2 * a1 + 5 * b0 + b1 + 100
+        assert int(total.apply([a0, b0, a1, b1], [3, 2, 2, 2])["m"]) == want
+    got_left = right.is_direct_sum_right(total, [3, 2, 2, 2], [2, 2])
+    assert_structural_equal(got_left.canonicalize(), left.canonicalize())
+    got_right = left.is_direct_sum_left(total, [3, 2, 2, 2], [3, 2])
+    assert_structural_equal(got_right.canonicalize(), right.canonicalize())
+    assert left.is_direct_sum_right(total, [3, 2, 2, 2], [3, 2]) is None
+    with pytest.raises(ValueError, match="twice the dimensions"):
+        left.is_direct_sum_left(total, [3, 2], [3, 2])

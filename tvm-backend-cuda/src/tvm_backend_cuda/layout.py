@@ -31,6 +31,13 @@ _FUSIONS: dict[str, dict[tuple[str, str], tuple[str, int]]] = {
     "wid_in_wg": {("thread", "warpgroup"): ("tid_in_wg", 32), ("thread", "cta"): ("tx", 32),
                   ("warp", "cta"): ("warpid", 1)},
 }
+# The reverse: an axis split at a scope in between (a layout of threads of a CTA read as warps
+# of lanes): axis -> {scope: (axis counting those scopes, axis within one, units in one)}.
+_SPLITS: dict[str, dict[str, tuple[str, str, int]]] = {
+    "tx": {"warp": ("warpid", "laneid", 32), "warpgroup": ("wgid", "tid_in_wg", 128)},
+    "warpid": {"warpgroup": ("wgid", "wid_in_wg", 4)},
+    "tid_in_wg": {"warp": ("wid_in_wg", "laneid", 32)},
+}
 _GENERIC_SCOPES = {"laneid": ("warp", "thread"), "warpid": ("cta", "warp"),
                    "wgid": ("cta", "warpgroup"), "wid_in_wg": ("warpgroup", "warp")}
 TMEM_AXES = ("TLane", "TCol")
@@ -122,7 +129,8 @@ def layout_names() -> dict[str, Any]:
     scopes = {**_GENERIC_SCOPES, **THREAD_AXES}
     names: dict[str, Any] = {
         n: Axis(n, "thread", scope=scope, subscope=sub,
-                fusions={"cuda": _FUSIONS[n]} if n in _FUSIONS else None)
+                fusions={"cuda": _FUSIONS[n]} if n in _FUSIONS else None,
+                splits={"cuda": _SPLITS[n]} if n in _SPLITS else None)
         for n, (scope, sub) in scopes.items()}
     names.update({n: Axis(n, "memory") for n in TMEM_AXES})
     names["wg_local_layout"] = wg_local_layout

@@ -72,7 +72,7 @@ def _register_layout_names(names: dict[str, Any]) -> None:
             if value.name != name:
                 raise BackendError(f"tvm_layout_names: axis {value.name!r} is listed as {name!r}")
             Axis.register(name, value.kind, scope=value.scope, subscope=value.subscope,
-                          fusions=value.fusions)
+                          fusions=value.fusions, splits=value.splits)
         else:
             functions[name] = value
     if functions:

@@ -26,8 +26,11 @@ from .layout_algebra import (
     fuse_contiguous,
     layout_scope,
     remove_units,
+    scope_wider,
     slice_group,
     sort_replica,
+    split_by_scope,
+    split_offset,
 )
 from .layout_axes import (
     AXES,
@@ -43,6 +46,7 @@ from .layout_axes import (
     _ShardSpec,
     _sub,
     _val,
+    current_target_kind,
     default_strides,
 )
 from .layout_axes import AxisStride as AxisStride
@@ -204,11 +208,10 @@ class TileLayout(Node):
 
     def _fuse_scopes(self, shard: list[Iter], replica: list[Iter], offset: dict[Axis, Any]
                      ) -> tuple[list[Iter], list[Iter], dict[Axis, Any]]:
-        target = _current_target()
-        found = layout_scope(self._all_axes()) if target is not None else None
-        if target is None or found is None:
+        kind = current_target_kind()
+        found = layout_scope(self._all_axes()) if kind is not None else None
+        if kind is None or found is None:
             return shard, replica, offset
-        kind = target.kind.name
         moved: dict[Axis, Any] = {}
         for it in fuse_by_scope([Iter(1, v, ax) for ax, v in offset.items()], kind, *found):
             add_offset(moved, it.axis, it.stride)
@@ -247,6 +250,48 @@ class TileLayout(Node):
         sits at ``inner(i)`` plus ``outer(o)`` with each of ``outer``'s strides multiplied by
         this layout's span on that stride's axis (so tiles never overlap)."""
         return _tile(self, outer, outer_shape, inner_shape)
+
+    def is_tile_inner(self, tiled: Any, tiled_shape: Sequence[Any],
+                      inner_shape: Sequence[Any]) -> TileLayout | None:
+        """The outer layout ``o`` with ``self.tile(o, tiled_shape / inner_shape, inner_shape)``
+        equal to ``tiled`` (over ``tiled_shape``), if ``tiled`` is this layout tiled so; None
+        otherwise. Under a target, ``tiled``'s thread axes are first split at this layout's
+        scope (a CTA layout on ``tx`` read as warps of lanes for a layout of lanes)."""
+        if not isinstance(tiled, TileLayout):
+            return None
+        return _is_tile_inner(self, tiled, tiled_shape, inner_shape)
+
+    def is_tile_outer(self, tiled: Any, tiled_shape: Sequence[Any],
+                      outer_shape: Sequence[Any]) -> TileLayout | ComposeLayout | None:
+        """The inner layout ``i`` with ``i.tile(self, outer_shape, tiled_shape /
+        outer_shape)`` equal to ``tiled``, if there is one; None otherwise. A swizzled
+        ``tiled`` gives the swizzled inner layout."""
+        if isinstance(tiled, ComposeLayout):
+            inner = self.is_tile_outer(tiled.layout_B, tiled_shape, outer_shape)
+            return None if inner is None else ComposeLayout(tiled.layout_A, inner)  # type: ignore[arg-type]
+        if not isinstance(tiled, TileLayout):
+            return None
+        return _is_tile_outer(self, tiled, tiled_shape, outer_shape)
+
+    def direct_sum(self, left: TileLayout, left_shape: Sequence[Any],
+                   right_shape: Sequence[Any]) -> TileLayout:
+        """``left ⊕ self``: the layout over the interleaved shape ``[left_shape[0],
+        right_shape[0], left_shape[1], ...]`` whose element ``(a0, b0, a1, b1, ...)`` sits at
+        ``left(a0, a1, ...) + self(b0, b1, ...)`` on every axis (unlike :meth:`tile`, no
+        stride is scaled: the caller makes the two fit together)."""
+        return _direct_sum(left, self, left_shape, right_shape)
+
+    def is_direct_sum_right(self, sum_layout: Any, interleaved_shape: Sequence[Any],
+                            right_shape: Sequence[Any]) -> TileLayout | None:
+        """The ``left`` with ``self.direct_sum(left, ...)`` equal to ``sum_layout`` over
+        ``interleaved_shape``, if its right-hand blocks are this layout's; None otherwise."""
+        return _direct_sum_part(sum_layout, self, interleaved_shape, right_shape, known_left=False)
+
+    def is_direct_sum_left(self, sum_layout: Any, interleaved_shape: Sequence[Any],
+                           left_shape: Sequence[Any]) -> TileLayout | None:
+        """The ``right`` with ``right.direct_sum(self, ...)`` equal to ``sum_layout`` over
+        ``interleaved_shape``, if its left-hand blocks are this layout's; None otherwise."""
+        return _direct_sum_part(sum_layout, self, interleaved_shape, left_shape, known_left=True)
 
     def tile_to(self, to_shape: Sequence[Any], current_shape: Sequence[Any]) -> TileLayout:
         """This layout over ``current_shape`` repeated row-major until it covers ``to_shape``
@@ -403,6 +448,24 @@ class SwizzleLayout(Node):
         return ComposeLayout(self, TileLayout.row_major(inner_shape)).tile(
             outer, outer_shape, inner_shape)
 
+    def is_tile_inner(self, tiled: Any, tiled_shape: Sequence[Any],
+                      inner_shape: Sequence[Any]) -> TileLayout | None:
+        """The outer layout that tiles this swizzle (over the row-major ``inner_shape``) into
+        ``tiled``: a layout swizzled the same way, or this swizzle itself over the row-major
+        ``tiled_shape``; None otherwise."""
+        rows = TileLayout.row_major(inner_shape)
+        if isinstance(tiled, ComposeLayout) and structural_equal(tiled.layout_A, self):
+            return rows.is_tile_inner(tiled.layout_B, tiled_shape, inner_shape)
+        if isinstance(tiled, SwizzleLayout) and structural_equal(tiled, self):
+            return rows.is_tile_inner(TileLayout.row_major(tiled_shape), tiled_shape,
+                                      inner_shape)
+        return None
+
+    def is_tile_outer(self, tiled: Any, tiled_shape: Sequence[Any],
+                      outer_shape: Sequence[Any]) -> None:
+        """A swizzle is never the outer layout of a tiling (it would swizzle whole tiles)."""
+        return None
+
     def slice(self, shape: Sequence[Any], region: Sequence[Any]) -> ComposeLayout | None:
         """The region of this swizzle over the row-major ``shape`` (see
         :meth:`TileLayout.slice`)."""
@@ -499,6 +562,19 @@ class ComposeLayout(Node):
 
     def storage(self) -> ComposeLayout:
         return ComposeLayout(self.layout_A, self.layout_B.storage())
+
+    def is_tile_inner(self, tiled: Any, tiled_shape: Sequence[Any],
+                      inner_shape: Sequence[Any]) -> TileLayout | None:
+        """The outer layout that tiles this one into ``tiled``, a layout with the same
+        swizzle; None otherwise."""
+        if isinstance(tiled, ComposeLayout) and structural_equal(tiled.layout_A, self.layout_A):
+            return self.layout_B.is_tile_inner(tiled.layout_B, tiled_shape, inner_shape)
+        return None
+
+    def is_tile_outer(self, tiled: Any, tiled_shape: Sequence[Any],
+                      outer_shape: Sequence[Any]) -> None:
+        """A swizzled layout is never the outer layout of a tiling."""
+        return None
 
     def canonicalize(self) -> ComposeLayout | SwizzleLayout:
         """The swizzle alone when the canonical tile layout is the identity (one contiguous
@@ -648,12 +724,6 @@ def _region_bounds(r: Any, d: int) -> tuple[Any, Any]:
                     f"Range, got {r!r}")
 
 
-def _current_target() -> Any:
-    from ..target import Target  # noqa: PLC0415 - tvm.target is not part of import tvm
-
-    return Target.current()
-
-
 def _same(a: Any, b: Any) -> bool:
     return bool(structural_equal(convert(a), convert(b)))
 
@@ -666,6 +736,7 @@ def _tile(inner: TileLayout, outer: TileLayout, outer_shape: Sequence[Any],
     if len(outer_shape) != len(inner_shape):
         raise ValueError(f"tile: outer shape {list(outer_shape)} and inner shape "
                          f"{list(inner_shape)} have different ranks")
+    inner, outer = inner.canonicalize(), outer.canonicalize()
     og, oseps = outer.group(outer_shape)
     ig, iseps = inner.group(inner_shape)
     scale = {ax.name: inner.span(ax.name) for ax in og.axes()}
@@ -674,10 +745,188 @@ def _tile(inner: TileLayout, outer: TileLayout, outer_shape: Sequence[Any],
         shard += [Iter(it.extent, _mul(it.stride, scale[it.axis.name]), it.axis)
                   for it in og.shard[oseps[d]:oseps[d + 1]]]
         shard += ig.shard[iseps[d]:iseps[d + 1]]
-    shard = [it for it in shard if _val(it.extent) != 1] or shard[:1]
     replica = list(inner.replica) + [Iter(it.extent, _mul(it.stride, inner.span(it.axis.name)),
                                           it.axis) for it in outer.replica]
-    return TileLayout(shard, replica)
+    offset = dict(inner.offset)
+    for ax, v in outer.offset.items():
+        add_offset(offset, ax, v)
+    return TileLayout(shard, replica, offset).canonicalize()
+
+
+def _tile_factors(what: str, tiled_shape: Sequence[Any], part: Sequence[Any]
+                  ) -> list[Any] | None:
+    """``tiled_shape[d] / part[d]`` per dimension; None if ``part`` does not divide it."""
+    if len(tiled_shape) != len(part):
+        raise ValueError(f"{what}: the tiled shape {list(tiled_shape)} and the tile's shape "
+                         f"{list(part)} have different ranks")
+    out = []
+    for t, p in zip(tiled_shape, part):
+        if _val(_mod(t, p)) != 0:
+            return None
+        out.append(_div(t, p))
+    return out
+
+
+def _split_tiled(tiled: TileLayout, scope: str) -> TileLayout:
+    """``tiled`` with its thread axes split at ``scope`` by the current target's rules."""
+    kind = current_target_kind()
+    if kind is None:
+        return tiled
+    return TileLayout(split_by_scope(tiled.shard, kind, scope),
+                      split_by_scope(tiled.replica, kind, scope),
+                      split_offset(tiled.offset, kind, scope))
+
+
+def _offset_difference(whole: TileLayout, part: TileLayout) -> dict[Axis, Any]:
+    return {ax: _sub(v, part.offset[ax]) if ax in part.offset else v
+            for ax, v in whole.offset.items()}
+
+
+def _rescaled(it: Iter, spans: dict[str, Any]) -> Iter | None:
+    """An outer iterator of a tiled layout with its stride counted in tiles of the inner
+    layout's span on its axis; None if it does not step whole tiles."""
+    span = spans.get(it.axis.name)
+    if span is None or _val(it.extent) == 1:
+        return it
+    if _val(_mod(it.stride, span)) != 0:
+        return None
+    return Iter(it.extent, _div(it.stride, span), it.axis)
+
+
+def _same_iter(a: Iter, b: Iter, *, strides: bool) -> bool:
+    if not _same(a.extent, b.extent):
+        return False
+    return _val(a.extent) == 1 or (a.axis is b.axis and (not strides or _same(a.stride, b.stride)))
+
+
+def _is_tile_inner(inner: TileLayout, tiled: TileLayout, tiled_shape: Sequence[Any],
+                   inner_shape: Sequence[Any]) -> TileLayout | None:
+    tiled, inner = tiled.canonicalize(), inner.canonicalize()
+    ts, ins = tiled.get_scope(), inner.get_scope()
+    if ts is not None and ins is not None:
+        if ts[0] != ins[0] or scope_wider(ins[1], ts[1]):
+            return None
+        if scope_wider(ts[1], ins[1]):
+            tiled = _split_tiled(tiled, ins[1])
+    outer_shape = _tile_factors("is_tile_inner", tiled_shape, inner_shape)
+    if outer_shape is None:
+        return None
+    try:
+        tg, tseps = tiled.group([x for pair in zip(outer_shape, inner_shape) for x in pair])
+        ig, iseps = inner.group(inner_shape)
+    except ValueError:
+        return None
+    spans = {it.axis.name: inner.span(it.axis.name) for it in inner.shard}
+    shard: list[Iter] = []
+    for d in range(len(inner_shape)):
+        mine = ig.shard[iseps[d]:iseps[d + 1]]
+        theirs = tg.shard[tseps[2 * d]:tseps[2 * d + 2]]
+        if len(mine) > len(theirs):
+            return None
+        cut = len(theirs) - len(mine)
+        if not all(_same_iter(a, b, strides=True) for a, b in zip(mine, theirs[cut:])):
+            return None
+        for it in theirs[:cut]:
+            scaled = _rescaled(it, spans)
+            if scaled is None:
+                return None
+            shard.append(scaled)
+    replica = []
+    for it in tiled.replica:
+        if any(structural_equal(it, r) for r in inner.replica):
+            continue
+        scaled = _rescaled(it, spans)
+        if scaled is None:
+            return None
+        replica.append(scaled)
+    return TileLayout(shard, replica, _offset_difference(tiled, inner))
+
+
+def _is_tile_outer(outer: TileLayout, tiled: TileLayout, tiled_shape: Sequence[Any],
+                   outer_shape: Sequence[Any]) -> TileLayout | None:
+    tiled, outer = tiled.canonicalize(), outer.canonicalize()
+    ts, os_ = tiled.get_scope(), outer.get_scope()
+    if ts is not None and os_ is not None:
+        if ts[1] != os_[1] or scope_wider(ts[0], os_[0]):
+            return None
+        if scope_wider(os_[0], ts[0]):
+            tiled = _split_tiled(tiled, os_[0])
+    inner_shape = _tile_factors("is_tile_outer", tiled_shape, outer_shape)
+    if inner_shape is None:
+        return None
+    try:
+        tg, tseps = tiled.group([x for pair in zip(outer_shape, inner_shape) for x in pair])
+        og, oseps = outer.group(outer_shape)
+    except ValueError:
+        return None
+    shard: list[Iter] = []
+    for d in range(len(outer_shape)):
+        mine = og.shard[oseps[d]:oseps[d + 1]]
+        theirs = tg.shard[tseps[2 * d]:tseps[2 * d + 2]]
+        if len(mine) > len(theirs):
+            return None
+        if not all(_same_iter(a, b, strides=False) for a, b in zip(mine, theirs)):
+            return None
+        shard += theirs[len(mine):]
+    replica = [it for it in tiled.replica
+               if not any(structural_equal(it, r) for r in outer.replica)]
+    found = TileLayout(shard, replica, _offset_difference(tiled, outer))
+    try:
+        again = found.tile(outer, outer_shape, inner_shape)
+    except ValueError:
+        return None
+    return found if structural_equal(again, tiled.canonicalize()) else None
+
+
+def _direct_sum(left: TileLayout, right: TileLayout, left_shape: Sequence[Any],
+                right_shape: Sequence[Any]) -> TileLayout:
+    if not isinstance(left, TileLayout):
+        raise TypeError(f"direct_sum: the left layout must be a TileLayout, got "
+                        f"{type(left).__name__}")
+    if len(left_shape) != len(right_shape):
+        raise ValueError(f"direct_sum: the left shape {list(left_shape)} and the right shape "
+                         f"{list(right_shape)} have different ranks")
+    lg, lseps = left.canonicalize().group(left_shape)
+    rg, rseps = right.canonicalize().group(right_shape)
+    shard: list[Iter] = []
+    for d in range(len(left_shape)):
+        shard += lg.shard[lseps[d]:lseps[d + 1]] + rg.shard[rseps[d]:rseps[d + 1]]
+    offset = dict(lg.offset)
+    for ax, v in rg.offset.items():
+        add_offset(offset, ax, v)
+    return TileLayout(shard, lg.replica + rg.replica, offset).canonicalize()
+
+
+def _direct_sum_part(sum_layout: Any, known: TileLayout, interleaved_shape: Sequence[Any],
+                     known_shape: Sequence[Any], *, known_left: bool) -> TileLayout | None:
+    """The other addend of ``sum_layout`` given ``known`` (its left or right one)."""
+    if not isinstance(sum_layout, TileLayout):
+        return None
+    if len(interleaved_shape) != 2 * len(known_shape):
+        raise ValueError(f"direct sum: the interleaved shape {list(interleaved_shape)} must "
+                         f"have twice the dimensions of {list(known_shape)}")
+    total, known = sum_layout.canonicalize(), known.canonicalize()
+    try:
+        sg, sseps = total.group(interleaved_shape)
+        kg, kseps = known.group(known_shape)
+    except ValueError:
+        return None
+    shard: list[Iter] = []
+    for d in range(len(known_shape)):
+        left = sg.shard[sseps[2 * d]:sseps[2 * d + 1]]
+        right = sg.shard[sseps[2 * d + 1]:sseps[2 * d + 2]]
+        mine, other = (left, right) if known_left else (right, left)
+        expected = kg.shard[kseps[d]:kseps[d + 1]]
+        if len(mine) != len(expected) or \
+                not all(_same_iter(a, b, strides=True) for a, b in zip(mine, expected)):
+            return None
+        shard += other
+    replica = [it for it in total.replica
+               if not any(structural_equal(it, r) for r in known.replica)]
+    offset = dict(total.offset)
+    for ax, v in known.offset.items():
+        add_offset(offset, ax, _sub(0, v))
+    return TileLayout(shard, replica, offset)
 
 
 class ScopeLayout:

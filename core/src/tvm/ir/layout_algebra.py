@@ -12,36 +12,36 @@ from typing import Any
 
 from .expr import PrimExpr, convert
 from .layout_axes import Axis, Iter, _add, _div, _mod, _mul, _sub, _val
+from .linear import Linear, to_linear
 
-__all__ = ["add_offset", "fuse_contiguous", "fuse_by_scope", "layout_scope", "remove_units",
-           "slice_group", "sort_replica"]
+__all__ = ["add_offset", "fuse_by_scope", "fuse_contiguous", "layout_scope", "remove_units",
+           "scope_wider", "slice_group", "sort_replica", "split_by_scope", "split_offset"]
 
 Offset = dict[Axis, PrimExpr]
 
 
-def _analyzer() -> Any:
-    from ..arith import Analyzer  # noqa: PLC0415 - tvm.arith imports ir.buffer, which imports the layouts
-
-    return Analyzer()
+def _linear(e: Any) -> Linear:
+    return to_linear(convert(e))
 
 
 def _simplify(e: Any) -> PrimExpr:
+    """``e`` with its affine part collected (``stage + 1 - stage`` is 1)."""
     e = convert(e)
-    return e if isinstance(_val(e), int) else _analyzer().simplify(e)
+    return e if isinstance(_val(e), int) else _linear(e).to_expr()
 
 
 def _proves_equal(a: Any, b: Any) -> bool:
     va, vb = _val(convert(a)), _val(convert(b))
     if isinstance(va, int) and isinstance(vb, int):
         return va == vb
-    return _analyzer().can_prove_equal(convert(a), convert(b))
+    diff = _linear(a).add(_linear(b), -1)
+    return diff.is_const and diff.const == 0
 
 
-def _proves(cond: Any) -> bool:
-    value = _val(cond) if isinstance(cond, PrimExpr) else cond
-    if isinstance(value, (bool, int)):
-        return bool(value)
-    return _analyzer().can_prove(cond)
+def _proves_le(a: Any, b: Any) -> bool:
+    """``a <= b`` for every value of the variables in them (their difference is constant)."""
+    diff = _linear(b).add(_linear(a), -1)
+    return diff.is_const and diff.const >= 0
 
 
 def add_offset(offset: Offset, axis: Axis, value: Any) -> None:
@@ -125,6 +125,51 @@ def fuse_by_scope(iters: Sequence[Iter], target_kind: str, subscope: str,
     return out
 
 
+def scope_wider(a: str, b: str) -> bool:
+    """Scope ``a`` holds more than scope ``b`` (a CTA more than a warp)."""
+    from .stmt import EXEC_SCOPES  # noqa: PLC0415 - ir.stmt imports ir.buffer, which imports the layouts
+
+    return EXEC_SCOPES.index(a) > EXEC_SCOPES.index(b)
+
+
+def split_by_scope(iters: Sequence[Iter], target_kind: str, scope: str) -> list[Iter]:
+    """Each iterator on an axis with a split rule at ``scope`` for ``target_kind`` rewritten
+    onto the two axes it names (``tx`` at ``warp``: ``warpid`` and ``laneid``, 32 threads a
+    warp); an iterator that crosses the boundary unevenly stays as it is."""
+    out: list[Iter] = []
+    for it in iters:
+        rule = it.axis.split(target_kind, scope)
+        out += [it] if rule is None else _split_iter(it, *rule)
+    return out
+
+
+def _split_iter(it: Iter, outer: Axis, inner: Axis, units: int) -> list[Iter]:
+    reach = _mul(it.extent, it.stride)
+    if _proves_le(reach, units):  # all within one unit of the outer axis
+        return [Iter(it.extent, it.stride, inner)]
+    if _proves_equal(_mod(units, it.stride), 0) and _proves_equal(_mod(reach, units), 0):
+        per_unit = _div(units, it.stride)  # the low steps stay inside one unit, the rest step units
+        return [Iter(_div(it.extent, per_unit), 1, outer), Iter(per_unit, it.stride, inner)]
+    if _proves_equal(_mod(it.stride, units), 0):  # whole units at a time
+        return [Iter(it.extent, _div(it.stride, units), outer)]
+    return [it]
+
+
+def split_offset(offset: Offset, target_kind: str, scope: str) -> Offset:
+    """``offset`` with each coordinate on an axis that splits at ``scope`` written on the two
+    axes it splits into."""
+    out: Offset = {}
+    for axis, value in offset.items():
+        rule = axis.split(target_kind, scope)
+        if rule is None:
+            add_offset(out, axis, value)
+            continue
+        outer, inner, units = rule
+        add_offset(out, outer, _simplify(_div(value, units)))
+        add_offset(out, inner, _simplify(_mod(value, units)))
+    return out
+
+
 # -- slicing ---------------------------------------------------------------------------------
 def slice_group(shard: Sequence[Iter], begin: Any, extent: Any
                 ) -> tuple[list[Iter], Offset] | None:
@@ -163,7 +208,7 @@ def slice_group(shard: Sequence[Iter], begin: Any, extent: Any
     if pivot < 0:
         return (kept, offset) if _proves_equal(rest, 1) else None
     it = shard[pivot]
-    if _proves(_add(digits[pivot], rest) <= it.extent):
+    if _proves_le(_add(digits[pivot], rest), it.extent):
         return [Iter(rest, it.stride, it.axis), *kept], offset
     return _straddle(shard, pivot, digits, rest, kept, offset)
 
@@ -179,7 +224,7 @@ def _straddle(shard: Sequence[Iter], pivot: int, digits: list[Any], rest: Any,
             _proves_equal(_add(digits[pivot], half), it.extent)):
         return None
     outer = shard[pivot - 1] if pivot > 0 else None
-    if outer is not None and not (_proves(_add(digits[pivot - 1], 1) <= outer.extent) and
+    if outer is not None and not (_proves_le(_add(digits[pivot - 1], 1), outer.extent) and
                                   outer.axis is it.axis):
         return None
     jump = _sub(outer.stride if outer is not None else 0, _mul(_sub(it.extent, half), it.stride))

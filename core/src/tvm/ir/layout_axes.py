@@ -4,7 +4,7 @@ so that layouts of constant shapes stay readable."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._registry import Registry
@@ -26,6 +26,9 @@ class _AxisMeta(type):
 
 #: a fusion rule: (subscope, scope) of a layout -> (axis, stride factor) the iterator moves to
 FusionRules = dict[tuple[str, str], tuple[str, int]]
+#: a split rule: a scope within this axis's -> (axis counting those scopes, axis within one,
+#: units of this axis in one): ``tx`` split at ``warp`` is ``(warpid, laneid, 32)``
+SplitRules = dict[str, tuple[str, str, int]]
 
 
 class Axis(metaclass=_AxisMeta):
@@ -35,13 +38,15 @@ class Axis(metaclass=_AxisMeta):
     place (its *subscope*, ``thread``) within a warp (its *scope*). ``fusions`` say, per target
     kind, how an iterator on this axis is rewritten when a layout spans a wider range of scopes
     (``laneid`` under a layout of threads in a CTA becomes ``tx``): see
-    :meth:`TileLayout.canonicalize`."""
+    :meth:`TileLayout.canonicalize`; ``splits`` the reverse, per target kind, at a scope in
+    between (``tx`` at ``warp`` is ``warpid`` and ``laneid``)."""
 
-    __slots__ = ("fusions", "kind", "name", "scope", "subscope")
+    __slots__ = ("fusions", "kind", "name", "scope", "splits", "subscope")
 
     def __init__(self, name: str, kind: str, *, scope: str | None = None,
                  subscope: str | None = None,
-                 fusions: dict[str, FusionRules] | None = None) -> None:
+                 fusions: dict[str, FusionRules] | None = None,
+                 splits: dict[str, SplitRules] | None = None) -> None:
         if kind not in ("memory", "thread"):
             raise ValueError(f"axis kind must be 'memory' or 'thread', not {kind!r}")
         if kind == "memory" and (scope or subscope):
@@ -51,6 +56,7 @@ class Axis(metaclass=_AxisMeta):
         self.scope = scope
         self.subscope = subscope
         self.fusions: dict[str, FusionRules] = {k: dict(v) for k, v in (fusions or {}).items()}
+        self.splits: dict[str, SplitRules] = {k: dict(v) for k, v in (splits or {}).items()}
 
     is_memory = FlagIs("kind", "memory")
     is_thread = FlagIs("kind", "thread")
@@ -76,15 +82,17 @@ class Axis(metaclass=_AxisMeta):
     @staticmethod
     def register(name: str, kind: str = "memory", *, scope: str | None = None,
                  subscope: str | None = None, fusions: dict[str, FusionRules] | None = None,
-                 override: bool = False) -> Axis:
+                 splits: dict[str, SplitRules] | None = None, override: bool = False) -> Axis:
         """The axis ``name``, registered if new. Registering an existing axis of the same kind
-        again adds what it did not have yet: its scopes, and fusion rules for more target
-        kinds (a backend adds its target's rules to core's generic thread axes)."""
+        again adds what it did not have yet: its scopes, and fusion and split rules for more
+        target kinds (a backend adds its target's rules to core's generic thread axes)."""
         existing = AXES.get(name)
         if existing is not None and existing.kind == kind and not override:
             existing._merge(scope, subscope, fusions or {})
+            for target_kind, rules in (splits or {}).items():
+                existing.splits.setdefault(target_kind, {}).update(rules)
             return existing
-        axis = Axis(name, kind, scope=scope, subscope=subscope, fusions=fusions)
+        axis = Axis(name, kind, scope=scope, subscope=subscope, fusions=fusions, splits=splits)
         return AXES.register(name, axis, override=override)
 
     def _merge(self, scope: str | None, subscope: str | None,
@@ -107,6 +115,14 @@ class Axis(metaclass=_AxisMeta):
             return None
         return Axis.get(rule[0]), rule[1]
 
+    def split(self, target_kind: str, scope: str) -> tuple[Axis, Axis, int] | None:
+        """``(outer axis, inner axis, units in one)`` this axis splits into at ``scope`` on
+        ``target_kind``; None if it has no such rule."""
+        rule = self.splits.get(target_kind, {}).get(scope)
+        if rule is None:
+            return None
+        return Axis.get(rule[0]), Axis.get(rule[1]), rule[2]
+
     def __rmatmul__(self, stride: Any) -> AxisStride:
         return AxisStride(stride, self)
 
@@ -115,6 +131,21 @@ class Axis(metaclass=_AxisMeta):
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (Axis.get, (self.name,))
+
+
+# The current target's kind, for the fusion and split rules: tvm.target installs the source
+# when it is imported (it sits above the IR); without it no target can be current.
+_TARGET_KIND_SOURCE: list[Callable[[], str | None]] = []
+
+
+def set_target_kind_source(source: Callable[[], str | None]) -> None:
+    """Make ``source()`` what :func:`current_target_kind` returns."""
+    _TARGET_KIND_SOURCE[:] = [source]
+
+
+def current_target_kind() -> str | None:
+    """The kind name of the target of the enclosing ``with Target(...)``, or None."""
+    return _TARGET_KIND_SOURCE[0]() if _TARGET_KIND_SOURCE else None
 
 
 def _exec_scope(name: str | None) -> Any:
