@@ -74,3 +74,18 @@ def test_a_warp_layout_is_the_inner_tile_of_a_cta_layout_on_tx():
         assert_structural_equal(outer, TileLayout(S[2 : 1 @ warpid]))
         inner = TileLayout(S[(2, 1) : (1 @ warpid, 1)]).is_tile_outer(cta, [16, 8], [2, 1])
         assert_structural_equal(inner.canonicalize(), TileLayout(S[(32, 2) : (1 @ laneid, 1)]))
+
+
+def test_tmem_datapath_layouts():
+    from tvm.tirx.layout import tmem_datapath_layout
+
+    full = tmem_datapath_layout("D", 128, 8)
+    half = tmem_datapath_layout("F", 64, 8)
+    for r in (0, 15, 16, 63):
+        assert int(full.apply([r, 3], [128, 8])["TLane"]) == r
+        got = half.apply([r, 3], [64, 8])
+        assert (int(got["TLane"]), int(got["TCol"])) == (32 * (r // 16) + r % 16, 3)
+    with pytest.raises(ValueError, match="datapath 'F' holds 64 rows"):
+        tmem_datapath_layout("F", 128, 8)
+    with pytest.raises(ValueError, match="datapath must be one of"):
+        tmem_datapath_layout("A", 128, 8)

@@ -13,7 +13,8 @@ from typing import Any
 from tvm.ir.dtype import DataType
 from tvm.ir.layout import Axis, Iter, TileLayout
 
-__all__ = ["THREAD_AXES", "TMEM_AXES", "layout_names", "tcgen05_atom_layout", "wg_local_layout"]
+__all__ = ["THREAD_AXES", "TMEM_AXES", "layout_names", "tcgen05_atom_layout",
+           "tmem_datapath_layout", "wg_local_layout"]
 
 #: CUDA's thread axes: name -> (scope, subscope), the units it counts and within what
 THREAD_AXES = {"tx": ("cta", "thread"), "tid_in_wg": ("warpgroup", "thread"),
@@ -47,6 +48,28 @@ def wg_local_layout(cols: Any, rows: Any = 128) -> TileLayout:
     """A warpgroup's ``(rows, cols)`` register tile: row ``r`` in thread ``r`` of the
     warpgroup (``tid_in_wg``), its ``cols`` elements contiguous in that thread's registers."""
     return TileLayout([Iter(rows, 1, Axis.get("tid_in_wg")), Iter(cols, 1, "m")])
+
+
+#: tcgen05 MMA datapath -> the rows (M) of its accumulator in tensor memory
+_DATAPATH_ROWS = {"D": 128, "F": 64}
+
+
+def tmem_datapath_layout(datapath: str, rows: int, cols: int) -> TileLayout:
+    """Where a tcgen05 MMA of datapath ``datapath`` (PTX ISA, "Data path layout
+    organization") keeps its ``(rows, cols)`` accumulator in tensor memory: ``"D"`` (M = 128)
+    puts row ``r`` in TMEM lane ``r``; ``"F"`` (M = 64) puts each warp's 16 rows in the first
+    16 lanes of that warp's 32-lane quarter (row ``16w + i`` in lane ``32w + i``). Column
+    ``c`` is TMEM column ``c`` in both."""
+    if datapath not in _DATAPATH_ROWS:
+        raise ValueError(f"tmem_datapath_layout: datapath must be one of "
+                         f"{sorted(_DATAPATH_ROWS)}, got {datapath!r}")
+    want = _DATAPATH_ROWS[datapath]
+    if rows != want:
+        raise ValueError(f"tmem_datapath_layout: datapath {datapath!r} holds {want} rows "
+                         f"(its M), got rows={rows}")
+    if datapath == "D":
+        return TileLayout([Iter(rows, 1, "TLane"), Iter(cols, 1, "TCol")])
+    return TileLayout([Iter(4, 32, "TLane"), Iter(16, 1, "TLane"), Iter(cols, 1, "TCol")])
 
 
 #: tcgen05.ld/st shape -> (32-bit columns one repetition covers, the largest .num)
@@ -135,4 +158,5 @@ def layout_names() -> dict[str, Any]:
     names.update({n: Axis(n, "memory") for n in TMEM_AXES})
     names["wg_local_layout"] = wg_local_layout
     names["tcgen05_atom_layout"] = tcgen05_atom_layout
+    names["tmem_datapath_layout"] = tmem_datapath_layout
     return names
