@@ -386,3 +386,35 @@ def test_direct_sum_adds_without_scaling():
     assert left.is_direct_sum_right(total, [3, 2, 2, 2], [3, 2]) is None
     with pytest.raises(ValueError, match="twice the dimensions"):
         left.is_direct_sum_left(total, [3, 2], [3, 2])
+
+
+# -- views -----------------------------------------------------------------------------------
+def test_unpack_and_pack_scale_memory_offsets_only():
+    lay = TileLayout(S[(4, 2) : (1 @ laneid, 1)] + 3 + 1 @ laneid)
+    wide = lay.unpack(2)
+    assert_structural_equal(wide, TileLayout(S[(4, 2, 2) : (1 @ laneid, 2, 1)] + 6 + 1 @ laneid))
+    assert_structural_equal(wide.pack(2).canonicalize(), lay.canonicalize())
+    with pytest.raises(ValueError, match="does not start at a multiple of 2"):
+        TileLayout(S[4:1] + 3).pack(2)
+
+
+def test_broadcast_inserts_a_stride_0_iterator():
+    lay = TileLayout(S[(4, 8) : (8, 1)])
+    assert_structural_equal(lay.broadcast(2), TileLayout(S[(4, 8, 2) : (8, 1, 0)]))
+    assert_structural_equal(lay.broadcast(2, 0), TileLayout(S[(2, 4, 8) : (0, 8, 1)]))
+    assert_structural_equal(lay.broadcast(2, -2), TileLayout(S[(4, 2, 8) : (8, 0, 1)]))
+    with pytest.raises(ValueError, match="position 5 is outside the 2 iterators"):
+        lay.broadcast(2, 5)
+    sw = SwizzleLayout(3, 3, 3)
+    assert_structural_equal(ComposeLayout(sw, lay).broadcast(2),
+                            ComposeLayout(sw, lay.broadcast(2)))
+
+
+def test_trivial_and_swizzle_queries():
+    assert TileLayout(S[(4, 8) : (8, 1)]).is_trivial()
+    assert not TileLayout(S[(4, 8) : (16, 1)]).is_trivial()
+    assert not TileLayout(S[8:1] + 2).is_trivial()
+    assert SwizzleLayout(3, 3, 3).is_swizzle() and not SwizzleLayout(3, 3, 3).is_trivial()
+    assert SwizzleLayout(3, 0, 3).is_trivial()
+    comp = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)]))
+    assert not comp.is_swizzle() and comp.verify_well_formed()

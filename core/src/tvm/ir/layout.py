@@ -302,7 +302,8 @@ class TileLayout(Node):
     def storage(self) -> TileLayout:
         """The memory part of this layout: its iterators on thread axes dropped (what one thread
         holds of a distributed tile)."""
-        return TileLayout([it for it in self.shard if not it.axis.is_thread], (),
+        return TileLayout([it for it in self.shard if not it.axis.is_thread],
+                          [it for it in self.replica if not it.axis.is_thread],
                           {ax: v for ax, v in self.offset.items() if not ax.is_thread})
 
     def group(self, shape: Sequence[Any]) -> tuple[TileLayout, list[int]]:
@@ -331,7 +332,8 @@ class TileLayout(Node):
         narrower): every stride times ``num``, and an innermost iterator of ``num``."""
         shard = [Iter(it.extent, _mul(it.stride, num) if it.axis.is_memory else it.stride,
                       it.axis) for it in self.shard]
-        return TileLayout([*shard, Iter(num, 1, "m")], self.replica)
+        offset = {ax: _mul(v, num) if ax.is_memory else v for ax, v in self.offset.items()}
+        return TileLayout([*shard, Iter(num, 1, "m")], self.replica, offset)
 
     def pack(self, num: int) -> TileLayout:
         """``num`` contiguous elements as one (a view as a type ``num`` times wider): the
@@ -344,7 +346,30 @@ class TileLayout(Node):
                              f"iterator must be contiguous memory of a multiple of {num}")
         shard = [Iter(it.extent, _div(it.stride, num) if it.axis.is_memory else it.stride,
                       it.axis) for it in self.shard[:-1]]
-        return TileLayout([*shard, Iter(ext // num, 1, last.axis)], self.replica)
+        if any(ax.is_memory and _val(_mod(v, num)) != 0 for ax, v in self.offset.items()):
+            raise ValueError(f"{self!r} cannot pack {num} elements into one: its memory offset "
+                             f"does not start at a multiple of {num}")
+        offset = {ax: _div(v, num) if ax.is_memory else v for ax, v in self.offset.items()}
+        return TileLayout([*shard, Iter(ext // num, 1, last.axis)], self.replica, offset)
+
+    def broadcast(self, num: int, position: int = -1, axis: Axis | str = "m") -> TileLayout:
+        """A stride-0 iterator of extent ``num`` inserted at ``position`` (as ``list.insert``
+        counts; -1 appends): ``num`` consecutive logical elements along it are one stored
+        element."""
+        shard = list(self.shard)
+        at = position if position >= 0 else len(shard) + 1 + position
+        if not 0 <= at <= len(shard):
+            raise ValueError(f"broadcast: position {position} is outside the {len(shard)} "
+                             f"iterators of {self!r}")
+        shard.insert(at, Iter(num, 0, axis))
+        return TileLayout(shard, self.replica, self.offset)
+
+    def is_trivial(self) -> bool:
+        """The layout is the identity: its canonical form one contiguous run of memory."""
+        return _is_identity(self.canonicalize())
+
+    def is_swizzle(self) -> bool:
+        return False
 
     def to_psum(self) -> TileLayout:
         """The Trainium PSUM form of this SBUF layout (its free axis onto banks): the
@@ -432,6 +457,15 @@ class SwizzleLayout(Node):
 
     def storage(self) -> SwizzleLayout:
         return self
+
+    def verify_well_formed(self) -> bool:
+        return True  # the constructor checked the bit ranges
+
+    def is_trivial(self) -> bool:
+        return self.swizzle_len == 0
+
+    def is_swizzle(self) -> bool:
+        return True
 
     def canonicalize(self) -> SwizzleLayout:
         return self
@@ -562,6 +596,19 @@ class ComposeLayout(Node):
 
     def storage(self) -> ComposeLayout:
         return ComposeLayout(self.layout_A, self.layout_B.storage())
+
+    def verify_well_formed(self) -> bool:
+        return self.layout_B.verify_well_formed()
+
+    def is_trivial(self) -> bool:
+        return False
+
+    def is_swizzle(self) -> bool:
+        return False
+
+    def broadcast(self, num: int, position: int = -1, axis: Axis | str = "m") -> ComposeLayout:
+        """The swizzle over the tile layout's broadcast (see :meth:`TileLayout.broadcast`)."""
+        return ComposeLayout(self.layout_A, self.layout_B.broadcast(num, position, axis))
 
     def is_tile_inner(self, tiled: Any, tiled_shape: Sequence[Any],
                       inner_shape: Sequence[Any]) -> TileLayout | None:
