@@ -418,3 +418,17 @@ def test_trivial_and_swizzle_queries():
     assert SwizzleLayout(3, 0, 3).is_trivial()
     comp = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)]))
     assert not comp.is_swizzle() and comp.verify_well_formed()
+
+
+def test_outer_swizzle_prints_and_parses_back():
+    lay = ComposeLayout(SwizzleLayout(3, 3, 3, swizzle_inner=False),
+                        TileLayout(S[(8, 64) : (64, 1)]))
+    A = Buffer("A", (8, 64), "float16", layout=lay)
+    a = Var("A", "handle")
+    f = PrimFunc([a], Evaluate(0), {a: A}, name="f")
+    text = f.script()
+    assert "swizzle_inner=False" in text
+    assert_structural_equal(from_source(text), f)
+    inner = ComposeLayout(SwizzleLayout(3, 3, 3), TileLayout(S[(8, 64) : (64, 1)]))
+    assert "swizzle_inner" not in PrimFunc([a], Evaluate(0), {a: Buffer(
+        "A", (8, 64), "float16", layout=inner)}, name="f").script()
