@@ -148,7 +148,8 @@ class TileLayout(Node):
             coords.setdefault(it.axis.name, convert(0))
         # contiguous iterators fused first: the same map, with fewer digits to split off
         shard = fuse_contiguous(remove_units(self.shard))
-        for it, digit in zip(shard, _split_digits(flat, [it.extent for it in shard])):
+        digits = _split_digits(flat, [it.extent for it in shard])
+        for it, digit in reversed(list(zip(shard, digits))):  # innermost term first
             _accumulate(coords, it.axis.name, _mul(digit, it.stride))
         for axis, off in self.offset.items():
             _accumulate(coords, axis.name, off)
