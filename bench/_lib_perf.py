@@ -6,7 +6,7 @@ and against ``torch.compile`` of the same, float8 fast and accurate against
 
 Every row is checked before it is timed (relative Frobenius error against a float32 reference
 of the same operands, or against eager for the block); times are ``_gpu.gpu_compare_ms`` (CUDA
-events on torch's stream, inputs rotated over sets past 2.5x the L2; ours and the references of
+events on torch's stream, inputs rotated over sets past 3x the L2; ours and the references of
 a row timed in turns, in rounds after a warm-up, so that none gains from running first on a GPU
 below its power limit). ``smoke()`` compiles
 every kernel the rows would run, for sm_90a, with NVRTC (no GPU)."""
@@ -332,7 +332,7 @@ def section(g: list[dict[str, Any]], fu: list[dict[str, Any]], f8: list[dict[str
         f"Ours: `tvm_backend_cuda.kernels` called on torch tensors (tuned by `tvm.autotune` on "
         f"its first call; the record in the cache directory is reused by later runs). Times: "
         f"median of {reps} CUDA-event timed calls on torch's stream, inputs rotated over sets "
-        f"> 2.5x L2; a row's implementations timed in turns, {_gpu.ROUNDS} rounds after a "
+        f"> 3x L2; a row's implementations timed in turns, {_gpu.ROUNDS} rounds after a "
         f"warm-up (`_gpu.gpu_compare_ms`). Every row checked first (relative error vs a float32 reference).", "",
         "| GEMM bf16 (m x n x k) | ours (ms) | cuBLAS `torch.matmul` (ms) | ours TFLOP/s | "
         "cuBLAS / ours | err | target >= 0.95 | tuned config |",

@@ -10,7 +10,7 @@ bfloat16; causal and not; the forward, then the backward. Each row checks our re
 (relative Frobenius error) before timing, then times ours and ``scaled_dot_product_attention``
 under each backend torch has here (cuDNN, flash, efficient) and, for the forward, a Triton
 kernel (``_triton_attention.py``), each the median of CUDA-event timed calls on torch's stream
-with the inputs rotated over sets past 2.5x the L2. The forward
+with the inputs rotated over sets past 3x the L2. The forward
 counts ``4 * b * h * s^2 * d`` FLOP (halved when causal), the backward 2.5 times that. The
 backward rows time ``kernels.attention_backward`` as called by default (its first kernel
 makes D = rowsum(dO * O); then dQ either added in float32 with atomics by the dK/dV kernel, or

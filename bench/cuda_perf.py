@@ -9,7 +9,7 @@ each kernel, shape and dtype: the result is checked against a float64 torch refe
 poisoned with NaN first, fresh random inputs), then ours, torch's op and a Triton kernel of the
 same job (``bench/_triton_kernels.py``) are timed with CUDA events on torch's stream
 (``_gpu.gpu_median_ms``): the median of ``--reps`` runs after two warm-up passes, each run on
-the next of several input sets whose total exceeds 2.5x the L2 (so no run reads its inputs from
+the next of several input sets whose total exceeds 3x the L2 (so no run reads its inputs from
 cache). The ceiling: a 1 GiB ``copy_`` timed the same way, bytes read plus written.
 ``--out`` replaces the section of that file this script wrote last (or appends one).
 
@@ -240,7 +240,7 @@ def table(results: list[dict[str, Any]], copy_bw: float, copy_ms: float,
         f"Command: `python bench/cuda_perf.py --out docs/perf.md`.", "",
         f"Ceiling: device-to-device copy of 1 GiB (`copy_`), read + write: "
         f"**{copy_bw / 1e12:.3f} TB/s** ({copy_ms:.3f} ms). Times: median of {reps} CUDA-event "
-        "timed runs after two warm-up passes, inputs rotated over sets > 2.5x L2. "
+        "timed runs after two warm-up passes, inputs rotated over sets > 3x L2. "
         "`ours/copy` = our bytes moved per second / the 1 GiB copy's (the target is 0.90); "
         "`same-size copy` = a `copy_` that reads and writes as many bytes as the kernel, the "
         "ceiling at that size (launch and ramp included); `err` = relative error of ours vs a "

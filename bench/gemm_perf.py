@@ -11,7 +11,7 @@ executable derives the TMA tensor maps from the arrays and launches on torch's c
 For every shape: the result is checked first (fresh random inputs, the output poisoned with NaN
 before the call, relative Frobenius error against a float32 product of the same operands), then
 the implementations are timed with CUDA events on torch's stream (``_gpu.gpu_compare_ms``): the
-median of ``--reps`` calls each, rotating over input sets whose total exceeds 2.5x the L2; after
+median of ``--reps`` calls each, rotating over input sets whose total exceeds 3x the L2; after
 a warm-up in which each runs in turn, in rounds, each round timing every implementation, the
 order rotated (a sustained GEMM holds the GPU at its power limit, so a single pass favours
 whichever runs first). TFLOP/s = 2 m n k / time.
@@ -198,7 +198,7 @@ def section(results: list[dict[str, Any]], odd: list[str], machine: str, reps: i
              "`kernels.balanced_grid`) compiled with `target=\"cuda\"` and called as "
              "`ex(a, b, c)` (fp8: `ex(a, b, scale_a, scale_b, c)`), tensor maps derived at "
              f"launch. Times: median of {reps} CUDA-event timed calls on torch's stream, inputs "
-             f"rotated over sets > 2.5x L2, taken in {_gpu.ROUNDS} rounds after a warm-up, the "
+             f"rotated over sets > 3x L2, taken in {_gpu.ROUNDS} rounds after a warm-up, the "
              "implementations in turns (`_gpu.gpu_compare_ms`); ratio = cuBLAS's median / "
              "ours. Shapes off the tile: " + "; ".join(odd) + ".", "", HEADER,
              *(_line(r) for r in results)]

@@ -23,6 +23,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and driver (skipped without one)")
     config.addinivalue_line("markers", "not_emulated(reason): a gpu test the CUDA emulator "
                             "cannot run, and why (its skip reason without a GPU)")
+    # a source checkout on PYTHONPATH has no entry point: load the backend before any test
+    # module imports a name it registers (``from tvm.tirx.layout import tid_in_wg``)
+    from tvm_backend_cuda.plugin import register_backend
+
+    register_backend()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -377,3 +377,41 @@ def test_column_start_at_a_variable_declines_when_one_start_is_misaligned() -> N
     assert isinstance(why, str)
     # c * 8 is always aligned, but the check knows only that the start lies in [0, 16]
     assert "not 16-byte aligned (the shared region starting at [0, 1])" in why
+
+
+@no_type_check
+def _sliced_cast_kernel(lo: int, hi: int) -> Any:
+    """Each of 64 threads holds a row of 8 float32 registers; a CTA cast converts the columns
+    lo:hi of that (64, 8) view to float16 (a region cut in its last, register, dimension)."""
+    view = TileLayout(S[(64, 8):(1 @ tx, 1)])
+
+    @T.prim_func
+    def k(A: T.Buffer((64, 8), "float32"), B: T.Buffer((64, 8), "float16")):
+        T.device_entry()
+        T.cta_id([1])
+        t = T.thread_id([64])
+        src = T.alloc_buffer((8,), "float32", scope="local")
+        dst = T.alloc_buffer((8,), "float16", scope="local")
+        for i in T.serial(8):
+            src[i] = A[t, i]
+            dst[i] = T.float16(-1)
+        sv = src.view(64, 8, layout=view)
+        dv = dst.view(64, 8, layout=view)
+        Tx.cta.cast(dv[0:64, lo:hi], sv[0:64, lo:hi])
+        for i in T.serial(8):
+            B[t, i] = dst[i]
+
+    return k
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lo, hi", [(0, 4), (2, 6), (3, 8)])
+def test_a_register_region_cut_in_its_register_dimension(lo: int, hi: int, device: str) -> None:
+    a = np.random.default_rng(lo).standard_normal((64, 8)).astype("float32")
+    dev = tvm.cuda(0)
+    A = tvm.runtime.tensor(a, device=dev)
+    B = tvm.runtime.tensor(np.zeros((64, 8), "float16"), device=dev)
+    _compile(_sliced_cast_kernel(lo, hi))(A, B)
+    want = np.full((64, 8), -1, "float16")
+    want[:, lo:hi] = a[:, lo:hi].astype("float16")
+    np.testing.assert_array_equal(B.numpy(), want)

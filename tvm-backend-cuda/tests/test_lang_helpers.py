@@ -295,3 +295,30 @@ def test_a_pool_over_a_byte_pointer_outside_a_parse() -> None:
     assert pool.buffer.data is ptr and pool.offset >= 3 * 64 * 256 * 2 + 64 * 64 * 4
     with pytest.raises(TypeError, match="expected a shared-memory T.alloc_buffer, got q"):
         SMEMPool(Var("q", PointerType(PrimType("float32"))))  # not a byte pointer
+
+
+def test_the_thread_register_partition_of_a_register_layout() -> None:
+    """The seed's ``layout_utils``: which dimensions of a register layout are spread over which
+    threads, and which each thread keeps (a register ``cast`` converts those in place)."""
+    from tvm.ir import Iter
+    from tvm.tirx.cuda.operator.tile_primitive.layout_utils import (
+        cast_layout_supported_for_local,
+        get_layout_thread_local_partition,
+    )
+    from tvm.tirx.layout import S, TileLayout, laneid, tx, warpid
+
+    groups, local, extents = get_layout_thread_local_partition(
+        TileLayout(S[(2, 8, 4, 6): (2 @ warpid, 4 @ laneid, 1 @ laneid, 1)]))
+    assert groups == {warpid: ([0], [2]), laneid: ([1, 2], [8, 4])}
+    assert list(groups) == [warpid, laneid] and (local, extents) == ([3], [6])
+    groups, local, extents = get_layout_thread_local_partition(TileLayout.from_iters(
+        [Iter(4, 16, "m"), Iter(8, 2, tx), Iter(2, 1, "m")]))
+    assert groups == {tx: ([1], [8])} and (local, extents) == ([0, 2], [4, 2])
+    for layout in (TileLayout(S[(64, 8): (1, 1)]),  # no thread
+                   TileLayout(S[(8, 8): (1 @ tx, 1 @ laneid)]),  # nothing kept per thread
+                   TileLayout.from_iters([Iter(128, 1, tx), Iter(8, 1, "m")],
+                                         [Iter(2, 1, laneid)]),  # held by two lanes at once
+                   None):
+        assert get_layout_thread_local_partition(layout) is None
+        assert cast_layout_supported_for_local(layout) is False
+    assert cast_layout_supported_for_local(TileLayout(S[(128, 8): (1 @ tx, 1)])) is True

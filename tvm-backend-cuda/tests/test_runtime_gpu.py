@@ -219,6 +219,7 @@ def test_vadd_on_a_torch_side_stream(device: str, cuda_streams) -> None:
     s.synchronize()
     assert torch.equal(d, (a + b) * 2)
     c2 = torch.zeros_like(a)
+    _sync(device)  # the zero fill ran on the current stream, which s does not wait for
     mod.launch("vadd", n // 256, 256, [a, b, c2, n], stream=s)  # an explicit torch stream
     s.synchronize()
     assert torch.equal(c2, a + b)

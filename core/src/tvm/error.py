@@ -31,6 +31,7 @@ __all__ = [
     "DispatchError",
     "DispatchFail",
     "EmulatorError",
+    "ExecContextError",
     "ExecutableFileError",
     "IRDepthError",
     "IntegrityError",
@@ -105,6 +106,12 @@ class IRDepthError(TVMError, RecursionError):
 
 class KernelFormError(IRVerifyError):
     """The kernel-form ids of a function (``T.cta_id``, ``T.thread_id``, ...) are inconsistent."""
+
+
+class ExecContextError(TVMError, ValueError):
+    """A filter or a scope change asks for a set of active threads that the execution-context
+    model (:mod:`tvm.tirx.exec_context`) cannot represent, or for none at all; the message says
+    which axis and range, and what would work instead."""
 
 
 class DiagnosticError(InternalError, SyntaxError):

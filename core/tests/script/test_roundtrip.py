@@ -56,6 +56,7 @@ from tvm.ir import (
     structural_equal,
     structural_hash,
 )
+from tvm.ir.expr import Shuffle
 from tvm.ir.layout import Axis, Iter, TileLayout
 from tvm.script import from_source
 from tvm.script import ir as I
@@ -393,6 +394,8 @@ def _exprs() -> list[tuple[str, object, str]]:
         ("int64_mix", Add(k, IntImm("int64", 1)), "k + T.int64(1)"),
         ("ramp", Ramp(n, 2, 4), "T.Ramp(n, 2, 4)"),
         ("broadcast", Broadcast(f, 8), "T.Broadcast(x, 8)"),
+        ("shuffle", Shuffle([Ramp(n, 1, 4), Broadcast(m, 4)], [0, 5, 3]),
+         "T.Shuffle([T.Ramp(n, 1, 4), T.Broadcast(m, 4)], [0, 5, 3])"),
         ("let", Let(v, Add(n, 1), Mul(v, v)), "T.Let(v, n + 1, v * v)"),
         ("neg", Sub(IntImm("int32", 0), n), "0 - n"),
         ("unary_math", T.exp(f), "T.exp(x)"),
@@ -626,6 +629,10 @@ def test_every_node_type_went_through_a_round_trip(request: pytest.FixtureReques
         pytest.skip("needs every test of this module to have run before it in this process "
                     "(pytest-xdist spreads them over workers)")
     abstract = {"PrimExpr", "BinaryOp", "CmpOp", "Stmt", "ForKind"}
+    # tensor-expression nodes: the seed's functors take them, but no TIR function holds them
+    # (the seed's printer cannot print a ProducerLoad either), so there is nothing to parse
+    tensor_expr = {"ProducerLoad", "Reduce", "CommReducer", "IterVar"}
     every = {n for mod in (E, S) for n, c in vars(mod).items()
-             if _inspect.isclass(c) and c.__module__ == mod.__name__ and n not in abstract}
+             if _inspect.isclass(c) and c.__module__ == mod.__name__
+             and n not in abstract | tensor_expr}
     assert every - SEEN_NODES == set()

@@ -46,6 +46,7 @@ _FAMILIES: dict[str, str | tuple[str, ...]] = {
     "common": "tvm_backend_cuda.dispatch.common",
     "tma_utils": "tvm_backend_cuda.dispatch.tma_utils",
     "permute_layout": "tvm_backend_cuda.dispatch.permute_layout",
+    "layout_utils": "tvm_backend_cuda.dispatch.layout_utils",
 }
 #: the seed's variant modules (``<family>.<variant>``) -> the module that implements them here
 #: (one module per family here, so a variant path is its family's module)

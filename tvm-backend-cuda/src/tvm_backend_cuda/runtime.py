@@ -655,7 +655,11 @@ class CudaMemory:
 
         dev = Device(index)
         dev.set_current()
-        buf = dev.allocate(max(int(host.nbytes), 1))
+        # stream-ordered (cuda.core 1.2 requires the stream): wait for it before the copy,
+        # which does not run on that stream
+        stream = dev.default_stream
+        buf = dev.allocate(max(int(host.nbytes), 1), stream=stream)
+        stream.sync()
         if host.nbytes:
             _check(driver.cuMemcpyHtoD(int(buf.handle), host.ctypes.data, host.nbytes),
                    "cuMemcpyHtoD")

@@ -23,13 +23,14 @@ from .span import Span
 from .type import Type, type_of_var, var_fields
 
 if TYPE_CHECKING:
-    from .buffer import Buffer
+    from .buffer import Buffer, Range
 
 __all__ = [
     "EQ", "GE", "GT", "LE", "LT", "NE",
-    "Add", "And", "BinaryOp", "Broadcast", "BufferLoad", "Call", "Cast", "CmpOp", "Div",
-    "FloatImm", "FloorDiv", "FloorMod", "IntImm", "Let", "Max", "Min", "Mod", "Mul", "Not",
-    "Or", "PrimExpr", "Ramp", "Select", "SizeVar", "StringImm", "Sub", "Var", "const", "convert",
+    "Add", "And", "BinaryOp", "Broadcast", "BufferLoad", "Call", "Cast", "CmpOp", "CommReducer",
+    "Div", "FloatImm", "FloorDiv", "FloorMod", "IntImm", "IterVar", "Let", "Max", "Min", "Mod",
+    "Mul", "Not", "Or", "PrimExpr", "ProducerLoad", "Ramp", "Reduce", "Select", "Shuffle",
+    "SizeVar", "StringImm", "Sub", "Var", "const", "convert",
 ]
 
 ExprLike = Union["PrimExpr", int, float, bool]
@@ -442,6 +443,103 @@ class Call(PrimExpr):
         self.dtype = DataType(dtype)
         self.op = Op.get(op) if isinstance(op, str) else op
         self.args = [_convert_arg(a) for a in args]
+
+
+class Shuffle(PrimExpr):
+    """The vector whose lane ``k`` is lane ``indices[k]`` of the lanes of ``vectors`` laid end
+    to end."""
+
+    _fields = ("dtype", "vectors", "indices")
+
+    def __init__(self, vectors: Sequence[ExprLike], indices: Sequence[ExprLike]) -> None:
+        self.vectors = [convert(v) for v in vectors]
+        self.indices = [convert(i) for i in indices]
+        if not self.vectors or not self.indices:
+            raise ValueError("Shuffle: needs at least one vector and one index; got "
+                             f"{len(self.vectors)} vector(s) and {len(self.indices)} index(es)")
+        elements = {str(v.dtype.element_of()) for v in self.vectors}
+        if len(elements) > 1:
+            raise TypeError(f"Shuffle: the vectors' element types differ ({sorted(elements)}); "
+                            "cast them to one type first")
+        self.dtype = self.vectors[0].dtype.element_of().with_lanes(len(self.indices))
+
+
+class ProducerLoad(PrimExpr):
+    """A load from a data producer (a tensor of a tensor expression, not a buffer): only the
+    functors and structural equality handle it; lowering to TIR turns it into a BufferLoad."""
+
+    _fields = ("dtype", "producer", "indices")
+
+    def __init__(self, producer: Any, indices: Sequence[ExprLike]) -> None:
+        dtype = getattr(producer, "dtype", None)
+        if dtype is None:
+            raise TypeError(f"ProducerLoad: the producer {producer!r} has no dtype; pass a "
+                            "tensor (an object with a dtype and a shape)")
+        self.producer = producer
+        self.indices = [convert(i) for i in indices]
+        self.dtype = DataType(dtype)
+
+
+class IterVar(Node):
+    """An iteration axis: ``var`` ranges over ``dom``. ``iter_type`` is the seed's integer kind
+    (0 data parallel, 2 reduction, ...); ``thread_tag`` names a bound thread axis, or is ""."""
+
+    _fields = ("dom", "var", "iter_type", "thread_tag")
+    _def_fields = frozenset({"var"})
+
+    def __init__(self, dom: Range | None, var: Var | str, iter_type: int = 0,
+                 thread_tag: str = "") -> None:
+        if isinstance(var, str):
+            var = Var(var, dom.extent.dtype if dom is not None else "int32")
+        self.dom = dom
+        self.var = var
+        self.iter_type = int(iter_type)
+        self.thread_tag = str(thread_tag)
+
+
+class CommReducer(Node):
+    """A commutative reduction: ``result`` combines ``lhs`` (the running values) with ``rhs``
+    (the new ones); ``identity_element`` is its identity, one per value."""
+
+    _fields = ("lhs", "rhs", "result", "identity_element")
+    _def_fields = frozenset({"lhs", "rhs"})
+
+    def __init__(self, lhs: Sequence[Var], rhs: Sequence[Var], result: Sequence[ExprLike],
+                 identity_element: Sequence[ExprLike]) -> None:
+        sizes = {len(lhs), len(rhs), len(result), len(identity_element)}
+        if len(sizes) != 1:
+            raise ValueError(
+                f"CommReducer: lhs, rhs, result and identity_element must have one entry per "
+                f"value; got {len(lhs)}, {len(rhs)}, {len(result)} and {len(identity_element)}")
+        self.lhs = list(lhs)
+        self.rhs = list(rhs)
+        self.result = [convert(r) for r in result]
+        self.identity_element = [convert(i) for i in identity_element]
+
+
+class Reduce(PrimExpr):
+    """Value ``value_index`` of ``combiner`` applied over the ``axis`` iteration domain to
+    ``source`` where ``condition`` holds, starting from ``init`` (or the identity)."""
+
+    # the axes come first: they define the variables the source uses
+    _fields = ("dtype", "combiner", "axis", "source", "init", "condition", "value_index")
+
+    def __init__(self, combiner: CommReducer, src: Sequence[ExprLike], rdom: Sequence[IterVar],
+                 condition: ExprLike, value_index: int,
+                 init: Sequence[ExprLike] | None = None) -> None:
+        self.combiner = combiner
+        self.source = [convert(s) for s in src]
+        self.init = [convert(i) for i in init or ()]
+        self.axis = list(rdom)
+        self.condition = convert(condition)
+        self.value_index = int(value_index)
+        if not 0 <= self.value_index < len(self.source):
+            raise IndexError(f"Reduce: value_index {self.value_index} is out of range for "
+                             f"{len(self.source)} source value(s)")
+        if self.init and len(self.init) != len(self.source):
+            raise ValueError(f"Reduce: init has {len(self.init)} value(s) but source has "
+                             f"{len(self.source)}; give one initial value per source value")
+        self.dtype = self.source[self.value_index].dtype
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -28,7 +28,11 @@ from ..error import RegistrationConflict
 from . import expr as _expr  # expr imports this module: its names are read at call time
 from .dtype import DataType
 
-__all__ = ["OP_ALIASES", "OP_REGISTRY", "CallEffect", "Op", "OpCategory"]
+__all__ = ["ELECTS_ONE_LANE", "OP_ALIASES", "OP_REGISTRY", "CallEffect", "Op", "OpCategory"]
+
+#: op attribute: a call of the op is nonzero on exactly one active lane of the warp
+#: (``T.ptx.elect_sync()``), so the execution context reads ``if`` on it as that one lane
+ELECTS_ONE_LANE = "elects_one_lane"
 
 
 class OpCategory(str, enum.Enum):

@@ -281,6 +281,11 @@ class _ExprPrinter:
     def e_Broadcast(self, e: E.Broadcast) -> tuple[str, int]:
         return f"T.Broadcast({self.expr(e.value)}, {e.lanes})", _ATOM
 
+    def e_Shuffle(self, e: E.Shuffle) -> tuple[str, int]:
+        vectors = ", ".join(self.expr(v) for v in e.vectors)
+        indices = ", ".join(self.expr(i) for i in e.indices)
+        return f"T.Shuffle([{vectors}], [{indices}])", _ATOM
+
     def e_Let(self, e: E.Let) -> tuple[str, int]:
         value = self.expr(e.value)
         self.names.push()

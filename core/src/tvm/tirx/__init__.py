@@ -55,9 +55,11 @@ from ..ir.expr import (
     Add,
     And,
     Broadcast,
+    CommReducer,
     Div,
     FloorDiv,
     FloorMod,
+    IterVar,
     Let,
     Max,
     Min,
@@ -65,8 +67,11 @@ from ..ir.expr import (
     Mul,
     Not,
     Or,
+    ProducerLoad,
     Ramp,
+    Reduce,
     Select,
+    Shuffle,
     Sub,
 )
 from . import op
@@ -81,12 +86,13 @@ __all__ = [
     "op",
     "register_tir_pipeline", "get_tir_pipeline",
     # the expression classes, as the seed's tvm.tirx has them
-    "EQ", "GE", "GT", "LE", "LT", "NE", "Add", "And", "Broadcast", "Div", "FloorDiv", "FloorMod",
-    "Let", "Max", "Min", "Mod", "Mul", "Not", "Or", "Ramp", "Select", "Sub",
+    "EQ", "GE", "GT", "LE", "LT", "NE", "Add", "And", "Broadcast", "CommReducer", "Div",
+    "FloorDiv", "FloorMod", "IterVar", "Let", "Max", "Min", "Mod", "Mul", "Not", "Or",
+    "ProducerLoad", "Ramp", "Reduce", "Select", "Shuffle", "Sub",
 ] + list(op.__all__)
 
-_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "stmt_functor",
-         "stmt", "expr", "function", "buffer", "analysis"}
+_LAZY = {"operator", "transform", "script", "pipeline", "layout", "exec_scope", "exec_context",
+         "stmt_functor", "expr_functor", "stmt", "expr", "function", "buffer", "analysis", "bench"}
 # module paths a backend may declare here (the cuda backend: tvm.tirx.lang.<module>)
 _DECLARED = {"lang"}
 

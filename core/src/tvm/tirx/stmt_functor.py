@@ -6,6 +6,11 @@
 (or rebuilds) the node's children, so an override calls ``super().visit_for_(op)`` to go on.
 ``visit_stmt`` and ``visit_expr`` dispatch any node. ``ir_transform``, ``post_order_visit``
 and ``substitute`` are the seed's free functions.
+
+Where the seed's node holds an expression and ours a Python number (the lane count of a Ramp
+or a Broadcast), the functors visit it as the int32 immediate the seed holds, and
+``visit_expr`` takes a Python number as that immediate. A SizeVar goes to ``visit_var_``
+unless ``visit_size_var_`` is overridden.
 """
 
 from __future__ import annotations
@@ -55,6 +60,11 @@ def _method(node: Any) -> str | None:
     return None
 
 
+def _as_expr(value: Any) -> Any:
+    """A Python number as the immediate it stands for (the seed holds lane counts as IntImm)."""
+    return E.convert(value) if isinstance(value, (int, float)) else value
+
+
 def _with_defaults(cls: type, default: Callable[[Any, Any], Any]) -> type:
     """Give ``cls`` a ``visit_<name>_`` for every node (``default``), for overrides to extend."""
     for name in _METHODS.values():
@@ -77,14 +87,29 @@ class StmtExprVisitor(Visitor):
         else:
             getattr(self, name)(node)
 
+    def __call__(self, node: Any) -> None:
+        self.visit(node)
+
     def visit_stmt(self, stmt: Any) -> None:
         self.visit(stmt)
 
     def visit_expr(self, expr: Any) -> None:
-        self.visit(expr)
+        self.visit(_as_expr(expr))
 
     def _children(self, op: Any) -> None:
         self.generic_visit(op)
+
+    def visit_size_var_(self, op: E.SizeVar) -> None:
+        self.visit_var_(op)  # type: ignore[attr-defined]  # installed by _with_defaults
+
+    def visit_ramp_(self, op: E.Ramp) -> None:
+        self.visit(op.base)
+        self.visit(op.stride)
+        self.visit_expr(op.lanes)
+
+    def visit_broadcast_(self, op: E.Broadcast) -> None:
+        self.visit(op.value)
+        self.visit_expr(op.lanes)
 
 
 class StmtExprMutator(Mutator):
@@ -101,14 +126,42 @@ class StmtExprMutator(Mutator):
             return super().visit(node)
         return getattr(self, name)(node)
 
+    def __call__(self, node: Any) -> Any:
+        return self.visit(node)
+
     def visit_stmt(self, stmt: Any) -> Any:
         return self.visit(stmt)
 
     def visit_expr(self, expr: Any) -> Any:
-        return self.visit(expr)
+        return self.visit(_as_expr(expr))
 
     def _children(self, op: Any) -> Any:
         return self.generic_visit(op)
+
+    def visit_size_var_(self, op: E.SizeVar) -> Any:
+        return self.visit_var_(op)  # type: ignore[attr-defined]  # installed by _with_defaults
+
+    def visit_ramp_(self, op: E.Ramp) -> Any:
+        base, stride = self.visit(op.base), self.visit(op.stride)
+        lanes = self._lanes(op)
+        if base is op.base and stride is op.stride and lanes == op.lanes:
+            return op
+        return E.Ramp(base, stride, lanes)
+
+    def visit_broadcast_(self, op: E.Broadcast) -> Any:
+        value = self.visit(op.value)
+        lanes = self._lanes(op)
+        if value is op.value and lanes == op.lanes:
+            return op
+        return E.Broadcast(value, lanes)
+
+    def _lanes(self, op: E.Ramp | E.Broadcast) -> int:
+        """The node's lane count, visited as the immediate the seed holds; it must stay one."""
+        new = self.visit_expr(op.lanes)
+        if not isinstance(new, E.IntImm):
+            raise TypeError(f"{type(op).__name__}: the mutator turned the lane count {op.lanes} "
+                            f"into {new!r}; a lane count must stay an integer constant")
+        return new.value
 
 
 class StmtVisitor(StmtExprVisitor):

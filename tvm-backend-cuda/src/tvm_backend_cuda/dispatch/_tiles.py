@@ -200,6 +200,10 @@ def owned(region: BufferRegion, sctx: DispatchContext, *, max_vec: int = MAX_VEC
     lay = _layout(buf)
     if lay is None:
         return _private(region, shape, max_vec)
+    if len(shape) > 1 and not _is_whole(region, shape):
+        # a register group may straddle the region's bounds in another dimension: the elements
+        # are guarded one by one, so none is vectorized
+        max_vec = 1
     iters = [(_const(it.extent, "a layout extent"), _const(it.stride, "a layout stride"),
               it.axis.name) for it in lay.shard]
     total = math.prod(e for e, _, _ in iters)
@@ -283,9 +287,7 @@ def _region_position(region: BufferRegion, shape: list[int], j: PrimExpr,
     element ``j`` of the buffer."""
     mins = [r.min for r in region.region]
     exts = [r.extent for r in region.region]
-    whole = all(isinstance(lo, IntImm) and lo.value == 0 for lo in mins) and all(
-        isinstance(e, IntImm) and e.value == s for e, s in zip(exts, shape))
-    if whole:
+    if _is_whole(region, shape):
         return j, None
     if len(shape) == 1:
         lo, ext = mins[0], exts[0]
@@ -300,6 +302,13 @@ def _region_position(region: BufferRegion, shape: list[int], j: PrimExpr,
     if vec is not None:
         fail(f"a vectorized part of a multi-dimensional region of {region.buffer.name}")
     return flatten([i - lo for i, lo in zip(idx, mins)], exts), _guard(conds)
+
+
+def _is_whole(region: BufferRegion, shape: list[int]) -> bool:
+    """The region is all of the buffer."""
+    return all(isinstance(r.min, IntImm) and r.min.value == 0 for r in region.region) and all(
+        isinstance(r.extent, IntImm) and r.extent.value == s
+        for r, s in zip(region.region, shape))
 
 
 def _guard(conds: Sequence[PrimExpr]) -> PrimExpr | None:

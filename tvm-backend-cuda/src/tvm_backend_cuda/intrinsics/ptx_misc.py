@@ -8,6 +8,7 @@ from typing import Any
 
 from tvm.ir import expr as E
 from tvm.ir.expr import Call
+from tvm.ir.op import ELECTS_ONE_LANE
 
 from ._base import (
     Emit,
@@ -103,7 +104,7 @@ __device__ __forceinline__ unsigned tvm_elect_sync() {
 }"""
 
 
-@intrin("ptx.elect_sync", dtype="uint32", min_arch=90,
+@intrin("ptx.elect_sync", dtype="uint32", min_arch=90, attrs={ELECTS_ONE_LANE: True},
         emulate=lambda call, emit: "tvm_cuda_emu::elect_sync()")
 def _elect_sync(call: Call, emit: Emit) -> str:
     return helper(emit, "tvm_elect_sync", _ELECT) + "()"

@@ -34,6 +34,7 @@ from ...ir.expr import Add, Cast, Div, FloorDiv, FloorMod, Max, Min, Mod, Mul, S
 from ...ir.expr import Broadcast as Broadcast
 from ...ir.expr import Ramp as Ramp
 from ...ir.expr import Select as Select
+from ...ir.expr import Shuffle as Shuffle
 from ...ir.function import LaunchParams as _LaunchParams
 from ...ir.function import PrimFunc
 from ...ir.layout import AXES, Axis
@@ -488,7 +489,7 @@ __all__ = sorted(
     | set(_S.SCOPE_ID_KINDS)
     | {
         "Broadcast", "Buffer", "Cast", "ComposeLayout", "FloatImm", "IntImm", "Let", "Ramp",
-        "S", "Select", "StringImm",
+        "S", "Select", "Shuffle", "StringImm",
         "SwizzleLayout", "TensorMap", "TileLayout",
         "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",

@@ -93,6 +93,10 @@ class ThreadInfo:
     named: dict[str, PrimExpr] = field(default_factory=dict)
     var_ranges: dict[Var, Range] = field(default_factory=dict)
     in_kernel: bool = False
+    #: the kernel's resolved index definitions in scope (innermost last)
+    defs: tuple[ScopeIdDef, ...] = ()
+    #: the conditions of the ``if`` statements whose then-branch holds the call, outermost first
+    guards: tuple[PrimExpr, ...] = ()
     #: the loops (not thread-bound) around the call, outermost first: a variant whose scratch
     #: memory is reused when the call runs again needs to know whether it can run again
     loops: tuple[Var, ...] = ()
@@ -102,6 +106,7 @@ class ThreadInfo:
         """Thread information from the ``ScopeIdDef``s in scope (innermost last)."""
         info = ThreadInfo(in_kernel=in_kernel or bool(defs))
         defs, _ = resolve_scope_ids(defs)  # T.thread_id(): the extent the others imply
+        info.defs = tuple(defs)
         by_kind: dict[str, ScopeIdDef] = {}
         for d in defs:
             by_kind[d.kind] = d
@@ -184,6 +189,16 @@ class DispatchContext:
     ``target`` is the :class:`~tvm.target.Target`; ``scope_kind`` the call's execution scope
     (``thread``, ``warp``, ``warpgroup``, ``cta`` or ``cluster``); ``threads`` the
     :class:`ThreadInfo` around the call.
+
+    ``inter`` and ``intra`` describe the threads that run the call, as the kernel's ``if``
+    conditions on its thread ids narrow them (:mod:`tvm.tirx.exec_context`): ``inter`` says which
+    instances of the call's scope are active, ``intra`` which threads inside one instance. Each
+    maps an axis (``laneid``, ``warpid``, ``cta_id`` or ``cbx``/``cby``/..., ``wgid``,
+    ``wid_in_wg``) to ``(extent, offset)``, or ``(extent, offset, stride)`` for a strided range,
+    in ``IntImm`` values; the offset of the lane ``T.ptx.elect_sync()`` picks is
+    ``T.selector(lane_id, <condition>)``. Both are empty outside a kernel of constant thread
+    count or when the scope cannot group the active threads.
+    They are information only (computed when first read) and never make lowering fail.
     """
 
     def __init__(self, target: Any, scope_kind: str = "thread", *,
@@ -199,6 +214,8 @@ class DispatchContext:
         self.callbacks = callbacks if callbacks is not None else DispatchCallbacks()
         self.shared_state = shared_state if shared_state is not None else {}
         self.alloc_only = False
+        self._split: tuple[dict[str, tuple[PrimExpr, ...]], dict[str, tuple[PrimExpr, ...]]] | None
+        self._split = None
 
     @classmethod
     def for_call(cls, target: Any, op_call: TilePrimitiveCall, **kwargs: Any) -> DispatchContext:
@@ -228,6 +245,27 @@ class DispatchContext:
     @property
     def var_range_map(self) -> dict[Var, Range]:
         return self.threads.var_ranges
+
+    @property
+    def inter(self) -> dict[str, tuple[PrimExpr, ...]]:
+        """The active instances of the call's scope, per axis (see the class docs)."""
+        return self._exec_split()[0]
+
+    @property
+    def intra(self) -> dict[str, tuple[PrimExpr, ...]]:
+        """The active threads inside one instance of the call's scope, per axis."""
+        return self._exec_split()[1]
+
+    def _exec_split(self) -> tuple[dict[str, tuple[PrimExpr, ...]], dict[str, tuple[PrimExpr, ...]]]:
+        if self._split is None:
+            from ...exec_context import split_at_call  # noqa: PLC0415 - loads when first read
+
+            t = self.threads
+            split = split_at_call(t.defs, t.guards, self.scope_kind,
+                                  t.cta_threads) if t.in_kernel else None
+            self._split = ({}, {}) if split is None else (_encode(split.inter),
+                                                           _encode(split.intra))
+        return self._split
 
     def thread_extent(self, scope: str | None = None) -> PrimExpr:
         """How many threads run ``scope`` (default: the call's scope) together."""
@@ -335,3 +373,15 @@ def _mod_capped(tid: PrimExpr, cta_threads: PrimExpr, size: int) -> PrimExpr:
         return tid
     return tid % size
 
+
+
+def _encode(side: dict[str, Any]) -> dict[str, tuple[PrimExpr, ...]]:
+    """The seed's form of one side of a split: ``(extent, offset)``, the stride only if not 1;
+    a lane chosen at run time has its ``T.selector(...)`` for the offset."""
+    out: dict[str, tuple[PrimExpr, ...]] = {}
+    for axis, r in side.items():
+        offset = r.selector if r.selector is not None else IntImm("int32", r.offset)
+        out[axis] = (IntImm("int32", r.extent), offset)
+        if r.stride != 1:
+            out[axis] += (IntImm("int32", r.stride),)
+    return out

@@ -430,6 +430,7 @@ class _Lowering(ir.Mutator):
         self.in_kernel = False
         self.depth = 0
         self.loops: list[ir.Var] = []
+        self.guards: list[ir.PrimExpr] = []
 
     def visit_SeqStmt(self, node: ir.SeqStmt) -> Any:
         # index definitions hold for the rest of the enclosing sequence
@@ -467,6 +468,17 @@ class _Lowering(ir.Mutator):
         finally:
             self.loops.pop()
 
+    def visit_IfThenElse(self, node: ir.IfThenElse) -> Any:
+        # the then-branch runs where the condition holds: calls there see it (exec context)
+        condition = self.visit(node.condition)
+        self.guards.append(condition)
+        try:
+            then_case = self.visit(node.then_case)
+        finally:
+            self.guards.pop()
+        else_case = None if node.else_case is None else self.visit(node.else_case)
+        return node.with_fields(condition=condition, then_case=then_case, else_case=else_case)
+
     def _thread_defs(self) -> list[ir.ScopeIdDef]:
         if not self.thread_loops:
             return self.defs
@@ -487,6 +499,7 @@ class _Lowering(ir.Mutator):
                                 f"(more than {MAX_NESTING} levels); a variant returns its own call?")
         threads = ThreadInfo.from_defs(self._thread_defs(), self.in_kernel)
         threads.loops = tuple(self.loops)
+        threads.guards = tuple(self.guards)
         sctx = DispatchContext(self.target, node.scope, op_call=node, threads=threads,
                                callbacks=self.callbacks)
         outcome = dispatch(node, sctx)

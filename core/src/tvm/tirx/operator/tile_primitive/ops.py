@@ -56,6 +56,9 @@ class TileOpSpec:
     doc: str = ""
     explicit_with: dict[str, tuple[str, str]] = field(default_factory=dict)
     details: str = ""
+    # a trailing source the seed's signature has that adds nothing (zero(dst, src): dst = 0 over
+    # src's shape): accepted where it has dst's shape, and not passed on
+    same_shape_src: str | None = None
 
     @property
     def op_name(self) -> str:
@@ -63,6 +66,8 @@ class TileOpSpec:
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """Positional argument list (defaults filled) from a call's args and kwargs."""
+        if self.same_shape_src is not None:
+            args, kwargs = self._drop_same_shape_src(args, kwargs)
         if len(args) > len(self.params):
             raise TypeError(f"Tx.{self.name} takes at most {len(self.params)} arguments "
                             f"({', '.join(self.params)}), got {len(args)}")
@@ -84,6 +89,23 @@ class TileOpSpec:
                             f"(signature: {self.signature()})")
         self._check_explicit(out, explicit)
         return out
+
+    def _drop_same_shape_src(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                             ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        name = self.same_shape_src
+        assert name is not None
+        src = kwargs.pop(name, None) if name in kwargs else (
+            args[len(self.params)] if len(args) == len(self.params) + 1 else None)
+        if len(args) == len(self.params) + 1:
+            args = args[:-1]
+        if src is None or not args:
+            return args, kwargs
+        shapes = [_region_shape(x) for x in (args[0], src)]
+        if None not in shapes and shapes[0] != shapes[1]:
+            raise ValueError(f"Tx.{self.name}: {name} has shape {shapes[1]} but dst has "
+                             f"{shapes[0]}; {name} only gives the shape of what is set, so pass "
+                             f"regions of the same shape (or leave {name} out)")
+        return args, kwargs
 
     def _check_explicit(self, bound: list[Any], explicit: set[str]) -> None:
         for pname, (guard, hint) in self.explicit_with.items():
@@ -156,7 +178,8 @@ _add(TileOpSpec("fill", ("dst", "value"), "fill", doc="dst[...] = value",
 _add(TileOpSpec("memset", ("dst", "value"), "fill", doc="dst[...] = value",
                 details="The same as fill (the seed's name for it)."))
 _add(TileOpSpec("zero", ("dst",), "fill", doc="dst[...] = 0",
-                details="Sets every element of dst to zero."))
+                details="Sets every element of dst to zero. The seed's form zero(dst, src) is "
+                        "accepted where src has dst's shape.", same_shape_src="src"))
 _add(TileOpSpec("cast", ("dst", "src"), "cast", ("dst", "src"), doc="dst = cast(src, dst.dtype)",
                 details=f"Copies src into dst, converting each element to dst's data type. "
                         f"{_BROADCAST}"))
@@ -417,3 +440,17 @@ def __getattr__(name: str) -> Any:
     if name[:1].isupper() and _snake(name) in TILE_OPS:
         return op_class(_snake(name))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _region_shape(x: Any) -> tuple[Any, ...] | None:
+    """The constant shape of a buffer or region (unit extents dropped), or None."""
+    if isinstance(x, Buffer):
+        dims = list(x.shape)
+    elif isinstance(x, BufferRegion):
+        dims = [r.extent for r in x.region]
+    else:
+        return None
+    values = [getattr(d, "value", d) for d in dims]
+    if not all(isinstance(v, int) for v in values):
+        return None
+    return tuple(v for v in values if v != 1)
