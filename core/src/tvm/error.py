@@ -35,6 +35,7 @@ __all__ = [
     "ExecutableFileError",
     "IRDepthError",
     "IntegrityError",
+    "LayoutError",
     "KernelFormError",
     "IRVerifyError",
     "DeviceLimitError",
@@ -226,6 +227,11 @@ class OptionError(TVMError, TypeError):
 
 class TargetError(TVMError, ValueError):
     """An unknown or invalid target, target kind or tag."""
+
+
+class LayoutError(TVMError, ValueError, AssertionError):
+    """Arguments a layout operation cannot use (a permutation that is none, ...). An
+    ``AssertionError`` too: the seed checks these with assertions."""
 
 
 class CompileError(TVMError):

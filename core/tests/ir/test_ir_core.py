@@ -28,7 +28,7 @@ from tvm.ir import (
         ("int8", "int", 8, 1), ("int64", "int", 64, 1), ("uint16", "uint", 16, 1),
         ("float16", "float", 16, 1), ("bfloat16", "bfloat", 16, 1), ("float64", "float", 64, 1),
         ("float8_e4m3fn", "float8_e4m3fn", 8, 1), ("float8_e5m2", "float8_e5m2", 8, 1),
-        ("bool", "bool", 1, 1), ("handle", "handle", 64, 1), ("float32x4", "float", 32, 4),
+        ("float4_e2m1fn", "float4_e2m1fn", 4, 1), ("bool", "bool", 1, 1), ("handle", "handle", 64, 1), ("float32x4", "float", 32, 4),
         ("int8x16", "int", 8, 16),
     ],
 )

@@ -36,8 +36,8 @@ def test_layout_vocabulary_of_core():
     assert (pair.shard[0].stride.value, pair.shard[0].axis.name) == (2, "laneid")
     rep = TileLayout(S[(32, 4):(1 @ laneid, 1)] + R[4:1 @ warpid])
     assert [(it.extent.value, it.axis.name) for it in rep.replica] == [(4, "warpid")]
-    with pytest.raises(TypeError, match="offsets such as `\\+ 1 @ laneid` are not supported"):
-        S[(8,):(1,)] + 5  # noqa: B018
+    shifted = TileLayout(S[(8,):(1,)] + 5 + 1 @ laneid)  # offsets, as the seed writes them
+    assert {ax.name: v.value for ax, v in shifted.offset.items()} == {"m": 5, "laneid": 1}
 
 
 def test_layout_roundtrip_of_the_new_forms():

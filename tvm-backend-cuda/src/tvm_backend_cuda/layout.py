@@ -13,9 +13,34 @@ from typing import Any
 from tvm.ir.dtype import DataType
 from tvm.ir.layout import Axis, Iter, TileLayout
 
-__all__ = ["THREAD_AXES", "TMEM_AXES", "layout_names", "tcgen05_atom_layout", "wg_local_layout"]
+__all__ = ["THREAD_AXES", "TMEM_AXES", "layout_names", "tcgen05_atom_layout",
+           "tmem_datapath_layout", "wg_local_layout"]
 
-THREAD_AXES = ("tx", "tid_in_wg", "bx", "by", "bz", "cbx", "cby", "cbz")
+#: CUDA's thread axes: name -> (scope, subscope), the units it counts and within what
+THREAD_AXES = {"tx": ("cta", "thread"), "tid_in_wg": ("warpgroup", "thread"),
+               "bx": ("thread", "cta"), "by": ("thread", "cta"), "bz": ("thread", "cta"),
+               "cbx": ("cluster", "cta"), "cby": ("cluster", "cta"), "cbz": ("cluster", "cta")}
+
+# How a layout's thread iterators fuse onto one axis when the layout spans threads within a
+# wider scope (32 lanes a warp, 4 warps a warpgroup, 128 threads a warpgroup):
+# axis -> {(subscope, scope) of the layout: (axis it becomes, stride factor)}.
+_FUSIONS: dict[str, dict[tuple[str, str], tuple[str, int]]] = {
+    "laneid": {("thread", "warpgroup"): ("tid_in_wg", 1), ("thread", "cta"): ("tx", 1)},
+    "warpid": {("thread", "cta"): ("tx", 32)},
+    "wgid": {("thread", "cta"): ("tx", 128), ("warp", "cta"): ("warpid", 4)},
+    "tid_in_wg": {("thread", "cta"): ("tx", 1)},
+    "wid_in_wg": {("thread", "warpgroup"): ("tid_in_wg", 32), ("thread", "cta"): ("tx", 32),
+                  ("warp", "cta"): ("warpid", 1)},
+}
+# The reverse: an axis split at a scope in between (a layout of threads of a CTA read as warps
+# of lanes): axis -> {scope: (axis counting those scopes, axis within one, units in one)}.
+_SPLITS: dict[str, dict[str, tuple[str, str, int]]] = {
+    "tx": {"warp": ("warpid", "laneid", 32), "warpgroup": ("wgid", "tid_in_wg", 128)},
+    "warpid": {"warpgroup": ("wgid", "wid_in_wg", 4)},
+    "tid_in_wg": {"warp": ("wid_in_wg", "laneid", 32)},
+}
+_GENERIC_SCOPES = {"laneid": ("warp", "thread"), "warpid": ("cta", "warp"),
+                   "wgid": ("cta", "warpgroup"), "wid_in_wg": ("warpgroup", "warp")}
 TMEM_AXES = ("TLane", "TCol")
 
 
@@ -23,6 +48,28 @@ def wg_local_layout(cols: Any, rows: Any = 128) -> TileLayout:
     """A warpgroup's ``(rows, cols)`` register tile: row ``r`` in thread ``r`` of the
     warpgroup (``tid_in_wg``), its ``cols`` elements contiguous in that thread's registers."""
     return TileLayout([Iter(rows, 1, Axis.get("tid_in_wg")), Iter(cols, 1, "m")])
+
+
+#: tcgen05 MMA datapath -> the rows (M) of its accumulator in tensor memory
+_DATAPATH_ROWS = {"D": 128, "F": 64}
+
+
+def tmem_datapath_layout(datapath: str, rows: int, cols: int) -> TileLayout:
+    """Where a tcgen05 MMA of datapath ``datapath`` (PTX ISA, "Data path layout
+    organization") keeps its ``(rows, cols)`` accumulator in tensor memory: ``"D"`` (M = 128)
+    puts row ``r`` in TMEM lane ``r``; ``"F"`` (M = 64) puts each warp's 16 rows in the first
+    16 lanes of that warp's 32-lane quarter (row ``16w + i`` in lane ``32w + i``). Column
+    ``c`` is TMEM column ``c`` in both."""
+    if datapath not in _DATAPATH_ROWS:
+        raise ValueError(f"tmem_datapath_layout: datapath must be one of "
+                         f"{sorted(_DATAPATH_ROWS)}, got {datapath!r}")
+    want = _DATAPATH_ROWS[datapath]
+    if rows != want:
+        raise ValueError(f"tmem_datapath_layout: datapath {datapath!r} holds {want} rows "
+                         f"(its M), got rows={rows}")
+    if datapath == "D":
+        return TileLayout([Iter(rows, 1, "TLane"), Iter(cols, 1, "TCol")])
+    return TileLayout([Iter(4, 32, "TLane"), Iter(16, 1, "TLane"), Iter(cols, 1, "TCol")])
 
 
 #: tcgen05.ld/st shape -> (32-bit columns one repetition covers, the largest .num)
@@ -102,8 +149,14 @@ def tcgen05_atom_layout(instr_shape: str, tensor_shape: Any, dtype: Any) -> Tile
 
 def layout_names() -> dict[str, Any]:
     """What the ``tvm_layout_names`` hook returns: the axes above and the layout functions."""
-    names: dict[str, Any] = {n: Axis(n, "thread") for n in THREAD_AXES}
+    scopes = {**_GENERIC_SCOPES, **THREAD_AXES}
+    names: dict[str, Any] = {
+        n: Axis(n, "thread", scope=scope, subscope=sub,
+                fusions={"cuda": _FUSIONS[n]} if n in _FUSIONS else None,
+                splits={"cuda": _SPLITS[n]} if n in _SPLITS else None)
+        for n, (scope, sub) in scopes.items()}
     names.update({n: Axis(n, "memory") for n in TMEM_AXES})
     names["wg_local_layout"] = wg_local_layout
     names["tcgen05_atom_layout"] = tcgen05_atom_layout
+    names["tmem_datapath_layout"] = tmem_datapath_layout
     return names

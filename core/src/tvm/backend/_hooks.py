@@ -71,7 +71,8 @@ def _register_layout_names(names: dict[str, Any]) -> None:
         elif isinstance(value, Axis):
             if value.name != name:
                 raise BackendError(f"tvm_layout_names: axis {value.name!r} is listed as {name!r}")
-            Axis.register(name, value.kind)
+            Axis.register(name, value.kind, scope=value.scope, subscope=value.subscope,
+                          fusions=value.fusions, splits=value.splits)
         else:
             functions[name] = value
     if functions:

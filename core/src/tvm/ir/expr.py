@@ -223,6 +223,10 @@ class IntImm(PrimExpr):
     def __index__(self) -> int:
         return self.value
 
+    def __bool__(self) -> bool:
+        # a constant has a truth value, as in Apache TVM (what a simplified comparison gives)
+        return self.value != 0
+
 
 class FloatImm(PrimExpr):
     _fields = ("dtype", "value")
@@ -311,18 +315,27 @@ class CmpOp(BinaryOp):
         return DataType("bool").with_lanes(max(a.dtype.lanes, b.dtype.lanes))
 
 
+def _same_value(a: PrimExpr, b: PrimExpr) -> bool:
+    """``a`` is ``b``, or both are constants of one value (Apache TVM folds ``==`` of two
+    constants, so ``bool(layout.size() == 64)`` reads the value)."""
+    if a is b:
+        return True
+    consts = (IntImm, FloatImm)
+    return isinstance(a, consts) and isinstance(b, consts) and a.value == b.value
+
+
 class EQ(CmpOp):
     symbol = "=="
 
     def __bool__(self) -> bool:
-        return self.a is self.b
+        return _same_value(self.a, self.b)
 
 
 class NE(CmpOp):
     symbol = "!="
 
     def __bool__(self) -> bool:
-        return self.a is not self.b
+        return not _same_value(self.a, self.b)
 
 
 class LT(CmpOp):

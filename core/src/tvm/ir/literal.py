@@ -33,7 +33,8 @@ def _check_range(dtype: DataType, value: int) -> None:
 
 #: the largest finite value of each float type narrower than float64
 FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-             "float32": 3.4028234663852886e38, "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0}
+             "float32": 3.4028234663852886e38, "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0,
+             "float4_e2m1fn": 6.0}
 
 
 def _check_float_range(dtype: DataType, value: float) -> None:
@@ -41,8 +42,8 @@ def _check_float_range(dtype: DataType, value: float) -> None:
     value would be infinity); infinities and NaN are written as such (``T.float16("inf")``)."""
     hi = FLOAT_MAX.get(str(dtype.element_of()))
     if hi is not None and math.isfinite(value) and abs(value) > hi:
-        inf = "" if dtype.code == "float8_e4m3fn" else \
-            f", or T.{dtype.element_of()}(\"inf\") for infinity"  # e4m3fn has no infinity
+        inf = "" if dtype.code in ("float8_e4m3fn", "float4_e2m1fn") else \
+            f", or T.{dtype.element_of()}(\"inf\") for infinity"  # the fn types have no infinity
         raise IRVerifyError(f"float literal {value!r} does not fit in {dtype.element_of()} "
                             f"(-{hi!r} to {hi!r}); use a wider type or a smaller value{inf}")
 

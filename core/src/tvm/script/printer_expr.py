@@ -98,7 +98,9 @@ class _ExprPrinter:
             ctor = getattr(type(a), "__script_ctor__", None)
             if ctor is None:
                 raise TypeError(f"the printer cannot print a {type(a).__name__}")
-            fields = ", ".join(f"{k}={self.raw(x)}" for k, x in a.fields())
+            defaults = getattr(type(a), "__script_defaults__", {})
+            fields = ", ".join(f"{k}={self.raw(x)}" for k, x in a.fields()
+                               if k not in defaults or x != defaults[k])
             return f"T.{ctor}({fields})"
         return self.raw(a)
 
@@ -150,6 +152,9 @@ class _ExprPrinter:
         text = f"T.TileLayout({self.shard(lay.shard)}"
         if lay.replica:
             text += f", replica={self.shard(lay.replica)}"
+        if lay.offset:
+            terms = ", ".join(f"{self.axis(ax)}: {self.expr(v)}" for ax, v in lay.offset.items())
+            text += f", offset={{{terms}}}"
         return text + ")"
 
     def shard(self, iters: list[Iter]) -> str:

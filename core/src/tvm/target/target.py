@@ -12,6 +12,7 @@ from .._hints import missing_message
 from .._scopes import pop_scope, push_scope
 from .._suggest import did_you_mean
 from ..error import TargetError
+from ..ir.layout_axes import set_target_kind_source
 from .kind import KIND_REGISTRY, TargetKind, get_target_kind
 from .tag import TAG_REGISTRY, find_tags, get_tag, suggestion_names
 
@@ -256,3 +257,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def _current_kind() -> str | None:
+    current = Target.current()
+    return None if current is None else current.kind.name
+
+
+set_target_kind_source(_current_kind)  # layouts' fusion rules read the current target's kind

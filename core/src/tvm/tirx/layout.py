@@ -23,7 +23,7 @@ __all__ = ["AXES", "LAYOUT_NAMES", "Axis", "Iter", "R", "S", "TileLayout", "regi
 # Which of this project's backends provides a layout name it does not have loaded (hints only).
 _PROVIDERS = {
     "cuda": ("TCol", "TLane", "tx", "tid_in_wg", "bx", "by", "bz", "cbx", "cby", "cbz",
-             "wg_local_layout", "tcgen05_atom_layout"),
+             "wg_local_layout", "tcgen05_atom_layout", "tmem_datapath_layout"),
     "trn": ("P", "F", "Bank", "to_psum_layout", "trainium_layout"),
 }
 

@@ -81,11 +81,14 @@ def wgmma_layout_type(mode: SwizzleMode | Any) -> int:
     return 0 if m is SwizzleMode.SWIZZLE_NONE else 4 - int(m)
 
 
-def _elem_bytes(dtype: Any) -> tuple[DataType, int]:
+def _elem_bits(dtype: Any) -> int:
+    """Bits of one element: a whole number of them must fill a 16-byte chunk (float4 packs 32
+    to a chunk, float32 4)."""
     dt = DataType(str(dtype))
-    if dt.bits < 8 or dt.bits % 8:
-        raise ValueError(f"swizzled layouts need a whole-byte element type, got {dt}")
-    return dt, dt.bits // 8
+    if dt.bits < 1 or 128 % dt.bits:
+        raise ValueError(f"swizzled layouts need elements that pack a 16-byte chunk exactly, got "
+                         f"{dt} ({dt.bits} bits)")
+    return dt.bits
 
 
 def _log2(n: int) -> int:
@@ -94,14 +97,13 @@ def _log2(n: int) -> int:
 
 def mma_atom_shape(dtype: Any, mode: SwizzleMode | Any) -> list[int]:
     """``[8, cols]``: 8 rows of one swizzle atom row (16 bytes when not swizzled)."""
-    _, eb = _elem_bytes(dtype)
     row = swizzle_bytes(mode) or 16
-    return [8, row // eb]
+    return [8, row * 8 // _elem_bits(dtype)]
 
 
 def _swizzle(dtype: Any, mode: SwizzleMode) -> SwizzleLayout:
-    _, eb = _elem_bytes(dtype)
-    return SwizzleLayout(_log2(16 // eb), int(mode), 3)
+    # a 16-byte chunk of elements stays together
+    return SwizzleLayout(_log2(128 // _elem_bits(dtype)), int(mode), 3)
 
 
 def mma_atom_layout(dtype: Any, mode: SwizzleMode | Any) -> TileLayout | ComposeLayout:
