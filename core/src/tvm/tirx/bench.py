@@ -23,12 +23,13 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ..runtime.tool import run_tool
 
 __all__ = [
     "L2_EVICTION_FACTOR", "ROUNDS", "bench", "compare_ms", "event_times", "group_count",
@@ -436,10 +437,7 @@ def _proton_tree(folder: str) -> str:
                            f"(found: {sorted(os.listdir(folder))})")
     command = [sys.executable, "-m", "triton.profiler.viewer", "-m", "avg_time/us",
                os.path.join(folder, files[0])]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"bench: proton's viewer failed (exit {proc.returncode}); command: "
-                           f"{' '.join(command)}\n{proc.stderr[-2000:]}")
+    proc = run_tool(command, "reading proton's profile", tool="proton's viewer")
     return proc.stdout
 
 
