@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvm.ir import TileLayout
+from tvm.ir import IntImm, TileLayout
 
 __all__ = ["cast_layout_supported_for_local", "get_layout_thread_local_partition"]
 
@@ -22,7 +22,8 @@ def get_layout_thread_local_partition(layout: Any
     dimensions bound to it and their extents, then the dimensions each thread keeps in its own
     registers (memory axes) and their extents. None where the layout is not a
     :class:`~tvm.ir.TileLayout`, binds no thread, keeps nothing per thread, or replicates over a
-    thread axis (its elements would be held by several threads at once)."""
+    thread axis (its elements would be held by several threads at once) or has a symbolic
+    extent."""
     if not isinstance(layout, TileLayout):
         return None
     if any(it.axis.is_thread for it in layout.replica):
@@ -31,7 +32,9 @@ def get_layout_thread_local_partition(layout: Any
     local_dims: list[int] = []
     local_extents: list[int] = []
     for dim, it in enumerate(layout.shard):
-        extent = int(getattr(it.extent, "value", it.extent))
+        if not isinstance(it.extent, IntImm):
+            return None  # a symbolic extent: no static partition
+        extent = it.extent.value
         if it.axis.is_thread:
             dims, extents = groups.setdefault(it.axis, ([], []))
             dims.append(dim)

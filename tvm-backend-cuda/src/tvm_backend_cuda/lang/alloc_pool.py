@@ -108,8 +108,13 @@ class SMEMPool:
     ``max_bytes`` bounds the total (default: 227 KB, a CTA's limit on sm_90 and sm_100).
     """
 
-    def __init__(self, buffer: Buffer | None = None, *, max_bytes: int = MAX_DYN_SMEM_BYTES,
-                 align: int = 1024, name: str = "smem_pool") -> None:
+    capacity: int
+    buffer: Buffer
+    _own: bool
+
+    def __init__(self, buffer: Buffer | Var | None = None, *,
+                 max_bytes: int = MAX_DYN_SMEM_BYTES, align: int = 1024,
+                 name: str = "smem_pool") -> None:
         if isinstance(buffer, Var) and _is_byte_pointer(buffer):
             # the seed's form: a pool over a uint8 shared-memory pointer variable
             self.capacity = static_int(max_bytes, "SMEMPool: max_bytes", minimum=1)
