@@ -121,3 +121,107 @@ def test_a_compiler_error_leaves_cuda_core_to_launch(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CC", "false")  # a compiler that fails every build
     assert c_launcher.launcher_type() is None
     assert c_launcher.status().startswith("not in use: CompileError: ")
+
+
+# -- the tensor launcher: tensors read through torch's DLPack C exchange API ----------------
+
+
+@pytest.fixture
+def torch_api(built: Any) -> Any:
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        pytest.skip(f"torch {torch.__version__} has no DLPack C exchange API")
+    return torch
+
+
+def _tensor_launcher(torch: Any, rec: Recorder, tensors: tuple[Any, ...],
+                     aligns: tuple[int, ...] | None = None, blocks: Any = None) -> Any:
+    launch = c_launcher.make_tensor_launcher(0xF00, (3, 1, 1), (256, 1, 1), 512, tensors,
+                                             aligns or (16,) * len(tensors), blocks,
+                                             launch=rec.address)
+    assert launch is not None, c_launcher.status()
+    return launch
+
+
+def test_a_tensor_launch_passes_each_tensors_address(torch_api: Any) -> None:
+    torch = torch_api
+    a, b, c = torch.randn(64, 8), torch.randn(64, 8), torch.empty(64, 8)
+    rec = Recorder(3)
+    launch = _tensor_launcher(torch, rec, (a, b, c))
+    assert launch.ntensors == 3 and not launch.cached_blocks
+    a2, b2, c2 = torch.randn(64, 8), torch.randn(64, 8), torch.empty(64, 8)
+    assert launch(a2, b2, c2) == 0
+    (call,) = rec.calls
+    assert call["values"] == [a2.data_ptr(), b2.data_ptr(), c2.data_ptr()]
+    # the CPU's work stream is NULL; on a GPU it is torch's current stream
+    assert call["f"] == 0xF00 and call["grid"] == (3, 1, 1) and call["block"] == (256, 1, 1)
+    assert call["smem"] == 512 and call["stream"] == 0
+
+
+def test_a_view_with_an_offset_passes_its_own_address(torch_api: Any) -> None:
+    torch = torch_api
+    base = torch.randn(4, 64, 8)
+    rec = Recorder(1)
+    launch = _tensor_launcher(torch, rec, (base[0],))
+    assert launch(base[2]) == 0
+    assert rec.calls[0]["values"] == [base[2].data_ptr()] and base[2].data_ptr() != base.data_ptr()
+
+
+@pytest.mark.parametrize("other", [
+    "dtype", "shape", "strides", "rank", "subclass", "not_a_tensor", "misaligned", "count"])
+def test_tensors_unlike_the_first_ones_are_not_launched(torch_api: Any, other: str) -> None:
+    torch = torch_api
+    a, b = torch.randn(64, 8), torch.randn(64, 8)
+    rec = Recorder(2)
+    launch = _tensor_launcher(torch, rec, (a, b))
+    x = {
+        "dtype": lambda: torch.randn(64, 8, dtype=torch.float64),
+        "shape": lambda: torch.randn(8, 64),
+        "strides": lambda: torch.randn(8, 64).t(),
+        "rank": lambda: torch.randn(512),
+        "subclass": lambda: torch.nn.Parameter(torch.randn(64, 8)),
+        "not_a_tensor": lambda: 7,
+        "misaligned": lambda: torch.randn(64 * 8 + 1)[1:].view(64, 8),
+        "count": None,
+    }[other]
+    assert (launch(a) if x is None else launch(a, x())) == -1
+    assert rec.calls == []
+    assert launch(a, b) == 0 and len(rec.calls) == 1  # and the first ones still launch
+
+
+def test_a_failed_launch_returns_the_drivers_result(torch_api: Any) -> None:
+    torch = torch_api
+    a = torch.randn(16)
+    rec = Recorder(1, result=700)
+    assert _tensor_launcher(torch, rec, (a,))(a) == 700 and len(rec.calls) == 1
+
+
+def test_tensor_map_kernels_launch_with_the_block_cached_under_the_pointers(
+        torch_api: Any) -> None:
+    torch = torch_api
+    a, b = torch.randn(32), torch.randn(32)
+    values = (ctypes.c_uint64 * 2)(5, 6)
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(values), ctypes.addressof(values) + 8)
+    blocks: dict[Any, Any] = {}
+    rec = Recorder(2)
+    launch = _tensor_launcher(torch, rec, (a, b), blocks=blocks)
+    assert launch.cached_blocks
+    assert launch(a, b) == -1 and rec.calls == []  # not encoded yet: the general path's work
+    blocks[(a.data_ptr(), b.data_ptr())] = (ctypes.addressof(params), params)
+    assert launch(a, b) == 0
+    (call,) = rec.calls
+    assert call["params"] == ctypes.addressof(params) and call["values"] == [5, 6]
+    assert launch(b, a) == -1  # another pointer set
+
+
+def test_a_type_without_the_exchange_api_leaves_the_python_reads(built: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    np = pytest.importorskip("numpy")
+    monkeypatch.setitem(c_launcher._state, "tensors", None)
+    got = c_launcher.make_tensor_launcher(1, (1, 1, 1), (32, 1, 1), 0, (np.zeros(4),), (1,),
+                                          launch=Recorder(1).address)
+    assert got is None
+    assert c_launcher.status() == ("in use; tensors read in Python: ValueError: tensor launcher: "
+                                   "numpy.ndarray has no DLPack C exchange API "
+                                   "(__dlpack_c_exchange_api__; torch 2.10 or later has it)")

@@ -420,3 +420,49 @@ def test_hot_call_of_a_tensor_map_kernel_through_the_c_launcher(
     (launch,) = c_recorder.calls
     assert launch["params"] == int(seen["cu"][0][-2]) and launch["stream"] == 7
     assert launch["f"] == 4242 and launch["block"] == (384, 1, 1)
+
+
+def test_hot_call_hands_the_tensors_to_the_c_tensor_launcher(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """With torch's DLPack C exchange API the hot call makes one C call: the tensor launcher
+    (test_c_launcher.py) checks the tensors, reads pointers and stream, and launches. Its three
+    answers: 0 launched, -1 the general call, > 0 the driver's error, named."""
+    torch = pytest.importorskip("torch")
+    from tvm_backend_cuda import fast_call
+
+    made: list[tuple[Any, ...]] = []
+    answers: list[int] = []
+    calls: list[tuple[Any, ...]] = []
+
+    def c_call(*tensors: Any) -> int:
+        calls.append(tensors)
+        return answers.pop(0)
+
+    def make(single: Any, kernel: Any, tensors: Any, aligns: Any, raw: Any) -> Any:
+        made.append((kernel.handle, tensors, aligns, raw))
+        return c_call
+
+    monkeypatch.setattr(fast_call, "_c_tensor_launcher", make)
+    ex = tvm.compile(add_func(4096, "float32"), target={"kind": "cuda", "arch": "sm_80"})
+    fast, seen = _fast_call_with_recorders(ex, torch, monkeypatch)
+    t = [_FakeTensor(torch, (4096,), torch.float32, 0x1000 * (i + 1)) for i in range(3)]
+    fast.guard[:] = [lambda *a: True, 0]
+    call = fast.hot(tuple(t))
+    ((handle, tensors, aligns, raw),) = made
+    assert handle == 4242 and tensors == tuple(t) and raw is None
+    assert len(aligns) == 3 and all(al >= 1 and al & (al - 1) == 0 for al in aligns)
+    answers[:] = [0, -1, 1]
+    assert call(*t) is None and calls == [tuple(t)] and not seen["core"] and not seen["full"]
+    # -1: the general call (whose own checks pass these, so it launches with cuda.core)
+    assert call(*t) is None and len(seen["core"]) == 1 and not seen["full"]
+    with pytest.raises(RuntimeError, match="cuLaunchKernel of .* failed: CUDA_ERROR_INVALID_VALUE"):
+        call(*t)
+    # a stream argument never reaches the C call; a missing argument reaches it as a marker
+    # (no tensor: the real launcher says -1) and the general call names what is missing
+    n = len(calls)
+    call(*t, stream=5)
+    assert len(calls) == n and len(seen["core"]) == 2 and seen["core"][-1][0].handle == 5
+    answers[:] = [-1]
+    call(t[0], t[1])
+    assert calls[-1][:2] == (t[0], t[1]) and calls[-1][2] is fast_call._MISSING
+    assert seen["full"] == [((t[0], t[1]), None)]

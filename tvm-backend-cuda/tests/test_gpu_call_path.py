@@ -245,3 +245,38 @@ def test_a_misaligned_array_is_refused_by_name(torch: Any, device: str,
     c = flat[1:].view(size, size)  # contiguous, but 2 bytes past a 16-byte boundary
     with pytest.raises(ValueError, match="argument 'C': TMA needs a 16-byte aligned address"):
         gemm_ex(a, b, c)
+
+
+def test_the_hot_call_checks_tensors_in_c(torch: Any, device: str, cuda_streams: Any,
+                                          request: pytest.FixtureRequest) -> None:
+    """After its first call an executable launches through the C tensor launcher (torch's
+    DLPack C exchange API): fresh tensors of the same kind launch on the current stream, and
+    anything else (a misaligned view, another shape, another dtype) still gets core's error."""
+    from tvm_backend_cuda import c_launcher
+
+    add_ex, n = _ex_for("add_ex", device, request), ADD_SIZE[device]
+    a, b, c = (torch.randn(n, device=device) for _ in range(3))
+    add_ex(a, b, c)
+    if device == "cuda" and hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        assert c_launcher.status() == "in use"
+    s = cuda_streams.Stream()
+    s.wait_stream(cuda_streams.current_stream())
+    with cuda_streams.stream(s):
+        for seed in range(3):  # fresh tensors each time, on the side stream
+            x, y = torch.randn(n, device=device), torch.randn(n, device=device)
+            z = torch.empty_like(x)
+            cuda_streams.busy()
+            cuda_streams.host(lambda z=z: z.fill_(float("nan")))
+            add_ex(x, y, z)
+            s.synchronize()
+            assert torch.equal(z, x + y), seed
+    big = torch.randn(n + 4, device=device)
+    with pytest.raises(Exception, match="align"):
+        add_ex(big[1:n + 1], b, c)  # 4 bytes off the vector width
+    with pytest.raises(Exception, match="shape"):
+        add_ex(big, b, c)
+    with pytest.raises(Exception, match="dtype"):
+        add_ex(a.double(), b, c)
+    add_ex(a, b, c)
+    cuda_streams.current_stream().synchronize()
+    assert torch.equal(c, a + b)

@@ -10,8 +10,10 @@ pointers read with ``data_ptr``, the stream is the caller's (:mod:`.streams`), a
 ``cuLaunchKernel`` with a parameter block cached by the call's pointers (:class:`_RawLauncher`).
 A single launch taking the function's arrays gets generated code instead of the closure
 (:func:`_single_launch_call`: the object's call itself) and, once the tensors of a call are
-known, the hot call (:func:`_hot_call`: guard, device and kernel as constants). Host time per
-call: ``docs/perf.md`` (bench/cuda_launch_overhead.py)."""
+known, the hot call (:func:`_hot_call`: guard, device and kernel as constants; with torch's
+DLPack C exchange API, one call of the C tensor launcher does the guard's work, the pointer
+reads, the stream lookup and the launch). Host time per call: ``docs/perf.md``
+(bench/cuda_launch_overhead.py)."""
 
 from __future__ import annotations
 
@@ -424,6 +426,10 @@ def _single_launch_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | Non
     less per call, which is the budget of issue 21 (1.2x a bare ``cuda.core.launch``)."""
     names = ", ".join(f"a{i}" for i in range(nargs))
     ptrs = ", ".join(f"p{i}" for i in range(nargs))
+    widest: dict[int, int] = {}
+    for i, al in align:
+        widest[i] = max(widest.get(i, 1), al)
+    aligns = tuple(widest.get(i, 1) for i in range(nargs))
     by_align: dict[int, list[str]] = {}
     for i, al in align:
         by_align.setdefault(al, []).append(f"p{i}")
@@ -467,7 +473,8 @@ def _single_launch_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | Non
             ks = kernels_on(dev) if check and rt._TLS.device == dev else None
             if ks is None:
                 return None
-            return _hot_call(nargs, single, raw, checks, env, check, dev, ks[0], fast.direct)
+            return _hot_call(nargs, single, raw, checks, env, check, dev, ks[0], fast.direct,
+                             tuple(args), aligns)
 
         fast.hot, fast.guard = hot, guard
     return cast(Callable[[Sequence[Any], Any], bool], fast)
@@ -491,6 +498,19 @@ _HOT_RAW = """found = blocks.get(({ptrs},))
             if err == success:
                 return None
             raw.fail(err)"""
+# the C tensor launcher (c_launcher.py) checks the tensors, reads their pointers and torch's
+# current stream through torch's DLPack C exchange API, and launches: 0 launched, -1 not these
+# tensors (the general call answers), > 0 the CUresult of a failed launch
+_HOT_C_TENSORS = """
+def call({params}, *rest, stream=None):
+    if stream is None and not rest and tls.device == {dev}:
+        err = c_call({names})
+        if not err:
+            return None
+        if err > 0:
+            launch_failed(err)
+    return slow(*[a for a in ({names},) if a is not MISSING], *rest, stream=stream)
+"""
 # the same launches through the C launcher (c_launcher.py): the raw stream handle, no lookup
 _HOT_C_CORE = """err = c_launch(raw_stream({dev}), {ptrs})
         if not err:
@@ -506,15 +526,28 @@ _HOT_C_RAW = """found = blocks.get(({ptrs},))
 
 def _hot_call(nargs: int, single: _FastLaunch, raw: _RawLauncher | None, align: str,
               env: dict[str, Any], check: Any, dev: int, kernel: Any,
-              slow: Callable[..., None]) -> Callable[..., None]:
-    """The call of a single-launch function once its tensors are known: the tensor guard, the
+              slow: Callable[..., None], tensors: tuple[Any, ...],
+              aligns: tuple[int, ...]) -> Callable[..., None]:
+    """The call of a single-launch function once its tensors are known (``tensors``, which
+    passed the checks; ``aligns``: the alignment each pointer needs): the tensor guard, the
     device and the kernel are constants of the code (no lookups), the arguments are parameters
     (no tuple to unpack). Tensors the guard accepts on the device whose context is current
     launch on torch's current stream; anything else (another device, a stream argument, a
     new stream, a misaligned pointer, a new pointer set of a tensor-map kernel, a wrong count)
-    goes to ``slow``, the general call, with the arguments as given."""
+    goes to ``slow``, the general call, with the arguments as given. Where the C tensor
+    launcher can be made (torch's DLPack C exchange API), it does the guard's work, the pointer
+    reads and the stream lookup in one C call instead."""
     names = ", ".join(f"a{i}" for i in range(nargs))
     ptrs = ", ".join(f"p{i}" for i in range(nargs))
+    c_call = _c_tensor_launcher(single, kernel, tensors, aligns, raw)
+    if c_call is not None:
+        hot_env = dict(env, slow=slow, MISSING=_MISSING, c_call=c_call,
+                       launch_failed=_launch_failed(single.launch.name))
+        source = _HOT_C_TENSORS.format(
+            params=", ".join(f"a{i}=MISSING" for i in range(nargs)), names=names, dev=dev)
+        exec(compile(source, f"<tvm_backend_cuda hot call of {single.launch.name}>", "exec"),
+             hot_env)
+        return cast(Callable[..., None], hot_env["call"])
     # a failed alignment test goes to the general call, which raises the error
     align = align.replace("\n    if", "\n        if").replace(
         "\n        return False", "\n            return slow(" + names + ", stream=stream)")
@@ -546,6 +579,20 @@ def _c_launcher(single: _FastLaunch, kernel: Any, nptrs: int) -> Any:
     try:
         return _c.make_launcher(int(kernel.handle), grid, block, int(launch.smem), nptrs)
     except OSError:  # no driver library to take cuLaunchKernel from: cuda.core launches
+        return None
+
+
+def _c_tensor_launcher(single: _FastLaunch, kernel: Any, tensors: tuple[Any, ...],
+                       aligns: tuple[int, ...], raw: _RawLauncher | None) -> Any:
+    """The C tensor launcher (:func:`.c_launcher.make_tensor_launcher`) of ``kernel`` for
+    tensors like ``tensors``, launching with the pointers or (``raw``: a tensor-map kernel)
+    with ``raw``'s parameter blocks; None where it cannot be made (the Python reads stay)."""
+    launch = single.launch
+    grid, block = rt._dim3(launch.grid, "grid"), rt._dim3(launch.block, "block")
+    try:
+        return _c.make_tensor_launcher(int(kernel.handle), grid, block, int(launch.smem),
+                                       tensors, aligns, None if raw is None else raw.blocks)
+    except OSError:  # no driver library to take cuLaunchKernel from
         return None
 
 
