@@ -371,3 +371,32 @@ def test_race_detector_accepts_atomics_and_can_be_turned_off(monkeypatch: pytest
     monkeypatch.setenv("TVM_CUDA_EMULATE_RACECHECK", "0")
     b = np.arange(256, dtype="float32")
     _emulated(_reverse(sync=False))(b)  # no check: runs (the fibers' order hides the race)
+
+
+@no_type_check
+def _cp_async_then_overwrite(threads: int = 32) -> Any:
+    """Every lane copies the same 4 halves of A into shared memory with cp.async (no barrier),
+    waits, then writes A = copy * 3. Lanes of a warp run in lockstep on the GPU: each copy is
+    issued before any lane writes A, so every lane copied the first A."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def copy_then_write(A: T.Buffer((4,), "float16")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([threads])
+        S = T.alloc_shared([4], "float16")
+        T.ptx.cp_async(S.ptr_to([0]), A.ptr_to([0]), 8)
+        T.ptx.cp_async.commit_group()
+        T.ptx.cp_async.wait_group(0)
+        for i in T.serial(4):
+            A[i] = S[i] * T.float16(3)
+
+    return copy_then_write
+
+
+def test_cp_async_lanes_issue_before_any_lane_goes_on() -> None:
+    ex = _emulated(_cp_async_then_overwrite())
+    a = tvm.runtime.tensor(np.array([1, 2, 3, 4], dtype="float16"))
+    ex(a)
+    np.testing.assert_array_equal(a.numpy(), np.array([3, 6, 9, 12], dtype="float16"))

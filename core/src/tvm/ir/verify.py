@@ -154,7 +154,11 @@ class _Verifier(Visitor):
         for dim in s.buffer.shape:
             self.visit(dim)
         self._check_shape(s.buffer, None)
-        if id(s.buffer.data) not in self.defined:
+        # a tensor-memory buffer is placed by its TMEM address (``allocated_addr``), not by a
+        # pointer: its data variable is never read, so the declaration defines it
+        if s.buffer.scope == "tmem":
+            self.define(s.buffer.data)
+        elif id(s.buffer.data) not in self.defined:
             self.err(f"DeclBuffer `{s.buffer.name}` views data `{s.buffer.data.name}` that is not defined")
         self.define_buffer(s.buffer)
 

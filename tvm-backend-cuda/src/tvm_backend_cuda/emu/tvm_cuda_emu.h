@@ -734,11 +734,13 @@ struct CommitGroups {
   }
 };
 
-// cp.async: each thread's copies are queued and performed when their group is waited for
-// (cp.async.wait_group n leaves the n most recent groups pending), as the hardware may.
+// cp.async: each thread's copies read their source when issued and write shared memory when
+// their group is waited for (cp.async.wait_group n leaves the n most recent groups pending), as
+// the hardware may. Reading at issue is what a warp running in lockstep sees: every lane's copy
+// is issued before any lane goes on to write the source.
 struct PendingCopy {
   unsigned dst;  // shared address
-  const void* src;
+  unsigned char data[16];  // the source bytes, read at issue
   unsigned bytes, src_bytes;
   int group;  // -1: not committed yet
 };
@@ -749,16 +751,22 @@ inline CpAsyncState& cp_state() {
 }
 inline void cp_async(unsigned dst, const void* src, unsigned bytes, unsigned src_bytes) {
   smem_at(dst, bytes, "cp.async destination");
-  cp_state().pending.push_back({dst, src, bytes, src_bytes, -1});
+  if (bytes > 16 || src_bytes > bytes)
+    tvm_emu::fail(tvm_emu::kError, "cp.async of %u bytes (%u from the source): 4, 8 or 16 bytes, "
+                  "at most all of them from the source", bytes, src_bytes);
+  PendingCopy c{dst, {}, bytes, src_bytes, -1};
+  if (src_bytes) std::memcpy(c.data, src, src_bytes);
+  cp_state().pending.push_back(c);
 }
 inline void cp_async_commit() { cp_state().commit(); }
 inline void cp_async_wait(int n) {
+  tvm_emu::yield_slice();  // the other lanes issue their copies first, as in lockstep
   cp_state().wait(
       n, [](const PendingCopy&) { return true; },
       [](const PendingCopy& c) {
         unsigned char* d = smem_at(c.dst, c.bytes, "cp.async destination");
         if (race_on) race_access(d, c.bytes);
-        std::memcpy(d, c.src, c.src_bytes);
+        std::memcpy(d, c.data, c.src_bytes);
         if (c.src_bytes < c.bytes) std::memset(d + c.src_bytes, 0, c.bytes - c.src_bytes);
       });
 }

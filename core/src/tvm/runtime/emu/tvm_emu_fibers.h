@@ -223,6 +223,20 @@ inline void wait_until(WaitFn pred, const void* arg, const char* what, unsigned 
   f->wait_describe = nullptr;
 }
 
+// Let the other ready threads of the block run first: this thread resumes after every thread
+// that could run has run up to its next blocking point (what lanes running in lockstep see).
+inline void yield_slice() {
+  Worker* w = tls_worker;
+  if (!w || !w->cur) return;
+  Fiber* f = w->cur;
+  f->wait_fn = [](const void*) { return true; };  // ready again once the others have run
+  f->wait_describe = nullptr;
+  f->wait_arg = nullptr;
+  std::snprintf(f->wait_what, sizeof f->wait_what, "%s", "a yield");
+  block(kWaiting, 0);
+  f->wait_fn = nullptr;
+}
+
 // A warp collective: deposit `v` (at most kSlot bytes), block until the lanes of this warp at
 // the same call site are released, and return the warp's snapshot (mask = participating lanes).
 inline const WarpSnap& exchange(const void* v, size_t n, int op, unsigned arg, unsigned site) {
