@@ -18,6 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._hints import CATALOGUE, CatalogueEntry
+
+# the seed's private record of backends loaded through its contract (a ``tvm.backend.<name>``
+# package in sys.modules with a ``register_backend()``): name -> package; its tests pop a name
+# to load a stand-in package again
+from ._loader import _SEED_PACKAGES as _LOADED_BACKENDS  # noqa: F401
 from ._loader import _autoload as _autoload  # called at the end of tvm/__init__.py
 from ._loader import (
     ensure_builtin_backends,

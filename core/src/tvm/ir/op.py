@@ -165,12 +165,19 @@ class Op:
 
     # -- attributes ------------------------------------------------------------------------
     def get_attr(self, key: str, default: Any = None) -> Any:
-        """An attribute; the seed's ``TIRxOpCategory`` and ``TDeviceIntrinsicNamespace`` read
-        the op's ``category`` and (device intrinsics') ``namespace``."""
+        """An attribute; the seed's ``TIRxOpCategory``, ``TDeviceIntrinsicNamespace``,
+        ``TScriptPrinterName`` and ``TCallEffectKind`` read the op's ``category``, (device
+        intrinsics') ``namespace`` and ``printer_name``, and ``effect`` as the seed's number
+        (its ``kOpaque`` is ``kUpdateState``, 3)."""
         if key == "TIRxOpCategory":
             return self.category.value
+        device = self.category is OpCategory.DEVICE_INTRIN
         if key == "TDeviceIntrinsicNamespace":
-            return self.namespace if self.category is OpCategory.DEVICE_INTRIN else default
+            return self.namespace if device else default
+        if key == "TScriptPrinterName":
+            return self.printer_name if device else self.attrs.get(key, default)
+        if key == "TCallEffectKind":
+            return min(int(self.effect), int(CallEffect.UPDATE_STATE))
         return self.attrs.get(key, default)
 
     def set_attr(self, key: str, value: Any) -> None:

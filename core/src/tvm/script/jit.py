@@ -225,8 +225,9 @@ class JitFunction:
                                     f"values")
                 kept.append(arg)
         if given:
-            raise TypeError(f"{self.__name__}.specialize: no parameter named "
-                            f"{', '.join(map(repr, given))}")
+            raise TypeError(f"{self.__name__}.specialize: unexpected keyword argument(s) "
+                            f"{', '.join(map(repr, given))}: no parameter has that name "
+                            f"(parameters: {', '.join(a.arg for a, _ in self._params())})")
         spec = copy.copy(fdef)
         spec.args = ast.arguments(posonlyargs=[], args=kept, vararg=fdef.args.vararg,
                                   kwonlyargs=[], kw_defaults=[], kwarg=fdef.args.kwarg,

@@ -1,0 +1,1 @@
+"""The seed's ``tvm.support`` helpers that kernels' tests use (``popen_pool.PopenWorker``)."""
