@@ -97,7 +97,7 @@ def test_script_round_trip_keeps_the_tensor_map() -> None:
 
     f = tma_copy_by_value()
     text = f.script()
-    assert "def tma_copy(TM: T.TensorMap, B: T.Buffer((128, 256), \"float32\")):" in text
+    assert "def tma_copy(TM: T.TensorMap(), B: T.Buffer((128, 256), \"float32\")):" in text
     assert structural_equal(from_source(text), f)
 
 

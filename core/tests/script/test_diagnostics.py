@@ -26,8 +26,10 @@ CASES = [
      "T.alloc_buffer() got an unexpected keyword argument 'scop'"),
     ("scope_id_arg_count", "    bx = T.cta_id([4], [2])\n", 3, 9,
      "T.cta_id() takes from 0 to 1 positional arguments but 2 were given"),
-    ("tile_keyword", "    T.tile.copy(A, A, bogus=1)\n", 3, 4,
-     "Tx.copy got unexpected keyword argument(s) ['bogus'] (signature: copy(dst, src))"),
+    ("tile_keyword", "    T.tile.copy(A, Src=A)\n", 3, 4,
+     "Tx.copy got keyword argument 'Src'; did you mean 'src'? (signature: copy(dst, src); a "
+     "keyword that is not a parameter is a config entry: write config={'Src': ...} to mean "
+     "that)"),
     ("tile_arg_count", "    T.cta.copy(A)\n", 3, 4,
      "Tx.copy is missing argument 'src' (signature: copy(dst, src))"),
     ("float_loop_extent", "    for i in range(2.5):\n        pass\n", 3, 13,

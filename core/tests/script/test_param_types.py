@@ -1,5 +1,5 @@
 """``T.TensorMap`` parameters: a handle variable marked ``ptr_scope="grid_constant"`` that
-prints back as ``T.TensorMap`` and round-trips."""
+prints back as ``T.TensorMap()`` (the seed's spelling) and round-trips."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_tensor_map_parameter_is_a_grid_constant_handle() -> None:
 def test_tensor_map_parameter_prints_and_round_trips() -> None:
     f = _func()
     text = f.script()
-    assert "TM: T.TensorMap, n: T.int32, h: T.handle" in text
+    assert "TM: T.TensorMap(), n: T.int32, h: T.handle" in text
     back = from_source(text)
     assert structural_equal(back, f)
     assert back.params[1].ptr_scope == "grid_constant"

@@ -481,7 +481,7 @@ def test_tile_calls_at_every_scope_with_dispatch_workspace_config() -> None:
         'T.warp.add(A, A, B, dispatch="simt")',
         "T.wg.sum(A[0:1], B, [0], T.bool(True))",
         "T.wg.fill(A, T.float32(0.0))",
-        'T.cta.copy_async(A[0:32], B[32:64], workspace={"ws": W}, config={"stages": 2, "m": "x"})',
+        'T.cta.copy_async(A[0:32], B[32:64], workspace={"ws": W}, stages=2, m="x")',
         "T.cluster.gemm(A, B, B)",
         "T.cta.zero(B)",
     ):
@@ -497,7 +497,7 @@ def test_tile_call_config_keeps_ir_immediates_typed() -> None:
     a = Var("A", "handle")
     call = TilePrimitiveCall("tirx.tile.zero", [A], scope="cta", config={"n": IntImm("int32", 2)})
     out = roundtrip(PrimFunc([a], call, {a: A}, name="f"))
-    assert 'T.cta.zero(A, config={"n": T.int32(2)})' in out
+    assert 'T.cta.zero(A, n=T.int32(2))' in out
 
 
 # -- naming ----------------------------------------------------------------------------------

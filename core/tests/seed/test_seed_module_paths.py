@@ -217,7 +217,7 @@ def test_compose_op_roundtrips():
 
     code = test.script()
     assert ('    with T.tile.compose_op(workspace={"intermediate": intermediate}, '
-            'config={"schedule": "A"}):\n'
+            'schedule="A"):\n'
             '        T.tile.add(B, A, T.float32(1.0))\n'
             '        T.tile.add(C, B, T.float32(1.0), workspace={"psum": psum})\n') in code
     assert from_source(code).script() == code

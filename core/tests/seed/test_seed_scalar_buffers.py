@@ -32,7 +32,7 @@ def test_a_0d_accumulator_and_result_print_parse_and_run() -> None:
     f = _dot()
     text = f.script()
     assert 'out: T.Buffer((), "float32")' in text
-    assert 'acc = T.alloc_buffer((), "float32", scope="local")' in text
+    assert 'acc = T.alloc_local((), "float32")' in text
     assert "acc[()] = acc[()] + A[i] * B[i]" in text
     assert structural_equal(from_source(text), f)
     a = np.arange(16, dtype="float32")

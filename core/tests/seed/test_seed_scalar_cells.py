@@ -34,8 +34,8 @@ def _dot() -> tvm.tirx.PrimFunc:
 
 def test_a_local_scalar_is_a_0d_local_buffer_and_prints_as_one() -> None:
     text = _dot().script()
-    assert 'acc = T.alloc_buffer((), "float32", scope="local")\n    acc[()] = T.float32(0.0)' in text
-    assert 'n = T.alloc_buffer((), "int32", scope="local")\n    n[()] = 0' in text
+    assert 'acc = T.alloc_local((), "float32")\n    acc[()] = T.float32(0.0)' in text
+    assert 'n = T.alloc_local((), "int32")\n    n[()] = 0' in text
     assert "acc[()] = acc[()] + A[i] * B[i]" in text
     assert "n[()] = n[()] + 1" in text
     assert "out[0] = acc[()]" in text

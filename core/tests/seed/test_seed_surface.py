@@ -98,7 +98,7 @@ def test_alloc_shared_and_local_and_ptr_to():
 
     text = _roundtrip(f)
     assert 'T.alloc_buffer((16,), "float16", scope="shared")' in text
-    assert 'T.alloc_buffer((4,), "float32", scope="local")' in text
+    assert 'T.alloc_local((4,), "float32")' in text
     assert "T.address_of(S_[2])" in text
     with pytest.raises(IndexError, match="A.ptr_to: 1 index"):
         Buffer("A", [4, 4]).ptr_to([0])
@@ -163,7 +163,7 @@ def test_tensormap_annotation_forms():
         T.evaluate(0)
 
     assert [p.ptr_scope for p in f.params] == ["grid_constant", "grid_constant"]
-    assert "tm: T.TensorMap, tm2: T.TensorMap" in _roundtrip(f)
+    assert "tm: T.TensorMap(), tm2: T.TensorMap()" in _roundtrip(f)
 
 
 # -- macros and hints ------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ from .stmt import (
     AllocBuffer,
     AssertStmt,
     AttrStmt,
+    Bind,
     BufferStore,
     DeclBuffer,
     Evaluate,
@@ -77,7 +78,7 @@ Map = dict
 
 __all__ = [
     "AXES", "EQ", "EXEC_SCOPES", "GE", "GT", "LE", "LT", "NE", "OP_REGISTRY", "SCOPE_ID_KINDS",
-    "Add", "AllocBuffer", "And", "AssertStmt", "AttrStmt", "Axis", "BinaryOp", "Broadcast",
+    "Add", "AllocBuffer", "And", "AssertStmt", "AttrStmt", "Axis", "Bind", "BinaryOp", "Broadcast",
     "Buffer", "BufferLoad", "BufferRegion", "BufferStore", "Call", "CallEffect", "Cast", "CmpOp",
     "Map",
     "ComposeLayout", "SwizzleLayout",

@@ -380,9 +380,53 @@ class BufferRegion(Node):
     def dtype(self) -> DataType:
         return self.buffer.dtype
 
+    def __getitem__(self, key: Any) -> BufferRegion:
+        """A sub-region, indexed relative to this one (as in the seed): ``A[32:64, 0:32][0:16,
+        0:16]`` is ``A[32:48, 0:16]``. An integer keeps one element of that dimension; fewer
+        indices than dimensions keep the rest whole."""
+        items = key if isinstance(key, tuple) else (key,)
+        if len(items) > len(self.region):
+            raise IndexError(f"region of {self.buffer.name} has {len(self.region)} dimension(s) "
+                             f"but {len(items)} index(es) were given")
+        items = (*items, *(slice(None),) * (len(self.region) - len(items)))
+        ranges = []
+        for dim, (i, r) in enumerate(zip(items, self.region)):
+            if isinstance(i, slice):
+                if i.step not in (None, 1):
+                    raise IndexError("region slices take no step")
+                lo = convert(0) if i.start is None else convert(i.start)
+                hi = r.extent if i.stop is None else convert(i.stop)
+                ext = _sub(hi, lo)
+            else:
+                lo, hi, ext = convert(i), convert(i) + 1, convert(1)
+            _check_within(self.buffer.name, dim, lo, hi, r.extent)
+            ranges.append(Range(_add(r.min, lo), ext))
+        return BufferRegion(self.buffer, ranges)
+
     def __repr__(self) -> str:
         parts = ", ".join(f"{r.min}:{r.min}+{r.extent}" for r in self.region)
         return f"{self.buffer.name}[{parts}]"
+
+
+def _add(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    if isinstance(b, IntImm) and b.value == 0:
+        return a
+    if isinstance(a, IntImm) and a.value == 0:
+        return b
+    if isinstance(a, IntImm) and isinstance(b, IntImm):
+        return IntImm(a.dtype, a.value + b.value)
+    return a + b
+
+
+def _check_within(name: str, dim: int, lo: PrimExpr, hi: PrimExpr, extent: PrimExpr) -> None:
+    """A sub-region's constant bounds must lie inside the region's constant extent."""
+    vals = [x.value if isinstance(x, IntImm) else None for x in (lo, hi, extent)]
+    if None in vals:
+        return
+    start, stop, size = vals
+    if not 0 <= start < stop <= size:  # type: ignore[operator]
+        raise IndexError(f"region of {name}: [{start}:{stop}] in dimension {dim} is outside "
+                         f"the region's extent {size}; index a region from 0")
 
 
 def _sub(hi: Any, lo: PrimExpr) -> PrimExpr:

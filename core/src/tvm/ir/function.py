@@ -9,7 +9,7 @@ from .buffer import Buffer
 from .dtype import DataType
 from .expr import Var, convert
 from .node import Node
-from .stmt import Stmt
+from .stmt import Stmt, fold_binds
 
 __all__ = ["IRModule", "LaunchParams", "PrimFunc"]
 
@@ -49,7 +49,7 @@ class PrimFunc(Node):
                  attrs: Mapping[str, Any] | None = None, name: str | None = None,
                  ret_type: DataType | str | None = None) -> None:
         self.params = list(params)
-        self.body = body
+        self.body = fold_binds(body)  # the seed's flat lets (Bind) become LetStmts
         self.buffer_map = dict(buffer_map or {})
         self.attrs = dict(attrs or {})
         self.ret_type = None if ret_type is None else DataType(ret_type)

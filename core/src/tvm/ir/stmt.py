@@ -11,11 +11,12 @@ from .expr import FloorDiv, IntImm, Mul, PrimExpr, StringImm, Var, convert
 from .node import Node
 from .op import Op
 from .span import Span
+from .visitor import Mutator
 
 __all__ = [
-    "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
+    "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "Bind", "BufferStore", "DeclBuffer",
     "Evaluate", "ExecScope", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
-    "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "resolve_scope_ids", "seq",
+    "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "fold_binds", "resolve_scope_ids", "seq",
 ]
 
 
@@ -129,6 +130,56 @@ class LetStmt(Stmt):
         self.var = var
         self.value = convert(value, var.dtype)
         self.body = body
+
+
+class Bind(Stmt):
+    """``var = value`` for the rest of the enclosing sequence: the seed's flat spelling of a let
+    (``SeqStmt([Bind(x, v), ...])``). It is a construction form: a :class:`PrimFunc` folds
+    each one into the :class:`LetStmt` over the statements after it (:func:`fold_binds`), so
+    passes and code generators only ever see lets, and the printer writes it as a let."""
+
+    _fields = ("var", "value")
+    _def_fields = frozenset({"var"})
+
+    def __init__(self, var: Var, value: Any) -> None:
+        if not isinstance(var, Var):
+            raise TypeError(f"Bind: expected a Var to bind, got {type(var).__name__}")
+        self.var = var
+        self.value = convert(value, var.dtype)
+
+
+def fold_binds(stmt: Stmt) -> Stmt:
+    """``stmt`` with every :class:`Bind` made the :class:`LetStmt` over the statements after it
+    in its sequence (an empty rest is ``T.evaluate(0)``); a tree without one is returned as is."""
+    class _Fold(Mutator):
+        def visit_SeqStmt(self, node: SeqStmt) -> Stmt:
+            rest: list[Stmt] = []
+            for item in reversed([x if isinstance(x, Bind) else self.visit(x) for x in node.seq]):
+                if isinstance(item, Bind):
+                    rest = [LetStmt(item.var, item.value, seq(rest) if rest else Evaluate(0))]
+                else:
+                    rest.insert(0, item)
+            return seq(rest)
+
+        def visit_Bind(self, node: Bind) -> Stmt:
+            return LetStmt(node.var, self.visit(node.value), Evaluate(0))
+
+    return _Fold().visit(stmt) if _has_bind(stmt) else stmt
+
+
+def _has_bind(stmt: Any) -> bool:
+    """Whether a Bind is among the statements of ``stmt`` (expressions are not entered, and the
+    walk is iterative: deep expression trees must not recurse here)."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Bind):
+            return True
+        if isinstance(node, (list, tuple)):
+            todo.extend(node)
+        elif isinstance(node, Stmt):
+            todo.extend(v for _, v in node.fields() if isinstance(v, (Stmt, list, tuple)))
+    return False
 
 
 class AttrStmt(Stmt):

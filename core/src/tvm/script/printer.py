@@ -211,11 +211,12 @@ class _Printer(_ExprPrinter):
         return self.dtype_ctor(v.dtype)
 
     def param_type(self, p: E.Var) -> str:
-        """A scalar or handle parameter's annotation: ``T.int32``, ``T.handle``, ``T.TensorMap``."""
+        """A scalar or handle parameter's annotation: ``T.int32``, ``T.handle``,
+        ``T.TensorMap()`` (the seed's printed spelling; ``T.TensorMap`` parses the same)."""
         if p.dtype.is_handle and p.ptr_scope is not None:
             special = PARAM_TYPES.get(p.ptr_scope)
             if special is not None:
-                return repr(special)
+                return f"{special!r}()"
         return self.dtype_ctor(p.dtype)
 
     def reserve_free(self, node: Any) -> None:
@@ -249,10 +250,10 @@ class _Printer(_ExprPrinter):
         self.data_of[id(buf.data)] = f"{name}.data"
         return name
 
-    def buffer_args(self, buf: Buffer, *, alloc: bool = False) -> str:
+    def buffer_args(self, buf: Buffer, *, alloc: bool = False, default_scope: str = "global") -> str:
         shape = self.tuple_text(buf.shape)
         parts = [shape, json.dumps(str(buf.dtype))]
-        if buf.scope != "global":
+        if buf.scope != default_scope:
             parts.append(f"scope={json.dumps(buf.scope)}")
         if buf.strides:
             parts.append(f"strides={self.tuple_text(buf.strides)}")
@@ -396,6 +397,11 @@ class _Printer(_ExprPrinter):
 
         self.scoped(body)
 
+    def s_Bind(self, s: S.Bind, last: bool) -> None:
+        """A Bind outside a function (a PrimFunc folds its Binds into lets): the let line."""
+        name = self.names.define(s.var, s.var.name)
+        self.line(f"{name}: {self.let_type(s.var)} = {self.typed_for(s.value, s.var.dtype)}")
+
     def s_AttrStmt(self, s: S.AttrStmt, last: bool) -> None:
         if s.attr_key == _HINT and isinstance(s.node, dict):
             message = [json.dumps(str(s.node["message"]))] if "message" in s.node else []
@@ -425,11 +431,13 @@ class _Printer(_ExprPrinter):
         self.scoped(lambda: self.block(body))
 
     def s_AllocBuffer(self, s: S.AllocBuffer, last: bool) -> None:
-        args = self.buffer_args(s.buffer, alloc=True)
+        # a register buffer is written T.alloc_local(...), as the seed prints it
+        local = s.buffer.scope == "local" and not (s.buffer.axis_separators or s.buffer.offset_factor)
+        args = self.buffer_args(s.buffer, alloc=True, default_scope="local" if local else "global")
         if s.annotations:
             args += f", annotations={self.raw(s.annotations)}"
         name = self.define_buffer(s.buffer)
-        self.line(f"{name} = T.alloc_buffer({args})")
+        self.line(f"{name} = T.{'alloc_local' if local else 'alloc_buffer'}({args})")
 
     def s_DeclBuffer(self, s: S.DeclBuffer, last: bool) -> None:
         args = self.buffer_args(s.buffer)

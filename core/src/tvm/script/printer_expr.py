@@ -5,6 +5,7 @@ layouts, tile calls, Python values) and expressions by precedence."""
 from __future__ import annotations
 
 import json
+import keyword
 import math
 from collections.abc import Callable
 from typing import Any, TypeGuard
@@ -18,6 +19,7 @@ from ..ir.op import OpCategory
 from ..ir.stmt import _const_arg
 from ..ir.structural import structural_equal
 from ..ir.visitor import handler
+from ..tirx.operator.tile_primitive.ops import COMMON_KEYWORDS
 from . import tirx as _tirx
 from .printer_names import _identifier, _Names
 
@@ -59,19 +61,35 @@ class _ExprPrinter:
                 if guard and s.args[spec.params.index(guard)] is not None:
                     keep.insert(0, f"{pname}={args[-1]}")
                 args.pop()
+            if (len(args) == 2 and not keep and spec.defaults_to_dst == spec.params[1]
+                    and args[1] == args[0]):
+                args.pop()  # the in-place form: Tx.exp2(A)
             args += keep
         args += self.tile_keywords(s)
         return f"T.{_SCOPE_PREFIX[s.scope]}.{op_name}({', '.join(args)})"
 
     def tile_keywords(self, s: S.TilePrimitiveCall) -> list[str]:
-        """``dispatch=``, ``workspace=``, ``config=`` of a tile call, where set."""
+        """``dispatch=``, ``workspace=`` and the config of a tile call, where set. A config
+        entry is written as a keyword (``hint="fast"``), as the seed prints it, unless its key
+        cannot be one (not an identifier, or a name the call takes itself): those go in
+        ``config={...}``."""
         kws = []
         if s.dispatch is not None:
             kws.append(f"dispatch={json.dumps(s.dispatch)}")
         if s.workspace:
             kws.append(f"workspace={self.raw(s.workspace)}")
-        if s.config:
-            kws.append(f"config={self.raw(s.config)}")
+        spec = s.op.get_attr("tile_spec")
+        taken = {p.lower().replace("_", "") for p in (spec.params if spec is not None else ())}
+        taken |= set(COMMON_KEYWORDS) | {"scope"}
+        rest = {}
+        for key, value in (s.config or {}).items():
+            if (isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
+                    and key.lower().replace("_", "") not in taken):
+                kws.append(f"{key}={self.raw(value)}")
+            else:
+                rest[key] = value
+        if rest:
+            kws.append(f"config={self.raw(rest)}")
         return kws
 
     # -- values ---------------------------------------------------------------------------

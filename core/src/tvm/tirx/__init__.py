@@ -13,6 +13,7 @@ from ..ir import (
     AllocBuffer,
     AssertStmt,
     AttrStmt,
+    Bind,
     Buffer,
     BufferLoad,
     BufferRegion,
@@ -79,7 +80,7 @@ from .compilation_pipeline import get_tir_pipeline, register_tir_pipeline
 from .op import *  # noqa: F403 - the builtin math builders are part of this facade
 
 __all__ = [
-    "AllocBuffer", "AssertStmt", "AttrStmt", "Buffer", "BufferLoad", "BufferRegion", "BufferStore",
+    "AllocBuffer", "AssertStmt", "AttrStmt", "Bind", "Buffer", "BufferLoad", "BufferRegion", "BufferStore",
     "Call", "Cast", "DataType", "DeclBuffer", "Evaluate", "FloatImm", "For", "ForKind", "IRModule",
     "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "ScopeIdDef",
     "SeqStmt", "SizeVar", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "While", "const", "decl_buffer",

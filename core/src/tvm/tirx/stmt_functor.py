@@ -30,7 +30,7 @@ __all__ = ["ExprMutator", "ExprVisitor", "StmtExprMutator", "StmtExprVisitor", "
 
 #: our node classes whose seed method name is not the snake case of the class name
 _SEED_NAMES = {"SeqStmt": "seqstmt", "AttrStmt": "attr", "AssertStmt": "assert",
-               "LetStmt": "bind", "TilePrimitiveCall": "op_call", "FloorDiv": "floordiv",
+               "LetStmt": "bind", "Bind": "bind", "TilePrimitiveCall": "op_call", "FloorDiv": "floordiv",
                "FloorMod": "floormod", "EQ": "eq", "NE": "ne", "LT": "lt", "LE": "le",
                "GT": "gt", "GE": "ge"}
 

@@ -230,13 +230,15 @@ class StmtParser(ParserBase):
         else:
             spec = self.eval(it)
         names = self._target_names(node.target)
+        packed: str | None = None  # `for ij in T.grid(4, 8)`: ij is the tuple of the loop vars
         if isinstance(spec, _T.GridSpec):
+            if len(names) == 1 and len(spec.extents) > 1:
+                packed = names[0]
+                names = [f"{packed}_{k}" for k in range(len(spec.extents))]
             if len(names) != len(spec.extents):
                 raise self.err(node.target, f"T.grid has {len(spec.extents)} extents but "
                                             f"{len(names)} loop variables")
-            loops: list[_LoopHead] = [
-                (n, 0, _check_extent(self, it, e), S.ForKind.SERIAL, None, {})
-                for n, e in zip(names, spec.extents)]
+            loops: list[_LoopHead] = [self._grid_head(it, n, e) for n, e in zip(names, spec.extents)]
         elif isinstance(spec, _T.LoopSpec):
             if len(names) != 1:
                 raise self.err(node.target, "this loop defines one variable")
@@ -253,14 +255,28 @@ class StmtParser(ParserBase):
         for name, start, ext, _kind, _thread, _ann in loops:
             dt = _loop_dtype(start, ext)
             loop_vars.append(E.Var(name, dt))
+        scope: dict[str, Any] = {v.name: v for v in loop_vars}
+        if packed is not None:
+            scope = {packed: tuple(loop_vars)}
         self.loop_depth += 1
         try:
-            body = self.block(node.body, {v.name: v for v in loop_vars})
+            body = self.block(node.body, scope)
         finally:
             self.loop_depth -= 1
         for var, (_n, start, ext, kind, thread, ann) in reversed(list(zip(loop_vars, loops))):
             body = S.For(var, start, ext, kind, body, thread_tag=thread, annotations=ann)
         return body
+
+    def _grid_head(self, it: ast.expr, name: str, extent: Any) -> _LoopHead:
+        """One loop of ``T.grid``: an extent ``n`` runs from 0, a pair ``(start, stop)`` from
+        start (as in the seed)."""
+        if isinstance(extent, (tuple, list)):
+            if len(extent) != 2:
+                raise self.err(it, f"a T.grid range is (start, stop), got {len(extent)} values")
+            start, stop = extent
+            return (name, start, _check_extent(self, it, _extent(start, stop)), S.ForKind.SERIAL,
+                    None, {})
+        return (name, 0, _check_extent(self, it, extent), S.ForKind.SERIAL, None, {})
 
     def _target_names(self, target: ast.expr) -> list[str]:
         if isinstance(target, ast.Name):

@@ -59,6 +59,9 @@ class TileOpSpec:
     # a trailing source the seed's signature has that adds nothing (zero(dst, src): dst = 0 over
     # src's shape): accepted where it has dst's shape, and not passed on
     same_shape_src: str | None = None
+    # a source that defaults to dst (the seed's in-place form: Tx.exp2(A) is Tx.exp2(A, A));
+    # the printer leaves it out when it is dst
+    defaults_to_dst: str | None = None
 
     @property
     def op_name(self) -> str:
@@ -76,6 +79,8 @@ class TileOpSpec:
         for name in self.params[len(args):]:
             if name in kwargs:
                 out.append(kwargs.pop(name))
+            elif name == self.defaults_to_dst and out:
+                out.append(out[0])
             elif name in self.defaults:
                 out.append(self.defaults[name])
             else:
@@ -89,6 +94,23 @@ class TileOpSpec:
                             f"(signature: {self.signature()})")
         self._check_explicit(out, explicit)
         return out
+
+    def split_config(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(parameters, config entries)`` of a call's keyword arguments: as in the seed, a
+        keyword that is not a parameter is a config entry (``Tx.add(..., hint="fast")`` is
+        ``config={"hint": "fast"}``). A keyword that differs from a parameter only in case or
+        underscores (``transpose_a`` for ``transpose_A``) is refused as a misspelling."""
+        params = {k: v for k, v in kwargs.items() if k in self.params}
+        extra = {k: v for k, v in kwargs.items() if k not in self.params}
+        folded = {p.lower().replace("_", ""): p for p in self.params}
+        for key in extra:
+            meant = folded.get(key.lower().replace("_", ""))
+            if meant is not None:
+                raise TypeError(f"Tx.{self.name} got keyword argument {key!r}; did you mean "
+                                f"{meant!r}? (signature: {self.signature()}; a keyword that is "
+                                f"not a parameter is a config entry: write config={{{key!r}: ...}} "
+                                "to mean that)")
+        return params, extra
 
     def _drop_same_shape_src(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                              ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -125,7 +147,8 @@ class TileOpSpec:
         """The signature of ``Tx.<op>``: the op's parameters, then the keyword-only
         ``dispatch``, ``workspace`` and ``config`` every tile primitive takes."""
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        params = [inspect.Parameter(p, kind, default=self.defaults.get(p, inspect.Parameter.empty))
+        params = [inspect.Parameter(p, kind, default=None if p == self.defaults_to_dst else
+                                    self.defaults.get(p, inspect.Parameter.empty))
                   for p in self.params]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
                    for k in COMMON_KEYWORDS]
@@ -192,7 +215,9 @@ for _u in UNARY_OPS:
                     {"bias": None, "scale": None}, doc=f"dst = {_u}(src * scale + bias)",
                     details=f"Element-wise {_u}(x) = {_UNARY_MATH[_u]}, where x = src * scale + "
                             "bias. scale and bias are optional; each is a scalar expression or a "
-                            f"buffer broadcast over dst. {_FLOAT16}"))
+                            f"buffer broadcast over dst. Without src it works in place "
+                            f"(Tx.{_u}(A) is Tx.{_u}(A, A)). {_FLOAT16}",
+                    defaults_to_dst="src"))
 _BINARY_MATH = {"add": "src1 + src2", "sub": "src1 - src2", "mul": "src1 * src2",
                 "fdiv": "src1 / src2 (integers divide with floor semantics, as numpy's //)",
                 "maximum": "max(src1, src2)", "minimum": "min(src1, src2)"}
@@ -352,7 +377,9 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
     This is what ``Tx.<op>(...)`` and ``Tx.<scope>.<op>(...)`` build.
     """
     spec = get_spec(name)
-    bound = spec.bind(args, dict(kwargs))
+    kwargs, extra = spec.split_config(kwargs)
+    config = {**(config or {}), **extra} or None
+    bound = spec.bind(args, kwargs)
     for pname, value in zip(spec.params, bound):
         if pname in spec.buffer_params and not isinstance(value, (Buffer, BufferRegion)):
             raise TypeError(f"Tx.{spec.name} is tile-only and expects `{pname}` to be a Buffer or "
