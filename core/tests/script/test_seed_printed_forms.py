@@ -139,3 +139,34 @@ def test_a_grid_range_is_a_pair() -> None:
             "    for i in T.grid((0, 2, 4)):\n        X[i] = 0\n")
     with pytest.raises(DiagnosticError, match=r"a T.grid range is \(start, stop\), got 3 values"):
         from_source(text)
+
+
+@no_type_check
+def test_an_index_function_predicate_is_ir_that_prints_and_runs() -> None:
+    import numpy as np
+
+    import tvm
+    from tvm.ir.expr import IndexLambda
+
+    @T.prim_func
+    def f(X: T.Buffer((3, 4), "float32"), Y: T.Buffer((3, 4), "float32")):
+        Tx.select(Y, X, T.float32(-1), lambda r, c: r + 1 < c)
+
+    call = f.body
+    pred = call.args[3]
+    assert isinstance(pred, IndexLambda) and [p.name for p in pred.params] == ["r", "c"]
+    text = _roundtrip(f)
+    assert "T.tile.select(Y, X, T.float32(-1.0), lambda r, c: r + 1 < c)" in text
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    y = np.zeros((3, 4), "float32")
+    tvm.compile(from_source(text), target="c")(x, y)
+    r, c = np.indices((3, 4))
+    np.testing.assert_array_equal(y, np.where(r + 1 < c, x, -1))
+
+
+def test_an_index_function_of_the_wrong_arity_is_an_error() -> None:
+    from tvm.ir import Buffer
+
+    a = Buffer("A", (3, 4), "float32")
+    with pytest.raises(TypeError, match="an index function must take 2 indices"):
+        Tx.select(a, a, a, lambda i: i < 2)

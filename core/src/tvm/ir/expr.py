@@ -3,7 +3,7 @@ selects, buffer loads, vectors, lets and calls of registered ops."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from .dtype import DataType, dtype_of
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EQ", "GE", "GT", "LE", "LT", "NE",
     "Add", "And", "BinaryOp", "Broadcast", "BufferLoad", "Call", "Cast", "CmpOp", "CommReducer",
-    "Div", "FloatImm", "FloorDiv", "FloorMod", "IntImm", "IterVar", "Let", "Max", "Min", "Mod",
+    "Div", "FloatImm", "FloorDiv", "FloorMod", "IndexLambda", "IntImm", "IterVar", "Let", "Max", "Min", "Mod",
     "Mul", "Not", "Or", "PrimExpr", "ProducerLoad", "Ramp", "Reduce", "Select", "Shuffle",
     "SizeVar", "StringImm", "Sub", "Var", "const", "convert",
 ]
@@ -515,6 +515,48 @@ class CommReducer(Node):
         self.rhs = list(rhs)
         self.result = [convert(r) for r in result]
         self.identity_element = [convert(i) for i in identity_element]
+
+
+class IndexLambda(Node):
+    """``lambda i, j: i < j`` as IR: ``body`` over the index variables ``params``. A tile
+    primitive holds one where the seed takes a Python callable of dst's element indices
+    (``Tx.select``'s predicate), so that the call prints, parses back and compares equal.
+    Calling it substitutes the indices into the body."""
+
+    _fields = ("params", "body")
+    _def_fields = frozenset({"params"})
+
+    def __init__(self, params: Sequence[Var], body: ExprLike) -> None:
+        self.params = list(params)
+        self.body = convert(body)
+
+    def __call__(self, *indices: ExprLike) -> PrimExpr:
+        if len(indices) != len(self.params):
+            raise TypeError(f"this index function takes {len(self.params)} indices "
+                            f"({', '.join(p.name for p in self.params)}), got {len(indices)}")
+        from .visitor import substitute  # noqa: PLC0415 - the visitor module imports this one
+
+        return substitute(self.body, dict(zip(self.params, indices)))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def from_callable(fn: Callable[..., Any], ndim: int) -> IndexLambda:
+        """The IR of a Python callable of ``ndim`` indices (its parameter names name them)."""
+        import inspect  # noqa: PLC0415 - only when a callable is given
+
+        try:
+            names = [p.name for p in inspect.signature(fn).parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            names = []
+        if len(names) != ndim:
+            names = [f"i{k}" for k in range(ndim)]
+        params = [Var(n, "int32") for n in names]
+        try:
+            body = fn(*params)
+        except TypeError as exc:
+            raise TypeError(f"an index function must take {ndim} indices (one per dimension of "
+                            f"dst): {exc}") from None
+        return IndexLambda(params, body)
 
 
 class Reduce(PrimExpr):

@@ -125,6 +125,11 @@ class _Verifier(Visitor):
         self.define(s.var)
         self.visit(s.body)
 
+    def visit_IndexLambda(self, f: E.IndexLambda) -> None:
+        for p in f.params:
+            self.define(p)
+        self.visit(f.body)
+
     def visit_Let(self, e: E.Let) -> None:
         self.visit(e.value)
         self.define(e.var)

@@ -110,6 +110,8 @@ class _ExprPrinter:
             return self.layout(a)
         if isinstance(a, S.TilePrimitiveCall):
             return self.tile_call(a)
+        if isinstance(a, E.IndexLambda):
+            return self.index_lambda(a)
         if isinstance(a, (list, tuple)):
             return _seq_text(a, self.arg)
         if isinstance(a, Node):
@@ -121,6 +123,15 @@ class _ExprPrinter:
                                if k not in defaults or x != defaults[k])
             return f"T.{ctor}({fields})"
         return self.raw(a)
+
+    def index_lambda(self, f: E.IndexLambda) -> str:
+        """``lambda i, j: i < j`` (its names in a scope of their own)."""
+        self.names.push()
+        try:
+            params = ", ".join(self.names.define(p, p.name) for p in f.params)
+            return f"lambda {params}: {self.expr(f.body)}"
+        finally:
+            self.names.pop()
 
     def raw(self, v: Any) -> str:
         """A Python value stored as is (attributes, configs): int32 immediates keep their type

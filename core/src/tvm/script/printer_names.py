@@ -84,6 +84,11 @@ class _Uses(BindingVisitor):
         self.bind(e.var)
         self.generic_visit(e)
 
+    def visit_IndexLambda(self, f: E.IndexLambda) -> None:
+        for p in f.params:
+            self.bind(p)
+        self.generic_visit(f)
+
     def visit_ScopeIdDef(self, s: S.ScopeIdDef) -> None:
         self.defined.update(id(v) for v in s.vars)
         self.generic_visit(s)

@@ -72,7 +72,7 @@ class _TileOpCaller:
                     )
             kwargs, extra = spec.split_config(kwargs)
             config = {**(config or {}), **extra} or None
-            bound = spec.bind(tuple(args), kwargs)
+            bound = _ops.index_functions_as_ir(spec.bind(tuple(args), kwargs))
         else:
             if kwargs:
                 raise TypeError(f"Tx.{name} takes no keyword arguments {sorted(kwargs)}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import textwrap
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,10 +21,12 @@ from typing import Any
 from .... import _registry
 from ...._suggest import did_you_mean
 from ....ir import Buffer, BufferRegion, TilePrimitiveCall
+from ....ir.expr import IndexLambda
 from ....ir.op import CallEffect, Op, OpCategory
 
 __all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
-           "OP_SYNONYMS", "core_registration", "get_spec", "make_call", "make_compose_op", "op_class",
+           "OP_SYNONYMS", "core_registration", "get_spec", "index_functions_as_ir", "make_call",
+           "make_compose_op", "op_class",
            "op_summary", "reference_markdown",
            "registered_specs", "suggest_op"]
 
@@ -368,6 +371,25 @@ def get_spec(name: str) -> TileOpSpec:
     return spec
 
 
+def index_functions_as_ir(bound: list[Any]) -> list[Any]:
+    """``bound`` with each Python callable argument (the seed's ``lambda i, j: i < j``
+    predicate) made the :class:`~tvm.ir.expr.IndexLambda` of dst's indices, so the call
+    holds IR only."""
+    if not any(_index_function(a) for a in bound):
+        return bound
+    dst = bound[0]
+    if not isinstance(dst, (Buffer, BufferRegion)):
+        raise TypeError("an index function argument needs a Buffer or region as dst")
+    return [IndexLambda.from_callable(a, len(dst.shape)) if _index_function(a) else a
+            for a in bound]
+
+
+def _index_function(a: Any) -> bool:
+    """A user's Python function (a lambda or a def), not a class, a builtin or one of tvm's
+    own functions (``T.exp`` as an argument stays the error that it cannot be IR)."""
+    return isinstance(a, types.FunctionType) and not (a.__module__ or "").startswith("tvm.")
+
+
 def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None = None,
               workspace: dict[str, Any] | None = None, config: dict[str, Any] | None = None,
               **kwargs: Any) -> Any:
@@ -385,6 +407,7 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
             raise TypeError(f"Tx.{spec.name} is tile-only and expects `{pname}` to be a Buffer or "
                             f"BufferRegion; use T.{spec.name} for expression/builtin calls")
     scope = EXEC_SCOPE_ALIASES.get(scope, scope)
+    bound = index_functions_as_ir(bound)
     return TilePrimitiveCall(Op.get(spec.op_name), bound, scope=scope, dispatch=dispatch,
                              workspace=workspace, config=config)
 
