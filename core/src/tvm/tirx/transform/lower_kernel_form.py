@@ -57,6 +57,19 @@ class LowerKernelForm(PrimFuncPass):
         return func.with_body(body)
 
 
+def check_kernel_form(func: PrimFunc) -> None:
+    """Raise the :class:`~tvm.error.KernelFormError` that lowering ``func``'s kernel ids would
+    (inconsistent extents, ids out of place); the function is not changed. A deferred id that
+    nothing resolves (``T.cta_id()`` alone) passes, as in the seed's well-formed check: its
+    lowering names it."""
+    try:
+        LowerKernelForm().transform_function(func, IRModule({func.name: func}),
+                                             PassContext.current())
+    except KernelFormError as exc:
+        if getattr(exc, "unresolved_id", None) is None:
+            raise
+
+
 def _is_device_entry(n: object) -> bool:
     return (isinstance(n, S.Evaluate) and isinstance(n.value, E.Call)
             and n.value.op.name == "tirx.device_entry")
@@ -222,8 +235,10 @@ class _Kernel:
         defs, unresolved = S.resolve_scope_ids(defs)
         if unresolved:
             k = unresolved[0].kind
-            raise self.error(f"T.{k}() has no extents and the kernel's other ids do not imply "
+            err = self.error(f"T.{k}() has no extents and the kernel's other ids do not imply "
                              f"them; give them, e.g. T.{k}([n])")
+            err.unresolved_id = k  # type: ignore[attr-defined]  # check_kernel_form tolerates it
+            raise err
         for d in defs:
             if d.kind in self.ids:
                 raise self.error(f"T.{d.kind} is defined twice")
@@ -330,7 +345,8 @@ class _Kernel:
             return from_cluster if from_cluster is not None else E.IntImm("int32", 1)
         grid = cta.extents[d]
         if from_cluster is not None and not self.ana.can_prove_equal(grid, from_cluster):
-            raise self.error(f"inconsistent grid along {_AXES[d]}: T.cta_id gives {grid} but "
+            raise self.error(f"Inconsistent extents for scope cta along {_AXES[d]}: T.cta_id "
+                             f"gives {grid} but "
                              f"T.cluster_id * T.cta_id_in_cluster gives {from_cluster}")
         if cluster is None and size is not None and isinstance(size, E.IntImm) and size.value > 1:
             if not self.ana.can_prove_equal(E.FloorMod(grid, size), 0):
@@ -413,7 +429,8 @@ class _Kernel:
         first_what, first = claims[0]
         for what, value in claims[1:]:
             if not self.ana.can_prove_equal(first, value):
-                raise self.error(f"inconsistent thread counts: {first_what} gives {first} threads "
+                raise self.error(f"Inconsistent extents for scope thread: {first_what} gives "
+                                 f"{first} threads "
                                  f"but {what} gives {value}")
         needs_wg = not partial and any(
             k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg", "warpgroup_id"))
