@@ -68,3 +68,16 @@ def test_an_unresolved_deferred_id_is_tolerated() -> None:
         A[bx * 64 + tx] = T.float32(1)
 
     assert verify_tirx_well_formed(k) is True
+
+
+def test_the_seeds_scope_pair_constructor_names_the_same_ids() -> None:
+    from tvm.ir import Var
+    from tvm.tirx.exec_scope import ScopeIdDef
+
+    d = ScopeIdDef([Var("lane", "int32")], [32], "warp", "thread")
+    assert d.kind == "lane_id" and [int(e) for e in d.extents] == [32]
+    assert ScopeIdDef([Var("b", "int32")], None, "kernel", "cta").deferred
+    with pytest.raises(ValueError, match="Deferred ScopeIdDef must define exactly one Var"):
+        ScopeIdDef([Var("a", "int32"), Var("b", "int32")], None, "kernel", "cta")
+    with pytest.raises(ValueError, match="no id kind is the scope 'cta' inside 'warp'"):
+        ScopeIdDef([Var("a", "int32")], [1], "warp", "cta")

@@ -237,14 +237,16 @@ class ScopeIdDef(Stmt):
     _fields = ("kind", "vars", "extents")
     _def_fields = frozenset({"vars"})
 
-    def __init__(self, kind: str, vars: Sequence[Var],  # noqa: A002
-                 extents: Sequence[Any] | None) -> None:
+    def __init__(self, kind: str | Sequence[Var], vars: Any,  # noqa: A002
+                 extents: Sequence[Any] | None, cur_scope: str | None = None) -> None:
+        if not isinstance(kind, str):  # the seed's ScopeIdDef(vars, extents, parent, cur)
+            kind, vars, extents = _seed_id_kind(extents, cur_scope), kind, vars
         if kind not in SCOPE_ID_KINDS:
             raise ValueError(f"unknown scope id kind {kind!r}; expected one of {SCOPE_ID_KINDS}")
         extents = [] if extents is None else extents
         if not extents and len(vars) != 1:
             raise ValueError(f"{kind}: an id without extents (T.{kind}()) defines one variable, "
-                             f"got {len(vars)}")
+                             f"got {len(vars)} (Deferred ScopeIdDef must define exactly one Var)")
         if extents and len(vars) != len(extents):
             raise ValueError(f"{kind}: {len(vars)} variables for {len(extents)} extents")
         self.kind = kind
@@ -256,6 +258,24 @@ class ScopeIdDef(Stmt):
         """``T.thread_id()``: the extent is what the kernel's other ids imply (the seed's
         deferred form; see :func:`resolve_scope_ids`)."""
         return not self.extents
+
+
+#: the seed's (parent scope, scope) of each id kind (its ScopeIdDef names the two scopes)
+_SEED_ID_SCOPES = {
+    ("kernel", "cta"): "cta_id", ("kernel", "cluster"): "cluster_id",
+    ("cluster", "cta"): "cta_id_in_cluster", ("cta", "thread"): "thread_id",
+    ("cta", "warp"): "warp_id", ("warp", "thread"): "lane_id", ("cta", "warpgroup"): "warpgroup_id",
+    ("warpgroup", "thread"): "thread_id_in_wg", ("warpgroup", "warp"): "warp_id_in_wg",
+}
+
+
+def _seed_id_kind(parent: Any, cur: str | None) -> str:
+    kind = _SEED_ID_SCOPES.get((str(parent), str(cur)))
+    if kind is None:
+        pairs = ", ".join(f"({p!r}, {c!r})" for p, c in _SEED_ID_SCOPES)
+        raise ValueError(f"ScopeIdDef: no id kind is the scope {cur!r} inside {parent!r}; the "
+                         f"pairs are {pairs}")
+    return kind
 
 
 #: the fixed extents of the ids inside a warp, a warpgroup and a CTA pair
