@@ -170,3 +170,20 @@ def test_an_index_function_of_the_wrong_arity_is_an_error() -> None:
     a = Buffer("A", (3, 4), "float32")
     with pytest.raises(TypeError, match="an index function must take 2 indices"):
         Tx.select(a, a, a, lambda i: i < 2)
+
+
+@no_type_check
+def test_replicas_can_be_written_with_t_r() -> None:
+    from tvm.tirx.layout import R
+
+    assert T.R is R
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        A = T.alloc_buffer((16,), "float32", scope="shared",
+                           layout=T.TileLayout(T.S[16 : 2 @ T.laneid] + T.R[2 : 1 @ T.laneid]))
+        A[0] = T.float32(0)
+
+    text = _roundtrip(f)  # printed in the project's own replica= form
+    assert "replica=T.S[(2,):(1 @ T.laneid,)]" in text

@@ -39,6 +39,7 @@ from ...ir.function import LaunchParams as _LaunchParams
 from ...ir.function import PrimFunc
 from ...ir.layout import AXES, Axis
 from ...ir.layout import ComposeLayout as ComposeLayout
+from ...ir.layout import R as R
 from ...ir.layout import S as S
 from ...ir.layout import SwizzleLayout as SwizzleLayout
 from ...ir.layout import TileLayout as TileLayout
@@ -489,7 +490,7 @@ __all__ = sorted(
     | set(_S.SCOPE_ID_KINDS)
     | {
         "Broadcast", "Buffer", "Cast", "ComposeLayout", "FloatImm", "IntImm", "Let", "Ramp",
-        "S", "Select", "Shuffle", "StringImm",
+        "R", "S", "Select", "Shuffle", "StringImm",
         "SwizzleLayout", "TensorMap", "TileLayout",
         "alloc_buffer",
         "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
