@@ -187,3 +187,24 @@ def test_replicas_can_be_written_with_t_r() -> None:
 
     text = _roundtrip(f)  # printed in the project's own replica= form
     assert "replica=T.S[(2,):(1 @ T.laneid,)]" in text
+
+
+@no_type_check
+def test_a_let_typed_by_a_var_takes_its_pointer_type() -> None:
+    from tvm.ir import PointerType, PrimType
+
+    @T.prim_func
+    def f():
+        T.device_entry()
+        smem = T.alloc_shared([64], "float16")
+        p: T.let[T.Var(name="p", dtype=PointerType(PrimType("uint64")))] = T.reinterpret(
+            "handle", smem.access_ptr("rw"))
+        n: T.let[T.Var(name="n", dtype="int64")] = T.int64(3)
+        T.evaluate(p)
+        T.evaluate(n)
+
+    let_p = f.body.seq[2]
+    assert let_p.var.name == "p" and str(let_p.var.dtype) == "handle"
+    assert str(let_p.var.ptr_dtype) == "uint64"
+    assert str(let_p.body.var.dtype) == "int64"
+    _roundtrip(f)

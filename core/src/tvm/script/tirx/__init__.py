@@ -362,6 +362,11 @@ class _Let:
     def __getitem__(self, dtype: Any) -> LetType:
         if isinstance(dtype, HandleVar):
             return LetType("handle", dtype)
+        if isinstance(dtype, Var):  # T.let[T.Var(name="p", dtype=PointerType(...))]: its type
+            if dtype.dtype.is_handle:
+                return LetType("handle", HandleVar(dtype.name, "handle", ptr_dtype=dtype.ptr_dtype,
+                                                   ptr_scope=dtype.ptr_scope))
+            return LetType(str(dtype.dtype))
         return LetType(str(DataType(str(dtype))))
 
     def __repr__(self) -> str:
