@@ -78,6 +78,9 @@ def test_load_publishes_the_package_and_runs_its_hook_once(
     assert sys.modules[f"tvm.tirx.{seed_backend}"] is package
     alias_op = importlib.import_module(f"tvm.tirx.{seed_backend}.op")
     assert alias_op is op and alias_op.marker == 42
+    assert alias_op.__tvm_backend_module__ is op  # the seed's proxy attribute: itself here
+    # the reset hook the seed's tests use: forgetting the name lets the package load again
+    assert tvm.backend._LOADED_BACKENDS[seed_backend] is package
     assert getattr(T, f"{seed_backend}_ns").marker() == "from the seed-style backend"
 
 

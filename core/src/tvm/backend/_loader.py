@@ -107,6 +107,10 @@ def _load_seed_package(name: str) -> None:
         for key, sub in list(sys.modules.items()):  # its submodules under tvm.tirx too
             if key.startswith(module_name + "."):
                 sys.modules["tvm.tirx." + key[len("tvm.backend."):]] = sub
+                # the seed's alias is a proxy naming the module it stands for; ours is the
+                # module itself, which names itself
+                if "__tvm_backend_module__" not in vars(sub):
+                    sub.__tvm_backend_module__ = sub  # type: ignore[attr-defined]
     except BaseException:
         del _SEED_PACKAGES[name]
         _aliases.unpublish(name, module)
