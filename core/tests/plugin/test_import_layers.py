@@ -25,8 +25,10 @@ TVM = SRC / "tvm"
 #: the layers, lowest first: (name, the modules it holds (a package holds its submodules; the
 #: longest match wins), what it is). ``tvm`` matches only the package's own ``__init__``.
 LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # tvm.support is the seed's path of small helpers (a worker process) that import nothing of tvm
     ("base", ("tvm._version", "tvm.error", "tvm._registry", "tvm._logging", "tvm._hints",
-              "tvm._suggest", "tvm._scopes"), "errors, registries, hints: what every layer uses"),
+              "tvm._suggest", "tvm._scopes", "tvm.support"),
+     "errors, registries, hints: what every layer uses"),
     ("ir", ("tvm.ir",), "the IR: nodes, types, ops, visitors, the verifier"),
     ("arith", ("tvm.arith",), "arithmetic analysis of IR expressions"),
     # tvm.ir.transform is Apache TVM's path of tvm.transform: a module of that layer, which
