@@ -170,7 +170,8 @@ class TileOpSpec:
             f"Tx.warpgroup.{n} (or Tx.wg.{n}), Tx.cta.{n} and Tx.cluster.{n} run it with the "
             "threads of that scope.",
             "Keywords of every tile primitive: dispatch= forces a variant by name, workspace= "
-            "passes named scratch buffers, config= passes static options to the variant.",
+            "passes named scratch buffers, config= passes static options to the variant (any "
+            "other keyword is a config entry too).",
         ]
         return "\n\n".join(textwrap.fill(p, 88) for p in paragraphs if p)
 
