@@ -42,11 +42,14 @@ def test_config_keys_that_cannot_be_keywords_stay_in_config() -> None:
     @T.prim_func
     def f(X: T.Buffer((8,), "float32")):
         T.device_entry()
-        Tx.fill(X, T.float32(2), config={"cache-hint": 1, "lambda": 2, "Value": 3, "ok": 4})
+        Tx.fill(X, T.float32(2), config={"cache-hint": 1, "lambda": 2, "Value": 3, "ok": 4,
+                                         "workspaces": 5})
 
     text = _roundtrip(f)
-    # not identifiers, Python keywords and spellings of a parameter are kept in config=
-    assert 'ok=4, config={"cache-hint": 1, "lambda": 2, "Value": 3}' in text
+    # not identifiers, Python keywords and (near) spellings of a parameter or of dispatch=,
+    # workspace=, config= are kept in config=
+    assert ('ok=4, config={"cache-hint": 1, "lambda": 2, "Value": 3, "workspaces": 5}'
+            in text)
 
 
 def test_a_misspelt_parameter_is_not_taken_for_a_config_entry() -> None:
@@ -56,6 +59,8 @@ def test_a_misspelt_parameter_is_not_taken_for_a_config_entry() -> None:
     with pytest.raises(TypeError, match=r"Tx.gemm got keyword argument 'transpose_a'; did you "
                                         r"mean 'transpose_A'\?"):
         Tx.gemm(a, a, a, transpose_a=True)
+    with pytest.raises(TypeError, match="got keyword argument 'dispath'; did you mean 'dispatch'"):
+        Tx.copy(a, a, dispath="simt")
 
 
 @no_type_check

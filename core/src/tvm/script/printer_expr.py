@@ -5,7 +5,6 @@ layouts, tile calls, Python values) and expressions by precedence."""
 from __future__ import annotations
 
 import json
-import keyword
 import math
 from collections.abc import Callable
 from typing import Any, TypeGuard
@@ -19,7 +18,7 @@ from ..ir.op import OpCategory
 from ..ir.stmt import _const_arg
 from ..ir.structural import structural_equal
 from ..ir.visitor import handler
-from ..tirx.operator.tile_primitive.ops import COMMON_KEYWORDS
+from ..tirx.operator.tile_primitive.ops import config_keyword_ok
 from . import tirx as _tirx
 from .printer_names import _identifier, _Names
 
@@ -79,12 +78,9 @@ class _ExprPrinter:
         if s.workspace:
             kws.append(f"workspace={self.raw(s.workspace)}")
         spec = s.op.get_attr("tile_spec")
-        taken = {p.lower().replace("_", "") for p in (spec.params if spec is not None else ())}
-        taken |= set(COMMON_KEYWORDS) | {"scope"}
         rest = {}
         for key, value in (s.config or {}).items():
-            if (isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
-                    and key.lower().replace("_", "") not in taken):
+            if config_keyword_ok(key, spec):
                 kws.append(f"{key}={self.raw(value)}")
             else:
                 rest[key] = value

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import keyword
 import textwrap
 import types
 from collections.abc import Iterator
@@ -25,7 +26,8 @@ from ....ir.expr import IndexLambda
 from ....ir.op import CallEffect, Op, OpCategory
 
 __all__ = ["COMMON_KEYWORDS", "COMPOSE_OP", "EXEC_SCOPE_ALIASES", "TILE_OPS", "TileOpSpec",
-           "OP_SYNONYMS", "core_registration", "get_spec", "index_functions_as_ir", "make_call",
+           "OP_SYNONYMS", "config_keyword_ok", "core_registration", "get_spec",
+           "index_functions_as_ir", "make_call",
            "make_compose_op", "op_class",
            "op_summary", "reference_markdown",
            "registered_specs", "suggest_op"]
@@ -105,15 +107,20 @@ class TileOpSpec:
         underscores (``transpose_a`` for ``transpose_A``) is refused as a misspelling."""
         params = {k: v for k, v in kwargs.items() if k in self.params}
         extra = {k: v for k, v in kwargs.items() if k not in self.params}
-        folded = {p.lower().replace("_", ""): p for p in self.params}
         for key in extra:
-            meant = folded.get(key.lower().replace("_", ""))
+            meant = self.misspelt(key)
             if meant is not None:
                 raise TypeError(f"Tx.{self.name} got keyword argument {key!r}; did you mean "
                                 f"{meant!r}? (signature: {self.signature()}; a keyword that is "
                                 f"not a parameter is a config entry: write config={{{key!r}: ...}} "
                                 "to mean that)")
         return params, extra
+
+    def misspelt(self, key: str) -> str | None:
+        """The parameter or common keyword that keyword ``key`` most likely misspells (the same
+        name in another case or without underscores, or a very close one: ``dispath``), or
+        None for a key that can be a config entry."""
+        return _misspelt(key, self.params)
 
     def _drop_same_shape_src(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                              ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -370,6 +377,29 @@ def get_spec(name: str) -> TileOpSpec:
     if spec is None:
         raise AttributeError(f"{name!r} is not a tile primitive; tile primitives: {sorted(TILE_OPS)}")
     return spec
+
+
+def _misspelt(key: str, params: tuple[str, ...]) -> str | None:
+    """See :meth:`TileOpSpec.misspelt` (``params``: the op's parameters)."""
+    names = [*params, *COMMON_KEYWORDS]
+    folded = {n.lower().replace("_", ""): n for n in names}
+    meant = folded.get(key.lower().replace("_", ""))
+    if meant is not None and meant != key:
+        return meant
+    import difflib  # noqa: PLC0415 - only when a call has a keyword that is no parameter
+
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
+    return close[0] if close and close[0] != key else None
+
+
+def config_keyword_ok(key: Any, spec: TileOpSpec | None) -> bool:
+    """Whether config entry ``key`` can be written as a keyword of a call of ``spec``'s op
+    (and read back as the same entry): an identifier that is no Python keyword, no name the
+    call takes itself and no misspelling of one."""
+    if not (isinstance(key, str) and key.isidentifier()) or keyword.iskeyword(key):
+        return False
+    params = spec.params if spec is not None else ()
+    return key not in (*params, *COMMON_KEYWORDS, "scope") and _misspelt(key, params) is None
 
 
 def index_functions_as_ir(bound: list[Any]) -> list[Any]:
