@@ -13,7 +13,7 @@ from .op import Op
 from .span import Span
 
 __all__ = [
-    "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
+    "ALLOCATED_ADDR", "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "BufferStore", "DeclBuffer",
     "Evaluate", "ExecScope", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
     "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "resolve_scope_ids", "seq",
 ]
@@ -153,6 +153,11 @@ class AssertStmt(Stmt):
         self.message = message if isinstance(message, PrimExpr) else StringImm(str(message))
 
 
+# the AllocBuffer annotation that says where a backend's allocator placed the buffer (a list of
+# integers, e.g. Trainium's byte address in each partition); written ``allocated_addr=[...]``
+ALLOCATED_ADDR = "allocated_addr"
+
+
 class AllocBuffer(Stmt):
     """Allocate ``buffer`` (in its storage scope) for the rest of the enclosing block."""
 
@@ -162,6 +167,13 @@ class AllocBuffer(Stmt):
     def __init__(self, buffer: Buffer, annotations: dict[str, Any] | None = None) -> None:
         self.buffer = buffer
         self.annotations = dict(annotations or {})
+
+    @property
+    def allocated_addr(self) -> list[Any] | None:
+        """Where an allocator placed the buffer (``T.alloc_buffer(..., allocated_addr=[a])``),
+        or None while it is not placed."""
+        addr = self.annotations.get(ALLOCATED_ADDR)
+        return None if addr is None else list(addr)
 
 
 class DeclBuffer(Stmt):
