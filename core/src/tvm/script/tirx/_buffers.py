@@ -190,17 +190,24 @@ def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strid
                         annotations=annotations)
 
 
-def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
+def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, *, scope: str | None = None,
                 layout: Any = None, strides: Any = None, elem_offset: Any = 0,
                 align: int = 0, axis_separators: Any = None,
                 offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
-    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory.
+    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory (the
+    seed's ``T.decl_buffer((64,), "float32", B.data)`` gives ``data`` third). Without
+    ``scope`` the view is in the memory ``data`` points to (``B``'s scope), else ``global``.
 
     ``allocated_addr=a`` (the seed's spelling for tensor memory) is where the allocator put the
     buffer: a ``tmem`` buffer's TMEM address, which this project keeps as its ``elem_offset``
     (``Buffer.allocated_addr`` reads it back; the printer writes ``elem_offset=``)."""
     if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
-        raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
+        hint = (f"; for a view of buffer {data.name!r} pass {data.name}.data"
+                if isinstance(data, _Buffer) else f", got {data!r:.60}")
+        raise TypeError(f"T.decl_buffer(data=...) expects a handle variable such as `B.data`"
+                        f"{hint}")
+    if scope is None:
+        scope = data.ptr_scope if data is not None and data.ptr_scope else "global"
     if allocated_addr is not None:
         elem_offset = _allocated_offset(allocated_addr, elem_offset, scope)
     dims = _extents(shape)
