@@ -426,8 +426,12 @@ class _Printer(_ExprPrinter):
 
     def s_AllocBuffer(self, s: S.AllocBuffer, last: bool) -> None:
         args = self.buffer_args(s.buffer, alloc=True)
-        if s.annotations:
-            args += f", annotations={self.raw(s.annotations)}"
+        ann = dict(s.annotations)
+        addr = ann.pop(S.ALLOCATED_ADDR, None)
+        if ann:
+            args += f", annotations={self.raw(ann)}"
+        if addr is not None:
+            args += f", allocated_addr={self.raw(list(addr))}"
         name = self.define_buffer(s.buffer)
         self.line(f"{name} = T.alloc_buffer({args})")
 
