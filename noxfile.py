@@ -199,8 +199,8 @@ TORCH = "torch==2.13.0"
 @nox.session(python=PYTHON)
 def torch(session: nox.Session) -> None:
     """tvm.torch and the kernel library's torch side with a CPU torch: custom ops on the host
-    target under torch.compile(fullgraph=True), and the CUDA kernels' argument checks (which
-    answer before any launch)."""
+    target under torch.compile(fullgraph=True), the CUDA kernels' argument checks (which
+    answer before any launch), and the hot call's C tensor launcher on CPU tensors."""
     _install_ours(session, "pip", "./core[test]", "./tvm-backend-cuda[test]")
     _check_installed(session, "tvm-core", "tvm-backend-cuda")
     # pip, not uv: uv reads no pip configuration and would fetch a CUDA build from PyPI
@@ -209,7 +209,10 @@ def torch(session: nox.Session) -> None:
     _pytest(session, "core/tests/runtime/test_torch_custom_op.py",
             "tvm-backend-cuda/tests/test_kernels_gemm.py::test_gemm_callable_checks_its_arguments",
             "tvm-backend-cuda/tests/test_kernels_gemm.py::test_the_library_is_reachable_from_tvm",
-            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_torch_ops_trace_without_a_gpu")
+            "tvm-backend-cuda/tests/test_kernels_gemm.py::test_torch_ops_trace_without_a_gpu",
+            # the C tensor launcher reads torch tensors through torch's DLPack C exchange API
+            "tvm-backend-cuda/tests/test_c_launcher.py",
+            "tvm-backend-cuda/tests/test_call_path.py")
 
 
 @nox.session(python=PYTHON)

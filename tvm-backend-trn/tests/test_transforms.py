@@ -73,11 +73,66 @@ def test_allocator_places_buffers():
     sbuf = [a for a in allocs if a.buffer.scope == "trn.sbuf"]
     end = 0
     for a in sbuf:  # packed in order, 32-byte aligned
-        assert a.annotations["trn.offset"] == -(-end // 32) * 32
-        end = a.annotations["trn.offset"] + bytes_per_partition(a.buffer)
+        assert a.allocated_addr == [-(-end // 32) * 32]
+        end = a.allocated_addr[0] + bytes_per_partition(a.buffer)
     assert [a.buffer.name for a in sbuf] == ["identity", "const_bias", "s", "t"]
     (psum,) = [a for a in allocs if a.buffer.scope == "trn.psum"]
-    assert psum.annotations == {"trn.bank": 0, "trn.offset": 0}
+    assert psum.annotations == {"allocated_addr": [0]}
+
+
+def _placed(func) -> dict[str, list]:
+    return {a.buffer.name: a.allocated_addr for a in _nodes(TrnNaiveAllocator()(
+        tvm.IRModule({"main": func})), AllocBuffer)}
+
+
+def test_allocator_keeps_given_addresses_and_places_after_them():
+    # no target: a function that allocates SBUF/PSUM is placed with the default trn limits
+    @T.prim_func
+    def f(X: T.Buffer((128, 6), "float32")):
+        a = T.alloc_buffer((128, 6), "float32", scope="trn.sbuf")  # 24 B a partition
+        b = T.alloc_buffer((128, 10), "bfloat16", scope="trn.sbuf", allocated_addr=[100])
+        c = T.alloc_buffer((128, 3), "float32", scope="trn.sbuf")
+        p = T.alloc_buffer((128, 4), "float32", scope="trn.psum")
+        q = T.alloc_buffer((128, 4), "float32", scope="trn.psum", allocated_addr=[2048 + 64])
+        g = T.alloc_buffer((4,), "float32", scope="global")
+        Tx.copy(a, X)
+        Tx.copy(c, a[:, 0:3])
+
+    # b ends at 120 (20 B a partition): a at 128, c after a at 160; psum p in the next bank
+    assert _placed(f) == {"a": [128], "b": [100], "c": [160], "p": [4096],
+                          "q": [2112], "g": None}
+
+
+def test_allocated_addr_round_trips_and_is_checked():
+    @T.prim_func
+    def f():
+        a = T.alloc_buffer((128, 8), "float32", scope="trn.sbuf", allocated_addr=[64],
+                           annotations={"note": 1})
+        T.evaluate(a[0, 0])
+
+    text = f.script()
+    assert 'allocated_addr=[64]' in text and 'annotations={"note": 1}' in text
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text), f)
+    with pytest.raises(Exception, match=r"allocated_addr=\.\.\.\) takes integer addresses"):
+        @T.prim_func
+        def g():
+            a = T.alloc_buffer((128, 8), "float32", scope="trn.sbuf", allocated_addr=[1.5])
+            T.evaluate(a[0, 0])
+
+
+def test_codegen_reads_allocated_addr():
+    @T.prim_func
+    def f(X: T.Buffer((128, 4), "float32"), Y: T.Buffer((128, 4), "float32")):
+        a = T.alloc_buffer((128, 4), "float32", scope="trn.sbuf", allocated_addr=[512])
+        Tx.copy(a, X)
+        Tx.copy(Y, a)
+
+    ex = tvm.compile(f, target=TARGET)
+    x = np.arange(512, dtype="float32").reshape(128, 4)
+    y = np.zeros_like(x)
+    ex(x, y)
+    np.testing.assert_array_equal(y, x)
+    assert "512" in ex.inspect_source()
 
 
 def _big(n_bytes_per_partition: int, scope: str = "trn.sbuf"):

@@ -50,6 +50,7 @@ __all__ = [
     "RaceError",
     "RegistrationConflict",
     "RequirementError",
+    "ScopeIdExtentError",
     "TVMError",
     "TargetError",
     "format_location",
@@ -106,6 +107,11 @@ class IRDepthError(TVMError, RecursionError):
 
 class KernelFormError(IRVerifyError):
     """The kernel-form ids of a function (``T.cta_id``, ``T.thread_id``, ...) are inconsistent."""
+
+
+class ScopeIdExtentError(KernelFormError):
+    """The extents of a kernel's ids disagree (``T.warp_id([3])`` with ``T.thread_id([100])``,
+    a grid that is not a whole number of clusters, a lane id that is not 32)."""
 
 
 class ExecContextError(TVMError, ValueError):

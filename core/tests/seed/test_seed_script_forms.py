@@ -411,7 +411,7 @@ def test_deferred_ids_still_meet_the_others() -> None:
         tx = T.thread_id([64])
         A[tx] = 1
 
-    with pytest.raises(KernelFormError, match=r"Inconsistent extents for scope thread: T.thread_id\(\[64\]\) "
+    with pytest.raises(KernelFormError, match=r"inconsistent thread counts: T.thread_id\(\[64\]\) "
                                               r"gives 64 threads but T.warp_id\(\[4\]\) \* 32 "
                                               r"gives 128"):
         tvm.compile(clash, target="c")

@@ -155,13 +155,13 @@ def test_a_warpgroup_of_fewer_warps(warps, with_wg):
      r"T.warp_id_in_wg extent must be 4 \(fewer warps, 1 to 3, only in a CTA of one warpgroup\), "
      "got 2"),
     (lambda: [ScopeIdDef("thread_id", [Var("t")], [128]), ScopeIdDef("warp_id_in_wg", [Var("w")], [2])],
-     r"Inconsistent extents for scope thread: T.thread_id\(\[128\]\) gives 128 threads but "
+     r"inconsistent thread counts: T.thread_id\(\[128\]\) gives 128 threads but "
      r"T.warp_id_in_wg\(\[2\]\) \* 32 gives 64"),
     (lambda: [ScopeIdDef("thread_id", [Var("t")], [128]), ScopeIdDef("warp_id", [Var("w")], [8])],
-     r"Inconsistent extents for scope thread: T.thread_id\(\[128\]\) gives 128 threads but T.warp_id\(\[8\]\) \* 32 gives 256"),
+     r"inconsistent thread counts: T.thread_id\(\[128\]\) gives 128 threads but T.warp_id\(\[8\]\) \* 32 gives 256"),
     (lambda: [ScopeIdDef("lane_id", [Var("l")], [16])], "T.lane_id extent must be 32, got 16"),
     (lambda: [ScopeIdDef("thread_id", [Var("t")], [96]), ScopeIdDef("warpgroup_id", [Var("g")], [1])],
-     "Inconsistent extents for scope thread"),
+     "inconsistent thread counts"),
     (lambda: [ScopeIdDef("thread_id", [Var("a"), Var("b")], [32, 2]), ScopeIdDef("lane_id", [Var("l")], [32])],
      "T.lane_id needs a one-dimensional T.thread_id"),
     (lambda: [ScopeIdDef("thread_id", [Var("a")], [32]), ScopeIdDef("thread_id", [Var("b")], [16])],
@@ -170,7 +170,7 @@ def test_a_warpgroup_of_fewer_warps(warps, with_wg):
      "the grid extent 6 along x is not a multiple of the cluster extent 4"),
     (lambda: [ScopeIdDef("cta_id", [Var("b")], [6]), ScopeIdDef("cluster_id", [Var("c")], [2]),
               ScopeIdDef("cta_id_in_cluster", [Var("r")], [2])],
-     "Inconsistent extents for scope cta along x: T.cta_id gives 6 but T.cluster_id \\* T.cta_id_in_cluster gives 4"),
+     "inconsistent grid along x: T.cta_id gives 6 but T.cluster_id \\* T.cta_id_in_cluster gives 4"),
 ])
 def test_inconsistent_ids_raise(defs, message):
     A = Buffer("A", [8], "float32")

@@ -37,6 +37,7 @@ from .access import (
 from .isa import AP, Affine
 from .nki_render import render_nki, render_nki_legacy
 from .tags import KIND
+from .transform.naive_allocator import BANK, allocated_address
 
 __all__ = ["ACT_OPS", "ALU_OPS", "REDUCE_OPS", "generate_kernels", "lower_to_kernel",
            "render_source"]
@@ -136,8 +137,8 @@ class _Lowering:
         if buf.scope not in ON_CHIP:
             raise CompileError(f"trn kernel {self.func.name}: allocation {buf.name!r} in scope "
                                f"{buf.scope!r}; Trainium kernels allocate trn.sbuf or trn.psum")
-        ann = node.annotations
-        if "trn.offset" not in ann:
+        addr = allocated_address(node)
+        if addr is None:
             raise CompileError(f"trn kernel {self.func.name}: {buf.name!r} has no address; run "
                                f"TrnNaiveAllocator (the trn pipeline does)")
         layout = buffer_layout(buf)
@@ -146,12 +147,10 @@ class _Lowering:
         name = self._name(buf)
         dtype = str(buf.dtype)
         if buf.scope == "trn.sbuf":
-            self.allocs.append(isa.SbufTensor(name, partitions, (span,), dtype,
-                                              offset=int(ann["trn.offset"])))
+            self.allocs.append(isa.SbufTensor(name, partitions, (span,), dtype, offset=addr))
         else:
             self.allocs.append(isa.PsumTensor(name, partitions, (span,), dtype,
-                                              bank=int(ann.get("trn.bank", 0)),
-                                              offset=int(ann["trn.offset"])))
+                                              bank=addr // BANK, offset=addr % BANK))
 
     # -- statements ----------------------------------------------------------------------
     def stmt(self, s: ir.Stmt | None) -> tuple[isa.Stmt, ...]:

@@ -25,7 +25,7 @@ from .expr import (
     Var,
     convert,
 )
-from .layout import ComposeLayout, TileLayout
+from .layout import ComposeLayout, TileLayout, default_strides
 from .node import Node
 from .op import Op
 from .span import Span
@@ -131,6 +131,25 @@ class Buffer(Node):
             raise IndexError(f"{self.name}.ptr_to: {len(items)} index(es) for a buffer of "
                              f"{len(self.shape)} dimension(s)")
         return Op.get("tirx.address_of")(BufferLoad(self, items))
+
+    def elem_offset_of(self, indices: Sequence[Any]) -> PrimExpr:
+        """The memory offset, in elements from the buffer's start (its own ``elem_offset`` not
+        included, as :meth:`access_ptr`'s ``offset`` counts), of the element at logical
+        ``indices``: through the layout's memory axis, the strides, or row-major. A sub-view
+        at ``A[32, 32]`` is ``T.decl_buffer(..., A.data, elem_offset=A.elem_offset +
+        A.elem_offset_of([32, 32]))``."""
+        items = list(indices) if isinstance(indices, (list, tuple)) else [indices]
+        if len(items) != len(self.shape):
+            raise IndexError(f"{self.name}.elem_offset_of: {len(items)} index(es) for a buffer "
+                             f"of {len(self.shape)} dimension(s) (shape {list(self.shape)})")
+        items = [convert(i) for i in items]
+        if self.layout is not None:
+            return self.layout.apply(items, list(self.shape)).get("m", convert(0))
+        strides = list(self.strides) if self.strides else default_strides(self.shape)
+        offset: PrimExpr = convert(0)
+        for i, stride in zip(items, strides):
+            offset = offset + i * stride
+        return offset
 
     def access_ptr(self, access_mask: str | int, ptr_type: str = "handle", content_lanes: int = 1,
                    offset: Any = 0, extent: Any = None) -> PrimExpr:

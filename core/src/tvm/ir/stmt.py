@@ -14,7 +14,8 @@ from .span import Span
 from .visitor import Mutator
 
 __all__ = [
-    "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "Bind", "BufferStore", "DeclBuffer",
+    "ALLOCATED_ADDR", "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "Bind", "BufferStore",
+    "DeclBuffer",
     "Evaluate", "ExecScope", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
     "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "fold_binds", "resolve_scope_ids", "seq",
 ]
@@ -204,6 +205,11 @@ class AssertStmt(Stmt):
         self.message = message if isinstance(message, PrimExpr) else StringImm(str(message))
 
 
+# the AllocBuffer annotation that says where a backend's allocator placed the buffer (a list of
+# integers, e.g. Trainium's byte address in each partition); written ``allocated_addr=[...]``
+ALLOCATED_ADDR = "allocated_addr"
+
+
 class AllocBuffer(Stmt):
     """Allocate ``buffer`` (in its storage scope) for the rest of the enclosing block."""
 
@@ -213,6 +219,13 @@ class AllocBuffer(Stmt):
     def __init__(self, buffer: Buffer, annotations: dict[str, Any] | None = None) -> None:
         self.buffer = buffer
         self.annotations = dict(annotations or {})
+
+    @property
+    def allocated_addr(self) -> list[Any] | None:
+        """Where an allocator placed the buffer (``T.alloc_buffer(..., allocated_addr=[a])``),
+        or None while it is not placed."""
+        addr = self.annotations.get(ALLOCATED_ADDR)
+        return None if addr is None else list(addr)
 
 
 class DeclBuffer(Stmt):
@@ -230,23 +243,40 @@ SCOPE_ID_KINDS = ("cta_id", "cluster_id", "cta_id_in_cluster", "thread_id", "war
                   "warpgroup_id", "thread_id_in_wg", "warp_id_in_wg", "cta_id_in_pair")
 
 
+#: the seed's ScopeIdDef names an id by the pair of scopes it indexes (parent, child)
+_SCOPE_PAIR_KINDS = {
+    ("kernel", "cta"): "cta_id", ("kernel", "cluster"): "cluster_id",
+    ("cluster", "cta"): "cta_id_in_cluster", ("cta", "thread"): "thread_id",
+    ("cta", "warp"): "warp_id", ("cta", "warpgroup"): "warpgroup_id",
+    ("warp", "thread"): "lane_id", ("warpgroup", "thread"): "thread_id_in_wg",
+    ("warpgroup", "warp"): "warp_id_in_wg",
+}
+
+
 class ScopeIdDef(Stmt):
     """The kernel form's index definitions, e.g. ``bx, by = T.cta_id([32, 4])``: defines
-    ``vars`` with the given ``extents`` for the rest of the kernel."""
+    ``vars`` with the given ``extents`` for the rest of the kernel.
+
+    ``ScopeIdDef(kind, vars, extents)``; the seed's ``ScopeIdDef(vars, extents, parent,
+    child)`` names the kind by its pair of scopes (``"kernel", "cta"`` is ``cta_id``,
+    ``"warp", "thread"`` is ``lane_id``, ...)."""
 
     _fields = ("kind", "vars", "extents")
     _def_fields = frozenset({"vars"})
 
     def __init__(self, kind: str | Sequence[Var], vars: Any,  # noqa: A002
-                 extents: Sequence[Any] | None, cur_scope: str | None = None) -> None:
-        if not isinstance(kind, str):  # the seed's ScopeIdDef(vars, extents, parent, cur)
-            kind, vars, extents = _seed_id_kind(extents, cur_scope), kind, vars
+                 extents: Any = None, child: str | None = None) -> None:
+        if not isinstance(kind, str):  # the seed's (vars, extents, parent, child)
+            kind, vars, extents = _kind_of_scopes(extents, child), kind, vars
+        elif child is not None:
+            raise TypeError(f"ScopeIdDef({kind!r}, vars, extents) takes no fourth argument; "
+                            f"the seed's form is ScopeIdDef(vars, extents, parent, child)")
         if kind not in SCOPE_ID_KINDS:
             raise ValueError(f"unknown scope id kind {kind!r}; expected one of {SCOPE_ID_KINDS}")
         extents = [] if extents is None else extents
         if not extents and len(vars) != 1:
-            raise ValueError(f"{kind}: an id without extents (T.{kind}()) defines one variable, "
-                             f"got {len(vars)} (Deferred ScopeIdDef must define exactly one Var)")
+            raise ValueError(f"Deferred ScopeIdDef T.{kind}() (no extents) must define exactly "
+                             f"one Var, got {len(vars)}; give the extents to define several")
         if extents and len(vars) != len(extents):
             raise ValueError(f"{kind}: {len(vars)} variables for {len(extents)} extents")
         self.kind = kind
@@ -260,21 +290,12 @@ class ScopeIdDef(Stmt):
         return not self.extents
 
 
-#: the seed's (parent scope, scope) of each id kind (its ScopeIdDef names the two scopes)
-_SEED_ID_SCOPES = {
-    ("kernel", "cta"): "cta_id", ("kernel", "cluster"): "cluster_id",
-    ("cluster", "cta"): "cta_id_in_cluster", ("cta", "thread"): "thread_id",
-    ("cta", "warp"): "warp_id", ("warp", "thread"): "lane_id", ("cta", "warpgroup"): "warpgroup_id",
-    ("warpgroup", "thread"): "thread_id_in_wg", ("warpgroup", "warp"): "warp_id_in_wg",
-}
-
-
-def _seed_id_kind(parent: Any, cur: str | None) -> str:
-    kind = _SEED_ID_SCOPES.get((str(parent), str(cur)))
+def _kind_of_scopes(parent: Any, child: Any) -> str:
+    kind = _SCOPE_PAIR_KINDS.get((parent, child))
     if kind is None:
-        pairs = ", ".join(f"({p!r}, {c!r})" for p, c in _SEED_ID_SCOPES)
-        raise ValueError(f"ScopeIdDef: no id kind is the scope {cur!r} inside {parent!r}; the "
-                         f"pairs are {pairs}")
+        pairs = ", ".join(f"({p!r}, {c!r})" for p, c in _SCOPE_PAIR_KINDS)
+        raise ValueError(f"ScopeIdDef(vars, extents, {parent!r}, {child!r}): no kernel id "
+                         f"indexes {child!r} within {parent!r}; the pairs are {pairs}")
     return kind
 
 

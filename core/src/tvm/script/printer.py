@@ -431,11 +431,16 @@ class _Printer(_ExprPrinter):
         self.scoped(lambda: self.block(body))
 
     def s_AllocBuffer(self, s: S.AllocBuffer, last: bool) -> None:
+        ann = dict(s.annotations)
+        addr = ann.pop(S.ALLOCATED_ADDR, None)
         # a register buffer is written T.alloc_local(...), as the seed prints it
-        local = s.buffer.scope == "local" and not (s.buffer.axis_separators or s.buffer.offset_factor)
+        local = (s.buffer.scope == "local" and addr is None
+                 and not (s.buffer.axis_separators or s.buffer.offset_factor))
         args = self.buffer_args(s.buffer, alloc=True, default_scope="local" if local else "global")
-        if s.annotations:
-            args += f", annotations={self.raw(s.annotations)}"
+        if ann:
+            args += f", annotations={self.raw(ann)}"
+        if addr is not None:
+            args += f", allocated_addr={self.raw(list(addr))}"
         name = self.define_buffer(s.buffer)
         self.line(f"{name} = T.{'alloc_local' if local else 'alloc_buffer'}({args})")
 

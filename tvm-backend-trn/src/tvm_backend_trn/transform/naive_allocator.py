@@ -2,10 +2,14 @@
 
 Naive: every on-chip buffer lives for the whole kernel. SBUF buffers are packed one after
 another (32-byte aligned) in each partition; PSUM buffers start on a 2 KiB bank boundary and
-take whole banks. The address goes into the ``AllocBuffer``'s annotations (``trn.offset``,
-and ``trn.bank`` for PSUM), which codegen reads. A buffer that does not fit the target's
-``max_sbuf_size_per_partition`` / ``max_psum_size_per_partition`` raises
-:class:`~tvm.error.CompileError` listing what is allocated.
+take whole banks. The address is the allocation's ``allocated_addr`` (``T.alloc_buffer(...,
+allocated_addr=[a])``, the seed's spelling): the byte address in each partition; for PSUM,
+bank ``a // 2048`` at offset ``a % 2048``. Codegen reads it. A buffer that already has an
+address keeps it, and the others are placed after the highest end of those. A function
+without a target is placed with the default ``trn`` target's limits when it allocates
+on-chip memory. A buffer that does not fit the target's ``max_sbuf_size_per_partition`` /
+``max_psum_size_per_partition`` raises :class:`~tvm.error.CompileError` listing what is
+allocated.
 """
 
 from __future__ import annotations
@@ -13,14 +17,19 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tvm.backend.sdk import target_of
 from tvm.error import CompileError, located
-from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc
+from tvm.ir import AllocBuffer, Buffer, Mutator, PrimFunc, post_order_visit
+from tvm.ir.function import IRModule
+from tvm.ir.stmt import ALLOCATED_ADDR
+from tvm.target import Target
+from tvm.transform import PassContext
 
 from ..access import ON_CHIP, axis_size, axis_span, buffer_layout
 from ..layout import is_trainium_layout
 from ._trn_pass import TrnFunctionPass
 
-__all__ = ["TrnNaiveAllocator", "bytes_per_partition"]
+__all__ = ["TrnNaiveAllocator", "allocated_address", "bytes_per_partition"]
 
 SBUF_ALIGN = 32
 BANK = 2048
@@ -47,9 +56,36 @@ class TrnNaiveAllocator(TrnFunctionPass):
 
     name = "TrnNaiveAllocator"
 
+    def transform_function(self, func: PrimFunc, mod: IRModule, ctx: PassContext) -> PrimFunc:
+        if target_of(func, ctx) is None and _on_chip_allocs(func):
+            return self.transform_trn(func, Target("trn"))
+        return super().transform_function(func, mod, ctx)
+
     def transform_trn(self, func: PrimFunc, target: Any) -> PrimFunc:
         placer = _Place(func.name, target)
+        for node in _on_chip_allocs(func):
+            placer.reserve(node)
         return func.with_body(placer.visit(func.body))
+
+
+def allocated_address(node: AllocBuffer) -> int | None:
+    """The byte address in each partition where the allocator placed ``node``'s buffer (its
+    ``allocated_addr``), or None while it is not placed."""
+    addr = node.allocated_addr
+    if addr is None:
+        return None
+    if len(addr) != 1 or not isinstance(addr[0], int):
+        raise CompileError(f"{node.buffer.name!r} in {node.buffer.scope}: allocated_addr="
+                           f"{addr} should be one constant byte address in each partition, "
+                           f"e.g. allocated_addr=[0]")
+    return addr[0]
+
+
+def _on_chip_allocs(func: PrimFunc) -> list[AllocBuffer]:
+    found: list[AllocBuffer] = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, AllocBuffer)
+                     and n.buffer.scope in ON_CHIP else None)
+    return found
 
 
 class _Place(Mutator):
@@ -58,11 +94,19 @@ class _Place(Mutator):
         self.func = func_name
         self.target = target
         self.partitions = int(attrs.get("partition_size", 128))
-        self.sbuf_cap = int(attrs.get("max_sbuf_size_per_partition", 196608))
-        self.psum_cap = int(attrs.get("max_psum_size_per_partition", 16384))
-        self.sbuf_next = 0
-        self.psum_next = 0
+        self.caps = {"trn.sbuf": int(attrs.get("max_sbuf_size_per_partition", 196608)),
+                     "trn.psum": int(attrs.get("max_psum_size_per_partition", 16384))}
+        self.next = {"trn.sbuf": 0, "trn.psum": 0}
         self.placed: list[tuple[str, str, int]] = []
+
+    def reserve(self, node: AllocBuffer) -> None:
+        """A buffer the kernel already placed: the allocator places the others after it."""
+        with located(node.span):
+            addr = allocated_address(node)
+            if addr is None:
+                return
+            scope = node.buffer.scope
+            self.next[scope] = max(self.next[scope], addr + bytes_per_partition(node.buffer))
 
     def visit_AllocBuffer(self, node: AllocBuffer) -> Any:
         with located(node.span):  # a layout or size it cannot place: at the allocation's line
@@ -77,22 +121,18 @@ class _Place(Mutator):
         if parts > self.partitions:
             raise CompileError(f"TrnNaiveAllocator: buffer {buf.name!r} spans {parts} "
                                f"partitions; the target has {self.partitions}")
-        ann = dict(node.annotations)
-        if buf.scope == "trn.sbuf":
-            offset = -(-self.sbuf_next // SBUF_ALIGN) * SBUF_ALIGN
-            if offset + size > self.sbuf_cap:
-                raise CompileError(self._overflow("SBUF", buf, size, offset, self.sbuf_cap))
-            self.sbuf_next = offset + size
-            ann["trn.offset"] = offset
-        else:
-            offset = -(-self.psum_next // BANK) * BANK
-            if offset + size > self.psum_cap:
-                raise CompileError(self._overflow("PSUM", buf, size, offset, self.psum_cap))
-            self.psum_next = offset + size
-            ann["trn.bank"] = offset // BANK
-            ann["trn.offset"] = 0
+        if node.allocated_addr is not None:
+            self.placed.append((buf.scope, buf.name, size))
+            return node
+        align = SBUF_ALIGN if buf.scope == "trn.sbuf" else BANK
+        offset = -(-self.next[buf.scope] // align) * align
+        cap = self.caps[buf.scope]
+        if offset + size > cap:
+            mem = "SBUF" if buf.scope == "trn.sbuf" else "PSUM"
+            raise CompileError(self._overflow(mem, buf, size, offset, cap))
+        self.next[buf.scope] = offset + size
         self.placed.append((buf.scope, buf.name, size))
-        return AllocBuffer(buf, ann)
+        return AllocBuffer(buf, {**node.annotations, ALLOCATED_ADDR: [offset]})
 
     def _overflow(self, mem: str, buf: Buffer, size: int, offset: int, cap: int) -> str:
         scope = "trn.sbuf" if mem == "SBUF" else "trn.psum"

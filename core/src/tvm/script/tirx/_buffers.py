@@ -14,6 +14,7 @@ from ...ir.buffer import Buffer as _Buffer
 from ...ir.dtype import DataType
 from ...ir.expr import Var
 from ...ir.layout import ComposeLayout, SwizzleLayout, TileLayout, layout_from_string
+from ...ir.stmt import ALLOCATED_ADDR
 
 
 @dataclass
@@ -136,14 +137,40 @@ def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any
 def alloc_buffer(shape: Any, dtype: str = "float32", *, scope: str = "global",
                  layout: Any = None, strides: Any = None, align: int = 0,
                  annotations: dict[str, Any] | None = None, axis_separators: Any = None,
-                 offset_factor: int = 0) -> BufferSpec:
+                 offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
     """``A = T.alloc_buffer((64,), "float32", scope="shared")``: an allocation for the rest of
-    the block."""
+    the block.
+
+    ``allocated_addr=[a, ...]`` says where the allocation already lives (a backend allocator
+    writes it, e.g. Trainium's ``TrnNaiveAllocator``: the byte address in each partition); it
+    is the allocation's annotation ``"allocated_addr"``, a list of integers, which the
+    allocator keeps and the printer writes back as ``allocated_addr=``."""
     dims = _extents(shape)
+    ann = dict(annotations or {})
+    if allocated_addr is not None:
+        ann[ALLOCATED_ADDR] = _address_list(allocated_addr)
     return BufferSpec("alloc", dims, _value_dtype(dtype),
                       _with_extras(_buffer_kwargs(strides, scope, layout, 0, align, shape=dims),
                                    axis_separators, offset_factor),
-                      annotations=dict(annotations or {}))
+                      annotations=ann)
+
+
+def _address_list(addr: Any) -> list[Any]:
+    """``allocated_addr`` of an allocation: a list of integers (a single one is wrapped)."""
+    items = list(addr) if isinstance(addr, (list, tuple)) else [addr]
+    out: list[Any] = []
+    for a in items:
+        if isinstance(a, _E.IntImm):
+            a = builtins.int(a.value)
+        if isinstance(a, builtins.bool) or not isinstance(a, (builtins.int, _E.PrimExpr)) \
+                or (isinstance(a, _E.PrimExpr) and not a.dtype.is_integer):
+            raise TypeError(f"T.alloc_buffer(allocated_addr=...) takes integer addresses, e.g. "
+                            f"allocated_addr=[0]; got {a!r:.60}")
+        out.append(a)
+    if not out:
+        raise ValueError("T.alloc_buffer(allocated_addr=[]) gives no address; leave it out to "
+                         "let the allocator place the buffer")
+    return out
 
 
 def alloc_shared(shape: Any, dtype: str = "float32", *, layout: Any = None, strides: Any = None,
@@ -163,17 +190,24 @@ def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strid
                         annotations=annotations)
 
 
-def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
+def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, *, scope: str | None = None,
                 layout: Any = None, strides: Any = None, elem_offset: Any = 0,
                 align: int = 0, axis_separators: Any = None,
                 offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
-    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory.
+    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory (the
+    seed's ``T.decl_buffer((64,), "float32", B.data)`` gives ``data`` third). Without
+    ``scope`` the view is in the memory ``data`` points to (``B``'s scope), else ``global``.
 
     ``allocated_addr=a`` (the seed's spelling for tensor memory) is where the allocator put the
     buffer: a ``tmem`` buffer's TMEM address, which this project keeps as its ``elem_offset``
     (``Buffer.allocated_addr`` reads it back; the printer writes ``elem_offset=``)."""
     if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
-        raise TypeError("T.decl_buffer(data=...) expects a handle variable such as `B.data`")
+        hint = (f"; for a view of buffer {data.name!r} pass {data.name}.data"
+                if isinstance(data, _Buffer) else f", got {data!r:.60}")
+        raise TypeError(f"T.decl_buffer(data=...) expects a handle variable such as `B.data`"
+                        f"{hint}")
+    if scope is None:
+        scope = data.ptr_scope if data is not None and data.ptr_scope else "global"
     if allocated_addr is not None:
         elem_offset = _allocated_offset(allocated_addr, elem_offset, scope)
     dims = _extents(shape)

@@ -7,6 +7,7 @@
 - :class:`VectorizeLoop`, :class:`UnrollLoop`: annotated loops
 - :class:`StmtSimplify` (alias ``Simplify``): arithmetic simplification and clean-up
 - :class:`SplitHostDevice`: device kernels + host launcher (with launch bounds)
+- :mod:`.common`: what passes share (:class:`~.common.BufferReplacer`)
 
 The argument signatures and launch plans built from the lowered IR (``function_signature``,
 ``check_arguments``, ``launch_plans``) are :mod:`tvm.codegen.signature`'s: they make runtime

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...arith import Analyzer
-from ...error import KernelFormError
+from ...error import KernelFormError, ScopeIdExtentError
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import IRModule, PrimFunc
@@ -32,7 +32,7 @@ from ...transform import PassContext, PrimFuncPass
 from ._util import contains, flatten_seq, target_of
 from .lower_host_encodes import lower_host_encodes
 
-__all__ = ["CLUSTER_EXTENT", "LowerKernelForm", "KernelFormError"]
+__all__ = ["CLUSTER_EXTENT", "KernelFormError", "LowerKernelForm", "check_kernel_ids"]
 
 CLUSTER_EXTENT = "tirx.cluster_extent"
 _AXES = ("x", "y", "z")
@@ -57,17 +57,13 @@ class LowerKernelForm(PrimFuncPass):
         return func.with_body(body)
 
 
-def check_kernel_form(func: PrimFunc) -> None:
-    """Raise the :class:`~tvm.error.KernelFormError` that lowering ``func``'s kernel ids would
-    (inconsistent extents, ids out of place); the function is not changed. A deferred id that
-    nothing resolves (``T.cta_id()`` alone) passes, as in the seed's well-formed check: its
-    lowering names it."""
-    try:
-        LowerKernelForm().transform_function(func, IRModule({func.name: func}),
-                                             PassContext.current())
-    except KernelFormError as exc:
-        if getattr(exc, "unresolved_id", None) is None:
-            raise
+def check_kernel_ids(func: PrimFunc, target: Any = None, *, allow_deferred: bool = False) -> None:
+    """Raise :class:`KernelFormError` (:class:`ScopeIdExtentError` where extents disagree) if
+    ``func``'s kernel ids cannot be lowered: the checks :class:`LowerKernelForm` makes, without
+    keeping its result. ``allow_deferred``: an id without extents that nothing implies is
+    left out (the seed's well-formed check tolerates it until lowering) rather than an error."""
+    if contains(func.body, _is_kernel_marker):
+        _Lowerer(func.name, target, allow_deferred=allow_deferred).visit(func.body)
 
 
 def _is_device_entry(n: object) -> bool:
@@ -80,9 +76,10 @@ def _is_kernel_marker(n: object) -> bool:
 
 
 class _Lowerer(Mutator):
-    def __init__(self, func_name: str, target: Any = None) -> None:
+    def __init__(self, func_name: str, target: Any = None, *, allow_deferred: bool = False) -> None:
         self.func_name = func_name
         self.target = target
+        self.allow_deferred = allow_deferred
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> S.Stmt:
         start = next((k for k, x in enumerate(s.seq) if _is_kernel_marker(x)), None)
@@ -93,7 +90,8 @@ class _Lowerer(Mutator):
         rest, defs = _take_ids(body, self.func_name, ())
         merged = _MergeIds(self.func_name, defs)
         kernel_body = merged.apply(flatten_seq(rest))
-        kernel = _Kernel(self.func_name, merged.defs, self.target).wrap(kernel_body)
+        kernel = _Kernel(self.func_name, merged.defs, self.target,
+                         allow_deferred=self.allow_deferred).wrap(kernel_body)
         return flatten_seq([*head, kernel])
 
 
@@ -142,7 +140,7 @@ class _MergeIds(Mutator):
         same = len(first.extents) == len(d.extents) and all(
             self.ana.can_prove_equal(a, b) for a, b in zip(first.extents, d.extents))
         if not same:
-            raise KernelFormError(
+            raise ScopeIdExtentError(
                 f"function {self.func_name}: T.{d.kind} is defined twice with different extents "
                 f"({_exts(first)} and {_exts(d)}); a kernel has one {d.kind}. For the index "
                 f"of a thread within a warpgroup or a warp use T.thread_id_in_wg([128]) or "
@@ -227,18 +225,17 @@ def _check_not_bound(d: S.ScopeIdDef, bound: tuple[E.Var, ...], func_name: str) 
 class _Kernel:
     """The ids of one kernel and how to build its loops."""
 
-    def __init__(self, func_name: str, defs: Sequence[S.ScopeIdDef], target: Any = None) -> None:
+    def __init__(self, func_name: str, defs: Sequence[S.ScopeIdDef], target: Any = None, *,
+                 allow_deferred: bool = False) -> None:
         self.func_name = func_name
         self.target = target
         self.ana = Analyzer()
         self.ids: dict[str, S.ScopeIdDef] = {}
         defs, unresolved = S.resolve_scope_ids(defs)
-        if unresolved:
+        if unresolved and not allow_deferred:
             k = unresolved[0].kind
-            err = self.error(f"T.{k}() has no extents and the kernel's other ids do not imply "
+            raise self.error(f"T.{k}() has no extents and the kernel's other ids do not imply "
                              f"them; give them, e.g. T.{k}([n])")
-            err.unresolved_id = k  # type: ignore[attr-defined]  # check_kernel_form tolerates it
-            raise err
         for d in defs:
             if d.kind in self.ids:
                 raise self.error(f"T.{d.kind} is defined twice")
@@ -246,6 +243,10 @@ class _Kernel:
 
     def error(self, msg: str) -> KernelFormError:
         return KernelFormError(f"function {self.func_name}: {msg}")
+
+    def extent_error(self, msg: str) -> ScopeIdExtentError:
+        """The ids' extents disagree (what :func:`check_kernel_ids` reports as such)."""
+        return ScopeIdExtentError(f"function {self.func_name}: {msg}")
 
     def wrap(self, body: S.Stmt) -> S.Stmt:
         """``body`` inside the lets of the derived ids, inside the thread-bound loops."""
@@ -302,7 +303,7 @@ class _Kernel:
         ``%cluster_ctarank``) modulo 2. Checked: an extent of 2, clusters of an even number of
         CTAs, and a target with CTA pairs."""
         if pair.extents and not self.ana.can_prove_equal(pair.extents[0], 2):
-            raise self.error(f"T.cta_id_in_pair extent must be 2 (a CTA pair), got "
+            raise self.extent_error(f"T.cta_id_in_pair extent must be 2 (a CTA pair), got "
                              f"{pair.extents[0]}; write T.cta_id_in_pair()")
         sizes = [self._cluster_size(in_cluster, d) for d in range(len(loops))]
         ctas: E.PrimExpr = E.IntImm("int32", 1)
@@ -345,12 +346,11 @@ class _Kernel:
             return from_cluster if from_cluster is not None else E.IntImm("int32", 1)
         grid = cta.extents[d]
         if from_cluster is not None and not self.ana.can_prove_equal(grid, from_cluster):
-            raise self.error(f"Inconsistent extents for scope cta along {_AXES[d]}: T.cta_id "
-                             f"gives {grid} but "
+            raise self.extent_error(f"inconsistent grid along {_AXES[d]}: T.cta_id gives {grid} but "
                              f"T.cluster_id * T.cta_id_in_cluster gives {from_cluster}")
         if cluster is None and size is not None and isinstance(size, E.IntImm) and size.value > 1:
             if not self.ana.can_prove_equal(E.FloorMod(grid, size), 0):
-                raise self.error(f"the grid extent {grid} along {_AXES[d]} is not a multiple of "
+                raise self.extent_error(f"the grid extent {grid} along {_AXES[d]} is not a multiple of "
                                  f"the cluster extent {size}")
         return grid
 
@@ -419,7 +419,7 @@ class _Kernel:
                 if not self.ana.can_prove_equal(ext, fixed):
                     hint = (" (fewer warps, 1 to 3, only in a CTA of one warpgroup)"
                             if k == "warp_id_in_wg" else "")
-                    raise self.error(f"T.{k} extent must be {fixed}{hint}, got {ext}")
+                    raise self.extent_error(f"T.{k} extent must be {fixed}{hint}, got {ext}")
         if not claims:
             if any(k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg")):
                 return E.IntImm("int32", _WG)
@@ -429,14 +429,13 @@ class _Kernel:
         first_what, first = claims[0]
         for what, value in claims[1:]:
             if not self.ana.can_prove_equal(first, value):
-                raise self.error(f"Inconsistent extents for scope thread: {first_what} gives "
-                                 f"{first} threads "
+                raise self.extent_error(f"inconsistent thread counts: {first_what} gives {first} threads "
                                  f"but {what} gives {value}")
         needs_wg = not partial and any(
             k in self.ids for k in ("thread_id_in_wg", "warp_id_in_wg", "warpgroup_id"))
         unit = _WG if needs_wg else (_WARP if "lane_id" in self.ids or "warp_id" in self.ids else 1)
         if unit > 1 and not self.ana.can_prove_equal(E.FloorMod(first, unit), 0):
-            raise self.error(f"{first_what} gives {first} threads, not a multiple of {unit} "
+            raise self.extent_error(f"{first_what} gives {first} threads, not a multiple of {unit} "
                              f"as the warp/warpgroup ids need")
         return first
 
