@@ -26,6 +26,7 @@ from .expr import (
     convert,
 )
 from .layout import ComposeLayout, TileLayout
+from .layout_axes import default_strides
 from .node import Node
 from .op import Op
 from .span import Span
@@ -131,6 +132,22 @@ class Buffer(Node):
             raise IndexError(f"{self.name}.ptr_to: {len(items)} index(es) for a buffer of "
                              f"{len(self.shape)} dimension(s)")
         return Op.get("tirx.address_of")(BufferLoad(self, items))
+
+    def elem_offset_of(self, indices: Sequence[Any]) -> PrimExpr:
+        """The memory offset, in elements from the buffer's start (its ``elem_offset`` not
+        included, as :meth:`access_ptr` takes it), of the element at logical ``indices``:
+        through the layout, the strides, or row-major."""
+        items = [convert(i) for i in (indices if isinstance(indices, (list, tuple)) else [indices])]
+        if len(items) != len(self.shape):
+            raise IndexError(f"{self.name}.elem_offset_of: {len(items)} index(es) for a buffer "
+                             f"of {len(self.shape)} dimension(s)")
+        if self.layout is not None:
+            return convert(self.layout.apply(items, self.shape).get("m", 0))
+        strides = self.strides or default_strides(self.shape)
+        out: Any = 0
+        for i, st in zip(items, strides):
+            out = out + i * st
+        return convert(out)
 
     def access_ptr(self, access_mask: str | int, ptr_type: str = "handle", content_lanes: int = 1,
                    offset: Any = 0, extent: Any = None) -> PrimExpr:

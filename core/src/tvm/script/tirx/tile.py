@@ -70,7 +70,9 @@ class _TileOpCaller:
                         f"Tx.{name} is tile-only and expects `{pname}` to be a Buffer or "
                         f"BufferRegion; use T.{name} for expression/builtin calls"
                     )
-            bound = spec.bind(tuple(args), dict(kwargs))
+            kwargs = dict(kwargs)
+            config = spec.merge_config(kwargs, config)
+            bound = spec.bind(tuple(args), kwargs)
         else:
             if kwargs:
                 raise TypeError(f"Tx.{name} takes no keyword arguments {sorted(kwargs)}")

@@ -59,10 +59,28 @@ class TileOpSpec:
     # a trailing source the seed's signature has that adds nothing (zero(dst, src): dst = 0 over
     # src's shape): accepted where it has dst's shape, and not passed on
     same_shape_src: str | None = None
+    # the seed's form of an async op's options: keywords that are not parameters are entries
+    # of the call's config (Tx.copy_async(dst, src, mbar=bar[0]) has config {"mbar": bar[0]})
+    config_kwargs: bool = False
 
     @property
     def op_name(self) -> str:
         return f"tirx.tile.{self.name}"
+
+    def merge_config(self, kwargs: dict[str, Any], config: dict[str, Any] | None
+                     ) -> dict[str, Any] | None:
+        """``config`` with the keywords of ``kwargs`` that are config entries (removed from
+        ``kwargs``): those that are not parameters, for an op with ``config_kwargs``."""
+        if not self.config_kwargs:
+            return config
+        extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in self.params}
+        if not extra:
+            return config
+        both = sorted(set(extra) & set(config or {}))
+        if both:
+            raise TypeError(f"Tx.{self.name}: {both} given both as keywords and in config=; "
+                            "give each once")
+        return {**(config or {}), **extra}
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """Positional argument list (defaults filled) from a call's args and kwargs."""
@@ -172,7 +190,10 @@ _add(TileOpSpec("copy_async", ("dst", "src"), "copy", ("dst", "src"),
                 doc="dst = src, asynchronously (completion is the variant's contract)",
                 details="A backend's asynchronous variant issues the copy (cp.async, TMA, DMA) and "
                         "the kernel waits for it with that backend's intrinsics. The generic "
-                        "fallback copies synchronously, so the result is the same everywhere."))
+                        "fallback copies synchronously, so the result is the same everywhere. "
+                        "Keywords other than dst and src are entries of config (the variant's "
+                        "options: Tx.copy_async(dst, src, dispatch=\"tma\", mbar=bar[0])).",
+                config_kwargs=True))
 _add(TileOpSpec("fill", ("dst", "value"), "fill", doc="dst[...] = value",
                 details="Sets every element of dst to value, a scalar expression."))
 _add(TileOpSpec("memset", ("dst", "value"), "fill", doc="dst[...] = value",
@@ -352,7 +373,9 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
     This is what ``Tx.<op>(...)`` and ``Tx.<scope>.<op>(...)`` build.
     """
     spec = get_spec(name)
-    bound = spec.bind(args, dict(kwargs))
+    kwargs = dict(kwargs)
+    config = spec.merge_config(kwargs, config)
+    bound = spec.bind(args, kwargs)
     for pname, value in zip(spec.params, bound):
         if pname in spec.buffer_params and not isinstance(value, (Buffer, BufferRegion)):
             raise TypeError(f"Tx.{spec.name} is tile-only and expects `{pname}` to be a Buffer or "
