@@ -257,3 +257,26 @@ def test_st_bulk_zeroes_the_bytes_it_names(monkeypatch: pytest.MonkeyPatch) -> N
     want = a.copy()
     want[16:32] = 0
     np.testing.assert_array_equal(b, want)
+
+
+def test_tma_entry_takes_a_canonicalized_swizzled_shared_layout() -> None:
+    """``canonicalize()`` turns a swizzle over row-major atoms into a bare ``SwizzleLayout``; a
+    buffer takes it as the swizzle of its row-major offsets, and TMA still sees the swizzle."""
+    from tvm.tirx.cuda.operator.tile_primitive.copy_async.tma import copy_tma_impl
+    from tvm.tirx.cuda.operator.tile_primitive.tma_utils import (
+        SwizzleMode,
+        get_swizzle_mode_from_layout,
+        mma_shared_layout,
+    )
+
+    canon = mma_shared_layout("float16", 3, (4, 64, 64)).canonicalize()
+    assert isinstance(canon, tvm.ir.SwizzleLayout)
+    s = decl_buffer((4, 64, 64), "float16", "Sm", scope="shared.dyn", layout=canon)
+    assert isinstance(s.layout, tvm.ir.ComposeLayout)
+    assert get_swizzle_mode_from_layout(s.layout) is SwizzleMode.SWIZZLE_128B_ATOM
+    g = decl_buffer((64, 64), "float16", "G")
+    dst = BufferRegion(s, [Range.from_min_extent(2, 1), Range.from_min_extent(0, 64),
+                           Range.from_min_extent(0, 64)])
+    func = copy_tma_impl(CopyAsync(dst, _whole(g), config={"mbar": Var("bar", "handle")}),
+                         _sctx())
+    assert _ops(func, "tirx.ptx.cp_async_bulk_tensor_global_to_cluster") == 1
