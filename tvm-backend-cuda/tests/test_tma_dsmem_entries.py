@@ -280,3 +280,44 @@ def test_tma_entry_takes_a_canonicalized_swizzled_shared_layout() -> None:
     func = copy_tma_impl(CopyAsync(dst, _whole(g), config={"mbar": Var("bar", "handle")}),
                          _sctx())
     assert _ops(func, "tirx.ptx.cp_async_bulk_tensor_global_to_cluster") == 1
+
+
+@no_type_check
+def _multicast_before_peer_init(n: int = 64) -> Any:
+    """Each CTA of a cluster of 2 multicasts its half of A to both CTAs right after its own
+    barrier setup, with no cluster barrier first; each CTA then writes what landed to its copy
+    of B."""
+    from tvm.script import tirx as T
+
+    half = n // 2
+
+    @T.prim_func
+    def k(A: T.Buffer((n,), "float32"), B: T.Buffer((2 * n,), "float32")):
+        A_map: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)
+        T.call_packed("runtime.cuTensorMapEncodeTiled", A_map, "float32", 1, A.data,
+                      n, half, 1, 0, 0, 0, 0)
+        T.device_entry()
+        for cid in T.thread_binding(2, thread="clusterCtaIdx.x"):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for tx in T.thread_binding(n, thread="threadIdx.x"):
+                    bar = T.shared_scalar("uint64")
+                    S = T.alloc_buffer((n,), "float32", scope="shared", align=128)
+                    if tx == 0:
+                        T.ptx.mbarrier.init(T.address_of(bar), 1)
+                        T.ptx.mbarrier.arrive.expect_tx(T.address_of(bar), n * 4)
+                        T.ptx.cp_async.bulk.tensor.g2c(
+                            1, S.access_ptr("w", offset=cid * half), T.address_of(bar),
+                            T.address_of(A_map), 3, 1, "", cid * half)
+                    T.ptx.mbarrier.try_wait(T.address_of(bar), 0)
+                    B[bx * n + tx] = S[tx]
+
+    return k
+
+
+def test_a_multicast_lands_after_its_receivers_set_up_their_barriers() -> None:
+    ex = _emulated(_multicast_before_peer_init())
+    assert ".multicast::cluster" in ex.inspect_source()
+    a = np.random.default_rng(2).standard_normal(64).astype("float32")
+    b = np.zeros(128, "float32")
+    ex(a, b)
+    np.testing.assert_array_equal(b, np.concatenate([a, a]))
