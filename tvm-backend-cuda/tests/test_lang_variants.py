@@ -163,7 +163,7 @@ def test_dsmem_names_its_config() -> None:
         Tx.cta.copy(S, A)
         Tx.cta.copy_async(R, S, dispatch="dsmem")
 
-    assert "dsmem needs config={'cta_id'" in _dispatch_error(k)
+    assert "dsmem needs config['remote_cta_id']" in _dispatch_error(k)
 
 
 @no_type_check

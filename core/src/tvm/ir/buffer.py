@@ -25,7 +25,7 @@ from .expr import (
     Var,
     convert,
 )
-from .layout import ComposeLayout, TileLayout, default_strides
+from .layout import ComposeLayout, SwizzleLayout, TileLayout, default_strides
 from .node import Node
 from .op import Op
 from .span import Span
@@ -80,7 +80,7 @@ class Buffer(Node):
         *,
         strides: Sequence[Any] | None = None,
         scope: str = "global",
-        layout: TileLayout | ComposeLayout | None = None,
+        layout: TileLayout | ComposeLayout | SwizzleLayout | None = None,
         data: Var | None = None,
         elem_offset: Any = 0,
         align: int = 0,
@@ -95,6 +95,9 @@ class Buffer(Node):
             raise TypeError(f"buffer {name}: scope must be a storage scope string such as "
                             f"'global', 'shared' or 'local', not {scope!r:.60}")
         self.scope = scope
+        if isinstance(layout, SwizzleLayout):  # a swizzle of the row-major offsets (what a
+            # canonicalized swizzled layout becomes), as T.decl_buffer(layout=...) takes it
+            layout = ComposeLayout(layout, TileLayout.row_major(self.shape))
         self.layout = layout
         self.data = data if data is not None else Var(name, "handle", ptr_dtype=self.dtype, ptr_scope=scope)
         self.elem_offset = convert(elem_offset)

@@ -44,7 +44,8 @@ from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, 
 from .copy import _chunk_elems
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
-__all__ = ["TENSOR_MAP_KIND", "derived_tensor_map", "register", "tma_boxes"]
+__all__ = ["OOB_MODES", "TENSOR_MAP_KIND", "copy_dsmem_impl", "copy_tma_impl", "derived_tensor_map",
+           "dsmem_chunks", "register", "tma_boxes"]
 
 GRID_CONSTANT = "grid_constant"
 DEFAULT_L2_PROMOTION = 2  # CU_TENSOR_MAP_L2_PROMOTION_L2_128B
@@ -170,10 +171,32 @@ def _single_issuer(sctx: DispatchContext, body: ir.Stmt) -> ir.Stmt:
     return ir.IfThenElse(sctx.thread_index() == 0, body)
 
 
+OOB_MODES = ("none", "zero", "nan")  # config["oob"]: what a load reads out of bounds
+
+
+def _check_oob(call: ir.TilePrimitiveCall, dtype: ir.DataType) -> None:
+    """``config["oob"]``: ``"none"`` or ``"zero"`` (the default; out-of-bounds elements of a
+    load read as zero, a store clips them) or ``"nan"`` (the seed's NaN fill, floats only;
+    declined here: this backend's tensor maps fill zeros)."""
+    mode = _config(call, "oob")
+    if mode is None:
+        return
+    if not isinstance(mode, str) or mode not in OOB_MODES:
+        fail(f"Unsupported TMA oob mode {mode!r}; expected one of {', '.join(OOB_MODES)}")
+    if mode == "nan":
+        if not dtype.is_float:
+            fail(f"the TMA oob mode 'nan' requires a floating-point dtype, the copy moves {dtype}",
+                 fix="use oob='zero' (out-of-bounds elements read as zero)")
+        fail("the TMA oob mode 'nan' (NaN fill of out-of-bounds elements) is not supported: "
+             "this backend's tensor maps fill zeros",
+             fix="use oob='zero', or mask the out-of-bounds elements after the load")
+
+
 def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, src = dst_src(call)
     load = src.buffer.scope == "global"
     glob, shared = (src, dst) if load else (dst, src)
+    _check_oob(call, glob.buffer.dtype)
     _check_sizes(glob, shared)
     box, blocks = tma_boxes(glob, shared)
     tm = _tensor_map_config(call)
@@ -297,67 +320,140 @@ def ldgsts_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFun
 # -- dsmem (cluster shared memory) -----------------------------------------------------------
 
 
+def _dsmem_rank(call: ir.TilePrimitiveCall) -> Any:
+    """The destination CTA's rank in the cluster: ``config["remote_cta_id"]`` (the seed's
+    name) or ``config["cta_id"]``."""
+    for key in ("remote_cta_id", "cta_id"):
+        if key in call.config:
+            return call.config[key]
+    return None
+
+
 def _dsmem_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, str]:
     dst, src = dst_src(call)
     if not (match_scope(dst.buffer.scope, "shared*") and match_scope(src.buffer.scope, "shared*")):
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; dsmem moves shared -> shared"
-    if "cta_id" not in call.config or "mbar" not in call.config:
-        return False, ("dsmem needs config={'cta_id': <destination CTA in the cluster>, "
-                       "'mbar': <its barrier element>}")
+    if _dsmem_rank(call) is None:
+        return False, ("dsmem needs config['remote_cta_id']: the rank in the cluster of the CTA "
+                       "whose shared memory receives the copy")
+    if "mbar" not in call.config:
+        return False, ("dsmem needs config['mbar']: the destination CTA's mbarrier (bar[i] or "
+                       "bar.ptr_to([i])) on which the bytes complete")
     if dst.buffer.dtype != src.buffer.dtype:
         return False, "dsmem copies bytes: dst and src must have one dtype"
     return True, ""
 
 
-def _contiguous_bytes(region: ir.BufferRegion) -> int:
-    """Bytes of a region that is one contiguous run of its buffer (else declines)."""
+def _memory_offsets(region: ir.BufferRegion) -> tuple[Any, ir.PrimExpr]:
+    """(offsets, base): the memory offset (elements) of every element of ``region`` in
+    row-major order relative to its first one (a numpy array), and the first one's offset."""
+    import numpy as np  # noqa: PLC0415 - numpy loads when a dsmem copy is lowered
+
     buf = region.buffer
-    if buf.layout is not None:
-        fail(f"{buf.name} has a layout; dsmem copies contiguous row-major regions")
     shape = buf.static_shape()
-    exts = [r.extent.value if isinstance(r.extent, ir.IntImm) else None for r in region.region]
-    if shape is None or None in exts:
-        fail("dsmem needs constant shapes")
-    # row-major contiguity: after the first dim with extent > 1, every dim is whole
-    seen = False
-    for d, (e, s) in enumerate(zip(exts, shape)):
-        lo = region.region[d].min
-        if seen and (e != s or not (isinstance(lo, ir.IntImm) and lo.value == 0)):
-            fail(f"the region of {buf.name} is not contiguous")
-        if e is not None and e > 1:
-            seen = True
-    n = 1
-    for e in exts:
-        n *= e or 1
-    return n * buf.dtype.bytes
+    if shape is None or not all(isinstance(r.extent, ir.IntImm) for r in region.region):
+        fail(f"dsmem needs constant shapes; {buf.name} or its region is not")
+    exts = [int(r.extent.value) for r in region.region]  # type: ignore[attr-defined]
+    lay = buf.layout
+    if all(isinstance(r.min, ir.IntImm) for r in region.region):
+        mins = [int(r.min.value) for r in region.region]  # type: ignore[attr-defined]
+    else:
+        if lay is not None and not ir.structural_equal(lay, ir.TileLayout.row_major(list(shape))):
+            fail(f"the region of {buf.name} starts at a variable index and the buffer has a "
+                 "layout: dsmem needs constant starts there")
+        mins = [0] * len(shape)  # row-major: the relative offsets do not depend on the start
+    idx = np.indices(exts).reshape(len(exts), -1).astype(np.int64) + np.array(mins)[:, None]
+    flat = np.ravel_multi_index(tuple(idx), shape) if shape else np.zeros(1, np.int64)
+    if lay is None:
+        offs = flat
+    else:
+        if not isinstance(lay, ir.TileLayout) or not lay.is_memory_only() or any(
+                not isinstance(it.extent, ir.IntImm) or not isinstance(it.stride, ir.IntImm)
+                for it in lay.shard):
+            fail(f"{buf.name}'s layout {lay} is not a plain memory layout (a swizzle or thread "
+                 "axes); dsmem copies bytes between strided shared regions")
+        offs = np.zeros_like(flat)
+        rest = flat.copy()
+        for it in reversed(lay.shard):
+            extent, stride = int(it.extent.value), int(it.stride.value)  # type: ignore[attr-defined]
+            offs += (rest % extent) * stride
+            rest //= extent
+    base = layout_offset(buf, [r.min for r in region.region])
+    return offs - offs[0], base
+
+
+def dsmem_chunks(dst: ir.BufferRegion, src: ir.BufferRegion) -> tuple[int, list[int], list[int]]:
+    """(elements per bulk copy, the copies' dst offsets, their src offsets; offsets relative to
+    each region's first element) of a copy between two shared regions: the longest runs that
+    are contiguous in both."""
+    import math as _m  # noqa: PLC0415
+
+    import numpy as np  # noqa: PLC0415
+
+    d, _ = _memory_offsets(dst)
+    s, _ = _memory_offsets(src)
+    if d.size != s.size:
+        fail(f"dst has {d.size} elements, src {s.size}")
+    n = int(d.size)
+    breaks = np.nonzero((np.diff(d) != 1) | (np.diff(s) != 1))[0] + 1
+    run = _m.gcd(n, *(int(b) for b in breaks)) if breaks.size else n
+    return run, [int(x) for x in d[::run]], [int(x) for x in s[::run]]
+
+
+def _progression(xs: list[int]) -> int | None:
+    step = xs[1] - xs[0] if len(xs) > 1 else 0
+    return step if all(b - a == step for a, b in zip(xs, xs[1:])) else None
+
+
+def _mbar_address(mbar: Any) -> ir.PrimExpr:
+    if isinstance(mbar, ir.BufferLoad):
+        return address_of(mbar)
+    if isinstance(mbar, ir.PrimExpr) and mbar.dtype.is_handle:
+        return mbar
+    fail(f"config['mbar'] must be a barrier element (bar[0]) or its address (bar.ptr_to([0])), "
+         f"got {mbar!r}")
 
 
 def dsmem_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
-    """One ``cp.async.bulk.shared::cluster.shared::cta`` of the (contiguous) region into the
-    shared memory of cluster CTA ``config["cta_id"]``, completing on its mbarrier
-    ``config["mbar"]`` (the receiver announces the bytes with ``arrive.expect_tx``). Issued by
-    thread 0 of the scope."""
+    """``cp.async.bulk.shared::cluster.shared::cta`` copies of the region into the shared
+    memory of cluster CTA ``config["remote_cta_id"]`` (or ``"cta_id"``), completing on its
+    mbarrier ``config["mbar"]`` (the receiver announces the bytes with ``arrive.expect_tx``):
+    one copy per run of elements contiguous in both buffers (row-major or strided
+    ``TileLayout`` s), each a multiple of 16 bytes. Issued by thread 0 of the scope."""
     dst, src = dst_src(call)
-    nbytes = _contiguous_bytes(src)
-    if _contiguous_bytes(dst) != nbytes:
-        fail("dst and src differ in size")
+    run, d_starts, s_starts = dsmem_chunks(dst, src)
+    nbytes = run * src.buffer.dtype.bytes
     if nbytes % 16:
-        fail(f"bulk copies move multiples of 16 bytes, the region has {nbytes}")
-    rank = _config(call, "cta_id")
-    mbar = _config(call, "mbar")
-    first = ir.BufferLoad(dst.buffer, [r.min for r in dst.region])
-    # mapa takes the shared address (a handle), not the element's value
-    remote_dst = _op.ptx_mapa(address_of(first), rank, space="shared::cluster", ptx_type="u32",
+        fail(f"bulk copies move multiples of 16 bytes; the longest run contiguous in both "
+             f"{dst.buffer.name} and {src.buffer.name} is {run} elements ({nbytes} bytes)",
+             fix="give both buffers layouts whose innermost runs match and hold 16-byte multiples")
+    rank = _dsmem_rank(call)
+    bar = _op.ptx_mapa(_mbar_address(_config(call, "mbar")), rank, space="shared::cluster",
+                       ptx_type="u32", return_type="uint32")
+    dflat, sflat = flat_view(dst.buffer, "dsmem"), flat_view(src.buffer, "dsmem")
+    d_base, s_base = _memory_offsets(dst)[1], _memory_offsets(src)[1]
+
+    def issue(d_off: Any, s_off: Any) -> ir.Stmt:
+        first = ir.BufferLoad(dflat, [fold_add(d_base, d_off)])
+        remote = _op.ptx_mapa(address_of(first), rank, space="shared::cluster", ptx_type="u32",
                               return_type="uint32")
-    if not isinstance(mbar, ir.BufferLoad):
-        fail("config['mbar'] must be a barrier element, e.g. bar[0]")
-    remote_bar = _op.ptx_mapa(address_of(mbar), rank, space="shared::cluster", ptx_type="u32",
-                              return_type="uint32")
-    src_first = ir.BufferLoad(src.buffer, [r.min for r in src.region])
-    issue = ir.Evaluate(_op.ptx_cp_async_bulk_shared_to_cluster(remote_dst, src_first, nbytes,
-                                                                remote_bar))
+        return ir.Evaluate(_op.ptx_cp_async_bulk_shared_to_cluster(
+            remote, ir.BufferLoad(sflat, [fold_add(s_base, s_off)]), nbytes, bar))
+
+    d_step, s_step = _progression(d_starts), _progression(s_starts)
+    if len(d_starts) == 1:
+        body = issue(ir.const(d_starts[0], "int32"), ir.const(s_starts[0], "int32"))
+    elif d_step is not None and s_step is not None:
+        k = ir.Var("chunk", "int32")
+        body = ir.For(k, ir.const(0, "int32"), ir.const(len(d_starts), "int32"),
+                      ir.ForKind.UNROLLED,
+                      issue(fold_add(ir.const(d_starts[0], "int32"), k * d_step),
+                            fold_add(ir.const(s_starts[0], "int32"), k * s_step)))
+    else:
+        body = ir.seq([issue(ir.const(a, "int32"), ir.const(b, "int32"))
+                       for a, b in zip(d_starts, s_starts)])
     pre = ir.Evaluate(_op.ptx_fence_proxy_async("shared::cta"))
-    return ir.PrimFunc([], ir.seq([pre, _single_issuer(sctx, issue)]))
+    return ir.PrimFunc([], declare([dflat, sflat], ir.seq([pre, _single_issuer(sctx, body)])))
 
 
 # -- tensor memory (sm_100a) -----------------------------------------------------------------
@@ -462,19 +558,50 @@ def tmem_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc
     return ir.PrimFunc([], ir.seq([ir.DeclBuffer(view), *stmts]))
 
 
+def _when_tma() -> list[Any]:
+    return [predicate("target", is_cuda), predicate("arch", _sm90),
+            predicate("direction", _tma_direction), predicate("tensor_map", _tma_tensor_map),
+            predicate("scope", _tma_scope)]
+
+
+def _when_dsmem() -> list[Any]:
+    return [predicate("target", is_cuda), predicate("arch", _sm90),
+            predicate("operands", _dsmem_operands)]
+
+
+def _checked(when: list[Any], impl: Any, call: ir.TilePrimitiveCall,
+             sctx: DispatchContext) -> ir.PrimFunc:
+    for pred in when:
+        ok, why = pred.check(call, sctx)
+        if not ok:
+            fail(f"predicate '{pred.name}'" + (f": {why}" if why else ""))
+    result: ir.PrimFunc = impl(call, sctx)
+    return result
+
+
+def copy_tma_impl(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
+    """The seed's entry of the ``tma`` variant: ``op_call`` (a ``copy_async``) lowered in
+    ``sctx`` to the PrimFunc of its bulk tensor copies, or
+    :class:`~tvm.error.DispatchFail` with the reason the variant declines. The tensor map is a
+    ``tirx.host_derived`` argument, encoded at launch (the module docs), not host init
+    statements."""
+    return _checked(_when_tma(), tma_copy, op_call, sctx)
+
+
+def copy_dsmem_impl(op_call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
+    """The seed's entry of the ``dsmem`` variant (:func:`dsmem_copy`), or
+    :class:`~tvm.error.DispatchFail` with the reason it declines."""
+    return _checked(_when_dsmem(), dsmem_copy, op_call, sctx)
+
+
 def register() -> None:
     cuda = predicate("target", is_cuda)
-    register_dispatch("copy_async", "cuda", variant="tma", priority=10, when=[
-        cuda, predicate("arch", _sm90),
-        predicate("direction", _tma_direction), predicate("tensor_map", _tma_tensor_map),
-        predicate("scope", _tma_scope),
-    ])(tma_copy)
+    register_dispatch("copy_async", "cuda", variant="tma", priority=10, when=_when_tma())(tma_copy)
     register_dispatch("copy_async", "cuda", variant="ldgsts", priority=20, when=[
         cuda, predicate("arch", _sm80), predicate("operands", _ldgsts_operands)])(ldgsts_copy)
-    register_dispatch("copy_async", "cuda", variant="dsmem", priority=10, when=[
-        cuda, predicate("arch", _sm90), predicate("operands", _dsmem_operands)])(dsmem_copy)
+    register_dispatch("copy_async", "cuda", variant="dsmem", priority=10,
+                      when=_when_dsmem())(dsmem_copy)
     register_dispatch("copy_async", "cuda", variant="smem->tmem", priority=10, when=[
         cuda, predicate("arch", _sm100), predicate("operands", _smem_tmem_operands)])(smem_to_tmem)
     register_dispatch("copy_async", "cuda", variant="tmem<->local", priority=10, when=[
         cuda, predicate("arch", _sm100), predicate("operands", _tmem_local_operands)])(tmem_local)
-

@@ -804,12 +804,18 @@ inline void mbar_write(unsigned addr, const MbarState& s) {
 }
 inline void race_interval_end(tvm_emu::Worker& w);
 inline void mbar_settle(unsigned addr, MbarState s) {
-  if (s.pending == 0 && s.tx == 0) {
+  bool completed = s.pending == 0 && s.tx == 0;
+  if (completed) {
     s.phase ^= 1u;
     s.pending = s.expected;
     if (race_on) race_interval_end(*tvm_emu::tls_worker);  // a completed phase orders memory
   }
   mbar_write(addr, s);
+  // The threads polling the barrier see the completed phase before the thread that completed
+  // it runs on (on the GPU they poll all along): without this, a producer that is never held
+  // up could complete the next phase too, and a waiter on the first phase's parity would
+  // wait for a phase that has come and gone.
+  if (completed) tvm_emu::yield_slice();
 }
 inline void mbar_init(unsigned addr, unsigned count) {
   if (count == 0 || count > 0xffffu)
@@ -1784,8 +1790,12 @@ inline void each_cta(unsigned mask, const char* what, F f) {
   for (unsigned r = 0; r < w->csize; ++r)
     if ((mask >> r) & 1u) in_cta(base + r, f);
 }
+// A multicast copy lands after the other CTAs of the cluster have run up to their next blocking
+// point: on the GPU they start together and the copy takes a while, so the receivers have set
+// up their barriers (mbarrier.init, arrive.expect_tx) before its bytes arrive.
 inline void tma_load_mc(unsigned dst, unsigned long long tmap, unsigned bar, unsigned mask,
                         const int* c) {
+  tvm_emu::yield_slice();
   each_cta(mask, "cp.async.bulk.tensor .multicast::cluster", [&] {
     tma_load(dst & kOffsetMask, tmap, bar & kOffsetMask, c);
   });
@@ -1798,6 +1808,7 @@ inline void tma_load_mc_at(unsigned dst, unsigned long long tmap, unsigned bar, 
 }
 inline void bulk_load_mc(unsigned dst, const void* src, unsigned bytes, unsigned bar,
                          unsigned mask) {
+  tvm_emu::yield_slice();  // lands after the receivers set up, as tma_load_mc
   each_cta(mask, "cp.async.bulk .multicast::cluster", [&] {
     bulk_load(dst & kOffsetMask, src, bytes, bar & kOffsetMask);
   });

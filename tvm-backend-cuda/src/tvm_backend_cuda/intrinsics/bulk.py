@@ -156,9 +156,17 @@ def _bulk_to_cluster(src_space: str, dst: str, src: str, nbytes: str, bar: str) 
 
 
 def _s2cluster(call: Call, emit: Emit) -> str:
+    """A call of the seed's helper ``tvm_builtin_ptx_cp_async_bulk_s2s_cluster`` (its tests
+    read the source for the name): shared::cta into shared::cluster memory."""
     dst, src, n, bar = call.args
-    return _bulk_to_cluster("shared::cta", f'"r"({smem_addr(emit, dst)})',
-                            f'"r"({smem_addr(emit, src)})', emit(n), smem_addr(emit, bar))
+    params = [("unsigned", "dst", "r"), ("unsigned", "src", "r"), ("unsigned", "num_bytes", "r"),
+              ("unsigned", "mbar", "r")]
+    fn = _bulk_helper(emit, "tvm_builtin_ptx_cp_async_bulk_s2s_cluster",
+                      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
+                      "[%0], [%1], %2, [%3]", params)
+    args = [smem_addr(emit, dst), smem_addr(emit, src), f"(unsigned)({emit(n)})",
+            smem_addr(emit, bar)]
+    return f"{fn}({', '.join(args)})"
 
 
 def _emu_s2cluster(call: Call, emit: Emit) -> str:

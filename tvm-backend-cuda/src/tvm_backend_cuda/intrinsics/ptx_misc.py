@@ -422,13 +422,28 @@ def _st_bulk_operands(
     return (ptr, num_bytes, int(bool(weak)), space)
 
 
-@intrin("ptx.st_bulk", _st_bulk_operands, nargs=4, min_arch=100)
+def _emu_st_bulk(call: Call, emit: Emit) -> str:
+    """Zero ``n`` bytes: at a shared address of this CTA (``shared::cta``, bounds-checked), or
+    at a generic address."""
+    p, n = call.args[:2]
+    size = f"(size_t)({emit(n)})"
+    if S(call, 3) == "shared::cta":
+        dst = f'tvm_cuda_emu::smem_at({smem_addr(emit, p)}, {size}, "st.bulk")'
+    else:
+        dst = f"(void*)({gaddr(emit, p)})"
+    return f"std::memset({dst}, 0, {size})"
+
+
+@intrin("ptx.st_bulk", _st_bulk_operands, nargs=4, min_arch=100, emulate=_emu_st_bulk)
 def _st_bulk(call: Call, emit: Emit) -> str:
     p, n, weak, space = call.args
     mods = _dot("weak" if bool_arg(call, 2) else "", S(call, 3))
+    # the address is in the state space named (a 32-bit shared address), else generic
+    addr = (f'"r"({smem_addr(emit, p)})' if S(call, 3) == "shared::cta"
+            else f'"l"({gaddr(emit, p)})')
     return asm(
         f"st.bulk{mods} [%0], %1, 0;",
-        inputs=[f'"l"({gaddr(emit, p)})', f'"l"((unsigned long long)({emit(n)}))'],
+        inputs=[addr, f'"l"((unsigned long long)({emit(n)}))'],
     )
 
 

@@ -84,8 +84,14 @@ class MBarrier:
         several)."""
         return evaluate(*[_op.ptx_mbarrier_init(self[i], self.count) for i in range(self.depth)])
 
-    def init(self) -> Stmt:
-        """Declare, initialise (one thread), fence and CTA-sync."""
+    def init(self, count: Any = None) -> Stmt:
+        """Declare, initialise (one thread), fence and CTA-sync (what binding the barrier in a
+        script does). ``bar.init(n)``, the seed's form, is only the ``mbarrier.init`` of each
+        barrier for ``n`` arrivals, run by the calling threads; the caller fences
+        (``T.ptx.fence.mbarrier_init()``) and syncs."""
+        if count is not None:
+            self.count = count
+            return self.init_stmts()
         body = seq_of([self.init_stmts(), evaluate(_op.ptx_fence_mbarrier_init())])
         cond = True if self.init_thread is None else self.init_thread
         return seq_of([self.declare(), when(cond, body), evaluate(_op.cuda_cta_sync())])
@@ -96,6 +102,13 @@ class MBarrier:
         return BufferLoad(self.buffer, [as_expr(stage)])
 
     def ptr_to(self, stage: Any) -> BufferLoad:
+        """Barrier ``stage`` as :meth:`__getitem__` gives it; ``bar.ptr_to([i])`` (the seed's
+        spelling, a buffer's index list) is ``bar[i]``."""
+        if isinstance(stage, (list, tuple)):
+            if len(stage) != 1:
+                raise IndexError(f"{type(self).__name__}.ptr_to takes one index (the stage), "
+                                 f"got {list(stage)}")
+            stage = stage[0]
         return self[stage]
 
     def arrive(self, stage: Any = 0, cta_id: Any = None, pred: Any = None) -> Stmt:

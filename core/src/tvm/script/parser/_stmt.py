@@ -46,6 +46,17 @@ def _address_taken(name: str, stmts: list[ast.stmt]) -> bool:
     return False
 
 
+def _assigned(name: str, stmts: list[ast.stmt]) -> bool:
+    """Whether ``name = ...`` (or ``name += ...``) appears in ``stmts``, at any depth."""
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            targets = (n.targets if isinstance(n, ast.Assign)
+                       else [n.target] if isinstance(n, ast.AugAssign) else [])
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return True
+    return False
+
+
 class StmtParser(ParserBase):
     """Parses statements (``_s_<node>``) for :class:`~tvm.script.parser.Parser`."""
 
@@ -327,9 +338,11 @@ class StmtParser(ParserBase):
                                             "e.g. `x: T.int32 = ...`")
         dtype = DataType(str(ann))
         if node.value is None:
-            if _address_taken(node.target.id, stmts[i + 1:]):
+            rest = stmts[i + 1:]
+            if _address_taken(node.target.id, rest) or _assigned(node.target.id, rest):
                 # `d: T.uint64` then T.address_of(d) (an intrinsic fills it through the
-                # pointer): the value lives in memory, a local scalar
+                # pointer), or `phase: T.int32` then `phase = phase ^ 1` (the seed's mutable
+                # variable): the value lives in memory, a local scalar
                 spec = _T.local_scalar(str(dtype))
                 return self._scalar_def(node, spec.make(node.target.id), spec)
             self.bind(node.target.id, E.Var(node.target.id, dtype))

@@ -190,13 +190,15 @@ def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strid
                         annotations=annotations)
 
 
-def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, *, scope: str | None = None,
-                layout: Any = None, strides: Any = None, elem_offset: Any = 0,
-                align: int = 0, axis_separators: Any = None,
+def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, strides: Any = None,
+                elem_offset: Any = 0, scope: str | None = None, *,
+                layout: Any = None, align: int = 0, axis_separators: Any = None,
                 offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
-    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory (the
-    seed's ``T.decl_buffer((64,), "float32", B.data)`` gives ``data`` third). Without
-    ``scope`` the view is in the memory ``data`` points to (``B``'s scope), else ``global``.
+    """``A = T.decl_buffer((64,), "float32", data=B.data)``: a view of existing memory. The
+    seed's positional order ``T.decl_buffer(shape, dtype, data, strides, elem_offset, scope)``
+    is accepted (``T.decl_buffer((64, 64), "float16", pool.data, elem_offset=0)``). Without
+    ``scope`` the view is in the memory of ``data`` (as in the seed, where a buffer's scope is
+    its data pointer's), else in ``global`` memory.
 
     ``allocated_addr=a`` (the seed's spelling for tensor memory) is where the allocator put the
     buffer: a ``tmem`` buffer's TMEM address, which this project keeps as its ``elem_offset``

@@ -70,8 +70,7 @@ class _TileOpCaller:
                         f"Tx.{name} is tile-only and expects `{pname}` to be a Buffer or "
                         f"BufferRegion; use T.{name} for expression/builtin calls"
                     )
-            kwargs, extra = spec.split_config(kwargs)
-            config = {**(config or {}), **extra} or None
+            kwargs, config = spec.split_config(kwargs, config)
             bound = _ops.index_functions_as_ir(spec.bind(tuple(args), kwargs))
         else:
             if kwargs:

@@ -9,7 +9,7 @@ target: backends fill a table with :func:`register_scope_barrier`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,16 +201,26 @@ class DispatchContext:
     They are information only (computed when first read) and never make lowering fail.
     """
 
-    def __init__(self, target: Any, scope_kind: str = "thread", *,
+    def __init__(self, target: Any, scope_kind: str = "thread",
+                 launch_params: Mapping[str, Any] | None = None,
+                 var_range_map: Mapping[Var, Range] | None = None, *,
                  op_call: TilePrimitiveCall | None = None, threads: ThreadInfo | None = None,
                  callbacks: DispatchCallbacks | None = None,
                  shared_state: dict[str, Any] | None = None) -> None:
+        """``DispatchContext(target, ExecScope("thread"), {}, {})`` is the seed's positional
+        form: ``launch_params`` (kept as given) and ``var_range_map`` (the ranges of the index
+        variables, used when ``threads`` is not given)."""
         if scope_kind not in EXEC_SCOPES:
             raise ValueError(f"unknown execution scope {scope_kind!r}; expected one of {EXEC_SCOPES}")
         self.target = target
-        self.scope_kind = scope_kind
+        self.scope_kind = str(scope_kind)
         self.op_call = op_call
-        self.threads = threads if threads is not None else ThreadInfo()
+        self.launch_params = dict(launch_params or {})
+        if threads is None:
+            threads = ThreadInfo(var_ranges=dict(var_range_map or {}))
+        elif var_range_map:
+            raise ValueError("give the index ranges once: in threads= or as var_range_map")
+        self.threads = threads
         self.callbacks = callbacks if callbacks is not None else DispatchCallbacks()
         self.shared_state = shared_state if shared_state is not None else {}
         self.alloc_only = False

@@ -100,11 +100,13 @@ class TileOpSpec:
         self._check_explicit(out, explicit)
         return out
 
-    def split_config(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(parameters, config entries)`` of a call's keyword arguments: as in the seed, a
-        keyword that is not a parameter is a config entry (``Tx.add(..., hint="fast")`` is
-        ``config={"hint": "fast"}``). A keyword that differs from a parameter only in case or
-        underscores (``transpose_a`` for ``transpose_A``) is refused as a misspelling."""
+    def split_config(self, kwargs: dict[str, Any], config: dict[str, Any] | None = None
+                     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """``(parameters, config)`` of a call's keyword arguments and its ``config=``: as in the
+        seed, a keyword that is not a parameter is a config entry (``Tx.add(..., hint="fast")``
+        is ``config={"hint": "fast"}``). A keyword that differs from a parameter only in case or
+        underscores (``transpose_a`` for ``transpose_A``) is refused as a misspelling, and one
+        also given in ``config=`` as given twice."""
         params = {k: v for k, v in kwargs.items() if k in self.params}
         extra = {k: v for k, v in kwargs.items() if k not in self.params}
         for key in extra:
@@ -114,7 +116,11 @@ class TileOpSpec:
                                 f"{meant!r}? (signature: {self.signature()}; a keyword that is "
                                 f"not a parameter is a config entry: write config={{{key!r}: ...}} "
                                 "to mean that)")
-        return params, extra
+        both = sorted(set(extra) & set(config or {}))
+        if both:
+            raise TypeError(f"Tx.{self.name}: {both} given both as keywords and in config=; "
+                            "give each once")
+        return params, {**(config or {}), **extra} or None
 
     def misspelt(self, key: str) -> str | None:
         """The parameter or common keyword that keyword ``key`` most likely misspells (the same
@@ -206,7 +212,9 @@ _add(TileOpSpec("copy_async", ("dst", "src"), "copy", ("dst", "src"),
                 doc="dst = src, asynchronously (completion is the variant's contract)",
                 details="A backend's asynchronous variant issues the copy (cp.async, TMA, DMA) and "
                         "the kernel waits for it with that backend's intrinsics. The generic "
-                        "fallback copies synchronously, so the result is the same everywhere."))
+                        "fallback copies synchronously, so the result is the same everywhere. "
+                        "Keywords other than dst and src are entries of config (the variant's "
+                        "options: Tx.copy_async(dst, src, dispatch=\"tma\", mbar=bar[0]))."))
 _add(TileOpSpec("fill", ("dst", "value"), "fill", doc="dst[...] = value",
                 details="Sets every element of dst to value, a scalar expression."))
 _add(TileOpSpec("memset", ("dst", "value"), "fill", doc="dst[...] = value",
@@ -430,8 +438,7 @@ def make_call(name: str, *args: Any, scope: str = "thread", dispatch: str | None
     This is what ``Tx.<op>(...)`` and ``Tx.<scope>.<op>(...)`` build.
     """
     spec = get_spec(name)
-    kwargs, extra = spec.split_config(kwargs)
-    config = {**(config or {}), **extra} or None
+    kwargs, config = spec.split_config(kwargs, config)
     bound = spec.bind(args, kwargs)
     for pname, value in zip(spec.params, bound):
         if pname in spec.buffer_params and not isinstance(value, (Buffer, BufferRegion)):
