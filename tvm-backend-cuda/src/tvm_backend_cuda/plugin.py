@@ -55,6 +55,7 @@ _VARIANTS: dict[str, str] = {
     "copy.gmem_smem": "tvm_backend_cuda.dispatch.copy",
     "copy.ld_stmatrix": "tvm_backend_cuda.dispatch.copy",
     "copy.reg": "tvm_backend_cuda.dispatch.copy",
+    "copy._swizzle_iter": "tvm_backend_cuda.dispatch.swizzle_iter",
     "copy_async.dsmem": "tvm_backend_cuda.dispatch.copy_async",
     "copy_async.ldgsts": "tvm_backend_cuda.dispatch.copy_async",
     "copy_async.tma": "tvm_backend_cuda.dispatch.copy_async",
