@@ -68,6 +68,7 @@ _VARIANTS: dict[str, str] = {
     "reduction.local": "tvm_backend_cuda.dispatch.reduction",
     "reduction.shared": "tvm_backend_cuda.dispatch.reduction",
     "exec_scope_utils": "tvm_backend_cuda.dispatch.common",
+    "permute_layout.warp_xor_swizzle": "tvm_backend_cuda.dispatch.permute_layout",
 }
 #: the kernel helpers whose seed path is ``tvm.tirx.lang.<module>`` (a path in core's namespace
 #: that this backend declares; core's catalogue names the distribution to install without it)
