@@ -429,6 +429,35 @@ def _fp8x4(call: Call, emit: Emit) -> str:
     return f"tvm_fp8x4_e4m3({', '.join(emit(a) for a in call.args)})"
 
 
+# ``T.cuda.cast_vec2(dst, src)``: two adjacent registers converted as one pair (float32 <->
+# float16 / bfloat16), through CUDA's paired conversions; the helper's name is the seed's
+# (tvm_builtin_cast_float32x2_float16x2: its tests read the source for it).
+CAST_VEC2 = {
+    ("float32", "float16"): ("__half2", "__float22half2_rn", "float2"),
+    ("float32", "bfloat16"): ("__nv_bfloat162", "__float22bfloat162_rn", "float2"),
+    ("float16", "float32"): ("float2", "__half22float2", "__half2"),
+    ("bfloat16", "float32"): ("float2", "__bfloat1622float2", "__nv_bfloat162"),
+}
+
+
+@intrin("cuda.cast_vec2", "dst, src")
+def _cast_vec2(call: Call, emit: Emit) -> str:
+    dst, src = call.args
+    sdt, ddt = str(src.dtype.element_of()), str(dst.dtype.element_of())
+    pair = CAST_VEC2.get((sdt, ddt))
+    if pair is None:
+        raise ValueError(f"T.cuda.cast_vec2 converts {', '.join(f'{a}->{b}' for a, b in CAST_VEC2)}; "
+                         f"got {sdt}->{ddt}")
+    out_t, fn, in_t = pair
+    dct, sct = ctype(emit, dst.dtype), ctype(emit, src.dtype)
+    name = f"tvm_builtin_cast_{sdt}x2_{ddt}x2"
+    body = (f"__device__ __forceinline__ void {name}({dct}* d, const {sct}* s) {{\n"
+            f"  {in_t} v;\n  v.x = s[0];\n  v.y = s[1];\n"
+            f"  {out_t} r = {fn}(v);\n  d[0] = r.x;\n  d[1] = r.y;\n}}")
+    return f"{helper(emit, name, body)}({ptr(emit, dst, dct)}, {ptr(emit, src, 'const ' + sct)})"
+
+
 # the rest of T.cuda; imported here, after this module's declarations, so that the
 # declaration order stays the group's
 from .cuda_warp import REDUCTIONS as REDUCTIONS  # noqa: E402
+
