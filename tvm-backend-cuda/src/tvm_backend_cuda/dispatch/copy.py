@@ -103,8 +103,8 @@ def copy_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     vectorize = True
     if is_local(other):
         if not _same_registers(driver, other, sctx):
-            fail("the two register operands are laid out differently (permute_layout moves "
-                 "data between layouts)")
+            fail("layout signature mismatch: the two register operands are laid out "
+                 "differently (permute_layout moves data between layouts)")
         oview = flat_view(other.buffer, "regs")
         views.append(oview)
         other_load: ir.PrimExpr = ir.BufferLoad(oview, [fold_add(own.m, own.lane)])
@@ -138,8 +138,9 @@ def _cast_pairs(dst: ir.BufferRegion, src: ir.BufferRegion,
         return None
     dview, sview = flat_view(dst.buffer, "regs"), flat_view(src.buffer, "regs")
     at = fold_add(own.m, pairs[0] * 2)
-    body = ir.Evaluate(ir.Op.get("tirx.cuda.cast_vec2")(ir.BufferLoad(dview, [at]),
-                                                        ir.BufferLoad(sview, [at])))
+    body = ir.Evaluate(ir.Op.get("tirx.cuda.cast_vec2")(
+        ir.BufferLoad(dview, [at]), ir.BufferLoad(sview, [at]), ir.StringImm(pair[0]),
+        ir.StringImm(pair[1])))
     return ir.PrimFunc([], declare([dview, sview], replace(own, vec=pairs).wrap(body, vectorize=False)))
 
 

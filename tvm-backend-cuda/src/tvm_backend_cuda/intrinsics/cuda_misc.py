@@ -11,7 +11,7 @@ from tvm.ir import expr as E
 from tvm.ir.expr import Call
 from tvm.tirx.op import bitwise_and
 
-from ._base import Emit, Rule, arg_dtype, arg_str, asm, ctype, helper, ptr
+from ._base import Emit, Rule, arg_dtype, arg_str, asm, ctype, fail, helper, ptr
 from ._base import str_arg as S
 from ._spec import PURE, UPDATE, DTypeRule, Typed, build, intrin, sugar
 
@@ -440,16 +440,17 @@ CAST_VEC2 = {
 }
 
 
-@intrin("cuda.cast_vec2", "dst, src")
+@intrin("cuda.cast_vec2", "dst, src, src_dtype, dst_dtype",
+        choices={"src_dtype": ("float32", "float16", "bfloat16"),
+                 "dst_dtype": ("float32", "float16", "bfloat16")})
 def _cast_vec2(call: Call, emit: Emit) -> str:
-    dst, src = call.args
-    sdt, ddt = str(src.dtype.element_of()), str(dst.dtype.element_of())
+    dst, src = call.args[:2]
+    sdt, ddt = S(call, 2), S(call, 3)
     pair = CAST_VEC2.get((sdt, ddt))
     if pair is None:
-        raise ValueError(f"T.cuda.cast_vec2 converts {', '.join(f'{a}->{b}' for a, b in CAST_VEC2)}; "
-                         f"got {sdt}->{ddt}")
+        raise fail(call, f"converts {', '.join(f'{a}->{b}' for a, b in CAST_VEC2)}; got {sdt}->{ddt}")
     out_t, fn, in_t = pair
-    dct, sct = ctype(emit, dst.dtype), ctype(emit, src.dtype)
+    dct, sct = ctype(emit, ddt), ctype(emit, sdt)
     name = f"tvm_builtin_cast_{sdt}x2_{ddt}x2"
     body = (f"__device__ __forceinline__ void {name}({dct}* d, const {sct}* s) {{\n"
             f"  {in_t} v;\n  v.x = s[0];\n  v.y = s[1];\n"
