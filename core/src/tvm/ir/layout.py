@@ -536,6 +536,8 @@ class ComposeLayout(Node):
 
     _fields = ("layout_A", "layout_B")
     __script_ctor__ = "ComposeLayout"
+    layout_A: SwizzleLayout  # noqa: N815 - the seed's field names
+    layout_B: TileLayout  # noqa: N815
 
     def __init__(self, layout_A: SwizzleLayout | ComposeLayout,  # noqa: N803
                  layout_B: TileLayout) -> None:  # noqa: N803
