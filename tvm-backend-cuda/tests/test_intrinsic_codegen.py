@@ -200,6 +200,7 @@ COMPILE: list[tuple[str, tuple[Any, ...]]] = [
     ("cuda.half2float", (hp,)),
     ("cuda.bfloat162float", (hp,)),
     ("cuda.float22half2", (d, p)),
+    ("cuda.cast_vec2", (hp, p, "float32", "float16")),
     ("cuda.half8tofloat8", (hp, d)),
     ("cuda.float8tohalf8", (d, hp)),
     ("cuda.runtime_instr_desc", (d, 1)),
@@ -296,6 +297,8 @@ COMPILE: list[tuple[str, tuple[Any, ...]]] = [
         )
         for t in ("f32", "f32x2", "f64")
     ],
+    *[(f"ptx.{op}_packed_f32x2", (d, p, p)) for op in ("add", "sub", "mul")],
+    ("ptx.fma_packed_f32x2", (d, p, p, p)),
     ("ptx.ldmatrix", (False, 4, ".b16", s, R[0], R[1], R[2], R[3])),
     ("ptx.ldmatrix", (True, 2, ".b16", s, R[4], R[5])),
     ("ptx.ldmatrix_legacy", ("float16", True, 4, ".b16", d, 0, s, 8)),

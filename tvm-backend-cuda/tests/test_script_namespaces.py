@@ -367,6 +367,7 @@ EXTRA: list[tuple[str, tuple[Any, ...]]] = [
     ("cuda.half2float", (p,)),
     ("cuda.bfloat162float", (p,)),
     ("cuda.float22half2", (d, s)),
+    ("cuda.cast_vec2", (d, s, "bfloat16", "float32")),
     ("cuda.half8tofloat8", (s, d)),
     ("cuda.float8tohalf8", (s, d)),
     ("cuda.get_tmem_addr", (u, 0, 32)),
@@ -435,6 +436,8 @@ EXTRA: list[tuple[str, tuple[Any, ...]]] = [
         for t in ("f32", "f32x2", "f64")
     ],
     *[(f"ptx.fma_{t}", (d, x, y, x, "rn", 0, 0)) for t in ("f32", "f32x2", "f64")],
+    *[(f"ptx.{op}_packed_f32x2", (d, s, s)) for op in ("add", "sub", "mul")],
+    ("ptx.fma_packed_f32x2", (d, s, s, s)),
     (
         "ptx.mma.sp",
         (
@@ -578,8 +581,8 @@ def test_the_tables_cover_every_op(cuda_ns: None) -> None:
     covered = {c[2] for c in CASES} | {_extra_call(p, a).op.name for p, a in EXTRA}
     ours = {o.name for o in Op.list("tirx.") if o.namespace in ("cuda", "ptx", "nvshmem")}
     assert ours - covered == set()
-    assert len(ours) == 178  # issue 22: cuda.float22half2_rn, cuda.half22float2, ptx.tanh;
-    # issue 23: ptx.red_add_f32_vec
+    assert len(ours) == 183  # issue 22: cuda.float22half2_rn, cuda.half22float2, ptx.tanh;
+    # issue 23: ptx.red_add_f32_vec; issue 28: cuda.cast_vec2, ptx.{add,sub,mul,fma}_packed_f32x2
 
 
 def test_builders_and_seed_op_names(cuda_ns: None) -> None:

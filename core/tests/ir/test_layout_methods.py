@@ -34,3 +34,17 @@ def test_compose_layout_apply_swizzles_the_seed_form_too():
     inner = TileLayout(S[(8, 64) : (64, 1)])
     sw = ComposeLayout(SwizzleLayout(3, 3, 3), inner)
     assert _value(sw.apply(1, 0)["m"]) == _value(sw.apply([1, 0], [8, 64])["m"]) == 72
+
+
+def test_compose_of_an_identity_swizzle_atom_is_its_swizzle() -> None:
+    """A swizzle atom written as ComposeLayout(swizzle, identity tile) composes like the swizzle;
+    a non-identity inner tile is still refused."""
+    from tvm.ir import ComposeLayout, S, SwizzleLayout, TileLayout
+
+    sw = SwizzleLayout(2, 2, 3)
+    atom = ComposeLayout(sw, TileLayout(S[(4, 32)]))
+    col = TileLayout(S[(32, 4):(1, 32)])
+    c = ComposeLayout(atom, col)
+    assert c.layout_A is sw and c.layout_B is col
+    with pytest.raises(TypeError, match="identity tile"):
+        ComposeLayout(ComposeLayout(sw, TileLayout(S[(4, 32):(1, 4)])), col)

@@ -218,3 +218,11 @@ def test_fallback_copy_declines_registers_spread_over_threads(fakegpu: Target) -
     # one thread holding all of them: the plain loops are right
     g, _ = kernel_of([src], 32, call("copy", regs, src))
     lower_tile_primitives(g, fakegpu)
+
+
+def test_permute_layout_does_not_convert(host_target: Target) -> None:
+    from tvm.error import DispatchError
+
+    f = func_of([H, X], call("permute_layout", H, X))
+    with pytest.raises(DispatchError, match="dtype mismatch: dst is float16, src float32"):
+        lower_tile_primitives(f, host_target)

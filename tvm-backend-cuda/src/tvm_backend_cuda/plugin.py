@@ -41,7 +41,8 @@ _FAMILIES: dict[str, str | tuple[str, ...]] = {
     "copy_async": "tvm_backend_cuda.dispatch.copy_async",
     "elementwise": "tvm_backend_cuda.dispatch.elementwise",
     "gemm": "tvm_backend_cuda.dispatch.gemm_mma",
-    "gemm_async": ("tvm_backend_cuda.dispatch.gemm_wgmma", "tvm_backend_cuda.dispatch.gemm_tcgen05"),
+    "gemm_async": ("tvm_backend_cuda.dispatch.gemm_wgmma", "tvm_backend_cuda.dispatch.gemm_tcgen05",
+                   "tvm_backend_cuda.dispatch.sf_layout"),
     "reduction": "tvm_backend_cuda.dispatch.reduction",
     "common": "tvm_backend_cuda.dispatch.common",
     "tma_utils": "tvm_backend_cuda.dispatch.tma_utils",
@@ -50,11 +51,12 @@ _FAMILIES: dict[str, str | tuple[str, ...]] = {
 }
 #: the seed's variant modules (``<family>.<variant>``) -> the module that implements them here
 #: (one module per family here, so a variant path is its family's module)
-_VARIANTS: dict[str, str] = {
+_VARIANTS: dict[str, str | tuple[str, ...]] = {
     "copy.fallback": "tvm_backend_cuda.dispatch.copy",
     "copy.gmem_smem": "tvm_backend_cuda.dispatch.copy",
     "copy.ld_stmatrix": "tvm_backend_cuda.dispatch.copy",
     "copy.reg": "tvm_backend_cuda.dispatch.copy",
+    "copy._swizzle_iter": "tvm_backend_cuda.dispatch.swizzle_iter",
     "copy_async.dsmem": "tvm_backend_cuda.dispatch.copy_async",
     "copy_async.ldgsts": "tvm_backend_cuda.dispatch.copy_async",
     "copy_async.tma": "tvm_backend_cuda.dispatch.copy_async",
@@ -63,10 +65,12 @@ _VARIANTS: dict[str, str] = {
     "elementwise.reg": "tvm_backend_cuda.dispatch.elementwise",
     "elementwise.smem": "tvm_backend_cuda.dispatch.elementwise",
     "gemm.mma_m16n8k_": "tvm_backend_cuda.dispatch.gemm_mma",
-    "gemm_async.tcgen05": "tvm_backend_cuda.dispatch.gemm_tcgen05",
+    "gemm_async.tcgen05": ("tvm_backend_cuda.dispatch.gemm_tcgen05",
+                           "tvm_backend_cuda.dispatch.sf_layout"),
     "reduction.local": "tvm_backend_cuda.dispatch.reduction",
     "reduction.shared": "tvm_backend_cuda.dispatch.reduction",
     "exec_scope_utils": "tvm_backend_cuda.dispatch.common",
+    "permute_layout.warp_xor_swizzle": "tvm_backend_cuda.dispatch.permute_layout",
 }
 #: the kernel helpers whose seed path is ``tvm.tirx.lang.<module>`` (a path in core's namespace
 #: that this backend declares; core's catalogue names the distribution to install without it)

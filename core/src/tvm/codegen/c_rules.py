@@ -131,6 +131,16 @@ def _rule_popcount(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     return f"(({cg.c_type(call.dtype)})__builtin_popcount{suffix}({args[0]}))"
 
 
+def _shift(op: str) -> OpRule:
+    """``a << n`` / ``a >> n``: a literal amount is printed bare (``(x) >> 3``, as hand-written
+    CUDA reads), any other in parentheses."""
+    def rule(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
+        n = args[1]
+        return f"(({args[0]}) {op} {n if n.isdigit() else f'({n})'})"
+
+    return rule
+
+
 def _rule_clz(cg: CodegenCStyle, call: E.Call, args: list[str]) -> str:
     suffix = "ll" if call.dtype.bits == 64 else ""
     bits = 64 if call.dtype.bits == 64 else 32
@@ -191,8 +201,8 @@ _BASE_TEMPLATES: dict[str, OpTemplate] = {
     "tirx.bitwise_or": "(({0}) | ({1}))",
     "tirx.bitwise_xor": "(({0}) ^ ({1}))",
     "tirx.bitwise_not": "(~({0}))",
-    "tirx.shift_left": "(({0}) << ({1}))",
-    "tirx.shift_right": "(({0}) >> ({1}))",
+    "tirx.shift_left": _shift("<<"),
+    "tirx.shift_right": _shift(">>"),
     "tirx.if_then_else": "(({0}) ? ({1}) : ({2}))",
     "tirx.likely": "({0})",
     "tirx.reinterpret": _rule_reinterpret,

@@ -536,10 +536,18 @@ class ComposeLayout(Node):
 
     _fields = ("layout_A", "layout_B")
     __script_ctor__ = "ComposeLayout"
+    layout_A: SwizzleLayout  # noqa: N815 - the seed's field names
+    layout_B: TileLayout  # noqa: N815
 
-    def __init__(self, layout_A: SwizzleLayout, layout_B: TileLayout) -> None:  # noqa: N803
+    def __init__(self, layout_A: SwizzleLayout | ComposeLayout,  # noqa: N803
+                 layout_B: TileLayout) -> None:  # noqa: N803
+        if isinstance(layout_A, ComposeLayout) and layout_A.layout_B.is_trivial():
+            # a swizzle atom written as the swizzle of an identity tile (the CUDA backend's
+            # mma_atom_layout): on offsets it is the swizzle alone
+            layout_A = layout_A.layout_A
         if not isinstance(layout_A, SwizzleLayout):
-            raise TypeError(f"ComposeLayout: layout_A must be a SwizzleLayout, got "
+            raise TypeError(f"ComposeLayout: layout_A must be a SwizzleLayout (or the "
+                            f"ComposeLayout of a swizzle and an identity tile), got "
                             f"{type(layout_A).__name__}")
         if not isinstance(layout_B, TileLayout):
             raise TypeError(f"ComposeLayout: layout_B must be a TileLayout, got "

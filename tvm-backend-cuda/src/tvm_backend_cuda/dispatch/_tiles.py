@@ -46,6 +46,7 @@ from tvm.ir import (
     seq,
 )
 from tvm.ir import expr as E
+from tvm.ir.linear import to_linear
 from tvm.tirx.op import all_of
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "is_local",
     "layout_offset",
     "owned",
+    "pair_run",
     "unflatten",
 ]
 
@@ -338,6 +340,17 @@ def region_index(region: BufferRegion, r: PrimExpr, lane: PrimExpr, lanes: int) 
 
 def load_at(region: BufferRegion, r: PrimExpr, lane: PrimExpr, lanes: int) -> BufferLoad:
     return BufferLoad(region.buffer, region_index(region, r, lane, lanes))
+
+
+def pair_run(own: Owned) -> tuple[Var, int] | None:
+    """The loop over register pairs of ``own``'s innermost run: an even run starting at an even
+    register (so each pair is one aligned 8-byte register pair); None otherwise."""
+    if own.lanes < 2 or own.lanes % 2:
+        return None
+    lin = to_linear(own.m)
+    if lin.const % 2 or any(c % 2 for _, c in lin.nonzero_terms()):
+        return None
+    return Var("pair", "int32"), own.lanes // 2
 
 
 def declare(views: Sequence[Buffer], body: Stmt) -> Stmt:

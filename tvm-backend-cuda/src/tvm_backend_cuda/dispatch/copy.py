@@ -7,18 +7,24 @@
 | ``gmem_smem`` | 10 | global <-> shared, same dtype: the scope's threads take 16-byte chunks round-robin (8- or 4-byte when the rows are narrower); a swizzled shared layout is applied per chunk (a chunk never straddles a swizzle unit); a barrier of the scope follows. |
 | ``ldstmatrix`` | 20 | shared <-> registers of 16-bit elements at warp, warpgroup or cta scope, when the register layout puts each warp's registers in 8x8 ``ldmatrix`` fragments of 16-byte shared rows (swizzled or not; ``.trans`` when the rows run the other way): ``ldmatrix``/``stmatrix`` ``.x4`` (``.x2``, ``.x1`` for the rest). See :mod:`.ldstmatrix`; :func:`ldmatrix_layout` is one such layout. Preferred to ``reg`` where it applies. |
 
+A ``cast`` between registers laid out alike, float32 <-> float16/bfloat16, converts two
+registers at a time (``T.cuda.cast_vec2``: ``__float22half2_rn`` and its kin) when each thread's
+innermost register run is even.
+
 Each declines with its reason (``DispatchFail``) and the core ``fallback`` (plain loops) takes
 what none of them can.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from tvm import ir
 from tvm.backend.sdk import DispatchContext, cast_to, fail, fold_add, predicate, register_dispatch
 from tvm.ir.layout import Axis, Iter
 
+from ..intrinsics.cuda_misc import CAST_VEC2
 from ._tiles import (
     declare,
     flat_view,
@@ -26,6 +32,7 @@ from ._tiles import (
     is_local,
     layout_offset,
     owned,
+    pair_run,
     region_index,
     unflatten,
 )
@@ -82,6 +89,9 @@ def _gmem_smem_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tu
 
 def copy_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, src = dst_src(call)
+    paired = _cast_pairs(dst, src, sctx)
+    if paired is not None:
+        return paired
     driver = dst if is_local(dst) else src
     other = src if driver is dst else dst
     if is_distributed(driver) and sctx.scope_kind == "thread" and not sctx.is_single_thread():
@@ -93,8 +103,8 @@ def copy_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     vectorize = True
     if is_local(other):
         if not _same_registers(driver, other, sctx):
-            fail("the two register operands are laid out differently (permute_layout moves "
-                 "data between layouts)")
+            fail("layout signature mismatch: the two register operands are laid out "
+                 "differently (permute_layout moves data between layouts)")
         oview = flat_view(other.buffer, "regs")
         views.append(oview)
         other_load: ir.PrimExpr = ir.BufferLoad(oview, [fold_add(own.m, own.lane)])
@@ -112,6 +122,26 @@ def copy_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     else:
         body = ir.BufferStore(other_store_buf, cast_to(reg, dst.buffer.dtype), other_index)
     return ir.PrimFunc([], declare(views, own.wrap(body, vectorize=vectorize)))
+
+
+def _cast_pairs(dst: ir.BufferRegion, src: ir.BufferRegion,
+                sctx: DispatchContext) -> ir.PrimFunc | None:
+    """A cast between registers laid out alike, float32 <-> float16/bfloat16: two registers at a
+    time through CUDA's paired conversion (``T.cuda.cast_vec2``); None where it does not apply."""
+    pair = (str(src.buffer.dtype), str(dst.buffer.dtype))
+    if pair not in CAST_VEC2 or not (is_local(dst) and is_local(src)) \
+            or not _same_registers(dst, src, sctx):
+        return None
+    own = owned(dst, sctx, max_vec=1 << 16)
+    pairs = pair_run(own)
+    if pairs is None:
+        return None
+    dview, sview = flat_view(dst.buffer, "regs"), flat_view(src.buffer, "regs")
+    at = fold_add(own.m, pairs[0] * 2)
+    body = ir.Evaluate(ir.Op.get("tirx.cuda.cast_vec2")(
+        ir.BufferLoad(dview, [at]), ir.BufferLoad(sview, [at]), ir.StringImm(pair[0]),
+        ir.StringImm(pair[1])))
+    return ir.PrimFunc([], declare([dview, sview], replace(own, vec=pairs).wrap(body, vectorize=False)))
 
 
 def _same_registers(a: ir.BufferRegion, b: ir.BufferRegion, sctx: DispatchContext) -> bool:

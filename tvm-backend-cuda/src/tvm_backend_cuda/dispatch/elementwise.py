@@ -6,12 +6,17 @@
 | ``smem`` | 10 | every buffer operand in shared memory: the scope's threads take vectors of up to 16 bytes round-robin (a laid-out buffer through its layout, per vector), then a barrier of the scope. |
 
 16-bit floats are computed in float32 and rounded when stored (as the fallback does).
+
+On sm_100+, ``reg`` computes float32 ``add``/``sub``/``mul``/``fma`` whose operands are all
+registers laid out like dst two registers at a time (``{op}.rn.ftz.f32x2``, through
+``T.ptx.<op>_packed_f32x2``) when each thread's innermost register run is even.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from tvm import ir
@@ -34,8 +39,17 @@ from tvm.backend.sdk import (
     register_dispatch,
 )
 
-from ._tiles import declare, flat_view, is_distributed, is_local, layout_offset, owned, unflatten
-from .common import const_extents, is_cuda, match_scope, thread_to_cta_scope
+from ._tiles import (
+    declare,
+    flat_view,
+    is_distributed,
+    is_local,
+    layout_offset,
+    owned,
+    pair_run,
+    unflatten,
+)
+from .common import const_extents, is_cuda, match_scope, sm_version, thread_to_cta_scope
 from .copy import _chunk_elems, _same_registers
 
 __all__ = ["ELEMENTWISE_OPS", "register"]
@@ -115,6 +129,9 @@ def _value_fn(call: ir.TilePrimitiveCall, dst: ir.BufferRegion, ops: dict[str, O
 
 def ew_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, srcs = _args(call)
+    packed = _packed_f32x2(call, dst, srcs, sctx)
+    if packed is not None:
+        return packed
     own = owned(dst, sctx)
     dview = flat_view(dst.buffer, "regs")
     views = [dview]
@@ -139,6 +156,39 @@ def ew_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     value = _value_fn(call, dst, ops)(values)
     body = ir.BufferStore(dview, cast_to(value, dst.buffer.dtype), [at])
     return ir.PrimFunc([], declare(views, own.wrap(body)))
+
+
+#: the ops with a packed float32 pair instruction (sm_100+): T.ptx.<op>_packed_f32x2
+PACKED_F32X2 = ("add", "sub", "mul", "fma")
+
+
+def _packed_f32x2(call: ir.TilePrimitiveCall, dst: ir.BufferRegion, srcs: dict[str, Any],
+                  sctx: DispatchContext) -> ir.PrimFunc | None:
+    """``add``/``sub``/``mul``/``fma`` of float32 registers on sm_100+: each thread's registers
+    two at a time through ``{op}.rn.ftz.f32x2`` (half the instructions); None where it does not
+    apply (another op or dtype, an older arch, a scalar or differently laid out operand, an odd
+    register run)."""
+    name = call.op_name
+    arch = sm_version(sctx.target)
+    if name not in PACKED_F32X2 or arch is None or arch < 100 or str(dst.buffer.dtype) != "float32":
+        return None
+    regions = []
+    for v in srcs.values():
+        if not isinstance(v, (ir.Buffer, ir.BufferRegion)):
+            return None
+        r = region_of(v)
+        if str(r.buffer.dtype) != "float32" or not is_local(r) or not _same_registers(dst, r, sctx):
+            return None
+        regions.append(r)
+    own = owned(dst, sctx, max_vec=1 << 16)
+    pairs = pair_run(own)
+    if pairs is None:
+        return None
+    views = [flat_view(dst.buffer, "regs")] + [flat_view(r.buffer, "regs") for r in regions]
+    at = fold_add(own.m, pairs[0] * 2)
+    op = ir.Op.get(f"tirx.ptx.{name}_packed_f32x2")
+    body = ir.Evaluate(op(*(ir.BufferLoad(v, [at]) for v in views)))
+    return ir.PrimFunc([], declare(views, replace(own, vec=pairs).wrap(body, vectorize=False)))
 
 
 def _full_size(region: ir.BufferRegion, exts: list[ir.PrimExpr]) -> bool:

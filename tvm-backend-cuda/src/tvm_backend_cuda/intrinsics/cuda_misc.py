@@ -11,7 +11,7 @@ from tvm.ir import expr as E
 from tvm.ir.expr import Call
 from tvm.tirx.op import bitwise_and
 
-from ._base import Emit, Rule, arg_dtype, arg_str, asm, ctype, helper, ptr
+from ._base import Emit, Rule, arg_dtype, arg_str, asm, ctype, fail, helper, ptr
 from ._base import str_arg as S
 from ._spec import PURE, UPDATE, DTypeRule, Typed, build, intrin, sugar
 
@@ -429,6 +429,36 @@ def _fp8x4(call: Call, emit: Emit) -> str:
     return f"tvm_fp8x4_e4m3({', '.join(emit(a) for a in call.args)})"
 
 
+# ``T.cuda.cast_vec2(dst, src)``: two adjacent registers converted as one pair (float32 <->
+# float16 / bfloat16), through CUDA's paired conversions; the helper's name is the seed's
+# (tvm_builtin_cast_float32x2_float16x2: its tests read the source for it).
+CAST_VEC2 = {
+    ("float32", "float16"): ("__half2", "__float22half2_rn", "float2"),
+    ("float32", "bfloat16"): ("__nv_bfloat162", "__float22bfloat162_rn", "float2"),
+    ("float16", "float32"): ("float2", "__half22float2", "__half2"),
+    ("bfloat16", "float32"): ("float2", "__bfloat1622float2", "__nv_bfloat162"),
+}
+
+
+@intrin("cuda.cast_vec2", "dst, src, src_dtype, dst_dtype",
+        choices={"src_dtype": ("float32", "float16", "bfloat16"),
+                 "dst_dtype": ("float32", "float16", "bfloat16")})
+def _cast_vec2(call: Call, emit: Emit) -> str:
+    dst, src = call.args[:2]
+    sdt, ddt = S(call, 2), S(call, 3)
+    pair = CAST_VEC2.get((sdt, ddt))
+    if pair is None:
+        raise fail(call, f"converts {', '.join(f'{a}->{b}' for a, b in CAST_VEC2)}; got {sdt}->{ddt}")
+    out_t, fn, in_t = pair
+    dct, sct = ctype(emit, ddt), ctype(emit, sdt)
+    name = f"tvm_builtin_cast_{sdt}x2_{ddt}x2"
+    body = (f"__device__ __forceinline__ void {name}({dct}* d, const {sct}* s) {{\n"
+            f"  {in_t} v;\n  v.x = s[0];\n  v.y = s[1];\n"
+            f"  {out_t} r = {fn}(v);\n  d[0] = r.x;\n  d[1] = r.y;\n}}")
+    return f"{helper(emit, name, body)}({ptr(emit, dst, dct)}, {ptr(emit, src, 'const ' + sct)})"
+
+
 # the rest of T.cuda; imported here, after this module's declarations, so that the
 # declaration order stays the group's
 from .cuda_warp import REDUCTIONS as REDUCTIONS  # noqa: E402
+

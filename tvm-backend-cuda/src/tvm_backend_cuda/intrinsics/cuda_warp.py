@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from tvm.ir.expr import Call
+from tvm.ir.expr import Call, IntImm
 
 from ._base import Emit, Rule, arg_dtype, ctype, fail, helper, int_arg, ptr
 from ._base import str_arg as S
@@ -102,7 +102,13 @@ def _red_op(call: Call, i: int) -> int:
 @intrin("cuda.warp_reduce", "value, op, width=32", choices={"op": REDUCTIONS, "width": (2, 4, 8, 16, 32)}, dtype=arg_dtype(0))
 def _warp_reduce(call: Call, emit: Emit) -> str:
     helper(emit, "tvm_reduce", _REDUCE)
-    return f"tvm_warp_reduce({emit(call.args[0])}, {_red_op(call, 1)}, {emit(call.args[2])})"
+    op, width = _red_op(call, 1), call.args[2]
+    if isinstance(width, IntImm):  # a helper named by the seed's form: tvm_warp_reduce_sum_32
+        name = f"tvm_warp_reduce_{S(call, 1)}_{width.value}"
+        helper(emit, name, f"template <typename T> __device__ __forceinline__ T {name}(T v) {{\n"
+                           f"  return tvm_warp_reduce(v, {op}, {width.value});\n}}")
+        return f"{name}({emit(call.args[0])})"
+    return f"tvm_warp_reduce({emit(call.args[0])}, {op}, {emit(width)})"
 
 
 @intrin("cuda.cta_reduce", "value, op, num_warps, scratch", choices={"op": REDUCTIONS}, dtype=arg_dtype(0))
@@ -110,7 +116,13 @@ def _cta_reduce(call: Call, emit: Emit) -> str:
     helper(emit, "tvm_reduce", _REDUCE)
     v = call.args[0]
     scratch = ptr(emit, call.args[3], ctype(emit, v.dtype))
-    return f"tvm_cta_reduce({emit(v)}, {_red_op(call, 1)}, {emit(call.args[2])}, {scratch})"
+    op, warps = _red_op(call, 1), call.args[2]
+    if isinstance(warps, IntImm):  # named by the seed's form: tvm_cta_reduce_sum_4
+        name = f"tvm_cta_reduce_{S(call, 1)}_{warps.value}"
+        helper(emit, name, f"template <typename T> __device__ __forceinline__ T {name}(T v, T* s) "
+                           f"{{\n  return tvm_cta_reduce(v, {op}, {warps.value}, s);\n}}")
+        return f"{name}({emit(v)}, {scratch})"
+    return f"tvm_cta_reduce({emit(v)}, {op}, {emit(warps)}, {scratch})"
 
 
 def _reduction_sugar(op: str) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from tvm.error import NotModelledError
 from tvm.ir.expr import Call
 
-from ._base import Emit, Rule, asm, bool_arg, helper, lvalue
+from ._base import Emit, Rule, asm, bool_arg, helper, lvalue, ptr
 from ._base import str_arg as S
 from ._spec import PURE, intrin
 from .ptx_misc import _dot, _mangle
@@ -146,3 +146,57 @@ for _op, _n in (("add", 2), ("sub", 2), ("mul", 2), ("fma", 3)):
             min_arch=100 if _t_ == "f32x2" else 0,
             emulate=_emu_arith(_op, _t_, _n),
         )(_arith(_op, _t_, _n))
+
+
+# -- packed pairs of registers: the elementwise variants' f32x2 forms (sm_100+) ------------------
+# ``T.ptx.<op>_packed_f32x2(d, a, b[, c])``: two adjacent float32 registers (d[0], d[1]) from the
+# pairs at a, b (and c), each operand a buffer element (its address is taken) or a pointer. The
+# helper's name is the seed's (tvm_builtin_ptx_add_packed_rn_f32x2; its tests read the source).
+
+_PACKED_EXPR = {"add": "a[{k}] + b[{k}]", "sub": "a[{k}] - b[{k}]", "mul": "a[{k}] * b[{k}]",
+                "fma": "fmaf(a[{k}], b[{k}], c[{k}])"}
+
+
+def _packed_name(op: str) -> str:
+    return f"tvm_builtin_ptx_{op}_packed_rn_f32x2"
+
+
+def _packed_args(op: str) -> str:
+    return ", ".join(f"const float* {n}" for n in ("a", "b", "c")[: 3 if op == "fma" else 2])
+
+
+def _packed_call(op: str, fn: str, call: Call, emit: Emit) -> str:
+    return f"{fn}({', '.join(ptr(emit, a, 'float') for a in call.args)})"
+
+
+def _packed_rule(op: str) -> Rule:
+    n = 3 if op == "fma" else 2
+    u = ", ".join(f'"l"(*(const unsigned long long*){x})' for x in ("a", "b", "c")[:n])
+    srcs = ", ".join(f"%{k + 1}" for k in range(n))
+    body = (f"__device__ __forceinline__ void {_packed_name(op)}(float* d, {_packed_args(op)}) {{\n"
+            f"  unsigned long long r;\n"
+            f'  asm("{op}.rn.ftz.f32x2 %0, {srcs};" : "=l"(r) : {u});\n'
+            f"  *(unsigned long long*)d = r;\n}}")
+
+    def rule(call: Call, emit: Emit) -> str:
+        return _packed_call(op, helper(emit, _packed_name(op), body), call, emit)
+
+    return rule
+
+
+def _packed_emu(op: str) -> Rule:
+    """Two float32 operations (round to nearest; the emulator keeps denormals that .ftz flushes)."""
+    expr = _PACKED_EXPR[op]
+    body = (f"inline void {_packed_name(op)}(float* d, {_packed_args(op)}) {{\n"
+            f"  d[0] = {expr.format(k=0)};\n  d[1] = {expr.format(k=1)};\n}}")
+
+    def rule(call: Call, emit: Emit) -> str:
+        return _packed_call(op, helper(emit, _packed_name(op), body), call, emit)
+
+    return rule
+
+
+for _op, _params in (("add", "dst, a, b"), ("sub", "dst, a, b"), ("mul", "dst, a, b"),
+                     ("fma", "dst, a, b, c")):
+    intrin(f"ptx.{_op}_packed_f32x2", _params, min_arch=100, emulate=_packed_emu(_op))(
+        _packed_rule(_op))

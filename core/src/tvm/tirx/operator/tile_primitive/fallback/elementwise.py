@@ -124,6 +124,11 @@ def lower_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
     a = bound_args(call)
     dst = dst_region(a["dst"])
     (src,) = _operands(a, ("src",), dst)
+    if call.op_name == "permute_layout" and src.region is not None \
+            and src.region.buffer.dtype != dst.buffer.dtype:
+        raise DispatchFail(f"dtype mismatch: dst is {dst.buffer.dtype}, src "
+                           f"{src.region.buffer.dtype}; permute_layout moves elements between "
+                           "layouts without converting them (convert with Tx.cast)")
     for region in (dst, src.region):
         _own_elements_only(region, sctx)
     return _func(sctx, dst, src.load)
