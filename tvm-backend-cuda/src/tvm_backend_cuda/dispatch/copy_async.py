@@ -380,9 +380,11 @@ def _tmem_local_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> t
     pair = {dst.buffer.scope, src.buffer.scope}
     if pair != {"tmem", "local"}:
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; tmem<->local moves tmem <-> registers"
-    reg = dst if dst.buffer.scope == "local" else src
-    if reg.buffer.dtype.bits != 32:
-        return False, "tcgen05.ld/st move 32-bit registers"
+    reg, tm = (dst, src) if dst.buffer.scope == "local" else (src, dst)
+    bits = reg.buffer.dtype.bits
+    if 32 % bits or tm.buffer.dtype.bits != bits:
+        return False, (f"tcgen05.ld/st move 32-bit registers: {reg.buffer.dtype} registers with "
+                       f"{tm.buffer.dtype} in TMEM (one type, 8, 16 or 32 bits wide)")
     if sctx.scope_kind != "warpgroup":
         return False, f"scope {sctx.scope_kind} (a warpgroup reaches the 128 TMEM lanes)"
     return True, ""
@@ -390,10 +392,12 @@ def _tmem_local_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> t
 
 def _tmem_addr(region: ir.BufferRegion) -> ir.PrimExpr:
     """TMEM address of the region's first element: the buffer's address (its elem_offset,
-    see lang.TMEMPool) + (row << 16) + column."""
+    see lang.TMEMPool) + (row << 16) + column (32-bit columns: 32 / bits elements of a
+    narrower type share one)."""
     buf = region.buffer
     row, col = region.region[0].min, region.region[1].min
-    return buf.elem_offset + (row << 16) + col
+    per = 32 // buf.dtype.bits
+    return buf.elem_offset + (row << 16) + (col if per == 1 else col // per)
 
 
 def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
@@ -432,24 +436,42 @@ def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
 def tmem_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """``tcgen05.ld``/``st`` ``.32x32b``: at warpgroup scope thread ``t`` owns row ``t`` of a
     ``[128, C]`` TMEM tile (warp ``w`` reaches lanes ``32w..32w+31``); its registers (a local
-    ``[C]`` buffer, or the row of a ``[128, C]`` one laid out over ``tid``) hold the columns.
-    Up to 32 columns per instruction; a ``wait::ld``/``st`` follows."""
+    ``[C]`` buffer, or the row of a ``[128, C]`` one laid out over ``tid``, from the region's
+    first column) hold the columns. Up to 32 columns per instruction; a ``wait::ld``/``st``
+    follows. Elements narrower than 32 bits go 32 / bits to a TMEM column and a register (the
+    low one first), so the region's columns must start and end on whole 32-bit columns."""
     dst, src = dst_src(call)
     load = src.buffer.scope == "tmem"
     tm, reg = (src, dst) if load else (dst, src)
     cols = tm.region[1].extent
     if not isinstance(cols, ir.IntImm):
         fail("the TMEM region needs a constant column count")
+    per = 32 // reg.buffer.dtype.bits  # elements to a 32-bit register
+    reg_first = reg.region[-1].min
+    for what, v in (("column count", cols), ("first TMEM column", tm.region[1].min),
+                    ("first register column", reg_first)):
+        if per > 1 and not (isinstance(v, ir.IntImm) and v.value % per == 0):
+            fail(f"{reg.buffer.dtype} elements go {per} to a 32-bit TMEM column: the {what} "
+                 f"must be a constant multiple of {per}, got {v}")
     view = flat_view(reg.buffer, "regs")
+    if per > 1:  # the same registers as 32-bit words
+        offset = view.elem_offset
+        if not isinstance(offset, ir.IntImm) or offset.value % per:
+            fail(f"the registers of {reg.buffer.name} must start on a whole 32-bit register")
+        view = ir.Buffer(view.name, [view.shape[0] // per], "uint32", scope=view.scope,
+                         data=view.data, elem_offset=offset.value // per, align=view.align)
+    first = reg_first if per == 1 else ir.const(reg_first.value // per, "int32")
     warp = sctx.thread_index() // 32
     base = _tmem_addr(tm)
     stmts: list[ir.Stmt] = []
+    words = cols.value // per
     c = 0
-    while c < cols.value:
+    while c < words:
         num = 1
-        while num * 2 <= min(32, cols.value - c):
+        while num * 2 <= min(32, words - c):
             num *= 2
-        regs = [ir.BufferLoad(view, [ir.const(c + q, "int32")]) for q in range(num)]
+        regs = [ir.BufferLoad(view, [fold_add(first, ir.const(c + q, "int32"))])
+                for q in range(num)]
         addr = base + ((warp * 32) << 16)
         if load:
             stmts.append(ir.Evaluate(_op.ptx_tcgen05_ld(addr, *regs, shape="32x32b", num=num,
