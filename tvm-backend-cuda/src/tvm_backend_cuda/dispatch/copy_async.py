@@ -433,6 +433,75 @@ def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
     return ir.PrimFunc([], _single_issuer(sctx, ir.seq([ir.AllocBuffer(desc), *stmts])))
 
 
+#: the .16x* atoms: 32-bit columns a repetition covers, registers a repetition fills
+_ATOM_16X = {"16x64b": (2, 1), "16x128b": (4, 2), "16x256b": (8, 4)}
+
+
+def _same_layout(a: Any, b: Any) -> bool:
+    from tvm.ir.structural import structural_equal
+
+    return a is not None and structural_equal(a.canonicalize(), b.canonicalize())
+
+
+def _atom_16x(reg: ir.BufferRegion) -> str | None:
+    """The ``.16x*`` shape whose ``tcgen05_atom_layout`` the registers are laid out by, if any
+    (else the tile copy moves them with ``.32x32b``)."""
+    from ..layout import tcgen05_atom_layout
+
+    buf = reg.buffer
+    if buf.layout is None or len(buf.shape) != 2 or \
+            not all(isinstance(d, ir.IntImm) for d in buf.shape):
+        return None
+    rows, cols = (d.value for d in buf.shape)
+    for shape in _ATOM_16X:
+        try:
+            atom = tcgen05_atom_layout(shape, (rows, cols), buf.dtype)
+        except ValueError:
+            continue
+        if _same_layout(buf.layout, atom):
+            return shape
+    return None
+
+
+def _is_datapath_f(tm: ir.BufferRegion) -> bool:
+    """Whether the TMEM buffer is laid out as an M=64 accumulator (datapath F)."""
+    from ..layout import tmem_datapath_layout
+
+    buf = tm.buffer
+    if buf.layout is None or len(buf.shape) != 2 or \
+            not all(isinstance(d, ir.IntImm) for d in buf.shape) or buf.shape[0].value != 64:
+        return False
+    return _same_layout(buf.layout, tmem_datapath_layout("F", 64, buf.shape[1].value))
+
+
+def _tmem_local_16x(shape: str, load: bool, tm: ir.BufferRegion, reg: ir.BufferRegion,
+                    view: ir.Buffer, first: ir.PrimExpr, words: int,
+                    sctx: DispatchContext) -> list[ir.Stmt]:
+    """``tcgen05.ld``/``st`` ``.16x64b``/``.16x128b``/``.16x256b``: warp ``w`` moves the 16
+    rows ``16w..16w+15`` of a 64-row fragment (TMEM lanes ``32w..32w+15``); 128 rows are a
+    second issue at lane offset 16 into the next registers (``tcgen05_atom_layout``)."""
+    rows = reg.buffer.shape[0].value
+    extent = tm.region[0].extent
+    if not isinstance(extent, ir.IntImm) or extent.value != rows:
+        fail(f"the .{shape} atom moves the {rows} TMEM rows the registers hold")
+    if _is_datapath_f(tm) and rows != 64:
+        fail(f"a datapath F TMEM tile (M=64: 16 rows in each warp's quarter) takes the 64-row "
+             f".{shape} atom, not {rows} rows")
+    per_rep, regs_per_rep = _ATOM_16X[shape]
+    n = words // per_rep
+    nregs = regs_per_rep * n
+    warp = sctx.thread_index() // 32
+    base = _tmem_addr(tm)
+    stmts: list[ir.Stmt] = []
+    for s in range(rows // 64):
+        regs = [ir.BufferLoad(view, [fold_add(first, ir.const(s * nregs + q, "int32"))])
+                for q in range(nregs)]
+        addr = base + ((warp * 32 + 16 * s) << 16)
+        make = _op.ptx_tcgen05_ld if load else _op.ptx_tcgen05_st
+        stmts.append(ir.Evaluate(make(addr, *regs, shape=shape, num=n)))
+    return stmts
+
+
 def tmem_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """``tcgen05.ld``/``st`` ``.32x32b``: at warpgroup scope thread ``t`` owns row ``t`` of a
     ``[128, C]`` TMEM tile (warp ``w`` reaches lanes ``32w..32w+31``); its registers (a local
@@ -461,10 +530,20 @@ def tmem_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc
         view = ir.Buffer(view.name, [view.shape[0] // per], "uint32", scope=view.scope,
                          data=view.data, elem_offset=offset.value // per, align=view.align)
     first = reg_first if per == 1 else ir.const(reg_first.value // per, "int32")
+    words = cols.value // per
+    atom = _atom_16x(reg)
+    if atom is not None:
+        stmts = _tmem_local_16x(atom, load, tm, reg, view, first, words, sctx)
+        stmts.append(ir.Evaluate(_op.ptx_tcgen05_wait_ld() if load else
+                                 _op.ptx_tcgen05_wait_st()))
+        return ir.PrimFunc([], ir.seq([ir.DeclBuffer(view), *stmts]))
+    if _is_datapath_f(tm):
+        fail("a datapath F TMEM tile (M=64: 16 rows in each warp's quarter) is moved by the "
+             ".16x* atoms: lay the registers out with tcgen05_atom_layout('16x..b', (64, C), "
+             "dtype), not .32x32b rows")
     warp = sctx.thread_index() // 32
     base = _tmem_addr(tm)
     stmts: list[ir.Stmt] = []
-    words = cols.value // per
     c = 0
     while c < words:
         num = 1
