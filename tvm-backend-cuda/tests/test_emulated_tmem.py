@@ -1,0 +1,274 @@
+"""Blackwell tensor memory under the CUDA emulator (``arch="sm_100a"``): tcgen05.alloc /
+dealloc, tcgen05.st and tcgen05.ld of every shape (checked against numpy and against
+``tcgen05_atom_layout``, which the tile copies use), .unpack::16b / .pack::16b, tcgen05.cp from
+shared memory completed by tcgen05.commit on an mbarrier, and the misuse the emulator reports:
+a warp outside its 32-lane quarter, a column not allocated, a dealloc of the wrong size, and
+the forms it does not model."""
+
+from __future__ import annotations
+
+from typing import Any, no_type_check
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.error import BoundsCheckError, EmulatorError, NotModelledError
+from tvm_backend_cuda.layout import tcgen05_atom_layout
+from tvm_backend_cuda.plugin import register_backend
+
+register_backend()
+
+#: (shape, .num) of the loads below: each fills 4 registers from 8 columns
+LOADS = [("32x32b", 4), ("16x64b", 4), ("16x128b", 2), ("16x256b", 1)]
+
+
+@pytest.fixture(autouse=True)
+def _b200(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulated device is a B200 (sm_100a) for these kernels."""
+    import tvm_backend_cuda.emulator as emulator
+
+    monkeypatch.setattr(emulator, "DEVICE_ARCH", "sm_100a")
+
+
+def _emulated(func: Any) -> Any:
+    return tvm.compile(func, target="cuda", arch="sm_100a", emulate=True)
+
+
+@no_type_check
+def _store_then_load(shape: str, num: int, lane_of_warp: Any = None) -> Any:
+    """A warpgroup stores A[t, 0:8] with .32x32b.x8 (thread t: TMEM lane t), then loads 4
+    registers with .<shape>.x<num> into B[t, 0:4]. ``lane_of_warp(warp)``: the lane the warps'
+    stores address (default: their own quarter)."""
+    from tvm.script import tirx as T
+
+    lane_of = lane_of_warp or (lambda w: w * 32)
+
+    @T.prim_func
+    def tmem_roundtrip(A: T.Buffer((128, 8), "uint32"), B: T.Buffer((128, 4), "uint32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        taddr = T.alloc_shared([1], "uint32")
+        r = T.alloc_local((8,), "uint32")
+        o = T.alloc_local((4,), "uint32")
+        if tx // 32 == 0:
+            T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=64)
+        T.cuda.cta_sync()
+        for j in range(8):
+            r[j] = A[tx, j]
+        T.ptx.tcgen05.st(taddr[0] + (lane_of(tx // 32) << 16), r[0], r[1], r[2], r[3], r[4],
+                         r[5], r[6], r[7], shape="32x32b", num=8)
+        T.ptx.tcgen05.wait.st()
+        T.ptx.tcgen05.fence.before_thread_sync()
+        T.cuda.cta_sync()
+        T.ptx.tcgen05.fence.after_thread_sync()
+        T.ptx.tcgen05.ld(taddr[0] + ((tx // 32 * 32) << 16), o[0], o[1], o[2], o[3],
+                         shape=shape, num=num)
+        T.ptx.tcgen05.wait.ld()
+        for j in range(4):
+            B[tx, j] = o[j]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx.tcgen05.relinquish_alloc_permit()
+            T.ptx.tcgen05.dealloc(taddr[0], n_cols=64)
+
+    return tmem_roundtrip
+
+
+def _expected_from_atom_layout(a: np.ndarray, shape: str) -> np.ndarray:
+    """What each thread's 4 registers hold, read off ``tcgen05_atom_layout``: element (row, col)
+    of the warpgroup's tile sits in register m of lane l of warp w; the .16x* tile's row
+    16w + i is TMEM lane 32w + i, the .32x32b tile's row t is lane t."""
+    rows, cols = (128, 4) if shape == "32x32b" else (64, 8)
+    lay = tcgen05_atom_layout(shape, (rows, cols), "uint32")
+    want = np.full((128, 4), 0xFFFFFFFF, "uint32")
+    for row in range(rows):
+        for col in range(cols):
+            at = {ax: int(v) for ax, v in lay.apply(row, col, shape=[rows, cols]).items()}
+            if shape == "32x32b":
+                thread, lane = at["tid_in_wg"], row
+            else:
+                thread = 32 * at["wid_in_wg"] + at["laneid"]
+                lane = 32 * (row // 16) + row % 16
+            want[thread, at["m"]] = a[lane, col]
+    return want
+
+
+@pytest.mark.parametrize(("shape", "num"), LOADS)
+def test_load_shapes_follow_the_atom_layouts(shape: str, num: int) -> None:
+    ex = _emulated(_store_then_load(shape, num))
+    a = np.arange(128 * 8, dtype="uint32").reshape(128, 8) * 7 + 3
+    b = np.zeros((128, 4), "uint32")
+    ex(a, b)
+    np.testing.assert_array_equal(b, _expected_from_atom_layout(a, shape))
+
+
+def test_load_fragments_match_the_ptx_figures() -> None:
+    """A few cells read off the PTX ISA's fragment figures (independent of the layouts)."""
+    a = np.arange(128 * 8, dtype="uint32").reshape(128, 8)
+    got = {}
+    for shape, num in LOADS:
+        b = np.zeros((128, 4), "uint32")
+        _emulated(_store_then_load(shape, num))(a, b)
+        got[shape] = b
+    np.testing.assert_array_equal(got["32x32b"][37], a[37, :4])
+    # .16x256b: lane 0 holds row 0 columns 0, 1 then row 8 columns 0, 1; lane 1 columns 2, 3;
+    # lane 4 row 1; warp 2 rows 64..79
+    np.testing.assert_array_equal(got["16x256b"][0], [a[0, 0], a[0, 1], a[8, 0], a[8, 1]])
+    np.testing.assert_array_equal(got["16x256b"][1], [a[0, 2], a[0, 3], a[8, 2], a[8, 3]])
+    np.testing.assert_array_equal(got["16x256b"][4], a[[1, 1, 9, 9], [0, 1, 0, 1]])
+    np.testing.assert_array_equal(got["16x256b"][64 + 5], a[[65, 65, 73, 73], [2, 3, 2, 3]])
+    # .16x128b: lane l holds row l / 4, column l % 4, then row + 8, then column + 4
+    np.testing.assert_array_equal(got["16x128b"][6], a[[1, 9, 1, 9], [2, 2, 6, 6]])
+    # .16x64b: lanes 0 and 2 hold row 0 (columns 0, 1), lanes 1 and 3 row 8
+    np.testing.assert_array_equal(got["16x64b"][0], a[0, [0, 2, 4, 6]])
+    np.testing.assert_array_equal(got["16x64b"][2], a[0, [1, 3, 5, 7]])
+    np.testing.assert_array_equal(got["16x64b"][1], a[8, [0, 2, 4, 6]])
+
+
+def test_a_warp_outside_its_lane_quarter_is_reported() -> None:
+    ex = _emulated(_store_then_load("32x32b", 4, lane_of_warp=lambda w: 0))
+    with pytest.raises(EmulatorError, match=r"tcgen05\.st\.32x32b at tensor-memory address "
+                                            r"0x\w+: thread 32 \(warp 1\) reaches TMEM lane 0, "
+                                            r"but warp 1 may access only lanes 32-63"):
+        ex(np.zeros((128, 8), "uint32"), np.zeros((128, 4), "uint32"))
+
+
+@no_type_check
+def _one_warp(body: str) -> Any:
+    """One warp: allocates 32 columns, then ``body`` (``col``: a column past them; ``size``: a
+    wrong dealloc size)."""
+    from tvm.script import tirx as T
+
+    col = 40 if body == "column" else 0
+    size = 64 if body == "dealloc" else 32
+
+    @T.prim_func
+    def one_warp(A: T.Buffer((32,), "uint32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([32])
+        taddr = T.alloc_shared([1], "uint32")
+        r = T.alloc_local((1,), "uint32")
+        T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32)
+        T.cuda.cta_sync()
+        r[0] = A[tx]
+        T.ptx.tcgen05.st(taddr[0], r[0], shape="32x32b", num=1, col=col)
+        T.ptx.tcgen05.wait.st()
+        T.ptx.tcgen05.dealloc(taddr[0], n_cols=size)
+
+    return one_warp
+
+
+def test_a_column_not_allocated_is_reported() -> None:
+    with pytest.raises(BoundsCheckError, match=r"reaches column 40, which the CTA has not "
+                                               r"allocated"):
+        _emulated(_one_warp("column"))(np.zeros(32, "uint32"))
+
+
+def test_a_dealloc_of_another_size_is_reported() -> None:
+    with pytest.raises(EmulatorError, match=r"tcgen05\.dealloc of 64 columns at tensor-memory "
+                                            r"address 0x0, which is not the address of an "
+                                            r"allocation of 64 columns"):
+        _emulated(_one_warp("dealloc"))(np.zeros(32, "uint32"))
+
+
+def test_unpack_and_pack_move_16_bit_halves_through_two_columns() -> None:
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def halves(A: T.Buffer((32,), "uint32"), B: T.Buffer((32, 3), "uint32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([32])
+        taddr = T.alloc_shared([1], "uint32")
+        r = T.alloc_local((3,), "uint32")
+        T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32)
+        T.cuda.cta_sync()
+        r[0] = A[tx]
+        T.ptx.tcgen05.st(taddr[0], r[0], shape="32x32b", num=1, unpack=True)
+        T.ptx.tcgen05.wait.st()
+        T.ptx.tcgen05.ld(taddr[0], r[1], r[2], shape="32x32b", num=2)  # the two columns
+        T.ptx.tcgen05.ld(taddr[0], r[0], shape="32x32b", num=1, pack=True)
+        T.ptx.tcgen05.wait.ld()
+        for j in range(3):
+            B[tx, j] = r[j]
+        T.ptx.tcgen05.dealloc(taddr[0], n_cols=32)
+
+    a = (np.arange(32, dtype="uint32") << 16) | (np.arange(32, dtype="uint32") + 0x100)
+    b = np.zeros((32, 3), "uint32")
+    _emulated(halves)(a, b)
+    np.testing.assert_array_equal(b[:, 0], a)
+    np.testing.assert_array_equal(b[:, 1], a & 0xFFFF)
+    np.testing.assert_array_equal(b[:, 2], a >> 16)
+
+
+def test_cp_copies_a_shared_tile_and_commit_arrives() -> None:
+    """tcgen05.cp.128x256b of a [128, 8] uint32 tile in 8x16-byte core matrices (K-major,
+    no swizzle: leading offset 128 x 16 bytes to the next 4 columns, stride 8 x 16 bytes to the
+    next 8 rows), committed to an mbarrier, read back with .32x32b."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def cp_tile(A: T.Buffer((128, 8), "uint32"), B: T.Buffer((128, 8), "uint32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        taddr = T.alloc_shared([1], "uint32")
+        bar = T.alloc_shared([1], "uint64")
+        S = T.alloc_shared([1024], "uint32", align=128)
+        desc = T.alloc_local((1,), "uint64")
+        r = T.alloc_local((8,), "uint32")
+        if tx // 32 == 0:
+            T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32)
+        if tx == 0:
+            T.ptx.mbarrier.init(bar.ptr_to([0]), 1)
+        for j in range(8):  # core matrix (row // 8, j // 4): 128 bytes; K halves 2048 apart
+            S[(j // 4) * 512 + (tx // 8) * 32 + (tx % 8) * 4 + j % 4] = A[tx, j]
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.tcgen05.encode_matrix_descriptor(T.address_of(desc[0]), S.ptr_to([0]), 128, 8,
+                                                   0)
+            T.ptx.tcgen05.cp(taddr[0], desc[0], shape="128x256b")
+            T.ptx.tcgen05.commit(bar.ptr_to([0]))
+        T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0)
+        T.ptx.tcgen05.ld(taddr[0] + ((tx // 32 * 32) << 16), r[0], r[1], r[2], r[3], r[4],
+                         r[5], r[6], r[7], shape="32x32b", num=8)
+        T.ptx.tcgen05.wait.ld()
+        for j in range(8):
+            B[tx, j] = r[j]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx.tcgen05.dealloc(taddr[0], n_cols=32)
+
+    a = np.arange(1024, dtype="uint32").reshape(128, 8) * 5 + 1
+    b = np.zeros((128, 8), "uint32")
+    _emulated(cp_tile)(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_cta_pairs_and_tmem_shift_are_not_modelled() -> None:
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def pair(A: T.Buffer((32,), "uint32")):
+        T.device_entry()
+        T.cta_id([2])
+        T.thread_id([32])
+        taddr = T.alloc_shared([1], "uint32")
+        T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32, cta_group=2)
+
+    with pytest.raises(NotModelledError, match=r"cta_group=2: the CUDA emulator models the "
+                                               r"tensor memory of one CTA"):
+        _emulated(pair)
+
+    @T.prim_func
+    def shift(A: T.Buffer((32,), "uint32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([32])
+        T.ptx.tcgen05.shift(0)
+
+    with pytest.raises(NotModelledError, match=r"ptx\.tcgen05_shift has no emulation body"):
+        _emulated(shift)
