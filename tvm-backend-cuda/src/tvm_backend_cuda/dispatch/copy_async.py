@@ -34,10 +34,12 @@ from typing import Any
 
 from tvm import ir
 from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
+from tvm.ir.structural import structural_equal
 from tvm.tirx.op import HostDerived, address_of, host_derived
 
 from .. import op as _op
 from ..emulated_tensor_map import VIEW
+from ..layout import tcgen05_atom_layout, tmem_datapath_layout
 from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a TMA copy
 from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, sm_version_ok
@@ -438,24 +440,27 @@ _ATOM_16X = {"16x64b": (2, 1), "16x128b": (4, 2), "16x256b": (8, 4)}
 
 
 def _same_layout(a: Any, b: Any) -> bool:
-    from tvm.ir.structural import structural_equal
-
     return a is not None and structural_equal(a.canonicalize(), b.canonicalize())
+
+
+def _const_2d(buf: ir.Buffer) -> tuple[int, int] | None:
+    """``buf``'s (rows, columns) when it is 2-D with constant extents and has a layout."""
+    dims = [d.value for d in buf.shape if isinstance(d, ir.IntImm)]
+    if buf.layout is None or len(buf.shape) != 2 or len(dims) != 2:
+        return None
+    return dims[0], dims[1]
 
 
 def _atom_16x(reg: ir.BufferRegion) -> str | None:
     """The ``.16x*`` shape whose ``tcgen05_atom_layout`` the registers are laid out by, if any
     (else the tile copy moves them with ``.32x32b``)."""
-    from ..layout import tcgen05_atom_layout
-
     buf = reg.buffer
-    if buf.layout is None or len(buf.shape) != 2 or \
-            not all(isinstance(d, ir.IntImm) for d in buf.shape):
+    dims = _const_2d(buf)
+    if dims is None:
         return None
-    rows, cols = (d.value for d in buf.shape)
     for shape in _ATOM_16X:
         try:
-            atom = tcgen05_atom_layout(shape, (rows, cols), buf.dtype)
+            atom = tcgen05_atom_layout(shape, dims, buf.dtype)
         except ValueError:
             continue
         if _same_layout(buf.layout, atom):
@@ -465,13 +470,10 @@ def _atom_16x(reg: ir.BufferRegion) -> str | None:
 
 def _is_datapath_f(tm: ir.BufferRegion) -> bool:
     """Whether the TMEM buffer is laid out as an M=64 accumulator (datapath F)."""
-    from ..layout import tmem_datapath_layout
-
-    buf = tm.buffer
-    if buf.layout is None or len(buf.shape) != 2 or \
-            not all(isinstance(d, ir.IntImm) for d in buf.shape) or buf.shape[0].value != 64:
+    dims = _const_2d(tm.buffer)
+    if dims is None or dims[0] != 64:
         return False
-    return _same_layout(buf.layout, tmem_datapath_layout("F", 64, buf.shape[1].value))
+    return _same_layout(tm.buffer.layout, tmem_datapath_layout("F", 64, dims[1]))
 
 
 def _tmem_local_16x(shape: str, load: bool, tm: ir.BufferRegion, reg: ir.BufferRegion,
@@ -480,7 +482,7 @@ def _tmem_local_16x(shape: str, load: bool, tm: ir.BufferRegion, reg: ir.BufferR
     """``tcgen05.ld``/``st`` ``.16x64b``/``.16x128b``/``.16x256b``: warp ``w`` moves the 16
     rows ``16w..16w+15`` of a 64-row fragment (TMEM lanes ``32w..32w+15``); 128 rows are a
     second issue at lane offset 16 into the next registers (``tcgen05_atom_layout``)."""
-    rows = reg.buffer.shape[0].value
+    rows = (_const_2d(reg.buffer) or (0, 0))[0]
     extent = tm.region[0].extent
     if not isinstance(extent, ir.IntImm) or extent.value != rows:
         fail(f"the .{shape} atom moves the {rows} TMEM rows the registers hold")
@@ -529,14 +531,16 @@ def tmem_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc
             fail(f"the registers of {reg.buffer.name} must start on a whole 32-bit register")
         view = ir.Buffer(view.name, [view.shape[0] // per], "uint32", scope=view.scope,
                          data=view.data, elem_offset=offset.value // per, align=view.align)
-    first = reg_first if per == 1 else ir.const(reg_first.value // per, "int32")
+    first = reg_first
+    if per > 1 and isinstance(reg_first, ir.IntImm):  # checked above: a multiple of per
+        first = ir.const(reg_first.value // per, "int32")
     words = cols.value // per
     atom = _atom_16x(reg)
     if atom is not None:
-        stmts = _tmem_local_16x(atom, load, tm, reg, view, first, words, sctx)
-        stmts.append(ir.Evaluate(_op.ptx_tcgen05_wait_ld() if load else
+        moves = _tmem_local_16x(atom, load, tm, reg, view, first, words, sctx)
+        moves.append(ir.Evaluate(_op.ptx_tcgen05_wait_ld() if load else
                                  _op.ptx_tcgen05_wait_st()))
-        return ir.PrimFunc([], ir.seq([ir.DeclBuffer(view), *stmts]))
+        return ir.PrimFunc([], ir.seq([ir.DeclBuffer(view), *moves]))
     if _is_datapath_f(tm):
         fail("a datapath F TMEM tile (M=64: 16 rows in each warp's quarter) is moved by the "
              ".16x* atoms: lay the registers out with tcgen05_atom_layout('16x..b', (64, C), "
