@@ -2032,3 +2032,13 @@ inline void tmem_commit(unsigned bar, unsigned mask) {
            [&] { mbar_arrive(bar & kOffsetMask); });
 }
 }  // namespace tvm_cuda_emu
+namespace tvm_cuda_emu {
+// the 32 bits of a register operand of inline PTX ("r" or "f"), unconverted
+template <class T>
+inline unsigned bits32(const T& v) {
+  static_assert(sizeof(T) == 4, "a 32-bit register operand");
+  unsigned u;
+  std::memcpy(&u, &v, 4);
+  return u;
+}
+}  // namespace tvm_cuda_emu
