@@ -272,3 +272,78 @@ def test_cta_pairs_and_tmem_shift_are_not_modelled() -> None:
 
     with pytest.raises(NotModelledError, match=r"ptx\.tcgen05_shift has no emulation body"):
         _emulated(shift)
+
+
+@no_type_check
+def _tile_copies(dtype: str, width: int, frag_shape: str) -> Any:
+    """Tile copies through a ``tmem`` buffer: registers ``[8 : 8 + width]`` of each thread (row
+    t) to TMEM and back into fresh registers (.32x32b), then the first 64 rows again into
+    registers laid out by ``tcgen05_atom_layout(frag_shape, ...)`` (the .16x* atom)."""
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane, tid_in_wg
+
+    rows_of = TileLayout(S[(128, width + 8):(1 @ tid_in_wg, 1)])
+    out_of = TileLayout(S[(128, width):(1 @ tid_in_wg, 1)])
+    atom = tcgen05_atom_layout(frag_shape, (64, width), dtype)
+    per_thread = 64 * width // 128
+    ncols = max(32, width * tvm.DataType(dtype).bits // 32)
+
+    @T.prim_func
+    def tile_copies(A: T.Buffer((128, width), dtype), B: T.Buffer((128, width), dtype),
+                    F: T.Buffer((128, per_thread), dtype)):
+        T.device_entry()
+        warp = T.warp_id([4])
+        wg = T.warpgroup_id([1])
+        tx = T.thread_id([128])
+        taddr = T.alloc_shared([1], "uint32")
+        if wg == 0:
+            if warp == 0:
+                T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=ncols)
+            T.cuda.cta_sync()
+            tmem = T.decl_buffer((128, width), dtype, scope="tmem", allocated_addr=taddr[0],
+                                 layout=TileLayout(S[(128, width):(1 @ TLane, 1 @ TCol)]))
+            regs = T.alloc_local((width + 8,), dtype)
+            back = T.alloc_local((width,), dtype)
+            frag = T.alloc_local((per_thread,), dtype)
+            for j in range(width):
+                regs[8 + j] = A[tx, j]
+            rows = regs.view(128, width + 8, layout=rows_of)
+            back_rows = back.view(128, width, layout=out_of)
+            frag_tile = frag.view(64, width, layout=atom)
+            Tx.wg.copy_async(tmem[:, :], rows[:, 8:])
+            T.ptx.tcgen05.wait.st()
+            T.cuda.cta_sync()
+            Tx.wg.copy_async(back_rows[:, :], tmem[:, :])
+            Tx.wg.copy_async(frag_tile[:, :], tmem[0:64, :])
+            T.ptx.tcgen05.wait.ld()
+            for j in range(width):
+                B[tx, j] = back[j]
+            for j in range(per_thread):
+                F[tx, j] = frag[j]
+            T.cuda.cta_sync()
+            if warp == 0:
+                T.ptx.tcgen05.dealloc(taddr[0], n_cols=ncols)
+
+    return tile_copies
+
+
+@pytest.mark.parametrize(("dtype", "width", "frag_shape"), [
+    ("float32", 8, "16x128b"), ("float16", 16, "16x256b"), ("float32", 16, "16x64b")])
+def test_tile_copies_through_a_tmem_buffer(dtype: str, width: int, frag_shape: str) -> None:
+    f = _tile_copies(dtype, width, frag_shape)
+    ex = _emulated(f)
+    assert f".{frag_shape}.x" in ex.inspect_source()  # the .16x* atom, not .32x32b rows
+    a = (np.arange(128 * width) % 251).astype(dtype).reshape(128, width)
+    b = np.zeros_like(a)
+    frag = np.zeros((128, 64 * width // 128), dtype)
+    ex(a, b, frag)
+    np.testing.assert_array_equal(b, a)
+    # the fragment: element (r, c) of the 64 rows is in register m of lane l of warp w, where
+    # tcgen05_atom_layout puts it; row 16w + i is TMEM lane 32w + i
+    lay = tcgen05_atom_layout(frag_shape, (64, width), dtype)
+    for r in range(64):
+        for c in range(width):
+            at = {ax: int(v) for ax, v in lay.apply(r, c, shape=[64, width]).items()}
+            t = 32 * at["wid_in_wg"] + at["laneid"]
+            assert frag[t, at["m"]] == a[32 * (r // 16) + r % 16, c], (r, c)
