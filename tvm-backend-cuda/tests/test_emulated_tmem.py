@@ -347,3 +347,41 @@ def test_tile_copies_through_a_tmem_buffer(dtype: str, width: int, frag_shape: s
             at = {ax: int(v) for ax, v in lay.apply(r, c, shape=[64, width]).items()}
             t = 32 * at["wid_in_wg"] + at["laneid"]
             assert frag[t, at["m"]] == a[32 * (r // 16) + r % 16, c], (r, c)
+
+
+def test_alloc_tcgen05_ldst_frag_allocates_the_atoms_registers() -> None:
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    @T.prim_func
+    def frag_load(A: T.Buffer((128, 16), "float32")):
+        T.device_entry()
+        warp = T.warp_id([4])
+        wg = T.warpgroup_id([1])
+        T.thread_id([128])
+        taddr = T.alloc_shared([1], "uint32")
+        if wg == 0:
+            if warp == 0:
+                T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32)
+            T.cuda.cta_sync()
+            tmem = T.decl_buffer((128, 16), "float32", scope="tmem", allocated_addr=taddr[0],
+                                 layout=TileLayout(S[(128, 16):(1 @ TLane, 1 @ TCol)]))
+            frag = T.alloc_tcgen05_ldst_frag("16x256b", (128, 16), "float32")
+            Tx.wg.copy_async(frag[:, :], tmem[:, :])
+            T.ptx.tcgen05.wait.ld()
+
+    from tvm.ir import AllocBuffer
+    from tvm.ir.visitor import post_order_visit
+
+    allocs: list[Any] = []
+    post_order_visit(frag_load.body, lambda n: allocs.append(n) if isinstance(n, AllocBuffer)
+                     and n.buffer.scope == "local" else None)
+    alloc = allocs[0]
+    assert repr(alloc.buffer.layout) == repr(tcgen05_atom_layout("16x256b", (128, 16),
+                                                                 "float32"))
+    src = _emulated(frag_load).inspect_source()
+    # 128 rows: two .16x256b.x2 issues a warp, the second 16 lanes further
+    assert src.count("tcgen05.ld.sync.aligned.16x256b.x2.b32") == 2
+    with pytest.raises(ValueError, match=r"tcgen05_atom_layout: \.16x256b covers 16 rows a warp"):
+        T.alloc_tcgen05_ldst_frag("16x256b", (32, 16), "float32")
