@@ -385,3 +385,68 @@ def test_alloc_tcgen05_ldst_frag_allocates_the_atoms_registers() -> None:
     assert src.count("tcgen05.ld.sync.aligned.16x256b.x2.b32") == 2
     with pytest.raises(ValueError, match=r"tcgen05_atom_layout: \.16x256b covers 16 rows a warp"):
         T.alloc_tcgen05_ldst_frag("16x256b", (32, 16), "float32")
+
+
+def test_mma_of_shared_tiles_accumulates_in_tmem() -> None:
+    """tcgen05.mma kind::f16 (M = 128, N = 16, K = 16 in two k = 8 halves of the K-major,
+    unswizzled core-matrix layout), then a second MMA accumulating the same product: D = 2 A B^T,
+    read back with .32x32b."""
+    from tvm.script import tirx as T
+
+    M, N, K = 128, 16, 16
+
+    @T.prim_func
+    def mma(A: T.Buffer((M, K), "float16"), B: T.Buffer((N, K), "float16"),
+            C: T.Buffer((M, N), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        tx = T.thread_id([128])
+        taddr = T.alloc_shared([1], "uint32")
+        bar = T.alloc_shared([1], "uint64")
+        SA = T.alloc_shared([M * K], "float16", align=128)
+        SB = T.alloc_shared([N * K], "float16", align=128)
+        da = T.alloc_local((1,), "uint64")
+        db = T.alloc_local((1,), "uint64")
+        di = T.alloc_local((1,), "uint32")
+        r = T.alloc_local((N,), "float32")
+        if tx // 32 == 0:
+            T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32)
+        if tx == 0:
+            T.ptx.mbarrier.init(bar.ptr_to([0]), 1)
+        for k in range(K):  # (k // 8) * 16 M-rows-of-8 bytes + core matrix (m // 8) + row m % 8
+            SA[(k // 8) * M * 8 + (tx // 8) * 64 + (tx % 8) * 8 + k % 8] = A[tx, k]
+            if tx < N:
+                SB[(k // 8) * N * 8 + (tx // 8) * 64 + (tx % 8) * 8 + k % 8] = B[tx, k]
+        T.cuda.cta_sync()
+        if tx == 0:
+            T.ptx.tcgen05.encode_instr_descriptor(
+                T.address_of(di[0]), d_dtype="float32", a_dtype="float16", b_dtype="float16",
+                M=M, N=N, K=K, trans_a=False, trans_b=False)
+            T.ptx.tcgen05.encode_matrix_descriptor(T.address_of(da[0]), SA.ptr_to([0]),
+                                                   M * 16 // 16, 8, 0)
+            T.ptx.tcgen05.encode_matrix_descriptor(T.address_of(db[0]), SB.ptr_to([0]),
+                                                   N * 16 // 16, 8, 0)
+            T.ptx.tcgen05.mma(taddr[0], da[0], db[0], di[0], d_dtype="float32",
+                              a_dtype="float16", b_dtype="float16", use_a_tmem=False,
+                              cta_group=1, enable_input_d=0)
+            T.ptx.tcgen05.mma(taddr[0], da[0], db[0], di[0], d_dtype="float32",
+                              a_dtype="float16", b_dtype="float16", use_a_tmem=False,
+                              cta_group=1, enable_input_d=1)
+            T.ptx.tcgen05.commit(bar.ptr_to([0]))
+        T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0)
+        T.ptx.tcgen05.fence.after_thread_sync()
+        T.ptx.tcgen05.ld(taddr[0] + ((tx // 32 * 32) << 16), *[r[j] for j in range(N)],
+                         shape="32x32b", num=N)
+        T.ptx.tcgen05.wait.ld()
+        for j in range(N):
+            C[tx, j] = r[j]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx.tcgen05.dealloc(taddr[0], n_cols=32)
+
+    rng = np.random.default_rng(5)
+    a = rng.integers(-4, 5, (M, K)).astype("float16")
+    b = rng.integers(-4, 5, (N, K)).astype("float16")
+    c = np.zeros((M, N), "float32")
+    _emulated(mma)(a, b, c)
+    np.testing.assert_array_equal(c, 2 * a.astype("float32") @ b.astype("float32").T)

@@ -132,6 +132,32 @@ class Buffer(Node):
                              f"{len(self.shape)} dimension(s)")
         return Op.get("tirx.address_of")(BufferLoad(self, items))
 
+    def elem_offset_of(self, indices: Sequence[Any]) -> PrimExpr:
+        """The memory offset, in elements after the buffer's own ``elem_offset``, of the element
+        at logical ``indices``: through the buffer's layout when it has one, else its strides
+        (row-major without them). ``A.access_ptr("r", offset=A.elem_offset_of([i, j]))`` is
+        the address of ``A[i, j]``."""
+        items: list[Any] = list(indices) if isinstance(indices, (list, tuple)) else [indices]
+        if len(items) != len(self.shape):
+            raise IndexError(f"{self.name}.elem_offset_of: {len(items)} index(es) for a buffer "
+                             f"of {len(self.shape)} dimension(s)")
+        if self.layout is not None:
+            coords = self.layout.apply(*items, shape=list(self.shape))
+            if set(coords) - {"m"}:
+                raise ValueError(f"{self.name}.elem_offset_of: the layout places elements on "
+                                 f"{sorted(set(coords) - {'m'})} besides memory, so an element "
+                                 "has no single memory offset")
+            return convert(coords.get("m", 0))
+        strides = list(self.strides) if self.strides else None
+        offset: Any = 0
+        if strides is not None:
+            for i, st in zip(items, strides, strict=True):
+                offset = offset + i * st
+            return convert(offset)
+        for i, extent in zip(items, self.shape, strict=True):
+            offset = offset * extent + i
+        return convert(offset)
+
     def access_ptr(self, access_mask: str | int, ptr_type: str = "handle", content_lanes: int = 1,
                    offset: Any = 0, extent: Any = None) -> PrimExpr:
         """``T.tvm_access_ptr`` of this buffer: the address of element ``offset`` (after the

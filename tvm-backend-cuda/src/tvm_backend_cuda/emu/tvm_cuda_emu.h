@@ -2042,3 +2042,60 @@ inline unsigned bits32(const T& v) {
   return u;
 }
 }  // namespace tvm_cuda_emu
+
+// tcgen05.mma (cta_group::1, A and B in shared memory through their descriptors, D float32 in
+// tensor memory): computed when issued by the one issuing thread. The instruction descriptor
+// gives M (bits 24-28, >> 4), N (17-22, >> 3), the A / B formats (7-9, 10-12) and majorness
+// (15, 16: MN-major), negation (13, 14) and D's format (4-5: 1 = f32). D row m is TMEM lane m
+// for M = 128; for M = 64 rows 16w..16w+15 are lanes 32w..32w+15 (datapath F). K is one
+// instruction's: 32 bytes of A and B elements.
+namespace tvm_cuda_emu {
+inline WgmmaDesc tcgen05_desc(unsigned long long desc, const char* what) {
+  const unsigned mode = unsigned(desc >> 61) & 7u;
+  if (mode != 0 && mode != 2 && mode != 4 && mode != 6)
+    tvm_emu::fail(tvm_emu::kNotModelled, "%s with shared-memory descriptor swizzle mode %u (the "
+                  "emulator models none, 128B, 64B and 32B: modes 0, 2, 4, 6)", what, mode);
+  WgmmaDesc d;
+  d.start = unsigned(desc & 0x3fffu) << 4;
+  d.lbo = unsigned((desc >> 16) & 0x3fffu) << 4;
+  d.sbo = unsigned((desc >> 32) & 0x3fffu) << 4;
+  d.sw = mode == 2 ? 128u : mode == 4 ? 64u : mode == 6 ? 32u : 0u;
+  return d;
+}
+template <class In>
+inline void tcgen05_mma_ss(unsigned d_tmem, unsigned long long a_desc, unsigned long long b_desc,
+                           unsigned idesc, bool accumulate) {
+  const unsigned M = ((idesc >> 24) & 0x1fu) << 4, N = ((idesc >> 17) & 0x3fu) << 3;
+  const bool a_mn = (idesc >> 15) & 1u, b_mn = (idesc >> 16) & 1u;
+  const float na = (idesc >> 13) & 1u ? -1.0f : 1.0f, nb = (idesc >> 14) & 1u ? -1.0f : 1.0f;
+  if (((idesc >> 4) & 3u) != 1u)
+    tvm_emu::fail(tvm_emu::kNotModelled, "tcgen05.mma with a float16 D (the emulator models "
+                  "float32 accumulators)");
+  if (M != 64 && M != 128)
+    tvm_emu::fail(tvm_emu::kNotModelled, "tcgen05.mma with M = %u (cta_group::1 models M = 64 "
+                  "and 128)", M);
+  const WgmmaDesc a = tcgen05_desc(a_desc, "tcgen05.mma A"), b = tcgen05_desc(b_desc,
+                                                                                "tcgen05.mma B");
+  const unsigned K = 32 / in_bytes<In>();
+  TmemCta& t = tmem_cta();
+  const unsigned lane0 = d_tmem >> 16, col0 = d_tmem & 0xffffu;
+  std::vector<float> bv(size_t(N) * K);
+  for (unsigned n = 0; n < N; ++n)
+    for (unsigned k = 0; k < K; ++k) bv[size_t(n) * K + k] = nb * wgmma_smem<In>(b, b_mn, n, k);
+  for (unsigned m = 0; m < M; ++m) {
+    float av[32];
+    for (unsigned k = 0; k < K; ++k) av[k] = na * wgmma_smem<In>(a, a_mn, m, k);
+    const unsigned lane = lane0 + (M == 128 ? m : 32 * (m / 16) + m % 16);
+    for (unsigned n = 0; n < N; ++n) {
+      const unsigned col = col0 + n;
+      if (lane >= kTmemLanes || col >= kTmemCols || !t.used[col])
+        tvm_emu::fail(tvm_emu::kBounds, "tcgen05.mma writes tensor-memory lane %u, column %u "
+                      "(D at address 0x%x), which the CTA has not allocated", lane, col, d_tmem);
+      uint32_t& cell = t.cells[size_t(lane) * kTmemCols + col];
+      float acc = accumulate ? u2f(cell) : 0.0f;
+      for (unsigned k = 0; k < K; ++k) acc += av[k] * bv[size_t(n) * K + k];
+      cell = f2u(acc);
+    }
+  }
+}
+}  // namespace tvm_cuda_emu

@@ -515,11 +515,51 @@ def _sp_block_scale_operands(
     return (*types, *ops, use_a_tmem, cta_group, enable_input_d)
 
 
+#: emulation: the C++ input type of each tcgen05.mma A/B type the emulator models
+_EMU_MMA_IN = {
+    **dict.fromkeys(("f16", "float16"), "__half"),
+    **dict.fromkeys(("bf16", "bfloat16"), "__nv_bfloat16"),
+    "tf32": "tvm_cuda_emu::Tf32",
+    **dict.fromkeys(("e4m3", "float8_e4m3fn"), "__nv_fp8_e4m3"),
+    **dict.fromkeys(("e5m2", "float8_e5m2"), "__nv_fp8_e5m2"),
+}
+
+
+def _emu_mma(call: Call, emit: Emit) -> str:
+    """``tcgen05.mma`` (dense, cta_group::1, A and B in shared memory, float32 D, every output
+    lane enabled): ``tvm_cuda_emu::tcgen05_mma_ss``; other forms are not modelled."""
+    a_t, b_t = S(call, 1), S(call, 2)
+    d_tmem, a_op, b_desc, i_desc, use_a_tmem = call.args[3:8]
+    g = cta_group(call, 8)
+    enable, scale_d, *lanes = call.args[9:]
+    pred = lanes.pop() if len(lanes) == 5 else None
+    why = []
+    if g != 1:
+        why.append("cta_group=2")
+    if not is_const(use_a_tmem, 0):
+        why.append("A in tensor memory")
+    if a_t not in _EMU_MMA_IN or _EMU_MMA_IN.get(b_t) != _EMU_MMA_IN[a_t]:
+        why.append(f"A and B of types {a_t} and {b_t}")
+    if S(call, 0) not in ("f32", "float32"):
+        why.append(f"a {S(call, 0)} D")
+    if not is_const(scale_d, 0) or not all(is_const(x, 0) for x in lanes):
+        why.append("a D scale or disabled output lanes")
+    if why:
+        raise NotModelledError(f"tcgen05.mma with {', '.join(why)}: the CUDA emulator models "
+                               "dense cta_group=1 MMAs of A and B in shared memory into a "
+                               "float32 D; run it on a GPU")
+    text = (f"tvm_cuda_emu::tcgen05_mma_ss<{_EMU_MMA_IN[a_t]}>((unsigned)({emit(d_tmem)}), "
+            f"(unsigned long long)({emit(a_op)}), (unsigned long long)({emit(b_desc)}), "
+            f"(unsigned)({emit(i_desc)}), ({emit(enable)}) != 0)")
+    return text if pred is None else f"(({emit(pred)}) ? {text} : (void)0)"
+
+
 def _mma_variant(path: str, operands: Any, nargs: Any, sparse: bool, block_scale: bool) -> None:
     def rule(call: Call, emit: Emit) -> str:
         return _mma_text(call, emit, sparse=sparse, block_scale=block_scale)
 
-    intrin(path, operands, nargs=nargs, choices=CTA_GROUP, min_arch=A)(rule)
+    emulate = _emu_mma if not (sparse or block_scale) else None
+    intrin(path, operands, nargs=nargs, choices=CTA_GROUP, min_arch=A, emulate=emulate)(rule)
 
 
 _mma_variant("ptx.tcgen05.mma", _mma_operands, (15, None), False, False)

@@ -163,7 +163,7 @@ def alloc_local(shape: Any, dtype: str = "float32", *, layout: Any = None, strid
                         annotations=annotations)
 
 
-def decl_buffer(shape: Any, dtype: str = "float32", *, data: Any = None, scope: str = "global",
+def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, *, scope: str = "global",
                 layout: Any = None, strides: Any = None, elem_offset: Any = 0,
                 align: int = 0, axis_separators: Any = None,
                 offset_factor: int = 0, allocated_addr: Any = None) -> BufferSpec:
