@@ -450,3 +450,30 @@ def test_mma_of_shared_tiles_accumulates_in_tmem() -> None:
     c = np.zeros((M, N), "float32")
     _emulated(mma)(a, b, c)
     np.testing.assert_array_equal(c, 2 * a.astype("float32") @ b.astype("float32").T)
+
+
+def test_a_slice_of_an_atom_register_tile_is_refused() -> None:
+    from tvm.error import DispatchError
+    from tvm.script import tirx as T
+    from tvm.script.tirx import tile as Tx
+    from tvm.tirx.layout import S, TCol, TileLayout, TLane
+
+    @T.prim_func
+    def half_tile(A: T.Buffer((128, 16), "float32")):
+        T.device_entry()
+        warp = T.warp_id([4])
+        wg = T.warpgroup_id([1])
+        T.thread_id([128])
+        taddr = T.alloc_shared([1], "uint32")
+        if wg == 0:
+            if warp == 0:
+                T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32)
+            T.cuda.cta_sync()
+            tmem = T.decl_buffer((128, 16), "float32", scope="tmem", allocated_addr=taddr[0],
+                                 layout=TileLayout(S[(128, 16):(1 @ TLane, 1 @ TCol)]))
+            frag = T.alloc_tcgen05_ldst_frag("16x128b", (64, 16), "float32")
+            Tx.wg.copy_async(frag[:, 0:8], tmem[0:64, 0:8])
+            T.ptx.tcgen05.wait.ld()
+
+    with pytest.raises(DispatchError, match="copy the whole register tile"):
+        _emulated(half_tile)

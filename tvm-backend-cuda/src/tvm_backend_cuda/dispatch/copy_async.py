@@ -482,10 +482,16 @@ def _tmem_local_16x(shape: str, load: bool, tm: ir.BufferRegion, reg: ir.BufferR
     """``tcgen05.ld``/``st`` ``.16x64b``/``.16x128b``/``.16x256b``: warp ``w`` moves the 16
     rows ``16w..16w+15`` of a 64-row fragment (TMEM lanes ``32w..32w+15``); 128 rows are a
     second issue at lane offset 16 into the next registers (``tcgen05_atom_layout``)."""
-    rows = (_const_2d(reg.buffer) or (0, 0))[0]
+    rows, cols = _const_2d(reg.buffer) or (0, 0)
     extent = tm.region[0].extent
     if not isinstance(extent, ir.IntImm) or extent.value != rows:
         fail(f"the .{shape} atom moves the {rows} TMEM rows the registers hold")
+    whole = all(isinstance(r.min, ir.IntImm) and r.min.value == 0 and
+                isinstance(r.extent, ir.IntImm) and r.extent.value == n
+                for r, n in zip(reg.region, (rows, cols), strict=True))
+    if not whole or words * (32 // reg.buffer.dtype.bits) != cols:
+        fail(f"the .{shape} atom fills all of the {rows} x {cols} registers laid out by "
+             "tcgen05_atom_layout: copy the whole register tile, as many TMEM columns wide")
     if _is_datapath_f(tm) and rows != 64:
         fail(f"a datapath F TMEM tile (M=64: 16 rows in each warp's quarter) takes the 64-row "
              f".{shape} atom, not {rows} rows")
