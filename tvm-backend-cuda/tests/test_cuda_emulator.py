@@ -252,17 +252,17 @@ def test_intrinsic_without_emulation_body_is_named_at_compile_time() -> None:
     from tvm.script import tirx as T
 
     @T.prim_func
-    def tcgen05_fence(A: T.Buffer((128,), "float32")):
+    def tcgen05_shift(A: T.Buffer((128,), "float32")):
         T.device_entry()
         T.cta_id([1])
         tx = T.thread_id([128])
         A[tx] = A[tx] + T.float32(1)
-        T.ptx.tcgen05.fence.before_thread_sync()
+        T.ptx.tcgen05.shift(0)
 
-    with pytest.raises(NotModelledError, match=r"intrinsic ptx\.tcgen05_fence_before_thread_sync "
+    with pytest.raises(NotModelledError, match=r"intrinsic ptx\.tcgen05_shift "
                                                r"has no emulation body"):
-        tvm.compile(tcgen05_fence, target="cuda", arch="sm_100a", emulate=True)
-    tvm.compile(tcgen05_fence, target="cuda", arch="sm_100a")  # the NVRTC build is unaffected
+        tvm.compile(tcgen05_shift, target="cuda", arch="sm_100a", emulate=True)
+    tvm.compile(tcgen05_shift, target="cuda", arch="sm_100a")  # the NVRTC build is unaffected
 
 
 @no_type_check

@@ -59,8 +59,11 @@ def test_mma_k8_is_translated() -> None:
 
 
 @pytest.mark.parametrize("asm, what", [
-    ('asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;" '
-     ':: "r"(a));', "`tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32`"),
+    ('asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], 32;" '
+     ':: "r"(a));', "`tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], 32` "
+     "(cta_group::2"),
+    ('asm volatile("tcgen05.shift.cta_group::1.down [%0];" :: "r"(a));',
+     "`tcgen05.shift.cta_group::1.down [%0]`"),
     ('asm("mov.u32 %0, %%smid;" : "=r"(s));', "special register %smid"),
     ('asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, '
      '{%8,%9}, {%0,%1,%2,%3};" : "+f"(a), "+f"(b), "+f"(c), "+f"(d) : "r"(e), "r"(f), "r"(g), '
@@ -108,3 +111,61 @@ def test_a_planted_mbarrier_deadlock_in_inline_ptx_is_reported() -> None:
     assert "kernel 'wait_forever', block (0, 0, 0): deadlock: every thread" in msg
     assert ("thread (0, 0, 0) waiting on the mbarrier at shared address 0 for phase parity 0 "
             "(phase 0: 1 of 33 arrivals pending, 0 transaction bytes expected) (line 11)") in msg
+
+
+# One warpgroup: thread t stores x = in[t] + j to TMEM lane t, columns j = 0..7 (.32x32b.x8,
+# floats as "f" operands), then each warp reads its 16 rows back as .16x256b.x1 (lane l: row
+# l / 4 and row l / 4 + 8, columns 2 (l % 4) and + 1). `lane_base` 0 puts every warp's store
+# in warp 0's quarter.
+_TMEM_ROUNDTRIP = r"""
+extern "C" __global__ void tmem_roundtrip(float* out, const float* in, unsigned lane_base) {
+  __shared__ unsigned taddr_s;
+  const unsigned warp = threadIdx.x / 32;
+  if (warp == 0)
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;"
+                 :: "r"((unsigned)__cvta_generic_to_shared(&taddr_s)));
+  __syncthreads();
+  const unsigned taddr = taddr_s, lane = lane_base ? warp * 32 : 0;
+  float x[8];
+  for (int j = 0; j < 8; ++j) x[j] = in[threadIdx.x] + (float)j;
+  asm volatile("tcgen05.st.sync.aligned.32x32b.x8.b32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8};"
+               :: "r"(taddr + (lane << 16)), "f"(x[0]), "f"(x[1]), "f"(x[2]), "f"(x[3]),
+                  "f"(x[4]), "f"(x[5]), "f"(x[6]), "f"(x[7]));
+  asm volatile("tcgen05.wait::st.sync.aligned;");
+  __syncthreads();
+  unsigned r0, r1, r2, r3;
+  asm volatile("tcgen05.ld.sync.aligned.16x256b.x1.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(taddr + ((warp * 32) << 16)));
+  asm volatile("tcgen05.wait::ld.sync.aligned;");
+  out[4 * threadIdx.x + 0] = __uint_as_float(r0);
+  out[4 * threadIdx.x + 1] = __uint_as_float(r1);
+  out[4 * threadIdx.x + 2] = __uint_as_float(r2);
+  out[4 * threadIdx.x + 3] = __uint_as_float(r3);
+  __syncthreads();
+  if (warp == 0)
+    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 32;" :: "r"(taddr));
+}
+"""
+
+
+def test_tensor_memory_through_inline_ptx(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tvm_backend_cuda.emulator as emulator
+    from tvm.error import EmulatorError
+    from tvm_backend_cuda.emulator import load_source
+
+    monkeypatch.setattr(emulator, "DEVICE_ARCH", "sm_100a")
+    mod = load_source(_TMEM_ROUNDTRIP, {"tmem_roundtrip": [
+        ("out", "ptr"), ("in", "ptr"), ("lane_base", "uint32")]})
+    x = np.arange(128, dtype="float32") * 10
+    tile = x[:, None] + np.arange(8, dtype="float32")  # TMEM lane t, columns 0..7
+    out = np.zeros(512, dtype="float32")
+    mod.launch("tmem_roundtrip", 1, 128, [out, x, 1])
+    got = out.reshape(128, 4)
+    for t in range(128):
+        w, lane = divmod(t, 32)
+        row = 32 * w + lane // 4
+        cols = [2 * (lane % 4), 2 * (lane % 4) + 1]
+        np.testing.assert_array_equal(got[t], [*tile[row, cols], *tile[row + 8, cols]])
+    with pytest.raises(EmulatorError, match=r"thread 32 \(warp 1\) reaches TMEM lane 0, but "
+                                            r"warp 1 may access only lanes 32-63"):
+        mod.launch("tmem_roundtrip", 1, 128, [out, x, 0])

@@ -288,6 +288,22 @@ def test_match_buffer_scalar_params_and_shape_vars() -> None:
     assert len(f.params) == 5 and len(f.buffer_map) == 2
 
 
+def test_a_bare_match_buffer_binds_the_parameter_to_a_buffer() -> None:
+    """The seed writes ``T.match_buffer(a, ...)`` without a name for a parameter the body does
+    not read: the buffer is still the parameter's (named after it), and the kernel takes an
+    array for it."""
+    @T.prim_func
+    def f(a: T.handle, b: T.handle):
+        T.match_buffer(a, (16,), "float32")
+        B = T.match_buffer(b, (4,), "int32")
+        B[0] = 7
+
+    assert [buf.name for buf in f.buffer_map.values()] == ["a_buffer", "B"]
+    assert f.buffer_map[f.params[0]].shape[0].value == 16
+    text = roundtrip(f)
+    assert 'def f(a_buffer: T.Buffer((16,), "float32"), B: T.Buffer((4,), "int32")):' in text
+
+
 def test_private_function_and_func_attrs() -> None:
     @T.prim_func(private=True)
     def g(A: T.Buffer((4,), "float32")):

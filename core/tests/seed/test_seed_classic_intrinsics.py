@@ -73,3 +73,29 @@ def test_a_barrier_on_the_host_names_the_op_and_the_target() -> None:
 
     with pytest.raises(CodegenError, match="tirx.tvm_storage_sync.*target 'c'"):
         tvm.compile(sync, target="c")
+
+
+def test_elem_offset_of_follows_the_layout_or_the_strides() -> None:
+    from tvm.ir.layout import S, TileLayout
+
+    plain = tvm.ir.Buffer("P", (4, 6), "float16", elem_offset=40)
+    assert plain.elem_offset_of([2, 3]).value == 15  # row-major; the buffer's own offset apart
+    strided = tvm.ir.Buffer("Q", (4, 6), "float16", strides=[8, 1])
+    assert strided.elem_offset_of([2, 3]).value == 19
+    # columns outer: element (i, j) at 4 j + i
+    tiled = tvm.ir.Buffer("L", (4, 6), "float16", layout=TileLayout(S[(4, 6):(1, 4)]))
+    assert tvm.arith.Analyzer().simplify(tiled.elem_offset_of([2, 3])).value == 14
+    call = plain.access_ptr("r", offset=plain.elem_offset_of([1, 0]))
+    assert call.args[2].value == 46
+    with pytest.raises(IndexError, match=r"P\.elem_offset_of: 1 index\(es\) for a buffer of 2"):
+        plain.elem_offset_of([1])
+
+
+def test_decl_buffer_takes_its_data_as_third_argument() -> None:
+    @T.prim_func
+    def f(A: T.Buffer((64,), "uint8")):
+        B = T.decl_buffer((16,), "float32", A.data, elem_offset=4)
+        B[0] = T.float32(1)
+
+    decl = f.body if not hasattr(f.body, "seq") else f.body.seq[0]
+    assert decl.buffer.data is f.buffer_map[f.params[0]].data

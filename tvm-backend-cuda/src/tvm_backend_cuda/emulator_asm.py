@@ -15,7 +15,9 @@ Modelled (:data:`MODELLED`): ``mov`` (registers, immediates, ``%cluster_ctarank`
 ``mma.sync`` m16n8k16 row.col f32 with f16/bf16 inputs, ``mbarrier`` init / arrive /
 arrive.expect_tx / try_wait / test_wait (parity), ``cp.async`` (ca/cg, commit and wait groups),
 ``cp.async.bulk`` global to shared completing on an mbarrier, ``wgmma`` fence / commit /
-wait / mma_async (descriptors, or A in registers), and the fences and ``setmaxnreg``, which
+wait / mma_async (descriptors, or A in registers), tensor memory (``tcgen05`` alloc, dealloc,
+relinquish_alloc_permit, ld / st of every shape with pack / unpack, cp, commit, the waits;
+cta_group::1), and the fences and ``setmaxnreg``, which
 the emulator needs not model. Anything else is a :class:`~tvm.error.NotModelledError` naming
 the instruction and its line.
 """
@@ -341,6 +343,65 @@ def _wgmma(ops: _Ops, opcode: str) -> str:
     return f"({_EMU}wgmma_line = __LINE__, {call})"
 
 
+_TMEM_SHAPES = {"32x32b": "k32x32b", "16x64b": "k16x64b", "16x128b": "k16x128b",
+                "16x256b": "k16x256b", "16x32bx2": "k16x32bx2"}
+_TMEM_CP = {"128x256b": (128, 256, "kCpNone"), "128x128b": (128, 128, "kCpNone"),
+            "32x128b.warpx4": (32, 128, "kCpWarpx4"),
+            "64x128b.warpx2::02_13": (64, 128, "kCpWarpx2_02_13"),
+            "64x128b.warpx2::01_23": (64, 128, "kCpWarpx2_01_23")}
+
+
+def _tcgen05(ops: _Ops, opcode: str) -> str:
+    """Tensor memory (``emu/tvm_cuda_emu.h``, "Blackwell tensor memory"): one CTA's
+    (cta_group::1); the waits and fences are no-ops, as the emulator runs each operation when
+    issued."""
+    parts = opcode.split(".")
+    if "cta_group::2" in parts:
+        raise ops.stmt.fail(f"`{ops.ins}` (cta_group::2: a CTA pair's tensor memory)")
+    verb = parts[1]
+    if verb in ("wait::ld", "wait::st", "fence::before_thread_sync", "fence::after_thread_sync"):
+        return "(void)0"
+    if verb == "alloc" and "shared::cta" in parts and len(ops) == 2:
+        return (f"{_EMU}tmem_alloc((unsigned)({ops.address(0)}), (unsigned)({ops.value(1)}), "
+                "__LINE__)")
+    if verb == "dealloc" and len(ops) == 2:
+        return (f"{_EMU}tmem_dealloc((unsigned)({ops.value(0)}), (unsigned)({ops.value(1)}), "
+                "__LINE__)")
+    if verb == "relinquish_alloc_permit":
+        return f"{_EMU}tmem_relinquish()"
+    if verb in ("ld", "st"):
+        m = re.fullmatch(r"tcgen05\.(ld|st)\.sync\.aligned\.(\w+)\.x(\d+)"
+                         r"(\.pack::16b|\.unpack::16b)?\.b32", opcode)
+        flag = m.group(4) if m else None
+        if m is None or m.group(2) not in _TMEM_SHAPES or \
+                flag not in (None, ".pack::16b" if verb == "ld" else ".unpack::16b"):
+            raise ops.stmt.fail(f"`{ops.ins}`")
+        half = m.group(2) == "16x32bx2"  # its immediate half offset follows the address
+        if len(ops) != 2 + half:
+            raise ops.stmt.fail(f"`{ops.ins}`")
+        regs_at, addr_at = (0, 1) if verb == "ld" else (1 + half, 0)
+        off = ops.value(addr_at + 1) if half else "0u"
+        head = (f"{_EMU}{_TMEM_SHAPES[m.group(2)]}, {m.group(3)}u, "
+                f"{'true' if m.group(4) else 'false'}, (unsigned)({ops.address(addr_at)}), "
+                f"(unsigned)({off})")
+        if verb == "ld":
+            regs = "".join(f", *(unsigned*)&{r}" for r in ops.vector(regs_at))
+            return f"{_EMU}tmem_ld({head}{regs})"
+        vals = "".join(f", {_EMU}bits32({r})" for r in ops.vector(regs_at))
+        return f"{_EMU}tmem_st({head}{vals})"
+    if verb == "commit" and "mbarrier::arrive::one" in parts:
+        mask = f"(unsigned)({ops.value(1)})" if "multicast::cluster" in parts else "0u"
+        return f"{_EMU}tmem_commit((unsigned)({ops.address(0)}), {mask})"
+    if verb == "cp" and len(ops) == 2:
+        shape = ".".join(p for p in parts[2:] if not p.startswith("cta_group"))
+        if shape not in _TMEM_CP:
+            raise ops.stmt.fail(f"`{ops.ins}`")
+        rows, bits, kind = _TMEM_CP[shape]
+        return (f"{_EMU}tmem_cp((unsigned)({ops.address(0)}), (unsigned long long)"
+                f"({ops.value(1)}), {rows}u, {bits}u, {_EMU}{kind})")
+    raise ops.stmt.fail(f"`{ops.ins}`")
+
+
 def _bra(ops: _Ops, opcode: str) -> str:
     return f"goto {_LOCAL}{ops.ops[0].strip()}"
 
@@ -350,8 +411,10 @@ _Rule = Callable[[_Ops, str], str]
 _RULES: list[tuple[str, _Rule]] = [
     ("mov", _mov), ("setp", _setp), ("selp", _selp), ("bra", _bra),
     ("ldmatrix", _ldmatrix), ("mma", _mma), ("mbarrier", _mbarrier), ("cp.async", _cp_async),
-    ("wgmma", _wgmma), ("fence", _fence), ("setmaxnreg", _noop),
+    ("wgmma", _wgmma), ("tcgen05", _tcgen05), ("fence", _fence), ("setmaxnreg", _noop),
 ]
 #: what the emulator models, for messages and the guide
 MODELLED = ("mov", "setp", "selp", "bra", "ldmatrix", "mma.sync m16n8k16", "mbarrier",
-            "cp.async", "cp.async.bulk (global to shared)", "wgmma", "fence", "setmaxnreg")
+            "cp.async", "cp.async.bulk (global to shared)", "wgmma",
+            "tcgen05 alloc/dealloc/ld/st/cp/commit/wait/fence (cta_group::1)", "fence",
+            "setmaxnreg")

@@ -13,6 +13,9 @@ Entry point: ``cuda = "tvm_backend_cuda.plugin"`` in the group ``tvm.backends``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from tvm.backend.sdk import layout_spec
 
 from . import __version__, dispatch, op, runtime, script, tags
@@ -29,6 +32,11 @@ def _smem_pool() -> type:
     from .lang.alloc_pool import SMEMPool  # noqa: PLC0415 - the helpers load when the backend does
 
     return SMEMPool
+
+
+def _ldst_frag() -> Callable[..., Any]:
+    """``T.alloc_tcgen05_ldst_frag``: :func:`tvm_backend_cuda.script.alloc_tcgen05_ldst_frag`."""
+    return script.alloc_tcgen05_ldst_frag
 
 
 def _gpu_probe() -> str | None:
@@ -90,7 +98,8 @@ SPEC = layout_spec(
     seed_tags=True,
     aliases=SEED_PATHS,
     script_namespaces={"cuda": script.CUDANamespace, "ptx": script.PTXNamespace,
-                       "nvshmem": script.NVSHMEMNamespace, "SMEMPool": _smem_pool},
+                       "nvshmem": script.NVSHMEMNamespace, "SMEMPool": _smem_pool,
+                       "alloc_tcgen05_ldst_frag": _ldst_frag},
     layout_names=layout_names,
     register_ops=op.register_ops,
     register_dispatch=dispatch.register_all,

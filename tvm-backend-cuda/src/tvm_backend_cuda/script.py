@@ -16,6 +16,8 @@ form, the call's dtype then its operands: ``T.ptx.cp_async("float16", dst, 0, sr
 
 from __future__ import annotations
 
+from typing import Any
+
 from tvm.ir.intrin import CallableIntrinNamespace, IntrinNamespace, Member
 
 from .intrinsics import TABLE
@@ -28,6 +30,19 @@ __all__ = [
     "NVSHMEMNamespace",
     "PTXNamespace",
 ]
+
+
+def alloc_tcgen05_ldst_frag(instr_shape: str, tensor_shape: Any, dtype: str) -> Any:
+    """``frag = T.alloc_tcgen05_ldst_frag("16x256b", (64, 32), "float32")``: the registers a
+    warpgroup's ``tcgen05.ld``/``st`` of ``instr_shape`` fills, as a local buffer of
+    ``tensor_shape`` laid out by :func:`~tvm_backend_cuda.layout.tcgen05_atom_layout` (each
+    thread allocates its share); a tile copy between it and a ``tmem`` buffer uses that atom."""
+    from tvm.script.tirx import alloc_local  # noqa: PLC0415 - tvm.script loads with the parser
+
+    from .layout import tcgen05_atom_layout  # noqa: PLC0415 - the layouts load with the backend
+
+    return alloc_local(tensor_shape, dtype,
+                       layout=tcgen05_atom_layout(instr_shape, tensor_shape, dtype))
 
 
 class PTXNamespace(IntrinNamespace):

@@ -381,6 +381,10 @@ class CStmtPrinter(CExprPrinter):
     def stmt_DeclBuffer(self, stmt: S.DeclBuffer) -> None:
         buf = stmt.buffer
         data = buf.data
+        if buf.scope == "tmem":
+            # tensor memory is reached through its TMEM address (``allocated_addr``) by the
+            # tcgen05 instructions, never through a C++ pointer: nothing to declare
+            return
         if id(data) not in self._names:
             raise CodegenError(f"target {self.target_kind!r}: DeclBuffer `{buf.name}` views "
                            f"`{data.name}`, which is not defined here")

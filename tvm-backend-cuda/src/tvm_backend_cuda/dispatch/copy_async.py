@@ -34,10 +34,12 @@ from typing import Any
 
 from tvm import ir
 from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
+from tvm.ir.structural import structural_equal
 from tvm.tirx.op import HostDerived, address_of, host_derived
 
 from .. import op as _op
 from ..emulated_tensor_map import VIEW
+from ..layout import tcgen05_atom_layout, tmem_datapath_layout
 from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a TMA copy
 from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, sm_version_ok
@@ -476,9 +478,11 @@ def _tmem_local_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> t
     pair = {dst.buffer.scope, src.buffer.scope}
     if pair != {"tmem", "local"}:
         return False, f"copies {src.buffer.scope} -> {dst.buffer.scope}; tmem<->local moves tmem <-> registers"
-    reg = dst if dst.buffer.scope == "local" else src
-    if reg.buffer.dtype.bits != 32:
-        return False, "tcgen05.ld/st move 32-bit registers"
+    reg, tm = (dst, src) if dst.buffer.scope == "local" else (src, dst)
+    bits = reg.buffer.dtype.bits
+    if 32 % bits or tm.buffer.dtype.bits != bits:
+        return False, (f"tcgen05.ld/st move 32-bit registers: {reg.buffer.dtype} registers with "
+                       f"{tm.buffer.dtype} in TMEM (one type, 8, 16 or 32 bits wide)")
     if sctx.scope_kind != "warpgroup":
         return False, f"scope {sctx.scope_kind} (a warpgroup reaches the 128 TMEM lanes)"
     return True, ""
@@ -486,10 +490,12 @@ def _tmem_local_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> t
 
 def _tmem_addr(region: ir.BufferRegion) -> ir.PrimExpr:
     """TMEM address of the region's first element: the buffer's address (its elem_offset,
-    see lang.TMEMPool) + (row << 16) + column."""
+    see lang.TMEMPool) + (row << 16) + column (32-bit columns: 32 / bits elements of a
+    narrower type share one)."""
     buf = region.buffer
     row, col = region.region[0].min, region.region[1].min
-    return buf.elem_offset + (row << 16) + col
+    per = 32 // buf.dtype.bits
+    return buf.elem_offset + (row << 16) + (col if per == 1 else col // per)
 
 
 def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
@@ -525,27 +531,132 @@ def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
     return ir.PrimFunc([], _single_issuer(sctx, ir.seq([ir.AllocBuffer(desc), *stmts])))
 
 
+#: the .16x* atoms: 32-bit columns a repetition covers, registers a repetition fills
+_ATOM_16X = {"16x64b": (2, 1), "16x128b": (4, 2), "16x256b": (8, 4)}
+
+
+def _same_layout(a: Any, b: Any) -> bool:
+    return a is not None and structural_equal(a.canonicalize(), b.canonicalize())
+
+
+def _const_2d(buf: ir.Buffer) -> tuple[int, int] | None:
+    """``buf``'s (rows, columns) when it is 2-D with constant extents and has a layout."""
+    dims = [d.value for d in buf.shape if isinstance(d, ir.IntImm)]
+    if buf.layout is None or len(buf.shape) != 2 or len(dims) != 2:
+        return None
+    return dims[0], dims[1]
+
+
+def _atom_16x(reg: ir.BufferRegion) -> str | None:
+    """The ``.16x*`` shape whose ``tcgen05_atom_layout`` the registers are laid out by, if any
+    (else the tile copy moves them with ``.32x32b``)."""
+    buf = reg.buffer
+    dims = _const_2d(buf)
+    if dims is None:
+        return None
+    for shape in _ATOM_16X:
+        try:
+            atom = tcgen05_atom_layout(shape, dims, buf.dtype)
+        except ValueError:
+            continue
+        if _same_layout(buf.layout, atom):
+            return shape
+    return None
+
+
+def _is_datapath_f(tm: ir.BufferRegion) -> bool:
+    """Whether the TMEM buffer is laid out as an M=64 accumulator (datapath F)."""
+    dims = _const_2d(tm.buffer)
+    if dims is None or dims[0] != 64:
+        return False
+    return _same_layout(tm.buffer.layout, tmem_datapath_layout("F", 64, dims[1]))
+
+
+def _tmem_local_16x(shape: str, load: bool, tm: ir.BufferRegion, reg: ir.BufferRegion,
+                    view: ir.Buffer, first: ir.PrimExpr, words: int,
+                    sctx: DispatchContext) -> list[ir.Stmt]:
+    """``tcgen05.ld``/``st`` ``.16x64b``/``.16x128b``/``.16x256b``: warp ``w`` moves the 16
+    rows ``16w..16w+15`` of a 64-row fragment (TMEM lanes ``32w..32w+15``); 128 rows are a
+    second issue at lane offset 16 into the next registers (``tcgen05_atom_layout``)."""
+    rows, cols = _const_2d(reg.buffer) or (0, 0)
+    extent = tm.region[0].extent
+    if not isinstance(extent, ir.IntImm) or extent.value != rows:
+        fail(f"the .{shape} atom moves the {rows} TMEM rows the registers hold")
+    whole = all(isinstance(r.min, ir.IntImm) and r.min.value == 0 and
+                isinstance(r.extent, ir.IntImm) and r.extent.value == n
+                for r, n in zip(reg.region, (rows, cols), strict=True))
+    if not whole or words * (32 // reg.buffer.dtype.bits) != cols:
+        fail(f"the .{shape} atom fills all of the {rows} x {cols} registers laid out by "
+             "tcgen05_atom_layout: copy the whole register tile, as many TMEM columns wide")
+    if _is_datapath_f(tm) and rows != 64:
+        fail(f"a datapath F TMEM tile (M=64: 16 rows in each warp's quarter) takes the 64-row "
+             f".{shape} atom, not {rows} rows")
+    per_rep, regs_per_rep = _ATOM_16X[shape]
+    n = words // per_rep
+    nregs = regs_per_rep * n
+    warp = sctx.thread_index() // 32
+    base = _tmem_addr(tm)
+    stmts: list[ir.Stmt] = []
+    for s in range(rows // 64):
+        regs = [ir.BufferLoad(view, [fold_add(first, ir.const(s * nregs + q, "int32"))])
+                for q in range(nregs)]
+        addr = base + ((warp * 32 + 16 * s) << 16)
+        make = _op.ptx_tcgen05_ld if load else _op.ptx_tcgen05_st
+        stmts.append(ir.Evaluate(make(addr, *regs, shape=shape, num=n)))
+    return stmts
+
+
 def tmem_local(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     """``tcgen05.ld``/``st`` ``.32x32b``: at warpgroup scope thread ``t`` owns row ``t`` of a
     ``[128, C]`` TMEM tile (warp ``w`` reaches lanes ``32w..32w+31``); its registers (a local
-    ``[C]`` buffer, or the row of a ``[128, C]`` one laid out over ``tid``) hold the columns.
-    Up to 32 columns per instruction; a ``wait::ld``/``st`` follows."""
+    ``[C]`` buffer, or the row of a ``[128, C]`` one laid out over ``tid``, from the region's
+    first column) hold the columns. Up to 32 columns per instruction; a ``wait::ld``/``st``
+    follows. Elements narrower than 32 bits go 32 / bits to a TMEM column and a register (the
+    low one first), so the region's columns must start and end on whole 32-bit columns."""
     dst, src = dst_src(call)
     load = src.buffer.scope == "tmem"
     tm, reg = (src, dst) if load else (dst, src)
     cols = tm.region[1].extent
     if not isinstance(cols, ir.IntImm):
         fail("the TMEM region needs a constant column count")
+    per = 32 // reg.buffer.dtype.bits  # elements to a 32-bit register
+    reg_first = reg.region[-1].min
+    for what, v in (("column count", cols), ("first TMEM column", tm.region[1].min),
+                    ("first register column", reg_first)):
+        if per > 1 and not (isinstance(v, ir.IntImm) and v.value % per == 0):
+            fail(f"{reg.buffer.dtype} elements go {per} to a 32-bit TMEM column: the {what} "
+                 f"must be a constant multiple of {per}, got {v}")
     view = flat_view(reg.buffer, "regs")
+    if per > 1:  # the same registers as 32-bit words
+        offset = view.elem_offset
+        if not isinstance(offset, ir.IntImm) or offset.value % per:
+            fail(f"the registers of {reg.buffer.name} must start on a whole 32-bit register")
+        view = ir.Buffer(view.name, [view.shape[0] // per], "uint32", scope=view.scope,
+                         data=view.data, elem_offset=offset.value // per, align=view.align)
+    first = reg_first
+    if per > 1 and isinstance(reg_first, ir.IntImm):  # checked above: a multiple of per
+        first = ir.const(reg_first.value // per, "int32")
+    words = cols.value // per
+    atom = _atom_16x(reg)
+    if atom is not None:
+        moves = _tmem_local_16x(atom, load, tm, reg, view, first, words, sctx)
+        moves.append(ir.Evaluate(_op.ptx_tcgen05_wait_ld() if load else
+                                 _op.ptx_tcgen05_wait_st()))
+        return ir.PrimFunc([], ir.seq([ir.DeclBuffer(view), *moves]))
+    if _is_datapath_f(tm):
+        fail("a datapath F TMEM tile (M=64: 16 rows in each warp's quarter) is moved by the "
+             ".16x* atoms: lay the registers out with tcgen05_atom_layout('16x..b', (64, C), "
+             "dtype), not .32x32b rows")
     warp = sctx.thread_index() // 32
     base = _tmem_addr(tm)
     stmts: list[ir.Stmt] = []
     c = 0
-    while c < cols.value:
+    while c < words:
         num = 1
-        while num * 2 <= min(32, cols.value - c):
+        while num * 2 <= min(32, words - c):
             num *= 2
-        regs = [ir.BufferLoad(view, [ir.const(c + q, "int32")]) for q in range(num)]
+        regs = [ir.BufferLoad(view, [fold_add(first, ir.const(c + q, "int32"))])
+                for q in range(num)]
         addr = base + ((warp * 32) << 16)
         if load:
             stmts.append(ir.Evaluate(_op.ptx_tcgen05_ld(addr, *regs, shape="32x32b", num=num,

@@ -1043,8 +1043,10 @@ inline void race_interval_end(tvm_emu::Worker& w) { ++race_state(w).interval; }
 inline void named_reset_block();
 inline void wgmma_reset_block();
 inline void cluster_reset_block();
+inline void tmem_reset_block();
 inline void race_block_start(tvm_emu::Worker& w) {
   cp_async_reset_block(w);
+  tmem_reset_block();
   wgmma_reset_block();
   named_reset_block();
   cluster_reset_block();
@@ -1812,5 +1814,299 @@ inline void bulk_load_mc(unsigned dst, const void* src, unsigned bytes, unsigned
   each_cta(mask, "cp.async.bulk .multicast::cluster", [&] {
     bulk_load(dst & kOffsetMask, src, bytes, bar & kOffsetMask);
   });
+}
+}  // namespace tvm_cuda_emu
+
+// ---- Blackwell tensor memory (tcgen05) ---------------------------------------------------------------
+// Each CTA has 128 lanes x 512 columns of 32-bit cells. A tensor-memory address holds the lane in
+// bits 31-16 and the column in bits 15-0. tcgen05.alloc (a warp's collective) takes a power-of-two
+// run of 32 to 512 columns, aligned to its size, and writes its address (lane 0) to shared
+// memory; its columns read as kTmemPoison until written. Loads and stores move each thread's
+// cells at once (their waits have nothing left to wait for); a warp reaches only the 32-lane
+// quarter warp_id % 4, and only allocated columns. tcgen05.cp (issued by one thread) copies a
+// shared-memory matrix, read through its descriptor, when issued; tcgen05.commit arrives at once.
+// cta_group::2 and the other forms are not modelled (the intrinsics' emulation rules say so).
+namespace tvm_cuda_emu {
+constexpr unsigned kTmemLanes = 128, kTmemCols = 512;
+constexpr uint32_t kTmemPoison = 0x7fc0dead;  // a quiet NaN as float
+struct TmemCta {
+  std::vector<uint32_t> cells;  // lane-major, made on the CTA's first alloc
+  unsigned short run[kTmemCols] = {};  // an allocation's size at its first column, else 0
+  bool used[kTmemCols] = {};
+  bool relinquished = false;
+};
+inline thread_local std::vector<TmemCta>* tls_tmem = nullptr;
+inline TmemCta& tmem_cta() {
+  return tls_sized(tls_tmem, tvm_emu::tls_worker->cta_shared.size())[tctx().cta];
+}
+inline void tmem_reset_block() {
+  if (tls_tmem)
+    for (TmemCta& t : *tls_tmem) {
+      std::memset(t.run, 0, sizeof t.run);
+      std::memset(t.used, 0, sizeof t.used);
+      t.relinquished = false;
+    }
+}
+// the warp's lanes meet (every lane must come: the .sync.aligned instructions); true in the one
+// lane that acts for the warp
+inline bool tmem_warp_leader(unsigned line, const char* what) {
+  const tvm_emu::WarpSnap& s = warp_exchange(0, 0xffffffffu, kSyncWarp, site_of(line, 7), what);
+  return tctx().lane == unsigned(__builtin_ctz(s.mask));
+}
+inline void tmem_alloc(unsigned dst, unsigned ncols, unsigned line = __builtin_LINE()) {
+  if (!tmem_warp_leader(line, "tcgen05.alloc")) return;
+  if (ncols < 32 || ncols > kTmemCols || (ncols & (ncols - 1)))
+    tvm_emu::fail(tvm_emu::kError, "tcgen05.alloc of %u columns: the count must be a power of "
+                  "two from 32 to 512", ncols);
+  TmemCta& t = tmem_cta();
+  if (t.relinquished)
+    tvm_emu::fail(tvm_emu::kError, "tcgen05.alloc after the CTA's "
+                  "tcgen05.relinquish_alloc_permit: allocate before relinquishing the permit");
+  if (t.cells.empty()) t.cells.assign(size_t(kTmemLanes) * kTmemCols, kTmemPoison);
+  for (unsigned c = 0; c < kTmemCols; c += ncols) {
+    bool free_run = true;
+    for (unsigned q = c; q < c + ncols && free_run; ++q) free_run = !t.used[q];
+    if (!free_run) continue;
+    for (unsigned q = c; q < c + ncols; ++q) t.used[q] = true;
+    t.run[c] = (unsigned short)ncols;
+    for (unsigned l = 0; l < kTmemLanes; ++l)
+      std::fill_n(&t.cells[size_t(l) * kTmemCols + c], ncols, kTmemPoison);
+    std::memcpy(smem_at(dst, 4, "tcgen05.alloc destination"), &c, 4);
+    return;
+  }
+  unsigned used = 0;
+  for (bool u : t.used) used += u;
+  tvm_emu::fail(tvm_emu::kDeadlock, "tcgen05.alloc of %u columns waits forever: %u of the CTA's "
+                "512 tensor-memory columns are allocated and never freed while it waits "
+                "(tcgen05.dealloc them first)", ncols, used);
+}
+inline void tmem_dealloc(unsigned taddr, unsigned ncols, unsigned line = __builtin_LINE()) {
+  if (!tmem_warp_leader(line, "tcgen05.dealloc")) return;
+  TmemCta& t = tmem_cta();
+  const unsigned col = taddr & 0xffffu;
+  if ((taddr >> 16) != 0 || col >= kTmemCols || t.run[col] != ncols)
+    tvm_emu::fail(tvm_emu::kError, "tcgen05.dealloc of %u columns at tensor-memory address 0x%x, "
+                  "which is not the address of an allocation of %u columns (%s)", ncols, taddr,
+                  ncols, col < kTmemCols && t.run[col] ? "it has another size" :
+                  "pass the address tcgen05.alloc wrote");
+  t.run[col] = 0;
+  for (unsigned q = col; q < col + ncols; ++q) t.used[q] = false;
+}
+inline void tmem_relinquish() { tmem_cta().relinquished = true; }
+
+// the cell of register r of lane l for a tcgen05.ld/st shape (lane and column offsets from the
+// address): the PTX ISA's fragments (tvm_backend_cuda.layout.tcgen05_atom_layout encodes the
+// same for the layouts of tile copies)
+enum TmemShape { k32x32b, k16x64b, k16x128b, k16x256b, k16x32bx2 };
+inline const char* tmem_shape_name(int s) {
+  static const char* names[] = {"32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2"};
+  return names[s];
+}
+inline void tmem_fragment(int shape, unsigned l, unsigned r, unsigned half_off, unsigned& dl,
+                          unsigned& dc) {
+  switch (shape) {
+    case k32x32b: dl = l; dc = r; return;
+    case k16x64b: dl = (l >> 2) + 8 * (l & 1); dc = ((l >> 1) & 1) + 2 * r; return;
+    case k16x128b: dl = (l >> 2) + 8 * (r & 1); dc = (l & 3) + 4 * (r >> 1); return;
+    case k16x256b: dl = (l >> 2) + 8 * ((r >> 1) & 1); dc = (r & 1) + 2 * (l & 3) + 8 * (r >> 2);
+      return;
+    default: dl = l & 15; dc = r + (l >= 16 ? half_off : 0); return;
+  }
+}
+// the cell at (lane, column) that a thread's tcgen05.ld/st touches, checked
+inline uint32_t& tmem_cell(const char* what, int shape, unsigned taddr, unsigned lane,
+                           unsigned col) {
+  TmemCta& t = tmem_cta();
+  const tvm_emu::ThreadCtx& c = tctx();
+  const unsigned quarter = c.warp % 4;
+  if (lane / 32 != quarter)
+    tvm_emu::fail(tvm_emu::kError, "%s.%s at tensor-memory address 0x%x: thread %u (warp %u) "
+                  "reaches TMEM lane %u, but warp %u may access only lanes %u-%u (its warp id %% "
+                  "4 = %u picks the 32-lane quarter); address the warp's own quarter", what,
+                  tmem_shape_name(shape), taddr, c.linear, c.warp, lane, c.warp, 32 * quarter,
+                  32 * quarter + 31, quarter);
+  if (col >= kTmemCols || !t.used[col])
+    tvm_emu::fail(tvm_emu::kBounds, "%s.%s at tensor-memory address 0x%x: thread %u reaches "
+                  "column %u, which the CTA has not allocated (tcgen05.alloc)", what,
+                  tmem_shape_name(shape), taddr, c.linear, col);
+  return t.cells[size_t(lane) * kTmemCols + col];
+}
+inline void tmem_check_num(const char* what, int shape, unsigned num, size_t nregs, bool pack) {
+  static const unsigned per[] = {1, 1, 2, 4, 1};
+  if (num == 0 || (num & (num - 1)) || num * per[shape] > 128 || nregs != num * per[shape])
+    tvm_emu::fail(tvm_emu::kError, "%s.%s.x%u%s with %zu registers: .x1 to .x%u (powers of two) "
+                  "move %u registers a repetition", what, tmem_shape_name(shape), num,
+                  pack ? " (16-bit packing)" : "", nregs, 128 / per[shape], per[shape]);
+}
+// tcgen05.ld: pack (.pack::16b) joins the low halves of two adjacent columns in each register
+inline void tmem_ld_n(int shape, unsigned num, bool pack, unsigned taddr, unsigned half_off,
+                      size_t n, unsigned* const* regs) {
+  tmem_check_num("tcgen05.ld", shape, num, n, pack);
+  const unsigned l = tctx().lane;
+  for (unsigned r = 0; r < n; ++r) {
+    unsigned dl, dc;
+    tmem_fragment(shape, l, r, half_off, dl, dc);
+    const unsigned lane = (taddr >> 16) + dl, col = (taddr & 0xffffu);
+    if (pack) {
+      uint32_t lo = tmem_cell("tcgen05.ld", shape, taddr, lane, col + 2 * dc);
+      uint32_t hi = tmem_cell("tcgen05.ld", shape, taddr, lane, col + 2 * dc + 1);
+      *regs[r] = (lo & 0xffffu) | (hi << 16);
+    } else {
+      *regs[r] = tmem_cell("tcgen05.ld", shape, taddr, lane, col + dc);
+    }
+  }
+}
+// tcgen05.st: unpack (.unpack::16b) spreads each register's halves over two adjacent columns
+inline void tmem_st_n(int shape, unsigned num, bool unpack, unsigned taddr, unsigned half_off,
+                      size_t n, const unsigned* vals) {
+  tmem_check_num("tcgen05.st", shape, num, n, unpack);
+  const unsigned l = tctx().lane;
+  for (unsigned r = 0; r < n; ++r) {
+    unsigned dl, dc;
+    tmem_fragment(shape, l, r, half_off, dl, dc);
+    const unsigned lane = (taddr >> 16) + dl, col = (taddr & 0xffffu);
+    if (unpack) {
+      tmem_cell("tcgen05.st", shape, taddr, lane, col + 2 * dc) = vals[r] & 0xffffu;
+      tmem_cell("tcgen05.st", shape, taddr, lane, col + 2 * dc + 1) = vals[r] >> 16;
+    } else {
+      tmem_cell("tcgen05.st", shape, taddr, lane, col + dc) = vals[r];
+    }
+  }
+}
+template <class... R>
+inline void tmem_ld(int shape, unsigned num, bool pack, unsigned taddr, unsigned half_off,
+                    R&... regs) {
+  unsigned* out[] = {&regs...};
+  tmem_ld_n(shape, num, pack, taddr, half_off, sizeof...(R), out);
+}
+template <class... V>
+inline void tmem_st(int shape, unsigned num, bool unpack, unsigned taddr, unsigned half_off,
+                    V... vals) {
+  const unsigned in[] = {unsigned(vals)...};
+  tmem_st_n(shape, num, unpack, taddr, half_off, sizeof...(V), in);
+}
+
+// tcgen05.cp: a shared-memory matrix of rows x (bits / 8) bytes, read through the descriptor
+// (K-major canonical layout: 8-row core matrices of 16-byte rows; swizzle none, 32B, 64B, 128B)
+// into `rows` lanes from the address's lane, bits / 32 columns from its column. warpx4 copies 32
+// rows to each lane quarter; warpx2::02_13 rows 0-31 to quarters 0 and 2, rows 32-63 to 1 and 3;
+// warpx2::01_23 rows 0-31 to quarters 0 and 1, rows 32-63 to 2 and 3.
+enum TmemMulticast { kCpNone, kCpWarpx4, kCpWarpx2_02_13, kCpWarpx2_01_23 };
+inline void tmem_cp(unsigned taddr, unsigned long long desc, unsigned rows, unsigned bits,
+                    int multicast) {
+  const unsigned mode = unsigned(desc >> 61) & 7u;
+  if (mode != 0 && mode != 2 && mode != 4 && mode != 6)
+    tvm_emu::fail(tvm_emu::kNotModelled, "tcgen05.cp with shared-memory descriptor swizzle mode "
+                  "%u (the emulator models none, 128B, 64B and 32B: modes 0, 2, 4, 6)", mode);
+  WgmmaDesc d;
+  d.start = unsigned(desc & 0x3fffu) << 4;
+  d.lbo = unsigned((desc >> 16) & 0x3fffu) << 4;
+  d.sbo = unsigned((desc >> 32) & 0x3fffu) << 4;
+  d.sw = mode == 2 ? 128u : mode == 4 ? 64u : mode == 6 ? 32u : 0u;
+  TmemCta& t = tmem_cta();
+  const unsigned lane0 = taddr >> 16, col0 = taddr & 0xffffu, ncols = bits / 32;
+  auto put = [&](unsigned row, unsigned lane) {
+    for (unsigned c = 0; c < ncols; ++c) {
+      const unsigned col = col0 + c;
+      if (lane >= kTmemLanes || col >= kTmemCols || !t.used[col])
+        tvm_emu::fail(tvm_emu::kBounds, "tcgen05.cp into tensor-memory lane %u, column %u "
+                      "(address 0x%x), which the CTA has not allocated", lane, col, taddr);
+      uint32_t v;
+      std::memcpy(&v, smem_at(wgmma_addr(d, false, 1, row, 4 * c), 4, "tcgen05.cp source"), 4);
+      t.cells[size_t(lane) * kTmemCols + col] = v;
+    }
+  };
+  for (unsigned row = 0; row < rows; ++row) {
+    switch (multicast) {
+      case kCpWarpx4:
+        for (unsigned q = 0; q < 4; ++q) put(row, lane0 + 32 * q + row);
+        break;
+      case kCpWarpx2_02_13:
+        for (unsigned q : {row / 32, row / 32 + 2}) put(row, lane0 + 32 * q + row % 32);
+        break;
+      case kCpWarpx2_01_23:
+        for (unsigned q : {2 * (row / 32), 2 * (row / 32) + 1}) put(row, lane0 + 32 * q + row % 32);
+        break;
+      default:
+        put(row, lane0 + row);
+    }
+  }
+}
+// tcgen05.commit: the tcgen05 operations before it are done (the emulator runs them when
+// issued): arrive on the mbarrier at once (mask != 0: on that offset in each CTA of the mask)
+inline void tmem_commit(unsigned bar, unsigned mask) {
+  if (mask == 0) {
+    mbar_arrive(bar);
+    return;
+  }
+  each_cta(mask, "tcgen05.commit .multicast::cluster",
+           [&] { mbar_arrive(bar & kOffsetMask); });
+}
+}  // namespace tvm_cuda_emu
+namespace tvm_cuda_emu {
+// the 32 bits of a register operand of inline PTX ("r" or "f"), unconverted
+template <class T>
+inline unsigned bits32(const T& v) {
+  static_assert(sizeof(T) == 4, "a 32-bit register operand");
+  unsigned u;
+  std::memcpy(&u, &v, 4);
+  return u;
+}
+}  // namespace tvm_cuda_emu
+
+// tcgen05.mma (cta_group::1, A and B in shared memory through their descriptors, D float32 in
+// tensor memory): computed when issued by the one issuing thread. The instruction descriptor
+// gives M (bits 24-28, >> 4), N (17-22, >> 3), the A / B formats (7-9, 10-12) and majorness
+// (15, 16: MN-major), negation (13, 14) and D's format (4-5: 1 = f32). D row m is TMEM lane m
+// for M = 128; for M = 64 rows 16w..16w+15 are lanes 32w..32w+15 (datapath F). K is one
+// instruction's: 32 bytes of A and B elements.
+namespace tvm_cuda_emu {
+inline WgmmaDesc tcgen05_desc(unsigned long long desc, const char* what) {
+  const unsigned mode = unsigned(desc >> 61) & 7u;
+  if (mode != 0 && mode != 2 && mode != 4 && mode != 6)
+    tvm_emu::fail(tvm_emu::kNotModelled, "%s with shared-memory descriptor swizzle mode %u (the "
+                  "emulator models none, 128B, 64B and 32B: modes 0, 2, 4, 6)", what, mode);
+  WgmmaDesc d;
+  d.start = unsigned(desc & 0x3fffu) << 4;
+  d.lbo = unsigned((desc >> 16) & 0x3fffu) << 4;
+  d.sbo = unsigned((desc >> 32) & 0x3fffu) << 4;
+  d.sw = mode == 2 ? 128u : mode == 4 ? 64u : mode == 6 ? 32u : 0u;
+  return d;
+}
+template <class In>
+inline void tcgen05_mma_ss(unsigned d_tmem, unsigned long long a_desc, unsigned long long b_desc,
+                           unsigned idesc, bool accumulate) {
+  const unsigned M = ((idesc >> 24) & 0x1fu) << 4, N = ((idesc >> 17) & 0x3fu) << 3;
+  const bool a_mn = (idesc >> 15) & 1u, b_mn = (idesc >> 16) & 1u;
+  const float na = (idesc >> 13) & 1u ? -1.0f : 1.0f, nb = (idesc >> 14) & 1u ? -1.0f : 1.0f;
+  if (((idesc >> 4) & 3u) != 1u)
+    tvm_emu::fail(tvm_emu::kNotModelled, "tcgen05.mma with a float16 D (the emulator models "
+                  "float32 accumulators)");
+  if (M != 64 && M != 128)
+    tvm_emu::fail(tvm_emu::kNotModelled, "tcgen05.mma with M = %u (cta_group::1 models M = 64 "
+                  "and 128)", M);
+  const WgmmaDesc a = tcgen05_desc(a_desc, "tcgen05.mma A"), b = tcgen05_desc(b_desc,
+                                                                                "tcgen05.mma B");
+  const unsigned K = 32 / in_bytes<In>();
+  TmemCta& t = tmem_cta();
+  const unsigned lane0 = d_tmem >> 16, col0 = d_tmem & 0xffffu;
+  std::vector<float> bv(size_t(N) * K);
+  for (unsigned n = 0; n < N; ++n)
+    for (unsigned k = 0; k < K; ++k) bv[size_t(n) * K + k] = nb * wgmma_smem<In>(b, b_mn, n, k);
+  for (unsigned m = 0; m < M; ++m) {
+    float av[32];
+    for (unsigned k = 0; k < K; ++k) av[k] = na * wgmma_smem<In>(a, a_mn, m, k);
+    const unsigned lane = lane0 + (M == 128 ? m : 32 * (m / 16) + m % 16);
+    for (unsigned n = 0; n < N; ++n) {
+      const unsigned col = col0 + n;
+      if (lane >= kTmemLanes || col >= kTmemCols || !t.used[col])
+        tvm_emu::fail(tvm_emu::kBounds, "tcgen05.mma writes tensor-memory lane %u, column %u "
+                      "(D at address 0x%x), which the CTA has not allocated", lane, col, d_tmem);
+      uint32_t& cell = t.cells[size_t(lane) * kTmemCols + col];
+      float acc = accumulate ? u2f(cell) : 0.0f;
+      for (unsigned k = 0; k < K; ++k) acc += av[k] * bv[size_t(n) * K + k];
+      cell = f2u(acc);
+    }
+  }
 }
 }  // namespace tvm_cuda_emu

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvm.error import NotModelledError
 from tvm.ir import expr as E
 from tvm.ir.expr import Call
 
@@ -31,6 +32,43 @@ CTA_GROUP = {"cta_group": (1, 2)}
 CP_SHAPES = ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b")
 
 
+#: emulation: what ``tvm_cuda_emu`` calls each ld/st shape (``emu/tvm_cuda_emu.h``, TmemShape)
+_EMU_SHAPE = {"32x32b": "k32x32b", "16x64b": "k16x64b", "16x128b": "k16x128b",
+              "16x256b": "k16x256b", "16x32bx2": "k16x32bx2"}
+#: emulation: tcgen05.cp shape -> (rows, bits a row), and its multicasts (TmemMulticast)
+_EMU_CP = {"128x256b": (128, 256), "128x128b": (128, 128), "64x128b": (64, 128),
+           "32x128b": (32, 128)}
+_EMU_CP_MULTICAST = {("128x256b", ""): "kCpNone", ("128x128b", ""): "kCpNone",
+                     ("32x128b", "warpx4"): "kCpWarpx4",
+                     ("64x128b", "warpx2::02_13"): "kCpWarpx2_02_13",
+                     ("64x128b", "warpx2::01_23"): "kCpWarpx2_01_23"}
+
+
+def _emu_cta_group_1(call: Call, i: int) -> None:
+    """The emulator keeps one CTA's tensor memory: cta_group::2 (a CTA pair's) is not
+    modelled."""
+    if cta_group(call, i) != 1:
+        raise NotModelledError(f"{call.op.name} with cta_group=2: the CUDA emulator models the "
+                               "tensor memory of one CTA (cta_group=1); run it on a GPU")
+
+
+def _emu_alloc(call: Call, emit: Emit) -> str:
+    _emu_cta_group_1(call, 2)
+    return (f"tvm_cuda_emu::tmem_alloc({smem_addr(emit, call.args[0])}, "
+            f"(unsigned)({emit(call.args[1])}), __LINE__)")
+
+
+def _emu_dealloc(call: Call, emit: Emit) -> str:
+    _emu_cta_group_1(call, 2)
+    return (f"tvm_cuda_emu::tmem_dealloc((unsigned)({emit(call.args[0])}), "
+            f"(unsigned)({emit(call.args[1])}), __LINE__)")
+
+
+def _emu_relinquish(call: Call, emit: Emit) -> str:
+    _emu_cta_group_1(call, 0)
+    return "tvm_cuda_emu::tmem_relinquish()"
+
+
 def _columns(call: Call, emit: Emit, instr: str, first: str) -> str:
     """``tcgen05.alloc`` / ``dealloc`` of ``n_cols`` columns (``instr`` ends with the PTX text
     of the first operand, whose input is ``first``)."""
@@ -41,17 +79,20 @@ def _columns(call: Call, emit: Emit, instr: str, first: str) -> str:
     )
 
 
-@intrin("ptx.tcgen05.alloc", "dst_ptr, n_cols, cta_group=1", choices=CTA_GROUP, min_arch=A)
+@intrin("ptx.tcgen05.alloc", "dst_ptr, n_cols, cta_group=1", choices=CTA_GROUP, min_arch=A,
+        emulate=_emu_alloc)
 def _alloc(call: Call, emit: Emit) -> str:
     return _columns(call, emit, "alloc.shared::cta.b32 [%0]", smem_addr(emit, call.args[0]))
 
 
-@intrin("ptx.tcgen05.dealloc", "taddr, n_cols, cta_group=1", choices=CTA_GROUP, min_arch=A)
+@intrin("ptx.tcgen05.dealloc", "taddr, n_cols, cta_group=1", choices=CTA_GROUP, min_arch=A,
+        emulate=_emu_dealloc)
 def _dealloc(call: Call, emit: Emit) -> str:
     return _columns(call, emit, "dealloc.b32 %0", f"(unsigned)({emit(call.args[0])})")
 
 
-@intrin("ptx.tcgen05.relinquish_alloc_permit", "cta_group=1", choices=CTA_GROUP, min_arch=A)
+@intrin("ptx.tcgen05.relinquish_alloc_permit", "cta_group=1", choices=CTA_GROUP, min_arch=A,
+        emulate=_emu_relinquish)
 def _relinquish(call: Call, emit: Emit) -> str:
     return asm(f"tcgen05.relinquish_alloc_permit.cta_group::{cta_group(call, 0)}.sync.aligned;")
 
@@ -159,11 +200,13 @@ def _encode_instr_bs(call: Call, emit: Emit) -> str:
 _LDST_REGS = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4}
 
 
-def _ldst(call: Call, emit: Emit, store: bool) -> str:
+def _ldst_operands(call: Call, emit: Emit) -> tuple[str, int, bool, list[Any], str]:
+    """shape, .num, the pack/unpack flag, the registers and the TMEM address (C++) of a
+    tcgen05.ld/st, checked."""
     addr, row, col = call.args[:3]
     shape, num = S(call, 3), int_arg(call, 4)
     flag = bool_arg(call, 5)
-    regs = call.args[6:]
+    regs = list(call.args[6:])
     if shape not in _LDST_REGS:
         raise fail(call, f"tcgen05 ld/st shape {shape!r} is not generated")
     if num not in (1, 2, 4, 8, 16, 32, 64, 128):
@@ -171,9 +214,25 @@ def _ldst(call: Call, emit: Emit, store: bool) -> str:
     want = _LDST_REGS[shape] * num
     if len(regs) != want:
         raise fail(call, f"{shape}.x{num} moves {want} registers, got {len(regs)}")
+    if want > 128:
+        raise fail(call, f"{shape}.x{num} would move {want} registers (at most 128)")
     taddr = (
         f"((unsigned)({emit(addr)}) + ((unsigned)({emit(row)}) << 16) + (unsigned)({emit(col)}))"
     )
+    return shape, num, flag, regs, taddr
+
+
+def _emu_ldst(call: Call, emit: Emit, store: bool) -> str:
+    shape, num, flag, regs, taddr = _ldst_operands(call, emit)
+    fn = "tmem_st" if store else "tmem_ld"
+    ops = "".join(f", {lvalue(emit, r, 'unsigned')}" for r in regs)
+    return (f"tvm_cuda_emu::{fn}(tvm_cuda_emu::{_EMU_SHAPE[shape]}, {num}u, "
+            f"{'true' if flag else 'false'}, {taddr}, 0u{ops})")
+
+
+def _ldst(call: Call, emit: Emit, store: bool) -> str:
+    shape, num, flag, regs, taddr = _ldst_operands(call, emit)
+    want = len(regs)
     if store:
         mods = f"{shape}.x{num}{'.unpack::16b' if flag else ''}.b32"
         names = "{" + ", ".join(f"%{1 + q}" for q in range(want)) + "}"
@@ -207,12 +266,14 @@ def _st_operands(
     return (dst_addr, row, col, shape, num, unpack, *regs)
 
 
-@intrin("ptx.tcgen05.ld", _ld_operands, nargs=(7, None), min_arch=A)
+@intrin("ptx.tcgen05.ld", _ld_operands, nargs=(7, None), min_arch=A,
+        emulate=lambda call, emit: _emu_ldst(call, emit, False))
 def _ld(call: Call, emit: Emit) -> str:
     return _ldst(call, emit, False)
 
 
-@intrin("ptx.tcgen05.st", _st_operands, nargs=(7, None), min_arch=A)
+@intrin("ptx.tcgen05.st", _st_operands, nargs=(7, None), min_arch=A,
+        emulate=lambda call, emit: _emu_ldst(call, emit, True))
 def _st(call: Call, emit: Emit) -> str:
     return _ldst(call, emit, True)
 
@@ -223,7 +284,8 @@ def _no_operands(path: str, text: str) -> None:
     def rule(call: Call, emit: Emit) -> str:
         return asm(text)
 
-    intrin(path, min_arch=A)(rule)
+    # the emulator runs tcgen05 operations when issued: the waits and fences have nothing to do
+    intrin(path, min_arch=A, emulate=lambda call, emit: "(void)0")(rule)
 
 
 _no_operands("ptx.tcgen05.wait.ld", "tcgen05.wait::ld.sync.aligned;")
@@ -246,7 +308,18 @@ def _commit_operands(
     return (bar, cta_group, cta_mask, *([pred] if pred is not None else []))
 
 
-@intrin("ptx.tcgen05.commit", _commit_operands, nargs=(3, 4), choices=CTA_GROUP, min_arch=A)
+def _emu_commit(call: Call, emit: Emit) -> str:
+    _emu_cta_group_1(call, 1)
+    bar, _, mask = call.args[:3]
+    text = (f"tvm_cuda_emu::tmem_commit({smem_addr(emit, bar)}, "
+            f"(unsigned)({emit(mask)}))")
+    if len(call.args) == 4:
+        return f"(({emit(call.args[3])}) ? {text} : (void)0)"
+    return text
+
+
+@intrin("ptx.tcgen05.commit", _commit_operands, nargs=(3, 4), choices=CTA_GROUP, min_arch=A,
+        emulate=_emu_commit)
 def _commit(call: Call, emit: Emit) -> str:
     g = cta_group(call, 1)
     bar, _, mask = call.args[:3]
@@ -266,6 +339,7 @@ def _commit(call: Call, emit: Emit) -> str:
     "taddr, src_desc, *, shape, cta_group=1, multicast='', decompress='', row=0, col=0",
     choices={"shape": CP_SHAPES, **CTA_GROUP},
     min_arch=A,
+    emulate=lambda call, emit: _emu_cp(call, emit),
 )
 def _cp(call: Call, emit: Emit) -> str:
     taddr, desc = call.args[:2]
@@ -283,6 +357,24 @@ def _cp(call: Call, emit: Emit) -> str:
         f"tcgen05.cp.cta_group::{g}{mods} [%0], %1;",
         inputs=[f'"r"({addr})', f'"l"((unsigned long long)({emit(desc)}))'],
     )
+
+
+def _emu_cp(call: Call, emit: Emit) -> str:
+    _emu_cta_group_1(call, 3)
+    shape, multicast, decompress = S(call, 2), S(call, 4), S(call, 5)
+    kind = _EMU_CP_MULTICAST.get((shape, multicast))
+    if kind is None or decompress:
+        raise NotModelledError(
+            f"tcgen05.cp.{shape}{'.' + multicast if multicast else ''}"
+            f"{'.' + decompress if decompress else ''}: the CUDA emulator models "
+            f"{', '.join(s + ('.' + m if m else '') for s, m in _EMU_CP_MULTICAST)}, "
+            "without decompression; run it on a GPU")
+    rows, bits = _EMU_CP[shape]
+    taddr, desc, row, col = call.args[0], call.args[1], call.args[6], call.args[7]
+    addr = (f"((unsigned)({emit(taddr)}) + ((unsigned)({emit(row)}) << 16) + "
+            f"(unsigned)({emit(col)}))")
+    return (f"tvm_cuda_emu::tmem_cp({addr}, (unsigned long long)({emit(desc)}), {rows}u, "
+            f"{bits}u, tvm_cuda_emu::{kind})")
 
 
 @intrin("ptx.tcgen05.shift", "taddr, cta_group=1", choices=CTA_GROUP, min_arch=A)
@@ -423,11 +515,51 @@ def _sp_block_scale_operands(
     return (*types, *ops, use_a_tmem, cta_group, enable_input_d)
 
 
+#: emulation: the C++ input type of each tcgen05.mma A/B type the emulator models
+_EMU_MMA_IN = {
+    **dict.fromkeys(("f16", "float16"), "__half"),
+    **dict.fromkeys(("bf16", "bfloat16"), "__nv_bfloat16"),
+    "tf32": "tvm_cuda_emu::Tf32",
+    **dict.fromkeys(("e4m3", "float8_e4m3fn"), "__nv_fp8_e4m3"),
+    **dict.fromkeys(("e5m2", "float8_e5m2"), "__nv_fp8_e5m2"),
+}
+
+
+def _emu_mma(call: Call, emit: Emit) -> str:
+    """``tcgen05.mma`` (dense, cta_group::1, A and B in shared memory, float32 D, every output
+    lane enabled): ``tvm_cuda_emu::tcgen05_mma_ss``; other forms are not modelled."""
+    a_t, b_t = S(call, 1), S(call, 2)
+    d_tmem, a_op, b_desc, i_desc, use_a_tmem = call.args[3:8]
+    g = cta_group(call, 8)
+    enable, scale_d, *lanes = call.args[9:]
+    pred = lanes.pop() if len(lanes) == 5 else None
+    why = []
+    if g != 1:
+        why.append("cta_group=2")
+    if not is_const(use_a_tmem, 0):
+        why.append("A in tensor memory")
+    if a_t not in _EMU_MMA_IN or _EMU_MMA_IN.get(b_t) != _EMU_MMA_IN[a_t]:
+        why.append(f"A and B of types {a_t} and {b_t}")
+    if S(call, 0) not in ("f32", "float32"):
+        why.append(f"a {S(call, 0)} D")
+    if not is_const(scale_d, 0) or not all(is_const(x, 0) for x in lanes):
+        why.append("a D scale or disabled output lanes")
+    if why:
+        raise NotModelledError(f"tcgen05.mma with {', '.join(why)}: the CUDA emulator models "
+                               "dense cta_group=1 MMAs of A and B in shared memory into a "
+                               "float32 D; run it on a GPU")
+    text = (f"tvm_cuda_emu::tcgen05_mma_ss<{_EMU_MMA_IN[a_t]}>((unsigned)({emit(d_tmem)}), "
+            f"(unsigned long long)({emit(a_op)}), (unsigned long long)({emit(b_desc)}), "
+            f"(unsigned)({emit(i_desc)}), ({emit(enable)}) != 0)")
+    return text if pred is None else f"(({emit(pred)}) ? {text} : (void)0)"
+
+
 def _mma_variant(path: str, operands: Any, nargs: Any, sparse: bool, block_scale: bool) -> None:
     def rule(call: Call, emit: Emit) -> str:
         return _mma_text(call, emit, sparse=sparse, block_scale=block_scale)
 
-    intrin(path, operands, nargs=nargs, choices=CTA_GROUP, min_arch=A)(rule)
+    emulate = _emu_mma if not (sparse or block_scale) else None
+    intrin(path, operands, nargs=nargs, choices=CTA_GROUP, min_arch=A, emulate=emulate)(rule)
 
 
 _mma_variant("ptx.tcgen05.mma", _mma_operands, (15, None), False, False)

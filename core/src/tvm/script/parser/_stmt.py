@@ -142,6 +142,12 @@ class StmtParser(ParserBase):
             # block, its index unnamed in the script (the IR names it after the axis)
             var = self._thread_var(_axis_name(value), value, node)
             self._rest(stmts, i, lambda body: _thread_loop(var, value, body))
+        if isinstance(value, _T.BufferSpec) and value.kind == "match" and \
+                isinstance(getattr(value, "handle", None), E.Var):
+            # the seed's bare `T.match_buffer(A_ptr, ...)`: the parameter's buffer, unnamed in
+            # the script (named after the parameter)
+            name = ast.Name(id=f"{value.handle.name}_buffer", ctx=ast.Store())
+            return self._buffer_def(node, name, value)  # type: ignore[arg-type]
         if isinstance(value, (_T.BufferSpec, _T.VarDecl)):
             raise self.err(node, "assign this to a name, e.g. `x = ...`")
         raise self.err(node, f"this expression statement builds no IR (it evaluates to "

@@ -261,6 +261,13 @@ def kernel_params(body: S.Stmt) -> list[E.Var]:
                 self.visit(dim)
             defined.add(id(s.buffer.data))
 
+        def visit_DeclBuffer(self, s: S.DeclBuffer) -> None:
+            # a tensor-memory buffer is placed by its TMEM address (``allocated_addr``): its
+            # data variable is never read, so it is no kernel parameter (as in ir.verify)
+            if s.buffer.scope == "tmem":
+                defined.add(id(s.buffer.data))
+            self.generic_visit(s)
+
         def visit_ScopeIdDef(self, s: S.ScopeIdDef) -> None:
             for e in s.extents:
                 self.visit(e)
