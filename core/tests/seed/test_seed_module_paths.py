@@ -153,7 +153,8 @@ def test_seed_paths_are_data_not_files(cuda):
     assert package.__path__ == [] and "gemm_async" in package.__doc__
     merged = importlib.import_module("tvm.backend.cuda.operator.tile_primitive.gemm_async")
     assert [m.__name__ for m in merged.MODULES] == ["tvm_backend_cuda.dispatch.gemm_wgmma",
-                                                    "tvm_backend_cuda.dispatch.gemm_tcgen05"]
+                                                    "tvm_backend_cuda.dispatch.gemm_tcgen05",
+                                                    "tvm_backend_cuda.dispatch.sf_layout"]
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("tvm.tirx.cuda.operator.no_such_family")
 
