@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import pytest
+
 import tvm
 from tvm.ir import Op
 
 
 def test_device_intrinsic_attrs() -> None:
+    op = Op.get("tirx.webgpu.subgroup_shuffle")  # a device intrinsic core itself declares
+    assert op.get_attr("TScriptPrinterName") == "webgpu.subgroup_shuffle"
+    assert op.get_attr("TDeviceIntrinsicNamespace") == "webgpu"
+    assert op.get_attr("TCallEffectKind") == 3  # it updates state
+
+
+def test_a_backends_intrinsic_attrs() -> None:
+    pytest.importorskip("tvm_backend_cuda")
+    from tvm_backend_cuda.plugin import register_backend
+
+    register_backend()
     op = Op.get("tirx.ptx.wgmma_commit_group")
     assert op.get_attr("TScriptPrinterName") == "ptx.wgmma.commit_group"
     assert op.get_attr("TDeviceIntrinsicNamespace") == "ptx"
-    assert op.get_attr("TCallEffectKind") == 3  # it updates state
+    assert op.get_attr("TCallEffectKind") == 3
 
 
 def test_effect_kinds_use_the_seeds_numbers() -> None:
