@@ -69,8 +69,8 @@ def _results(xml: Path) -> dict[str, str]:
     for case in ET.parse(xml).getroot().iter("testcase"):
         cls, name = case.get("classname", ""), case.get("name", "")
         kinds = {child.tag for child in case}
-        if not cls:  # a file that failed to collect: its module path is the name
-            out[name.replace(".", "/") + ".py::"] = "error"
+        if not cls:  # a whole file: skipped at import, or failed to collect
+            out[name.replace(".", "/") + ".py::"] = "skipped" if "skipped" in kinds else "error"
             continue
         parts = cls.split(".")
         # classname is the module path (plus a class); the node id is file::[Class::]name

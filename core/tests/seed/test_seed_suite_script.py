@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[3]
 _XML = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
 <testcase classname="" name="tests.python.tirx.codegen.test_broken"><error message="x"/></testcase>
+<testcase classname="" name="tests.python.tirx.test_needs_triton"><skipped message="t"/></testcase>
 <testcase classname="tests.python.tirx.test_a" name="test_ok[1-float16]"/>
 <testcase classname="tests.python.tirx.test_a" name="test_bad"><failure message="y"/></testcase>
 <testcase classname="tests.python.tirx.test_a.TestGroup" name="test_in_class"/>
@@ -37,6 +38,7 @@ def test_junit_results_become_node_ids(tmp_path: Path) -> None:
     got = _script()._results(xml)
     assert got == {
         "tests/python/tirx/codegen/test_broken.py::": "error",
+        "tests/python/tirx/test_needs_triton.py::": "skipped",
         "tests/python/tirx/test_a.py::test_ok[1-float16]": "passed",
         "tests/python/tirx/test_a.py::test_bad": "failed",
         "tests/python/tirx/test_a.py::TestGroup::test_in_class": "passed",
@@ -54,6 +56,7 @@ def test_the_table_counts_each_file_and_the_scope(tmp_path: Path) -> None:
     text = mod._table(merged, "abc123")
     assert "| test_a.py | 3 | 1 | 1 | 0 | 0 |" in text
     assert "| codegen/test_broken.py | 0 | 0 | 0 | 0 | 1 |" in text
-    assert "- all files: 3 passed, 2 failed, 1 errors, 0 skipped: 50.0% of those run" in text
-    assert "- in scope: 3 passed, 1 failed, 1 errors, 0 skipped: 60.0% of those run" in text
+    assert "| test_needs_triton.py | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "- all files: 3 passed, 2 failed, 1 errors, 1 skipped: 50.0% of those run" in text
+    assert "- in scope: 3 passed, 1 failed, 1 errors, 1 skipped: 60.0% of those run" in text
     assert "not in scope: `operator/tile_primitive/trn/`" in text
