@@ -1,20 +1,28 @@
 """Run the seed's own TIRx tests (Apache TVM's ``tests/python/tirx`` at the seed commit) against
-this checkout on the CPU, under the CUDA emulator, and print how many pass (issue 28).
+this checkout, on the CPU under the CUDA emulator or on a CUDA GPU, and print how many pass
+(issue 28).
 
-    python scripts/seed_suite.py APACHE_TVM_GIT_DIR [--commit 1ee6c2cd21] [-n 2] [--out FILE]
+    python scripts/seed_suite.py SOURCE [--commit 1ee6c2cd21] [-n 2] [--gpu] [--out FILE]
                                  [--only PATH ...]
 
-The tests are read from a clone of Apache TVM (``git archive`` of the commit into a temporary
-folder); nothing of them is kept here. They run with this checkout's packages first on
-``PYTHONPATH`` and ``TVM_CUDA_EMULATE=1``, so ``tvm.cuda(0)`` is the emulator's device:
+SOURCE is a clone of Apache TVM (its git dir or work tree; the tests are read with ``git archive``
+of the commit), or a folder that already holds ``tests/python/tirx`` (such an archive, unpacked,
+for a machine without the clone). Either way the tests are copied into a temporary folder and
+nothing of them is kept here. They run with this checkout's packages first on ``PYTHONPATH``;
+the CUDA and Trainium backends must also be installed in that Python (``pip install -e`` of
+``core``, ``tvm-backend-cuda`` and ``tvm-backend-trn``, or their wheels, with ``pip install
+--target DIR`` and ``DIR`` on ``PYTHONPATH``), since ``import tvm`` finds backends by their entry
+points. Then:
 
-1. every file, on an emulated Hopper GPU (``sm_90a``, what the lent H200 is);
+1. every file, on an emulated Hopper GPU (``TVM_CUDA_EMULATE=1``, ``sm_90a``, what the lent H200
+   is), or with ``--gpu`` on the machine's real CUDA device (``tvm.cuda(0)``);
 2. the tests that failed or were skipped, again on an emulated Blackwell GPU
    (``TVM_CUDA_EMULATE_ARCH=sm_100a``):
    the seed's tensor-memory tests use ``Target("cuda")`` without a compute-capability guard and
    need ``tcgen05``, which only sm_100a has; others skip below compute capability 10.
 
-A test counts as passed when it passes on either device. The table gives, per file, passed /
+A test counts as passed when it passes on either device; the table says how many passed only on
+the emulated sm_100a, and gives the rate without them too. The table gives, per file, passed /
 failed / skipped, and the totals; with ``--out`` it is also written to that file (Markdown).
 Collection errors are listed by file. Where a group of tests checks a form this project
 deliberately does not follow (``docs/decisions.md``), it is listed under OUT_OF_SCOPE with the
@@ -26,6 +34,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,12 +61,18 @@ def _pythonpath() -> str:
 
 
 def _run(tests: Path, args: list[str], arch: str, xml: Path, workers: int) -> None:
-    env = dict(os.environ, TVM_CUDA_EMULATE="1", TVM_CUDA_EMULATE_ARCH=arch,
-               PYTHONPATH=_pythonpath())
+    """``arch``: an emulated device (``sm_90a``, ``sm_100a``), or ``gpu`` for the real one."""
+    env = dict(os.environ, PYTHONPATH=_pythonpath())
+    if arch == "gpu":
+        env.pop("TVM_CUDA_EMULATE", None)
+        env.pop("TVM_CUDA_EMULATE_ARCH", None)
+    else:
+        env.update(TVM_CUDA_EMULATE="1", TVM_CUDA_EMULATE_ARCH=arch)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
            "--continue-on-collection-errors",
            f"--junitxml={xml}", *(["-n", str(workers)] if workers > 1 else []), *args]
-    print(f"$ TVM_CUDA_EMULATE_ARCH={arch} pytest ... ({len(args)} paths)", flush=True)
+    where = "on the GPU" if arch == "gpu" else f"TVM_CUDA_EMULATE_ARCH={arch}"
+    print(f"$ {where} pytest ... ({len(args)} paths)", flush=True)
     subprocess.run(cmd, cwd=tests, env=env, check=False, stdout=subprocess.DEVNULL)
 
 
@@ -88,19 +103,22 @@ def _results(xml: Path) -> dict[str, str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("tvm_git", help="a clone of Apache TVM (its git dir or work tree)")
-    ap.add_argument("--commit", default=SEED_COMMIT)
+    ap.add_argument("source", help="a clone of Apache TVM (its git dir or work tree), or a folder "
+                    f"holding {SUITE}")
+    ap.add_argument("--commit", default=SEED_COMMIT, help="the commit to read from a clone")
     ap.add_argument("-n", type=int, default=2, help="pytest-xdist workers")
+    ap.add_argument("--gpu", action="store_true",
+                    help="first run on the machine's CUDA GPU instead of the emulated sm_90a")
     ap.add_argument("--out", help="also write the table to this Markdown file")
     ap.add_argument("--only", nargs="*", default=[],
                     help="files or folders of the suite to run (default: all of it)")
     ns = ap.parse_args()
+    first_arch = "gpu" if ns.gpu else "sm_90a"
+    _check_backends()
     with tempfile.TemporaryDirectory(prefix="seed-suite-") as tmp:
         tests = Path(tmp)
-        archive = subprocess.run(["git", "-C", ns.tvm_git, "archive", ns.commit, SUITE],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(tests)], input=archive, check=True)
-        first = _results_of(tests, [f"{SUITE}/{p}" for p in ns.only] or [SUITE], "sm_90a", ns.n)
+        source = _copy_suite(Path(ns.source), ns.commit, tests)
+        first = _results_of(tests, [f"{SUITE}/{p}" for p in ns.only] or [SUITE], first_arch, ns.n)
         # failed, or skipped (a compute-capability guard) on sm_90a: again on sm_100a
         retry = [node for node, r in first.items() if r in ("failed", "skipped")]
         second = _results_of(tests, retry, "sm_100a", ns.n) if retry else {}
@@ -108,11 +126,48 @@ def main() -> int:
     for node, r in second.items():
         if r == "passed" and node in merged:
             merged[node] = "passed (sm_100a)"
-    text = _table(merged, ns.commit)
+    text = _table(merged, source, _device_name() if ns.gpu else "")
     print(text)
     if ns.out:
         Path(ns.out).write_text(text)
     return 0
+
+
+def _check_backends() -> None:
+    probe = ("import sys, tvm; missing = [b for b in ('cuda', 'trn') if not tvm.backend.is_loaded(b)]"
+             "; print(' '.join(missing)); sys.exit(1 if missing else 0)")
+    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=_pythonpath()), check=False)
+    if got.returncode != 0:
+        raise SystemExit(
+            f"seed_suite.py: `import tvm` in {sys.executable} does not load the backends "
+            f"{got.stdout.strip() or '(import failed: ' + got.stderr.strip()[-300:] + ')'}; "
+            "install them (pip install -e ./core -e ./tvm-backend-cuda -e ./tvm-backend-trn, or "
+            "their wheels with --target DIR and DIR on PYTHONPATH) and run again")
+
+
+def _copy_suite(source: Path, commit: str, into: Path) -> str:
+    """Put the suite under ``into``; return what it was read from, for the table's heading."""
+    if (source / SUITE).is_dir():
+        shutil.copytree(source / SUITE, into / SUITE)
+        return f"`{source / SUITE}` (a copy)"
+    archive = subprocess.run(["git", "-C", str(source), "archive", commit, SUITE],
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"seed_suite.py: {source} is neither a clone of Apache TVM holding "
+                         f"{commit} ({archive.stderr.decode().strip()}) nor a folder holding "
+                         f"{SUITE}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return f"at {commit}"
+
+
+def _device_name() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=False).stdout
+    except OSError:
+        out = ""
+    return out.strip().splitlines()[0] if out.strip() else "a CUDA GPU"
 
 
 def _results_of(tests: Path, args: list[str], arch: str, workers: int) -> dict[str, str]:
@@ -121,7 +176,8 @@ def _results_of(tests: Path, args: list[str], arch: str, workers: int) -> dict[s
     return _results(xml)
 
 
-def _table(merged: dict[str, str], commit: str) -> str:
+def _table(merged: dict[str, str], source: str, gpu: str = "") -> str:
+    """``gpu``: the device's name where the first run was on a real GPU."""
     per_file: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for node, r in merged.items():
         path = node.split("::")[0]
@@ -143,12 +199,16 @@ def _table(merged: dict[str, str], commit: str) -> str:
 
     def rate(c: collections.Counter[str]) -> str:
         ran = c["passed"] + c["failed"] + c["error"]
-        return (f"{c['passed']} passed, {c['failed']} failed, {c['error']} errors, "
-                f"{c['skipped']} skipped: {100 * c['passed'] / max(ran, 1):.1f}% of those run")
+        return (f"{c['passed']} passed ({c['sm_100a']} of them only on sm_100a), {c['failed']} "
+                f"failed, {c['error']} errors, {c['skipped']} skipped: "
+                f"{100 * c['passed'] / max(ran, 1):.1f}% of those run; "
+                f"{100 * (c['passed'] - c['sm_100a']) / max(ran, 1):.1f}% counting sm_100a-only "
+                "passes as not passed")
 
     scope = "".join(f"\n- not in scope: `{p}`: {why}" for p, why in OUT_OF_SCOPE.items())
-    return (f"Seed suite `{SUITE}` at {commit}, under the CUDA emulator (sm_90a, failures "
-            f"retried on sm_100a)\n\n" + "\n".join(rows) +
+    first = f"on the GPU ({gpu})" if gpu else "under the CUDA emulator (sm_90a)"
+    return (f"Seed suite `{SUITE}` {source}, {first}, failures retried on the emulated "
+            f"sm_100a\n\n" + "\n".join(rows) +
             f"\n\n- all files: {rate(total)}\n- in scope: {rate(scoped)}{scope}\n")
 
 

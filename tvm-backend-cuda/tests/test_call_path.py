@@ -8,6 +8,7 @@ import pathlib
 import sys
 from typing import Any, no_type_check
 
+import numpy as np
 import pytest
 
 import tvm
@@ -466,3 +467,20 @@ def test_hot_call_hands_the_tensors_to_the_c_tensor_launcher(monkeypatch: pytest
     call(t[0], t[1])
     assert calls[-1][:2] == (t[0], t[1]) and calls[-1][2] is fast_call._MISSING
     assert seen["full"] == [((t[0], t[1]), None)]
+
+
+def test_a_device_tvm_tensor_gives_its_pointer_without_parsing_the_typestr() -> None:
+    # float8_e5m2's typestr "<f1" is one cuda.core cannot parse (seen on the H100): the pointer
+    # comes from the device array the tensor holds
+    from tvm_backend_cuda.pointers import _pointer
+
+    class DeviceArray:  # what tvm.runtime.tensor(..., tvm.cuda(0)) holds on a GPU
+        ptr, device_id = 0x7F0000001000, 0
+        __cuda_array_interface__ = {"shape": (8,), "typestr": "<f1", "data": (ptr, False),
+                                    "strides": None, "version": 3}
+
+    t = tvm.runtime.DeviceTensor(DeviceArray(), (8,), "float8_e5m2", tvm.cuda(0))
+    assert _pointer(t, 0, "A") == (0x7F0000001000, 0, 0)
+    host = tvm.runtime.DeviceTensor(np.zeros(8, "float32"), (8,), "float32", tvm.cuda(0))
+    with pytest.raises(ValueError, match=r"parameter 'A' \(#0\) is a tvm tensor in host memory"):
+        _pointer(host, 0, "A")

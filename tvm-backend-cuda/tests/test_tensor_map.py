@@ -283,3 +283,20 @@ def test_a_wrong_tensor_map_argument_is_refused(device: str) -> None:
         ex(b, b)
     with pytest.raises(TypeError, match="TM.*128-byte"):
         ex(b"\0" * 64, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("n", "dtype", "box"), [(128, "float32", 128), (100, "float16", 64),
+                                                 (256, "float8_e4m3fn", 256)])
+def test_a_one_dimensional_tensor_map_is_encoded(n: int, dtype: str, box: int,
+                                                 device: str) -> None:
+    # a 1-D map has no global strides; the driver refused the empty list (seen on the H100)
+    torch = pytest.importorskip("torch")
+    from tvm_backend_cuda.runtime import encode_tiled_tensor_map
+
+    tdt = {"float32": torch.float32, "float16": torch.float16,
+           "float8_e4m3fn": torch.float8_e4m3fn}[dtype]
+    a = torch.zeros(n, device=device).to(tdt)
+    tmap = encode_tiled_tensor_map(a.data_ptr(), (n,), (1,), dtype, (box,), 0,
+                                   what="A", emulated=device == "cpu")
+    assert tmap is not None

@@ -166,3 +166,22 @@ def test_ml_dtypes_arrays_are_read_by_their_own_dtype(name: str) -> None:
     assert info is not None
     assert info.shape == (2, 3)
     assert info.dtype == {"float8_e4m3fn": "float8_e4m3"}.get(name, name)
+
+
+@pytest.mark.parametrize("name", ["float8_e5m2", "bfloat16"])
+def test_a_device_tensor_is_read_by_its_tvm_dtype(name: str) -> None:
+    # a device tvm.runtime.Tensor has a tvm dtype name and the device array's interface, whose
+    # typestr for float8_e5m2 ("<f1") numpy cannot parse (seen on the H100)
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from tvm.runtime.arrays import _read_array
+
+    host = np.zeros((4, 8), getattr(ml_dtypes, name))
+
+    class DeviceArray:
+        __cuda_array_interface__ = {"shape": (4, 8), "typestr": host.dtype.str,
+                                    "data": (4096, False), "strides": None, "version": 3}
+
+    tensor = tvm.runtime.DeviceTensor(DeviceArray(), (4, 8), name, tvm.cuda(0))
+    info = _read_array(tensor)
+    assert info is not None
+    assert (info.shape, info.dtype, info.device) == ((4, 8), name, "cuda")

@@ -53,10 +53,40 @@ def test_the_table_counts_each_file_and_the_scope(tmp_path: Path) -> None:
     xml.write_text(_XML)
     merged = mod._results(xml)
     merged["tests/python/tirx/test_a.py::test_sm100"] = "passed (sm_100a)"
-    text = mod._table(merged, "abc123")
+    text = mod._table(merged, "at abc123")
     assert "| test_a.py | 3 | 1 | 1 | 0 | 0 |" in text
     assert "| codegen/test_broken.py | 0 | 0 | 0 | 0 | 1 |" in text
     assert "| test_needs_triton.py | 0 | 0 | 0 | 1 | 0 |" in text
-    assert "- all files: 3 passed, 2 failed, 1 errors, 1 skipped: 50.0% of those run" in text
-    assert "- in scope: 3 passed, 1 failed, 1 errors, 1 skipped: 60.0% of those run" in text
+    assert text.startswith("Seed suite `tests/python/tirx` at abc123, under the CUDA emulator "
+                           "(sm_90a), failures retried on the emulated sm_100a")
+    assert ("- all files: 3 passed (1 of them only on sm_100a), 2 failed, 1 errors, 1 skipped: "
+            "50.0% of those run; 33.3% counting sm_100a-only passes as not passed") in text
+    assert ("- in scope: 3 passed (1 of them only on sm_100a), 1 failed, 1 errors, 1 skipped: "
+            "60.0% of those run; 40.0% counting") in text
     assert "not in scope: `operator/tile_primitive/trn/`" in text
+
+
+def test_a_gpu_run_names_the_device(tmp_path: Path) -> None:
+    mod = _script()
+    text = mod._table({"tests/python/tirx/test_a.py::test_ok": "passed"}, "at abc", "NVIDIA H200")
+    assert text.startswith("Seed suite `tests/python/tirx` at abc, on the GPU (NVIDIA H200), ")
+
+
+def test_the_suite_is_read_from_a_folder_or_refused(tmp_path: Path) -> None:
+    mod = _script()
+    src = tmp_path / "src"
+    (src / "tests/python/tirx").mkdir(parents=True)
+    (src / "tests/python/tirx/test_x.py").write_text("def test_x():\n    pass\n")
+    into = tmp_path / "into"
+    into.mkdir()
+    assert mod._copy_suite(src, "abc", into).endswith("(a copy)")
+    assert (into / "tests/python/tirx/test_x.py").read_text().startswith("def test_x")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    try:
+        mod._copy_suite(empty, "abc", tmp_path / "into2")
+    except SystemExit as err:
+        assert "is neither a clone of Apache TVM holding abc" in str(err)
+        assert "nor a folder holding tests/python/tirx" in str(err)
+    else:
+        raise AssertionError("an empty folder was taken for the suite")

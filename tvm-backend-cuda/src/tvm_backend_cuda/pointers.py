@@ -64,6 +64,18 @@ def _view_ptr(obj: Any) -> tuple[int, int, int]:
     return int(view.ptr), int(view.device_id), _OTHER
 
 
+def _device_tensor_ptr(t: Any) -> tuple[int, int, int]:
+    """A ``tvm.runtime.Tensor`` on a CUDA device: the pointer of the device array it holds
+    (cuda.core's view cannot read the ``__cuda_array_interface__`` typestr ml_dtypes gives
+    float8_e5m2, ``<f1``)."""
+    data = t.data
+    if hasattr(data, "ptr") and hasattr(data, "device_id"):
+        return int(data.ptr), int(data.device_id), _OTHER
+    if getattr(data, "__array_interface__", None) is not None:
+        raise _HostArray(f"a tvm tensor in host memory (on {t.device})")
+    return _view_ptr(t)
+
+
 def _host_ptr(obj: Any) -> tuple[int, int, int]:
     raise _HostArray(f"a host array ({type(obj).__module__}.{type(obj).__name__})")
 
@@ -83,6 +95,8 @@ def _extractor_for(tp: type) -> Callable[[Any], tuple[int, int, int]] | None:
         return _host_ptr
     if mod == "cuda" and tp.__name__ == "Buffer":
         return _buffer_ptr
+    if mod == "tvm" and tp.__name__ == "DeviceTensor":
+        return _device_tensor_ptr
     if hasattr(tp, "__dlpack__") or hasattr(tp, "__cuda_array_interface__"):
         return _view_ptr
     return None

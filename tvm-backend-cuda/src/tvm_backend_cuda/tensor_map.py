@@ -100,9 +100,12 @@ def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[in
     from cuda.bindings import driver as d  # the SDK: only when a map is encoded
 
     u64, u32 = d.cuuint64_t, d.cuuint32_t
+    # rank - 1 strides; for a 1-D map none, but an empty list reaches the driver as a null
+    # pointer, which it refuses (CUDA_ERROR_INVALID_VALUE, seen on the H100): one unread entry
+    global_strides = [u64(b) for b in reversed(row_bytes)] or [u64(_round16(int(shape[0]) * eb))]
     err, tmap = d.cuTensorMapEncodeTiled(
         getattr(d.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{kind}"), rank, ptr,
-        [u64(int(x)) for x in reversed(shape)], [u64(b) for b in reversed(row_bytes)],
+        [u64(int(x)) for x in reversed(shape)], global_strides,
         [u32(int(b)) for b in reversed(box)], [u32(1)] * rank,
         d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, d.CUtensorMapSwizzle(int(swizzle)),
         d.CUtensorMapL2promotion(int(l2_promotion)),
@@ -112,6 +115,10 @@ def encode_tiled_tensor_map(ptr: int, shape: Sequence[int], strides: Sequence[in
                          f"{list(shape)} {dtype} with strides {list(strides)}, box {list(box)}, "
                          f"swizzle {swizzle}")
     return tmap
+
+
+def _round16(n: int) -> int:
+    return -(-n // 16) * 16
 
 
 def array_geometry(a: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:

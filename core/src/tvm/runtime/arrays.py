@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ir.dtype import DataType
+from .devices import numpy_dtype
 
 # DLPack device type codes (dlpack.h) -> device kinds. Pinned host memory (3) is CPU memory.
 _DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cpu", 4: "opencl", 7: "vulkan", 8: "metal",
@@ -80,13 +81,19 @@ def _from_interface(x: Any, iface: dict[str, Any], device: str) -> _Array:
 
 
 def _np_dtype(x: Any, iface: dict[str, Any]) -> Any:
-    """The numpy dtype of an interface array. The array's own ``dtype`` first: ml_dtypes'
-    float8_e5m2 writes the typestr ``<f1``, which numpy cannot parse back."""
+    """The numpy dtype of an interface array. The array's own ``dtype`` first (a numpy dtype, or
+    a tvm dtype name as a device ``tvm.runtime.Tensor`` has): ml_dtypes' float8_e5m2 writes the
+    typestr ``<f1``, which numpy cannot parse back."""
     import numpy as np
 
     own = getattr(x, "dtype", None)
     if isinstance(own, np.dtype):
         return own
+    if isinstance(own, str):
+        try:
+            return numpy_dtype(own)
+        except (TypeError, ValueError):  # a name numpy does not know: the typestr decides
+            pass
     return np.dtype(iface["typestr"])
 
 
