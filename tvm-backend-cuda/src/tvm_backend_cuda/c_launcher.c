@@ -37,12 +37,39 @@ typedef int (*cu_launch_kernel_t)(void *f, unsigned gx, unsigned gy, unsigned gz
                                   unsigned by, unsigned bz, unsigned smem, void *stream,
                                   void **params, void **extra);
 
+/* What both launchers hold of one kernel's launch: the driver entry, the kernel handle and
+ * the grid, block and dynamic shared memory sizes. */
 typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
     cu_launch_kernel_t launch;
     void *function;
     unsigned dims[7];
+} kernel_launch;
+
+/* Fill `k` from the arguments both launchers' constructors parse; -1 with ValueError set. */
+static int kernel_launch_set(kernel_launch *k, const char *who, unsigned long long launch,
+                             unsigned long long function, const unsigned dims[7]) {
+    if (launch == 0) {
+        PyErr_Format(PyExc_ValueError, "%s: the address of cuLaunchKernel is NULL", who);
+        return -1;
+    }
+    k->launch = (cu_launch_kernel_t)(uintptr_t)launch;
+    k->function = (void *)(uintptr_t)function;
+    memcpy(k->dims, dims, sizeof(k->dims));
+    return 0;
+}
+
+/* Launch `k` on `stream` with the parameter array `block`: the driver's result as an int. */
+static PyObject *kernel_launch_run(const kernel_launch *k, void *stream, void **block) {
+    const unsigned *d = k->dims;
+    int err = k->launch(k->function, d[0], d[1], d[2], d[3], d[4], d[5], d[6], stream, block,
+                        NULL);
+    return PyLong_FromLong(err);
+}
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    kernel_launch kernel;
     Py_ssize_t nptrs;
 } Launcher;
 
@@ -97,10 +124,7 @@ static PyObject *launcher_vectorcall(PyObject *self_obj, PyObject *const *args, 
             params[i] = &values[i];
         }
     }
-    const unsigned *d = self->dims;
-    int err = self->launch(self->function, d[0], d[1], d[2], d[3], d[4], d[5], d[6], stream,
-                           block, NULL);
-    return PyLong_FromLong(err);
+    return kernel_launch_run(&self->kernel, stream, block);
 }
 
 static int launcher_init(PyObject *self_obj, PyObject *args, PyObject *kwds) {
@@ -113,8 +137,8 @@ static int launcher_init(PyObject *self_obj, PyObject *args, PyObject *kwds) {
                                      &gx, &gy, &gz, &bx, &by, &bz, &smem, &nptrs)) {
         return -1;
     }
-    if (launch == 0) {
-        PyErr_SetString(PyExc_ValueError, "launcher: the address of cuLaunchKernel is NULL");
+    unsigned dims[7] = {gx, gy, gz, bx, by, bz, smem};
+    if (kernel_launch_set(&self->kernel, "launcher", launch, function, dims) != 0) {
         return -1;
     }
     if (nptrs > TVM_MAX_PTRS || nptrs < -1) {
@@ -122,10 +146,6 @@ static int launcher_init(PyObject *self_obj, PyObject *args, PyObject *kwds) {
                      "0..%d pointers, got %zd", TVM_MAX_PTRS, nptrs);
         return -1;
     }
-    self->launch = (cu_launch_kernel_t)(uintptr_t)launch;
-    self->function = (void *)(uintptr_t)function;
-    unsigned dims[7] = {gx, gy, gz, bx, by, bz, smem};
-    memcpy(self->dims, dims, sizeof(dims));
     self->nptrs = nptrs;
     self->vectorcall = launcher_vectorcall;
     return 0;
@@ -142,7 +162,7 @@ static PyObject *launcher_get_nptrs(PyObject *self, void *closure) {
 
 static PyObject *launcher_get_dims(PyObject *self, void *closure) {
     (void)closure;
-    const unsigned *d = ((Launcher *)self)->dims;
+    const unsigned *d = ((Launcher *)self)->kernel.dims;
     return Py_BuildValue("((III)(III)I)", d[0], d[1], d[2], d[3], d[4], d[5], d[6]);
 }
 
@@ -218,9 +238,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    cu_launch_kernel_t launch;
-    void *function;
-    unsigned dims[7];
+    kernel_launch kernel;
     const tvm_dl_api *api;
     PyTypeObject *type;  /* the tensors' exact Python type (a strong reference) */
     PyObject *blocks;    /* NULL: launch with the pointers; else {(p0, ...): (params, ...)} */
@@ -356,10 +374,7 @@ static PyObject *tensor_launcher_vectorcall(PyObject *self_obj, PyObject *const 
             return NULL;
         }
     }
-    const unsigned *d = self->dims;
-    int err = self->launch(self->function, d[0], d[1], d[2], d[3], d[4], d[5], d[6], stream,
-                           block, NULL);
-    return PyLong_FromLong(err);
+    return kernel_launch_run(&self->kernel, stream, block);
 }
 
 static int tensor_launcher_init(PyObject *self_obj, PyObject *args, PyObject *kwds) {
@@ -375,8 +390,8 @@ static int tensor_launcher_init(PyObject *self_obj, PyObject *args, PyObject *kw
         return -1;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(tensors);
-    if (launch == 0) {
-        PyErr_SetString(PyExc_ValueError, "tensor launcher: the address of cuLaunchKernel is NULL");
+    unsigned dims[7] = {gx, gy, gz, bx, by, bz, smem};
+    if (kernel_launch_set(&self->kernel, "tensor launcher", launch, function, dims) != 0) {
         return -1;
     }
     if (n < 1 || n > TVM_MAX_PTRS || PyTuple_GET_SIZE(aligns) != n) {
@@ -422,10 +437,6 @@ static int tensor_launcher_init(PyObject *self_obj, PyObject *args, PyObject *kw
         memcpy(e->shape, dl.shape, sizeof(int64_t) * (size_t)dl.ndim);
         dl_strides(&dl, e->strides);
     }
-    self->launch = (cu_launch_kernel_t)(uintptr_t)launch;
-    self->function = (void *)(uintptr_t)function;
-    unsigned dims[7] = {gx, gy, gz, bx, by, bz, smem};
-    memcpy(self->dims, dims, sizeof(dims));
     self->api = api;
     Py_INCREF(type);
     Py_XSETREF(self->type, type);
