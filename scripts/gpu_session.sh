@@ -14,7 +14,11 @@
 # tests (every `gpu` test), launch (bench/cuda_launch_overhead.py), perf (bench/cuda_perf.py
 # --no-lib: the GEMM and memory-bound rows), lib (bench/cuda_perf.py --lib-only: the kernel
 # library's rows, with autotuning), attention (bench/attention_perf.py: FlashAttention forward
-# against torch's attention backends).
+# against torch's attention backends), seed (scripts/seed_suite.py: the seed's TIRx suite on the
+# GPU, then all of it on the emulated sm_90a on this machine's CPU; needs SEED_SUITE, a clone of
+# Apache TVM or a folder holding tests/python/tirx, and the backends' entry points: wheels in
+# .whl/ (pip wheel --no-deps ./core ./tvm-backend-cuda ./tvm-backend-trn -w .whl) are installed
+# for it into a temporary folder when no installed tvm-core is found).
 set -uo pipefail
 out=${1:?usage: bash scripts/gpu_session.sh OUTDIR [tests] [launch] [perf] [lib] [attention]}
 shift
@@ -43,6 +47,14 @@ step() {  # step NAME SECONDS CMD...: run CMD with a time limit, its output to O
     echo "$name: rc=$rc in $((SECONDS - t0)) s (limit $limit s)" | tee -a "$out/steps.txt"
 }
 
+seed_env() {  # the backends' entry points for the seed suite (import tvm finds backends by them)
+    python -c 'import importlib.metadata as m; m.version("tvm-core")' 2>/dev/null && return
+    local site
+    site="$(mktemp -d)/site-packages"
+    pip install -q --no-index --no-deps --target "$site" .whl/*.whl > "$out/seed-install.log" 2>&1
+    export PYTHONPATH="$PYTHONPATH:$site"
+}
+
 # The benchmarks' kernels are compiled (NVRTC, into the cubin cache) while the first step runs,
 # so the timed runs start from a warm cache; the tests use a private cache each.
 python bench/cuda_perf.py --smoke > "$out/precompile.log" 2>&1 &
@@ -59,7 +71,12 @@ for s in "${steps[@]}"; do
              --out "$out/perf.md" ;;
     attention) step attention "${ATTN_S:-150}" python bench/attention_perf.py \
                    --out "$out/perf.md" ;;
-    *) echo "unknown step $s (tests, launch, perf, lib, attention)" >&2; exit 2 ;;
+    seed) seed_env
+          step seed-gpu "${SEED_S:-300}" python scripts/seed_suite.py "${SEED_SUITE:?}" --gpu \
+              -n "${SEED_N:-12}" --out "$out/seed-gpu.md"
+          step seed-emu "${SEED_S:-300}" python scripts/seed_suite.py "$SEED_SUITE" \
+              -n "${SEED_N:-12}" --out "$out/seed-emu.md" ;;
+    *) echo "unknown step $s (tests, launch, perf, lib, attention, seed)" >&2; exit 2 ;;
     esac
 done
 wait
