@@ -33,6 +33,7 @@ def test_apply_index_count_is_checked():
 def test_compose_layout_apply_swizzles_the_seed_form_too():
     inner = TileLayout(S[(8, 64) : (64, 1)])
     sw = ComposeLayout(SwizzleLayout(3, 3, 3), inner)
+    assert sw.tile_layout is inner and sw.layout_B is inner  # the seed's two names of it
     assert _value(sw.apply(1, 0)["m"]) == _value(sw.apply([1, 0], [8, 64])["m"]) == 72
 
 

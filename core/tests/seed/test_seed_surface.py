@@ -248,6 +248,30 @@ def test_ir_types():
     assert (v.dtype, v.ptr_dtype, v.ptr_scope) == ("handle", "float16", "shared")
     assert tvm.tirx.Var("x", PrimType("int8")).dtype == "int8"
     assert tvm.tirx.Var("tm", TensorMapType()).ptr_scope == "grid_constant"
+    # the seed's type of a host-encoded map: a pointer to one, the variable T.handle("tensormap")
+    # declares
+    m = tvm.tirx.Var("m", PointerType(TensorMapType(), "global"))
+    assert (m.dtype, m.ptr_scope) == ("handle", "grid_constant")
+    assert PointerType(TensorMapType()) == PointerType(TensorMapType())
+    assert PointerType(TensorMapType()) != PointerType(PrimType("uint8"))
+
+
+def test_dispatch_callbacks_are_read_by_the_seed_names():
+    from tvm.tirx.operator.tile_primitive.dispatch_context import (
+        DispatchCallbacks,
+        kDeviceInitStmt,
+        kHostInitStmt,
+        kPrivateAlloc,
+    )
+
+    cb = DispatchCallbacks()
+    stmt = tvm.tirx.Evaluate(IntImm("int32", 0))
+    cb.host_init.append(stmt)
+    assert cb.get(kHostInitStmt, []) == [stmt]
+    assert cb.get(kDeviceInitStmt, []) == [] and cb.get(kPrivateAlloc) is None
+    with pytest.raises(KeyError, match="no dispatch callback 'host_init'; the callbacks are "
+                                       "'host_init_stmt'"):
+        cb.get("host_init")
 
 
 def test_pass_context_at_the_seed_path():

@@ -556,6 +556,11 @@ class ComposeLayout(Node):
         self.layout_B = layout_B
 
     @property
+    def tile_layout(self) -> TileLayout:
+        """The tile part (``layout_B``), by the seed's other name for it."""
+        return self.layout_B
+
+    @property
     def shard(self) -> list[Iter]:
         return self.layout_B.shard
 

@@ -41,31 +41,35 @@ class PrimType(Type):
         self.dtype = DataType(dtype)
 
 
-class PointerType(Type):
-    """A pointer to ``element_type`` in ``storage_scope`` ("" is global memory)."""
-
-    _fields = ("element_type", "storage_scope")
-
-    def __init__(self, element_type: PrimType | str | DataType, storage_scope: str = "") -> None:
-        self.element_type = (element_type if isinstance(element_type, PrimType)
-                             else PrimType(element_type))
-        self.storage_scope = storage_scope
-
-
 class TensorMapType(Type):
     """A CUDA TMA descriptor (``CUtensorMap``), passed to kernels by value."""
 
     _fields = ()
 
 
+class PointerType(Type):
+    """A pointer to ``element_type`` in ``storage_scope`` ("" is global memory). A pointer to a
+    :class:`TensorMapType` is the seed's type of a host-encoded map (``T.handle("tensormap")``),
+    the same variable as a ``TensorMapType()`` one here."""
+
+    _fields = ("element_type", "storage_scope")
+
+    def __init__(self, element_type: PrimType | TensorMapType | str | DataType,
+                 storage_scope: str = "") -> None:
+        self.element_type: PrimType | TensorMapType = (
+            element_type if isinstance(element_type, (PrimType, TensorMapType))
+            else PrimType(element_type))
+        self.storage_scope = storage_scope
+
+
 def var_fields(t: Type) -> dict[str, Any]:
     """The ``dtype``, ``ptr_dtype`` and ``ptr_scope`` of a :class:`tvm.ir.Var` of type ``t``."""
     if isinstance(t, PrimType):
         return {"dtype": t.dtype, "ptr_dtype": None, "ptr_scope": None}
-    if isinstance(t, PointerType):
+    if isinstance(t, PointerType) and isinstance(t.element_type, PrimType):
         return {"dtype": DataType("handle"), "ptr_dtype": t.element_type.dtype,
                 "ptr_scope": t.storage_scope or None}
-    if isinstance(t, TensorMapType):
+    if isinstance(t, (TensorMapType, PointerType)):  # a map, or a pointer to one
         return {"dtype": DataType("handle"), "ptr_dtype": None, "ptr_scope": "grid_constant"}
     raise TypeError(f"not a variable type: {t!r}")
 

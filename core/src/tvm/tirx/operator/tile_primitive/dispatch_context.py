@@ -182,6 +182,18 @@ class DispatchCallbacks:
     def empty(self) -> bool:
         return not (self.allocs or self.device_init or self.host_init)
 
+    def get(self, name: str, default: Any = None) -> Any:
+        """The seed's read by callback name: ``callbacks.get(kHostInitStmt, [])`` is
+        :attr:`host_init` (``kDeviceInitStmt``: :attr:`device_init`, ``kPrivateAlloc``:
+        :attr:`allocs`); ``default`` where that list is empty."""
+        fields = {kHostInitStmt: "host_init", kDeviceInitStmt: "device_init",
+                  kPrivateAlloc: "allocs"}
+        if name not in fields:
+            raise KeyError(f"no dispatch callback {name!r}; the callbacks are "
+                           f"{', '.join(map(repr, fields))}")
+        value = getattr(self, fields[name])
+        return value if value else default
+
 
 class DispatchContext:
     """The context a dispatch variant receives with the call it lowers.
