@@ -513,15 +513,21 @@ def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
     eb = src.buffer.dtype.bytes
     stmts: list[ir.Stmt] = [ir.AllocBuffer(desc), ir.DeclBuffer(flat)]
     for issue in plan.issues:
-        first = ir.BufferLoad(flat, [ir.const(issue.start // eb, "int32")])
+        first = ir.BufferLoad(flat, [_plus(issue.start // eb, plan.src_shift)])
         stmts.append(ir.Evaluate(_op.ptx_tcgen05_encode_matrix_descriptor(
             ir.BufferLoad(desc, [ir.const(0, "int32")]), first, issue.lbo // 16,
             issue.sbo // 16, int(plan.swizzle))))
         stmts.append(ir.Evaluate(_op.ptx_tcgen05_cp(
             dst.buffer.elem_offset, ir.BufferLoad(desc, [ir.const(0, "int32")]),
             shape=plan.shape.name, cta_group=group, multicast=plan.shape.multicast,
-            col=issue.column)))
+            col=_plus(issue.column, plan.column_shift))))
     return ir.PrimFunc([], _single_issuer(sctx, ir.seq(stmts)))
+
+
+def _plus(value: int, shift: ir.PrimExpr | None) -> ir.PrimExpr:
+    """``value`` + ``shift`` (a variable region start's share)."""
+    out = ir.const(value, "int32")
+    return out if shift is None else fold_add(out, shift)
 
 
 #: the .16x* atoms: 32-bit columns a repetition covers, registers a repetition fills

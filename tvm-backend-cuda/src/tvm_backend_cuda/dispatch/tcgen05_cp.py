@@ -17,6 +17,7 @@ chunks reads as one 32-byte row, else ``.128x128b``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from tvm import ir
 from tvm.backend.sdk import fail
 from tvm.error import DispatchFail
 from tvm.ir.layout import ComposeLayout, TileLayout
+from tvm.ir.linear import Linear, to_linear
 
 from .tma_utils import SwizzleMode, get_swizzle_mode_from_layout, swizzle_bytes
 
@@ -63,9 +65,14 @@ class CpIssue:
 
 @dataclass(frozen=True)
 class CpPlan:
+    """The issues, and what a variable region start adds to all of them: ``src_shift``
+    elements to every shared start, ``column_shift`` 32-bit columns to every TMEM column."""
+
     shape: CpShape
     swizzle: SwizzleMode
     issues: tuple[CpIssue, ...]
+    src_shift: ir.PrimExpr | None = None
+    column_shift: ir.PrimExpr | None = None
 
 
 # -- where a layout puts each element ----------------------------------------------------------
@@ -123,6 +130,51 @@ def _swizzle(a: Any, per_element: int, length: int, atom: int, inner: bool = Tru
     low, high = per_element, per_element + atom
     src, dst = (high, low) if inner else (low, high)
     return a ^ (((a >> src) & mask) << dst)
+
+
+def _pinned(region: ir.BufferRegion) -> tuple[ir.BufferRegion, ir.PrimExpr | None,
+                                               dict[str, int]]:
+    """A region whose start is a variable in one dimension (a pipeline stage: ``S[st * 32:
+    st * 32 + 32, :]``) as (the region starting at 0 there, the start divided by its known
+    factor ``g`` (32), the step of each axis per ``g``). Every start the dimension allows (the
+    multiples of ``g``) must move each element by the same step times the start (checked
+    numerically); otherwise a DispatchFail."""
+    import numpy as np  # noqa: PLC0415
+
+    buf = region.buffer
+    dims = [d for d, r in enumerate(region.region) if not isinstance(r.min, ir.IntImm)]
+    if not dims:
+        return region, None, {}
+    if len(dims) > 1:
+        fail(f"the region of {buf.name} starts at variable indices in {len(dims)} dims; "
+             "tcgen05.cp takes one variable start (e.g. a pipeline stage)")
+    d = dims[0]
+    start = to_linear(region.region[d].min)
+    g = math.gcd(start.const, *(c for _, c in start.nonzero_terms())) or 1
+    units = Linear(start.dtype, [(a, c // g) for a, c in start.nonzero_terms()],
+                   start.const // g)
+
+    def at(v: int) -> ir.BufferRegion:
+        rng = list(region.region)
+        rng[d] = ir.Range(ir.const(v, "int32"), rng[d].extent)
+        return ir.BufferRegion(buf, rng)
+
+    size = _int(buf.shape[d], f"dim {d} of {buf.name}")
+    ext = _int(region.region[d].extent, f"the extent of the region of {buf.name}")
+    base = element_coords(at(0))
+    steps = {a: 0 for a in base}
+    for v in range(g, size - ext + 1, g):
+        moved = element_coords(at(v))
+        for a, c in base.items():
+            delta = moved[a] - c
+            if v == g:
+                steps[a] = int(delta[0])
+            if not np.all(delta == v // g * steps[a]):
+                fail(f"{buf.name}'s layout does not move the region by one step per {g} of its "
+                     f"variable start in dim {d} (at {v} it does not); tcgen05.cp adds the "
+                     "start to the addresses",
+                     fix=f"use a layout whose dim {d} is one stride outside the copied tile")
+    return at(0), units.to_expr(), steps
 
 
 # -- the TMEM side ------------------------------------------------------------------------------
@@ -219,11 +271,11 @@ def _match(u: Any, sw: int, what: str) -> tuple[int, int, int]:
              f"{pitch} apart, each 8-row group at one stride (16-byte aligned)",
              fix="lay the shared tile out as 8-row core matrices (mma_shared_layout) and copy "
                  "rows that start on a core matrix")
-    if sw and (start % (8 * sw) or sbo % (8 * sw)):
-        fail(f"{what} start inside a {sw}-byte swizzle atom (at byte {start}, 8-row groups "
-             f"{sbo} bytes apart); a swizzled descriptor reads from the start of an atom",
-             fix="copy a region that starts on an atom: a multiple of 8 rows and of the atom's "
-                 "width")
+    if sw and (start % (8 * sw) >= sw or sbo % (8 * sw)):
+        fail(f"{what} start in row {start % (8 * sw) // sw} of a {sw}-byte swizzle atom (at "
+             f"byte {start}, 8-row groups {sbo} bytes apart); a swizzled descriptor reads 8-row "
+             "atoms from their first row",
+             fix="copy rows that start on a multiple of 8")
     return start, lbo, sbo
 
 
@@ -240,7 +292,13 @@ def plan_cp(dst: ir.BufferRegion, src: ir.BufferRegion) -> CpPlan:
     rows = 32 if warpx4 else 128
     if isinstance(sbuf.layout, ComposeLayout):
         _check_swizzled(sbuf, sbuf.layout, mode)
+    dst, d_start, d_steps = _pinned(dst)
+    src, s_start, s_steps = _pinned(src)
+    column_shift = _column_shift(dst.buffer, d_start, d_steps)
+    src_shift = _src_shift(sbuf, s_start, s_steps, sw)
     chunks = _chunks(dst, src, rows, warpx4)
+    if sw:
+        _starts_on_atom(src, sw)
     shape = CP_32X128B_WARPX4 if warpx4 else CP_128X128B
     layouts = {c: _unswizzle(b, mode) for c, b in chunks.items()}
     if not warpx4 and _pairs(layouts, sw):
@@ -252,7 +310,34 @@ def plan_cp(dst: ir.BufferRegion, src: ir.BufferRegion) -> CpPlan:
         where = f"the bytes of {sbuf.name} copied to TMEM columns {4 * c}-{4 * (c + step) - 1}"
         start, lbo, sbo = _match(u, sw, where)
         issues.append(CpIssue(4 * c, start, lbo, sbo))
-    return CpPlan(shape, mode, tuple(issues))
+    return CpPlan(shape, mode, tuple(issues), src_shift, column_shift)
+
+
+def _column_shift(buf: ir.Buffer, start: ir.PrimExpr | None, steps: dict[str, int]
+                  ) -> ir.PrimExpr | None:
+    """32-bit TMEM columns a variable start of the TMEM region moves the copy by."""
+    if start is None:
+        return None
+    nbytes = steps.get("TCol", 0) * buf.dtype.bytes
+    if steps.get("TLane", 0) or nbytes % 16:
+        fail(f"a variable start of the region of {buf.name} moves it by {steps.get('TLane', 0)} "
+             f"lanes and {nbytes} bytes of columns per step; tcgen05.cp needs whole 16-byte "
+             "column chunks in the same lanes")
+    return start * (nbytes // 4)
+
+
+def _src_shift(buf: ir.Buffer, start: ir.PrimExpr | None, steps: dict[str, int], sw: int
+               ) -> ir.PrimExpr | None:
+    """Elements a variable start of the shared region moves every descriptor by."""
+    if start is None:
+        return None
+    nbytes = steps.get("m", 0) * buf.dtype.bytes
+    unit = 8 * sw if sw else 16
+    if nbytes % unit:
+        fail(f"a variable start of the region of {buf.name} moves it by {nbytes} bytes per "
+             f"step, not a multiple of {unit} (a descriptor start "
+             f"{'on a swizzle atom' if sw else '16-byte aligned'})")
+    return start * steps.get("m", 0)
 
 
 def _check_swizzled(sbuf: ir.Buffer, lay: ComposeLayout, mode: SwizzleMode) -> None:
@@ -271,6 +356,19 @@ def _check_swizzled(sbuf: ir.Buffer, lay: ComposeLayout, mode: SwizzleMode) -> N
     if not isinstance(offset, ir.IntImm) or offset.value * sbuf.dtype.bytes % period:
         fail(f"{sbuf.name} is {mode.name} swizzled and starts at element {offset} of its "
              f"memory, not on a {period}-byte boundary")
+
+
+def _starts_on_atom(src: ir.BufferRegion, sw: int) -> None:
+    """A swizzled copy starts on an atom's first byte (the seed's rule; the chunks after it
+    may start further along the atom's first row, as the descriptor of a K step does)."""
+    placed = int(element_coords(src)["m"][0]) * src.buffer.dtype.bytes
+    first = _swizzle(placed, 4, (sw // 16).bit_length() - 1, 3)
+    if first % (8 * sw):
+        row, col = first % (8 * sw) // sw, first % sw
+        fail(f"the region of {src.buffer.name} starts at row {row}, byte {col} of a {sw}-byte "
+             "swizzle atom; a swizzled tcgen05.cp copy starts on an atom",
+             fix="copy a region whose first row is a multiple of 8 and whose first column is "
+                 "a multiple of the atom's width")
 
 
 def _unswizzle(b: Any, mode: SwizzleMode) -> Any:
