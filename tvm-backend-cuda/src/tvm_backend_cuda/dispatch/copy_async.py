@@ -44,7 +44,7 @@ from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a T
 from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, sm_version_ok
 from .copy import _chunk_elems
-from .tcgen05_cp import plan_cp
+from .tcgen05_cp import element_coords, plan_cp
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
 __all__ = ["OOB_MODES", "TENSOR_MAP_KIND", "copy_dsmem_impl", "copy_tma_impl", "derived_tensor_map",
@@ -350,38 +350,22 @@ def _dsmem_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[
 def _memory_offsets(region: ir.BufferRegion) -> tuple[Any, ir.PrimExpr]:
     """(offsets, base): the memory offset (elements) of every element of ``region`` in
     row-major order relative to its first one (a numpy array), and the first one's offset."""
-    import numpy as np  # noqa: PLC0415 - numpy loads when a dsmem copy is lowered
-
     buf = region.buffer
-    shape = buf.static_shape()
-    if shape is None or not all(isinstance(r.extent, ir.IntImm) for r in region.region):
-        fail(f"dsmem needs constant shapes; {buf.name} or its region is not")
-    exts = [int(r.extent.value) for r in region.region]  # type: ignore[attr-defined]
     lay = buf.layout
-    if all(isinstance(r.min, ir.IntImm) for r in region.region):
-        mins = [int(r.min.value) for r in region.region]  # type: ignore[attr-defined]
-    else:
-        if lay is not None and not ir.structural_equal(lay, ir.TileLayout.row_major(list(shape))):
+    if lay is not None and (not isinstance(lay, ir.TileLayout) or not lay.is_memory_only()):
+        fail(f"{buf.name}'s layout {lay} is not a plain memory layout (a swizzle or thread "
+             "axes); dsmem copies bytes between strided shared regions")
+    base = layout_offset(buf, [r.min for r in region.region])
+    if not all(isinstance(r.min, ir.IntImm) for r in region.region):
+        shape = buf.static_shape()
+        if lay is not None and (shape is None or not ir.structural_equal(
+                lay, ir.TileLayout.row_major(list(shape)))):
             fail(f"the region of {buf.name} starts at a variable index and the buffer has a "
                  "layout: dsmem needs constant starts there")
-        mins = [0] * len(shape)  # row-major: the relative offsets do not depend on the start
-    idx = np.indices(exts).reshape(len(exts), -1).astype(np.int64) + np.array(mins)[:, None]
-    flat = np.ravel_multi_index(tuple(idx), shape) if shape else np.zeros(1, np.int64)
-    if lay is None:
-        offs = flat
-    else:
-        if not isinstance(lay, ir.TileLayout) or not lay.is_memory_only() or any(
-                not isinstance(it.extent, ir.IntImm) or not isinstance(it.stride, ir.IntImm)
-                for it in lay.shard):
-            fail(f"{buf.name}'s layout {lay} is not a plain memory layout (a swizzle or thread "
-                 "axes); dsmem copies bytes between strided shared regions")
-        offs = np.zeros_like(flat)
-        rest = flat.copy()
-        for it in reversed(lay.shard):
-            extent, stride = int(it.extent.value), int(it.stride.value)  # type: ignore[attr-defined]
-            offs += (rest % extent) * stride
-            rest //= extent
-    base = layout_offset(buf, [r.min for r in region.region])
+        # row-major: the relative offsets do not depend on the start
+        region = ir.BufferRegion(buf, [ir.Range(ir.const(0, r.extent.dtype), r.extent)
+                                       for r in region.region])
+    offs = element_coords(region)["m"]
     return offs - offs[0], base
 
 
