@@ -180,9 +180,9 @@ def _pinned(region: ir.BufferRegion) -> tuple[ir.BufferRegion, ir.PrimExpr | Non
 # -- the TMEM side ------------------------------------------------------------------------------
 
 
-def _tmem_layout(tm: ir.BufferRegion) -> tuple[TileLayout, bool]:
-    """The TMEM buffer's layout (a 2-D buffer without one is lane = row, column = col) and
-    whether it is the ``.warpx4`` broadcast of 32 lanes."""
+def _is_warpx4(tm: ir.BufferRegion) -> bool:
+    """Whether the TMEM buffer's layout (a 2-D buffer without one: lane = row, column = col)
+    is the ``.warpx4`` broadcast of 32 lanes; a DispatchFail if it is no TMEM layout."""
     buf = tm.buffer
     lay = buf.layout
     if lay is None:
@@ -203,7 +203,7 @@ def _tmem_layout(tm: ir.BufferRegion) -> tuple[TileLayout, bool]:
     if reps and reps != [WARPX4_REPLICA]:
         fail(f"tensor-memory buffer {buf.name} has replicas {reps}; tcgen05.cp broadcasts 32 "
              "lanes to the four lane quarters (.warpx4), the replica R[4 : 32@TLane]")
-    return lay, bool(reps)
+    return bool(reps)
 
 
 # -- the plan -----------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def _chunks(dst: ir.BufferRegion, src: ir.BufferRegion, rows: int, warpx4: bool
 
     eb = src.buffer.dtype.bytes
     tc = element_coords(dst)
-    lane = tc.get("TLane", np.zeros_like(tc["TCol"]))
+    lane = tc.get("TLane", np.zeros_like(tc.get("TCol", 0)))
     byte = tc.get("TCol", np.zeros_like(lane)) * eb
     sbytes = element_coords(src)["m"] * eb
     if lane.size != sbytes.size:
@@ -251,8 +251,8 @@ def _match(u: Any, sw: int, what: str) -> tuple[int, int, int]:
     """(start, lbo, sbo) of the descriptor under which the unswizzled byte offsets ``u`` (an
     ``[rows, bytes]`` array) are the canonical K-major matrix, else a DispatchFail. Unswizzled:
     a core matrix's rows 16 bytes apart, a second 16-byte column ``lbo`` on; swizzled: rows one
-    atom row (``sw`` bytes) apart, a row's bytes contiguous, and the matrix starts on an atom
-    (the descriptor's swizzle is anchored there); the 8-row groups ``sbo`` apart."""
+    atom row (``sw`` bytes) apart, a row's bytes contiguous, the matrix in the first row of an
+    atom (the descriptor sets no base offset); the 8-row groups ``sbo`` apart, whole atoms."""
     import numpy as np  # noqa: PLC0415
 
     rows, width = u.shape
@@ -286,7 +286,7 @@ def plan_cp(dst: ir.BufferRegion, src: ir.BufferRegion) -> CpPlan:
     if sbuf.dtype.bits != dst.buffer.dtype.bits or sbuf.dtype.bits % 8:
         fail(f"tcgen05.cp copies bits: {sbuf.dtype} into {dst.buffer.dtype} (one width, whole "
              "bytes)")
-    _, warpx4 = _tmem_layout(dst)
+    warpx4 = _is_warpx4(dst)
     mode = get_swizzle_mode_from_layout(sbuf.layout)
     sw = swizzle_bytes(mode)
     rows = 32 if warpx4 else 128
