@@ -34,7 +34,7 @@ def _decl(scope: str) -> Any:
 def test_a_tmem_buffer_at_an_allocated_address_verifies() -> None:
     f = _decl("tmem")
     verify(f)
-    assert f.body.seq[0].buffer.allocated_addr.buffer.name == "addr"
+    assert f.body.seq[0].buffer.allocated_addr[0].buffer.name == "addr"
 
 
 def test_a_shared_declaration_without_data_is_still_refused() -> None:

@@ -235,10 +235,10 @@ def test_allocated_addr_places_a_tmem_buffer():
     @T.prim_func
     def f(addr: T.Buffer((1,), "uint32", scope="shared")):
         D = T.decl_buffer((128, 64), "float32", scope="tmem", allocated_addr=addr[0])
-        T.evaluate(D.allocated_addr)
+        T.evaluate(D.allocated_addr[0])
 
     decl = f.body.seq[0]
-    assert decl.buffer.allocated_addr.buffer.name == "addr"
+    assert decl.buffer.allocated_addr[0].buffer.name == "addr"
     assert_structural_equal(f, from_source(f.script()))
     with pytest.raises(ValueError, match="scope 'tmem'"):
         T.decl_buffer((4,), "float32", scope="shared", allocated_addr=0)

@@ -234,11 +234,12 @@ class Buffer(Node):
                           self.elem_offset)
 
     @property
-    def allocated_addr(self) -> PrimExpr:
-        """Where the allocator placed this buffer: for tensor memory (scope ``tmem``) its TMEM
-        address, which this project's TMEM buffers hold as their ``elem_offset``
+    def allocated_addr(self) -> list[PrimExpr]:
+        """Where the allocator placed this buffer, as the seed's one-element list
+        (``tmem.allocated_addr[0]``): for tensor memory (scope ``tmem``) its TMEM address,
+        which this project's TMEM buffers hold as their ``elem_offset``
         (``T.decl_buffer(..., scope="tmem", allocated_addr=a)`` sets it)."""
-        return self.elem_offset
+        return [self.elem_offset]
 
     def _dtype_view(self, dtype: DataType) -> Buffer:
         old, new = self.dtype.bits * self.dtype.lanes, dtype.bits * dtype.lanes

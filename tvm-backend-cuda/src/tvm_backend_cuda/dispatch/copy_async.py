@@ -5,7 +5,7 @@
 | ``ldgsts`` | 20 | global -> shared, 4/8/16 bytes a thread (sm_80+) | ``cp.async`` group: ``config={"commit": True}`` commits, ``"wait": n`` waits for all but ``n`` groups |
 | ``tma`` | 10 | global <-> shared, one bulk tensor copy per swizzle-atom column block (sm_90+) | loads: on the mbarrier ``config["mbar"]`` (the caller announces the bytes: ``Pipeline.producer_commit``); stores: a bulk group, waited for unless ``config={"wait": False}`` |
 | ``dsmem`` | 10 | shared -> the shared memory of another CTA of the cluster (sm_90+) | on the mbarrier ``config["mbar"]`` of the destination CTA (``cp.async.bulk.shared::cluster``) |
-| ``smem->tmem`` | 10 | shared -> tensor memory (``tcgen05.cp``, sm_100a) | ``tcgen05.commit`` by the caller |
+| ``smem->tmem`` | 10 | shared -> tensor memory (``tcgen05.cp`` ``.32x128b.warpx4``, ``.128x256b``, ``.128x128b`` as the layouts allow: :mod:`.tcgen05_cp`; sm_100a) | ``tcgen05.commit`` by the caller |
 | ``tmem<->local`` | 10 | tensor memory <-> registers (``tcgen05.ld``/``st``, sm_100a) | ``tcgen05.wait::ld``/``st`` (emitted) |
 
 **TMA** (``dispatch="tma"``). The global operand is a region of a global buffer; the shared
@@ -44,6 +44,7 @@ from ..runtime import TENSOR_MAP_KIND  # the host-derived kernel argument of a T
 from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, sm_version_ok
 from .copy import _chunk_elems
+from .tcgen05_cp import element_coords, plan_cp
 from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
 
 __all__ = ["OOB_MODES", "TENSOR_MAP_KIND", "copy_dsmem_impl", "copy_tma_impl", "derived_tensor_map",
@@ -349,38 +350,22 @@ def _dsmem_operands(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[
 def _memory_offsets(region: ir.BufferRegion) -> tuple[Any, ir.PrimExpr]:
     """(offsets, base): the memory offset (elements) of every element of ``region`` in
     row-major order relative to its first one (a numpy array), and the first one's offset."""
-    import numpy as np  # noqa: PLC0415 - numpy loads when a dsmem copy is lowered
-
     buf = region.buffer
-    shape = buf.static_shape()
-    if shape is None or not all(isinstance(r.extent, ir.IntImm) for r in region.region):
-        fail(f"dsmem needs constant shapes; {buf.name} or its region is not")
-    exts = [int(r.extent.value) for r in region.region]  # type: ignore[attr-defined]
     lay = buf.layout
-    if all(isinstance(r.min, ir.IntImm) for r in region.region):
-        mins = [int(r.min.value) for r in region.region]  # type: ignore[attr-defined]
-    else:
-        if lay is not None and not ir.structural_equal(lay, ir.TileLayout.row_major(list(shape))):
+    if lay is not None and (not isinstance(lay, ir.TileLayout) or not lay.is_memory_only()):
+        fail(f"{buf.name}'s layout {lay} is not a plain memory layout (a swizzle or thread "
+             "axes); dsmem copies bytes between strided shared regions")
+    base = layout_offset(buf, [r.min for r in region.region])
+    if not all(isinstance(r.min, ir.IntImm) for r in region.region):
+        shape = buf.static_shape()
+        if lay is not None and (shape is None or not ir.structural_equal(
+                lay, ir.TileLayout.row_major(list(shape)))):
             fail(f"the region of {buf.name} starts at a variable index and the buffer has a "
                  "layout: dsmem needs constant starts there")
-        mins = [0] * len(shape)  # row-major: the relative offsets do not depend on the start
-    idx = np.indices(exts).reshape(len(exts), -1).astype(np.int64) + np.array(mins)[:, None]
-    flat = np.ravel_multi_index(tuple(idx), shape) if shape else np.zeros(1, np.int64)
-    if lay is None:
-        offs = flat
-    else:
-        if not isinstance(lay, ir.TileLayout) or not lay.is_memory_only() or any(
-                not isinstance(it.extent, ir.IntImm) or not isinstance(it.stride, ir.IntImm)
-                for it in lay.shard):
-            fail(f"{buf.name}'s layout {lay} is not a plain memory layout (a swizzle or thread "
-                 "axes); dsmem copies bytes between strided shared regions")
-        offs = np.zeros_like(flat)
-        rest = flat.copy()
-        for it in reversed(lay.shard):
-            extent, stride = int(it.extent.value), int(it.stride.value)  # type: ignore[attr-defined]
-            offs += (rest % extent) * stride
-            rest //= extent
-    base = layout_offset(buf, [r.min for r in region.region])
+        # row-major: the relative offsets do not depend on the start
+        region = ir.BufferRegion(buf, [ir.Range(ir.const(0, r.extent.dtype), r.extent)
+                                       for r in region.region])
+    offs = element_coords(region)["m"]
     return offs - offs[0], base
 
 
@@ -499,36 +484,34 @@ def _tmem_addr(region: ir.BufferRegion) -> ir.PrimExpr:
 
 
 def smem_to_tmem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
-    """``tcgen05.cp.128x256b``: a ``[128, C]`` tile of 32-bit columns from shared memory laid
-    out in 8 x 16-byte core matrices (``mma_shared_layout(.., SWIZZLE_NONE, ..)``), 8 columns
-    per instruction, issued by one thread (the caller commits with ``tcgen05.commit``); the
-    descriptor is the one ``lang.smem_desc.SmemDescriptor("tcgen05")`` holds."""
+    """``tcgen05.cp``: the shared region into the tensor-memory region, one instruction per
+    16-byte (``.32x128b.warpx4``, ``.128x128b``) or 32-byte (``.128x256b``) TMEM column chunk,
+    as :func:`~.tcgen05_cp.plan_cp` finds from the two layouts, each with its own shared-memory
+    descriptor. Issued by one thread (thread 0 of a wider scope); ``config={"cta_group": 2}``
+    issues for a CTA pair. The caller commits (``tcgen05.commit``) and waits on the mbarrier."""
     dst, src = dst_src(call)
-    if get_swizzle_mode_from_layout(src.buffer.layout) is not SwizzleMode.SWIZZLE_NONE:
-        fail("smem->tmem copies from an unswizzled core-matrix layout")
-    rows = dst.region[0].extent
-    cols = dst.region[1].extent
-    if not (isinstance(rows, ir.IntImm) and rows.value == 128 and isinstance(cols, ir.IntImm)):
-        fail("smem->tmem copies a [128, C] tile")
-    if cols.value % 8:
-        fail("smem->tmem copies 8 columns (256 bits) at a time")
-    eb = src.buffer.dtype.bytes
-    per_row = 16 // eb  # elements of one core-matrix row
+    plan = plan_cp(dst, src)
+    group = _config(call, "cta_group", 1)
     desc = ir.Buffer("cp_desc", [1], "uint64", scope="local")
-    stmts: list[ir.Stmt] = []
-    base = _tmem_addr(dst)
-    for j in range(cols.value // 8):
-        idx = [r.min for r in src.region]
-        idx[-1] = fold_add(idx[-1], ir.const(j * 32 // eb, "int32"))
-        addr = ir.BufferLoad(src.buffer, idx)
-        # leading offset: to the next core matrix along K (128 rows x 16 bytes further);
-        # stride offset: to the next 8-row group (8 x 16 bytes); both in 16-byte units
+    flat = flat_view(src.buffer, "cp")
+    eb = src.buffer.dtype.bytes
+    stmts: list[ir.Stmt] = [ir.AllocBuffer(desc), ir.DeclBuffer(flat)]
+    for issue in plan.issues:
+        first = ir.BufferLoad(flat, [_plus(issue.start // eb, plan.src_shift)])
         stmts.append(ir.Evaluate(_op.ptx_tcgen05_encode_matrix_descriptor(
-            ir.BufferLoad(desc, [ir.const(0, "int32")]), addr, 128, 8, 0)))
+            ir.BufferLoad(desc, [ir.const(0, "int32")]), first, issue.lbo // 16,
+            issue.sbo // 16, int(plan.swizzle))))
         stmts.append(ir.Evaluate(_op.ptx_tcgen05_cp(
-            base, ir.BufferLoad(desc, [ir.const(0, "int32")]), shape="128x256b", col=j * 8)))
-    del per_row
-    return ir.PrimFunc([], _single_issuer(sctx, ir.seq([ir.AllocBuffer(desc), *stmts])))
+            dst.buffer.elem_offset, ir.BufferLoad(desc, [ir.const(0, "int32")]),
+            shape=plan.shape.name, cta_group=group, multicast=plan.shape.multicast,
+            col=_plus(issue.column, plan.column_shift))))
+    return ir.PrimFunc([], _single_issuer(sctx, ir.seq(stmts)))
+
+
+def _plus(value: int, shift: ir.PrimExpr | None) -> ir.PrimExpr:
+    """``value`` + ``shift`` (a variable region start's share)."""
+    out = ir.const(value, "int32")
+    return out if shift is None else fold_add(out, shift)
 
 
 #: the .16x* atoms: 32-bit columns a repetition covers, registers a repetition fills

@@ -131,6 +131,9 @@ def lower_copy(call: TilePrimitiveCall, sctx: DispatchContext) -> PrimFunc:
                            "layouts without converting them (convert with Tx.cast)")
     for region in (dst, src.region):
         _own_elements_only(region, sctx)
+        if region is not None and region.buffer.scope == "tmem":
+            raise DispatchFail(f"{region.buffer.name} is in tensor memory, which only the "
+                               "backend's tcgen05 instructions reach (no loop can index it)")
     return _func(sctx, dst, src.load)
 
 
