@@ -29,10 +29,12 @@ async proxy and meets at a barrier).
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
 from tvm import ir
+from tvm.arith import Analyzer
 from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
 from tvm.ir.structural import structural_equal
 from tvm.tirx.op import HostDerived, address_of, host_derived
@@ -146,11 +148,36 @@ def tma_boxes(global_region: ir.BufferRegion, shared_region: ir.BufferRegion
     return box, inner // cols
 
 
-def _shared_element(region: ir.BufferRegion, offset_cols: int) -> ir.BufferLoad:
-    """The first element of the region, ``offset_cols`` further along its innermost dim."""
+def _shared_element(region: ir.BufferRegion, offset_cols: int,
+                    outer: tuple[int, ...] = ()) -> ir.BufferLoad:
+    """The first element of the region, ``offset_cols`` further along its innermost dim and
+    ``outer`` further along its leading dims."""
     idx = [r.min for r in region.region]
+    for d, step in enumerate(outer):
+        idx[d] = fold_add(idx[d], ir.const(step, idx[d].dtype))
     idx[-1] = fold_add(idx[-1], ir.const(offset_cols, idx[-1].dtype))
     return ir.BufferLoad(region.buffer, idx)
+
+
+def split_outer_dims(shared: ir.BufferRegion, box: list[int]) -> int:
+    """How many leading dims of the box to issue one index at a time: a box lands densely
+    in shared memory (its dims' strides the products of the inner extents), so a dim
+    (outside the atom's rows and columns) that the shared layout strides otherwise, say the
+    stage of a ``[stages, rows, K]`` tile laid out K-atom by K-atom, cannot be in one box:
+    that dim and those outside it are copied index by index."""
+    buf = shared.buffer
+    if buf.layout is None or len(shared.region) != len(box):
+        return 0
+    origin = layout_offset(buf, [ir.const(0, "int32")] * len(box))
+    split = 0
+    for d in range(len(box) - 2):
+        if box[d] == 1:
+            continue
+        step = [ir.const(int(i == d), "int32") for i in range(len(box))]
+        stride = Analyzer().simplify(layout_offset(buf, step) - origin)
+        if not (isinstance(stride, ir.IntImm) and stride.value == math.prod(box[d + 1:])):
+            split = d + 1
+    return split
 
 
 def _check_sizes(glob: ir.BufferRegion, shared: ir.BufferRegion) -> None:
@@ -201,7 +228,16 @@ def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     _check_oob(call, glob.buffer.dtype)
     _check_sizes(glob, shared)
     box, blocks = tma_boxes(glob, shared)
+    split = split_outer_dims(shared, box)
     tm = _tensor_map_config(call)
+    if split and tm is not None:
+        fail(f"the shared layout strides the box's leading {split} dim(s) apart, so they go "
+             f"one index at a time, which an explicit tensor map's box does not",
+             fix="drop config['tensor_map'] (the map is then derived), or lay the tile out so "
+                 "that the box lands densely")
+    box = [1] * split + box[split:] if split else box
+    # the box's leading dims, issued one index at a time, are the global region's extents
+    split_extents = [int(r.extent) for r in glob.region[:split]]
     if tm is None:
         tm = derived_tensor_map(glob.buffer, box, get_swizzle_mode_from_layout(shared.buffer.layout),
                                 _config(call, "l2_promotion", DEFAULT_L2_PROMOTION))
@@ -209,11 +245,13 @@ def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     coords_outer_first = [r.min for r in glob.region]
     cache_hint = _config(call, "cache_hint", "")
     issues: list[ir.Stmt] = []
-    for j in range(blocks):
+    for outer, j in itertools.product(itertools.product(*map(range, split_extents)), range(blocks)):
         coords = list(coords_outer_first)
+        for d, step in enumerate(outer):
+            coords[d] = fold_add(coords[d], ir.const(step, coords[d].dtype))
         coords[-1] = fold_add(coords[-1], ir.const(j * box[-1], coords[-1].dtype))
         inner_first = list(reversed(coords))
-        smem = _shared_element(shared, j * box[-1])
+        smem = _shared_element(shared, j * box[-1], outer)
         if load:
             mbar = _config(call, "mbar")
             if mbar is None:
