@@ -159,25 +159,35 @@ def _shared_element(region: ir.BufferRegion, offset_cols: int,
     return ir.BufferLoad(region.buffer, idx)
 
 
-def split_outer_dims(shared: ir.BufferRegion, box: list[int]) -> int:
-    """How many leading dims of the box to issue one index at a time: a box lands densely
-    in shared memory (its dims' strides the products of the inner extents), so a dim
-    (outside the atom's rows and columns) that the shared layout strides otherwise, say the
-    stage of a ``[stages, rows, K]`` tile laid out K-atom by K-atom, cannot be in one box:
-    that dim and those outside it are copied index by index."""
+def one_at_a_time_dims(shared: ir.BufferRegion, box: list[int]) -> list[int]:
+    """The dims of the box (outermost first) to issue one index at a time. A box lands densely
+    in shared memory, each dim strided by the product of the box's inner extents, so a dim
+    that the shared layout strides otherwise (the stage of a ``[stages, rows, K]`` tile laid
+    out K-atom by K-atom, a stage dim between rows and columns) cannot be in it: the box
+    keeps extent 1 there and one copy goes per index. Strides are read from the layout before
+    its swizzle, which permutes only within an atom."""
     buf = shared.buffer
     if buf.layout is None or len(shared.region) != len(box):
-        return 0
-    origin = layout_offset(buf, [ir.const(0, "int32")] * len(box))
-    split = 0
-    for d in range(len(box) - 2):
+        return []
+    lay = buf.layout.layout_B if isinstance(buf.layout, ir.ComposeLayout) else buf.layout
+    if not isinstance(lay, ir.TileLayout):
+        return []
+
+    def offset(d: int) -> ir.PrimExpr:
+        idx = [ir.const(int(i == d), "int32") for i in range(len(box))]
+        return lay.apply(idx, buf.shape).get("m", ir.const(0, "int32"))
+
+    split: list[int] = []
+    dense = box[-1]
+    for d in range(len(box) - 2, -1, -1):
         if box[d] == 1:
             continue
-        step = [ir.const(int(i == d), "int32") for i in range(len(box))]
-        stride = Analyzer().simplify(layout_offset(buf, step) - origin)
-        if not (isinstance(stride, ir.IntImm) and stride.value == math.prod(box[d + 1:])):
-            split = d + 1
-    return split
+        stride = Analyzer().simplify(offset(d))
+        if isinstance(stride, ir.IntImm) and stride.value == dense:
+            dense *= box[d]
+        else:
+            split.append(d)
+    return sorted(split)
 
 
 def _check_sizes(glob: ir.BufferRegion, shared: ir.BufferRegion) -> None:
@@ -228,16 +238,15 @@ def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     _check_oob(call, glob.buffer.dtype)
     _check_sizes(glob, shared)
     box, blocks = tma_boxes(glob, shared)
-    split = split_outer_dims(shared, box)
+    split = one_at_a_time_dims(shared, box)
     tm = _tensor_map_config(call)
     if split and tm is not None:
-        fail(f"the shared layout strides the box's leading {split} dim(s) apart, so they go "
-             f"one index at a time, which an explicit tensor map's box does not",
+        fail(f"the shared layout strides dim(s) {split} of the box apart from the others, so "
+             f"they go one index at a time, which an explicit tensor map's box does not",
              fix="drop config['tensor_map'] (the map is then derived), or lay the tile out so "
                  "that the box lands densely")
-    box = [1] * split + box[split:] if split else box
-    # the box's leading dims, issued one index at a time, are the global region's extents
-    split_extents = [int(r.extent) for r in glob.region[:split]]
+    steps = [range(box[d]) if d in split else range(1) for d in range(len(box) - 1)]
+    box = [1 if d in split else b for d, b in enumerate(box)]
     if tm is None:
         tm = derived_tensor_map(glob.buffer, box, get_swizzle_mode_from_layout(shared.buffer.layout),
                                 _config(call, "l2_promotion", DEFAULT_L2_PROMOTION))
@@ -245,7 +254,7 @@ def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     coords_outer_first = [r.min for r in glob.region]
     cache_hint = _config(call, "cache_hint", "")
     issues: list[ir.Stmt] = []
-    for outer, j in itertools.product(itertools.product(*map(range, split_extents)), range(blocks)):
+    for outer, j in itertools.product(itertools.product(*steps), range(blocks)):
         coords = list(coords_outer_first)
         for d, step in enumerate(outer):
             coords[d] = fold_add(coords[d], ir.const(step, coords[d].dtype))
