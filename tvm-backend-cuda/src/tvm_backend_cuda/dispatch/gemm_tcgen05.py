@@ -8,7 +8,8 @@ lane issues): ``D[M, N] (+)= A @ B^T``.
   row ``r``, column ``c`` of the tile its 32-bit column ``c``; its TMEM address is the buffer's
   ``elem_offset`` (lane in bits 16-31, column in 0-15). ``M`` is 128 rows per CTA (the
   instruction's M is 128, or 256 with ``config={"cta_group": 2}``, where the CTA pair's two
-  128-row halves make one MMA and each CTA holds half of B's N rows).
+  128-row halves make one MMA and each CTA holds half of B's N rows), or 64 rows of a tile
+  laid out ``tmem_datapath_layout("F", 64, N)`` (an M = 64 MMA, cta_group 1).
 - **A** and **B** are shared-memory regions, A ``[M, K]`` and B ``[N, K]`` (``transpose_*``:
   ``[K, M]`` / ``[K, N]``), addressed through descriptors derived from their layouts
   (:mod:`.mma_desc`: the seed's contiguous-axis slicing rule and its errors), float16 / bfloat16
@@ -26,7 +27,9 @@ from typing import Any
 from tvm import ir
 from tvm.backend.sdk import DispatchContext, fail, gemm_args, predicate, register_dispatch
 from tvm.error import DispatchFail
+from tvm.ir.structural import structural_equal
 
+from ..layout import tmem_datapath_layout
 from . import mma_desc
 from .common import needs_arch
 
@@ -67,19 +70,34 @@ def _arch_ok(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool, s
 
 
 # -- the variant ----------------------------------------------------------------------------------
+def _is_datapath_f(buf: ir.Buffer) -> bool:
+    """``buf`` is laid out as an M = 64 MMA writes its accumulator (datapath F)."""
+    shape = buf.static_shape()
+    if shape is None or len(shape) != 2 or shape[0] != 64 or buf.layout is None:
+        return False
+    return structural_equal(buf.layout, tmem_datapath_layout("F", 64, shape[1]))
+
+
 def _tmem_tile(d: ir.BufferRegion) -> tuple[int, int, ir.PrimExpr]:
-    """(rows, cols, TMEM address of the region's first element) of a float32 TMEM region."""
+    """(rows, cols, TMEM address of the region's first element) of a float32 TMEM region:
+    128 rows in lanes 0-127 (layout TLane x TCol, datapath D), or the 64 rows of a buffer laid
+    out ``tmem_datapath_layout("F", 64, cols)`` (an M = 64 MMA's lanes)."""
     buf = d.buffer
     if buf.scope != "tmem" or str(buf.dtype) != "float32":
         fail(f"D is a {buf.dtype} buffer in '{buf.scope}' memory; tcgen05 accumulates into a "
              f"float32 tensor-memory tile (TMEMPool.alloc)")
-    axes = [it.axis.name for it in (buf.layout.shard if buf.layout is not None else [])]
-    if len(d.region) != 2 or axes != ["TLane", "TCol"]:
-        fail(f"D must be a 2-d TMEM tile (layout TLane x TCol), got layout {buf.layout}")
     ext = [r.extent for r in d.region]
     if not all(isinstance(e, ir.IntImm) for e in ext):
         fail(f"D's extents {[str(e) for e in ext]} must be constant")
     row0, col0 = d.region[0].min, d.region[1].min
+    if _is_datapath_f(buf):
+        if not (isinstance(row0, ir.IntImm) and row0.value == 0 and ext[0].value == 64):  # type: ignore[attr-defined]
+            fail("D laid out as datapath F (M = 64) must be all of its 64 rows")
+        return 64, ext[1].value, buf.elem_offset + col0  # type: ignore[attr-defined]
+    axes = [it.axis.name for it in (buf.layout.shard if buf.layout is not None else [])]
+    if len(d.region) != 2 or axes != ["TLane", "TCol"]:
+        fail(f"D must be a 2-d TMEM tile (layout TLane x TCol, or tmem_datapath_layout('F', "
+             f"64, N) for M = 64), got layout {buf.layout}")
     addr = buf.elem_offset + (ir.Cast("uint32", row0) << 16) + col0 \
         if not (isinstance(row0, ir.IntImm) and row0.value == 0) else buf.elem_offset + col0
     return ext[0].value, ext[1].value, addr  # type: ignore[attr-defined]
@@ -100,22 +118,23 @@ def gemm_tcgen05(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFu
         if r.buffer.scope not in _SMEM:
             fail(f"{name} is in '{r.buffer.scope}' memory; this variant reads A and B from "
                  f"shared memory")
-    if M != 128:
-        fail(f"D has {M} rows; the variant issues M = 128 per CTA (cta_group {cta_group})")
+    if M != 128 and not (M == 64 and cta_group == 1):
+        fail(f"D has {M} rows; the variant issues M = 128 per CTA (cta_group {cta_group}), or "
+             f"M = 64 into a datapath-F tile (cta_group 1)")
     n_local = N // cta_group
     step = 8 * cta_group
     if N % step or n_local % 8:
         fail(f"N = {N} must be a multiple of {step} for cta_group {cta_group}")
     n_inst = next(w for w in range(min(N, 256), step - 1, -step) if N % w == 0)
     ptx_t, _, mma_k = _IN[in_dt]
-    pa = mma_desc.plan_operand(a, transposed=ta, mma_mn=128, mma_k=mma_k, name="A")
+    pa = mma_desc.plan_operand(a, transposed=ta, mma_mn=M, mma_k=mma_k, name="A")
     pb = mma_desc.plan_operand(b, transposed=tb, mma_mn=n_inst // cta_group, mma_k=mma_k,
                                name="B")
     if pa.mn != M or pb.mn != n_local or pa.k != pb.k:
         fail(f"A is {pa.mn} x {pa.k} (M x K), B is {pb.mn} x {pb.k} (N x K), D is [{M}, {N}]"
              + (" (each CTA of the pair holds N / 2 rows of B)" if cta_group == 2 else ""))
     accum = x["accum"]
-    idesc = instr_descriptor(in_dt, 128 * cta_group, n_inst, pa.desc.mn_major, pb.desc.mn_major)
+    idesc = instr_descriptor(in_dt, M * cta_group, n_inst, pa.desc.mn_major, pb.desc.mn_major)
     da, db = ir.Var("tcgen05_desc_a", _U64), ir.Var("tcgen05_desc_b", _U64)
     op = ir.Op.get("tirx.ptx.tcgen05_mma")
     mmas: list[ir.Stmt] = []
