@@ -1,0 +1,239 @@
+"""``Tx.gemm_async`` on tcgen05 (sm_100a) under the CUDA emulator, for the operand forms of the
+seed's suite: staged ``[stages, rows, K]`` tiles loaded by TMA (a stage dim the shared layout
+strides apart from the box goes one TMA copy per stage), a B stored ``[K, N]`` through the
+seed's ``transB`` keyword, big ``shared`` tiles (past 48 KB they are placed in dynamic shared
+memory), an M = 64 MMA into a datapath-F tile, the ``ex["main"]`` name of
+``IRModule({"main": f})``, and the checks of the scale-factor operands.
+"""
+
+from __future__ import annotations
+
+from typing import Any, no_type_check
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.error import DispatchError
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+from tvm.tirx.layout import S, TileLayout, tid_in_wg
+from tvm_backend_cuda.dispatch.tma_utils import mma_shared_layout
+from tvm_backend_cuda.layout import tmem_datapath_layout
+from tvm_backend_cuda.plugin import register_backend
+
+register_backend()
+
+
+@pytest.fixture(autouse=True)
+def _b200(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulated device is a B200 (sm_100a) for these kernels."""
+    import tvm_backend_cuda.emulator as emulator
+
+    monkeypatch.setattr(emulator, "DEVICE_ARCH", "sm_100a")
+
+
+def _emulated(mod: Any) -> Any:
+    return tvm.compile(mod, target="cuda", arch="sm_100a", emulate=True)
+
+
+@no_type_check
+def staged_kernel(a_shape: tuple[int, ...], b_shape: tuple[int, ...], a_stage: int,
+                  b_stage: int, n: int, trans_b: bool) -> Any:
+    """D[128, n] = A[a_stage] @ op(B[b_stage]) with A [stages, 128, K] and B [stages, n, K]
+    (``trans_b``: [stages, K, n]), both bfloat16 in 128B-swizzled ``shared`` tiles filled by
+    one TMA load each; D in tensor memory, read back by the warpgroup."""
+    dt = "bfloat16"
+    la = mma_shared_layout(dt, "128B", a_shape)
+    lb = mma_shared_layout(dt, "128B", b_shape)
+    nbytes = 2 * (int(np.prod(a_shape)) + int(np.prod(b_shape)))
+    b_region = (slice(b_stage, b_stage + 1), slice(None), slice(None))
+
+    @T.prim_func
+    def staged(A: T.Buffer(a_shape, dt), B: T.Buffer(b_shape, dt), D: T.Buffer((128, n), "float32")):
+        T.device_entry()
+        warp_id = T.warp_id([4])
+        wg_id = T.warpgroup_id([1])
+        tid = T.thread_id_in_wg([128])
+        As = T.alloc_buffer(a_shape, dt, scope="shared", layout=la, align=1024)
+        Bs = T.alloc_buffer(b_shape, dt, scope="shared", layout=lb, align=1024)
+        taddr = T.alloc_shared([1], "uint32")
+        load_bar = T.alloc_shared([1], "uint64")
+        mma_bar = T.alloc_shared([1], "uint64")
+        if tid == 0:
+            T.ptx.mbarrier.init(load_bar.ptr_to([0]), 1)
+            T.ptx.mbarrier.init(mma_bar.ptr_to([0]), 1)
+        T.ptx.fence.proxy_async("shared::cta")
+        T.cuda.cta_sync()
+        if warp_id == 0:
+            T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=max(n, 32), cta_group=1)
+        T.cuda.cta_sync()
+        acc = T.decl_buffer((128, n), "float32", scope="tmem", allocated_addr=taddr[0],
+                            layout=tmem_datapath_layout("D", 128, n))
+        if tid == 0:
+            Tx.copy_async(As[:, :, :], A[:, :, :], dispatch="tma", mbar=load_bar.ptr_to([0]))
+            Tx.copy_async(Bs[:, :, :], B[:, :, :], dispatch="tma", mbar=load_bar.ptr_to([0]))
+            T.ptx.mbarrier.arrive.expect_tx(load_bar.ptr_to([0]), nbytes)
+        T.ptx.mbarrier.try_wait(load_bar.ptr_to([0]), 0)
+        T.cuda.cta_sync()
+        if tid == 0:
+            Tx.gemm_async(acc[0:128, 0:n], As[a_stage:a_stage + 1, :, :], Bs[b_region],
+                          transB=trans_b, dispatch="tcgen05")
+            T.ptx.tcgen05.commit(mma_bar.ptr_to([0]), cta_group=1)
+        T.ptx.mbarrier.try_wait(mma_bar.ptr_to([0]), 0)
+        T.cuda.cta_sync()
+        T.ptx.tcgen05.fence.after_thread_sync()
+        regs = T.alloc_local(n, dtype="float32")
+        view = regs.view(128, n, layout=TileLayout(S[(128, n): (1 @ tid_in_wg, 1)]))
+        if wg_id == 0:
+            Tx.wg.copy_async(view[:, :], acc[0:128, 0:n])
+            T.ptx.tcgen05.wait.ld()
+        T.cuda.cta_sync()
+        Tx.copy(D[tid, 0:n], regs[:])
+        if warp_id == 0:
+            T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
+            T.ptx.tcgen05.dealloc(taddr[0], n_cols=max(n, 32), cta_group=1)
+
+    return staged
+
+
+def _bf16(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    import ml_dtypes
+
+    return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
+
+
+def test_staged_tiles_past_48_kb_with_b_stored_k_major_by_n() -> None:
+    """A [2, 128, 128] (stage 1; K spans two swizzle atoms) and B [3, 128, 64] = [stages, K, N]
+    (stage 2, ``transB=True``): 160 KB of ``shared`` tiles; D = A[1] @ B[2]."""
+    a_shape, b_shape = (2, 128, 128), (3, 128, 64)
+    func = staged_kernel(a_shape, b_shape, 1, 2, 64, trans_b=True)
+    ex = _emulated(tvm.IRModule({"main": func}))
+    src = ex.inspect_source()
+    assert "tvm_dyn_smem" in src and "__shared__ __nv_bfloat16 As[" not in src
+    # A's stages are 2 atom columns apart, so one box per stage and 64-column block (2 x 2);
+    # B's [3, 128, 64] lands densely in one box
+    assert src.count("cp.async.bulk.tensor.3d") == 5
+    rng = np.random.default_rng(7)
+    a, b = _bf16(a_shape, rng), _bf16(b_shape, rng)
+    d = np.zeros((128, 64), "float32")
+    assert "main" in ex
+    ex["main"](a, b, d)
+    want = a[1].astype("float32") @ b[2].astype("float32")
+    np.testing.assert_allclose(d, want, rtol=2e-3, atol=2e-3)
+
+
+def test_staged_b_n_by_k() -> None:
+    """B [2, 32, 64] = [stages, N, K] without transposition, A stage 0 of one: D = A @ B[1]^T."""
+    a_shape, b_shape = (1, 128, 64), (2, 32, 64)
+    ex = _emulated(staged_kernel(a_shape, b_shape, 0, 1, 32, trans_b=False))
+    rng = np.random.default_rng(3)
+    a, b = _bf16(a_shape, rng), _bf16(b_shape, rng)
+    d = np.zeros((128, 32), "float32")
+    ex(a, b, d)
+    np.testing.assert_allclose(d, a[0].astype("float32") @ b[1].astype("float32").T,
+                               rtol=2e-3, atol=2e-3)
+
+
+@no_type_check
+def m64_kernel(n: int) -> Any:
+    """D[64, n] = A[64, 64] @ B[n, 64]^T (float16) by one M = 64 MMA into a datapath-F tile:
+    row 16w + i sits in lane 32w + i, read back by lanes 0-15 of each warp."""
+    la = mma_shared_layout("float16", "128B", (64, 64))
+    lb = mma_shared_layout("float16", "128B", (n, 64))
+
+    @T.prim_func
+    def m64(A: T.Buffer((64, 64), "float16"), B: T.Buffer((n, 64), "float16"),
+            D: T.Buffer((64, n), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        As = T.alloc_buffer((64, 64), "float16", scope="shared", layout=la, align=1024)
+        Bs = T.alloc_buffer((n, 64), "float16", scope="shared", layout=lb, align=1024)
+        taddr = T.alloc_shared([1], "uint32")
+        bar = T.alloc_shared([1], "uint64")
+        for i in T.serial(32):
+            As[i * 2 + tx // 64, tx % 64] = A[i * 2 + tx // 64, tx % 64]
+        for i in T.serial(n // 2):
+            Bs[i * 2 + tx // 64, tx % 64] = B[i * 2 + tx // 64, tx % 64]
+        if tx == 0:
+            T.ptx.mbarrier.init(bar.ptr_to([0]), 1)
+        T.ptx.fence.proxy_async("shared::cta")
+        if tx // 32 == 0:
+            T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=32, cta_group=1)
+        T.cuda.cta_sync()
+        acc = T.decl_buffer((64, n), "float32", scope="tmem", allocated_addr=taddr[0],
+                            layout=tmem_datapath_layout("F", 64, n))
+        if tx == 0:
+            Tx.gemm_async(acc[0:64, 0:n], As[:, :], Bs[:, :], dispatch="tcgen05")
+            T.ptx.tcgen05.commit(bar.ptr_to([0]), cta_group=1)
+        T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0)
+        T.ptx.tcgen05.fence.after_thread_sync()
+        regs = T.alloc_local(n, dtype="float32")
+        T.ptx.tcgen05.ld(taddr[0], tx // 32 * 32, 0, "32x32b", n, False,
+                         *[regs[i] for i in range(n)])
+        T.ptx.tcgen05.wait.ld()
+        if tx % 32 < 16:
+            for c in T.serial(n):
+                D[tx // 32 * 16 + tx % 32, c] = regs[c]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx.tcgen05.dealloc(taddr[0], n_cols=32, cta_group=1)
+
+    return m64
+
+
+def test_m64_mma_into_a_datapath_f_tile() -> None:
+    ex = _emulated(m64_kernel(32))
+    src = ex.inspect_source()
+    assert src.count("tcgen05.mma.cta_group::1.kind::f16") == 4  # K 64 in steps of 16
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((64, 64)).astype("float16")
+    b = rng.standard_normal((32, 64)).astype("float16")
+    d = np.zeros((64, 32), "float32")
+    ex(a, b, d)
+    np.testing.assert_allclose(d, a.astype("float32") @ b.astype("float32").T, rtol=1e-3,
+                               atol=1e-3)
+
+
+# -- the call's checks ------------------------------------------------------------------------
+def _shared(shape: tuple[int, ...], dtype: str = "float16") -> Any:
+    return tvm.tirx.decl_buffer(shape, dtype, scope="shared")
+
+
+def test_scale_factors_go_together() -> None:
+    d, a, b = _shared((64, 64), "float32"), _shared((64, 32)), _shared((64, 32))
+    sf = _shared((64, 1), "uint8")
+    with pytest.raises(ValueError, match=r"Tx.gemm_async: SFA and SFB must both be provided or "
+                                         r"both be None \(only SFB is given\)"):
+        Tx.gemm_async(d[:, :], a[:, :], b[:, :], SFB=sf[:, :])
+    call = Tx.gemm_async(d[:, :], a[:, :], b[:, :], SFA=sf[:, :], SFB=sf[:, :])
+    assert [str(x.buffer.name) for x in call.args[6:8]] == [sf.name, sf.name]
+
+
+def test_trans_keywords_are_the_transpose_parameters() -> None:
+    d, a, b = _shared((64, 64), "float32"), _shared((32, 64)), _shared((64, 32))
+    call = Tx.gemm_async(d[:, :], a[:, :], b[:, :], transA=True, transB=False)
+    assert [bool(x) for x in call.args[3:5]] == [True, False] and call.config in (None, {})
+    with pytest.raises(TypeError, match="got 'transpose_A' twice"):
+        Tx.gemm_async(d[:, :], a[:, :], b[:, :], transA=True, transpose_A=True)
+
+
+def test_seed_builder_module_is_the_tile_facade() -> None:
+    from tvm.tirx.script.builder.tirx import gemm_async
+
+    assert gemm_async is Tx.gemm_async
+
+
+@no_type_check
+def test_variants_without_block_scaling_decline_scale_factors() -> None:
+    @T.prim_func
+    def scaled(A: T.Buffer((64, 32), "float16"), B: T.Buffer((64, 32), "float16"),
+               D: T.Buffer((64, 64), "float32"), SA: T.Buffer((64, 1), "uint8"),
+               SB: T.Buffer((64, 1), "uint8")):
+        T.device_entry()
+        tx = T.thread_id([1])
+        Tx.gemm_async(D[:, :], A[:, :], B[:, :], SFA=SA[:, :], SFB=SB[:, :])
+
+    with pytest.raises(DispatchError, match=r"the call is block-scaled \(SFA/SFB\), which this "
+                                            r"variant does not do"):
+        tvm.compile(scaled, target="c")
