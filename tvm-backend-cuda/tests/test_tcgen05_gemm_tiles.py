@@ -237,3 +237,112 @@ def test_variants_without_block_scaling_decline_scale_factors() -> None:
     with pytest.raises(DispatchError, match=r"the call is block-scaled \(SFA/SFB\), which this "
                                             r"variant does not do"):
         tvm.compile(scaled, target="c")
+
+
+# -- block-scaled fp8 -------------------------------------------------------------------------
+@no_type_check
+def block_scaled_kernel(sf_k: int) -> Any:
+    """D[128, 32] = sum over the 4 K blocks of 32 of (A_kb * 2^(ea - 127)) @ (B_kb *
+    2^(eb - 127))^T, float8_e4m3fn A [128, 128] and B [32, 128], ue8m0 exponents ``ea`` per
+    (row of A, block) and ``eb`` per (row of B, block) in tensor memory as tcgen05.cp .warpx4
+    leaves them (written here by tcgen05.st from every warp): SA[l, i] holds the four block
+    bytes of row 32 i + l of A, SB[l] those of row l of B. ``sf_k`` 1: one factor column for
+    every K step (byte 0)."""
+    from tvm_backend_cuda.dispatch.sf_layout import sf_tmem_layout
+
+    dt = "float8_e4m3fn"
+    la = mma_shared_layout(dt, "128B", (128, 128))
+    lb = mma_shared_layout(dt, "128B", (32, 128))
+
+    @T.prim_func
+    def scaled(A: T.Buffer((128, 128), dt), B: T.Buffer((32, 128), dt),
+               SA: T.Buffer((32, 4), "uint32"), SB: T.Buffer((32,), "uint32"),
+               D: T.Buffer((128, 32), "float32")):
+        T.device_entry()
+        tx = T.thread_id([128])
+        As = T.alloc_buffer((128, 128), dt, scope="shared", layout=la, align=1024)
+        Bs = T.alloc_buffer((32, 128), dt, scope="shared", layout=lb, align=1024)
+        taddr = T.alloc_shared([1], "uint32")
+        bar = T.alloc_shared([1], "uint64")
+        for i in T.serial(128):
+            As[i, tx] = A[i, tx]
+        for i in T.serial(32):
+            Bs[i, tx] = B[i, tx]
+        if tx == 0:
+            T.ptx.mbarrier.init(bar.ptr_to([0]), 1)
+        T.ptx.fence.proxy_async("shared::cta")
+        if tx // 32 == 0:
+            T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=64, cta_group=1)
+        T.cuda.cta_sync()
+        words = T.alloc_local(4, dtype="uint32")
+        for i in T.unroll(4):
+            words[i] = SA[tx % 32, i]
+        T.ptx.tcgen05.st(taddr[0], words[0], words[1], words[2], words[3], shape="32x32b",
+                         num=4, row=tx // 32 * 32, col=32)
+        words[0] = SB[tx % 32]
+        T.ptx.tcgen05.st(taddr[0], words[0], shape="32x32b", num=1, row=tx // 32 * 32, col=36)
+        T.ptx.tcgen05.wait.st()
+        T.ptx.tcgen05.fence.before_thread_sync()
+        T.cuda.cta_sync()
+        acc = T.decl_buffer((128, 32), "float32", scope="tmem", allocated_addr=taddr[0],
+                            layout=tmem_datapath_layout("D", 128, 32))
+        sfa = T.decl_buffer((128, 4), "float8_e8m0fnu", scope="tmem",
+                            allocated_addr=taddr[0] + 32, layout=sf_tmem_layout(128, 4))
+        sfb = T.decl_buffer((32, 4), "float8_e8m0fnu", scope="tmem",
+                            allocated_addr=taddr[0] + 36, layout=sf_tmem_layout(32, 4))
+        if tx == 0:
+            T.ptx.tcgen05.fence.after_thread_sync()
+            Tx.gemm_async(acc[0:128, 0:32], As[:, :], Bs[:, :], SFA=sfa[0:128, 0:sf_k],
+                          SFB=sfb[0:32, 0:sf_k], dispatch="tcgen05")
+            T.ptx.tcgen05.commit(bar.ptr_to([0]), cta_group=1)
+        T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0)
+        T.ptx.tcgen05.fence.after_thread_sync()
+        regs = T.alloc_local(32, dtype="float32")
+        T.ptx.tcgen05.ld(taddr[0], tx // 32 * 32, 0, "32x32b", 32, False,
+                         *[regs[i] for i in range(32)])
+        T.ptx.tcgen05.wait.ld()
+        for c in T.serial(32):
+            D[tx, c] = regs[c]
+        T.cuda.cta_sync()
+        if tx // 32 == 0:
+            T.ptx.tcgen05.dealloc(taddr[0], n_cols=64, cta_group=1)
+
+    return scaled
+
+
+def _pack_bytes(exps: np.ndarray) -> np.ndarray:
+    """[rows, 4] uint8 -> [rows] uint32, block k in byte k."""
+    e = exps.astype("uint32")
+    return e[:, 0] | (e[:, 1] << 8) | (e[:, 2] << 16) | (e[:, 3] << 24)
+
+
+@pytest.mark.parametrize("sf_k", [4, 1])
+def test_block_scaled_fp8_scales_each_k_block(sf_k: int) -> None:
+    import ml_dtypes
+
+    ex = _emulated(block_scaled_kernel(sf_k))
+    src = ex.inspect_source()
+    assert src.count("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale") == 4
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((128, 128)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((32, 128)).astype(ml_dtypes.float8_e4m3fn)
+    ea = rng.integers(122, 132, (128, 4)).astype("uint8")
+    eb = rng.integers(122, 132, (32, 4)).astype("uint8")
+    words_a = _pack_bytes(ea).reshape(4, 32).T.copy()  # SA[l, i]: row 32 i + l
+    d = np.zeros((128, 32), "float32")
+    ex(a, b, words_a, _pack_bytes(eb), d)
+    used = np.arange(4) if sf_k == 4 else np.zeros(4, int)  # sf_k 1: byte 0 for every block
+    sa = np.exp2(ea[:, used].astype("float32") - 127)
+    sb = np.exp2(eb[:, used].astype("float32") - 127)
+    af, bf = a.astype("float32"), b.astype("float32")
+    want = sum((af[:, 32 * k:32 * k + 32] * sa[:, k:k + 1])
+               @ (bf[:, 32 * k:32 * k + 32] * sb[:, k:k + 1]).T for k in range(4))
+    np.testing.assert_allclose(d, want, rtol=1e-4, atol=1e-3)
+
+
+def test_block_scaled_factor_checks() -> None:
+    from tvm_backend_cuda.dispatch.gemm_tcgen05 import block_scaled_descriptor
+
+    # e4m3 (format 0) x e4m3, ue8m0 (bit 23), N 32 >> 3 at bit 17, M 128 >> 4 at bit 24
+    assert block_scaled_descriptor("float8_e4m3fn", 128, 32, False, False) == \
+        (1 << 23) | (4 << 17) | (8 << 24)

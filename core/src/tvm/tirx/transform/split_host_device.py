@@ -12,6 +12,7 @@ their launch sizes; host-level ``DeclBuffer``s are re-declared in the kernels th
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from ...arith import Analyzer
@@ -313,7 +314,7 @@ def spilled_shared(body: S.Stmt, target: Any) -> list[Buffer]:
     constant-size ones when together they pass ``target``'s ``max_shared_memory_per_block``,
     else none."""
     attrs = getattr(target, "attrs", None)
-    limit = attrs.get("max_shared_memory_per_block") if hasattr(attrs, "get") else None
+    limit = attrs.get("max_shared_memory_per_block") if isinstance(attrs, Mapping) else None
     if not isinstance(limit, int):
         return []
     static: list[Buffer] = []
