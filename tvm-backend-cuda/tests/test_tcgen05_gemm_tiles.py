@@ -346,3 +346,78 @@ def test_block_scaled_factor_checks() -> None:
     # e4m3 (format 0) x e4m3, ue8m0 (bit 23), N 32 >> 3 at bit 17, M 128 >> 4 at bit 24
     assert block_scaled_descriptor("float8_e4m3fn", 128, 32, False, False) == \
         (1 << 23) | (4 << 17) | (8 << 24)
+
+
+@no_type_check
+def mn_major_kernel() -> Any:
+    """D[128, 64] = A @ B^T with A [128, 128] stored column-major in global memory (M
+    contiguous: the array passed is A^T row-major) and kept MN-major in shared memory (atoms of
+    8 K rows x 64 M, 128B swizzle), B [64, 128] K-major; the TMA map views A's memory in its
+    layout's order."""
+    from tvm.ir import ComposeLayout
+
+    dt = "float16"
+    swizzle = mma_shared_layout(dt, "128B", (8, 64)).layout_A
+    la = ComposeLayout(swizzle, TileLayout(S[(2, 64, 16, 8): (512, 1, 1024, 64)]))
+    lb = mma_shared_layout(dt, "128B", (64, 128))
+    col_major = TileLayout(S[(128, 128): (1, 128)])
+
+    @T.prim_func
+    def mn_major(a: T.handle, B: T.Buffer((64, 128), dt), D: T.Buffer((128, 64), "float32")):
+        A = T.match_buffer(a, (128, 128), dt, layout=col_major)
+        T.device_entry()
+        warp_id = T.warp_id([4])
+        wg_id = T.warpgroup_id([1])
+        tid = T.thread_id_in_wg([128])
+        As = T.alloc_buffer((128, 128), dt, scope="shared", layout=la, align=1024)
+        Bs = T.alloc_buffer((64, 128), dt, scope="shared", layout=lb, align=1024)
+        taddr = T.alloc_shared([1], "uint32")
+        load_bar = T.alloc_shared([1], "uint64")
+        mma_bar = T.alloc_shared([1], "uint64")
+        if tid == 0:
+            T.ptx.mbarrier.init(load_bar.ptr_to([0]), 1)
+            T.ptx.mbarrier.init(mma_bar.ptr_to([0]), 1)
+        T.ptx.fence.proxy_async("shared::cta")
+        T.cuda.cta_sync()
+        if warp_id == 0:
+            T.ptx.tcgen05.alloc(T.address_of(taddr), n_cols=64, cta_group=1)
+        T.cuda.cta_sync()
+        acc = T.decl_buffer((128, 64), "float32", scope="tmem", allocated_addr=taddr[0],
+                            layout=tmem_datapath_layout("D", 128, 64))
+        if tid == 0:
+            Tx.copy_async(As[:, :], A[:, :], dispatch="tma", mbar=load_bar.ptr_to([0]))
+            Tx.copy_async(Bs[:, :], B[:, :], dispatch="tma", mbar=load_bar.ptr_to([0]))
+            T.ptx.mbarrier.arrive.expect_tx(load_bar.ptr_to([0]), 2 * (128 * 128 + 64 * 128))
+        T.ptx.mbarrier.try_wait(load_bar.ptr_to([0]), 0)
+        T.cuda.cta_sync()
+        if tid == 0:
+            Tx.gemm_async(acc[:, :], As[:, :], Bs[:, :], dispatch="tcgen05")
+            T.ptx.tcgen05.commit(mma_bar.ptr_to([0]), cta_group=1)
+        T.ptx.mbarrier.try_wait(mma_bar.ptr_to([0]), 0)
+        T.cuda.cta_sync()
+        T.ptx.tcgen05.fence.after_thread_sync()
+        regs = T.alloc_local(64, dtype="float32")
+        view = regs.view(128, 64, layout=TileLayout(S[(128, 64): (1 @ tid_in_wg, 1)]))
+        if wg_id == 0:
+            Tx.wg.copy_async(view[:, :], acc[:, :])
+            T.ptx.tcgen05.wait.ld()
+        T.cuda.cta_sync()
+        Tx.copy(D[tid, 0:64], regs[:])
+        if warp_id == 0:
+            T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
+            T.ptx.tcgen05.dealloc(taddr[0], n_cols=64, cta_group=1)
+
+    return mn_major
+
+
+def test_column_major_global_operand_into_an_mn_major_tile() -> None:
+    ex = _emulated(mn_major_kernel())
+    # A: 16 chunks of 8 K rows x 2 blocks of 64 M (its atoms are not one dense box); B: 2
+    assert ex.inspect_source().count("cp.async.bulk.tensor.2d") == 34
+    rng = np.random.default_rng(13)
+    a_t = rng.standard_normal((128, 128)).astype("float16")  # A^T, row-major
+    b = rng.standard_normal((64, 128)).astype("float16")
+    d = np.zeros((128, 64), "float32")
+    ex(a_t, b, d)
+    np.testing.assert_allclose(d, a_t.T.astype("float32") @ b.astype("float32").T, rtol=1e-3,
+                               atol=1e-3)
