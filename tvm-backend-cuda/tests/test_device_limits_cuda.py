@@ -69,12 +69,23 @@ def _shared(n: int, scope: str) -> Any:
 
 
 def test_240_kb_of_static_shared_memory_is_located_not_a_ptxas_message() -> None:
+    # past 48 KB the static buffers are placed in dynamic shared memory, so the limit that
+    # refuses them is the arch's opt-in one
     with pytest.raises(DeviceLimitError, match=(
             rf"^{__file__}:{_line_of(_shared, 'T.alloc_buffer')}:9: error: kernel "
             r"`smem_kernel`: shared buffer `S` brings its shared memory to 245760 bytes; target "
-            r"'cuda' \(nvidia/nvidia-h100\) allows at most 49152 \(max_shared_memory_per_block\): "
-            r"use smaller tiles; scope 'shared.dyn' allows up to 232448 bytes\n")):
+            r"'cuda' \(nvidia/nvidia-h100\) allows at most 232448 "
+            r"\(max_dynamic_shared_memory_per_block\): use smaller tiles\n")):
         tvm.compile(_shared(61440, "shared"), target=H100)
+
+
+def test_static_shared_memory_past_48_kb_goes_to_dynamic_shared_memory() -> None:
+    big = tvm.compile(_shared(25600, "shared"), target=H100)  # 100 KB
+    assert "tvm_dyn_smem" in big.inspect_source()
+    assert "__shared__ float S[" not in big.inspect_source()
+    assert big.cubin[:4] == b"\x7fELF"
+    small = tvm.compile(_shared(4096, "shared"), target=H100)  # 16 KB stays static
+    assert "__shared__" in small.inspect_source() and "tvm_dyn_smem" not in small.inspect_source()
 
 
 def test_dynamic_shared_memory_is_checked_against_the_arch_opt_in_limit() -> None:

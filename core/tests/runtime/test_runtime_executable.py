@@ -156,6 +156,23 @@ def test_export_library_and_load_module_round_trip(tmp_path) -> None:
         loaded(a.astype("float64"), b, c)
 
 
+def test_a_module_key_finds_the_function_it_holds(tmp_path) -> None:
+    """``IRModule({"main": f})`` exports ``f`` under its global_symbol; ``ex["main"]`` (the
+    seed's call) finds it, also after export and load."""
+    ex = tvm.compile(tvm.IRModule({"main": _vadd()}), target="c", tir_pipeline=identity)
+    assert ex.entry_names == ["vadd"] and "main" in ex and "vadd" in ex and "other" not in ex
+    a, b, c = _arrays()
+    ex["main"](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    ex.export_library(tmp_path / "m.tvmex")
+    loaded = load_module(tmp_path / "m.tvmex")
+    c[:] = 0
+    loaded["main"](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(KeyError, match=r"this executable has no function 'other'; it has \['vadd'\]"):
+        ex["other"]
+
+
 def test_load_module_rejects_damaged_files(tmp_path) -> None:
     path = tmp_path / "vadd.tvmex"
     _build().export_library(path)

@@ -393,10 +393,22 @@ def build(mod: IRModule, target: Target, options: Mapping[str, Any] | Options) -
         if located is err:
             raise
         raise located from None
-    metadata = {**artifact.metadata, **compiled, "source": artifact.source}
+    metadata = {**artifact.metadata, **compiled, "source": artifact.source,
+                "function_aliases": function_aliases(mod)}
     dump.write(f"binary.{builder.binary_suffix}", binary.data)
     dump.write("metadata.json", json.dumps(_jsonable(metadata), indent=1, sort_keys=True))
     return builder.load(binary, metadata, target)
+
+
+def function_aliases(mod: IRModule) -> dict[str, str]:
+    """The module's keys that are not the ``global_symbol`` of their function, each mapped to
+    that symbol (``IRModule({"main": f})`` exports ``f``'s name; ``ex["main"]`` finds it)."""
+    aliases: dict[str, str] = {}
+    for key, func in mod.functions.items():
+        symbol = str(func.attrs.get("global_symbol", key))
+        if symbol != key and key not in aliases and not func.attrs.get("tirx.is_kernel"):
+            aliases[str(key)] = symbol
+    return aliases
 
 
 def _compile(builder: Builder, artifact: Artifact, target: Target, opts: Options

@@ -47,7 +47,7 @@ class KernelCodegen(CudaStyleCodegen):
     def add_function(self, func: PrimFunc, name: str | None = None) -> FunctionInfo:
         self._func = func
         self._dyn_declared = False
-        placed, _ = dyn_smem_layout(func.body)
+        placed, _ = dyn_smem_layout(func.body, self.target)  # big static tiles spill there
         self._dyn_offsets = {id(buf): off for buf, off in placed}
         # The base must be as aligned as the most aligned buffer: the offsets only keep the
         # alignment the base has (a 128-byte TMA box at offset 128 of a 16-aligned base is not).
@@ -75,7 +75,7 @@ class KernelCodegen(CudaStyleCodegen):
         return [f"{self.trap};  /* {text} */"]
 
     def print_alloc(self, buffer: Buffer, annotations: Mapping[str, Any]) -> None:
-        if buffer.scope == "shared.dyn":
+        if buffer.scope == "shared.dyn" or id(buffer) in self._dyn_offsets:
             self._print_dyn_alloc(buffer)
             return
         n = const_numel(buffer)

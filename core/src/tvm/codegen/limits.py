@@ -15,7 +15,9 @@ checked:
 ``max_threads_per_block``           threads of one block / threadgroup / workgroup
 ``max_block_dims``                  (x, y, z) bounds of the block's dimensions
 ``max_grid_dims``                   (x, y, z) bounds of the grid's dimensions
-``max_shared_memory_per_block``     bytes of statically sized shared memory (``shared``)
+``max_shared_memory_per_block``     bytes of statically sized shared memory (``shared``);
+                                    past it a kernel's ``shared`` buffers are placed in
+                                    dynamic shared memory (``spilled_shared``) instead
 ``max_dynamic_shared_memory_per_block``  bytes of shared memory in all, the dynamic
                                     (``shared.dyn``) part included (CUDA: the opt-in limit)
 ==================================  =========================================================
@@ -34,6 +36,7 @@ from ..ir import stmt as S
 from ..ir.function import IRModule, PrimFunc
 from ..ir.span import Span
 from ..ir.visitor import post_order_visit
+from ..tirx.transform.split_host_device import spilled_shared
 
 __all__ = ["check_device_limits", "check_kernel_limits"]
 
@@ -81,6 +84,7 @@ def _thread_loops(body: S.Stmt) -> Iterator[tuple[str, int, Span | None]]:
 class _Check:
     def __init__(self, target: Any, kernel: str) -> None:
         self.attrs: Mapping[str, Any] = target.attrs
+        self.target_obj = target
         self.kernel = kernel
         self.target = _describe(target)
 
@@ -126,6 +130,7 @@ class _Check:
                     allocs.append((str(node.buffer.scope), size, node))
 
         post_order_visit(func.body, visit)  # siblings in program order
+        spilled = {id(b) for b in spilled_shared(func.body, self.target_obj)}  # placed dynamically
         static_limit = self.attrs.get("max_shared_memory_per_block")
         total_limit = self.attrs.get("max_dynamic_shared_memory_per_block")
         launch = func.attrs.get("tirx.launch")
@@ -133,7 +138,7 @@ class _Check:
         launch_dyn = int(dyn.value) if isinstance(dyn, E.IntImm) else 0
         static = dynamic = 0
         for scope, size, node in allocs:
-            if scope in _DYNAMIC_SHARED:
+            if scope in _DYNAMIC_SHARED or id(node.buffer) in spilled:
                 dynamic += size
             else:
                 static += size

@@ -1,6 +1,7 @@
 """Data types: ``int4``..``int64``, ``uint4``..``uint64``, ``float16/32/64``, ``bfloat16``,
 ``float8_e4m3fn``, ``float8_e5m2``, ``float4_e2m1fn`` (a storage type: tensor cores read it
-from memory), ``bool``, ``handle``, ``void`` (also spelled ``""``, as in
+from memory), ``float8_e8m0fnu`` (a power-of-two scale factor of block-scaled MMAs: a storage
+type too), ``bool``, ``handle``, ``void`` (also spelled ``""``, as in
 Apache TVM), and vectors such as ``float32x4``."""
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ from ._attr_is import AttrIs
 
 __all__ = ["DataType", "dtype_of"]
 
-_CODES = ("int", "uint", "float", "bfloat", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "bool",
-          "handle", "void")
-_FIXED_BITS = {"float8_e4m3fn": 8, "float8_e5m2": 8, "float4_e2m1fn": 4, "bool": 1, "handle": 64,
-               "void": 0}
+_CODES = ("int", "uint", "float", "bfloat", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn",
+          "float8_e8m0fnu", "bool", "handle", "void")
+_FIXED_BITS = {"float8_e4m3fn": 8, "float8_e5m2": 8, "float4_e2m1fn": 4, "float8_e8m0fnu": 8,
+               "bool": 1, "handle": 64, "void": 0}
 _ALLOWED_BITS = {
     "int": (4, 8, 16, 32, 64),
     "uint": (4, 8, 16, 32, 64),
     "float": (16, 32, 64),
     "bfloat": (16,),
 }
-_PATTERN = re.compile(r"^(float8_e4m3fn|float8_e5m2|float4_e2m1fn|bool|handle|void|int|uint|float|bfloat)(\d*)(?:x(\d+))?$")
+_PATTERN = re.compile(r"^(float8_e4m3fn|float8_e5m2|float4_e2m1fn|float8_e8m0fnu|bool|handle|void|int|uint|"
+                      r"float|bfloat)(\d*)(?:x(\d+))?$")
 
 
 class DataType:
@@ -64,7 +66,8 @@ class DataType:
     @property
     def is_float(self) -> bool:
         """Any floating type: float16/32/64, bfloat16, float8, float4."""
-        return self.code in ("float", "bfloat", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn")
+        return self.code in ("float", "bfloat", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn",
+                             "float8_e8m0fnu")
 
     @property
     def is_vector(self) -> bool:

@@ -105,10 +105,19 @@ class Executable:
         return self.get_function(self.entry_name)(*args)
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
-        return self.get_function(name)
+        return self.get_function(self._symbol(name))
 
     def __contains__(self, name: object) -> bool:
-        return name in self.entry_names
+        return isinstance(name, str) and self._symbol(name) in self.entry_names
+
+    def _symbol(self, name: str) -> str:
+        """The exported function ``name`` calls: itself, or the symbol of the function the
+        compiled module held under that key (``IRModule({"main": f})`` exports ``f``'s
+        ``global_symbol``, and ``ex["main"]`` finds it, as in the seed)."""
+        if name in self.entry_names:
+            return name
+        aliases = self.metadata.get("function_aliases")
+        return str(aliases.get(name, name)) if isinstance(aliases, Mapping) else name
 
     def get_function(self, name: str) -> Callable[..., Any]:
         raise NotImplementedError

@@ -29,10 +29,13 @@ async proxy and meets at a barrier).
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from tvm import ir
+from tvm.arith import Analyzer
 from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
 from tvm.ir.structural import structural_equal
 from tvm.tirx.op import HostDerived, address_of, host_derived
@@ -45,7 +48,7 @@ from ._tiles import declare, flat_view, layout_offset, unflatten
 from .common import const_extents, dst_src, is_cuda, match_scope, region_numel, sm_version_ok
 from .copy import _chunk_elems
 from .tcgen05_cp import element_coords, plan_cp
-from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout
+from .tma_utils import SwizzleMode, box_columns, get_swizzle_mode_from_layout, swizzle_bytes
 
 __all__ = ["OOB_MODES", "TENSOR_MAP_KIND", "copy_dsmem_impl", "copy_tma_impl", "derived_tensor_map",
            "dsmem_chunks", "register", "tma_boxes"]
@@ -121,13 +124,15 @@ def _tma_scope(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> tuple[bool,
 # -- the boxes ---------------------------------------------------------------------------------
 
 
-def tma_boxes(global_region: ir.BufferRegion, shared_region: ir.BufferRegion
-              ) -> tuple[list[int], int]:
+def tma_boxes(global_region: ir.BufferRegion, shared_region: ir.BufferRegion,
+              order: list[int] | None = None) -> tuple[list[int], int]:
     """(box extents outermost first, number of column blocks) of a TMA copy between the two
-    regions: the box is the global region's extents with the innermost cut to one swizzle atom
-    row when the shared buffer is swizzled."""
+    regions: the box is the global region's extents (its dims in memory order ``order``, the
+    logical dim of each box dim, outermost first; default the logical order) with the
+    innermost cut to one swizzle atom row when the shared buffer is swizzled."""
     extents = []
-    for r in global_region.region:
+    dims = order if order is not None else range(len(global_region.region))
+    for r in (global_region.region[d] for d in dims):
         if not isinstance(r.extent, ir.IntImm):
             fail(f"the global region {global_region!r} has a non-constant extent")
         extents.append(r.extent.value)
@@ -147,11 +152,121 @@ def tma_boxes(global_region: ir.BufferRegion, shared_region: ir.BufferRegion
     return box, inner // cols
 
 
-def _shared_element(region: ir.BufferRegion, offset_cols: int) -> ir.BufferLoad:
-    """The first element of the region, ``offset_cols`` further along its innermost dim."""
+def _shared_element(region: ir.BufferRegion, steps: Sequence[int], order: list[int]
+                    ) -> ir.BufferLoad:
+    """The element of the region ``steps[i]`` further along box dim ``i`` (logical dim
+    ``order[i]``) than its first one."""
     idx = [r.min for r in region.region]
-    idx[-1] = fold_add(idx[-1], ir.const(offset_cols, idx[-1].dtype))
+    for d, step in zip(order, steps):
+        if step:
+            idx[d] = fold_add(idx[d], ir.const(step, idx[d].dtype))
     return ir.BufferLoad(region.buffer, idx)
+
+
+def memory_order(buf: ir.Buffer) -> list[int] | None:
+    """The logical dims of global ``buf`` outermost first in memory when its layout is another
+    order of a dense row-major one (``TileLayout(S[(M, K): (1, M)])``: column-major), else
+    None (row-major, or no such layout): a TMA map of it views the array's memory in that
+    order (``derived_tensor_map``'s ``view``)."""
+    lay, shape = buf.layout, buf.static_shape()
+    if not isinstance(lay, ir.TileLayout) or shape is None or len(lay.shard) != len(shape):
+        return None
+    if lay.offset or any(it.axis.name != "m" for it in lay.shard):
+        return None
+    strides = [_const_int(it.stride) for it in lay.shard]
+    if [_const_int(it.extent) for it in lay.shard] != list(shape) or None in strides:
+        return None
+    order = sorted(range(len(shape)), key=lambda d: -(strides[d] or 0))
+    want = 1
+    for d in reversed(order):
+        if strides[d] != want:
+            return None
+        want *= shape[d]
+    return None if order == sorted(order) else order
+
+
+def _const_int(x: Any) -> int | None:
+    return x if isinstance(x, int) else x.value if isinstance(x, ir.IntImm) else None
+
+
+def dense_box(shared: ir.BufferRegion, box: list[int], order: list[int] | None = None
+              ) -> list[int]:
+    """The box (outermost first) that lands densely in ``shared``'s layout: ``box`` where each
+    dim is strided by the product of the box's inner extents, else a smaller extent there.
+    A TMA box is written densely into shared memory, so a dim that the layout strides
+    otherwise (the stage of a ``[stages, rows, K]`` tile laid out K-atom by K-atom, a stage dim
+    between rows and columns) goes one index at a time (extent 1), and a dim that is linear
+    only over its first ``e`` indices (the rows of an MN-major tile, 8 to an atom) goes ``e``
+    at a time; once a dim is cut, the dims outside it go one index at a time. The caller
+    issues one copy per chunk. Strides are read from the layout before its swizzle, which
+    permutes only within an atom."""
+    buf = shared.buffer
+    if buf.layout is None or len(shared.region) != len(box):
+        return list(box)
+    lay = buf.layout.layout_B if isinstance(buf.layout, ir.ComposeLayout) else buf.layout
+    if not isinstance(lay, ir.TileLayout):
+        return list(box)
+    ana = Analyzer()
+
+    dims = order if order is not None else list(range(len(box)))
+
+    def offset(d: int, j: int) -> int | None:
+        idx = [ir.const(j if i == dims[d] else 0, "int32") for i in range(len(box))]
+        value = ana.simplify(lay.apply(idx, buf.shape).get("m", ir.const(0, "int32")))
+        return value.value if isinstance(value, ir.IntImm) else None
+
+    def linear_extent(d: int, stride: int) -> int:
+        """The largest divisor ``e`` of ``box[d]`` with index ``j < e`` at ``j * stride``."""
+        e = 1
+        while e < box[d] and offset(d, e) == e * stride:
+            e += 1
+        while box[d] % e:
+            e -= 1
+        return e
+
+    if len(box) > 1 and box[-1] > 1 and offset(len(box) - 1, 1) != 1:
+        fail(f"the shared layout does not keep the TMA box's innermost dim (dim {dims[-1]} of "
+             f"the region, contiguous in global memory) contiguous",
+             fix="lay the shared tile out with that dim innermost (MN-major for an MN-major "
+                 "global operand)")
+    out = list(box)
+    dense, cut = box[-1], False
+    for d in range(len(box) - 2, -1, -1):
+        if box[d] == 1:
+            continue
+        if cut or offset(d, 1) != dense:
+            out[d] = 1  # one index at a time: the dims outside may still be dense
+        else:
+            out[d] = linear_extent(d, dense)
+            dense *= out[d]
+            cut = out[d] != box[d]
+        if out[d] != box[d]:
+            _check_chunk_aligned(buf, d, out[d], offset(d, out[d]))
+    return out
+
+
+def _check_chunk_aligned(buf: ir.Buffer, d: int, chunk: int, step: int | None) -> None:
+    """A box's shared address is where its first row starts before the swizzle, which only
+    the first row of a swizzle atom shares with its swizzled place: a chunk of a swizzled tile
+    must step by whole atoms."""
+    mode = get_swizzle_mode_from_layout(buf.layout)
+    if mode is SwizzleMode.SWIZZLE_NONE:
+        return
+    atom = 8 * swizzle_bytes(mode)
+    if step is None or step * buf.dtype.bytes % atom:
+        fail(f"the shared layout takes dim {d} of the TMA box {chunk} at a time, which does not "
+             f"start each copy on a {atom}-byte swizzle atom",
+             fix="lay the tile out so that the box lands densely, or by whole swizzle atoms")
+
+
+def _memory_view(buf: ir.Buffer, order: list[int]) -> tuple[list[int], list[int]]:
+    """(dims, byte strides but the innermost), outermost first, of global ``buf`` in memory
+    order ``order``."""
+    shape = buf.static_shape()
+    assert shape is not None and isinstance(buf.layout, ir.TileLayout)
+    strides = [(_const_int(buf.layout.shard[d].stride) or 0) * buf.dtype.bytes
+               for d in order[:-1]]
+    return [shape[d] for d in order], strides
 
 
 def _check_sizes(glob: ir.BufferRegion, shared: ir.BufferRegion) -> None:
@@ -201,20 +316,37 @@ def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     glob, shared = (src, dst) if load else (dst, src)
     _check_oob(call, glob.buffer.dtype)
     _check_sizes(glob, shared)
-    box, blocks = tma_boxes(glob, shared)
+    mem = memory_order(glob.buffer)
+    order = mem if mem is not None else list(range(len(glob.region)))
+    box, blocks = tma_boxes(glob, shared, order)
+    chunk = dense_box(shared, box, order)
     tm = _tensor_map_config(call)
+    if chunk != box and tm is not None:
+        fail(f"the shared layout does not take the box {box} densely (it takes {chunk} at a "
+             f"time), which an explicit tensor map's box cannot follow",
+             fix="drop config['tensor_map'] (the map is then derived), or lay the tile out so "
+                 "that the box lands densely")
+    steps = [range(0, b, c) for b, c in zip(box[:-1], chunk[:-1])]
+    box = chunk
     if tm is None:
         tm = derived_tensor_map(glob.buffer, box, get_swizzle_mode_from_layout(shared.buffer.layout),
-                                _config(call, "l2_promotion", DEFAULT_L2_PROMOTION))
+                                _config(call, "l2_promotion", DEFAULT_L2_PROMOTION),
+                                _memory_view(glob.buffer, order) if mem is not None else None)
+    elif mem is not None:
+        fail(f"the global buffer {glob.buffer.name} is laid out {glob.buffer.layout}, which an "
+             f"explicit tensor map does not describe",
+             fix="drop config['tensor_map'] (the map is then derived from the layout)")
     rank = len(box)
-    coords_outer_first = [r.min for r in glob.region]
+    coords_outer_first = [glob.region[d].min for d in order]
     cache_hint = _config(call, "cache_hint", "")
     issues: list[ir.Stmt] = []
-    for j in range(blocks):
+    for outer, j in itertools.product(itertools.product(*steps), range(blocks)):
         coords = list(coords_outer_first)
+        for d, step in enumerate(outer):
+            coords[d] = fold_add(coords[d], ir.const(step, coords[d].dtype))
         coords[-1] = fold_add(coords[-1], ir.const(j * box[-1], coords[-1].dtype))
         inner_first = list(reversed(coords))
-        smem = _shared_element(shared, j * box[-1])
+        smem = _shared_element(shared, [*outer, j * box[-1]], order)
         if load:
             mbar = _config(call, "mbar")
             if mbar is None:

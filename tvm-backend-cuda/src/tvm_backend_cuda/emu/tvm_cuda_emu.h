@@ -2075,7 +2075,8 @@ inline WgmmaDesc tcgen05_desc(unsigned long long desc, const char* what) {
 }
 template <class In>
 inline void tcgen05_mma_ss(unsigned d_tmem, unsigned long long a_desc, unsigned long long b_desc,
-                           unsigned idesc, bool accumulate) {
+                           unsigned idesc, bool accumulate, const float* a_scale = nullptr,
+                           const float* b_scale = nullptr) {
   const unsigned M = ((idesc >> 24) & 0x1fu) << 4, N = ((idesc >> 17) & 0x3fu) << 3;
   const bool a_mn = (idesc >> 15) & 1u, b_mn = (idesc >> 16) & 1u;
   const float na = (idesc >> 13) & 1u ? -1.0f : 1.0f, nb = (idesc >> 14) & 1u ? -1.0f : 1.0f;
@@ -2091,11 +2092,14 @@ inline void tcgen05_mma_ss(unsigned d_tmem, unsigned long long a_desc, unsigned 
   TmemCta& t = tmem_cta();
   const unsigned lane0 = d_tmem >> 16, col0 = d_tmem & 0xffffu;
   std::vector<float> bv(size_t(N) * K);
-  for (unsigned n = 0; n < N; ++n)
-    for (unsigned k = 0; k < K; ++k) bv[size_t(n) * K + k] = nb * wgmma_smem<In>(b, b_mn, n, k);
+  for (unsigned n = 0; n < N; ++n) {
+    const float s = b_scale ? nb * b_scale[n] : nb;
+    for (unsigned k = 0; k < K; ++k) bv[size_t(n) * K + k] = s * wgmma_smem<In>(b, b_mn, n, k);
+  }
   for (unsigned m = 0; m < M; ++m) {
     float av[32];
-    for (unsigned k = 0; k < K; ++k) av[k] = na * wgmma_smem<In>(a, a_mn, m, k);
+    const float s = a_scale ? na * a_scale[m] : na;
+    for (unsigned k = 0; k < K; ++k) av[k] = s * wgmma_smem<In>(a, a_mn, m, k);
     const unsigned lane = lane0 + (M == 128 ? m : 32 * (m / 16) + m % 16);
     for (unsigned n = 0; n < N; ++n) {
       const unsigned col = col0 + n;
@@ -2108,5 +2112,40 @@ inline void tcgen05_mma_ss(unsigned d_tmem, unsigned long long a_desc, unsigned 
       cell = f2u(acc);
     }
   }
+}
+// tcgen05.mma.block_scale (kind::mxf8f6f4, scale_vec::1X, ue8m0 factors; cta_group::1, M = 128):
+// the MMA above with A's row m scaled by 2^(e - 127) of the factor byte `sf id` (idesc bits
+// 29-30 for A, 4-5 for B) of tensor memory lane (sfa lane) + m, column (sfa column) + m / 32,
+// and B's row n by that of lane (sfb lane) + n % 32, column (sfb column) + n / 32: where
+// tcgen05.cp .32x128b .warpx4 puts rows of 16 bytes. Bits 30-31 of the factor addresses (the
+// ids again) are not part of the lane.
+inline float ue8m0(unsigned e) { return e == 255u ? NAN : std::ldexp(1.0f, int(e) - 127); }
+inline float tmem_sf(unsigned addr, unsigned lane_off, unsigned col_off, unsigned id) {
+  TmemCta& t = tmem_cta();
+  const unsigned lane = ((addr >> 16) & 0x3fffu) + lane_off, col = (addr & 0xffffu) + col_off;
+  if (lane >= kTmemLanes || col >= kTmemCols || !t.used[col])
+    tvm_emu::fail(tvm_emu::kBounds, "tcgen05.mma.block_scale reads a scale factor at "
+                  "tensor-memory lane %u, column %u (address 0x%x), which the CTA has not "
+                  "allocated", lane, col, addr);
+  return ue8m0((t.cells[size_t(lane) * kTmemCols + col] >> (8 * id)) & 0xffu);
+}
+template <class In>
+inline void tcgen05_mma_ss_bs(unsigned d_tmem, unsigned long long a_desc,
+                              unsigned long long b_desc, unsigned sfa, unsigned sfb,
+                              unsigned idesc, bool accumulate) {
+  const unsigned M = ((idesc >> 24) & 0x1fu) << 4, N = ((idesc >> 17) & 0x3fu) << 3;
+  if (M != 128)
+    tvm_emu::fail(tvm_emu::kNotModelled, "tcgen05.mma.block_scale with M = %u (the emulator "
+                  "models M = 128)", M);
+  if (!((idesc >> 23) & 1u))
+    tvm_emu::fail(tvm_emu::kNotModelled, "tcgen05.mma.block_scale with ue4m3 scale factors "
+                  "(the emulator models ue8m0)");
+  const unsigned a_id = (idesc >> 29) & 3u, b_id = (idesc >> 4) & 3u;
+  std::vector<float> sa(M), sb(N);
+  for (unsigned m = 0; m < M; ++m) sa[m] = tmem_sf(sfa, m, m / 32, a_id);
+  for (unsigned n = 0; n < N; ++n) sb[n] = tmem_sf(sfb, n % 32, n / 32, b_id);
+  // the dense descriptor's D-format bits (4-5) hold B's factor id here: D is float32
+  tcgen05_mma_ss<In>(d_tmem, a_desc, b_desc, (idesc & ~0x30u) | 0x10u, accumulate, sa.data(),
+                     sb.data());
 }
 }  // namespace tvm_cuda_emu

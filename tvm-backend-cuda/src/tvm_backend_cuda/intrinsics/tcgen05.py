@@ -554,11 +554,36 @@ def _emu_mma(call: Call, emit: Emit) -> str:
     return text if pred is None else f"(({emit(pred)}) ? {text} : (void)0)"
 
 
+def _emu_mma_block_scale(call: Call, emit: Emit) -> str:
+    """``tcgen05.mma.block_scale`` (cta_group::1, fp8 A and B in shared memory, ue8m0 factors,
+    float32 D): ``tvm_cuda_emu::tcgen05_mma_ss_bs``; other forms are not modelled."""
+    a_t, b_t = S(call, 1), S(call, 2)
+    d_tmem, a_op, b_desc, sfa, sfb, i_desc, use_a_tmem = call.args[5:12]
+    why = []
+    if cta_group(call, 12) != 1:
+        why.append("cta_group=2")
+    if not is_const(use_a_tmem, 0):
+        why.append("A in tensor memory")
+    if a_t not in ("e4m3", "e5m2") or _EMU_MMA_IN.get(b_t) != _EMU_MMA_IN[a_t]:
+        why.append(f"A and B of types {a_t} and {b_t}")
+    if any(S(call, i) not in ("float8_e8m0fnu", "ue8m0") for i in (3, 4)):
+        why.append(f"scale factors of types {S(call, 3)} and {S(call, 4)}")
+    if why:
+        raise NotModelledError(f"tcgen05.mma.block_scale with {', '.join(why)}: the CUDA "
+                               "emulator models cta_group=1 fp8 MMAs with ue8m0 factors; run "
+                               "it on a GPU")
+    return (f"tvm_cuda_emu::tcgen05_mma_ss_bs<{_EMU_MMA_IN[a_t]}>((unsigned)({emit(d_tmem)}), "
+            f"(unsigned long long)({emit(a_op)}), (unsigned long long)({emit(b_desc)}), "
+            f"(unsigned)({emit(sfa)}), (unsigned)({emit(sfb)}), (unsigned)({emit(i_desc)}), "
+            f"({emit(call.args[13])}) != 0)")
+
+
 def _mma_variant(path: str, operands: Any, nargs: Any, sparse: bool, block_scale: bool) -> None:
     def rule(call: Call, emit: Emit) -> str:
         return _mma_text(call, emit, sparse=sparse, block_scale=block_scale)
 
-    emulate = _emu_mma if not (sparse or block_scale) else None
+    emulate = _emu_mma if not (sparse or block_scale) else \
+        _emu_mma_block_scale if not sparse else None
     intrin(path, operands, nargs=nargs, choices=CTA_GROUP, min_arch=A, emulate=emulate)(rule)
 
 

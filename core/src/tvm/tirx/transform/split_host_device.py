@@ -12,6 +12,7 @@ their launch sizes; host-level ``DeclBuffer``s are re-declared in the kernels th
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from ...arith import Analyzer
@@ -28,7 +29,7 @@ from ._util import contains, flatten_seq, is_device_target, target_of
 from .launch_bounds import extract_launch_bounds
 from .lower_kernel_form import CLUSTER_EXTENT
 
-__all__ = ["LaunchParams", "SplitHostDevice", "dyn_smem_layout", "kernel_params"]
+__all__ = ["LaunchParams", "SplitHostDevice", "dyn_smem_layout", "kernel_params", "spilled_shared"]
 
 LAUNCH_KERNEL = "tirx.launch_kernel"
 _AXES = ("x", "y", "z")
@@ -145,7 +146,7 @@ class _Splitter:
         # (parameter buffers and host-level views), so the kernel is self-contained
         decls = [S.DeclBuffer(b) for b in _undeclared_buffers(body)]
         body = flatten_seq([*decls, body])
-        launch = _launch_params(self.func.name, body)
+        launch = _launch_params(self.func.name, body, self.target)
         params = self._in_host_order(kernel_params(body))
         index = len(self.kernels)
         name = f"{self.func.name}_kernel" + (str(index) if index else "")
@@ -278,24 +279,63 @@ def kernel_params(body: S.Stmt) -> list[E.Var]:
     return handles + scalars
 
 
-def dyn_smem_layout(body: S.Stmt) -> tuple[list[tuple[Buffer, int]], int]:
+def dyn_smem_layout(body: S.Stmt, target: Any = None) -> tuple[list[tuple[Buffer, int]], int]:
     """Offsets of the ``shared.dyn`` allocations of a kernel, in order of appearance, each
     aligned to 16 bytes (or the buffer's ``align`` if larger), and the total size in bytes.
-    Codegens place dynamic shared buffers at these offsets."""
+    Codegens place dynamic shared buffers at these offsets.
+
+    With ``target``: when the kernel's constant-size ``shared`` buffers together pass the
+    target's ``max_shared_memory_per_block`` (CUDA's 48 KB of static shared memory), they are
+    placed in the dynamic shared memory too, after the ``shared.dyn`` ones, so a kernel may
+    declare a big tile as plain ``shared`` (:func:`spilled_shared` tells which)."""
+    spilled = spilled_shared(body, target)
     placed: list[tuple[Buffer, int]] = []
     total = 0
 
     def visit(n: Any) -> None:
         nonlocal total
         if isinstance(n, S.AllocBuffer) and n.buffer.scope == "shared.dyn":
-            size = _static_bytes(n.buffer)
-            align = max(DYN_SMEM_ALIGN, n.buffer.align)
-            total = (total + align - 1) // align * align
-            placed.append((n.buffer, total))
-            total += size
+            total = place(n.buffer, total)
+
+    def place(buf: Buffer, at: int) -> int:
+        align = max(DYN_SMEM_ALIGN, buf.align)
+        at = (at + align - 1) // align * align
+        placed.append((buf, at))
+        return at + _static_bytes(buf)
 
     post_order_visit(body, visit)
+    for buf in spilled:
+        total = place(buf, total)
     return placed, total
+
+
+def spilled_shared(body: S.Stmt, target: Any) -> list[Buffer]:
+    """The ``shared`` buffers of a kernel that go to dynamic shared memory: all of its
+    constant-size ones when together they pass ``target``'s ``max_shared_memory_per_block``,
+    else none."""
+    attrs = getattr(target, "attrs", None)
+    limit = attrs.get("max_shared_memory_per_block") if isinstance(attrs, Mapping) else None
+    if not isinstance(limit, int):
+        return []
+    static: list[Buffer] = []
+
+    def visit(n: Any) -> None:
+        if isinstance(n, S.AllocBuffer) and n.buffer.scope == "shared" \
+                and _const_bytes(n.buffer) is not None:
+            static.append(n.buffer)
+
+    post_order_visit(body, visit)
+    total = sum(_const_bytes(b) or 0 for b in static)
+    return static if total > limit else []
+
+
+def _const_bytes(buf: Buffer) -> int | None:
+    n = 1
+    for dim in buf.shape:
+        if not isinstance(dim, E.IntImm):
+            return None
+        n *= dim.value
+    return n * max(1, buf.dtype.bytes)
 
 
 def _static_bytes(buf: Buffer) -> int:
@@ -309,7 +349,7 @@ def _static_bytes(buf: Buffer) -> int:
     return n * buf.dtype.bytes
 
 
-def _launch_params(func_name: str, body: S.Stmt) -> LaunchParams:
+def _launch_params(func_name: str, body: S.Stmt, target: Any = None) -> LaunchParams:
     ana = Analyzer()
     extents: dict[str, E.PrimExpr] = {}
     cluster: dict[str, E.PrimExpr] = {}
@@ -341,5 +381,5 @@ def _launch_params(func_name: str, body: S.Stmt) -> LaunchParams:
                              f"the clusters are {old} CTAs along {a}")
         cluster[f"blockIdx.{a}"] = size
     clus = [cluster.get(f"blockIdx.{a}", one) for a in _AXES]
-    _, smem = dyn_smem_layout(body)
+    _, smem = dyn_smem_layout(body, target)
     return LaunchParams(grid, block, clus, smem)

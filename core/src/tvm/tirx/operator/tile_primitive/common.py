@@ -18,7 +18,7 @@ from .ops import get_spec
 
 __all__ = [
     "MapOpType", "Operand", "ReduceOpType", "RowReduction", "bound_args", "broadcast_map", "cast_to",
-    "compute_dtype", "expr_equal", "fold_add", "fold_mul", "gemm_args", "is_one", "normalize_axes",
+    "compute_dtype", "expr_equal", "fold_add", "fold_mul", "gemm_args", "is_one", "no_scale_factors", "normalize_axes",
     "region_of", "row_reduction", "simplify_regions", "static_bool", "static_float", "static_int", "static_ints",
     "unflatten",
 ]
@@ -140,13 +140,24 @@ def static_bool(value: Any, what: str = "flag") -> bool:
     return bool(static_int(value, what))
 
 
-def gemm_args(call: ir.TilePrimitiveCall) -> tuple[dict[str, Any], bool, bool]:
+def gemm_args(call: ir.TilePrimitiveCall, *, block_scaled: bool = False
+              ) -> tuple[dict[str, Any], bool, bool]:
     """A ``gemm``/``gemm_async`` call's arguments by name (:func:`bound_args`) and its constant
     ``transpose_A``, ``transpose_B`` flags (:func:`static_bool`), the start of every GEMM
-    variant."""
+    variant. A variant that does not do block-scaled MMA (``block_scaled=False``) declines a
+    call with scale factors (``SFA``/``SFB``)."""
     x = bound_args(call)
+    if not block_scaled:
+        no_scale_factors(x)
     return (x, static_bool(x["transpose_A"], "transpose_A"),
             static_bool(x["transpose_B"], "transpose_B"))
+
+
+def no_scale_factors(x: dict[str, Any]) -> None:
+    """Decline a ``gemm_async`` whose bound arguments ``x`` carry scale factors."""
+    if x.get("SFA") is not None or x.get("SFB") is not None:
+        raise DispatchFail("the call is block-scaled (SFA/SFB), which this variant does not do",
+                           fix="block-scaled MMA is tcgen05's (sm_100a, dispatch='tcgen05')")
 
 
 def static_float(value: Any) -> float | None:

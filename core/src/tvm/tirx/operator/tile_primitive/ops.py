@@ -67,6 +67,10 @@ class TileOpSpec:
     # a source that defaults to dst (the seed's in-place form: Tx.exp2(A) is Tx.exp2(A, A));
     # the printer leaves it out when it is dst
     defaults_to_dst: str | None = None
+    # other spellings of parameters, accepted as keywords (the seed's gemm_async takes transA)
+    keyword_aliases: dict[str, str] = field(default_factory=dict)
+    # parameters that are given together or not at all (gemm_async's scale factors SFA, SFB)
+    together: tuple[str, ...] = ()
 
     @property
     def op_name(self) -> str:
@@ -98,6 +102,7 @@ class TileOpSpec:
             raise TypeError(f"Tx.{self.name} got unexpected keyword argument(s) {sorted(kwargs)} "
                             f"(signature: {self.signature()})")
         self._check_explicit(out, explicit)
+        self._check_together(out)
         return out
 
     def split_config(self, kwargs: dict[str, Any], config: dict[str, Any] | None = None
@@ -107,6 +112,7 @@ class TileOpSpec:
         is ``config={"hint": "fast"}``). A keyword that differs from a parameter only in case or
         underscores (``transpose_a`` for ``transpose_A``) is refused as a misspelling, and one
         also given in ``config=`` as given twice."""
+        kwargs = self._unalias(kwargs)
         params = {k: v for k, v in kwargs.items() if k in self.params}
         extra = {k: v for k, v in kwargs.items() if k not in self.params}
         for key in extra:
@@ -121,6 +127,24 @@ class TileOpSpec:
             raise TypeError(f"Tx.{self.name}: {both} given both as keywords and in config=; "
                             "give each once")
         return params, {**(config or {}), **extra} or None
+
+    def _unalias(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` with :attr:`keyword_aliases` spelled as their parameters."""
+        out: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            name = self.keyword_aliases.get(key, key)
+            if name in out:
+                raise TypeError(f"Tx.{self.name} got {name!r} twice (as {key!r} too); give it "
+                                "once")
+            out[name] = value
+        return out
+
+    def _check_together(self, bound: list[Any]) -> None:
+        given = [p for p in self.together if bound[self.params.index(p)] is not None]
+        if given and len(given) != len(self.together):
+            names = " and ".join(self.together)
+            raise ValueError(f"Tx.{self.name}: {names} must both be provided or both be None "
+                             f"(only {', '.join(given)} is given)")
 
     def misspelt(self, key: str) -> str | None:
         """The parameter or common keyword that keyword ``key`` most likely misspells (the same
@@ -281,15 +305,22 @@ _add(TileOpSpec("gemm", ("D", "A", "B", "C", "transpose_A", "transpose_B", "alph
                         "inputs.",
                 explicit_with={"beta": ("C", "pass beta=1.0 to add C (accumulate: D = A @ B + C), "
                                              "or beta=0.0 to overwrite D without reading C")}))
-_add(TileOpSpec("gemm_async", ("D", "A", "B", "transpose_A", "transpose_B", "accum"), "gemm",
-                ("D", "A", "B"), {"transpose_A": False, "transpose_B": False, "accum": False},
+_add(TileOpSpec("gemm_async", ("D", "A", "B", "transpose_A", "transpose_B", "accum", "SFA", "SFB"),
+                "gemm", ("D", "A", "B"),
+                {"transpose_A": False, "transpose_B": False, "accum": False, "SFA": None,
+                 "SFB": None},
+                keyword_aliases={"transA": "transpose_A", "transB": "transpose_B"},
+                together=("SFA", "SFB"),
                 doc="D[M, N] (+)= A @ B^T with A [M, K] and B [N, K] (both K-major, as the tensor "
                     "cores and the seed take them); transpose_A: A is [K, M]; transpose_B: B is "
                     "[K, N]; issued asynchronously",
                 details="With accum=True the product is added to D, else it overwrites D. A "
                         "backend's asynchronous variant (wgmma, tcgen05) issues it and the kernel "
                         "waits with that backend's intrinsics; the generic fallback computes it "
-                        "synchronously."))
+                        "synchronously. transA / transB are the seed's spellings of transpose_A / "
+                        "transpose_B. SFA and SFB (both or neither) are the scale factors of a "
+                        "block-scaled MMA (tcgen05 on sm_100a): D (+)= (A * SFA) @ (B * SFB)^T "
+                        "with one scale per row and block of K."))
 _add(TileOpSpec("permute_layout", ("dst", "src"), "copy", ("dst", "src"),
                 doc="dst = src where the two buffers have different layouts",
                 details="Elements are matched by logical index; only where they live changes."))

@@ -19,6 +19,7 @@ from ..common import (
     fold_add,
     gemm_args,
     is_one,
+    no_scale_factors,
     static_bool,
     static_float,
 )
@@ -124,6 +125,7 @@ def lower_gemm(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc
 
 def lower_gemm_async(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     x = bound_args(call)
+    no_scale_factors(x)
     accum = static_bool(x["accum"], "accum")
     return ir.PrimFunc([], gemm_stmt(sctx, x["D"], x["A"], x["B"], x["D"] if accum else None,
                                      static_bool(x["transpose_A"], "transpose_A"),
