@@ -204,8 +204,17 @@ class ExprParser(ParserBase):
 
         return slice(part(node.lower), part(node.upper), part(node.step))
 
+    def _subscripted(self, node: ast.expr) -> Any:
+        """What ``node[...]`` indexes: a scalar cell's buffer (``x[0]`` of ``x: T.int32``, as
+        the printer writes its accesses), else ``node``'s value."""
+        if isinstance(node, ast.Name):
+            cell = self._cell(node.id)
+            if cell is not None:
+                return cell.buffer
+        return self.eval(node)
+
     def _e_Subscript(self, node: ast.Subscript) -> Any:
-        obj = self.eval(node.value)
+        obj = self._subscripted(node.value)
         if isinstance(obj, Buffer):
             return self._buffer_access(obj, node)
         return obj[self.eval(node.slice)]

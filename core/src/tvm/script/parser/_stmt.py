@@ -35,24 +35,25 @@ from ._support import (
 )
 
 
-def _address_taken(name: str, stmts: list[ast.stmt]) -> bool:
-    """Whether ``T.address_of(name)`` appears in ``stmts``."""
-    for stmt in stmts:
-        for n in ast.walk(stmt):
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                    and n.func.attr == "address_of" and n.args
-                    and isinstance(n.args[0], ast.Name) and n.args[0].id == name):
-                return True
-    return False
-
-
-def _assigned(name: str, stmts: list[ast.stmt]) -> bool:
-    """Whether ``name = ...`` (or ``name += ...``) appears in ``stmts``, at any depth."""
+def _used_as_cell(name: str, stmts: list[ast.stmt]) -> bool:
+    """Whether ``stmts`` (at any depth) use ``name`` as memory: assign it (``name = ...``,
+    ``name += ...``), index it (``name[0]``), take its buffer (``name.buffer``, ``.data``,
+    ``.source``) or its address (``T.address_of(name)``)."""
     for stmt in stmts:
         for n in ast.walk(stmt):
             targets = (n.targets if isinstance(n, ast.Assign)
                        else [n.target] if isinstance(n, ast.AugAssign) else [])
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return True
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
+                    and n.value.id == name:
+                return True
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
+                    and n.value.id == name and n.attr in ScalarCell.BUFFER_ATTRS:
+                return True
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "address_of" and n.args
+                    and isinstance(n.args[0], ast.Name) and n.args[0].id == name):
                 return True
     return False
 
@@ -307,7 +308,8 @@ class StmtParser(ParserBase):
         cell = self._cell(target.id) if isinstance(target, ast.Name) else None
         if cell is not None:  # x += v of a T.local_scalar: a store into it
             return cell.store(_BINOPS[type(node.op)](cell.load(), self._operand(node.value)))
-        if not (isinstance(target, ast.Subscript) and isinstance(self.eval(target.value), Buffer)):
+        if not (isinstance(target, ast.Subscript)
+                and isinstance(self._subscripted(target.value), Buffer)):
             raise self.err(node, "only buffer elements can be updated in place (A[i] += v); "
                                  "script variables are immutable")
         load = self.eval(target)
@@ -343,18 +345,29 @@ class StmtParser(ParserBase):
             raise self.err(node.annotation, "annotate a script variable with a scalar type, "
                                             "e.g. `x: T.int32 = ...`")
         dtype = DataType(str(ann))
+        name = node.target.id
         if node.value is None:
-            rest = stmts[i + 1:]
-            if _address_taken(node.target.id, rest) or _assigned(node.target.id, rest):
-                # `d: T.uint64` then T.address_of(d) (an intrinsic fills it through the
-                # pointer), or `phase: T.int32` then `phase = phase ^ 1` (the seed's mutable
-                # variable): the value lives in memory, a local scalar
-                spec = _T.local_scalar(str(dtype))
-                return self._scalar_def(node, spec.make(node.target.id), spec)
-            self.bind(node.target.id, E.Var(node.target.id, dtype))
-            return None
+            if dtype.is_handle:  # `p: T.handle`: a handle variable
+                self.bind(name, E.Var(name, dtype))
+                return None
+            # `x: T.int32`: the seed's mutable scalar, a local value in memory (assigned with
+            # `x = v`, filled through T.address_of(x), ...)
+            spec = _T.alloc_local((1,), str(dtype))
+            return self._scalar_def(node, spec.make(name), spec)
         value = self._operand(node.value)
-        return self._let(node.target.id, value, dtype, stmts, i)
+        if dtype.is_handle and not (isinstance(value, E.PrimExpr) and value.dtype.is_handle):
+            got = value.dtype if isinstance(value, E.PrimExpr) else type(value).__name__
+            raise self.err(node.value, f"`{name}: T.handle = ...` binds a pointer, but "
+                                       f"the value has type {got}; give a handle (a buffer's "
+                                       f".data or .ptr_to([...])), or write "
+                                       f"T.reinterpret(\"handle\", v) to reinterpret an integer")
+        if not dtype.is_handle and _used_as_cell(name, stmts[i + 1:]):
+            # `x: T.int32 = 0` later assigned (`x = x + 1`, in a loop too) or indexed: the
+            # seed's mutable scalar, the value stored in a local one-element buffer
+            spec = _T.alloc_local((1,), str(dtype))
+            spec.init = value
+            return self._scalar_def(node, spec.make(name), spec)
+        return self._let(name, value, dtype, stmts, i)
 
     def _local_annotation(self, node: ast.AnnAssign) -> _T.BufferSpec | None:
         """``v: T.float32[8]`` / ``m: T.f16[4, 8]``: the seed's annotation spelling of
@@ -467,7 +480,7 @@ class StmtParser(ParserBase):
             self._bind_tuple(t, v)
 
     def _store(self, target: ast.Subscript, value_node: ast.expr) -> S.Stmt:
-        buf = self.eval(target.value)
+        buf = self._subscripted(target.value)
         if not isinstance(buf, Buffer):
             raise self.err(target, "only buffer elements can be assigned (A[i] = v)")
         load = self._buffer_access(buf, target)

@@ -220,11 +220,12 @@ def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, strides: A
 
 
 def alloc_scalar(dtype: Any = "float32", scope: str = "global", *, init: Any = None) -> BufferSpec:
-    """``x = T.alloc_scalar("int32", "local")``: one value in ``scope``, a 0-d buffer named
-    by its element. In the script ``x`` reads the value, ``x = v`` and ``x += v`` store into
-    it, and ``x.source`` (or ``x.buffer``) is the buffer; the IR is the 0-d allocation, so it
-    prints as ``T.alloc_buffer((), ...)`` with ``x[()]`` accesses."""
-    spec = alloc_buffer((), dtype, scope=scope)
+    """``x = T.alloc_scalar("int32", "local")``: one value in ``scope``, a one-element buffer
+    named by its element (as in the seed). In the script ``x`` reads the value, ``x = v`` and
+    ``x += v`` store into it, and ``x.source`` (or ``x.buffer``) is the buffer; the IR is the
+    ``(1,)`` allocation with ``x[0]`` accesses, which prints as ``x: T.int32`` in ``local``
+    memory (the seed's annotation form) and as ``T.alloc_buffer((1,), ...)`` elsewhere."""
+    spec = alloc_buffer((1,), dtype, scope=scope)
     spec.scalar, spec.init = True, init
     return spec
 
@@ -244,13 +245,13 @@ def shared_scalar(dtype: Any = "float32") -> BufferSpec:
 def decl_scalar(dtype: Any = "float32", data: Any = None, scope: str = "global",
                 elem_offset: Any = 0) -> BufferSpec:
     """``t = T.decl_scalar("uint32", pool.data, "shared.dyn", 0)``: the value at element
-    ``elem_offset`` of existing memory, used as :func:`alloc_scalar`'s is (a 0-d
+    ``elem_offset`` of existing memory, used as :func:`alloc_scalar`'s is (a one-element
     ``T.decl_buffer``)."""
     if data is None:
         raise TypeError("T.decl_scalar views existing memory: give its data, e.g. "
                         "T.decl_scalar(\"uint32\", pool.data, \"shared.dyn\", 0); for a new "
                         "value use T.local_scalar or T.shared_scalar")
-    spec = decl_buffer((), dtype, data=data, scope=scope, elem_offset=elem_offset)
+    spec = decl_buffer((1,), dtype, data=data, scope=scope, elem_offset=elem_offset)
     spec.scalar = True
     return spec
 

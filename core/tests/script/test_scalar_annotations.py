@@ -1,0 +1,87 @@
+"""``x: T.int32`` / ``x: T.int32 = v`` as the seed's mutable scalar: a local one-element
+buffer when later statements assign or index it, printed back as the annotation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm.error import DiagnosticError
+from tvm.ir import stmt as S
+from tvm.ir.structural import structural_equal
+from tvm.script import from_source
+from tvm.script import tirx as T
+
+
+def _running_max() -> tvm.tirx.PrimFunc:
+    @T.prim_func
+    def running_max(A: T.Buffer((6,), "int32"), out: T.Buffer((2,), "int32")):
+        best: T.int32 = -100
+        count: T.int32
+        count = 0
+        for i in range(6):
+            if A[i] > best:
+                best = A[i]
+                count += 1
+        out[0] = best
+        out[1] = count
+
+    return running_max
+
+
+def test_an_annotated_value_assigned_in_a_loop_accumulates() -> None:
+    out = np.zeros(2, "int32")
+    tvm.compile(_running_max(), target="c")(np.array([3, 1, 7, 7, 2, 9], "int32"), out)
+    assert out.tolist() == [9, 3]
+
+
+def test_it_prints_as_the_annotation_and_reads_back_equal() -> None:
+    f = _running_max()
+    text = f.script()
+    assert "best: T.int32 = -100\n    count: T.int32 = 0\n" in text
+    assert "best[0] = A[i]" in text and "count[0] = count[0] + 1" in text
+    assert "T.alloc_local" not in text
+    again = from_source(text)
+    assert structural_equal(again, f)
+    assert again.script() == text
+
+
+def test_an_annotated_value_never_assigned_stays_a_let() -> None:
+    @T.prim_func
+    def f(out: T.Buffer((1,), "int32")):
+        k: T.int32 = 5
+        out[0] = k * 2
+
+    assert isinstance(f.body, S.LetStmt)
+    assert "k: T.int32 = 5\n" in f.script()
+
+
+def test_an_unused_or_pointer_taken_cell_prints_as_its_allocation() -> None:
+    @T.prim_func
+    def f(out: T.Buffer((1,), "int32")):
+        x = T.alloc_local((1,), "int32")
+        x[0] = 4
+        y = T.decl_buffer((1,), "int32", data=x.data, scope="local")
+        out[0] = y[0]
+        z: T.int32
+        z = 3
+
+    text = f.script()
+    assert 'x = T.alloc_local((1,), "int32")\n    x[0] = 4\n' in text
+    assert "z: T.int32\n    z[0] = 3\n" in text  # unused after the store: not merged
+    assert structural_equal(from_source(text), f)
+    res = np.zeros(1, "int32")
+    tvm.compile(f, target="c")(res)
+    assert res.tolist() == [4]
+
+
+def test_a_handle_annotation_needs_a_handle_value() -> None:
+    src = '''
+@T.prim_func
+def f():
+    p: T.handle = T.int64(0)
+'''
+    with pytest.raises(DiagnosticError, match=r"`p: T.handle = \.\.\.` binds a pointer, but the "
+                                              r"value has type int64.*T.reinterpret"):
+        from_source(src)
