@@ -85,3 +85,48 @@ def f():
     with pytest.raises(DiagnosticError, match=r"`p: T.handle = \.\.\.` binds a pointer, but the "
                                               r"value has type int64.*T.reinterpret"):
         from_source(src)
+
+
+class _Tally:
+    """A helper object of the kind the seed's kernels pass around (a tile scheduler)."""
+
+    def __init__(self, total, step):
+        self.total = total
+        self.step = step
+
+    @T.inline
+    def add(self, v):
+        self.total = self.total + v * self.step
+        self.step += 1  # a Python attribute: updated at parse time
+
+
+def test_an_inline_method_stores_into_a_scalar_held_by_its_object() -> None:
+    @T.prim_func
+    def f(A: T.Buffer((3,), "int32"), out: T.Buffer((1,), "int32")):
+        total: T.int32
+        total = 0
+        tally = T.meta_var(_Tally(total, 1))
+        for i in range(3):
+            tally.add(A[i])
+        tally.add(A[0])
+        out[0] = tally.total
+
+    text = f.script()
+    assert "total[0] = total[0] + A[i]\n" in text  # step 1 inside the loop, 2 after it
+    assert "total[0] = total[0] + A[0] * 2\n" in text
+    res = np.zeros(1, "int32")
+    tvm.compile(f, target="c")(np.array([5, 6, 7], "int32"), res)
+    assert res.tolist() == [5 + 6 + 7 + 2 * 5]
+    assert structural_equal(from_source(text), f)
+
+
+def test_a_handle_literal_prints_and_parses_back() -> None:
+    src = '''
+@T.prim_func
+def f(P: T.Buffer((2,), "handle")):
+    P[1] = 7
+'''
+    f = from_source(src)
+    text = f.script()
+    assert "P[1] = T.handle(7)" in text
+    assert structural_equal(from_source(text), f)

@@ -87,11 +87,26 @@ class ExprParser(ParserBase):
         return value.load() if isinstance(value, ScalarCell) else value
 
     def _e_Attribute(self, node: ast.Attribute) -> Any:
-        if isinstance(node.value, ast.Name):  # x.source / x.buffer / x.data of a scalar cell
-            cell = self._cell(node.value.id)
-            if cell is not None and node.attr in ScalarCell.BUFFER_ATTRS:
-                return cell.attribute(node.attr)
+        held = self._held_cell(node)
+        return held.load() if held is not None else self._attribute(node)
+
+    def _attribute(self, node: ast.Attribute) -> Any:
+        """``obj.attr``; ``x.source`` / ``x.buffer`` / ``x.data`` of a scalar cell ``x`` (a
+        name, or an object's attribute: ``self.n.buffer``) are its buffer and pointer."""
+        base = self._held_cell(node.value)
+        if base is not None and node.attr in ScalarCell.BUFFER_ATTRS:
+            return base.attribute(node.attr)
         return getattr(self.eval(node.value), node.attr)
+
+    def _held_cell(self, node: ast.expr) -> ScalarCell | None:
+        """The scalar cell ``node`` names: a script name bound to one, or an attribute that
+        holds one (a ``T.meta_class`` instance's scalar)."""
+        if isinstance(node, ast.Name):
+            return self._cell(node.id)
+        if isinstance(node, ast.Attribute):
+            value = self._attribute(node)
+            return value if isinstance(value, ScalarCell) else None
+        return None
 
     def _e_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self._elts(node.elts))
@@ -207,10 +222,9 @@ class ExprParser(ParserBase):
     def _subscripted(self, node: ast.expr) -> Any:
         """What ``node[...]`` indexes: a scalar cell's buffer (``x[0]`` of ``x: T.int32``, as
         the printer writes its accesses), else ``node``'s value."""
-        if isinstance(node, ast.Name):
-            cell = self._cell(node.id)
-            if cell is not None:
-                return cell.buffer
+        cell = self._held_cell(node)
+        if cell is not None:
+            return cell.buffer
         return self.eval(node)
 
     def _e_Subscript(self, node: ast.Subscript) -> Any:
@@ -285,7 +299,7 @@ class ExprParser(ParserBase):
         arguments; a body of one ``return <expr>`` gives that expression."""
         fn = macro.fn
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = inspect.signature(fn).bind(*macro.bound_args, *args, **kwargs)
         except TypeError as exc:
             raise self.err(node, f"{fn.__name__}(): {exc}") from None
         bound.apply_defaults()

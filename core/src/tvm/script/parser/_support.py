@@ -154,6 +154,9 @@ class ParserBase:
         # regions written with fewer indices than the rank (`A[i]` of a 2-d A): how many
         self._short_regions: dict[int, int] = {}
         self._keep: list[BufferRegion] = []
+        # the buffers of the script's scalar cells (their values, passed into helpers' objects,
+        # are stored into when assigned as attributes: `self.count = v`)
+        self._cell_buffers: set[int] = set()
 
     # -- errors ---------------------------------------------------------------------------
     def err(self, node: ast.AST | None, message: str) -> DiagnosticError:
@@ -186,6 +189,13 @@ class ParserBase:
             return getattr(builtins, name)
         raise self.err(node, f"name '{name}' is not defined")
 
+
+    def _bound(self, name: str) -> Any:
+        """What ``name`` is bound to in the script's scopes (None if it is not)."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
 
     def _cell(self, name: str) -> ScalarCell | None:
         """The scalar cell (``T.local_scalar`` & co) ``name`` is bound to in the script."""
