@@ -130,3 +130,29 @@ def f(P: T.Buffer((2,), "handle")):
     text = f.script()
     assert "P[1] = T.handle(7)" in text
     assert structural_equal(from_source(text), f)
+
+
+def test_a_buffer_alias_in_a_body_views_existing_memory() -> None:
+    @T.prim_func
+    def f(out: T.Buffer((2,), "int32")):
+        pair = T.alloc_buffer((2,), "int32")
+        flat = T.Buffer((2,), "int32", data=pair.data)  # the seed's spelling of a view
+        pair[0] = 3
+        flat[1] = flat[0] * 5
+        out[0] = pair[1]
+        out[1] = flat[0]
+
+    assert [type(s).__name__ for s in f.body.seq[:2]] == ["AllocBuffer", "DeclBuffer"]
+    text = f.script()
+    assert 'flat = T.decl_buffer((2,), "int32", data=pair.data)\n' in text
+    assert structural_equal(from_source(text), f)
+    res = np.zeros(2, "int32")
+    tvm.compile(f, target="c")(res)
+    assert res.tolist() == [15, 3]
+    with pytest.raises(DiagnosticError, match=r"T.Buffer\(data=...\) expects a handle"):
+        from_source('''
+@T.prim_func
+def g():
+    a = T.alloc_buffer((2,), "int32")
+    b = T.Buffer((2,), "int32", data=a)
+''')

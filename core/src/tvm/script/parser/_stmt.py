@@ -560,6 +560,10 @@ class StmtParser(ParserBase):
         if not isinstance(target, ast.Name):
             raise self.err(target, "assign a buffer to one name")
         name = target.id
+        if spec.kind == "param" and "data" in spec.kwargs:
+            # the seed's `alias = T.Buffer(shape, dtype, data=buf.data)` in a body: a view of
+            # that memory, as T.decl_buffer declares it (and the printer writes it)
+            spec.kind = "decl"
         if spec.kind == "param":
             raise self.err(node.value, "T.Buffer(...) annotates a parameter; inside a body use "
                                        "T.alloc_buffer, T.decl_buffer or T.match_buffer")

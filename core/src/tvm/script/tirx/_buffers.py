@@ -121,12 +121,19 @@ def _with_extras(kw: dict[str, Any], axis_separators: Any, offset_factor: int) -
 
 def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: N802
            scope: str = "global", layout: Any = None, elem_offset: Any = 0,
-           align: int = 0, axis_separators: Any = None, offset_factor: int = 0) -> BufferSpec:
-    """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
+           align: int = 0, axis_separators: Any = None, offset_factor: int = 0,
+           data: Any = None) -> BufferSpec:
+    """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``. With
+    ``data=`` (``alias = T.Buffer((1,), "uint32", data=B.data, scope="shared")`` in a body, as
+    the seed writes it) a view of existing memory: the same as :func:`decl_buffer`."""
+    if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
+        raise TypeError(f"T.Buffer(data=...) expects a handle variable such as `B.data`, got "
+                        f"{data!r:.60}")
     dims = _extents(shape)
     return BufferSpec("param", dims, _value_dtype(dtype),
                       _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
-                                                  shape=dims), axis_separators, offset_factor))
+                                                  data, shape=dims),
+                                   axis_separators, offset_factor))
 
 
 def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any = None,
