@@ -12,7 +12,9 @@ Printed forms (the parser accepts all of them):
   ``T.thread_binding(n, thread="threadIdx.x")``, ``T.grid`` for perfectly nested serial loops;
   ``x: T.int32 = v`` (a LetStmt over the rest of the block) and ``T.attr({...})`` when the
   statement ends its block, ``with T.let(v) as x:`` / ``with T.attr({...}):`` otherwise;
-  ``A = T.alloc_buffer(...)``, ``A = T.decl_buffer(..., data=B.data)``,
+  ``A = T.alloc_buffer(...)``, ``A = T.decl_buffer(..., data=B.data)``; a ``local``
+  one-element buffer used only by element as ``x: T.int32`` (``x: T.int32 = v`` with its first
+  store), the seed's mutable scalar, its accesses ``x[0]``;
   ``bx, by = T.cta_id([32, 4])``, ``assert c, "msg"``, ``T.evaluate(v)`` for a non-call.
 - tile primitives: ``T.tile.<op>(...)`` at thread scope, ``T.cta.``/``T.warp.``/``T.wg.``/
   ``T.cluster.<op>(...)`` otherwise, with ``dispatch=``, ``workspace=``, ``config=`` when set;
@@ -308,21 +310,22 @@ class _Printer(_ExprPrinter):
         while k < n:
             c = s.seq[k]
             if isinstance(c, S.AllocBuffer) and _scalar_alloc(c):
-                k += self.scalar_decl(c.buffer, s.seq[k + 1:])
+                k += self.scalar_decl(c, s.seq[k + 1:])
                 continue
             self.stmt(c, last and k == n - 1)
             k += 1
 
-    def scalar_decl(self, buf: Buffer, rest: list[S.Stmt]) -> int:
+    def scalar_decl(self, alloc: S.AllocBuffer, rest: list[S.Stmt]) -> int:
         """A local one-element buffer whose later uses are all element accesses, as the seed
         writes it: ``x: T.int32``, or ``x: T.int32 = v`` with the store right after it (the
         parser reads both back as the buffer; a value form is a let unless later statements
         index ``x``, so the store is merged only where they do). Returns the statements
         printed (1 or 2); an allocation used otherwise prints as ``T.alloc_local``."""
+        buf = alloc.buffer
         uses = _ElementUses(buf)
         uses.visit(rest)
         if uses.other:
-            self.s_AllocBuffer(S.AllocBuffer(buf), last=False)
+            self.s_AllocBuffer(alloc, last=False)
             return 1
         first = rest[0] if rest else None
         init = (isinstance(first, S.BufferStore) and first.buffer is buf

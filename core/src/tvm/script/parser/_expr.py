@@ -87,26 +87,27 @@ class ExprParser(ParserBase):
         return value.load() if isinstance(value, ScalarCell) else value
 
     def _e_Attribute(self, node: ast.Attribute) -> Any:
-        held = self._held_cell(node)
-        return held.load() if held is not None else self._attribute(node)
+        value = self._attribute(node)
+        return value.load() if isinstance(value, ScalarCell) else value
 
     def _attribute(self, node: ast.Attribute) -> Any:
-        """``obj.attr``; ``x.source`` / ``x.buffer`` / ``x.data`` of a scalar cell ``x`` (a
-        name, or an object's attribute: ``self.n.buffer``) are its buffer and pointer."""
-        base = self._held_cell(node.value)
-        if base is not None and node.attr in ScalarCell.BUFFER_ATTRS:
-            return base.attribute(node.attr)
-        return getattr(self.eval(node.value), node.attr)
+        """``obj.attr``, a scalar cell it holds left as the cell (a ``T.meta_class``
+        instance's scalar); ``x.source`` / ``x.buffer`` / ``x.data`` of a cell ``x`` (a name
+        or such an attribute: ``self.n.buffer``) are its buffer and pointer."""
+        base = self._unloaded(node.value)
+        if isinstance(base, ScalarCell):
+            if node.attr in ScalarCell.BUFFER_ATTRS:
+                return base.attribute(node.attr)
+            base = base.load()
+        return getattr(base, node.attr)
 
-    def _held_cell(self, node: ast.expr) -> ScalarCell | None:
-        """The scalar cell ``node`` names: a script name bound to one, or an attribute that
-        holds one (a ``T.meta_class`` instance's scalar)."""
+    def _unloaded(self, node: ast.expr) -> Any:
+        """``node``'s value, evaluated once, a scalar cell left as the cell (not its load)."""
         if isinstance(node, ast.Name):
-            return self._cell(node.id)
+            return self.lookup(node.id, node)
         if isinstance(node, ast.Attribute):
-            value = self._attribute(node)
-            return value if isinstance(value, ScalarCell) else None
-        return None
+            return self._attribute(node)
+        return self.eval(node)
 
     def _e_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self._elts(node.elts))
@@ -222,10 +223,8 @@ class ExprParser(ParserBase):
     def _subscripted(self, node: ast.expr) -> Any:
         """What ``node[...]`` indexes: a scalar cell's buffer (``x[0]`` of ``x: T.int32``, as
         the printer writes its accesses), else ``node``'s value."""
-        cell = self._held_cell(node)
-        if cell is not None:
-            return cell.buffer
-        return self.eval(node)
+        value = self._unloaded(node)
+        return value.buffer if isinstance(value, ScalarCell) else value
 
     def _e_Subscript(self, node: ast.Subscript) -> Any:
         obj = self._subscripted(node.value)
