@@ -67,6 +67,8 @@ class TileOpSpec:
     # a source that defaults to dst (the seed's in-place form: Tx.exp2(A) is Tx.exp2(A, A));
     # the printer leaves it out when it is dst
     defaults_to_dst: str | None = None
+    # other keywords of a parameter (the seed's spelling): {"reduce_axes": "axes"}
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def op_name(self) -> str:
@@ -107,6 +109,12 @@ class TileOpSpec:
         is ``config={"hint": "fast"}``). A keyword that differs from a parameter only in case or
         underscores (``transpose_a`` for ``transpose_A``) is refused as a misspelling, and one
         also given in ``config=`` as given twice."""
+        for alias, pname in self.aliases.items():
+            if alias in kwargs:
+                if pname in kwargs:
+                    raise TypeError(f"Tx.{self.name} got both {pname!r} and {alias!r} (another "
+                                    f"name of {pname!r}); give one")
+                kwargs = {(pname if k == alias else k): v for k, v in kwargs.items()}
         params = {k: v for k, v in kwargs.items() if k in self.params}
         extra = {k: v for k, v in kwargs.items() if k not in self.params}
         for key in extra:
@@ -178,6 +186,8 @@ class TileOpSpec:
         paragraphs = [
             self.doc,
             self.details,
+            " ".join(f"{alias}= is another name of {pname}= (the seed's)."
+                     for alias, pname in self.aliases.items()),
             f"{buffers} take a Buffer or a region of one, such as A[0:32, k:k + 32].",
             f"Tx.{n} runs at thread scope: the calling thread does all of it. Tx.warp.{n}, "
             f"Tx.warpgroup.{n} (or Tx.wg.{n}), Tx.cta.{n} and Tx.cluster.{n} run it with the "
@@ -300,15 +310,18 @@ _add(TileOpSpec("binary_chain", ("dst", "src1", "src2", "src3", "op1", "op2"), "
                 details=f"One element-wise pass; src3 may be dst. {_OP_NAMES}"))
 _add(TileOpSpec("binary_reduce", ("dst", "reduce_dst", "src1", "src2", "op", "reduce_op", "axes"),
                 "compose", ("dst", "reduce_dst"), {"axes": -1},
+                aliases={"reduce_axes": "axes"},
                 doc="dst = src1 op src2; reduce_dst = reduce_op of dst over axes",
                 details=f"{_OP_NAMES} reduce_op is 'sum', 'max' or 'min'; axes as in sum."))
 _add(TileOpSpec("unary_reduce", ("dst", "reduce_dst", "src", "op", "reduce_op", "axes", "bias", "scale"),
                 "compose", ("dst", "reduce_dst", "src"), {"axes": -1, "bias": None, "scale": None},
+                aliases={"reduce_axes": "axes"},
                 doc="dst = op(src * scale + bias); reduce_dst = reduce_op of dst over axes",
                 details="op names a unary op (exp, log, relu, ...); reduce_op is 'sum', 'max' or "
                         "'min'; axes as in sum. Used for softmax-style passes."))
 _add(TileOpSpec("reduce_negate", ("dst", "src", "reduce_op", "axes"), "compose", ("dst", "src"),
-                {"axes": -1}, doc="dst = -(reduce_op of src over axes)",
+                {"axes": -1}, aliases={"reduce_axes": "axes"},
+                doc="dst = -(reduce_op of src over axes)",
                 details="reduce_op is 'sum', 'max' or 'min'; axes as in sum."))
 # ``with Tx.compose_op(...):`` -- the call's arguments are the tile primitive calls of the block
 COMPOSE_OP = "compose_op"
