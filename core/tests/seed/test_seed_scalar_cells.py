@@ -1,6 +1,7 @@
 """``T.local_scalar`` / ``T.shared_scalar`` / ``T.alloc_scalar`` / ``T.decl_scalar`` (issue 28):
-sugar over 0-d buffers. The name reads the value, assignment stores into it; the IR, the
-printed text and the host code are those of the 0-d buffer."""
+sugar over one-element buffers, as in the seed. The name reads the value, assignment stores
+into it; the IR and the host code are those of the ``(1,)`` buffer, which prints as the seed's
+``x: T.int32`` in local memory."""
 
 from __future__ import annotations
 
@@ -32,29 +33,29 @@ def _dot() -> tvm.tirx.PrimFunc:
     return dot
 
 
-def test_a_local_scalar_is_a_0d_local_buffer_and_prints_as_one() -> None:
+def test_a_local_scalar_is_a_one_element_local_buffer_printed_as_an_annotation() -> None:
     text = _dot().script()
-    assert 'acc = T.alloc_local((), "float32")\n    acc[()] = T.float32(0.0)' in text
-    assert 'n = T.alloc_local((), "int32")\n    n[()] = 0' in text
-    assert "acc[()] = acc[()] + A[i] * B[i]" in text
-    assert "n[()] = n[()] + 1" in text
-    assert "out[0] = acc[()]" in text
+    assert "acc: T.float32 = T.float32(0.0)\n    n: T.int32 = 0\n" in text
+    assert "acc[0] = acc[0] + A[i] * B[i]" in text
+    assert "n[0] = n[0] + 1" in text
+    assert "out[0] = acc[0]" in text
+    assert "T.alloc_local" not in text
 
 
-def test_the_sugar_and_the_0d_buffer_are_one_ir() -> None:
+def test_the_sugar_and_the_one_element_buffer_are_one_ir() -> None:
     @T.prim_func
     def dot(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32"),
             out: T.Buffer((2,), "float32")):
-        acc = T.alloc_buffer((), "float32", scope="local")
-        acc[()] = T.float32(0.0)
-        n = T.alloc_buffer((), "int32", scope="local")
-        n[()] = 0
+        acc = T.alloc_buffer((1,), "float32", scope="local")
+        acc[0] = T.float32(0.0)
+        n = T.alloc_buffer((1,), "int32", scope="local")
+        n[0] = 0
         for i in range(16):
-            acc[()] = acc[()] + A[i] * B[i]
+            acc[0] = acc[0] + A[i] * B[i]
             if A[i] > T.float32(3.0):
-                n[()] = n[()] + 1
-        out[0] = acc[()]
-        out[1] = T.Cast("float32", n[()])
+                n[0] = n[0] + 1
+        out[0] = acc[0]
+        out[1] = T.Cast("float32", n[0])
 
     f = _dot()
     assert structural_equal(f, dot)
@@ -86,13 +87,13 @@ def test_shared_alloc_and_decl_scalars() -> None:
         out[2] = pool[2]
 
     text = f.script()
-    assert 's = T.alloc_buffer((), "int32", scope="shared")' in text
-    assert 'g = T.alloc_buffer((), "int32")' in text
-    assert 'third = T.decl_buffer((), "int32", elem_offset=2, data=pool.data)' in text
-    assert "third[()] = third[()] + 1" in text
+    assert 's = T.alloc_buffer((1,), "int32", scope="shared")' in text
+    assert 'g = T.alloc_buffer((1,), "int32")' in text
+    assert 'third = T.decl_buffer((1,), "int32", elem_offset=2, data=pool.data)' in text
+    assert "third[0] = third[0] + 1" in text
     assert structural_equal(from_source(text), f)
     decls = [s for s in f.body.seq if isinstance(s, S.DeclBuffer)]
-    assert [len(d.buffer.shape) for d in decls] == [0]
+    assert [tuple(d.buffer.shape) for d in decls] == [(1,)]
     out = np.zeros(3, "int32")
     tvm.compile(f, target="c")(out)
     assert out.tolist() == [7, 14, 16]
@@ -118,13 +119,14 @@ def test_source_buffer_and_data_name_the_buffer() -> None:
     def f(out: T.Buffer((1,), "int32")):
         x = T.local_scalar("int32", init=5)
         y = T.decl_buffer((), "int32", data=x.data, scope="local")
-        x.source[()] = x + 1
+        x.source[0] = x + 1
         T.evaluate(T.address_of(x))
-        out[0] = y[()] + x.buffer[()]
+        out[0] = y[()] + x.buffer[0]
 
     text = f.script()
-    assert "x[()] = x[()] + 1" in text
-    assert "T.address_of(x[()])" in text
+    assert 'x = T.alloc_local((1,), "int32")' in text  # its pointer is used: not `x: T.int32`
+    assert "x[0] = x[0] + 1" in text
+    assert "T.address_of(x[0])" in text
     assert 'y = T.decl_buffer((), "int32", scope="local", data=x.data)' in text
     out = np.zeros(1, "int32")
     tvm.compile(f, target="c")(out)

@@ -12,7 +12,9 @@ Printed forms (the parser accepts all of them):
   ``T.thread_binding(n, thread="threadIdx.x")``, ``T.grid`` for perfectly nested serial loops;
   ``x: T.int32 = v`` (a LetStmt over the rest of the block) and ``T.attr({...})`` when the
   statement ends its block, ``with T.let(v) as x:`` / ``with T.attr({...}):`` otherwise;
-  ``A = T.alloc_buffer(...)``, ``A = T.decl_buffer(..., data=B.data)``,
+  ``A = T.alloc_buffer(...)``, ``A = T.decl_buffer(..., data=B.data)``; a ``local``
+  one-element buffer used only by element as ``x: T.int32`` (``x: T.int32 = v`` with its first
+  store), the seed's mutable scalar, its accesses ``x[0]``;
   ``bx, by = T.cta_id([32, 4])``, ``assert c, "msg"``, ``T.evaluate(v)`` for a non-call.
 - tile primitives: ``T.tile.<op>(...)`` at thread scope, ``T.cta.``/``T.warp.``/``T.wg.``/
   ``T.cluster.<op>(...)`` otherwise, with ``dispatch=``, ``workspace=``, ``config=`` when set;
@@ -304,8 +306,45 @@ class _Printer(_ExprPrinter):
 
     def s_SeqStmt(self, s: S.SeqStmt, last: bool) -> None:
         n = len(s.seq)
-        for k, c in enumerate(s.seq):
+        k = 0
+        while k < n:
+            c = s.seq[k]
+            if isinstance(c, S.AllocBuffer) and _scalar_alloc(c):
+                k += self.scalar_decl(c, s.seq[k + 1:])
+                continue
             self.stmt(c, last and k == n - 1)
+            k += 1
+
+    def scalar_decl(self, alloc: S.AllocBuffer, rest: list[S.Stmt]) -> int:
+        """A local one-element buffer whose later uses are all element accesses, as the seed
+        writes it: ``x: T.int32``, or ``x: T.int32 = v`` with the store right after it (the
+        parser reads both back as the buffer; a value form is a let unless later statements
+        index ``x``, so the store is merged only where they do). Returns the statements
+        printed (1 or 2); an allocation used otherwise prints as ``T.alloc_local``."""
+        buf = alloc.buffer
+        uses = _ElementUses(buf)
+        uses.visit(rest)
+        if uses.other:
+            self.s_AllocBuffer(alloc, last=False)
+            return 1
+        first = rest[0] if rest else None
+        init = (isinstance(first, S.BufferStore) and first.buffer is buf
+                and all(isinstance(i, E.IntImm) and i.value == 0 for i in first.indices))
+        if init:
+            assert isinstance(first, S.BufferStore)
+            after = _ElementUses(buf)
+            after.visit(rest[1:])
+            value_uses = _ElementUses(buf)
+            value_uses.visit(first.value)
+            init = after.element and not value_uses.element
+        name = self.define_buffer(buf)
+        if init:
+            assert isinstance(first, S.BufferStore)
+            self.line(f"{name}: {self.dtype_ctor(buf.dtype)} = "
+                      f"{self.typed_for(first.value, buf.dtype)}")
+            return 2
+        self.line(f"{name}: {self.dtype_ctor(buf.dtype)}")
+        return 1
 
     def s_BufferStore(self, s: S.BufferStore, last: bool) -> None:
         idx = ", ".join(self.expr(i) for i in s.indices) or "()"  # a 0-d buffer: B[()]
@@ -473,6 +512,51 @@ class _Printer(_ExprPrinter):
 
 
 # -- helpers ---------------------------------------------------------------------------------
+def _scalar_alloc(s: S.AllocBuffer) -> bool:
+    """An allocation the printer may write as ``x: T.int32``: one value in ``local`` memory,
+    with nothing else to say about it (no layout, strides, annotations, alignment)."""
+    b = s.buffer
+    return (b.scope == "local" and len(b.shape) == 1 and isinstance(b.shape[0], E.IntImm)
+            and b.shape[0].value == 1 and b.layout is None and not b.strides
+            and not s.annotations and not b.align and not b.axis_separators
+            and not b.offset_factor and b.dtype.lanes == 1 and not b.dtype.is_handle)
+
+
+class _ElementUses(Visitor):
+    """How statements use ``buf``: ``element`` if they load or store its elements, ``other``
+    if they use it otherwise (a region, a tile operand, its data pointer)."""
+
+    def __init__(self, buf: Buffer) -> None:
+        self.buf = buf
+        self.element = False
+        self.other = False
+
+    def visit_BufferLoad(self, e: E.BufferLoad) -> None:
+        if e.buffer is self.buf:
+            self.element = True
+            self.visit(e.indices)
+        else:
+            self.generic_visit(e)
+
+    def visit_BufferStore(self, st: S.BufferStore) -> None:
+        if st.buffer is self.buf:
+            self.element = True
+            self.visit(st.value)
+            self.visit(st.indices)
+        else:
+            self.generic_visit(st)
+
+    def visit_Buffer(self, b: Buffer) -> None:
+        if b is self.buf:
+            self.other = True
+        else:
+            self.generic_visit(b)
+
+    def visit_Var(self, v: E.Var) -> None:
+        if v is self.buf.data:
+            self.other = True
+
+
 def _gridable(f: S.For) -> bool:
     return (f.kind is S.ForKind.SERIAL and not f.annotations and not f.thread_tag
             and isinstance(f.min, E.IntImm) and f.min.value == 0)

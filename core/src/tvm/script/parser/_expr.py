@@ -87,11 +87,27 @@ class ExprParser(ParserBase):
         return value.load() if isinstance(value, ScalarCell) else value
 
     def _e_Attribute(self, node: ast.Attribute) -> Any:
-        if isinstance(node.value, ast.Name):  # x.source / x.buffer / x.data of a scalar cell
-            cell = self._cell(node.value.id)
-            if cell is not None and node.attr in ScalarCell.BUFFER_ATTRS:
-                return cell.attribute(node.attr)
-        return getattr(self.eval(node.value), node.attr)
+        value = self._attribute(node)
+        return value.load() if isinstance(value, ScalarCell) else value
+
+    def _attribute(self, node: ast.Attribute) -> Any:
+        """``obj.attr``, a scalar cell it holds left as the cell (a ``T.meta_class``
+        instance's scalar); ``x.source`` / ``x.buffer`` / ``x.data`` of a cell ``x`` (a name
+        or such an attribute: ``self.n.buffer``) are its buffer and pointer."""
+        base = self._unloaded(node.value)
+        if isinstance(base, ScalarCell):
+            if node.attr in ScalarCell.BUFFER_ATTRS:
+                return base.attribute(node.attr)
+            base = base.load()
+        return getattr(base, node.attr)
+
+    def _unloaded(self, node: ast.expr) -> Any:
+        """``node``'s value, evaluated once, a scalar cell left as the cell (not its load)."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id, node)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node)
+        return self.eval(node)
 
     def _e_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self._elts(node.elts))
@@ -204,8 +220,14 @@ class ExprParser(ParserBase):
 
         return slice(part(node.lower), part(node.upper), part(node.step))
 
+    def _subscripted(self, node: ast.expr) -> Any:
+        """What ``node[...]`` indexes: a scalar cell's buffer (``x[0]`` of ``x: T.int32``, as
+        the printer writes its accesses), else ``node``'s value."""
+        value = self._unloaded(node)
+        return value.buffer if isinstance(value, ScalarCell) else value
+
     def _e_Subscript(self, node: ast.Subscript) -> Any:
-        obj = self.eval(node.value)
+        obj = self._subscripted(node.value)
         if isinstance(obj, Buffer):
             return self._buffer_access(obj, node)
         return obj[self.eval(node.slice)]
@@ -276,7 +298,7 @@ class ExprParser(ParserBase):
         arguments; a body of one ``return <expr>`` gives that expression."""
         fn = macro.fn
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = inspect.signature(fn).bind(*macro.bound_args, *args, **kwargs)
         except TypeError as exc:
             raise self.err(node, f"{fn.__name__}(): {exc}") from None
         bound.apply_defaults()

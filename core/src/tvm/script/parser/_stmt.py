@@ -17,6 +17,7 @@ from ...ir.dtype import DataType
 from ...tirx.operator.tile_primitive.ops import make_compose_op
 from .. import tirx as _T
 from ..tirx import tile as _tile
+from ..tirx._buffers import META_CLASS, owned_buffers
 from ._support import (
     _BINOPS,
     _UNSUPPORTED,
@@ -35,24 +36,25 @@ from ._support import (
 )
 
 
-def _address_taken(name: str, stmts: list[ast.stmt]) -> bool:
-    """Whether ``T.address_of(name)`` appears in ``stmts``."""
-    for stmt in stmts:
-        for n in ast.walk(stmt):
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                    and n.func.attr == "address_of" and n.args
-                    and isinstance(n.args[0], ast.Name) and n.args[0].id == name):
-                return True
-    return False
-
-
-def _assigned(name: str, stmts: list[ast.stmt]) -> bool:
-    """Whether ``name = ...`` (or ``name += ...``) appears in ``stmts``, at any depth."""
+def _used_as_cell(name: str, stmts: list[ast.stmt]) -> bool:
+    """Whether ``stmts`` (at any depth) use ``name`` as memory: assign it (``name = ...``,
+    ``name += ...``), index it (``name[0]``), take its buffer (``name.buffer``, ``.data``,
+    ``.source``) or its address (``T.address_of(name)``)."""
     for stmt in stmts:
         for n in ast.walk(stmt):
             targets = (n.targets if isinstance(n, ast.Assign)
                        else [n.target] if isinstance(n, ast.AugAssign) else [])
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return True
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
+                    and n.value.id == name:
+                return True
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
+                    and n.value.id == name and n.attr in ScalarCell.BUFFER_ATTRS:
+                return True
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "address_of" and n.args
+                    and isinstance(n.args[0], ast.Name) and n.args[0].id == name):
                 return True
     return False
 
@@ -302,12 +304,18 @@ class StmtParser(ParserBase):
             return [e.id for e in target.elts]  # type: ignore[attr-defined]
         raise self.err(target, "expected a name or a tuple of names here")
 
-    def _s_AugAssign(self, node: ast.AugAssign, stmts: list[ast.stmt], i: int) -> S.Stmt:
+    def _s_AugAssign(self, node: ast.AugAssign, stmts: list[ast.stmt], i: int) -> S.Stmt | None:
         target = node.target
         cell = self._cell(target.id) if isinstance(target, ast.Name) else None
+        if isinstance(target, ast.Attribute):
+            obj, cell = self._attribute_cell(target)
+            if cell is None:  # a Python attribute: updated as Python does
+                value = _BINOPS[type(node.op)](getattr(obj, target.attr), self.eval(node.value))
+                return self._attribute_assign(target, value, node.value)
         if cell is not None:  # x += v of a T.local_scalar: a store into it
             return cell.store(_BINOPS[type(node.op)](cell.load(), self._operand(node.value)))
-        if not (isinstance(target, ast.Subscript) and isinstance(self.eval(target.value), Buffer)):
+        if not (isinstance(target, ast.Subscript)
+                and isinstance(self._subscripted(target.value), Buffer)):
             raise self.err(node, "only buffer elements can be updated in place (A[i] += v); "
                                  "script variables are immutable")
         load = self.eval(target)
@@ -343,18 +351,29 @@ class StmtParser(ParserBase):
             raise self.err(node.annotation, "annotate a script variable with a scalar type, "
                                             "e.g. `x: T.int32 = ...`")
         dtype = DataType(str(ann))
+        name = node.target.id
         if node.value is None:
-            rest = stmts[i + 1:]
-            if _address_taken(node.target.id, rest) or _assigned(node.target.id, rest):
-                # `d: T.uint64` then T.address_of(d) (an intrinsic fills it through the
-                # pointer), or `phase: T.int32` then `phase = phase ^ 1` (the seed's mutable
-                # variable): the value lives in memory, a local scalar
-                spec = _T.local_scalar(str(dtype))
-                return self._scalar_def(node, spec.make(node.target.id), spec)
-            self.bind(node.target.id, E.Var(node.target.id, dtype))
-            return None
+            if dtype.is_handle:  # `p: T.handle`: a handle variable
+                self.bind(name, E.Var(name, dtype))
+                return None
+            # `x: T.int32`: the seed's mutable scalar, a local value in memory (assigned with
+            # `x = v`, filled through T.address_of(x), ...)
+            spec = _T.alloc_local((1,), str(dtype))
+            return self._scalar_def(node, spec.make(name), spec)
         value = self._operand(node.value)
-        return self._let(node.target.id, value, dtype, stmts, i)
+        if dtype.is_handle and not (isinstance(value, E.PrimExpr) and value.dtype.is_handle):
+            got = value.dtype if isinstance(value, E.PrimExpr) else type(value).__name__
+            raise self.err(node.value, f"`{name}: T.handle = ...` binds a pointer, but "
+                                       f"the value has type {got}; give a handle (a buffer's "
+                                       f".data or .ptr_to([...])), or write "
+                                       f"T.reinterpret(\"handle\", v) to reinterpret an integer")
+        if not dtype.is_handle and _used_as_cell(name, stmts[i + 1:]):
+            # `x: T.int32 = 0` later assigned (`x = x + 1`, in a loop too) or indexed: the
+            # seed's mutable scalar, the value stored in a local one-element buffer
+            spec = _T.alloc_local((1,), str(dtype))
+            spec.init = value
+            return self._scalar_def(node, spec.make(name), spec)
+        return self._let(name, value, dtype, stmts, i)
 
     def _local_annotation(self, node: ast.AnnAssign) -> _T.BufferSpec | None:
         """``v: T.float32[8]`` / ``m: T.f16[4, 8]``: the seed's annotation spelling of
@@ -406,6 +425,8 @@ class StmtParser(ParserBase):
             var = self._thread_var(target.id, value, node.value)
             self.bind(target.id, var)
             self._rest(stmts, i, lambda body: _thread_loop(var, value, body))
+        if isinstance(target, ast.Attribute):
+            return self._attribute_assign(target, value, node.value)
         if not isinstance(target, ast.Name):
             if isinstance(value, _T.MetaVar):
                 value = value.value
@@ -429,13 +450,50 @@ class StmtParser(ParserBase):
             cell = self._cell(name)
             if cell is not None:  # x = v of a T.local_scalar: a store into it
                 return cell.store(value)
+            current = self._bound(name)
+            if isinstance(current, Buffer) and len(current.shape) == 1 \
+                    and isinstance(current.shape[0], E.IntImm) and current.shape[0].value == 1:
+                # F = v of a one-element buffer: a store into F[0], as in the seed
+                return ScalarCell(current).store(value)
             return self._let(name, value, None, stmts, i)
+        if getattr(type(value), META_CLASS, False):  # first = Holder(x): its buffers, here
+            self.bind(name, value)
+            return self._meta_instance(node, name, value)
         self.bind(name, value)  # a Python value (layout, region, tuple...): bound as is
         bind_hook = getattr(type(value), "__tvm_script_bind__", None)
         if bind_hook is not None:
             # a script helper (a pipeline, a shared-memory pool): it learns its name and gives
             # the statements that set it up (allocations, initialisation), or None
             return bind_hook(value, name)
+        return None
+
+    def _attribute_cell(self, target: ast.Attribute) -> tuple[Any, ScalarCell | None]:
+        """The object ``obj`` of ``obj.attr`` and, when ``obj.attr`` holds a scalar (a cell, or
+        the value of one passed into a helper's object: ``State(counter)``), that cell."""
+        obj = self.eval(target.value)
+        current = getattr(obj, target.attr, None)
+        if isinstance(current, ScalarCell):
+            return obj, current
+        if isinstance(current, E.BufferLoad) and id(current.buffer) in self._cell_buffers:
+            return obj, ScalarCell(current.buffer)
+        return obj, None
+
+    def _attribute_assign(self, target: ast.Attribute, value: Any,
+                          value_node: ast.expr) -> S.Stmt | None:
+        """``obj.attr = v`` (in a ``T.inline`` method: ``self.count = self.count + 1``): a store
+        when ``obj.attr`` is a scalar, as in the seed; otherwise the Python attribute is set
+        (a meta-level value, such as a tile scheduler's current index)."""
+        obj, cell = self._attribute_cell(target)
+        if cell is not None:
+            if isinstance(value, BufferRegion):
+                raise self._region_error(value, value_node)
+            return cell.store(value)
+        if isinstance(value, _T.MetaVar):
+            value = value.value
+        try:
+            setattr(obj, target.attr, value)
+        except (AttributeError, TypeError) as exc:
+            raise self.err(target, f"cannot set {ast.unparse(target)}: {exc}") from None
         return None
 
     def _thread_var(self, name: str, spec: _T.LaunchThreadSpec, node: ast.AST) -> E.Var:
@@ -467,7 +525,7 @@ class StmtParser(ParserBase):
             self._bind_tuple(t, v)
 
     def _store(self, target: ast.Subscript, value_node: ast.expr) -> S.Stmt:
-        buf = self.eval(target.value)
+        buf = self._subscripted(target.value)
         if not isinstance(buf, Buffer):
             raise self.err(target, "only buffer elements can be assigned (A[i] = v)")
         load = self._buffer_access(buf, target)
@@ -502,6 +560,10 @@ class StmtParser(ParserBase):
         if not isinstance(target, ast.Name):
             raise self.err(target, "assign a buffer to one name")
         name = target.id
+        if spec.kind == "param" and "data" in spec.kwargs:
+            # the seed's `alias = T.Buffer(shape, dtype, data=buf.data)` in a body: a view of
+            # that memory, as T.decl_buffer declares it (and the printer writes it)
+            spec.kind = "decl"
         if spec.kind == "param":
             raise self.err(node.value, "T.Buffer(...) annotates a parameter; inside a body use "
                                        "T.alloc_buffer, T.decl_buffer or T.match_buffer")
@@ -525,7 +587,28 @@ class StmtParser(ParserBase):
         self.buffer_map[handle] = buf
         return None
 
-    def _scalar_def(self, node: ast.stmt, buf: Buffer, spec: _T.BufferSpec) -> S.Stmt:
+    def _meta_instance(self, node: ast.stmt, name: str, obj: Any) -> S.Stmt | None:
+        """Allocate what a ``T.meta_class`` instance owns, named ``<name>_<attribute>``; its
+        attributes become the buffers (a scalar's, a cell reading its value)."""
+        out: list[S.Stmt] = []
+        for attr, spec in owned_buffers(obj).items():
+            if spec.kind not in ("alloc", "decl"):
+                raise self.err(node, f"{type(obj).__name__}.{attr} is a T.{spec.kind}_buffer "
+                                     "description; a T.meta_class instance can own allocations "
+                                     "and views (T.alloc_buffer, T.decl_buffer, the scalars)")
+            buf = spec.make(f"{name}_{attr}")
+            if spec.scalar:
+                out.append(self._scalar_def(node, buf, spec, bind=False))
+                setattr(obj, attr, ScalarCell(buf))
+                continue
+            define: S.Stmt = S.AllocBuffer(buf, spec.annotations) if spec.kind == "alloc" \
+                else S.DeclBuffer(buf)
+            out.append(self._mark(define, node))
+            setattr(obj, attr, buf)
+        return S.seq(out) if out else None
+
+    def _scalar_def(self, node: ast.stmt, buf: Buffer, spec: _T.BufferSpec, *,
+                    bind: bool = True) -> S.Stmt:
         """``x = T.local_scalar(...)`` / ``T.shared_scalar`` / ``T.decl_scalar``: the 0-d
         buffer, with ``x`` bound to its element (a :class:`ScalarCell`)."""
         span = self.src.span(node)
@@ -534,7 +617,9 @@ class StmtParser(ParserBase):
             else S.DeclBuffer(buf)
         define.span = span
         cell = ScalarCell(buf)
-        self.bind(buf.name, cell)
+        self._cell_buffers.add(id(buf))
+        if bind:
+            self.bind(buf.name, cell)
         if spec.init is None:
             return define
         init = cell.store(spec.init)

@@ -21,6 +21,7 @@ from ...ir.buffer import Buffer, BufferRegion, Range
 from ...ir.dtype import DataType
 from ...ir.node import Node
 from ...ir.op import Op
+from ...tirx.script import builder as _builder
 from .. import ir as _I
 from .. import tirx as _T
 from ..diagnostics import Source
@@ -153,6 +154,9 @@ class ParserBase:
         # regions written with fewer indices than the rank (`A[i]` of a 2-d A): how many
         self._short_regions: dict[int, int] = {}
         self._keep: list[BufferRegion] = []
+        # the buffers of the script's scalar cells (their values, passed into helpers' objects,
+        # are stored into when assigned as attributes: `self.count = v`)
+        self._cell_buffers: set[int] = set()
 
     # -- errors ---------------------------------------------------------------------------
     def err(self, node: ast.AST | None, message: str) -> DiagnosticError:
@@ -186,6 +190,13 @@ class ParserBase:
         raise self.err(node, f"name '{name}' is not defined")
 
 
+    def _bound(self, name: str) -> Any:
+        """What ``name`` is bound to in the script's scopes (None if it is not)."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
     def _cell(self, name: str) -> ScalarCell | None:
         """The scalar cell (``T.local_scalar`` & co) ``name`` is bound to in the script."""
         for scope in reversed(self.scopes):
@@ -198,6 +209,7 @@ class ParserBase:
     if TYPE_CHECKING:  # what the expression and statement halves call of each other
         def eval(self, node: ast.AST) -> Any: ...
         def _operand(self, node: ast.expr) -> Any: ...
+        def _subscripted(self, node: ast.expr) -> Any: ...
         def _elts(self, elts: list[ast.expr]) -> list[Any]: ...
         def _region_error(self, region: BufferRegion, node: ast.AST) -> DiagnosticError: ...
         def _buffer_access(self, buf: Buffer, node: ast.Subscript) -> E.BufferLoad | BufferRegion: ...
@@ -224,22 +236,30 @@ def stored_value(buf: Buffer, value: Any) -> Any:
 
 
 class ScalarCell:
-    """A script name bound by ``T.local_scalar`` / ``T.shared_scalar`` / ``T.alloc_scalar`` /
-    ``T.decl_scalar``: the one element of a 0-d buffer. Read, it is the load ``x[()]``;
-    assigned (``x = v``, ``x += v``, in any nested block), a store into it; ``x.source`` /
-    ``x.buffer`` is the buffer and ``x.data`` its pointer. Only the parser sees it: the IR
-    holds the buffer, so the printer writes the 0-d buffer and ``x[()]``."""
+    """A script name bound to one value in memory: ``x: T.int32 [= v]`` (the seed's mutable
+    scalar), ``T.local_scalar`` / ``T.shared_scalar`` / ``T.alloc_scalar`` / ``T.decl_scalar``:
+    the element of a one-element buffer. Read, it is the load ``x[0]``; assigned (``x = v``,
+    ``x += v``, in any nested block), a store into it; ``x[0]`` is the element too, and
+    ``x.source`` / ``x.buffer`` is the buffer and ``x.data`` its pointer. Only the parser sees
+    it: the IR holds the buffer, so the printer writes ``x[0]`` (and a ``local`` one's
+    allocation as ``x: T.int32``)."""
 
     BUFFER_ATTRS = ("source", "buffer", "data")
 
     def __init__(self, buffer: Buffer) -> None:
         self.buffer = buffer
 
-    def load(self) -> E.BufferLoad:
-        return E.BufferLoad(self.buffer, [])
+    def indices(self) -> list[int]:
+        return [0] * len(self.buffer.shape)
 
-    def store(self, value: Any) -> S.BufferStore:
-        return S.BufferStore(self.buffer, stored_value(self.buffer, value), [])
+    def load(self) -> E.BufferLoad:
+        return E.BufferLoad(self.buffer, self.indices())
+
+    def store(self, value: Any) -> S.Stmt:
+        # through the module, so that the seed's tests can replace the builder there
+        stmt: S.Stmt = _builder.buffer_store(self.buffer, stored_value(self.buffer, value),
+                                            self.indices())
+        return stmt
 
     def attribute(self, name: str) -> Any:
         return self.buffer.data if name == "data" else self.buffer

@@ -86,6 +86,9 @@ from ._buffers import (
     match_buffer as match_buffer,
 )
 from ._buffers import (
+    meta_class as meta_class,
+)
+from ._buffers import (
     shared_scalar as shared_scalar,
 )
 from ._loops import (
@@ -167,12 +170,15 @@ class ScalarType(str):
 class HandleType(ScalarType):
     """``T.handle``: the annotation of a handle parameter, and (called) a handle variable:
     ``p = T.handle("float16", "shared")`` is a pointer to float16 shared memory,
-    ``tm = T.handle("tensormap")`` a TMA descriptor value (as ``T.TensorMap`` annotates)."""
+    ``tm = T.handle("tensormap")`` a TMA descriptor value (as ``T.TensorMap`` annotates);
+    ``T.handle(0)`` is a handle literal (how the printer writes one)."""
 
     def __call__(self, value: Any = None, scope: str | None = None, *,  # type: ignore[override]
                  name: str | None = None, is_size_var: bool = False) -> Any:
         if value is None and scope is None:
             return super().__call__(name=name, is_size_var=is_size_var)
+        if isinstance(value, int) and not isinstance(value, builtins.bool) and scope is None:
+            return _E.IntImm(DataType("handle"), value)  # T.handle(0): an address literal
         if value == "tensormap":
             return HandleVar(name or "handle", "handle", ptr_scope=TensorMap.ptr_scope)
         ptr_dtype = "void" if value is None else str(DataType(value))
@@ -429,9 +435,17 @@ class InlineFunction:
     resolve, as in Python, to its own closure and module); a body that is a single ``return
     <expr>`` is an expression. Called outside a script, it is an error."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], bound_args: tuple[Any, ...] = ()) -> None:
         self.fn = fn
+        #: leading arguments already given: the instance of a method (``obj.step()``)
+        self.bound_args = bound_args
         _functools.update_wrapper(self, fn)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> InlineFunction:
+        """A ``@T.inline`` method of a class: ``obj.step()`` passes ``obj`` as ``self``."""
+        if obj is None:
+            return self
+        return InlineFunction(self.fn, (*self.bound_args, obj))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"T.inline function {self.fn.__name__}() is parsed into the kernel that "

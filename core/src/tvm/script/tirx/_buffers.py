@@ -1,11 +1,13 @@
 """Buffer builders of ``T``: ``T.Buffer`` (parameters), ``T.match_buffer``, ``T.alloc_buffer``
 (and ``alloc_shared`` / ``alloc_local``), ``T.decl_buffer`` and the scalar cells
 (``T.local_scalar``, ``T.shared_scalar``, ``T.alloc_scalar``, ``T.decl_scalar``). Each returns a
-:class:`BufferSpec` that the parser names after the assignment target."""
+:class:`BufferSpec` that the parser names after the assignment target. ``T.meta_class`` marks a
+helper class whose instances own the buffers their constructor describes."""
 
 from __future__ import annotations
 
 import builtins
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +32,10 @@ class BufferSpec:
     scalar: bool = False  # T.local_scalar & co: the name is the element, not the buffer
     init: Any = None  # T.local_scalar(init=v): the value stored right after the allocation
 
+    def __post_init__(self) -> None:
+        if _CREATED:  # inside a T.meta_class constructor: it must keep what it allocates
+            _CREATED[-1].append(self)
+
     def make(self, name: str) -> _Buffer:
         return _Buffer(name, self.shape, self.dtype, **self.kwargs)
 
@@ -41,6 +47,9 @@ class BufferSpec:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         return getattr(self.make("buffer"), name)
 
+
+# the buffers described while T.meta_class constructors run (innermost last)
+_CREATED: list[list[BufferSpec]] = []
 
 # what a spec reads of the buffer it describes outside a parse (BufferSpec.__getattr__)
 _BUFFER_ATTRS = frozenset(("layout", "strides", "scope", "data", "elem_offset", "ndim",
@@ -112,12 +121,19 @@ def _with_extras(kw: dict[str, Any], axis_separators: Any, offset_factor: int) -
 
 def Buffer(shape: Any, dtype: str = "float32", *, strides: Any = None,  # noqa: N802
            scope: str = "global", layout: Any = None, elem_offset: Any = 0,
-           align: int = 0, axis_separators: Any = None, offset_factor: int = 0) -> BufferSpec:
-    """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``."""
+           align: int = 0, axis_separators: Any = None, offset_factor: int = 0,
+           data: Any = None) -> BufferSpec:
+    """The annotation of a buffer parameter: ``A: T.Buffer((64, 64), "float32")``. With
+    ``data=`` (``alias = T.Buffer((1,), "uint32", data=B.data, scope="shared")`` in a body, as
+    the seed writes it) a view of existing memory: the same as :func:`decl_buffer`."""
+    if data is not None and not (isinstance(data, Var) and data.dtype.is_handle):
+        raise TypeError(f"T.Buffer(data=...) expects a handle variable such as `B.data`, got "
+                        f"{data!r:.60}")
     dims = _extents(shape)
     return BufferSpec("param", dims, _value_dtype(dtype),
                       _with_extras(_buffer_kwargs(strides, scope, layout, elem_offset, align,
-                                                  shape=dims), axis_separators, offset_factor))
+                                                  data, shape=dims),
+                                   axis_separators, offset_factor))
 
 
 def match_buffer(param: Any, shape: Any, dtype: str = "float32", *, strides: Any = None,
@@ -220,11 +236,12 @@ def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, strides: A
 
 
 def alloc_scalar(dtype: Any = "float32", scope: str = "global", *, init: Any = None) -> BufferSpec:
-    """``x = T.alloc_scalar("int32", "local")``: one value in ``scope``, a 0-d buffer named
-    by its element. In the script ``x`` reads the value, ``x = v`` and ``x += v`` store into
-    it, and ``x.source`` (or ``x.buffer``) is the buffer; the IR is the 0-d allocation, so it
-    prints as ``T.alloc_buffer((), ...)`` with ``x[()]`` accesses."""
-    spec = alloc_buffer((), dtype, scope=scope)
+    """``x = T.alloc_scalar("int32", "local")``: one value in ``scope``, a one-element buffer
+    named by its element (as in the seed). In the script ``x`` reads the value, ``x = v`` and
+    ``x += v`` store into it, and ``x.source`` (or ``x.buffer``) is the buffer; the IR is the
+    ``(1,)`` allocation with ``x[0]`` accesses, which prints as ``x: T.int32`` in ``local``
+    memory (the seed's annotation form) and as ``T.alloc_buffer((1,), ...)`` elsewhere."""
+    spec = alloc_buffer((1,), dtype, scope=scope)
     spec.scalar, spec.init = True, init
     return spec
 
@@ -244,13 +261,13 @@ def shared_scalar(dtype: Any = "float32") -> BufferSpec:
 def decl_scalar(dtype: Any = "float32", data: Any = None, scope: str = "global",
                 elem_offset: Any = 0) -> BufferSpec:
     """``t = T.decl_scalar("uint32", pool.data, "shared.dyn", 0)``: the value at element
-    ``elem_offset`` of existing memory, used as :func:`alloc_scalar`'s is (a 0-d
+    ``elem_offset`` of existing memory, used as :func:`alloc_scalar`'s is (a one-element
     ``T.decl_buffer``)."""
     if data is None:
         raise TypeError("T.decl_scalar views existing memory: give its data, e.g. "
                         "T.decl_scalar(\"uint32\", pool.data, \"shared.dyn\", 0); for a new "
                         "value use T.local_scalar or T.shared_scalar")
-    spec = decl_buffer((), dtype, data=data, scope=scope, elem_offset=elem_offset)
+    spec = decl_buffer((1,), dtype, data=data, scope=scope, elem_offset=elem_offset)
     spec.scalar = True
     return spec
 
@@ -266,3 +283,49 @@ def _allocated_offset(addr: Any, elem_offset: Any, scope: str) -> Any:
     if isinstance(elem_offset, builtins.int) and elem_offset == 0:
         return addr
     return addr + elem_offset
+
+
+#: the class attribute that marks a T.meta_class
+META_CLASS = "__tvm_meta_class__"
+
+
+def meta_class(cls: type) -> type:
+    """Decorator (the seed's ``@T.meta_class``): a helper class whose constructor may allocate
+    buffers and scalars for each instance, kept as its attributes
+    (``self.buf = T.alloc_local((2,), "int32")``, ``self.n = T.local_scalar("int32")``). An
+    instance made in a script and assigned to a name (``first = Holder(x)``) allocates them
+    there, named after the instance and the attribute (``first_buf``, ``first_n``), and the
+    attributes become those buffers (a scalar reads its value). Buffers passed in stay as
+    they are. A buffer the constructor describes without keeping it on ``self`` is an error:
+    nothing would own it."""
+    if not isinstance(cls, type):
+        raise TypeError(f"T.meta_class decorates a class, got {type(cls).__name__}")
+    init = cls.__init__  # type: ignore[misc]
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        created: list[BufferSpec] = []
+        _CREATED.append(created)
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            _CREATED.pop()
+        kept = {id(v) for v in owned_buffers(self).values()}
+        stray = [spec for spec in created if id(spec) not in kept]
+        if stray:
+            what = ", ".join(f"a {'scalar' if sp.scalar else 'buffer'} of shape "
+                             f"{tuple(sp.shape)} ({sp.dtype}, {sp.kwargs.get('scope')})"
+                             for sp in stray)
+            raise TypeError(f"{cls.__name__}.__init__ allocates {what} without keeping it on "
+                            f"self; a T.meta_class instance owns what it allocates: assign it "
+                            f"to an attribute (self.tmp = T.alloc_buffer(...)), or allocate it "
+                            f"in the kernel and pass it in")
+
+    cls.__init__ = __init__  # type: ignore[misc]
+    setattr(cls, META_CLASS, True)
+    return cls
+
+
+def owned_buffers(obj: Any) -> dict[str, BufferSpec]:
+    """The buffers a T.meta_class instance owns, by attribute (not yet allocated)."""
+    return {k: v for k, v in vars(obj).items() if isinstance(v, BufferSpec)}

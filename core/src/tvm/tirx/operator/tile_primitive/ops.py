@@ -202,6 +202,8 @@ class TileOpSpec:
         paragraphs = [
             self.doc,
             self.details,
+            " ".join(f"{alias}= is another name of {pname}= (the seed's)."
+                     for alias, pname in self.aliases.items()),
             f"{buffers} take a Buffer or a region of one, such as A[0:32, k:k + 32].",
             f"Tx.{n} runs at thread scope: the calling thread does all of it. Tx.warp.{n}, "
             f"Tx.warpgroup.{n} (or Tx.wg.{n}), Tx.cta.{n} and Tx.cluster.{n} run it with the "
@@ -331,15 +333,18 @@ _add(TileOpSpec("binary_chain", ("dst", "src1", "src2", "src3", "op1", "op2"), "
                 details=f"One element-wise pass; src3 may be dst. {_OP_NAMES}"))
 _add(TileOpSpec("binary_reduce", ("dst", "reduce_dst", "src1", "src2", "op", "reduce_op", "axes"),
                 "compose", ("dst", "reduce_dst"), {"axes": -1},
+                keyword_aliases={"reduce_axes": "axes"},
                 doc="dst = src1 op src2; reduce_dst = reduce_op of dst over axes",
                 details=f"{_OP_NAMES} reduce_op is 'sum', 'max' or 'min'; axes as in sum."))
 _add(TileOpSpec("unary_reduce", ("dst", "reduce_dst", "src", "op", "reduce_op", "axes", "bias", "scale"),
                 "compose", ("dst", "reduce_dst", "src"), {"axes": -1, "bias": None, "scale": None},
+                keyword_aliases={"reduce_axes": "axes"},
                 doc="dst = op(src * scale + bias); reduce_dst = reduce_op of dst over axes",
                 details="op names a unary op (exp, log, relu, ...); reduce_op is 'sum', 'max' or "
                         "'min'; axes as in sum. Used for softmax-style passes."))
 _add(TileOpSpec("reduce_negate", ("dst", "src", "reduce_op", "axes"), "compose", ("dst", "src"),
-                {"axes": -1}, doc="dst = -(reduce_op of src over axes)",
+                {"axes": -1}, keyword_aliases={"reduce_axes": "axes"},
+                doc="dst = -(reduce_op of src over axes)",
                 details="reduce_op is 'sum', 'max' or 'min'; axes as in sum."))
 # ``with Tx.compose_op(...):`` -- the call's arguments are the tile primitive calls of the block
 COMPOSE_OP = "compose_op"
