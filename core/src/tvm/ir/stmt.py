@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .buffer import Buffer, BufferRegion
-from .expr import FloorDiv, IntImm, Mul, PrimExpr, StringImm, Var, convert
+from .expr import FloorDiv, IntImm, IterVar, Mul, PrimExpr, StringImm, Var, convert
 from .node import Node
 from .op import Op
 from .span import Span
@@ -16,8 +16,9 @@ from .visitor import Mutator
 __all__ = [
     "ALLOCATED_ADDR", "EXEC_SCOPES", "AllocBuffer", "AssertStmt", "AttrStmt", "Bind", "BufferStore",
     "DeclBuffer",
-    "Evaluate", "ExecScope", "For", "ForKind", "IfThenElse", "LetStmt", "SCOPE_ID_KINDS", "ScopeIdDef",
-    "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "fold_binds", "resolve_scope_ids", "seq",
+    "Evaluate", "ExecScope", "For", "ForKind", "IfThenElse", "LetStmt", "SBlock", "SBlockRealize",
+    "SCOPE_ID_KINDS", "ScopeIdDef", "SeqStmt", "Stmt", "TilePrimitiveCall", "While", "fold_binds",
+    "resolve_scope_ids", "seq",
 ]
 
 
@@ -58,6 +59,28 @@ class SeqStmt(Stmt):
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.seq)
+
+    @property
+    def body(self) -> Stmt:
+        """The seed's nested view of a block that opens with a scope statement: the statements
+        after its first one. The seed nests the rest of the block in ``T.device_entry()`` (an
+        attribute statement there) and in each declaration; here they are flat, so
+        ``func.body.body`` is what the seed's reaches the same way. Any other sequence has no
+        body (``.seq`` holds its statements)."""
+        if len(self.seq) < 2 or not _opens_scope(self.seq[0]):
+            first = type(self.seq[0]).__name__ if self.seq else "nothing"
+            raise AttributeError(
+                f"'SeqStmt' object has no attribute 'body': it starts with {first}, not with "
+                f"T.device_entry() or a declaration that scopes the rest; its statements are .seq")
+        return seq(self.seq[1:])
+
+
+def _opens_scope(stmt: Stmt) -> bool:
+    """Whether the seed's form of ``stmt`` holds the rest of its block as its body."""
+    if isinstance(stmt, (AllocBuffer, DeclBuffer, ScopeIdDef, Bind)):
+        return True
+    call = stmt.value if isinstance(stmt, Evaluate) else None
+    return getattr(getattr(call, "op", None), "name", None) == "tirx.device_entry"
 
 
 def seq(stmts: Sequence[Stmt]) -> Stmt:
@@ -150,12 +173,15 @@ class Bind(Stmt):
 
 
 def fold_binds(stmt: Stmt) -> Stmt:
-    """``stmt`` with every :class:`Bind` made the :class:`LetStmt` over the statements after it
-    in its sequence (an empty rest is ``T.evaluate(0)``); a tree without one is returned as is."""
+    """``stmt`` in the forms passes see: every :class:`Bind` made the :class:`LetStmt` over the
+    statements after it in its sequence (an empty rest is ``T.evaluate(0)``), and every
+    :class:`DeclBuffer` with a body (the seed's nested form) made the flat declaration followed
+    by that body; a tree without either is returned as is."""
     class _Fold(Mutator):
         def visit_SeqStmt(self, node: SeqStmt) -> Stmt:
+            flat = seq([x if isinstance(x, Bind) else self.visit(x) for x in node.seq])
             rest: list[Stmt] = []
-            for item in reversed([x if isinstance(x, Bind) else self.visit(x) for x in node.seq]):
+            for item in reversed(flat.seq if isinstance(flat, SeqStmt) else [flat]):
                 if isinstance(item, Bind):
                     rest = [LetStmt(item.var, item.value, seq(rest) if rest else Evaluate(0))]
                 else:
@@ -165,16 +191,24 @@ def fold_binds(stmt: Stmt) -> Stmt:
         def visit_Bind(self, node: Bind) -> Stmt:
             return LetStmt(node.var, self.visit(node.value), Evaluate(0))
 
-    return _Fold().visit(stmt) if _has_bind(stmt) else stmt
+        def visit_DeclBuffer(self, node: DeclBuffer) -> Stmt:
+            if node.body is None:
+                return node
+            flat = DeclBuffer(node.buffer)
+            flat.span = node.span
+            return self.visit(SeqStmt([flat, node.body]))
+
+    return _Fold().visit(stmt) if _has_seed_form(stmt) else stmt
 
 
-def _has_bind(stmt: Any) -> bool:
-    """Whether a Bind is among the statements of ``stmt`` (expressions are not entered, and the
-    walk is iterative: deep expression trees must not recurse here)."""
+def _has_seed_form(stmt: Any) -> bool:
+    """Whether a Bind or a DeclBuffer with a body is among the statements of ``stmt``
+    (expressions are not entered, and the walk is iterative: deep expression trees must not
+    recurse here)."""
     todo = [stmt]
     while todo:
         node = todo.pop()
-        if isinstance(node, Bind):
+        if isinstance(node, Bind) or (isinstance(node, DeclBuffer) and node.body is not None):
             return True
         if isinstance(node, (list, tuple)):
             todo.extend(node)
@@ -230,13 +264,95 @@ class AllocBuffer(Stmt):
 
 class DeclBuffer(Stmt):
     """Declare ``buffer`` as a view of existing memory (its ``data`` pointer) for the rest of
-    the enclosing block."""
+    the enclosing block.
 
-    _fields = ("buffer",)
+    ``DeclBuffer(buffer, body)`` is the seed's nested form, the declaration over ``body``; a
+    :class:`PrimFunc` makes it the flat declaration followed by the body (:func:`fold_binds`),
+    so passes only see ``body=None``."""
+
+    _fields = ("buffer", "body")
     _def_fields = frozenset({"buffer"})
 
-    def __init__(self, buffer: Buffer) -> None:
+    def __init__(self, buffer: Buffer, body: Stmt | None = None) -> None:
+        if not isinstance(buffer, Buffer):
+            raise TypeError(f"DeclBuffer: expected a Buffer to declare, got {type(buffer).__name__}")
+        if body is not None and not isinstance(body, Stmt):
+            raise TypeError(f"DeclBuffer: the body must be a statement, got {type(body).__name__}")
         self.buffer = buffer
+        self.body = body
+
+
+class SBlock(Stmt):
+    """The seed's schedulable block, as a plain node: ``body`` over the block iteration axes
+    ``iter_vars`` (each an :class:`IterVar` with its domain), reading ``reads`` and writing
+    ``writes`` (buffer regions), with ``alloc_buffers`` allocated inside and an optional
+    ``init`` statement. The visitors, structural equality and the printer know it; no pass
+    schedules or lowers it (kernels here are written without blocks)."""
+
+    _fields = ("iter_vars", "reads", "writes", "name_hint", "alloc_buffers", "annotations",
+               "init", "body")
+    _def_fields = frozenset({"alloc_buffers"})
+
+    def __init__(self, iter_vars: Sequence[IterVar], reads: Sequence[BufferRegion],
+                 writes: Sequence[BufferRegion], name_hint: str, body: Stmt,
+                 init: Stmt | None = None, alloc_buffers: Sequence[Buffer] | None = None,
+                 match_buffers: Sequence[Any] | None = None,
+                 annotations: dict[str, Any] | None = None) -> None:
+        _check_items("SBlock", "iter_vars", iter_vars, IterVar)
+        _check_items("SBlock", "reads", reads, BufferRegion)
+        _check_items("SBlock", "writes", writes, BufferRegion)
+        _check_items("SBlock", "alloc_buffers", alloc_buffers or [], Buffer)
+        unbounded = [iv.var.name for iv in iter_vars if iv.dom is None]
+        if unbounded:
+            raise ValueError(f"SBlock: iteration axes {unbounded} have no domain; give each "
+                             f"IterVar its Range, e.g. IterVar(Range(0, n), var, 0)")
+        if match_buffers:
+            raise TypeError("SBlock: match_buffers are not supported (no buffer is matched "
+                            "inside a block here); declare the view with T.decl_buffer instead")
+        for name, value in (("body", body), ("init", init)):
+            if value is not None and not isinstance(value, Stmt):
+                raise TypeError(f"SBlock: {name} must be a statement, got {type(value).__name__}")
+        self.iter_vars = list(iter_vars)
+        self.reads = list(reads)
+        self.writes = list(writes)
+        self.name_hint = str(name_hint)
+        self.alloc_buffers = list(alloc_buffers or [])
+        self.annotations = dict(annotations or {})
+        self.init = init
+        self.body = body
+
+    @property
+    def match_buffers(self) -> list[Any]:
+        """Always empty (see the constructor)."""
+        return []
+
+
+class SBlockRealize(Stmt):
+    """Run ``block`` with its iteration axes bound to ``iter_values`` (one per axis), where
+    ``predicate`` (a bool) holds."""
+
+    _fields = ("iter_values", "predicate", "block")
+
+    def __init__(self, iter_values: Sequence[Any], predicate: Any, block: SBlock) -> None:
+        if not isinstance(block, SBlock):
+            raise TypeError(f"SBlockRealize: expected an SBlock, got {type(block).__name__}")
+        if len(iter_values) != len(block.iter_vars):
+            raise ValueError(f"SBlockRealize: {len(iter_values)} values for the "
+                             f"{len(block.iter_vars)} iteration axes of block "
+                             f"{block.name_hint!r}; give one value per axis")
+        self.iter_values = [convert(v) for v in iter_values]
+        self.predicate = convert(predicate)
+        if not self.predicate.dtype.is_bool:
+            raise TypeError(f"SBlockRealize: the predicate must be a bool, got a "
+                            f"{self.predicate.dtype} value; compare it, e.g. x != 0")
+        self.block = block
+
+
+def _check_items(node: str, field: str, items: Sequence[Any], cls: type) -> None:
+    for item in items:
+        if not isinstance(item, cls):
+            raise TypeError(f"{node}: every entry of {field} must be a {cls.__name__}, got "
+                            f"{type(item).__name__}")
 
 
 SCOPE_ID_KINDS = ("cta_id", "cluster_id", "cta_id_in_cluster", "thread_id", "warp_id", "lane_id",

@@ -67,6 +67,8 @@ _LOOP_FUNC = {S.ForKind.PARALLEL: "T.parallel", S.ForKind.VECTORIZED: "T.vectori
               S.ForKind.UNROLLED: "T.unroll", S.ForKind.THREAD_BINDING: "T.thread_binding",
               S.ForKind.SERIAL: "T.serial"}
 _COMPOSE_OP = "tirx.tile.compose_op"
+#: an SBlock iteration axis's T.axis kind, by the seed's IterVar type number
+_AXIS_KINDS = {0: "spatial", 2: "reduce", 3: "scan", 4: "opaque"}
 
 
 def to_script(node: Any, *, verbose_expr: bool = False,
@@ -490,6 +492,42 @@ class _Printer(_ExprPrinter):
             args += f", data={self.expr(data)}"
         name = self.define_buffer(s.buffer)
         self.line(f"{name} = T.decl_buffer({args})")
+        if s.body is not None:  # the seed's nested form: the declaration over its body
+            self.stmt(s.body, last)
+
+    def s_SBlockRealize(self, s: S.SBlockRealize, last: bool) -> None:
+        self.sblock(s.block, s.iter_values, s.predicate)
+
+    def s_SBlock(self, s: S.SBlock, last: bool) -> None:
+        self.sblock(s, None, None)
+
+    def sblock(self, b: S.SBlock, values: list[Any] | None, predicate: Any) -> None:
+        """The seed's ``with T.sblock(name):`` form (it does not parse back: blocks are built in
+        Python only here)."""
+        self.line(f"with T.sblock({json.dumps(b.name_hint)}):")
+
+        def body() -> None:
+            self.indent += 1
+            for k, iv in enumerate(b.iter_vars):
+                name = self.names.define(iv.var, iv.var.name)
+                assert iv.dom is not None  # SBlock() requires every axis's domain
+                dom = ", ".join(self.range_args(iv.dom.min, iv.dom.extent))
+                bound = "" if values is None else f", {self.expr(values[k])}"
+                self.line(f"{name} = T.axis.{_AXIS_KINDS.get(iv.iter_type, 'opaque')}"
+                          f"({dom}{bound})")
+            if predicate is not None and not (isinstance(predicate, E.IntImm) and predicate.value):
+                self.line(f"T.where({self.expr(predicate)})")
+            self.line(f"T.reads({', '.join(self.region(r) for r in b.reads)})")
+            self.line(f"T.writes({', '.join(self.region(r) for r in b.writes)})")
+            for buf in b.alloc_buffers:
+                self.line(f"{self.define_buffer(buf)} = T.alloc_buffer({self.buffer_args(buf)})")
+            if b.init is not None:
+                self.line("with T.init():")
+                self.scoped(lambda: self.block(b.init))
+            self.stmt(b.body, last=True)
+            self.indent -= 1
+
+        self.scoped(body)
 
     def s_ScopeIdDef(self, s: S.ScopeIdDef, last: bool) -> None:
         exts = ", ".join(self.expr(e) for e in s.extents)

@@ -100,6 +100,17 @@ class _Uses(BindingVisitor):
     def visit_DeclBuffer(self, s: S.DeclBuffer) -> None:
         # A view of another buffer's memory reuses a defined pointer; a fresh one is defined here.
         self._define_buffer(s.buffer)
+        if s.body is not None:  # the seed's nested form
+            self.visit(s.body)
+
+    def visit_IterVar(self, iv: E.IterVar) -> None:  # an SBlock's iteration axis
+        self.bind(iv.var)
+        self.visit(iv.dom)
+
+    def visit_SBlock(self, s: S.SBlock) -> None:
+        for buf in s.alloc_buffers:
+            self._define_buffer(buf)
+        self.visit([s.iter_vars, s.reads, s.writes, s.init, s.body])
 
 
 def _free_vars(f: PrimFunc) -> tuple[dict[int, E.Var], set[int]]:

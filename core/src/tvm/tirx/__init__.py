@@ -34,6 +34,8 @@ from ..ir import (
     PrimExpr,
     PrimFunc,
     Range,
+    SBlock,
+    SBlockRealize,
     ScopeIdDef,
     SeqStmt,
     SizeVar,
@@ -82,7 +84,7 @@ from .op import *  # noqa: F403 - the builtin math builders are part of this fac
 __all__ = [
     "AllocBuffer", "AssertStmt", "AttrStmt", "Bind", "Buffer", "BufferLoad", "BufferRegion", "BufferStore",
     "Call", "Cast", "DataType", "DeclBuffer", "Evaluate", "FloatImm", "For", "ForKind", "IRModule",
-    "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "ScopeIdDef",
+    "IfThenElse", "IntImm", "LetStmt", "Op", "PrimExpr", "PrimFunc", "Range", "SBlock", "SBlockRealize", "ScopeIdDef",
     "SeqStmt", "SizeVar", "Stmt", "StringImm", "TileLayout", "TilePrimitiveCall", "Var", "While", "const", "decl_buffer",
     "op",
     "register_tir_pipeline", "get_tir_pipeline",

@@ -7,6 +7,12 @@
 ``visit_stmt`` and ``visit_expr`` dispatch any node. ``ir_transform``, ``post_order_visit``
 and ``substitute`` are the seed's free functions.
 
+A statement's default walk is the seed's: its expressions go to ``visit_expr`` (which a
+``StmtVisitor`` / ``StmtMutator`` leaves alone and a subclass may override), its statements to
+``visit_stmt`` and its buffer regions to ``visit_buffer_region_``, in the seed's order; what
+the seed does not walk is not visited either (a loop's variable, a store's buffer, a block's
+name).
+
 Where the seed's node holds an expression and ours a Python number (the lane count of a Ramp
 or a Broadcast), the functors visit it as the int32 immediate the seed holds, and
 ``visit_expr`` takes a Python number as that immediate. A SizeVar goes to ``visit_var_``
@@ -21,7 +27,7 @@ from typing import Any
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.buffer import BufferRegion
+from ..ir.buffer import BufferRegion, Range
 from ..ir.node import Node
 from ..ir.visitor import Mutator, Visitor, post_order_visit, substitute
 
@@ -30,9 +36,24 @@ __all__ = ["ExprMutator", "ExprVisitor", "StmtExprMutator", "StmtExprVisitor", "
 
 #: our node classes whose seed method name is not the snake case of the class name
 _SEED_NAMES = {"SeqStmt": "seqstmt", "AttrStmt": "attr", "AssertStmt": "assert",
-               "LetStmt": "bind", "Bind": "bind", "TilePrimitiveCall": "op_call", "FloorDiv": "floordiv",
+               "LetStmt": "bind", "Bind": "bind", "TilePrimitiveCall": "op_call",
+               "SBlock": "block", "SBlockRealize": "block_realize", "FloorDiv": "floordiv",
                "FloorMod": "floormod", "EQ": "eq", "NE": "ne", "LT": "lt", "LE": "le",
                "GT": "gt", "GE": "ge"}
+
+
+#: the fields each statement's default walk visits, in the seed's order (the rest are not
+#: visited); a node not listed walks all its fields
+_WALK = {
+    "Evaluate": ("value",), "Bind": ("value",), "LetStmt": ("value", "body"),
+    "AttrStmt": ("value", "body"), "AssertStmt": ("condition", "message"),
+    "For": ("min", "extent", "body"), "While": ("condition", "body"),
+    "BufferStore": ("value", "indices"), "IfThenElse": ("condition", "then_case", "else_case"),
+    "SeqStmt": ("seq",), "DeclBuffer": ("body",),
+    "SBlock": ("iter_vars", "reads", "writes", "init", "body"),
+    "SBlockRealize": ("iter_values", "predicate", "block"),
+    "TilePrimitiveCall": ("args", "config"), "BufferRegion": ("region",),
+}
 
 
 def _snake(name: str) -> str:
@@ -97,7 +118,32 @@ class StmtExprVisitor(Visitor):
         self.visit(_as_expr(expr))
 
     def _children(self, op: Any) -> None:
-        self.generic_visit(op)
+        names = _WALK.get(type(op).__name__)
+        if names is None:
+            self.generic_visit(op)
+            return
+        for name in names:
+            self._walk(getattr(op, name))
+
+    def _walk(self, value: Any) -> None:
+        """One child of a statement, as the seed's walk hands it on."""
+        if isinstance(value, E.PrimExpr):
+            self.visit_expr(value)
+        elif isinstance(value, S.Stmt):
+            self.visit_stmt(value)
+        elif isinstance(value, BufferRegion):
+            self.visit_buffer_region_(value)  # type: ignore[attr-defined]  # by _with_defaults
+        elif isinstance(value, Range):
+            self.visit_expr(value.min)
+            self.visit_expr(value.extent)
+        elif isinstance(value, E.IterVar):
+            self._walk(value.dom)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                self._walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                self._walk(item)
 
     def visit_size_var_(self, op: E.SizeVar) -> None:
         self.visit_var_(op)  # type: ignore[attr-defined]  # installed by _with_defaults
@@ -136,7 +182,38 @@ class StmtExprMutator(Mutator):
         return self.visit(_as_expr(expr))
 
     def _children(self, op: Any) -> Any:
-        return self.generic_visit(op)
+        names = _WALK.get(type(op).__name__)
+        if names is None:
+            return self.generic_visit(op)
+        changes = {}
+        for name in names:
+            value = getattr(op, name)
+            new = self._walk(value)
+            if new is not value:
+                changes[name] = new
+        return op.with_fields(**changes) if changes else op
+
+    def _walk(self, value: Any) -> Any:
+        """One child of a statement, rewritten as the seed's walk hands it on."""
+        if isinstance(value, E.PrimExpr):
+            return self.visit_expr(value)
+        if isinstance(value, S.Stmt):
+            return self.visit_stmt(value)
+        if isinstance(value, BufferRegion):
+            return self.visit_buffer_region_(value)  # type: ignore[attr-defined]  # by _with_defaults
+        if isinstance(value, Range):
+            lo, ext = self.visit_expr(value.min), self.visit_expr(value.extent)
+            return value.with_fields(min=lo, extent=ext)
+        if isinstance(value, E.IterVar):
+            return value.with_fields(dom=self._walk(value.dom))
+        if isinstance(value, (list, tuple)):
+            items = [self._walk(item) for item in value]
+            same = all(a is b for a, b in zip(items, value))
+            return value if same else type(value)(items)
+        if isinstance(value, dict):
+            new = {k: self._walk(v) for k, v in value.items()}
+            return value if all(new[k] is value[k] for k in value) else new
+        return value
 
     def visit_size_var_(self, op: E.SizeVar) -> Any:
         return self.visit_var_(op)  # type: ignore[attr-defined]  # installed by _with_defaults

@@ -74,6 +74,9 @@ from ._buffers import (
     alloc_shared as alloc_shared,
 )
 from ._buffers import (
+    buffer as buffer,
+)
+from ._buffers import (
     decl_buffer as decl_buffer,
 )
 from ._buffers import (
@@ -512,7 +515,7 @@ __all__ = sorted(
         "R", "S", "Select", "Shuffle", "StringImm",
         "SwizzleLayout", "TensorMap", "TileLayout",
         "alloc_buffer",
-        "attr", "axis", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
+        "attr", "axis", "buffer", "cluster", "cta", "decl_buffer", "evaluate", "func_attr", "grid", "laneid",
         "launch_params", "launch_thread", "let", "match_buffer", "meta_var", "parallel", "prim_func", "serial", "target", "thread",
         "thread_binding", "tid", "tile", "unroll", "vectorized", "warp", "warpgroup", "warpid",
         "wg", "wgid", "wid_in_wg",
@@ -550,9 +553,16 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(NAMESPACES.keys()))
 
 
+#: the seed's schedulable-TIR script forms, which this dialect does not read
+_SCHEDULABLE = frozenset(("block", "sblock", "init", "where", "reads", "writes"))
+
+
 def _missing(name: str) -> str:
     msg = f"module 'tvm.script.tirx' has no attribute {name!r}"
     public = [n for n in __dir__() if not n.startswith("_")]
+    if name in _SCHEDULABLE:
+        return (f"{msg}; T.{name} is schedulable TIR, which scripts here do not write: write "
+                f"the block's body directly (tvm.tirx.SBlock builds the node in Python)")
     hint = _install_hint(name) or (did_you_mean(name, public) if not name.startswith("_") else "")
     return f"{msg}; {hint}" if hint else msg
 

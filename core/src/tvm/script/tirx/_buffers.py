@@ -235,6 +235,18 @@ def decl_buffer(shape: Any, dtype: str = "float32", data: Any = None, strides: A
                                    axis_separators, offset_factor))
 
 
+def buffer(shape: Any, dtype: str = "float32", data: Any = None, strides: Any = None,
+           elem_offset: Any = 0, scope: str | None = None, *, layout: Any = None, align: int = 0,
+           axis_separators: Any = None, offset_factor: int = 0) -> _Buffer:
+    """The seed's ``T.buffer(shape, dtype, ...)``: a buffer object made in Python, outside a
+    parsed function (named ``buffer``), e.g. for a ``tvm.tirx.DeclBuffer`` built by hand. The
+    arguments are :func:`decl_buffer`'s; inside ``@T.prim_func`` declare buffers with
+    ``T.Buffer`` annotations, ``T.decl_buffer`` or ``T.alloc_buffer``."""
+    return decl_buffer(shape, dtype, data, strides, elem_offset, scope, layout=layout,
+                       align=align, axis_separators=axis_separators,
+                       offset_factor=offset_factor).make("buffer")
+
+
 def alloc_scalar(dtype: Any = "float32", scope: str = "global", *, init: Any = None) -> BufferSpec:
     """``x = T.alloc_scalar("int32", "local")``: one value in ``scope``, a one-element buffer
     named by its element (as in the seed). In the script ``x`` reads the value, ``x = v`` and
