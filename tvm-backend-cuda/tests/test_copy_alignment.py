@@ -196,3 +196,44 @@ def test_registers_to_swizzled_shared_round_trip(device: str) -> None:
     B = tvm.runtime.tensor(np.zeros_like(a), device=dev)
     _compile(_reg_to_swizzled_kernel())(A, B)
     np.testing.assert_array_equal(B.numpy(), np.roll(a * np.float16(2), 1, axis=0))
+
+
+# -- gmem_smem: a K-tiled shared layout keeps its own strides ----------------------------------
+M, K = 32, 48  # shared element (i, j) at i * 8 + (j // 8) * (M * 8) + j % 8
+
+
+@no_type_check
+def _k_tiled_kernel() -> Any:
+    k_tiled = TileLayout(S[(M, K // 8, 8):(8, M * 8, 1)])
+
+    @T.prim_func
+    def k(A_ptr: T.handle, B_ptr: T.handle):
+        A = T.match_buffer(A_ptr, (M, K), "float16")
+        B = T.match_buffer(B_ptr, (M * K,), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.thread_id([64])
+        sm = T.alloc_buffer((M, K), "float16", scope="shared", layout=k_tiled)
+        raw = T.decl_buffer((M * K,), "float16", data=sm.data, scope="shared")
+        Tx.cta.copy(sm[:, :], A[:, :])
+        Tx.cta.copy(B[:], raw[:])
+
+    return k
+
+
+def test_k_tiled_shared_layout_in_16_byte_chunks() -> None:
+    src = _compile(_k_tiled_kernel()).inspect_source()
+    assert _vector_accesses(src, "A") == {"uint4"}
+    assert _vector_accesses(src, "sm") == {"uint4"}
+
+
+@pytest.mark.gpu
+def test_k_tiled_shared_layout_round_trip(device: str) -> None:
+    a = np.random.default_rng(2).random((M, K)).astype("float16")
+    dev = tvm.cuda(0)
+    A = tvm.runtime.tensor(a, device=dev)
+    B = tvm.runtime.tensor(np.zeros(M * K, "float16"), device=dev)
+    _compile(_k_tiled_kernel())(A, B)
+    # memory holds K // 8 column tiles, each M rows of 8
+    expect = a.reshape(M, K // 8, 8).transpose(1, 0, 2).reshape(-1)
+    np.testing.assert_array_equal(B.numpy(), expect)
