@@ -99,7 +99,8 @@ def test_error_table_lists_every_variant_with_its_reason(fakegpu: Target) -> Non
     register_dispatch("copy", "fakegpu", variant="wrong_type", priority=-2)(lambda c, s: 42)
     with pytest.raises(RuntimeError) as info:
         chosen(fakegpu, call("copy", A, B, scope="cta"))
-    assert str(info.value) == "\n".join([
+    table, trace = str(info.value).split("\ntraceback of variant 'crashes' (fakegpu):\n")
+    assert table == "\n".join([
         "TIRx schedule dispatch failed: op=tirx.tile.copy target=fakegpu",
         "scope: cta",
         "opcall: T.cta.copy(A, B)",
@@ -115,14 +116,22 @@ def test_error_table_lists_every_variant_with_its_reason(fakegpu: Target) -> Non
         "| wrong_type  | -2       | fakegpu | error    | impl returned int; schedule must return PrimFunc or raise fail()  |",
         "+-------------+----------+---------+----------+-------------------------------------------------------------------+",
     ])
+    # a variant that crashes (rather than declining) is a bug: its traceback follows the table
+    lines = trace.splitlines()
+    assert lines[0] == "  Traceback (most recent call last):"
+    assert "in boom" in trace and 'raise ValueError("bad layout\\nsecond line")' in trace
+    assert lines[-2:] == ["  ValueError: bad layout", "  second line"]
+    assert "_try" not in trace  # the dispatcher's own frame is left out
 
 
 def test_predicate_that_crashes_is_reported(fakegpu: Target) -> None:
     register_dispatch("copy", "fakegpu", variant="x", priority=1,
                       when=[predicate("crash", lambda c, s: 1 // 0)])(lambda c, s: marker(0))
     DISPATCH_REGISTRY.unregister(("tirx.tile.copy", "*", "fallback"))
-    with pytest.raises(RuntimeError, match=r"predicate 'crash' raised ZeroDivisionError"):
+    with pytest.raises(RuntimeError, match=r"predicate 'crash' raised ZeroDivisionError") as info:
         chosen(fakegpu)
+    assert "traceback of variant 'x' (fakegpu):" in str(info.value)
+    assert "1 // 0" in str(info.value)
 
 
 def test_no_variants_at_all(fakegpu: Target) -> None:

@@ -33,6 +33,8 @@ def multiple_of(e: Any, n: int) -> bool:
         return multiple_of(e.a, n) and multiple_of(e.b, n)
     if isinstance(e, E.Cast):
         return multiple_of(e.value, n)
+    if isinstance(e, (E.FloorMod, E.Mod)) and isinstance(e.b, E.IntImm) and e.b.value % n == 0:
+        return multiple_of(e.a, n)  # a chunk's column in a row of whole chunks
     if isinstance(e, E.Call) and len(e.args) == 2:  # swizzled offsets: xor, shifts, masks
         a, b = e.args
         name = e.op.name

@@ -242,8 +242,15 @@ def owned(region: BufferRegion, sctx: DispatchContext, *, max_vec: int = MAX_VEC
             fail(f"the layout of {buf.name} uses axis {axis!r}; registers use m and thread axes")
         var = Var(f"{buf.name}_r{pos}", "int32")
         last = pos == len(iters) - 1
-        if last and stride == 1 and weight == 1 and ext <= max_vec:
+        lanes = _vector_lanes(ext, max_vec) if last and stride == 1 and weight == 1 else 1
+        if lanes == ext:
             vec = (var, ext)
+        elif lanes > 1:  # a long run of registers: a loop over vectors of `lanes`
+            loops.append((var, ext // lanes))
+            vec = (Var(f"{buf.name}_v{pos}", "int32"), lanes)
+            j = fold_add(j, fold_mul(var, const(lanes, "int32")))
+            m = fold_add(m, fold_mul(var, const(lanes, "int32")))
+            continue
         else:
             loops.append((var, ext))
         j = fold_add(j, fold_mul(var if vec is None or var is not vec[0] else const(0, "int32"),
@@ -257,6 +264,18 @@ def owned(region: BufferRegion, sctx: DispatchContext, *, max_vec: int = MAX_VEC
     thread_guard = _guard(guards)
     r, elem_guard = _region_position(region, shape, j, vec)
     return Owned(loops, vec, m, r, thread_guard, elem_guard, buf, _key(lay))
+
+
+def _vector_lanes(ext: int, max_vec: int) -> int:
+    """The lanes of the vectors a run of ``ext`` consecutive registers is copied in: all of
+    them where they fit in ``max_vec``, else the largest power of two up to ``max_vec`` that
+    divides ``ext``."""
+    if ext <= max_vec:
+        return ext
+    lanes = 1
+    while lanes * 2 <= max_vec and ext % (lanes * 2) == 0:
+        lanes *= 2
+    return lanes
 
 
 def _private(region: BufferRegion, shape: list[int], max_vec: int) -> Owned:

@@ -21,8 +21,18 @@ from dataclasses import replace
 from typing import Any
 
 from tvm import ir
-from tvm.backend.sdk import DispatchContext, cast_to, fail, fold_add, predicate, register_dispatch
+from tvm.arith import Analyzer
+from tvm.backend.sdk import (
+    DispatchContext,
+    cast_to,
+    fail,
+    fold_add,
+    is_one,
+    predicate,
+    register_dispatch,
+)
 from tvm.ir.layout import Axis, Iter
+from tvm.ir.layout_axes import default_strides
 
 from ..intrinsics.cuda_misc import CAST_VEC2
 from ._tiles import (
@@ -96,7 +106,9 @@ def copy_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     other = src if driver is dst else dst
     if is_distributed(driver) and sctx.scope_kind == "thread" and not sctx.is_single_thread():
         pass  # a thread-scope call on a distributed buffer: each thread its own part
-    own = owned(driver, sctx)
+    # a laid-out memory side is accessed in (at most) 16-byte runs: vectors no wider
+    own = owned(driver, sctx) if is_local(other) or other.buffer.layout is None else \
+        owned(driver, sctx, max_vec=max(1, 16 // other.buffer.dtype.bytes))
     view = flat_view(driver.buffer, "regs")
     views = [view]
     reg = ir.BufferLoad(view, [fold_add(own.m, own.lane)])
@@ -110,18 +122,32 @@ def copy_reg(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
         other_load: ir.PrimExpr = ir.BufferLoad(oview, [fold_add(own.m, own.lane)])
         other_store_buf, other_index = oview, [fold_add(own.m, own.lane)]
     else:
-        idx = region_index(other, own.r, own.lane, own.lanes)
-        layout = other.buffer.layout
-        if layout is not None:
-            vectorize = False  # laid-out shared memory: element by element (gmem_smem vectorizes)
-        other_load = ir.BufferLoad(other.buffer, idx)
-        other_store_buf, other_index = other.buffer, idx
+        other_store_buf, other_index = _memory_side(other, own, views)
+        vectorize = other_store_buf is not other.buffer or other.buffer.layout is None
+        other_load = ir.BufferLoad(other_store_buf, other_index)
     if driver is dst:
         body: ir.Stmt = ir.BufferStore(view, cast_to(other_load, dst.buffer.dtype),
                                        [fold_add(own.m, own.lane)])
     else:
         body = ir.BufferStore(other_store_buf, cast_to(reg, dst.buffer.dtype), other_index)
     return ir.PrimFunc([], declare(views, own.wrap(body, vectorize=vectorize)))
+
+
+def _memory_side(region: ir.BufferRegion, own: Any, views: list[ir.Buffer]
+                 ) -> tuple[ir.Buffer, list[ir.PrimExpr]]:
+    """Where the memory side of a ``reg`` copy holds the thread's element ``own.r + lane``.
+    Under a layout that keeps each vector's elements one aligned run (a 128-byte swizzle keeps
+    8 float16 together), the run's start through the layout plus the lane, in a flat view
+    (so the vector is one access); otherwise the element's logical indices (the layout applied
+    element by element)."""
+    lanes = own.lanes
+    if region.buffer.layout is None or lanes == 1 or not (
+            _multiple_of(own.r, lanes) and _aligned_runs(region, lanes)):
+        return region.buffer, region_index(region, own.r, own.lane, lanes)
+    view = flat_view(region.buffer, "flat")
+    views.append(view)
+    start = region_index(region, own.r, ir.const(0, "int32"), lanes)
+    return view, [fold_add(layout_offset(region.buffer, start), own.lane)]
 
 
 def _cast_pairs(dst: ir.BufferRegion, src: ir.BufferRegion,
@@ -161,21 +187,47 @@ def _same_registers(a: ir.BufferRegion, b: ir.BufferRegion, sctx: DispatchContex
 # -- gmem_smem ---------------------------------------------------------------------------------
 
 
-def _chunk_elems(dtype: ir.DataType, inner: int, layouts: list[Any]) -> int:
-    """Elements per chunk: the widest of 16/8/4 bytes that divides the row and every layout's
-    contiguous run."""
+def _chunk_elems(dtype: ir.DataType, inner: int, regions: list[ir.BufferRegion]) -> int:
+    """Elements per chunk: the widest of 16/8/4 bytes that divides the row and keeps every
+    chunk of every region one aligned, contiguous run of memory."""
     for nbytes in (16, 8, 4):
         w = nbytes // dtype.bytes
         if w < 1 or inner % w:
             continue
-        if all(_contiguous(lay, w) for lay in layouts):
+        if all(_aligned_runs(r, w) for r in regions):
             return w
     return 1
 
 
-def _contiguous(layout: Any, w: int) -> bool:
+def _multiple_of(e: ir.PrimExpr, w: int) -> bool:
+    if isinstance(e, ir.IntImm):
+        return e.value % w == 0
+    return Analyzer().can_prove(ir.FloorMod(e, ir.const(w, e.dtype)) == 0)
+
+
+def _aligned_runs(region: ir.BufferRegion, w: int) -> bool:
+    """Every ``w`` elements of ``region``'s rows that start at a multiple of ``w`` (the chunks)
+    lie at consecutive addresses, the first a multiple of ``w`` elements from the buffer's data:
+    its outer strides, its start and its ``elem_offset`` are multiples of ``w``. A row stride of
+    20 float16 allows 4-element (8-byte) chunks, a region starting at column 3 none."""
+    buf = region.buffer
+    if not (_multiple_of(buf.elem_offset, w) and _multiple_of(region.region[-1].min, w)):
+        return False
+    layout = buf.layout
     if layout is None:
-        return True
+        strides = list(buf.strides) or default_strides(buf.shape)
+        return is_one(strides[-1]) and all(_multiple_of(s, w) for s in strides[:-1])
+    if len(buf.shape) > 1 and not _multiple_of(buf.shape[-1], w):
+        return False  # a chunk's logical elements would not start a layout run
+    return _contiguous(layout, w)
+
+
+def _contiguous(layout: Any, w: int) -> bool:
+    """``layout`` maps each ``w`` logical elements from a multiple of ``w`` to one aligned run:
+    its innermost memory iterator has stride 1 and an extent that ``w`` divides, the others
+    strides that ``w`` divides (a swizzle keeps ``w`` elements together)."""
+    if isinstance(layout, ir.SwizzleLayout):  # over row-major offsets
+        return (1 << layout.per_element) % w == 0
     tile = layout.layout_B if hasattr(layout, "layout_B") else layout
     if not isinstance(tile, ir.TileLayout) or not tile.shard:
         return False
@@ -183,6 +235,9 @@ def _contiguous(layout: Any, w: int) -> bool:
     if not (isinstance(last.extent, ir.IntImm) and isinstance(last.stride, ir.IntImm)):
         return False
     if last.axis.name != "m" or last.stride.value != 1 or last.extent.value % w:
+        return False
+    if not all(_multiple_of(it.stride, w) for it in tile.shard[:-1]
+               if it.axis.name == "m" and not is_one(it.extent)):
         return False
     if hasattr(layout, "layout_A"):
         return (1 << layout.layout_A.per_element) % w == 0
@@ -195,11 +250,10 @@ def copy_gmem_smem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.Prim
     total = region_numel(dst)
     assert total is not None
     dtype = dst.buffer.dtype
-    layouts = [r.buffer.layout for r in (dst, src) if r.buffer.layout is not None]
     src_inner = src.region[-1].extent
     if not isinstance(src_inner, ir.IntImm):
         fail("gmem_smem needs constant extents")
-    w = _chunk_elems(dtype, min(exts[-1], src_inner.value), layouts)
+    w = _chunk_elems(dtype, min(exts[-1], src_inner.value), [dst, src])
     chunks = total // w
     n = sctx.thread_extent()
     if not isinstance(n, ir.IntImm):

@@ -404,11 +404,10 @@ def ldgsts_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFun
     exts = const_extents(dst, "ldgsts")
     total = math.prod(exts)
     dtype = dst.buffer.dtype
-    layouts = [b.layout for b in (dst.buffer, src.buffer) if b.layout is not None]
     inner = src.region[-1].extent
     if not isinstance(inner, ir.IntImm):
         fail("ldgsts needs constant extents")
-    w = _chunk_elems(dtype, min(exts[-1], inner.value), layouts)
+    w = _chunk_elems(dtype, min(exts[-1], inner.value), [dst, src])
     if w * dtype.bytes < 4:
         fail(f"rows of {exts[-1]} x {dtype} do not split into 4-byte pieces")
     chunks = total // w

@@ -204,8 +204,7 @@ def ew_smem(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     dst, srcs = _args(call)
     exts = const_extents(dst, "smem")
     total = math.prod(exts)
-    layouts = [r.buffer.layout for r in _buffer_operands(call) if r.buffer.layout is not None]
-    w = _chunk_elems(dst.buffer.dtype, exts[-1], layouts)
+    w = _chunk_elems(dst.buffer.dtype, exts[-1], _buffer_operands(call))
     n = sctx.thread_extent()
     if not isinstance(n, ir.IntImm):
         fail("smem needs a constant thread count")

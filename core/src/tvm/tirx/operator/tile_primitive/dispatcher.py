@@ -20,12 +20,14 @@ tried by ``(-priority, variant name)``; a kind's own variant hides a ``"*"`` var
 name. Each variant's predicates (``when=[...]``) run first; the first variant whose predicates
 pass and whose impl returns a PrimFunc wins. ``dispatch="name"`` on the call tries only that
 variant. When nothing applies, a :class:`~tvm.error.DispatchError` (a ``RuntimeError``) shows a
-table of every variant and why it did not apply; while lowering a parsed kernel it points at the
-call's line (every error raised while lowering a call does).
+table of every variant and why it did not apply, then the traceback of each variant or predicate
+that raised anything but :func:`fail` (a bug in it, not a decline); while lowering a parsed
+kernel it points at the call's line (every error raised while lowering a call does).
 """
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -196,6 +198,7 @@ class _Attempt:
     status: str
     reason: str
     fix: str = ""
+    trace: str = ""  # the traceback of an unexpected exception (a bug in the variant)
 
 
 @dataclass
@@ -220,7 +223,18 @@ class _Failure:
                                   a.status, a.reason] for a in self.attempts]))
         fixes = dict.fromkeys(a.fix for a in self.attempts if a.fix)
         lines += [f"fix: {fix}" for fix in fixes]
+        for a in self.attempts:
+            if a.trace:
+                lines.append(f"traceback of variant '{a.case.variant}' ({a.case.target_kind}):")
+                lines += ["  " + line for line in a.trace.rstrip().splitlines()]
         return "\n".join(lines)
+
+
+def _traceback(err: BaseException) -> str:
+    """``err``'s traceback from the variant's (or predicate's) own frame on: the dispatcher's
+    frame that called it is left out."""
+    tb = err.__traceback__.tb_next if err.__traceback__ is not None else None
+    return "".join(traceback.format_exception(type(err), err, tb))
 
 
 def _one_line(text: str) -> str:
@@ -244,7 +258,7 @@ def _try(case: DispatchCase, op_call: ir.TilePrimitiveCall, sctx: DispatchContex
             ok, why = pred.check(op_call, sctx)
         except Exception as err:  # a broken predicate must not hide the other variants
             return _Attempt(case, "error", f"predicate '{pred.name}' raised "
-                                           f"{type(err).__name__}: {err}")
+                                           f"{type(err).__name__}: {err}", trace=_traceback(err))
         if not ok:
             return _Attempt(case, "rejected", f"predicate '{pred.name}'" + (f": {why}" if why else ""))
     try:
@@ -252,7 +266,7 @@ def _try(case: DispatchCase, op_call: ir.TilePrimitiveCall, sctx: DispatchContex
     except DispatchFail as err:
         return _Attempt(case, "declined", str(err) or "declined", err.fix)
     except Exception as err:  # recorded in the table; the search goes on
-        return _Attempt(case, "error", f"{type(err).__name__}: {err}")
+        return _Attempt(case, "error", f"{type(err).__name__}: {err}", trace=_traceback(err))
     if result is None:
         return _Attempt(case, "declined",
                         "impl returned None; schedule must return PrimFunc or raise fail()")
