@@ -203,7 +203,7 @@ class TileOpSpec:
             self.doc,
             self.details,
             " ".join(f"{alias}= is another name of {pname}= (the seed's)."
-                     for alias, pname in self.aliases.items()),
+                     for alias, pname in self.keyword_aliases.items()),
             f"{buffers} take a Buffer or a region of one, such as A[0:32, k:k + 32].",
             f"Tx.{n} runs at thread scope: the calling thread does all of it. Tx.warp.{n}, "
             f"Tx.warpgroup.{n} (or Tx.wg.{n}), Tx.cta.{n} and Tx.cluster.{n} run it with the "
