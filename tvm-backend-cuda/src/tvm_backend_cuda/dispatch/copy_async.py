@@ -12,7 +12,9 @@
 one a region of a shared buffer whose layout is row-major or a TMA swizzle
 (:func:`~.tma_utils.tma_shared_layout`, ``SMEMPool.alloc_mma``). The box is the region's
 extents (innermost first); a swizzled tile wider than one atom row goes as one copy per
-column block of ``atom_cols`` elements. Out-of-bounds rows and columns of a load are filled
+column block of ``atom_cols`` elements, and a dim the shared layout does not take densely
+(:func:`dense_box`) in chunks, one copy each. A global buffer laid out in another dim order
+(column-major) is mapped in that order (:func:`memory_order`). Out-of-bounds rows and columns of a load are filled
 with zeros by the hardware (and clipped on a store), so a region may hang over the edge of the
 buffer and any shape works. The tensor map is derived: the global buffer must be a parameter
 of the kernel's function, and the executable encodes the map on the host at launch from the
@@ -318,6 +320,13 @@ def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
     _check_sizes(glob, shared)
     mem = memory_order(glob.buffer)
     order = mem if mem is not None else list(range(len(glob.region)))
+    if mem is not None and len(shared.region) != len(glob.region):
+        fail(f"the global buffer {glob.buffer.name} is laid out in another dim order "
+             f"({glob.buffer.layout}), so the shared region must have its dims, not "
+             f"{len(shared.region)}")
+    # the shared dim of each box dim: the same dim, or counted from the last when the shared
+    # region has more (extent-1) dims
+    shared_dims = [d + len(shared.region) - len(glob.region) for d in order]
     box, blocks = tma_boxes(glob, shared, order)
     chunk = dense_box(shared, box, order)
     tm = _tensor_map_config(call)
@@ -346,7 +355,7 @@ def tma_copy(call: ir.TilePrimitiveCall, sctx: DispatchContext) -> ir.PrimFunc:
             coords[d] = fold_add(coords[d], ir.const(step, coords[d].dtype))
         coords[-1] = fold_add(coords[-1], ir.const(j * box[-1], coords[-1].dtype))
         inner_first = list(reversed(coords))
-        smem = _shared_element(shared, [*outer, j * box[-1]], order)
+        smem = _shared_element(shared, [*outer, j * box[-1]], shared_dims)
         if load:
             mbar = _config(call, "mbar")
             if mbar is None:
