@@ -481,6 +481,11 @@ def test_a_device_tvm_tensor_gives_its_pointer_without_parsing_the_typestr() -> 
 
     t = tvm.runtime.DeviceTensor(DeviceArray(), (8,), "float8_e5m2", tvm.cuda(0))
     assert _pointer(t, 0, "A") == (0x7F0000001000, 0, 0)
+    # and a tensor map derived from it reads the same geometry (seen on the H100 too)
+    from tvm_backend_cuda.tensor_map import array_geometry
+
+    t2 = tvm.runtime.DeviceTensor(DeviceArray(), (2, 4), "float8_e5m2", tvm.cuda(0))
+    assert array_geometry(t2) == (0x7F0000001000, (2, 4), (4, 1), 0)
     host = tvm.runtime.DeviceTensor(np.zeros(8, "float32"), (8,), "float32", tvm.cuda(0))
     with pytest.raises(ValueError, match=r"parameter 'A' \(#0\) is a tvm tensor in host memory"):
         _pointer(host, 0, "A")

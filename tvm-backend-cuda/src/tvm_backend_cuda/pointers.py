@@ -64,6 +64,11 @@ def _view_ptr(obj: Any) -> tuple[int, int, int]:
     return int(view.ptr), int(view.device_id), _OTHER
 
 
+def is_device_tensor(tp: type) -> bool:
+    """``tp`` is core's device ``tvm.runtime.Tensor`` (``tvm.runtime.tensor(x, tvm.cuda())``)."""
+    return tp.__name__ == "DeviceTensor" and tp.__module__.split(".")[0] == "tvm"
+
+
 def _device_tensor_ptr(t: Any) -> tuple[int, int, int]:
     """A ``tvm.runtime.Tensor`` on a CUDA device: the pointer of the device array it holds
     (cuda.core's view cannot read the ``__cuda_array_interface__`` typestr ml_dtypes gives
@@ -95,7 +100,7 @@ def _extractor_for(tp: type) -> Callable[[Any], tuple[int, int, int]] | None:
         return _host_ptr
     if mod == "cuda" and tp.__name__ == "Buffer":
         return _buffer_ptr
-    if mod == "tvm" and tp.__name__ == "DeviceTensor":
+    if is_device_tensor(tp):
         return _device_tensor_ptr
     if hasattr(tp, "__dlpack__") or hasattr(tp, "__cuda_array_interface__"):
         return _view_ptr

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .emulated_tensor_map import map_params
-from .pointers import _TORCH_TYPES
+from .pointers import _TORCH_TYPES, _device_tensor_ptr, is_device_tensor
 
 TENSOR_MAP = "tensormap"  # a kernel parameter type: ``const __grid_constant__ CUtensorMap``
 _TENSOR_MAP_BYTES = 128
@@ -127,6 +127,10 @@ def array_geometry(a: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
     if type(a) in _TORCH_TYPES or (type(a).__module__.split(".")[0] == "torch"
                                    and hasattr(a, "data_ptr")):
         return a.data_ptr(), tuple(a.shape), tuple(a.stride()), a.get_device()
+    if is_device_tensor(type(a)):  # C-contiguous; cuda.core cannot parse float8_e5m2's "<f1"
+        ptr, device, _ = _device_tensor_ptr(a)
+        shape = tuple(int(x) for x in a.shape)
+        return ptr, shape, _c_strides(shape), device
     from cuda.core.utils import StridedMemoryView
 
     if hasattr(a, "__dlpack__"):
@@ -136,12 +140,16 @@ def array_geometry(a: Any) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
     shape = tuple(int(x) for x in view.shape)
     strides = view.strides
     if strides is None:  # C-contiguous
-        acc, out = 1, []
-        for x in reversed(shape):
-            out.append(acc)
-            acc *= x
-        strides = tuple(reversed(out))
+        strides = _c_strides(shape)
     return int(view.ptr), shape, tuple(int(x) for x in strides), int(view.device_id)
+
+
+def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    acc, out = 1, []
+    for x in reversed(shape):
+        out.append(acc)
+        acc *= x
+    return tuple(reversed(out))
 
 
 def _view_geometry(mp: Any, shape: Sequence[int], strides: Sequence[int], what: str
