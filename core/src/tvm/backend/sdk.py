@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._registry import record_undo
+    from ..arith import Analyzer
     from ..backend._loader import load_or_register
     from ..backend.contract import Artifact, Binary, Builder, Options, option, register_builder
     from ..backend.signatures import exported_signatures  # issue 25, round 8
@@ -114,6 +115,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ARRAY",
+    "Analyzer",
     "ArgumentChecker",
     "Artifact",
     "BINARY_OPS",
@@ -310,6 +312,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "plan_artifact": ("..shader.executable", "plan_artifact"),
     "driver_noise_filtered": ("..shader.device", "driver_noise_filtered"),
     # tile-primitive dispatch: registration, predicates, helpers
+    "Analyzer": ("..arith", "Analyzer"),  # proofs about index expressions (alignment, bounds)
     "DispatchContext": ("..tirx.operator.tile_primitive", "DispatchContext"),
     "SERIAL": ("..tirx.operator.tile_primitive", "SERIAL"),
     "dispatch": ("..tirx.operator.tile_primitive", "dispatch"),

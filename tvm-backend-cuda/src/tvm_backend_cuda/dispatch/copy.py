@@ -21,8 +21,8 @@ from dataclasses import replace
 from typing import Any
 
 from tvm import ir
-from tvm.arith import Analyzer
 from tvm.backend.sdk import (
+    Analyzer,
     DispatchContext,
     cast_to,
     fail,

@@ -37,8 +37,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from tvm import ir
-from tvm.arith import Analyzer
-from tvm.backend.sdk import DispatchContext, fail, fold_add, predicate, register_dispatch
+from tvm.backend.sdk import (
+    Analyzer,
+    DispatchContext,
+    fail,
+    fold_add,
+    predicate,
+    register_dispatch,
+)
 from tvm.ir.structural import structural_equal
 from tvm.tirx.op import HostDerived, address_of, host_derived
 

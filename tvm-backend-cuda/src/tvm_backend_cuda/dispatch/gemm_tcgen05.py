@@ -25,8 +25,14 @@ from __future__ import annotations
 from typing import Any
 
 from tvm import ir
-from tvm.arith import Analyzer
-from tvm.backend.sdk import DispatchContext, fail, gemm_args, predicate, register_dispatch
+from tvm.backend.sdk import (
+    Analyzer,
+    DispatchContext,
+    fail,
+    gemm_args,
+    predicate,
+    register_dispatch,
+)
 from tvm.error import DispatchFail
 from tvm.ir.structural import structural_equal
 
