@@ -312,10 +312,14 @@ def dyn_smem_layout(body: S.Stmt, target: Any = None) -> tuple[list[tuple[Buffer
 def spilled_shared(body: S.Stmt, target: Any) -> list[Buffer]:
     """The ``shared`` buffers of a kernel that go to dynamic shared memory: all of its
     constant-size ones when together they pass ``target``'s ``max_shared_memory_per_block``,
-    else none."""
+    else none. Only a target whose ``max_dynamic_shared_memory_per_block`` is larger (CUDA's
+    opt-in dynamic shared memory) spills; on the others one limit holds for all of it."""
     attrs = getattr(target, "attrs", None)
-    limit = attrs.get("max_shared_memory_per_block") if isinstance(attrs, Mapping) else None
-    if not isinstance(limit, int):
+    if not isinstance(attrs, Mapping):
+        return []
+    limit = attrs.get("max_shared_memory_per_block")
+    dynamic_limit = attrs.get("max_dynamic_shared_memory_per_block")
+    if not isinstance(limit, int) or not isinstance(dynamic_limit, int) or dynamic_limit <= limit:
         return []
     static: list[Buffer] = []
 
