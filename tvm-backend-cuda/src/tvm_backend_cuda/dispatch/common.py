@@ -45,6 +45,15 @@ def const_extents(region: BufferRegion, variant: str) -> list[int]:
     return exts
 
 
+def const_int(e: Any, what: str) -> int:
+    """``e`` as an int; the variant declines (``what`` must be a constant) when it is not one."""
+    if isinstance(e, int):
+        return e
+    if not isinstance(e, IntImm):
+        fail(f"{what} must be a constant, got {e}")
+    return int(e.value)
+
+
 def needs_arch(need: str, have: Any, *, or_newer: bool = False) -> str:
     """Why a variant declines: the arch it needs, the target's, and how to ask for the one it
     needs (``tvm.compile`` resolves target ``cuda`` to the GPU of the machine, else sm_80)."""

@@ -45,6 +45,7 @@ from tvm.backend.sdk import (
 )
 
 from ._tiles import THREAD_AXES, _thread_axis_value, flat_view, is_distributed
+from .common import const_int
 
 __all__ = ["LOCAL_VARIANT", "SHARED_VARIANT", "VARIANT", "local_reduce", "register",
            "warp_shuffle_reduce"]
@@ -434,7 +435,7 @@ class _Digit:
 def _digits(buf: ir.Buffer) -> tuple[list[list[_Digit]], list[_Digit]]:
     """``buf``'s layout iterators by logical dimension (extent-1 ones left out; a buffer
     without a layout is row-major registers), and its replica iterators."""
-    shape = [_int(s, f"the shape of {buf.name}") for s in buf.shape]
+    shape = [const_int(s, f"the shape of {buf.name}") for s in buf.shape]
     lay = buf.layout if buf.layout is not None else ir.TileLayout.row_major(shape)
     if not isinstance(lay, ir.TileLayout):
         fail(f"{buf.name} has a swizzled layout; registers are reduced through a TileLayout")
@@ -447,27 +448,19 @@ def _digits(buf: ir.Buffer) -> tuple[list[list[_Digit]], list[_Digit]]:
         out: list[_Digit] = []
         weight = 1
         for it in reversed(grouped.shard[seps[d]:seps[d + 1]]):
-            ext = _int(it.extent, f"an extent of {buf.name}'s layout")
+            ext = const_int(it.extent, f"an extent of {buf.name}'s layout")
             if ext > 1:
                 name = it.axis.name
                 if name != "m" and name not in THREAD_AXES:
                     fail(f"the layout of {buf.name} uses axis {name!r}; registers use m and "
                          f"thread axes ({', '.join(THREAD_AXES)})")
-                out.append(_Digit(ext, _int(it.stride, f"a stride of {buf.name}'s layout"),
+                out.append(_Digit(ext, const_int(it.stride, f"a stride of {buf.name}'s layout"),
                                   name, weight))
             weight *= ext
         dims.append(out[::-1])
-    replica = [_Digit(_int(it.extent, "a replica extent"), _int(it.stride, "a replica stride"),
+    replica = [_Digit(const_int(it.extent, "a replica extent"), const_int(it.stride, "a replica stride"),
                       it.axis.name, 0) for it in lay.replica]
     return dims, [r for r in replica if r.ext > 1]
-
-
-def _int(e: Any, what: str) -> int:
-    if isinstance(e, int):
-        return e
-    if not isinstance(e, ir.IntImm):
-        fail(f"{what} must be a constant, got {e}")
-    return int(e.value)
 
 
 @dataclass
@@ -692,14 +685,14 @@ class _RegisterPlan:
 
 
 def _box(region: ir.BufferRegion, what: str) -> list[tuple[int, int]]:
-    return [(_int(r.min, f"the start of the {what} region"),
-             _int(r.extent, f"the extent of the {what} region")) for r in region.region]
+    return [(const_int(r.min, f"the start of the {what} region"),
+             const_int(r.extent, f"the extent of the {what} region")) for r in region.region]
 
 
 def _whole(region: ir.BufferRegion, d: int) -> bool:
     r = region.region[d]
     return (isinstance(r.min, ir.IntImm) and r.min.value == 0
-            and _int(r.extent, "a region extent") == _int(region.buffer.shape[d], "an extent"))
+            and const_int(r.extent, "a region extent") == const_int(region.buffer.shape[d], "an extent"))
 
 
 def _text(digits: Sequence[_Digit]) -> str:

@@ -27,6 +27,7 @@ from tvm.error import DispatchFail
 from tvm.ir.layout import ComposeLayout, TileLayout
 from tvm.ir.linear import Linear, to_linear
 
+from .common import const_int
 from .tma_utils import SwizzleMode, get_swizzle_mode_from_layout, swizzle_bytes
 
 __all__ = ["CP_128X128B", "CP_128X256B", "CP_32X128B_WARPX4", "CpIssue", "CpPlan", "CpShape",
@@ -78,14 +79,6 @@ class CpPlan:
 # -- where a layout puts each element ----------------------------------------------------------
 
 
-def _int(e: Any, what: str) -> int:
-    if isinstance(e, int):
-        return e
-    if not isinstance(e, ir.IntImm):
-        fail(f"{what} must be a constant, got {e}")
-    return int(e.value)
-
-
 def element_coords(region: ir.BufferRegion) -> dict[str, Any]:
     """Axis -> numpy array: where the buffer's layout puts each element of ``region`` (in
     row-major order of the region); ``"m"`` is the memory offset in elements, swizzled. A layout
@@ -93,9 +86,9 @@ def element_coords(region: ir.BufferRegion) -> dict[str, Any]:
     import numpy as np  # noqa: PLC0415 - numpy loads when a copy is lowered, not at import
 
     buf = region.buffer
-    shape = [_int(s, f"the shape of {buf.name}") for s in buf.shape]
-    mins = [_int(r.min, f"the start of the region of {buf.name}") for r in region.region]
-    exts = [_int(r.extent, f"the extent of the region of {buf.name}") for r in region.region]
+    shape = [const_int(s, f"the shape of {buf.name}") for s in buf.shape]
+    mins = [const_int(r.min, f"the start of the region of {buf.name}") for r in region.region]
+    exts = [const_int(r.extent, f"the extent of the region of {buf.name}") for r in region.region]
     idx = np.indices(exts).reshape(len(exts), -1).astype(np.int64) + np.array(mins)[:, None]
     flat = np.ravel_multi_index(tuple(idx), shape) if shape else np.zeros(1, np.int64)
     lay = buf.layout
@@ -111,13 +104,13 @@ def element_coords(region: ir.BufferRegion) -> dict[str, Any]:
     shard = lay.shard
     for pos in range(len(shard) - 1, -1, -1):
         it = shard[pos]
-        ext = _int(it.extent, f"an extent of {buf.name}'s layout")
-        stride = _int(it.stride, f"a stride of {buf.name}'s layout")
+        ext = const_int(it.extent, f"an extent of {buf.name}'s layout")
+        stride = const_int(it.stride, f"a stride of {buf.name}'s layout")
         digit = rest % ext if pos > 0 else rest
         coords[it.axis.name] = coords[it.axis.name] + digit * stride
         rest = rest // ext
     for axis, off in lay.offset.items():
-        coords[axis.name] = coords.get(axis.name, 0) + _int(off, f"{buf.name}'s layout offset")
+        coords[axis.name] = coords.get(axis.name, 0) + const_int(off, f"{buf.name}'s layout offset")
     if swizzle is not None and "m" in coords:
         coords["m"] = _swizzle(coords["m"], swizzle.per_element, swizzle.swizzle_len,
                                swizzle.atom_len, swizzle.swizzle_inner)
@@ -159,8 +152,8 @@ def _pinned(region: ir.BufferRegion) -> tuple[ir.BufferRegion, ir.PrimExpr | Non
         rng[d] = ir.Range(ir.const(v, "int32"), rng[d].extent)
         return ir.BufferRegion(buf, rng)
 
-    size = _int(buf.shape[d], f"dim {d} of {buf.name}")
-    ext = _int(region.region[d].extent, f"the extent of the region of {buf.name}")
+    size = const_int(buf.shape[d], f"dim {d} of {buf.name}")
+    ext = const_int(region.region[d].extent, f"the extent of the region of {buf.name}")
     base = element_coords(at(0))
     steps = {a: 0 for a in base}
     for v in range(g, size - ext + 1, g):
@@ -198,7 +191,7 @@ def _is_warpx4(tm: ir.BufferRegion) -> bool:
     if not axes <= {"TLane", "TCol"}:
         fail(f"tensor-memory buffer {buf.name}'s layout uses axes {sorted(axes)}; only TLane "
              "and TCol place tensor memory")
-    reps = [(_int(r.extent, "a replica extent"), _int(r.stride, "a replica stride"), r.axis.name)
+    reps = [(const_int(r.extent, "a replica extent"), const_int(r.stride, "a replica stride"), r.axis.name)
             for r in lay.replica]
     if reps and reps != [WARPX4_REPLICA]:
         fail(f"tensor-memory buffer {buf.name} has replicas {reps}; tcgen05.cp broadcasts 32 "
