@@ -70,7 +70,8 @@ def test_export_and_load(tmp_path):
     header, payload = read_container(path)
     assert header["backend"] == "example" and header["target"]["kind"] == "example"
     assert payload[:4] == b"\x7fELF" or payload[:4] in (b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
-    assert sorted(header["metadata"]) == ["arguments", "compiler", "functions", "source"]
+    assert sorted(header["metadata"]) == ["arguments", "compiler", "function_aliases", "functions",
+                                         "source"]
     loaded = tvm.runtime.load_module(path)
     assert loaded.inspect_source() == ex.inspect_source()
     _check(loaded)
