@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..codegen.c_rules import const_numel
 from ..codegen.c_style import CudaStyleCodegen, FunctionInfo
 from ..error import TVMError
-from ..ir.buffer import Buffer
+from ..ir.buffer import Buffer, const_numel
 from ..ir.function import PrimFunc
 from ..tirx.transform import dyn_smem_layout
 

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ..backend.contract import Artifact, Binary, Builder, Options, option, register_builder
     from ..backend.signatures import exported_signatures  # issue 25, round 8
     from ..codegen.bounds import BOUNDS_MESSAGE, bounds_check_enabled
-    from ..codegen.c_rules import const_numel
     from ..codegen.c_rules import storage_sync_rule as storage_sync_rule  # issue 25, round 8
     from ..codegen.c_style import (
         CodegenCStyle,
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from ..host.codegen import HostCodegen
     from ..host.compiler import Toolchain, get_toolchain
     from ..host.runtime import HostFunction, load_library
+    from ..ir.buffer import const_numel
     from ..plugin import BackendSpec, DemoCase, DemoResult
     from ..plugin._spec import lazy_package
     from ..runtime import emu
@@ -354,7 +354,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "softmax_ref": ("..demo", "softmax_ref"),
     "row_softmax_kernel": ("..demo", "row_softmax_kernel"),
     "zeros_f32": ("..demo", "zeros_f32"),
-    "const_numel": ("..codegen.c_rules", "const_numel"),
+    "const_numel": ("..ir.buffer", "const_numel"),
     "probe_device": ("..shader.device", "probe"),
     "shader_demo_cases": ("..shader.demo", "demo_cases"),
     # issue 25, round 8 (dispatch)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ..error import CodegenError
 from ..ir import expr as E
-from ..ir.buffer import Buffer
 from ..ir.dtype import DataType
 
 if TYPE_CHECKING:
@@ -350,16 +349,6 @@ def const_dims(dims: Any) -> tuple[int, int, int] | None:
         out.append(int(d.value))
     out += [1] * (3 - len(out))
     return out[0], out[1], out[2]
-
-
-def const_numel(buffer: Buffer) -> int | None:
-    """The number of elements of ``buffer``; None when its shape is not constant."""
-    n = 1
-    for s in buffer.shape:
-        if not isinstance(s, E.IntImm):
-            return None
-        n *= s.value
-    return n
 
 
 def _strip(text: str) -> str:

@@ -9,7 +9,7 @@ from ..arith.linear import affine_range
 from ..error import CodegenError, located
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.buffer import Buffer
+from ..ir.buffer import Buffer, const_numel
 from ..ir.dtype import DataType
 from ..ir.function import PrimFunc
 from .bounds import BOUNDS_MESSAGE, Division, statement_checks
@@ -23,7 +23,6 @@ from .c_rules import (
     _script,
     _short,
     _strip,
-    const_numel,
 )
 
 

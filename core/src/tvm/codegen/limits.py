@@ -33,6 +33,7 @@ from typing import Any
 from ..error import DeviceLimitError
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.buffer import const_bytes
 from ..ir.function import IRModule, PrimFunc
 from ..ir.span import Span
 from ..ir.visitor import post_order_visit
@@ -125,7 +126,7 @@ class _Check:
 
         def visit(node: Any) -> None:
             if isinstance(node, S.AllocBuffer):
-                size = _const_bytes(node.buffer)
+                size = const_bytes(node.buffer)
                 if size is not None and str(node.buffer.scope) in _STATIC_SHARED + _DYNAMIC_SHARED:
                     allocs.append((str(node.buffer.scope), size, node))
 
@@ -154,15 +155,6 @@ class _Check:
                 self.fail(f"shared buffer `{node.buffer.name}` brings its shared memory to "
                           f"{every} bytes", "max_dynamic_shared_memory_per_block", total_limit,
                           "use smaller tiles", node.span)
-
-
-def _const_bytes(buffer: Any) -> int | None:
-    n = 1
-    for d in buffer.shape:
-        if not isinstance(d, E.IntImm):
-            return None
-        n *= int(d.value)
-    return n * max(1, buffer.dtype.bytes)
 
 
 def _describe(target: Any) -> str:

@@ -31,8 +31,8 @@ from .op import Op
 from .span import Span
 from .structural import structural_equal
 
-__all__ = ["Buffer", "BufferRegion", "Range", "as_int64", "const_span", "decl_buffer", "promote_int64",
-           "wide_index"]
+__all__ = ["Buffer", "BufferRegion", "Range", "as_int64", "const_bytes", "const_numel", "const_span",
+           "decl_buffer", "promote_int64", "wide_index"]
 
 
 class Range(Node):
@@ -467,6 +467,23 @@ def _sub(hi: Any, lo: PrimExpr) -> PrimExpr:
 
 
 _INT32_MAX = 2**31 - 1
+
+
+def const_numel(buf: Buffer) -> int | None:
+    """The number of elements of ``buf``; None when its shape is not constant."""
+    n = 1
+    for dim in buf.shape:
+        if not isinstance(dim, IntImm):
+            return None
+        n *= int(dim.value)
+    return n
+
+
+def const_bytes(buf: Buffer) -> int | None:
+    """The bytes ``buf``'s elements take (sub-byte dtypes count a byte each); None when its
+    shape is not constant."""
+    n = const_numel(buf)
+    return None if n is None else n * max(1, buf.dtype.bytes)
 
 
 def const_span(buf: Buffer) -> int | None:

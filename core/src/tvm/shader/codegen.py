@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ..codegen.c_rules import const_numel as static_numel
 from ..codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
 from ..error import CodegenError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
+from ..ir.buffer import const_numel as static_numel
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 from ..ir.visitor import post_order_visit

@@ -18,7 +18,7 @@ from typing import Any
 from ...arith import Analyzer
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.buffer import Buffer
+from ...ir.buffer import Buffer, const_bytes
 from ...ir.function import IRModule, LaunchParams, PrimFunc
 from ...ir.op import Op
 from ...ir.structural import structural_equal
@@ -325,21 +325,12 @@ def spilled_shared(body: S.Stmt, target: Any) -> list[Buffer]:
 
     def visit(n: Any) -> None:
         if isinstance(n, S.AllocBuffer) and n.buffer.scope == "shared" \
-                and _const_bytes(n.buffer) is not None:
+                and const_bytes(n.buffer) is not None:
             static.append(n.buffer)
 
     post_order_visit(body, visit)
-    total = sum(_const_bytes(b) or 0 for b in static)
+    total = sum(const_bytes(b) or 0 for b in static)
     return static if total > limit else []
-
-
-def _const_bytes(buf: Buffer) -> int | None:
-    n = 1
-    for dim in buf.shape:
-        if not isinstance(dim, E.IntImm):
-            return None
-        n *= dim.value
-    return n * max(1, buf.dtype.bytes)
 
 
 def _static_bytes(buf: Buffer) -> int:
