@@ -181,7 +181,11 @@ def test_installed_tvm_core_has_py_typed():
         files = metadata.files("tvm-core") or []
     except metadata.PackageNotFoundError:
         pytest.skip("tvm-core is not installed here (a source checkout on PYTHONPATH)")
-    assert "tvm/py.typed" in {str(f) for f in files}
+    names = {str(f) for f in files}
+    if any(n.startswith("__editable__") or n.startswith("_editable_impl") for n in names):
+        pytest.skip("tvm-core is an editable install (pip install -e): its RECORD lists the "
+                    "import hook, not the package's files (CI's `all` session checks the wheel)")
+    assert "tvm/py.typed" in names
 
 
 def test_doctor_reports_each_device_probe():
