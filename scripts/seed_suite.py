@@ -119,18 +119,36 @@ def main() -> int:
         tests = Path(tmp)
         source = _copy_suite(Path(ns.source), ns.commit, tests)
         first = _results_of(tests, [f"{SUITE}/{p}" for p in ns.only] or [SUITE], first_arch, ns.n)
-        # failed, or skipped (a compute-capability guard) on sm_90a: again on sm_100a
-        retry = [node for node, r in first.items() if r in ("failed", "skipped")]
+        retry = _retry(first)
         second = _results_of(tests, retry, "sm_100a", ns.n) if retry else {}
-    merged = dict(first)
-    for node, r in second.items():
-        if r == "passed" and node in merged:
-            merged[node] = "passed (sm_100a)"
+    merged = _merge(first, second)
     text = _table(merged, source, _device_name() if ns.gpu else "")
     print(text)
     if ns.out:
         Path(ns.out).write_text(text)
     return 0
+
+
+def _retry(first: dict[str, str]) -> list[str]:
+    """What runs again on sm_100a: what failed, or was skipped (a compute-capability guard), on
+    the first device. A file skipped or failed as a whole is keyed "file.py::", which pytest
+    refuses as a node id (one such entry voided the whole retry): it is retried as the file."""
+    return [node.removesuffix("::") for node, r in first.items() if r in ("failed", "skipped")]
+
+
+def _merge(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:
+    """The first device's results, with the tests that passed on the retry marked so. A file
+    the first run skipped or failed as a whole ("file.py::") gives way to its tests' results on
+    the retry, where that run collected them."""
+    merged = dict(first)
+    for node, r in second.items():
+        whole = node.split("::")[0] + "::"
+        if node not in merged and whole in first:
+            merged.pop(whole, None)
+            merged[node] = "passed (sm_100a)" if r == "passed" else r
+        elif r == "passed" and node in merged:
+            merged[node] = "passed (sm_100a)"
+    return merged
 
 
 def _check_backends() -> None:

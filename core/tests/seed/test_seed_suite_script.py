@@ -90,3 +90,26 @@ def test_the_suite_is_read_from_a_folder_or_refused(tmp_path: Path) -> None:
         assert "nor a folder holding tests/python/tirx" in str(err)
     else:
         raise AssertionError("an empty folder was taken for the suite")
+
+
+def test_a_file_skipped_as_a_whole_is_retried_as_the_file() -> None:
+    """A file skipped at import on the first device ("file.py::", not a node id pytest takes)
+    gives way to its tests' results on the retry; before, the whole retry was voided."""
+    mod = _script()
+    first = {"tests/python/tirx/test_a.py::test_ok": "passed",
+             "tests/python/tirx/test_a.py::test_sm100": "failed",
+             "tests/python/tirx/test_bench.py::": "skipped"}
+    assert mod._retry(first) == ["tests/python/tirx/test_a.py::test_sm100",
+                                 "tests/python/tirx/test_bench.py"]
+    second = {"tests/python/tirx/test_a.py::test_sm100": "passed",
+              "tests/python/tirx/test_bench.py::test_one": "passed",
+              "tests/python/tirx/test_bench.py::test_two": "failed"}
+    assert mod._merge(first, second) == {
+        "tests/python/tirx/test_a.py::test_ok": "passed",
+        "tests/python/tirx/test_a.py::test_sm100": "passed (sm_100a)",
+        "tests/python/tirx/test_bench.py::test_one": "passed (sm_100a)",
+        "tests/python/tirx/test_bench.py::test_two": "failed",
+    }
+    # a file skipped again on the retry keeps its one entry
+    assert mod._merge(first, {"tests/python/tirx/test_bench.py::": "skipped"})[
+        "tests/python/tirx/test_bench.py::"] == "skipped"
