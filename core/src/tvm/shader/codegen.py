@@ -21,14 +21,13 @@ from ..codegen.c_style import CodegenCStyle, FunctionInfo, OpTemplate, ParamInfo
 from ..error import CodegenError
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.buffer import Buffer
-from ..ir.buffer import const_numel as static_numel
+from ..ir.buffer import Buffer, const_numel
 from ..ir.dtype import DataType
 from ..ir.function import IRModule, PrimFunc
 from ..ir.visitor import post_order_visit
 
 __all__ = ["KERNEL_MARKER", "ShaderCodegen", "generate_shaders", "pointee_types",
-           "rule_abs", "rule_unsupported", "shader_templates", "split_kernels", "static_numel"]
+           "rule_abs", "rule_unsupported", "shader_templates", "split_kernels", "const_numel"]
 
 KERNEL_MARKER = "// kernel: "
 
@@ -150,7 +149,7 @@ class ShaderCodegen(CodegenCStyle):
 
     def alloc_numel(self, buffer: Buffer) -> int:
         """The elements of an allocation in a shader, which must be constant."""
-        n = static_numel(buffer)
+        n = const_numel(buffer)
         if n is None:
             raise CodegenError(f"target {self.target_kind!r} cannot allocate buffer "
                                f"`{buffer.name}` of dynamic shape {buffer.shape} in a shader: "
